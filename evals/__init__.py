@@ -1,0 +1,1 @@
+"""evals stage of memdir."""

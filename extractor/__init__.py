@@ -1,0 +1,1 @@
+"""extractor stage of memdir."""

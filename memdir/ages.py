@@ -1,0 +1,22 @@
+"""How old a memory is, in whole local calendar days (what "today" / "yesterday" mean to a person)."""
+
+from __future__ import annotations
+
+import time
+from datetime import date, datetime
+
+
+def days_old(mtime: float, now: float | None = None) -> int:
+    now = time.time() if now is None else now
+    then: date = datetime.fromtimestamp(mtime).date()
+    today: date = datetime.fromtimestamp(now).date()
+    return max(0, (today - then).days)
+
+
+def age_label(mtime: float, now: float | None = None) -> str:
+    days = days_old(mtime, now)
+    if days == 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    return f"{days} days ago"

@@ -1,0 +1,229 @@
+"""`memdir` command line: a thin shell over library functions.
+
+Heavy modules are imported inside the handlers that need them, and `memdir hook ...` is
+dispatched before argparse is even built: hooks run on every prompt and turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from memdir.errors import MemdirError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _memory_dir(args: argparse.Namespace):
+    from memdir.paths import Resolution, resolve_memory_dir, validate_configured_path
+
+    if getattr(args, "dir", None):
+        return Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None)
+    return resolve_memory_dir(Path(args.cwd) if args.cwd else None)
+
+
+def _store(args: argparse.Namespace):
+    from memdir.store import MemoryStore
+
+    root = _memory_dir(args).path
+    return MemoryStore.team_store(root) if getattr(args, "team", False) else MemoryStore(root)
+
+
+def _print_json(data: object) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+# --- handlers -------------------------------------------------------------------
+def cmd_path(args: argparse.Namespace) -> int:
+    from memdir.paths import memory_enabled
+
+    resolution = _memory_dir(args)
+    enabled = memory_enabled(Path(args.cwd) if args.cwd else None)
+    if args.json:
+        _print_json(
+            {"path": str(resolution.path), "rule": resolution.rule, "enabled": enabled.enabled, "why": enabled.reason}
+        )
+    else:
+        print(resolution.path)
+        print(f"  chosen by: {resolution.rule}", file=sys.stderr)
+        print(f"  memory is {'on' if enabled.enabled else 'OFF'}: {enabled.reason}", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from memdir.ages import age_label
+    from memdir.model import parse_type
+
+    store = _store(args)
+    wanted = parse_type(args.type).value if args.type else None
+    result = store.scan()
+    headers = [h for h in result.headers if wanted is None or h.type == wanted]
+    if args.json:
+        _print_json(
+            [
+                {
+                    "file": h.rel_path,
+                    "name": h.name,
+                    "description": h.description,
+                    "type": h.type,
+                    "mtime": h.mtime,
+                    "problem": h.problem,
+                }
+                for h in headers
+            ]
+        )
+    else:
+        if not headers:
+            print(f"no memories in {store.root}", file=sys.stderr)
+        for h in headers:
+            flag = "  [!] " + h.problem if h.problem else ""
+            print(f"{(h.type or '?'):<9} {h.rel_path:<42} {age_label(h.mtime):<12} {h.description or ''}{flag}")
+    for rel, reason in result.unreadable:
+        print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from memdir.fsio import read_text
+
+    store = _store(args)
+    header = store.find(args.name)
+    sys.stdout.write(read_text(header.path))
+    if header.problem:
+        print(f"memdir: warning: {header.rel_path}: {header.problem}", file=sys.stderr)
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    from memdir.manual import remember
+
+    result = remember(
+        _store(args),
+        args.text,
+        type_=args.type,
+        name=args.name,
+        description=args.description,
+        why=args.why,
+        how=args.how,
+        allow_secrets=args.allow_secret,
+    )
+    print(f"{'saved' if result.created else 'updated'} {result.path}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    header = _store(args).delete(args.name)
+    print(f"forgot {header.rel_path} (kept a copy in .memdir/trash/)")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from memdir.index import load_for_context
+
+    store = _store(args)
+    if args.rebuild:
+        count = store.rebuild_index()
+        print(f"rebuilt {store.index_path} with {count} entries", file=sys.stderr)
+    print(load_for_context(store.index()) if args.capped else store.index(), end="")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from memdir.doctor import check, healthy
+
+    store = _store(args)
+    findings = check(store, fix=args.fix)
+    ok = healthy(findings)
+    if args.json:
+        _print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings]})
+    else:
+        print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
+        for f in findings:
+            tag = "fixed" if f.fixed else f.severity
+            hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
+            print(f"  [{tag}] {f.path}: {f.message}{hint}")
+    return 0 if ok else 1
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memdir.demo import run_demo
+
+    return run_demo(Path(args.dir) if args.dir else None)
+
+
+# --- parser ---------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
+    parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
+    parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name: str, func, help_text: str, folder: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if folder:
+            # SUPPRESS: a subcommand's unset --dir must not clobber `memdir --dir X cmd`.
+            p.add_argument("--dir", default=argparse.SUPPRESS, help="use this memory folder instead of the resolved one")
+        p.set_defaults(func=func)
+        return p
+
+    p = command("path", cmd_path, "print the memory folder and which rule chose it")
+    p.add_argument("--json", action="store_true")
+
+    p = command("list", cmd_list, "list memories, newest first")
+    p.add_argument("--type", help="only this type: user, feedback, project or reference")
+    p.add_argument("--team", action="store_true", help="team memory instead of personal")
+    p.add_argument("--json", action="store_true")
+
+    p = command("show", cmd_show, "print one memory file")
+    p.add_argument("name", help="memory name or file name")
+    p.add_argument("--team", action="store_true")
+
+    p = command("remember", cmd_remember, "save a memory by hand")
+    p.add_argument("text", help="the rule or fact to remember")
+    p.add_argument("--type", required=True, help="user, feedback, project or reference")
+    p.add_argument("--name", help="short title (default: from the text)")
+    p.add_argument("--description", help="one line used to decide recall (default: from the text)")
+    p.add_argument("--why", help="why it matters (feedback/project)")
+    p.add_argument("--how", help="how to apply it (feedback/project)")
+    p.add_argument("--team", action="store_true", help="save to team memory (never holds secrets)")
+    p.add_argument("--allow-secret", action="store_true", help="skip the secret guard (personal memory only)")
+
+    p = command("forget", cmd_forget, "remove a memory (a copy goes to .memdir/trash/)")
+    p.add_argument("name")
+    p.add_argument("--team", action="store_true")
+
+    p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")
+    p.add_argument("--rebuild", action="store_true")
+    p.add_argument("--capped", action="store_true", help="as a session would load it (200 lines / 25,000 chars)")
+    p.add_argument("--team", action="store_true")
+
+    p = command("doctor", cmd_doctor, "check the folder's health; exit 1 when unhealthy")
+    p.add_argument("--fix", action="store_true", help="fix what is safe: index drift, orphan lines, temp files")
+    p.add_argument("--team", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+    command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except MemdirError as exc:
+        print(f"memdir: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Reading and writing the YAML frontmatter of memory files, without ever crashing on bad input.
+
+Two readers with one meaning:
+- `parse_header` is the scan path (recall reads hundreds of headers per prompt). Flat `key: value`
+  lines, which is all memdir and Claude Code write, are parsed by hand; only headers using real
+  YAML structure go to PyYAML. Values stay strings, so `2026-03-05` is not turned into a date
+  nor `yes` into True.
+- `parse_document` is the full read used by the store: the same header rules plus the body. When
+  the YAML is malformed it retries leniently (raw `key: value` lines) and reports the problem.
+Writing goes through python-frontmatter with `sort_keys=False`, so keys keep their order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
+_YAML_STRUCTURE = ("|", ">", "[", "{", "&", "*", "!", "%", "@", "`")
+
+
+@dataclass
+class Parsed:
+    fields: dict[str, object]
+    body: str = ""
+    problem: str | None = None  # set when the header was malformed and read leniently
+    has_header: bool = True
+    extra_keys: list[str] = field(default_factory=list)
+
+
+def _split(text: str, max_lines: int | None = None) -> tuple[list[str] | None, str, str | None]:
+    """(header lines, body, problem). Header lines are None when the text has no frontmatter."""
+    text = text.lstrip("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return None, text, None
+    limit = len(lines) if max_lines is None else min(len(lines), max_lines)
+    for i in range(1, limit):
+        if lines[i].rstrip() in ("---", "..."):
+            return lines[1:i], "\n".join(lines[i + 1 :]), None
+    return lines[1:limit], "", "frontmatter is not closed with a '---' line"
+
+
+def _plain_scalar(value: str) -> str | None:
+    """A YAML plain/quoted scalar as a string, or None when it needs a real YAML parser."""
+    if not value:
+        return ""
+    if value[0] == '"':
+        end = value.rfind('"')
+        tail = value[end + 1 :].strip()
+        if end <= 0 or (tail and not tail.startswith("#")):
+            return None
+        try:
+            return json.loads(value[: end + 1])
+        except ValueError:
+            return None
+    if value[0] == "'":
+        end = value.rfind("'")
+        if end <= 0:
+            return None
+        tail = value[end + 1 :].strip()
+        if tail and not tail.startswith("#"):
+            return None
+        return value[1:end].replace("''", "'")
+    if value.startswith(_YAML_STRUCTURE) or value.startswith(("- ", "? ")):
+        return None
+    comment = value.find(" #")
+    if comment >= 0:
+        value = value[:comment]
+    if ": " in value:
+        return None  # YAML itself rejects this; let the strict path report it
+    return value.rstrip()
+
+
+def _fast_fields(header: list[str]) -> dict[str, object] | None:
+    fields: dict[str, object] = {}
+    for line in header:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0] in " \t-":
+            return None  # block structure: nested map, list, continuation
+        match = _KEY_LINE.match(line)
+        if not match:
+            return None
+        value = _plain_scalar(match.group(2) or "")
+        if value is None:
+            return None
+        fields[match.group(1)] = value
+    return fields
+
+
+def _lenient_fields(header: list[str]) -> dict[str, object]:
+    """Last resort for broken YAML: every `key: rest of line`, raw."""
+    fields: dict[str, object] = {}
+    for line in header:
+        if ":" in line and line[:1] not in (" ", "\t", "-", "#"):
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key and key not in fields:
+                fields[key] = value.strip().strip("\"'")
+    return fields
+
+
+def _stringify(value: object) -> object:
+    import datetime
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
+
+
+def _yaml_fields(header: list[str]) -> tuple[dict[str, object], str | None]:
+    import yaml
+
+    try:
+        loaded = yaml.load("\n".join(header), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return _lenient_fields(header), f"malformed YAML frontmatter{where} ({reason}); read leniently"
+    if loaded is None:
+        return {}, None
+    if not isinstance(loaded, dict):
+        return {}, "frontmatter is not a key: value mapping; treated as empty"
+    return {str(k): _stringify(v) for k, v in loaded.items()}, None
+
+
+def parse_header(text: str, max_lines: int | None = None) -> Parsed:
+    header, body, problem = _split(text, max_lines)
+    if header is None:
+        return Parsed({}, body, None, has_header=False)
+    fields = _fast_fields(header)
+    if fields is None:
+        fields, yaml_problem = _yaml_fields(header)
+        problem = problem or yaml_problem
+    return Parsed(fields, body, problem)
+
+
+def parse_document(text: str) -> Parsed:
+    """Full read. Same field semantics as `parse_header`; body with surrounding blank lines trimmed."""
+    parsed = parse_header(text)
+    parsed.body = parsed.body.strip("\n")
+    return parsed
+
+
+def dump_document(fields: dict[str, object], body: str) -> str:
+    """Frontmatter in the given key order (name, description, type first) and the body.
+
+    `width` keeps every value on one line, so the fast scan path never needs PyYAML for
+    files memdir wrote.
+    """
+    import frontmatter
+
+    post = frontmatter.Post(body.strip("\n"), **fields)
+    text = frontmatter.dumps(post, sort_keys=False, width=1_000_000)
+    return text.rstrip("\n") + "\n"

@@ -1,0 +1,63 @@
+"""Saving a memory by hand (`memdir remember`): fills in what a person leaves out."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from memdir import constants as C
+from memdir.errors import MemdirError
+from memdir.model import Memory, compose_body, parse_type
+from memdir.store import MemoryStore, SaveResult
+
+NAME_WORDS = 8
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    match = re.match(r"(.+?[.!?])(\s|$)", flat)
+    return (match.group(1) if match else flat).rstrip(".")
+
+
+def default_name(text: str) -> str:
+    words = _first_sentence(text).split()
+    name = " ".join(words[:NAME_WORDS])
+    if len(words) > NAME_WORDS:
+        name += "…"
+    return (name[:1].upper() + name[1:])[: C.NAME_MAX_CHARS]
+
+
+def default_description(text: str) -> str:
+    sentence = _first_sentence(text)
+    limit = C.INDEX_LINE_TARGET
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def remember(
+    store: MemoryStore,
+    text: str,
+    *,
+    type_: str,
+    name: str | None = None,
+    description: str | None = None,
+    why: str | None = None,
+    how: str | None = None,
+    allow_secrets: bool = False,
+    today: date | None = None,
+) -> SaveResult:
+    if not text.strip():
+        raise MemdirError("nothing to remember: pass the rule or fact as text")
+    mtype = parse_type(type_)
+    if mtype.value in C.NEEDS_WHY_HOW:
+        # Feedback and project memories always carry both lines; say plainly what the person left out.
+        stamp = (today or date.today()).isoformat()
+        why = why or f"the user asked to remember this on {stamp}"
+        how = how or "apply it whenever the situation above comes up"
+    body = compose_body(text, why, how)
+    memory = Memory(
+        name=name or default_name(text),
+        description=description or default_description(text),
+        type=mtype,
+        body=body,
+    )
+    return store.save(memory, allow_secrets=allow_secrets)

@@ -1,0 +1,203 @@
+"""The memory folder as a store: list, read, save, rename, forget — each keeping MEMORY.md in sync.
+
+Every mutation runs under one folder lock (`.memdir/lock`) and writes atomically, so concurrent
+writers (hooks, background workers, a person with `memdir remember`) never lose an entry or leave
+a torn file. Deleted memories go to `.memdir/trash/` rather than vanishing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir import constants as C
+from memdir import index as index_text
+from memdir.errors import MemdirError
+from memdir.fsio import atomic_write_text, locked, read_text
+from memdir.frontmatter_io import dump_document, parse_document
+from memdir.model import Memory, memory_from_fields
+from memdir.scan import Header, ScanResult, read_header, scan
+from memdir.secrets import guard
+
+
+def slugify(name: str) -> str:
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "_", ascii_name).strip("_")
+    return slug[: C.SLUG_MAX_CHARS].rstrip("_") or "memory"
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    rel_path: str
+    path: Path
+    created: bool
+
+
+class MemoryStore:
+    def __init__(self, root: Path, *, state_dir: Path | None = None, team: bool = False) -> None:
+        self.root = Path(root)
+        self.state_dir = state_dir or self.root / C.STATE_DIRNAME
+        self.team = team
+
+    @classmethod
+    def team_store(cls, personal_root: Path) -> MemoryStore:
+        """Team memory: its own folder and index, memdir's state kept with the personal folder."""
+        return cls(personal_root / C.TEAM_DIRNAME, state_dir=personal_root / C.STATE_DIRNAME, team=True)
+
+    # --- paths ------------------------------------------------------------
+    @property
+    def index_path(self) -> Path:
+        return self.root / C.INDEX_NAME
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / (C.LOCK_NAME + ("-team" if self.team else ""))
+
+    def resolve_rel(self, rel_path: str) -> Path:
+        """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
+        if "\x00" in rel_path or "\\" in rel_path or rel_path.startswith("/") or ".." in rel_path.split("/"):
+            raise MemdirError(f"{rel_path!r}: memory paths are plain names inside the folder, like feedback_x.md")
+        if not rel_path.endswith(".md") or Path(rel_path).name == C.INDEX_NAME:
+            raise MemdirError(f"{rel_path!r}: a memory file name must end in .md and not be {C.INDEX_NAME}")
+        if any(part.startswith(".") for part in rel_path.split("/")):
+            raise MemdirError(f"{rel_path!r}: hidden names are reserved for memdir's own state")
+        path = self.root / rel_path
+        real_root = self.root.resolve()
+        real = path.resolve()
+        if real_root not in real.parents:
+            raise MemdirError(f"{rel_path!r}: resolves outside the memory folder; refusing")
+        return path
+
+    # --- reading ------------------------------------------------------------
+    def scan(self) -> ScanResult:
+        exclude = () if self.team else (C.TEAM_DIRNAME,)
+        return scan(self.root, exclude_dirs=exclude)
+
+    def find(self, ref: str) -> Header:
+        """A memory by relative path, file name (with or without .md) or name (case-insensitive)."""
+        headers = self.scan().headers
+        wanted = ref.strip()
+        for header in headers:
+            if wanted in (header.rel_path, header.rel_path.removesuffix(".md"), header.path.name, header.path.stem):
+                return header
+        by_name = [h for h in headers if h.name and h.name.casefold() == wanted.casefold()]
+        if len(by_name) == 1:
+            return by_name[0]
+        if len(by_name) > 1:
+            choices = ", ".join(h.rel_path for h in by_name)
+            raise MemdirError(f"{ref!r} names several memories ({choices}); pass the file name instead")
+        raise MemdirError(f"no memory named {ref!r} in {self.root}; see `memdir list`")
+
+    def read(self, ref: str) -> tuple[Memory, Header]:
+        header = self.find(ref)
+        return self.load(header.rel_path), header
+
+    def load(self, rel_path: str) -> Memory:
+        path = self.resolve_rel(rel_path)
+        try:
+            parsed = parse_document(read_text(path))
+        except OSError as exc:
+            raise MemdirError(f"{path}: cannot read ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise MemdirError(f"{path}: not UTF-8 text; re-save it as UTF-8") from None
+        return memory_from_fields(parsed.fields, parsed.body, str(path))
+
+    def index(self) -> str:
+        try:
+            return read_text(self.index_path)
+        except FileNotFoundError:
+            return ""
+
+    # --- writing ------------------------------------------------------------
+    def _guard(self, text: str, where: str, allow_secrets: bool) -> None:
+        if self.team or not allow_secrets:
+            guard(text, where + (" to team memory" if self.team else ""))
+
+    def _pick_filename(self, memory: Memory) -> tuple[str, bool]:
+        """(rel_path, exists): the derived `<type>_<slug>.md`, reusing it when it holds the same name."""
+        base = f"{memory.type.value}_{slugify(memory.name)}"
+        for n in range(1, 1000):
+            rel = f"{base}.md" if n == 1 else f"{base}_{n}.md"
+            path = self.root / rel
+            if not path.exists():
+                return rel, False
+            try:
+                existing = read_header(path, self.root).name
+            except OSError:
+                continue
+            if existing and existing.casefold() == memory.name.casefold():
+                return rel, True
+        raise MemdirError(f"too many memories named like {memory.name!r}; choose a more specific name")
+
+    def save(
+        self,
+        memory: Memory,
+        *,
+        rel_path: str | None = None,
+        allow_secrets: bool = False,
+        expected_text: str | None = None,
+    ) -> SaveResult:
+        """Create or update one memory file and its index line.
+
+        `expected_text`, when given, is what the caller last read from `rel_path` ("" for absent):
+        the save is refused if the file changed since, so no update is lost.
+        """
+        text = dump_document(memory.frontmatter(), memory.body)
+        with locked(self.lock_path):
+            if rel_path is None:
+                rel_path, exists = self._pick_filename(memory)
+            path = self.resolve_rel(rel_path)
+            self._guard(text, rel_path, allow_secrets)
+            exists = path.exists()
+            if expected_text is not None:
+                current = read_text(path) if exists else ""
+                if current != expected_text:
+                    raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
+            atomic_write_text(path, text)
+            self._index_upsert(rel_path, memory)
+        return SaveResult(rel_path, path, created=not exists)
+
+    def _index_upsert(self, rel_path: str, memory: Memory) -> None:
+        line = index_text.entry_line(memory.name, rel_path, memory.description)
+        atomic_write_text(self.index_path, index_text.upsert(self.index(), rel_path, line))
+
+    def rename(self, ref: str, new_name: str) -> SaveResult:
+        memory, header = self.read(ref)
+        renamed = memory.model_copy(update={"name": new_name})
+        renamed = Memory.model_validate(renamed.model_dump())
+        with locked(self.lock_path):
+            new_rel, _ = self._pick_filename(renamed)
+            new_path = self.resolve_rel(new_rel)
+            atomic_write_text(new_path, dump_document(renamed.frontmatter(), renamed.body))
+            if new_path != header.path:
+                header.path.unlink(missing_ok=True)
+                atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
+            self._index_upsert(new_rel, renamed)
+        return SaveResult(new_rel, new_path, created=False)
+
+    def delete(self, ref: str) -> Header:
+        """Forget a memory: off the index and into `.memdir/trash/` (recoverable by hand)."""
+        header = self.find(ref)
+        with locked(self.lock_path):
+            trash = self.state_dir / "trash"
+            trash.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            if header.path.exists():
+                os.replace(header.path, trash / f"{stamp}-{header.rel_path.replace('/', '__')}")
+            atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
+        return header
+
+    def rebuild_index(self) -> int:
+        """Regenerate the entry lines from the files; other lines in MEMORY.md are kept."""
+        with locked(self.lock_path):
+            headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
+            entries = [
+                (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
+                for h in headers
+            ]
+            atomic_write_text(self.index_path, index_text.rebuild(self.index(), entries))
+        return len(entries)

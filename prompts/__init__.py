@@ -1,0 +1,40 @@
+"""Every prompt memdir sends or injects lives here as a jinja2 template; this renders them.
+
+Templates use StrictUndefined (a missing variable is a bug, not an empty string) and no
+autoescaping (the output is prompt text, not HTML). A variant folder placed in front of the
+built-in one overrides templates by file name; evals use it to compare prompt versions.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+TEMPLATES_DIR = Path(__file__).resolve().parent
+VARIANT_ENV = "MEMDIR_PROMPT_VARIANT"
+
+
+@lru_cache(maxsize=8)
+def _environment(variant: str | None):
+    import jinja2
+
+    search = [variant, str(TEMPLATES_DIR)] if variant else [str(TEMPLATES_DIR)]
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(template: str, /, *, variant: str | Path | None = None, **context: object) -> str:
+    """Render `template` (e.g. "index_truncated.j2"); `variant` defaults to $MEMDIR_PROMPT_VARIANT."""
+    chosen = variant if variant is not None else os.environ.get(VARIANT_ENV) or None
+    return _environment(str(chosen) if chosen else None).get_template(template).render(**context).strip()
+
+
+def template_names() -> list[str]:
+    return sorted(p.name for p in TEMPLATES_DIR.glob("*.j2"))

@@ -1,0 +1,1 @@
+"""recall stage of memdir."""

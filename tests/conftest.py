@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memdir import constants as C
+
+REPO = Path(__file__).resolve().parents[1]
+
+_ENV_TO_CLEAR = (
+    *C.PATH_OVERRIDE_ENVS,
+    C.CONFIG_HOME_ENV,
+    C.DISABLE_ENV,
+    C.BARE_MODE_ENV,
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "MEMDIR_ENGINE",
+    "MEMDIR_PROMPT_VARIANT",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own HOME and no memdir/Claude/Anthropic environment from the machine."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name in _ENV_TO_CLEAR:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def memory_dir(tmp_path) -> Path:
+    return tmp_path / "memory"
+
+
+@pytest.fixture
+def store(memory_dir):
+    from memdir.store import MemoryStore
+
+    return MemoryStore(memory_dir)
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run the CLI in-process; returns (exit code, stdout, stderr)."""
+    from memdir.cli import main
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cwd: Path | None = None):
+    """Run the installed `memdir` entry point as a real process (as Claude Code's hooks do)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "memdir.cli", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=60,
+    )

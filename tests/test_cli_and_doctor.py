@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from memdir.doctor import check, healthy
+from memdir.model import Memory
+from tests.conftest import run_memdir
+
+
+def _one_clean_line(stderr: str) -> str:
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_bad_type_is_one_line_and_non_zero(tmp_path):
+    proc = run_memdir("--dir", str(tmp_path / "m"), "remember", "x", "--type", "opinion")
+    assert proc.returncode == 2
+    assert "unknown memory type 'opinion'" in _one_clean_line(proc.stderr)
+
+
+def test_non_absolute_configured_path_is_one_line(tmp_path):
+    proc = run_memdir("list", env={"MEMDIR_PATH": "relative/memory"}, cwd=tmp_path)
+    assert proc.returncode == 2
+    line = _one_clean_line(proc.stderr)
+    assert "$MEMDIR_PATH" in line and "not an absolute path" in line
+
+
+def test_invalid_user_settings_path_value_is_one_line(tmp_path, isolated_home):
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryDirectory": "~"}))
+    proc = run_memdir("path", cwd=tmp_path, env={"HOME": str(isolated_home)})
+    assert proc.returncode == 2 and "autoMemoryDirectory" in _one_clean_line(proc.stderr)
+
+
+def test_path_reports_the_rule(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMDIR_PATH", str(tmp_path / "mem"))
+    code, out, err = cli("path")
+    assert code == 0 and out.strip() == str(tmp_path / "mem") and "MEMDIR_PATH" in err
+    code, out, _ = cli("path", "--json")
+    assert json.loads(out)["enabled"] is True
+
+
+def test_remember_list_show_forget_cycle(cli, tmp_path):
+    d = str(tmp_path / "m")
+    assert cli("--dir", d, "remember", "Use pnpm, not npm", "--type", "feedback", "--why", "lockfile")[0] == 0
+    assert cli("remember", "Alice leads payments", "--type", "user", "--dir", d)[0] == 0
+    code, out, _ = cli("--dir", d, "list", "--json")
+    items = json.loads(out)
+    assert [i["type"] for i in items] and {i["type"] for i in items} == {"feedback", "user"}
+    code, out, _ = cli("--dir", d, "list", "--type", "user")
+    assert "Alice leads payments" in out and "pnpm" not in out
+    code, out, _ = cli("--dir", d, "show", "Use pnpm, not npm")
+    assert "**Why:** lockfile" in out
+    code, out, _ = cli("--dir", d, "forget", "feedback_use_pnpm_not_npm.md")
+    assert code == 0 and "pnpm" not in (tmp_path / "m" / "MEMORY.md").read_text()
+
+
+def test_secret_refused_from_the_cli(cli, tmp_path):
+    code, _, err = cli("--dir", str(tmp_path / "m"), "remember", "token ghp_" + "x" * 36, "--type", "reference")
+    assert code == 2 and "GitHub token" in err
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_malformed_files_never_stop_list_or_doctor(tmp_path):
+    d = tmp_path / "m"
+    _write(d / "good.md", "---\nname: Good\ndescription: fine\ntype: user\n---\nbody\n")
+    _write(d / "bad_yaml.md", "---\nname: [unclosed\ndescription: x: y\ntype: user\n---\nbody\n")
+    _write(d / "no_header.md", "just text\n")
+    (d / "binary.md").write_bytes(b"---\nname: \xff\xfe\n---\n")
+    proc = run_memdir("--dir", str(d), "list")
+    assert proc.returncode == 0 and "good.md" in proc.stdout and "bad_yaml.md" in proc.stdout
+    proc = run_memdir("--dir", str(d), "doctor")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "bad_yaml.md: malformed YAML" in proc.stdout and "no_header.md: no frontmatter" in proc.stdout
+
+
+def test_unreadable_file_is_reported_not_fatal(store, monkeypatch):
+    store.save(Memory(name="ok", description="d", type="user"))
+    _write(store.root / "locked.md", "---\nname: L\ndescription: d\ntype: user\n---\n")
+    import memdir.scan as scan_mod
+
+    real = scan_mod.read_header
+
+    def flaky(path, root, max_lines=30):
+        if path.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real(path, root, max_lines)
+
+    monkeypatch.setattr(scan_mod, "read_header", flaky)
+    result = store.scan()
+    assert [h.rel_path for h in result.headers] == ["user_ok.md"]
+    assert result.unreadable == [("locked.md", "Permission denied")]
+    findings = check(store)
+    assert any(f.code == "unreadable" and f.path == "locked.md" for f in findings)
+    assert not healthy(findings)
+
+
+def test_doctor_fix_repairs_index_drift_and_orphans(store):
+    store.save(Memory(name="A", description="a", type="user"))
+    _write(store.root / "user_b.md", "---\nname: B\ndescription: b\ntype: user\n---\n")
+    store.index_path.write_text(store.index() + "- [Gone](gone.md) — x\n")
+    codes = {f.code for f in check(store)}
+    assert {"index-drift", "orphan-index-line"} <= codes
+    findings = check(store, fix=True)
+    assert healthy(findings)
+    assert "gone.md" not in store.index() and "(user_b.md)" in store.index()
+    assert healthy(check(store)) and not check(store)
+
+
+def test_doctor_flags_secrets_missing_why_and_over_cap(store):
+    _write(store.root / "feedback_x.md", "---\nname: X\ndescription: x\ntype: feedback\n---\npw AKIAIOSFODNN7EXAMPLE\n")
+    store.rebuild_index()
+    store.index_path.write_text(store.index() + "\n".join(f"note {i}" for i in range(250)))
+    codes = {f.code: f for f in check(store)}
+    assert "secret" in codes and "why-how" in codes and "index-over-cap" in codes
+    assert "lines" in codes["index-over-cap"].message
+
+
+def test_demo_runs_offline(tmp_path):
+    proc = run_memdir("demo", "--dir", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stderr
+    assert "feedback_terse_replies.md" in proc.stdout and (tmp_path / "demo" / "MEMORY.md").exists()

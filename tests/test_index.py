@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from memdir import index
+
+
+def test_entry_line_format_and_length():
+    line = index.entry_line("Terse replies", "feedback_terse.md", "User does not want a recap")
+    assert line == "- [Terse replies](feedback_terse.md) — User does not want a recap"
+    long = index.entry_line("Name", "f.md", "word " * 100)
+    assert len(long) <= 150 and long.endswith("…") and "(f.md)" in long
+
+
+def test_upsert_replaces_in_place_and_keeps_other_lines():
+    text = "# My notes\n- [A](a.md) — old\n- [B](b.md) — b\n"
+    text = index.upsert(text, "a.md", "- [A](a.md) — new")
+    assert text == "# My notes\n- [A](a.md) — new\n- [B](b.md) — b\n"
+    text = index.upsert(text, "c.md", "- [C](c.md) — c")
+    assert text.endswith("- [C](c.md) — c\n")
+    assert index.remove(text, "b.md") == "# My notes\n- [A](a.md) — new\n- [C](c.md) — c\n"
+
+
+def test_rebuild_keeps_prose():
+    text = "# Header\nfree text\n- [Gone](gone.md) — x\n"
+    out = index.rebuild(text, [("a.md", "- [A](a.md) — a")])
+    assert out == "# Header\nfree text\n\n- [A](a.md) — a\n"
+
+
+def test_cap_under_limits_is_untouched():
+    text = "\n".join(f"- [m{i}](m{i}.md) — hook" for i in range(10))
+    assert index.load_for_context(text) == text
+
+
+def test_cap_by_lines_only():
+    text = "\n".join(f"- [m{i}](m{i}.md)" for i in range(250))
+    capped = index.cap(text)
+    assert capped.by_lines and not capped.by_size
+    assert capped.text.count("\n") == 199
+    out = index.load_for_context(text)
+    assert "250 lines (limit 200)" in out and "characters" not in out.split("WARNING")[1].split(".")[0]
+    assert "one line per memory" in out and "under ~200 characters" in out
+
+
+def test_cap_by_size_only_cuts_at_a_newline():
+    text = "\n".join("- [x](x.md) — " + "y" * 300 for _ in range(100))
+    capped = index.cap(text)
+    assert capped.by_size and not capped.by_lines
+    assert len(capped.text) <= 25_000 and capped.text.endswith("y")
+    out = index.load_for_context(text)
+    assert "(limit 25,000)" in out and "lines (limit" not in out
+
+
+def test_cap_by_both():
+    text = "\n".join("- [x](x.md) — " + "y" * 200 for _ in range(300))
+    capped = index.cap(text)
+    assert capped.by_lines and capped.by_size
+    out = index.load_for_context(text)
+    assert "300 lines (limit 200) and it is" in out and "(limit 25,000)" in out
