@@ -6,17 +6,15 @@ dispatched before argparse is even built: hooks run on every prompt and turn.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from memdir.errors import MemdirError
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage dump
-        self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
+TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
+if TYPE_CHECKING:
+    import argparse
 
 
 def _memory_dir(args: argparse.Namespace):
@@ -150,6 +148,31 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_recall(args: argparse.Namespace) -> int:
+    from memdir.config import Settings, choose_engine
+    from recall.api import recall
+
+    settings = Settings.from_env().with_overrides(
+        engine=args.engine, recall_model=args.model, recall_timeout=args.timeout
+    )
+    choose_engine(settings.engine)  # says once, plainly, when it falls back to offline
+    tools = [t.strip() for t in (args.tools or "").split(",") if t.strip()]
+    result = recall(
+        _memory_dir(args).path, args.query, settings=settings, tools=tools, session_id=args.session,
+        record=bool(args.session),
+    )
+    if args.json:
+        _print_json(result.as_dict())
+        return 0
+    for line in result.debug:
+        print(f"memdir: {line}", file=sys.stderr)
+    if not result.selected:
+        print("no memory clearly applies", file=sys.stderr)
+        return 0
+    print(result.context)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
@@ -158,6 +181,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # --- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # one line, no usage dump
+            self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
+
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
     parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
     parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
@@ -207,12 +236,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--team", action="store_true")
     p.add_argument("--json", action="store_true")
 
+    p = command("recall", cmd_recall, "print the memories that would be injected for a prompt")
+    p.add_argument("query")
+    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
+    p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
+    p.add_argument("--model", help="model for the llm selector (default $MEMDIR_RECALL_MODEL or claude-haiku-5-5)")
+    p.add_argument("--timeout", type=float, help="seconds the llm selector may take (default 2)")
+    p.add_argument("--json", action="store_true")
+
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["hook"]:  # the hot path: no argparse, no handlers it does not need
+        from memdir.hooks import main as hook_main
+
+        return hook_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

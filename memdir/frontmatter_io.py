@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+
+from memdir.record import Record
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
 _YAML_STRUCTURE = ("|", ">", "[", "{", "&", "*", "!", "%", "@", "`")
 
 
-@dataclass
-class Parsed:
-    fields: dict[str, object]
-    body: str = ""
-    problem: str | None = None  # set when the header was malformed and read leniently
-    has_header: bool = True
-    extra_keys: list[str] = field(default_factory=list)
+class Parsed(Record):
+    """fields, body; problem is set when the header was malformed and read leniently."""
+
+    __slots__ = ("fields", "body", "problem", "has_header")
+
+    def __init__(self, fields, body="", problem=None, has_header=True):
+        self.fields, self.body, self.problem, self.has_header = fields, body, problem, has_header
 
 
 def _split(text: str, max_lines: int | None = None) -> tuple[list[str] | None, str, str | None]:
@@ -73,20 +74,31 @@ def _plain_scalar(value: str) -> str | None:
     return value.rstrip()
 
 
+_SPECIAL_START = frozenset("\"'|>[{&*!%@`?-")
+
+
 def _fast_fields(header: list[str]) -> dict[str, object] | None:
+    """Flat `key: value` lines with str methods (this runs for every file on every prompt);
+    None when the header uses YAML structure and needs the real parser."""
     fields: dict[str, object] = {}
     for line in header:
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line[0] in " \t-":
+        if not line or line[0] in " \t-#":
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
             return None  # block structure: nested map, list, continuation
-        match = _KEY_LINE.match(line)
-        if not match:
-            return None
-        value = _plain_scalar(match.group(2) or "")
-        if value is None:
-            return None
-        fields[match.group(1)] = value
+        key, sep, value = line.partition(":")
+        if not sep or not key.replace("_", "a").replace("-", "a").replace(".", "a").isalnum():
+            match = _KEY_LINE.match(line)
+            if not match:
+                return None
+            key, value = match.group(1), match.group(2) or ""
+        value = value.strip()
+        if value and (value[0] in _SPECIAL_START or ": " in value or " #" in value or value[-1] == ":"):
+            parsed = _plain_scalar(value)
+            if parsed is None:
+                return None
+            value = parsed
+        fields[key] = value
     return fields
 
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
 
 from memdir import constants as C
 from memdir.errors import MemdirError
+from memdir.record import FrozenRecord
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
@@ -145,11 +143,8 @@ def user_settings_path(env: dict[str, str] | None = None) -> Path:
     return config_home(env) / "settings.json"
 
 
-@dataclass(frozen=True)
-class Resolution:
-    path: Path
-    rule: str  # which rule chose it, for `memdir path`
-    project_root: Path | None
+class Resolution(FrozenRecord):
+    __slots__ = ("path", "rule", "project_root")  # rule: which rule chose the folder, for `memdir path`
 
 
 def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = None) -> Resolution:
@@ -178,10 +173,8 @@ def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = Non
     return Resolution(path, rule, root)
 
 
-@dataclass(frozen=True)
-class Enablement:
-    enabled: bool
-    reason: str
+class Enablement(FrozenRecord):
+    __slots__ = ("enabled", "reason")
 
 
 def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
@@ -221,6 +214,9 @@ def team_dir(memory_dir: Path) -> Path:
 
 def safe_team_path(memory_dir: Path, key: str) -> Path:
     """A path inside team memory for `key`, refusing anything that could escape it."""
+    import unicodedata
+    from urllib.parse import unquote
+
     base = team_dir(memory_dir)
 
     def reject(why: str) -> MemdirError:

@@ -6,36 +6,49 @@ Stdlib only. `list`, `doctor` and recall all see the folder through this one fun
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 from memdir import constants as C
 from memdir.frontmatter_io import parse_header
+from memdir.record import Record
 
 
-@dataclass
-class Header:
-    rel_path: str  # relative to the scanned root, with '/' separators
-    path: Path
-    mtime: float
-    name: str | None
-    description: str | None
-    type: str | None
-    problem: str | None = None  # malformed frontmatter, unknown type, ...
+class Header(Record):
+    """One memory file as the scan sees it.
+
+    rel_path: relative to the scanned root, '/' separators. abs_path: a str, not a Path (building
+    20,000 Path objects is a measurable share of a scan). problem: malformed frontmatter, unknown
+    type... excerpt: the body as far as the scanned lines reach (free text for lexical ranking).
+    """
+
+    __slots__ = ("rel_path", "abs_path", "mtime", "name", "description", "type", "problem", "excerpt")
+    __eq__ = object.__eq__  # identity: two files are never "equal"
+    __hash__ = object.__hash__
+
+    def __init__(self, rel_path, abs_path, mtime, name, description, type, problem=None, excerpt=""):  # noqa: A002
+        # Written out: built once per file per prompt, where Record's generic __init__ shows.
+        self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
+        self.name, self.description, self.type = name, description, type
+        self.problem, self.excerpt = problem, excerpt
+
+    @property
+    def path(self) -> Path:
+        return Path(self.abs_path)
 
 
-@dataclass
-class ScanResult:
-    headers: list[Header]  # newest first
-    unreadable: list[tuple[str, str]]  # (rel_path, reason): skipped here, reported by `doctor`
+class ScanResult(Record):
+    """headers: newest first. unreadable: (rel_path, reason), skipped here and reported by `doctor`."""
+
+    __slots__ = ("headers", "unreadable")
 
 
-def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[Path]:
+def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[str]:
     """Every `*.md` below root except index files, memdir's state, daily logs and hidden folders."""
-    found: list[Path] = []
+    found: list[str] = []
     skip = {C.STATE_DIRNAME, C.LOGS_DIRNAME, *exclude_dirs}
-    stack = [root]
+    top = str(root)
+    stack = [top]
     while stack:
         folder = stack.pop()
         try:
@@ -47,20 +60,28 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[Pa
             if name.startswith("."):
                 continue
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if not (folder == root and name in skip):
-                        stack.append(Path(entry.path))
-                elif name.endswith(".md") and name != C.INDEX_NAME and entry.is_file():
-                    found.append(Path(entry.path))
+                if name.endswith(".md"):
+                    if name != C.INDEX_NAME and entry.is_file():
+                        found.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False) and not (folder == top and name in skip):
+                    stack.append(entry.path)
             except OSError:
                 continue
     return found
 
 
-def read_header(path: Path, root: Path, max_lines: int = C.HEADER_SCAN_LINES) -> Header:
-    stat = path.stat()
+HEAD_BYTES = 8192  # one read covers 30 lines of any sane header
+
+
+def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SCAN_LINES) -> Header:
+    path = str(path)
     with open(path, "rb") as handle:
-        head = b"".join(islice(handle, max_lines)).decode("utf-8-sig", errors="replace")
+        mtime = os.fstat(handle.fileno()).st_mtime
+        data = handle.read(HEAD_BYTES)
+        if len(data) == HEAD_BYTES and data.count(b"\n") < max_lines:
+            handle.seek(0)
+            data = b"".join(islice(handle, max_lines))  # very long lines: fall back to line reads
+    head = data.decode("utf-8-sig", errors="replace")
     parsed = parse_header(head, max_lines=max_lines)
     fields = parsed.fields
     problem = parsed.problem
@@ -76,17 +97,19 @@ def read_header(path: Path, root: Path, max_lines: int = C.HEADER_SCAN_LINES) ->
         mtype = mtype.lower()
         if mtype not in C.MEMORY_TYPES and problem is None:
             problem = f"type {mtype!r} is not one of {', '.join(C.MEMORY_TYPES)}"
-    rel = path.relative_to(root).as_posix()
-    return Header(rel, path, stat.st_mtime, text("name"), text("description"), mtype, problem)
+    prefix = len(str(root)) + 1
+    rel = path[prefix:].replace(os.sep, "/")
+    return Header(rel, path, mtime, text("name"), text("description"), mtype, problem, parsed.body.strip())
 
 
 def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
     headers: list[Header] = []
     unreadable: list[tuple[str, str]] = []
+    prefix = len(str(root)) + 1
     for path in iter_memory_files(root, exclude_dirs):
         try:
             headers.append(read_header(path, root, max_lines))
         except OSError as exc:
-            unreadable.append((path.relative_to(root).as_posix(), exc.strerror or str(exc)))
+            unreadable.append((path[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)))
     headers.sort(key=lambda h: h.mtime, reverse=True)
     return ScanResult(headers, unreadable)

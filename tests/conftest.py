@@ -59,6 +59,23 @@ def cli(capsys):
     return run
 
 
+API = "https://api.anthropic.com"
+
+
+@pytest.fixture
+def api(monkeypatch):
+    """respx router for the Anthropic API. Any request no route answers fails the test."""
+    import respx
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with respx.mock(base_url=API, assert_all_mocked=False, assert_all_called=False) as router:
+        yield router
+    answered = {id(call.request) for route in router.routes for call in route.calls}
+    unanswered = [f"{c.request.method} {c.request.url}" for c in router.calls if id(c.request) not in answered]
+    if unanswered:
+        pytest.fail(f"requests no respx route answered: {unanswered}")
+
+
 def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cwd: Path | None = None):
     """Run the installed `memdir` entry point as a real process (as Claude Code's hooks do)."""
     full_env = {**os.environ, **(env or {})}

@@ -1,0 +1,87 @@
+"""Recall quality on LoCoMo: hit@5 and evidence recall@5, tuning half (0-4) and held-out half (5-9).
+
+    .venv/bin/python -m benchmarks.recall_locomo [--engine offline|llm|all] [--limit N]
+
+Rows: a plain BM25 baseline (question vs observation text, whitespace tokens), the offline engine,
+and the llm engine when ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL is configured. Engines run through
+`recall.api.recall`, exactly as the prompt hook does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+from evals.locomo import Score, default_data_path, evaluate, load
+from memdir.config import Settings, llm_configured
+from memdir.scan import scan
+from recall.api import recall
+from recall.lexical import BM25
+
+HALVES = {"0-4": [0, 1, 2, 3, 4], "5-9": [5, 6, 7, 8, 9]}
+
+
+def plain_bm25(question: str, root: Path) -> list[str]:
+    headers = scan(root).headers
+    words = lambda s: re.findall(r"\w+", s.lower())  # noqa: E731
+    scores = BM25([words(h.description or "") for h in headers]).scores(words(question))
+    order = sorted(range(len(headers)), key=lambda i: -scores[i])[:5]
+    return [headers[i].rel_path for i in order]
+
+
+def engine_selector(engine: str):
+    settings = Settings.from_env().with_overrides(engine=engine)
+
+    def select(question: str, root: Path) -> list[str]:
+        return [h.rel_path for h in recall(root, question, settings=settings, record=False).selected]
+
+    return select
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=default_data_path())
+    parser.add_argument("--engine", choices=["offline", "llm", "all"], default="all")
+    parser.add_argument("--limit", type=int, help="questions per conversation (for a quick look)")
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"recall_locomo: {args.data} not found; pass --data PATH/locomo10.json", file=sys.stderr)
+        return 2
+    samples = load(args.data)
+    rows: list[tuple[str, str, Score, float]] = []
+    selectors = [("bm25-plain (baseline)", plain_bm25)]
+    if args.engine in ("offline", "all"):
+        selectors.append(("memdir offline", engine_selector("offline")))
+    if args.engine in ("llm", "all"):
+        if llm_configured():
+            selectors.append(("memdir llm", engine_selector("llm")))
+        else:
+            print("recall_locomo: no ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL; skipping the llm engine", file=sys.stderr)
+    for name, selector in selectors:
+        for half, indices in HALVES.items():
+            started = time.perf_counter()
+            score = evaluate(samples, indices, selector, args.limit)
+            rows.append((name, half, score, time.perf_counter() - started))
+    print(f"{'engine':<22} {'convs':<5} {'questions':>9} {'hit@5':>6} {'ev-recall@5':>11} {'avg sel':>7} {'ms/q':>6}")
+    for name, half, s, seconds in rows:
+        print(
+            f"{name:<22} {half:<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f} "
+            f"{s.selected / max(1, s.questions):>7.2f} {1000 * seconds / max(1, s.questions):>6.1f}"
+        )
+    by_engine: dict[str, Score] = {}
+    for name, _, s, _ in rows:
+        total = by_engine.setdefault(name, Score())
+        total.questions += s.questions
+        total.hits += s.hits
+        total.evidence_recall += s.evidence_recall
+        total.selected += s.selected
+    for name, s in by_engine.items():
+        print(f"{name:<22} {'all':<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

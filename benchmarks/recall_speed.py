@@ -1,0 +1,85 @@
+"""Recall speed against same-run baselines (budgets from DESIGN.md).
+
+    .venv/bin/python -m benchmarks.recall_speed [--sizes 200,1000,20000] [--repeat 5]
+
+1. scan + manifest of N memory files vs a plain loop that opens each file and reads 30 lines
+   (budget: within 3x; per-file cost flat from 1,000 to 20,000 files).
+2. `memdir hook prompt` (offline engine, 200 memories) vs `python3 -c 'import json,sys; json.load(sys.stdin)'`
+   (budget: within 5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from itertools import islice
+from pathlib import Path
+
+from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process, write_memories
+from memdir.scan import scan
+from recall.manifest import candidates, manifest
+
+
+def plain_loop(root: Path) -> int:
+    lines = 0
+    for entry in os.scandir(root):
+        if entry.name.endswith(".md"):
+            with open(entry.path, "rb") as handle:
+                lines += len(list(islice(handle, 30)))
+    return lines
+
+
+def scan_and_manifest(root: Path, query: str) -> str:
+    headers = scan(root).headers
+    return manifest(candidates(headers, query))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="200,1000,20000")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    precompile()
+    query = "why does the kafka consumer lose offsets after a deploy"
+    print(f"{'files':>7} {'plain loop ms':>13} {'scan+manifest ms':>16} {'ratio':>6} {'us/file':>8}  (budget 3x)")
+    per_file = {}
+    with tempfile.TemporaryDirectory(prefix="memdir-speed-") as tmp:
+        for n in sizes:
+            root = Path(tmp) / f"m{n}"
+            write_memories(root, n)
+            plain_loop(root), scan_and_manifest(root, query)  # warm the page cache for both
+            base = median_seconds(lambda: plain_loop(root), args.repeat)
+            ours = median_seconds(lambda: scan_and_manifest(root, query), args.repeat)
+            per_file[n] = ours / n * 1e6
+            print(f"{n:>7} {base * 1000:>13.1f} {ours * 1000:>16.1f} {ours / base:>6.2f} {per_file[n]:>8.1f}")
+        if len(per_file) > 1:
+            small, large = min(per_file), max(per_file)
+            print(f"per-file cost {large} vs {small} files: {per_file[large] / per_file[small]:.2f}x (linear = ~1x)")
+
+        root = Path(tmp) / "hook"
+        write_memories(root, 200)
+        payload = json.dumps({"session_id": "bench", "cwd": tmp, "hook_event_name": "UserPromptSubmit",
+                              "prompt": query})
+        # The console script Claude Code runs, not `python -m` (runpy adds its own import cost).
+        script = Path(sys.executable).with_name("memdir")
+        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.cli", "hook", "prompt"]
+        env = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline"}
+        for argv_ in (BARE_PYTHON, hook):  # warm-up: .pyc files, page cache
+            run_process(argv_, payload, env)
+        bare = median_seconds(lambda: run_process(BARE_PYTHON, payload), args.repeat * 2)
+        # A fresh session id per run, so every run does the full recall (nothing already surfaced).
+        runs = iter(range(10**6))
+        ours = median_seconds(
+            lambda: run_process(hook, payload.replace('"bench"', f'"bench{next(runs)}"'), env), args.repeat * 2
+        )
+        print(f"\nhook prompt (offline, 200 memories): {ours * 1000:.0f} ms vs bare python {bare * 1000:.0f} ms "
+              f"= {ours / bare:.2f}x (budget 5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Runtime settings from the environment (and flags, which override them).
+
+A light frozen record rather than a pydantic model on purpose: the prompt hook reads these on every
+prompt, and pydantic's import plus model build (~190 ms here) is more than its whole budget.
+Invalid values are one-line errors naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from memdir.errors import MemdirError
+from memdir.record import FrozenRecord
+
+# Current, non-deprecated ids from anthropic 2.12's own model list.
+DEFAULT_EXTRACT_MODEL = "claude-sonnet-5-5"
+DEFAULT_RECALL_MODEL = "claude-haiku-5-5"
+DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
+
+ENGINES = ("auto", "llm", "offline")
+
+
+def _float(env: dict, name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise MemdirError(f"${name}={raw!r} is not a number; set it like {name}={default}") from None
+    if value < 0:
+        raise MemdirError(f"${name}={raw!r} must not be negative")
+    return value
+
+
+def _int(env: dict, name: str, default: int) -> int:
+    value = _float(env, name, default)
+    if value != int(value):
+        raise MemdirError(f"${name} must be a whole number")
+    return int(value)
+
+
+class Settings(FrozenRecord):
+    __slots__ = (
+        "engine",
+        "extract_model",
+        "recall_model",
+        "judge_model",
+        "recall_timeout",  # seconds the LLM selector may take before the offline result is used
+        "recall_max",
+        "recall_session_bytes",  # stop surfacing after this much per session
+        "extract_last_n",  # messages the extractor reads
+        "extract_max_turns",
+        "extract_every_n_turns",
+        "daily_token_budget",  # tokens per memory folder per day, then extraction falls back to offline
+        "max_attempts",  # tenacity's attempts per API call (SDK retries are off)
+    )
+    _defaults = {
+        "engine": "auto",
+        "extract_model": DEFAULT_EXTRACT_MODEL,
+        "recall_model": DEFAULT_RECALL_MODEL,
+        "judge_model": DEFAULT_JUDGE_MODEL,
+        "recall_timeout": 2.0,
+        "recall_max": 5,
+        "recall_session_bytes": 60 * 1024,
+        "extract_last_n": 20,
+        "extract_max_turns": 5,
+        "extract_every_n_turns": 1,
+        "daily_token_budget": 2_000_000,
+        "max_attempts": 4,
+    }
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        d = cls._defaults
+        engine = env.get("MEMDIR_ENGINE", "auto").strip().lower() or "auto"
+        if engine not in ENGINES:
+            raise MemdirError(f"$MEMDIR_ENGINE={engine!r} is unknown; use auto, llm or offline")
+        return cls(
+            engine=engine,
+            extract_model=env.get("MEMDIR_EXTRACT_MODEL") or DEFAULT_EXTRACT_MODEL,
+            recall_model=env.get("MEMDIR_RECALL_MODEL") or DEFAULT_RECALL_MODEL,
+            judge_model=env.get("MEMDIR_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL,
+            recall_timeout=_float(env, "MEMDIR_RECALL_TIMEOUT", d["recall_timeout"]),
+            extract_last_n=_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]),
+            extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d["extract_every_n_turns"])),
+            daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d["daily_token_budget"]),
+            max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d["max_attempts"])),
+        )
+
+    def with_overrides(self, **overrides: object) -> Settings:
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if "engine" in given and given["engine"] not in ENGINES:
+            raise MemdirError(f"--engine {given['engine']!r} is unknown; use auto, llm or offline")
+        return self.replace(**given)
+
+
+def llm_configured(env: dict[str, str] | None = None) -> bool:
+    """Credentials or an endpoint (a gateway or local server may need no key) are configured."""
+    env = os.environ if env is None else env
+    return any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"))
+
+
+_notice_shown = False
+
+
+def choose_engine(requested: str, env: dict[str, str] | None = None, *, quiet: bool = False) -> str:
+    """auto -> llm when configured, else offline (saying so once per process, on stderr)."""
+    global _notice_shown
+    if requested == "llm" and not llm_configured(env):
+        raise MemdirError("--engine llm needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a gateway); use --engine offline")
+    if requested != "auto":
+        return requested
+    if llm_configured(env):
+        return "llm"
+    if not quiet and not _notice_shown:
+        import sys
+
+        _notice_shown = True
+        print("memdir: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set; using the offline engines", file=sys.stderr)
+    return "offline"

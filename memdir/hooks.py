@@ -1,0 +1,137 @@
+"""Claude Code hook entry points: `memdir hook prompt|stop|session-start` (SPEC §6).
+
+A memory hook must never get in the user's way: whatever goes wrong, it prints nothing, exits 0
+and logs the reason to `.memdir/hook.log`. It never exits 2 (that would block the prompt, or make
+Claude continue after Stop).
+
+The payload is parsed into a light record rather than a pydantic model: these run on every prompt and
+turn, and pydantic's import and model build (~190 ms here) exceed the prompt hook's whole budget.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from memdir import constants as C
+from memdir.record import FrozenRecord
+
+EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
+
+
+class HookInputError(ValueError):
+    pass
+
+
+class HookPayload(FrozenRecord):
+    __slots__ = ("session_id", "transcript_path", "cwd", "hook_event_name", "prompt", "source", "stop_hook_active")
+    _defaults = {"prompt": None, "source": None, "stop_hook_active": False}
+
+    @classmethod
+    def parse(cls, text: str) -> HookPayload:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise HookInputError(f"stdin is not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise HookInputError("stdin JSON is not an object")
+
+        def text_field(name: str) -> str | None:
+            value = data.get(name)
+            if value is None:
+                return None
+            if not isinstance(value, str):
+                raise HookInputError(f"field '{name}' must be a string")
+            return value
+
+        return cls(
+            session_id=text_field("session_id"),
+            transcript_path=text_field("transcript_path"),
+            cwd=text_field("cwd"),
+            hook_event_name=text_field("hook_event_name"),
+            prompt=text_field("prompt"),
+            source=text_field("source"),
+            stop_hook_active=bool(data.get("stop_hook_active", False)),
+        )
+
+
+def log(memory_dir: Path | None, event: str, message: str) -> None:
+    """Append one line to the hook log; never raises."""
+    try:
+        from memdir.paths import config_home
+
+        target = (memory_dir / C.STATE_DIRNAME if memory_dir else config_home() / "memdir") / "hook.log"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {event}: {message}\n")
+    except Exception:
+        pass
+
+
+def _memory_dir_for(payload: HookPayload) -> Path | None:
+    """The folder for this payload's project, or None when memory is switched off there."""
+    from memdir.paths import memory_enabled, resolve_memory_dir
+
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    if not memory_enabled(cwd).enabled:
+        return None
+    return resolve_memory_dir(cwd).path
+
+
+def _recent_tools(payload: HookPayload) -> list[str]:
+    if not payload.transcript_path:
+        return []
+    from memdir.transcript import read_transcript, recent_tool_names
+
+    try:
+        return recent_tool_names(read_transcript(Path(payload.transcript_path), last_n=10).messages)
+    except Exception:
+        return []
+
+
+def prompt_output(payload: HookPayload) -> str:
+    """The JSON to print for a UserPromptSubmit payload ("" for nothing to add)."""
+    prompt = (payload.prompt or "").strip()
+    if not any(ch.isspace() for ch in prompt):
+        return ""  # "continue", "y", a slash command: nothing to recall for
+    memory_dir = _memory_dir_for(payload)
+    if memory_dir is None or not memory_dir.is_dir():
+        return ""
+    from recall.api import recall
+
+    result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id)
+    for line in result.debug:
+        log(memory_dir, "prompt", line)
+    if not result.context:
+        return ""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": EVENTS["prompt"], "additionalContext": result.context}}
+    )
+
+
+def main(argv: list[str], stdin=None, stdout=None) -> int:
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    event = argv[0] if argv else ""
+    handlers = {"prompt": prompt_output}
+    if event not in handlers:
+        print(f"memdir: error: unknown hook {event!r}; use one of {', '.join(handlers)}", file=sys.stderr)
+        return 1  # non-blocking error for Claude Code; never 2
+    payload = None
+    try:
+        payload = HookPayload.parse(stdin.read())
+        output = handlers[event](payload)
+    except Exception as exc:  # a memory hook must never block or break the session
+        folder = None
+        try:
+            folder = _memory_dir_for(payload) if payload else None
+        except Exception:
+            pass
+        log(folder, event, f"{type(exc).__name__}: {exc}")
+        return 0
+    if output:
+        stdout.write(output + "\n")
+    return 0

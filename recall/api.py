@@ -1,0 +1,89 @@
+"""`recall()`: a prompt in, the memories worth injecting out. The CLI, the hook and evals call this."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from memdir import constants as C
+from memdir.config import Settings, choose_engine
+from memdir.record import Record
+from memdir.scan import Header, scan
+from recall import state
+from recall.inject import render_all
+from recall.manifest import candidates
+from recall.offline import select_offline
+
+
+class RecallResult(Record):
+    """context: what gets injected ("" when nothing was selected); engine: whose answer was used."""
+
+    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates")
+    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0}
+
+    def as_dict(self) -> dict:
+        return {
+            "selected": [
+                {"file": h.rel_path, "path": str(h.path), "type": h.type, "description": h.description}
+                for h in self.selected
+            ],
+            "engine": self.engine,
+            "candidates": self.candidates,
+            "unreadable": self.unreadable,
+            "usage": self.usage,
+            "debug": self.debug,
+            "context": self.context,
+        }
+
+
+def recall(
+    memory_dir: Path,
+    query: str,
+    *,
+    settings: Settings | None = None,
+    engine: str | None = None,
+    tools: list[str] | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
+    client=None,
+    record: bool = True,
+) -> RecallResult:
+    settings = settings or Settings.from_env()
+    chosen_engine = choose_engine(engine or settings.engine, quiet=True)
+    tools = tools or []
+    seen = state.load(memory_dir, session_id)
+    if seen.bytes >= settings.recall_session_bytes:
+        return RecallResult([], "", chosen_engine, [f"session already surfaced {seen.bytes} bytes; cap reached"])
+    scanned = scan(memory_dir)
+    pool = candidates(scanned.headers, query, set(seen.paths))
+    result = RecallResult([], "", chosen_engine, unreadable=len(scanned.unreadable), candidates=len(pool))
+    if scanned.unreadable:
+        result.debug.append(f"skipped {len(scanned.unreadable)} unreadable file(s); run `memdir doctor`")
+    if not pool:
+        return result
+
+    selected: list[Header] | None = None
+    if chosen_engine == "llm":
+        from memdir.llm import describe_error
+        from recall.llm_select import select_llm
+
+        started = time.monotonic()
+        try:
+            answer = select_llm(query, pool, tools, settings, client=client)
+            selected, result.usage = answer.selected, answer.usage
+            if answer.unknown:
+                result.debug.append(f"dropped unknown file names from the model: {', '.join(answer.unknown)}")
+        except Exception as exc:  # any failure: the offline answer is still a good answer
+            result.engine = "offline"
+            result.debug.append(
+                f"llm selector failed after {time.monotonic() - started:.2f}s ({describe_error(exc)}); "
+                "used the offline selector"
+            )
+    if selected is None:
+        selected = select_offline(query, pool, settings.recall_max)
+    result.selected = selected
+    if selected:
+        result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache")
+        if record:
+            state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
+    return result

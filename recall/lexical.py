@@ -1,0 +1,188 @@
+"""Offline lexical ranking: field-weighted BM25 fused with character n-grams, plus feedback.
+
+Tuned on LoCoMo conversations 0-4 (benchmarks/recall_locomo.py), each part measured on its own:
+- words: BM25 with stemming and stopwords; the memory's name counts 3x, its description 2x;
+- character 4-grams of words, fused at equal weight, catch what stemming misses
+  (destress/stress, persue/pursue, paint/painting);
+- pseudo-relevance feedback: the top 5 documents' most specific terms are added at half weight;
+- a proper name in the query (Alice, Kafka) boosts memories whose name carries it.
+
+Hand-written rather than `bm25s`/`rank_bm25`: both pull in NumPy (and SciPy), whose import alone
+is more than the prompt hook's whole time budget, and the collections here are small (hundreds to
+a few thousand short documents).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    ever also any anything something someone get got go going went like likely might may must shall
+    kind sort ones one lot lots much many thing things way ways time times""".split()
+)
+
+# Inflectional suffixes, longest first; a stem keeps at least three letters.
+_SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments", "ment",
+             "ings", "ing", "edly", "ies", "ied", "ers", "er", "est", "ed", "ly", "es", "s")
+
+
+_stem_cache: dict[str, str] = {}
+_gram_cache: dict[tuple[str, int], tuple[str, ...]] = {}
+
+
+def stem(word: str) -> str:
+    cached = _stem_cache.get(word)
+    if cached is None:
+        cached = _stem_cache[word] = _stem(word)
+    return cached
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # running -> run, planned -> plan
+            if base.endswith("e"):
+                base = base[:-1]
+            return base
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def tokens(text: str) -> list[str]:
+    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+class BM25:
+    """Okapi BM25 over pre-tokenized documents; `scores(query)` returns one float per document."""
+
+    def __init__(self, documents: Sequence[list[str]], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.tf = [Counter(doc) for doc in documents]
+        self.lengths = [len(doc) for doc in documents]
+        self.avg_len = (sum(self.lengths) / len(self.lengths)) if documents else 0.0
+        df: Counter[str] = Counter()
+        for counts in self.tf:
+            df.update(counts.keys())
+        n = len(documents)
+        self.idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+        self.postings: dict[str, list[int]] = {}
+        for i, counts in enumerate(self.tf):
+            for term in counts:
+                self.postings.setdefault(term, []).append(i)
+
+    def scores(self, query: list[str]) -> list[float]:
+        out = [0.0] * len(self.tf)
+        if not self.tf:
+            return out
+        for term in set(query):
+            idf = self.idf.get(term)
+            if idf is None:
+                continue
+            for i in self.postings[term]:
+                freq = self.tf[i][term]
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
+                out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
+        return out
+
+
+def _word_grams(word: str, n: int) -> tuple[str, ...]:
+    cached = _gram_cache.get((word, n))
+    if cached is None:
+        marked = f"#{word}#"
+        grams = (marked,) if len(marked) <= n else tuple(marked[i : i + n] for i in range(len(marked) - n + 1))
+        cached = _gram_cache[(word, n)] = grams
+    return cached
+
+
+def char_grams(text: str, n: int = 4) -> list[str]:
+    out: list[str] = []
+    for word in _TOKEN.findall(text.lower()):
+        if word not in STOPWORDS:
+            out.extend(_word_grams(word, n))
+    return out
+
+
+_PROPER = re.compile(r"\b([A-Z][A-Za-z0-9]+)\b")
+
+
+def proper_names(query: str) -> set[str]:
+    """Capitalised words that are not the sentence's first word nor stopwords, stemmed."""
+    words = query.split()
+    first = words[0].strip("\"'(") if words else ""
+    return {stem(w.lower()) for w in _PROPER.findall(query) if w != first and w.lower() not in STOPWORDS}
+
+
+NAME_WEIGHT, DESCRIPTION_WEIGHT = 3, 2
+GRAM_WEIGHT = 1.0
+FEEDBACK_DOCS, FEEDBACK_TERMS, FEEDBACK_WEIGHT = 5, 10, 0.5
+NAME_BOOST = 0.6
+
+
+def _normalised(scores: list[float]) -> list[float]:
+    top = max(scores, default=0.0)
+    return [s / top for s in scores] if top > 0 else scores
+
+
+class Ranker:
+    """Ranks memories given as (name, description, type, body) fields."""
+
+    def __init__(self, fields: Sequence[tuple[str, str, str, str]]) -> None:
+        self.docs: list[list[str]] = []
+        gram_docs: list[list[str]] = []
+        self.names: list[set[str]] = []
+        for name, desc, kind, body in fields:
+            doc: list[str] = []
+            grams: list[str] = []
+            for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (body, 1)):
+                words = [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS]
+                stems = [stem(w) for w in words]
+                field_grams = [g for w in words for g in _word_grams(w, 4)]
+                doc.extend(stems * weight)
+                grams.extend(field_grams * weight)
+                if weight == NAME_WEIGHT:
+                    self.names.append(set(stems))
+            if kind:
+                doc.append(kind)
+            self.docs.append(doc)
+            gram_docs.append(grams)
+        self.words = BM25(self.docs)
+        self.grams = BM25(gram_docs)
+
+    def rank(self, query: str) -> list[tuple[int, float]]:
+        """(index, score) for every memory with a positive score, best first."""
+        query_terms = tokens(query)
+        scores = self.words.scores(query_terms)
+        top = sorted(range(len(scores)), key=lambda i: -scores[i])[:FEEDBACK_DOCS]
+        weights: Counter[str] = Counter()
+        for i in top:
+            if scores[i] > 0:
+                for term in set(self.docs[i]):
+                    weights[term] += self.words.idf.get(term, 0.0)
+        for term in query_terms:
+            weights.pop(term, None)
+        if weights:
+            extra = self.words.scores([t for t, _ in weights.most_common(FEEDBACK_TERMS)])
+            scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra)]
+        gram_scores = self.grams.scores(char_grams(query))
+        fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores))]
+        names = proper_names(query)
+        if names:
+            fused = [s * (1 + NAME_BOOST) if names & self.names[i] else s for i, s in enumerate(fused)]
+        ranked = [(i, s) for i, s in enumerate(fused) if s > 0]
+        return sorted(ranked, key=lambda pair: -pair[1])

@@ -1,0 +1,77 @@
+"""Which memories the selector gets to see, and how each is listed (SPEC §4).
+
+Claude Code shows the selector only the newest 200 files, so an old but relevant memory can never
+be recalled. memdir lists the newest 200 plus the best lexical matches among the older ones.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import time
+
+from memdir.scan import Header
+from recall.lexical import Ranker, tokens
+
+NEWEST = 200
+OLDER_MATCHES = 50
+
+
+def ranker(headers: list[Header]) -> Ranker:
+    """Lexical ranking over each memory's name, description, type and the body lines scanned."""
+    return Ranker([(h.name or "", h.description or "", h.type or "", h.excerpt) for h in headers])
+
+
+def candidates(headers: list[Header], query: str, surfaced: set[str] = frozenset()) -> list[Header]:
+    """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches."""
+    # A memory with a slightly broken header is still worth offering if it has a description.
+    fresh = [h for h in headers if h.rel_path not in surfaced and (h.problem is None or h.description)]
+    newest, older = fresh[:NEWEST], fresh[NEWEST:]
+    if not older:
+        return newest
+    return newest + older_matches(query, older, OLDER_MATCHES)
+
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
+    """The older memories sharing the query's rarest words, best first.
+
+    Deliberately cheaper than the offline selector (which ranks the final pool): word-start
+    substring tests of the query's stems, weighted by inverse document frequency, so that
+    20,000 files cost about as much as reading their headers.
+    """
+    stems = {s for s in tokens(query) if len(s) >= 3}
+    if not stems:
+        return []
+    texts = [" " + _NON_WORD.sub(" ", f"{h.name or ''} {h.description or ''} {h.excerpt}".lower()) for h in older]
+    total = len(texts)
+    scores: dict[int, float] = {}
+    for stem in stems:
+        needle = " " + stem
+        docs = [i for i, text in enumerate(texts) if needle in text]
+        if not docs:
+            continue
+        idf = math.log(1 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
+        for i in docs:
+            scores[i] = scores.get(i, 0.0) + idf
+    best = heapq.nlargest(limit, scores.items(), key=lambda pair: (pair[1], older[pair[0]].mtime))
+    return [older[i] for i, _ in best]
+
+
+def manifest_line(h: Header) -> str:
+    """`- [type] path.md (2026-03-28T10:30:00Z): description`, type and description omitted when missing."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
+    line = "- "
+    if h.type:
+        line += f"[{h.type}] "
+    line += f"{h.rel_path} ({stamp})"
+    if h.description:
+        line += f": {h.description}"
+    return line
+
+
+def manifest(headers: list[Header]) -> str:
+    return "\n".join(manifest_line(h) for h in headers)

@@ -1,0 +1,63 @@
+"""Realistic Anthropic Messages API payloads for respx routes (shapes as the API returns them)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import httpx
+
+_ids = itertools.count(1)
+
+
+def usage(input_tokens=120, output_tokens=30, cache_read=0, cache_write=0) -> dict:
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": cache_write,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation": {"ephemeral_5m_input_tokens": cache_write, "ephemeral_1h_input_tokens": 0},
+        "service_tier": "standard",
+    }
+
+
+def message(content: list[dict], stop_reason: str = "end_turn", model: str = "claude-haiku-5-5", **u) -> dict:
+    return {
+        "id": f"msg_01{next(_ids):022d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage(**u),
+    }
+
+
+def text(value: str) -> dict:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, tool_input: dict, id_: str | None = None) -> dict:
+    return {"type": "tool_use", "id": id_ or f"toolu_01{next(_ids):022d}", "name": name, "input": tool_input}
+
+
+def selection(*names: str, **u) -> httpx.Response:
+    """A structured-output answer for the recall selector."""
+    return httpx.Response(200, json=message([text(json.dumps({"selected_memories": list(names)}))], **u))
+
+
+def error(status: int, retry_after: str | None = None) -> httpx.Response:
+    kinds = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        429: "rate_limit_error",
+        500: "api_error",
+        529: "overloaded_error",
+    }
+    kind = kinds.get(status, "api_error")
+    headers = {"request-id": f"req_{next(_ids)}"}
+    if retry_after is not None:
+        headers["retry-after"] = retry_after
+    body = {"type": "error", "error": {"type": kind, "message": f"{kind.replace('_', ' ')}"}}
+    return httpx.Response(status, json=body, headers=headers)

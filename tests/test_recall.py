@@ -1,0 +1,288 @@
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memdir.config import Settings
+from memdir.hooks import main as hook_main
+from memdir.model import Memory
+from memdir.scan import scan
+from recall import state
+from recall.api import recall
+from recall.inject import render_memory
+from recall.manifest import candidates, manifest_line
+from tests import api_payloads as P
+
+DAY = 86400
+
+
+def _save(store, name, description, type_="user", body=None, age_days=0, now=None):
+    if type_ in ("feedback", "project") and body is None:
+        body = f"{description}\n\n**Why:** because\n**How to apply:** always"
+    result = store.save(Memory(name=name, description=description, type=type_, body=body or description))
+    stamp = (now or time.time()) - age_days * DAY
+    os.utime(result.path, (stamp, stamp))
+    return result
+
+
+@pytest.fixture
+def folder(store):
+    _save(store, "Testing style", "Integration tests must hit a real database, not mocks", "feedback", age_days=3)
+    _save(store, "Payments dashboard", "Grafana board for payments latency at grafana.internal/d/pay", "reference")
+    _save(store, "Alice", "Alice is a backend engineer new to React", "user", age_days=1)
+    _save(store, "Release freeze", "Merge freeze for the mobile release starts 2026-03-05", "project", age_days=2)
+    return store
+
+
+def _llm_settings(**kw) -> Settings:
+    return Settings(engine="llm", max_attempts=kw.pop("max_attempts", 3), **kw)
+
+
+def test_selector_request_is_exactly_what_the_spec_says(folder, api):
+    route = api.post("/v1/messages").mock(return_value=P.selection("feedback_testing_style.md"))
+    result = recall(folder.root, "write tests for the ledger", settings=_llm_settings(), tools=["Read", "Bash"])
+    assert [h.rel_path for h in result.selected] == ["feedback_testing_style.md"]
+    assert result.engine == "llm" and result.usage["input_tokens"] == 120
+    body = json.loads(route.calls[0].request.content)
+    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 256
+    schema = body["output_config"]["format"]
+    assert schema["type"] == "json_schema"
+    assert schema["schema"]["properties"]["selected_memories"]["type"] == "array"
+    assert schema["schema"]["required"] == ["selected_memories"]
+    assert "at most 5" in body["system"] and "empty list" in body["system"]
+    assert "gotchas" in body["system"]
+    content = body["messages"][0]["content"]
+    assert body["messages"][0]["role"] == "user"
+    assert "<user_message>\nwrite tests for the ledger\n</user_message>" in content
+    for h in scan(folder.root).headers:
+        assert manifest_line(h) in content
+    assert "<recently_used_tools>\nRead, Bash\n</recently_used_tools>" in content
+    assert route.calls[0].request.headers["authorization"] == "Bearer test-key"
+
+
+def test_manifest_line_format(folder):
+    h = next(h for h in scan(folder.root).headers if h.type == "reference")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
+    assert manifest_line(h) == f"- [reference] {h.rel_path} ({stamp}): {h.description}"
+    h.type, h.description = None, None
+    assert manifest_line(h) == f"- {h.rel_path} ({stamp})"
+
+
+def test_unknown_names_from_the_model_are_dropped(folder, api):
+    api.post("/v1/messages").mock(return_value=P.selection("made_up.md", "user_alice.md", "../../etc/passwd"))
+    result = recall(folder.root, "who is working on the React side", settings=_llm_settings())
+    assert [h.rel_path for h in result.selected] == ["user_alice.md"]
+    assert any("made_up.md" in d for d in result.debug)
+
+
+def test_already_surfaced_memories_are_not_offered_again(folder, api):
+    route = api.post("/v1/messages").mock(return_value=P.selection("user_alice.md"))
+    first = recall(folder.root, "who is Alice again", settings=_llm_settings(), session_id="s1")
+    assert [h.rel_path for h in first.selected] == ["user_alice.md"]
+    assert state.load(folder.root, "s1").paths == ["user_alice.md"]
+    recall(folder.root, "tell me about Alice", settings=_llm_settings(), session_id="s1")
+    second_manifest = json.loads(route.calls[1].request.content)["messages"][0]["content"]
+    assert "user_alice.md" not in second_manifest and "feedback_testing_style.md" in second_manifest
+    recall(folder.root, "tell me about Alice", settings=_llm_settings(), session_id="other")
+    assert "user_alice.md" in json.loads(route.calls[2].request.content)["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("status", [400, 401, 500])
+def test_api_error_falls_back_to_offline(folder, api, status):
+    api.post("/v1/messages").mock(return_value=P.error(status))
+    result = recall(folder.root, "the payments latency dashboard", settings=_llm_settings(max_attempts=1))
+    assert result.engine == "offline"
+    assert [h.rel_path for h in result.selected][0].startswith("reference_payments")
+    assert any(f"{status}" in d and "offline" in d for d in result.debug)
+
+
+def test_timeout_budget_falls_back_to_offline(folder, api):
+    def slow(request):
+        time.sleep(1.0)
+        return P.selection("user_alice.md")
+
+    api.post("/v1/messages").mock(side_effect=slow)
+    started = time.monotonic()
+    result = recall(folder.root, "payments latency dashboard", settings=_llm_settings(recall_timeout=0.3))
+    assert time.monotonic() - started < 0.9
+    assert result.engine == "offline" and "reference_payments" in result.selected[0].rel_path
+    assert any("budget" in d or "Timeout" in d for d in result.debug)
+
+
+def test_connection_error_is_retried_then_falls_back(folder, api):
+    route = api.post("/v1/messages").mock(side_effect=httpx.ConnectError("refused"))
+    result = recall(folder.root, "payments dashboard", settings=_llm_settings(max_attempts=2, recall_timeout=5))
+    assert route.call_count == 2 and result.engine == "offline"
+
+
+def test_429_then_success_is_retried_once(folder, api):
+    route = api.post("/v1/messages").mock(
+        side_effect=[P.error(429, retry_after="0"), P.selection("reference_payments_dashboard.md")]
+    )
+    result = recall(folder.root, "payments latency", settings=_llm_settings())
+    assert route.call_count == 2  # tenacity retried once; the SDK itself did not retry
+    assert result.engine == "llm" and result.selected[0].rel_path == "reference_payments_dashboard.md"
+
+
+def test_529_overloaded_is_retried(folder, api):
+    route = api.post("/v1/messages").mock(
+        side_effect=[P.error(529, retry_after="0"), P.error(529, retry_after="0"), P.selection("user_alice.md")]
+    )
+    result = recall(folder.root, "who is alice", settings=_llm_settings(max_attempts=3))
+    assert route.call_count == 3 and result.engine == "llm"
+
+
+def test_base_url_is_honoured(folder, monkeypatch):
+    import respx
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/gateway")
+    with respx.mock(assert_all_mocked=True) as router:
+        route = router.post("http://127.0.0.1:9/gateway/v1/messages").mock(return_value=P.selection("user_alice.md"))
+        result = recall(folder.root, "who is alice", settings=Settings(engine="auto"))
+    assert route.called and result.engine == "llm"
+    assert route.calls[0].request.headers["authorization"] == "Bearer memdir-no-key"
+
+
+def test_offline_engine_without_key(folder):
+    result = recall(folder.root, "should my integration tests use mocks or a database?")
+    assert result.engine == "offline"
+    assert result.selected[0].rel_path == "feedback_testing_style.md"
+
+
+def test_offline_returns_nothing_when_nothing_matches(folder):
+    assert recall(folder.root, "zebra quantum origami").selected == []
+
+
+def test_old_relevant_memory_is_found_among_thousands(store, api):
+    now = time.time()
+    for i in range(260):
+        _save(store, f"Note {i}", f"routine note number {i} about lunch", "user", age_days=1, now=now)
+    _save(store, "Kafka gotcha", "Kafka consumer rebalances drop offsets unless commitSync", "feedback", age_days=400)
+    headers = scan(store.root).headers
+    pool = candidates(headers, "why does the kafka consumer lose offsets")
+    assert len(pool) > 200 and "feedback_kafka_gotcha.md" in [h.rel_path for h in pool]
+    assert "feedback_kafka_gotcha.md" not in [h.rel_path for h in headers[:200]]
+    route = api.post("/v1/messages").mock(return_value=P.selection("feedback_kafka_gotcha.md"))
+    result = recall(store.root, "why does the kafka consumer lose offsets", settings=_llm_settings())
+    assert "feedback_kafka_gotcha.md" in json.loads(route.calls[0].request.content)["messages"][0]["content"]
+    assert result.selected[0].rel_path == "feedback_kafka_gotcha.md"
+    offline = recall(store.root, "why does the kafka consumer lose offsets", engine="offline")
+    assert offline.selected[0].rel_path == "feedback_kafka_gotcha.md"
+
+
+@pytest.mark.parametrize(
+    "days, expected",
+    [
+        (0, "Memory (saved today): "),
+        (1, "Memory (saved yesterday): "),
+        (2, "This memory is 2 days old."),
+        (47, "This memory is 47 days old."),
+    ],
+)
+def test_freshness_headers(store, days, expected):
+    now = time.time()
+    result = _save(store, "Fact", "a fact", "user", age_days=days, now=now)
+    header = next(h for h in scan(store.root).headers if h.rel_path == result.rel_path)
+    block = render_memory(header, now=now)
+    assert block.startswith("<system-reminder>\n" + expected) and block.endswith("</system-reminder>")
+    assert str(result.path) in block
+    if days > 1:
+        assert "point-in-time observations, not live state" in block and "verify" in block
+        assert "Memory (saved" not in block
+
+
+def test_long_memory_is_truncated_with_a_note(store):
+    body = "\n".join(f"line {i} " + "x" * 10 for i in range(400))
+    result = _save(store, "Long", "long one", "user", body=body)
+    header = scan(store.root).headers[0]
+    block = render_memory(header)
+    assert f"Read the rest at {result.path}" in block
+    assert len(block.encode()) < 4096 + 800 and "line 399" not in block
+
+
+def test_lines_cap_applies_before_bytes(store):
+    result = _save(store, "Many lines", "short lines", "user", body="\n".join("l" for _ in range(300)))
+    block = render_memory(scan(store.root).headers[0])
+    assert block.count("\nl") == 200 - 6 and "Read the rest" in block
+
+
+def test_session_byte_cap_stops_surfacing(folder):
+    state.record(folder.root, "s9", ["x.md"], 61 * 1024)
+    result = recall(folder.root, "payments latency dashboard", session_id="s9")
+    assert result.selected == [] and "cap" in result.debug[0]
+
+
+def _hook(stdin: str, env_dir: Path | None = None, monkeypatch=None) -> tuple[int, str]:
+    out = io.StringIO()
+    code = hook_main(["prompt"], stdin=io.StringIO(stdin), stdout=out)
+    return code, out.getvalue()
+
+
+def test_hook_prints_additional_context(folder, monkeypatch):
+    monkeypatch.setenv("MEMDIR_PATH", str(folder.root))
+    payload = {"session_id": "abc", "transcript_path": "/nope.jsonl", "cwd": "/tmp",
+               "hook_event_name": "UserPromptSubmit", "prompt": "open the payments latency dashboard"}
+    code, out = _hook(json.dumps(payload))
+    assert code == 0
+    data = json.loads(out)
+    assert data["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context = data["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("<system-reminder>") and "reference_payments_dashboard.md" in context
+    code, out = _hook(json.dumps(payload))  # same session: already surfaced
+    assert code == 0 and "reference_payments_dashboard.md" not in out
+
+
+def test_hook_uses_recent_tools_from_the_transcript(folder, monkeypatch, api, tmp_path):
+    monkeypatch.setenv("MEMDIR_PATH", str(folder.root))
+    transcript = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi there"}},
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    route = api.post("/v1/messages").mock(return_value=P.selection())
+    payload = {"session_id": "abc", "transcript_path": str(transcript), "cwd": "/tmp", "prompt": "run the tests now"}
+    assert _hook(json.dumps(payload)) == (0, "")
+    assert "<recently_used_tools>\nBash\n</recently_used_tools>" in json.loads(route.calls[0].request.content)[
+        "messages"][0]["content"]
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[]", '{"prompt": 5}', '{"prompt": "x y", "cwd": 3}'])
+def test_hook_is_silent_and_exits_zero_on_bad_input(stdin, monkeypatch, tmp_path):
+    monkeypatch.setenv("MEMDIR_PATH", str(tmp_path / "m"))
+    assert _hook(stdin) == (0, "")
+
+
+def test_hook_skips_prompts_without_whitespace(folder, monkeypatch):
+    monkeypatch.setenv("MEMDIR_PATH", str(folder.root))
+    assert _hook(json.dumps({"prompt": "dashboard", "cwd": "/tmp"})) == (0, "")
+
+
+def test_hook_respects_disabled_memory(folder, monkeypatch):
+    monkeypatch.setenv("MEMDIR_PATH", str(folder.root))
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    assert _hook(json.dumps({"prompt": "payments latency dashboard", "cwd": "/tmp"})) == (0, "")
+
+
+def test_hook_as_a_real_process(folder, tmp_path):
+    from tests.conftest import run_memdir
+
+    payload = json.dumps({"session_id": "p", "cwd": str(tmp_path), "prompt": "payments latency dashboard"})
+    proc = run_memdir("hook", "prompt", stdin=payload, env={"MEMDIR_PATH": str(folder.root)})
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "reference_payments_dashboard.md" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    bad = run_memdir("hook", "prompt", stdin="{broken", env={"MEMDIR_PATH": str(folder.root)})
+    assert (bad.returncode, bad.stdout, bad.stderr) == (0, "", "")
+
+
+def test_recall_cli_json(folder, cli):
+    code, out, err = cli("--dir", str(folder.root), "recall", "payments latency dashboard", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["engine"] == "offline" and data["selected"][0]["type"] == "reference"
