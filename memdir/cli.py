@@ -173,6 +173,40 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_extract(args: argparse.Namespace) -> int:
+    from extractor.schedule import request_extraction
+    from memdir.config import Settings, choose_engine
+
+    settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
+    choose_engine(settings.engine)  # says once, plainly, when it falls back to offline
+    transcript = Path(args.transcript)
+    if not transcript.exists():
+        raise MemdirError(f"{transcript}: transcript not found")
+    request = {"transcript": str(transcript), "session_id": args.session, "last_n": args.last,
+               "engine": settings.engine, "dry_run": args.dry_run}
+    results = request_extraction(_memory_dir(args).path, request, settings=settings)
+    if args.json:
+        _print_json([r.as_dict() for r in results])
+        return 0 if all(r.status != "failed" for r in results) else 1
+    for r in results:
+        verb = "would save" if r.dry_run else "saved"
+        print(f"{r.status} ({r.engine or 'no engine'}){': ' + r.reason if r.reason else ''}")
+        for path in r.saved:
+            print(f"  {verb} {path}")
+        for path in r.deleted:
+            print(f"  {'would delete' if r.dry_run else 'deleted'} {path}")
+        for error in r.errors:
+            print(f"  refused: {error}")
+        if r.usage:
+            u = r.usage
+            print(
+                f"  tokens: {u.get('input_tokens', 0)} in, {u.get('output_tokens', 0)} out, "
+                f"{u.get('cache_read_input_tokens', 0)} cache read, {u.get('cache_creation_input_tokens', 0)} cache write"
+                f" over {r.turns} turn(s)"
+            )
+    return 0 if all(r.status != "failed" for r in results) else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
@@ -243,6 +277,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
     p.add_argument("--model", help="model for the llm selector (default $MEMDIR_RECALL_MODEL or claude-haiku-5-5)")
     p.add_argument("--timeout", type=float, help="seconds the llm selector may take (default 2)")
+    p.add_argument("--json", action="store_true")
+
+    p = command("extract", cmd_extract, "save memories from a transcript (Claude Code JSONL or a JSON message list)")
+    p.add_argument("transcript")
+    p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
+    p.add_argument("--last", type=int, help="read at most the last N messages (default 20)")
+    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--model", help="model for the llm engine (default $MEMDIR_EXTRACT_MODEL or claude-sonnet-5-5)")
+    p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")

@@ -92,31 +92,57 @@ def _recent_tools(payload: HookPayload) -> list[str]:
         return []
 
 
+def stop_output(payload: HookPayload) -> str:
+    """Start the background worker and return at once: the user never waits for extraction."""
+    import subprocess
+
+    request = json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path, "cwd": payload.cwd})
+    subprocess.Popen(
+        [sys.executable, "-m", "extractor.worker", request],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # survives Claude Code ending the hook's process group
+        close_fds=True,
+        cwd=payload.cwd if payload.cwd and Path(payload.cwd).is_dir() else None,
+    )
+    return ""
+
+
+def _saved_notice(memory_dir: Path) -> str | None:
+    from memdir.notices import take_notices
+
+    saved = take_notices(memory_dir)
+    return f"Memory saved: {', '.join(saved)}" if saved else None
+
+
 def prompt_output(payload: HookPayload) -> str:
     """The JSON to print for a UserPromptSubmit payload ("" for nothing to add)."""
     prompt = (payload.prompt or "").strip()
     if not any(ch.isspace() for ch in prompt):
-        return ""  # "continue", "y", a slash command: nothing to recall for
+        return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None or not memory_dir.is_dir():
         return ""
     from recall.api import recall
 
+    notice = _saved_notice(memory_dir)
     result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id)
     for line in result.debug:
         log(memory_dir, "prompt", line)
-    if not result.context:
-        return ""
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": EVENTS["prompt"], "additionalContext": result.context}}
-    )
+    output: dict = {}
+    if notice:
+        output["systemMessage"] = notice
+    if result.context:
+        output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": result.context}
+    return json.dumps(output) if output else ""
 
 
 def main(argv: list[str], stdin=None, stdout=None) -> int:
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     event = argv[0] if argv else ""
-    handlers = {"prompt": prompt_output}
+    handlers = {"prompt": prompt_output, "stop": stop_output}
     if event not in handlers:
         print(f"memdir: error: unknown hook {event!r}; use one of {', '.join(handlers)}", file=sys.stderr)
         return 1  # non-blocking error for Claude Code; never 2

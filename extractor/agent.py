@@ -1,0 +1,101 @@
+"""The LLM extraction agent: a Messages API tool-use loop of at most N turns (SPEC §5).
+
+The system prompt and the first user message (manifest + transcript excerpt) carry
+`cache_control`, so every turn after the first reads them from the prompt cache.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from memdir.config import Settings
+from memdir.llm import call_with_retries, make_client
+from memdir.record import Record
+from memdir.scan import scan
+from extractor.excerpt import excerpt_messages
+from extractor.tools import TOOL_SCHEMAS, Toolbox
+from memdir.transcript import Message
+from recall.manifest import manifest
+
+MAX_TOKENS = 4096
+EPHEMERAL = {"type": "ephemeral"}
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+class AgentRun(Record):
+    __slots__ = ("turns", "usage", "stop_reason", "hit_turn_cap", "final_text")
+    _defaults = {"turns": 0, "usage": dict, "stop_reason": None, "hit_turn_cap": False, "final_text": ""}
+
+
+def build_request(messages: list[Message], memory_dir: Path, settings: Settings, today: date) -> dict:
+    """Everything but the running conversation: model, system, tools, first user message."""
+    from prompts import render
+
+    system = render(
+        "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat()
+    )
+    existing = scan(memory_dir).headers if memory_dir.exists() else []
+    excerpt = excerpt_messages(messages)
+    intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
+    transcript = render("extract_transcript.j2", messages=excerpt)
+    return {
+        "model": settings.extract_model,
+        "max_tokens": MAX_TOKENS,
+        "system": [{"type": "text", "text": system, "cache_control": EPHEMERAL}],
+        "tools": TOOL_SCHEMAS,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": intro},
+                    {"type": "text", "text": transcript, "cache_control": EPHEMERAL},
+                ],
+            }
+        ],
+    }
+
+
+def add_usage(total: dict, usage) -> None:
+    data = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage or {})
+    for key in USAGE_KEYS:
+        total[key] = total.get(key, 0) + int(data.get(key) or 0)
+
+
+def run_agent(
+    messages: list[Message],
+    toolbox: Toolbox,
+    settings: Settings,
+    *,
+    today: date,
+    client=None,
+) -> AgentRun:
+    """Run the loop; API failures (after tenacity's retries) propagate to the caller."""
+    client = client or make_client()
+    request = build_request(messages, toolbox.memory_dir, settings, today)
+    conversation = request.pop("messages")
+    run = AgentRun()
+    while run.turns < settings.extract_max_turns:
+        response = call_with_retries(
+            lambda: client.messages.create(messages=conversation, **request), max_attempts=settings.max_attempts
+        )
+        run.turns += 1
+        add_usage(run.usage, response.usage)
+        run.stop_reason = response.stop_reason
+        blocks = [b.model_dump(exclude_none=True) for b in response.content]
+        conversation.append({"role": "assistant", "content": blocks})
+        calls = [b for b in blocks if b.get("type") == "tool_use"]
+        run.final_text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text").strip()
+        if not calls:
+            break
+        results = []
+        for call in calls:  # the model issued them together; they are independent by construction
+            outcome = toolbox.run(call["name"], call.get("input") or {})
+            result = {"type": "tool_result", "tool_use_id": call["id"], "content": outcome.content}
+            if outcome.is_error:
+                result["is_error"] = True
+            results.append(result)
+        conversation.append({"role": "user", "content": results})
+    else:
+        run.hit_turn_cap = True
+    return run

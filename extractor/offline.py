@@ -1,0 +1,306 @@
+"""The offline extraction engine: rules over what the user wrote, no model, fully deterministic.
+
+It captures explicit remember/forget requests, corrections and confirmations, preferences,
+decisions with their rationale, role statements, deadlines (relative dates made absolute) and
+pointers into external systems, and writes the same typed files the LLM engine does. Lower recall
+than the model by design; zero cost. `detect` doubles as the LLM engine's cost guard: when it
+finds nothing possibly memorable, the model is not called.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from extractor.dates import DATE_PATTERN, absolutize
+from extractor.excerpt import message_date
+from memdir.errors import MemdirError
+from memdir.model import Memory, MemoryType, compose_body
+from memdir.record import Record
+from memdir.store import MemoryStore
+from memdir.transcript import Message
+from recall.lexical import STOPWORDS, tokens
+
+NAME_WORDS = 7
+
+
+class Draft(Record):
+    """A memory the rules want to save; `correction` drafts may supersede an older memory."""
+
+    __slots__ = ("type", "rule", "why", "how", "kind", "correction", "said_on")
+    _defaults = {"why": None, "how": None, "correction": False, "said_on": None}
+
+
+class Forget(Record):
+    __slots__ = ("phrase",)
+
+
+_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
+_LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing)[,:]?\s+)+", re.I)
+_ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
+_REMEMBER = re.compile(
+    r"^(?:please\s+|also\s+|and\s+)*(?:remember|note|keep in mind|don'?t forget|make a note)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
+    re.I,
+)
+_FORGET = re.compile(
+    r"^(?:please\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
+    re.I,
+)
+_ROLE = re.compile(
+    r"\b(?:i'?m|i am|i work as|my role is|my job is)\s+(?:(?:a|an|the|our|their)\s+)?(?P<role>[\w\s/-]{2,60}?"
+    r"(?:engineer|developer|dev|scientist|designer|manager|lead|student|founder|architect|analyst|researcher|"
+    r"sre|devops|admin|administrator|pm|cto|ceo|consultant|maintainer|intern|owner|writer|teacher)s?)\b",
+    re.I,
+)
+_NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an expert in|experienced with)\s+(?P<topic>[^.,;!?]+)", re.I)
+_CORRECTION = re.compile(
+    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never|stop|quit|avoid|no more)\b.+", re.I
+)
+_INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)\s+instead of\s+(?P<old>[\w.+-]+)", re.I)
+_CONFIRM = re.compile(
+    r"\b(?:exactly (?:like that|what i (?:wanted|meant|asked))|keep doing (?:that|this|it)|that'?s (?:exactly )?"
+    r"(?:right|perfect|the way|what i wanted)|perfect[,!.]? (?:keep|do|that)|yes[,!]? (?:exactly|like that|that'?s it)|"
+    r"great approach|good call)\b",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:i (?:prefer|like|want|'?d rather|would rather)|always (?:use|run|write|add|do|keep|put|check)|"
+    r"please (?:always|use|write|keep))\b.+",
+    re.I,
+)
+_DECISION = re.compile(
+    r"\b(?:let'?s (?:use|go with|switch to|adopt|stick with|move to)|we(?:'ll| will| are going to)? "
+    r"(?:use|go with|switch to|adopt|stick with|move to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
+    r"going with|decided to|the decision is)\b.+",
+    re.I,
+)
+_DEADLINE_WORDS = re.compile(
+    r"\b(?:deadline|due|ships?|shipping|release[sd]?|launch(?:es|ing)?|freeze|demo|cut-?off|goes live|go-live|"
+    r"must be done|needs to be done|by (?:the )?end of)\b",
+    re.I,
+)
+_RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
+_URL = re.compile(r"https?://[^\s)>\]\"']+")
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
+_REFERENCE_HINT = re.compile(
+    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|"
+    r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
+    re.I,
+)
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for raw in _SENTENCE.split(text):
+        sentence = _LEAD_IN.sub("", raw.strip(" -*\t"))
+        if len(sentence) > 3:
+            out.append(sentence[:1].upper() + sentence[1:])
+    return out
+
+
+def _third_person(text: str) -> str:
+    """User memories describe the user: "I'm a backend engineer" -> "The user is a backend engineer"."""
+    text = re.sub(r"^(?:I'?m|I am)\b", "The user is", text)
+    text = re.sub(r"^I\b", "The user", text)
+    text = re.sub(r"^My\b", "The user's", text)
+    for pattern, repl in ((r"\bI'?m\b", "they are"), (r"\bI am\b", "they are"), (r"\bmy\b", "their"),
+                          (r"\bme\b", "them"), (r"\bI\b", "they")):
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def _split_rationale(sentence: str) -> tuple[str, str | None]:
+    match = _RATIONALE.search(sentence)
+    if not match or match.start() < 8:
+        return sentence, None
+    return sentence[: match.start()].rstrip(" ,;"), match.group("why").rstrip(" .!")
+
+
+def _classify(what: str) -> str:
+    """The type an explicit "remember ..." request fits best."""
+    if _ROLE.search(what) or _NEW_TO.search(what) or re.match(r"^(?:i|my)\b", what, re.I):
+        return "user"
+    if _URL.search(what) or _TICKET.search(what) or _REFERENCE_HINT.search(what):
+        return "reference"
+    if _DEADLINE_WORDS.search(what) or DATE_PATTERN.search(what) or _DECISION.search(what):
+        return "project"
+    return "feedback"
+
+
+def _previous_assistant_summary(messages: list[Message], index: int) -> str | None:
+    """What the assistant had just done: its last substantive sentence before the confirmation."""
+    for m in reversed(messages[:index]):
+        if m.role == "assistant" and m.text():
+            sentences = [s for s in _sentences(m.text()) if not _ACK.match(s) and len(s.split()) >= 4]
+            return sentences[0][:200].rstrip(".") if sentences else None
+    return None
+
+
+def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
+    """Drafts and forget requests found in the user's own words (tool results are not theirs)."""
+    drafts: list[Draft] = []
+    forgets: list[Forget] = []
+    for index, message in enumerate(messages):
+        text = message.user_text()
+        if not text:
+            continue
+        anchor = message_date(message) or date.today()
+        start = len(drafts)
+        for sentence in _sentences(text):
+            sentence, _ = absolutize(sentence, anchor)
+            drafts_before = len(drafts)
+            if m := _FORGET.match(sentence):
+                forgets.append(Forget(m.group("what").rstrip(" .!")))
+                continue
+            if m := _REMEMBER.match(sentence):
+                what, why = _split_rationale(m.group("what").rstrip(" .!"))
+                drafts.append(Draft(_classify(what), what, why, kind="remember"))
+                continue
+            if m := _ROLE.search(sentence):
+                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
+            elif m := _NEW_TO.search(sentence):
+                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
+            if _CORRECTION.match(sentence) or _INSTEAD.search(sentence):
+                rule, why = _split_rationale(sentence.rstrip(" .!"))
+                rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
+                drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
+            elif _CONFIRM.search(sentence):
+                done = _previous_assistant_summary(messages, index)
+                if done:
+                    drafts.append(
+                        Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
+                              kind="confirmation")
+                    )
+            elif _PREFERENCE.search(sentence):
+                rule, why = _split_rationale(sentence.rstrip(" .!"))
+                drafts.append(Draft("feedback", rule, why, kind="preference"))
+            if _DECISION.search(sentence):
+                rule, why = _split_rationale(sentence.rstrip(" .!"))
+                drafts.append(Draft("project", rule, why, kind="decision"))
+            elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
+                rule, why = _split_rationale(sentence.rstrip(" .!"))
+                drafts.append(Draft("project", rule, why, kind="deadline"))
+            if len(drafts) == drafts_before and (_URL.search(sentence) or _TICKET.search(sentence)) and (
+                _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
+            ):
+                drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+        for draft in drafts[start:]:
+            draft.said_on = anchor
+            if draft.type == "user":
+                draft.rule = _third_person(draft.rule)
+    return drafts, forgets
+
+
+# --- turning drafts into memories --------------------------------------------------
+_GENERIC = frozenset(
+    "use make run do work want need please always never don't dont stop keep like prefer instead code thing "
+    "project repo file test tests".split()
+)
+
+
+def _content_stems(text: str) -> set[str]:
+    return {t for t in tokens(text) if t not in _GENERIC and len(t) > 1}
+
+
+def _title(rule: str) -> str:
+    words = re.sub(r"\s+", " ", rule).split()
+    title = " ".join(words[:NAME_WORDS]).rstrip(",;:")
+    title = title + ("…" if len(words) > NAME_WORDS else "")
+    return (title[:1].upper() + title[1:])[:100]
+
+
+def _how(draft: Draft) -> str:
+    if draft.how:
+        return draft.how
+    return {
+        "correction": "follow this in future work instead of the corrected behaviour",
+        "confirmation": "repeat this approach in similar situations",
+        "preference": "apply this preference by default",
+        "decision": "build on this decision; do not reopen it without new information",
+        "deadline": "plan and prioritise work around this date",
+        "remember": "keep this in mind in future sessions",
+    }.get(draft.kind, "keep this in mind in future sessions")
+
+
+def to_memory(draft: Draft, today: date) -> Memory:
+    mtype = MemoryType(draft.type)
+    description = draft.rule if len(draft.rule) <= 150 else draft.rule[:149].rstrip() + "…"
+    if mtype.value in ("feedback", "project"):
+        why = draft.why or f"the user said so on {(draft.said_on or today).isoformat()}"
+        body = compose_body(draft.rule, why, _how(draft))
+    else:
+        body = draft.rule + (f"\n\n**Why:** {draft.why}" if draft.why else "")
+    return Memory(name=_title(draft.rule), description=description, type=mtype, body=body)
+
+
+def _similar(store: MemoryStore, draft: Draft) -> str | None:
+    """An existing memory of the same type this draft should update instead of duplicating."""
+    new = _content_stems(draft.rule)
+    if not new:
+        return None
+    best, best_score = None, 0.0
+    for h in store.scan().headers:
+        if h.type != draft.type:
+            continue
+        old = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
+        shared = new & old
+        if not shared:
+            continue
+        score = len(shared) / min(len(new), len(old))
+        if score > best_score:
+            best, best_score = h.rel_path, score
+    threshold = 0.3 if draft.correction else 0.6
+    return best if best_score >= threshold else None
+
+
+class OfflineOutcome(Record):
+    __slots__ = ("saved", "updated", "deleted", "drafts", "errors")
+    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list}
+
+
+def _forget_target(store: MemoryStore, phrase: str) -> str | None:
+    wanted = _content_stems(phrase) - STOPWORDS
+    if not wanted:
+        return None
+    best, best_score = None, 0.0
+    for h in store.scan().headers:
+        have = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
+        score = len(wanted & have) / len(wanted)
+        if score > best_score:
+            best, best_score = h.rel_path, score
+    return best if best_score >= 0.5 else None
+
+
+def apply(
+    store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False
+) -> OfflineOutcome:
+    drafts, forgets = detect(messages)
+    outcome = OfflineOutcome(drafts=drafts)
+    for forget in forgets:
+        target = _forget_target(store, forget.phrase)
+        if target:
+            if not dry_run:
+                store.delete(target)
+            outcome.deleted.append(target)
+    seen: set[str] = set()
+    for draft in drafts:
+        memory = to_memory(draft, today)
+        if memory.description in seen:
+            continue
+        seen.add(memory.description)
+        existing = _similar(store, draft)
+        if dry_run:
+            (outcome.updated if existing else outcome.saved).append(existing or f"{memory.type.value}_… ({memory.name})")
+            continue
+        try:
+            if existing:
+                old = store.load(existing)
+                result = store.save(memory.model_copy(update={"name": old.name}), rel_path=existing)
+                outcome.updated.append(result.rel_path)
+            else:
+                result = store.save(memory)
+                outcome.saved.append(result.rel_path)
+        except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest
+            outcome.errors.append(str(exc))
+    return outcome

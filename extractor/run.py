@@ -1,0 +1,169 @@
+"""Public extraction functions: messages or a transcript in, memory files out.
+
+The CLI, the Stop hook's worker, batch processing and evals all call these.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from extractor import offline, state
+from extractor.tools import WRITE_TOOLS, Toolbox
+from memdir.config import Settings, choose_engine
+from memdir.record import Record
+from memdir.store import MemoryStore
+from memdir.transcript import Message, read_transcript
+
+MEMORY_WRITING_TOOLS = (*WRITE_TOOLS, "MultiEdit", "NotebookEdit")
+
+
+class ExtractResult(Record):
+    """status: saved | nothing | skipped | failed | stashed."""
+
+    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor")
+    _defaults = {
+        "engine": None,
+        "saved": list,
+        "deleted": list,
+        "usage": dict,
+        "turns": 0,
+        "reason": "",
+        "errors": list,
+        "dry_run": False,
+        "cursor": None,
+    }
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def main_agent_wrote_memory(messages: list[Message], memory_dir: Path) -> bool:
+    """Did the main agent itself write into the memory folder (then there is nothing to add)?"""
+    root = memory_dir.resolve()
+    for message in messages:
+        for call in message.tool_uses():
+            if call.get("name") not in MEMORY_WRITING_TOOLS:
+                continue
+            target = (call.get("input") or {}).get("file_path") or (call.get("input") or {}).get("notebook_path")
+            if isinstance(target, str) and target:
+                path = Path(target).expanduser()
+                resolved = path.resolve() if path.is_absolute() else (root / path).resolve()
+                if resolved == root or root in resolved.parents:
+                    return True
+    return False
+
+
+def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Settings, today: date) -> tuple[str, str]:
+    """(engine to use, why). The cost guard and the daily budget live here."""
+    chosen = choose_engine(engine, quiet=True)
+    if chosen != "llm":
+        return chosen, ""
+    if not any(m.user_text() for m in messages):
+        return "skip", "no user-authored text in the new messages; the model was not called"
+    drafts, forgets = offline.detect(messages)
+    if not drafts and not forgets:
+        return "skip", "nothing in the new messages looks memorable; the model was not called"
+    used = state.tokens_used(state.usage_for(memory_dir, today))
+    if used >= settings.daily_token_budget:
+        return "offline", f"daily token budget reached ({used:,} of {settings.daily_token_budget:,}); used the offline engine"
+    return "llm", ""
+
+
+def extract_messages(
+    messages: list[Message],
+    memory_dir: Path,
+    *,
+    project_root: Path | None = None,
+    settings: Settings | None = None,
+    engine: str | None = None,
+    today: date | None = None,
+    dry_run: bool = False,
+    client=None,
+) -> ExtractResult:
+    """Run one extraction over `messages`. API failures come back as status "failed", never raised."""
+    settings = settings or Settings.from_env()
+    today = today or date.today()
+    chosen, why = _choose(engine or settings.engine, messages, memory_dir, settings, today)
+    result = ExtractResult("nothing", engine=chosen, reason=why, dry_run=dry_run)
+    if chosen == "skip":
+        result.status, result.engine = "skipped", None
+        return result
+    if why and chosen == "offline":
+        notice_given = state.usage_for(memory_dir, today).get("budget_notice")
+        if not notice_given:
+            import sys
+
+            print(f"memdir: {why}", file=sys.stderr)  # said once a day per folder
+            state.add_usage(memory_dir, today, {}, budget_notice=True)
+    if chosen == "offline":
+        outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
+        result.saved = outcome.saved + outcome.updated
+        result.deleted = outcome.deleted
+        result.errors = outcome.errors
+    else:
+        from extractor.agent import run_agent
+        from memdir.llm import describe_error
+
+        toolbox = Toolbox(memory_dir, project_root, dry_run=dry_run)
+        try:
+            run = run_agent(messages, toolbox, settings, today=today, client=client)
+        except Exception as exc:  # API failure after retries: the caller keeps its cursor
+            result.status, result.reason = "failed", describe_error(exc)
+            result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
+            return result
+        result.turns, result.usage = run.turns, run.usage
+        result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
+        if run.hit_turn_cap:
+            result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
+        if not dry_run:
+            state.add_usage(memory_dir, today, run.usage)
+    if result.saved or result.deleted:
+        result.status = "saved"
+    return result
+
+
+def extract_transcript(
+    transcript: Path,
+    memory_dir: Path,
+    *,
+    session_id: str | None = None,
+    last_n: int | None = None,
+    settings: Settings | None = None,
+    engine: str | None = None,
+    today: date | None = None,
+    dry_run: bool = False,
+    client=None,
+    project_root: Path | None = None,
+) -> ExtractResult:
+    """Extract from a transcript file; with a session id, only messages after that session's cursor.
+
+    The cursor advances only when the run succeeds; when the main agent already wrote memory
+    since the cursor, it advances without a run.
+    """
+    settings = settings or Settings.from_env()
+    last_n = last_n or settings.extract_last_n
+    cursor = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
+    read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"])
+    messages = read.messages
+    if not messages:
+        return ExtractResult("skipped", reason="no new messages since the last run", cursor=cursor["uuid"])
+    newest = next((m.uuid for m in reversed(messages) if m.uuid), None)
+    if main_agent_wrote_memory(messages, memory_dir):
+        if session_id and not dry_run:
+            state.save_cursor(memory_dir, session_id, newest)
+        return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
+    if project_root is None and read.cwd:
+        from memdir.paths import project_root as root_of
+
+        project_root = root_of(Path(read.cwd)) if Path(read.cwd).is_dir() else None
+    result = extract_messages(
+        messages, memory_dir, project_root=project_root, settings=settings, engine=engine, today=today,
+        dry_run=dry_run, client=client,
+    )
+    if result.status != "failed" and session_id and not dry_run:
+        state.save_cursor(memory_dir, session_id, newest)
+        result.cursor = newest
+    if not dry_run:
+        state.log_run(memory_dir, {"session": session_id, **{k: v for k, v in result.as_dict().items() if k != "dry_run"}})
+    return result

@@ -1,0 +1,44 @@
+"""The detached background worker the Stop hook starts: `python -m extractor.worker '<json>'`.
+
+It resolves the memory folder (the hook itself does no work beyond starting this), runs the
+scheduled extraction, and records the outcome in `.memdir/`; the next prompt or session-start
+hook shows "Memory saved: ..." once.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    from memdir.hooks import log
+
+    memory_dir = None
+    try:
+        request = json.loads(argv[0])
+        from memdir.paths import memory_enabled, resolve_memory_dir
+
+        cwd = Path(request.get("cwd") or ".")
+        if not memory_enabled(cwd).enabled:
+            return 0
+        memory_dir = resolve_memory_dir(cwd).path
+        if not request.get("transcript"):
+            log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
+            return 0
+        from extractor.schedule import request_extraction
+
+        for result in request_extraction(memory_dir, {**request, "hook": True}):
+            summary = f"{result.status}" + (f": {result.reason}" if result.reason else "")
+            if result.saved:
+                summary += f" saved {', '.join(result.saved)}"
+            log(memory_dir, "stop", summary)
+    except Exception as exc:  # a background worker has nobody to show a traceback to
+        log(memory_dir, "stop", f"worker failed: {type(exc).__name__}: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
