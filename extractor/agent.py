@@ -14,7 +14,7 @@ from memdir.llm import call_with_retries, make_client
 from memdir.record import Record
 from memdir.scan import scan
 from extractor.excerpt import excerpt_messages
-from extractor.tools import TOOL_SCHEMAS, Toolbox
+from extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
 from recall.manifest import manifest
 
@@ -96,6 +96,11 @@ def run_agent(
                 result["is_error"] = True
             results.append(result)
         conversation.append({"role": "user", "content": results})
+        if all(c["name"] in WRITE_TOOLS for c in calls) and not any(r.get("is_error") for r in results):
+            # Every write landed: another turn would only be the model saying so. This is what keeps
+            # the common case at two model calls (reads, then writes).
+            run.stop_reason = "writes_done"
+            break
     else:
         run.hit_turn_cap = True
     return run

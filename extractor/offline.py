@@ -79,6 +79,9 @@ _DEADLINE_WORDS = re.compile(
     r"must be done|needs to be done|by (?:the )?end of)\b",
     re.I,
 )
+_IMPERATIVE = re.compile(
+    r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
+)
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
 _URL = re.compile(r"https?://[^\s)>\]\"']+")
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
@@ -123,9 +126,9 @@ def _classify(what: str) -> str:
         return "user"
     if _URL.search(what) or _TICKET.search(what) or _REFERENCE_HINT.search(what):
         return "reference"
-    if _DEADLINE_WORDS.search(what) or DATE_PATTERN.search(what) or _DECISION.search(what):
-        return "project"
-    return "feedback"
+    if _IMPERATIVE.match(what) or _PREFERENCE.search(what) or re.search(r"\b(?:should|must)\b", what, re.I):
+        return "feedback"
+    return "project"  # a statement of fact about the work
 
 
 def _previous_assistant_summary(messages: list[Message], index: int) -> str | None:

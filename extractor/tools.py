@@ -236,11 +236,6 @@ class Toolbox:
         return _cap("\n".join(found[:1000]) or "no files")
 
     def _tool_bash(self, command: str) -> str:
-        if SHELL_SYNTAX.search(command):
-            raise Refused(
-                "only a single read-only command is allowed: no pipes, redirects, ;, &&, $(), "
-                "backticks, braces or subshells"
-            )
         try:
             argv = shlex.split(command)
         except ValueError as exc:
@@ -250,6 +245,11 @@ class Toolbox:
         program = argv[0]
         if program not in READ_ONLY_PROGRAMS:
             raise Refused(f"{program!r} is not allowed; read-only commands only: {', '.join(sorted(READ_ONLY_PROGRAMS))}")
+        if SHELL_SYNTAX.search(command):
+            raise Refused(
+                "only a single read-only command is allowed: no pipes, redirects, ;, &&, $(), "
+                "backticks, braces or subshells"
+            )
         if program == "find":
             bad = [a for a in argv[1:] if a in FIND_FORBIDDEN or a.startswith("-fprint")]
             if bad:

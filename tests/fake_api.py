@@ -1,0 +1,54 @@
+"""A local stand-in for the Messages API, for tests that run memdir in real subprocesses.
+
+respx can only patch the test's own process; a hook or worker started as a process reaches this
+server instead through ANTHROPIC_BASE_URL (on loopback, as the network rules require).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeAPI:
+    def __init__(self, respond, delay: float = 0.0) -> None:
+        """`respond(body: dict, n: int) -> dict` builds the JSON answer to the n-th request (0-based)."""
+        self.respond, self.delay = respond, delay
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                with api._lock:
+                    n = len(api.requests)
+                    api.requests.append(body)
+                if api.delay:
+                    time.sleep(api.delay)
+                payload = json.dumps(api.respond(body, n)).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

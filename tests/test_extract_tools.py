@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from extractor.tools import Toolbox
+
+GOOD = "---\nname: {name}\ndescription: {desc}\ntype: {type}\n---\n{body}\n"
+WHY = "\n\n**Why:** because\n**How to apply:** always"
+
+
+@pytest.fixture
+def box(tmp_path):
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("hello project\n")
+    return Toolbox(memory, project)
+
+
+def _write(box, rel, name="N", desc="D", type_="user", body="b"):
+    return box.run("Write", {"file_path": str(box.memory_dir / rel), "content": GOOD.format(name=name, desc=desc, type=type_, body=body)})
+
+
+def test_write_new_memory_goes_through_the_store(box):
+    result = _write(box, "user_role.md", "Role", "Backend engineer")
+    assert not result.is_error, result.content
+    assert (box.memory_dir / "user_role.md").exists()
+    assert "- [Role](user_role.md) — Backend engineer" in (box.memory_dir / "MEMORY.md").read_text()
+    assert box.written == ["user_role.md"]
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["../../.ssh/authorized_keys", "/etc/passwd", "{mem}/../outside.md", "{mem}/sub/x.md", "{mem}/MEMORY.md",
+     "{mem}/notes.txt", "{mem}/.memdir/cursor.md"],
+)
+def test_writes_outside_memory_files_are_refused(box, target, tmp_path):
+    target = target.format(mem=box.memory_dir)
+    result = box.run("Write", {"file_path": target, "content": GOOD.format(name="x", desc="y", type="user", body="z")})
+    assert result.is_error
+    assert not (tmp_path / "outside.md").exists() and not Path(os.path.expanduser("~/.ssh/authorized_keys")).exists()
+
+
+def test_symlink_out_of_the_folder_is_refused(box, tmp_path):
+    outside = tmp_path / "outside.md"
+    (box.memory_dir / "user_link.md").symlink_to(outside)
+    result = _write(box, "user_link.md")
+    assert result.is_error and not outside.exists()
+
+
+@pytest.mark.parametrize(
+    "command, why",
+    [
+        ("cat a > b", "no pipes, redirects"),
+        ("ls | rm -rf /", "no pipes"),
+        ("cat a{b,c}", "no pipes"),
+        ("ls; rm x", "no pipes"),
+        ("ls && rm x", "no pipes"),
+        ("cat $(whoami)", "no pipes"),
+        ("cat `whoami`", "no pipes"),
+        ("find . -delete", "find -delete is not allowed"),
+        ("find . -exec rm x", "find -exec is not allowed"),
+        ("find . -name '*.md' -execdir ls", "find -execdir"),
+        ("find . -fprint out", "not allowed"),
+        ("rm -rf /", "'rm' is not allowed"),
+        ("python -c 'print(1)'", "'python' is not allowed"),
+        ("cat /etc/passwd", "outside what this agent may read"),
+    ],
+)
+def test_bash_refusals(box, command, why):
+    result = box.run("Bash", {"command": command})
+    assert result.is_error and why.split()[0] in result.content, result.content
+
+
+def test_bash_read_only_commands_work(box):
+    result = box.run("Bash", {"command": "cat README.md"})
+    assert not result.is_error and "hello project" in result.content
+    assert not box.run("Bash", {"command": "ls"}).is_error
+
+
+def test_read_is_confined(box, tmp_path):
+    (tmp_path / "secret.txt").write_text("nope")
+    assert box.run("Read", {"file_path": str(tmp_path / "secret.txt")}).is_error
+    assert "hello project" in box.run("Read", {"file_path": str(box.project_root / "README.md")}).content
+    assert box.run("Glob", {"pattern": "../*"}).is_error
+
+
+def test_unknown_tool_is_refused_with_the_allowed_list(box):
+    result = box.run("WebFetch", {"url": "http://x"})
+    assert result.is_error and "Read, Grep, Glob, Bash, Write, Edit" in result.content
+
+
+def test_secret_is_refused(box):
+    result = _write(box, "reference_keys.md", body="the key is sk-ant-api03-" + "x" * 40)
+    assert result.is_error and "Anthropic API key" in result.content
+    assert not (box.memory_dir / "reference_keys.md").exists()
+
+
+def test_overwrite_requires_a_fresh_read(box):
+    assert not _write(box, "user_a.md", body="v1").is_error
+    fresh = Toolbox(box.memory_dir, box.project_root)  # a new run has not read it
+    assert "Read it first" in _write(fresh, "user_a.md", body="v2").content
+    assert not fresh.run("Read", {"file_path": str(box.memory_dir / "user_a.md")}).is_error
+    (box.memory_dir / "user_a.md").write_text(GOOD.format(name="N", desc="D", type="user", body="changed by a person"))
+    result = _write(fresh, "user_a.md", body="v3")
+    assert result.is_error and "changed since you read it" in result.content
+    assert "changed by a person" in (box.memory_dir / "user_a.md").read_text()
+
+
+def test_edit_stale_old_string_is_refused(box):
+    _write(box, "user_a.md", body="likes tabs")
+    box.run("Read", {"file_path": str(box.memory_dir / "user_a.md")})
+    assert not box.run("Edit", {"file_path": str(box.memory_dir / "user_a.md"), "old_string": "tabs", "new_string": "spaces"}).is_error
+    assert "likes spaces" in (box.memory_dir / "user_a.md").read_text()
+    result = box.run("Edit", {"file_path": str(box.memory_dir / "user_a.md"), "old_string": "tabs", "new_string": "x"})
+    assert result.is_error and "does not occur" in result.content
+
+
+def test_feedback_without_why_how_is_refused(box):
+    result = _write(box, "feedback_x.md", type_="feedback", body="no reasons")
+    assert result.is_error and "**Why:**" in result.content
+    assert not _write(box, "feedback_x.md", type_="feedback", body="rule" + WHY).is_error
+
+
+def test_write_empty_content_deletes(box):
+    _write(box, "user_gone.md", "Gone")
+    box.run("Read", {"file_path": str(box.memory_dir / "user_gone.md")})
+    result = box.run("Write", {"file_path": str(box.memory_dir / "user_gone.md"), "content": ""})
+    assert not result.is_error and not (box.memory_dir / "user_gone.md").exists()
+    assert "user_gone.md" not in (box.memory_dir / "MEMORY.md").read_text()
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    (tmp_path / "m").mkdir()
+    box = Toolbox(tmp_path / "m", None, dry_run=True)
+    result = _write(box, "user_x.md")
+    assert not result.is_error and "dry run" in result.content and box.written == ["user_x.md"]
+    assert not (tmp_path / "m" / "user_x.md").exists()
