@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from extractor import offline, state
+from memdir import usage
 from extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.config import Settings, choose_engine
 from memdir.record import Record
@@ -64,7 +65,7 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
     drafts, forgets = offline.detect(messages)
     if not drafts and not forgets:
         return "skip", "nothing in the new messages looks memorable; the model was not called"
-    used = state.tokens_used(state.usage_for(memory_dir, today))
+    used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
         return "offline", f"daily token budget reached ({used:,} of {settings.daily_token_budget:,}); used the offline engine"
     return "llm", ""
@@ -90,12 +91,12 @@ def extract_messages(
         result.status, result.engine = "skipped", None
         return result
     if why and chosen == "offline":
-        notice_given = state.usage_for(memory_dir, today).get("budget_notice")
+        notice_given = usage.usage_for(memory_dir, today).get("budget_notice")
         if not notice_given:
             import sys
 
             print(f"memdir: {why}", file=sys.stderr)  # said once a day per folder
-            state.add_usage(memory_dir, today, {}, budget_notice=True)
+            usage.add_usage(memory_dir, today, {}, budget_notice=True)
     if chosen == "offline":
         outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
         result.saved = outcome.saved + outcome.updated
@@ -117,7 +118,7 @@ def extract_messages(
         if run.hit_turn_cap:
             result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
         if not dry_run:
-            state.add_usage(memory_dir, today, run.usage)
+            usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:
         result.status = "saved"
     return result

@@ -15,7 +15,6 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.fsio import atomic_write_text, locked
 
-USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def state_dir(memory_dir: Path) -> Path:
@@ -42,39 +41,6 @@ def load_cursor(memory_dir: Path, session_id: str) -> dict:
 
 def save_cursor(memory_dir: Path, session_id: str, uuid: str | None, turns: int = 0) -> None:
     atomic_write_text(_session_dir(memory_dir, session_id) / "cursor.json", json.dumps({"uuid": uuid, "turns": turns}))
-
-
-# --- daily token usage -------------------------------------------------------------------
-def _usage_file(memory_dir: Path, day: date) -> Path:
-    return state_dir(memory_dir) / "usage" / f"{day.isoformat()}.json"
-
-
-def usage_for(memory_dir: Path, day: date) -> dict:
-    data = _read_json(_usage_file(memory_dir, day), {})
-    return {**{k: 0 for k in USAGE_FIELDS}, "runs": 0, "budget_notice": False, **data}
-
-
-def tokens_used(usage: dict) -> int:
-    return sum(int(usage.get(k, 0)) for k in USAGE_FIELDS)
-
-
-def add_usage(memory_dir: Path, day: date, usage: dict, *, budget_notice: bool | None = None) -> dict:
-    target = _usage_file(memory_dir, day)
-    with locked(state_dir(memory_dir) / "usage.lock"):
-        total = usage_for(memory_dir, day)
-        for key in USAGE_FIELDS:
-            total[key] += int(usage.get(key, 0))
-        total["runs"] += 1 if usage else 0
-        if budget_notice is not None:
-            total["budget_notice"] = budget_notice
-        atomic_write_text(target, json.dumps(total))
-    return total
-
-
-def recent_usage(memory_dir: Path, days: int = 7) -> list[tuple[str, dict]]:
-    folder = state_dir(memory_dir) / "usage"
-    files = sorted(folder.glob("*.json"))[-days:] if folder.is_dir() else []
-    return [(f.stem, _read_json(f, {})) for f in files]
 
 
 # --- the stashed request (newest wins) ----------------------------------------------------

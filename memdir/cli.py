@@ -145,6 +145,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             tag = "fixed" if f.fixed else f.severity
             hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
+        from memdir.usage import recent_usage, tokens_used
+
+        days = recent_usage(_memory_dir(args).path)
+        if days:
+            print("extraction tokens per day (input+output+cache):")
+            for day, usage in days:
+                print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
     return 0 if ok else 1
 
 

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from extractor import state
+from memdir import usage
 from extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.model import Memory
@@ -83,7 +84,7 @@ def test_two_turn_run_reads_then_writes(api, transcript, memory):
     assert index.count("feedback_testing.md") == 1
     assert result.usage == {"input_tokens": 2400, "output_tokens": 480, "cache_read_input_tokens": 1900,
                             "cache_creation_input_tokens": 1900}
-    assert state.usage_for(memory, TODAY)["input_tokens"] == 2400
+    assert usage.usage_for(memory, TODAY)["input_tokens"] == 2400
     first, second = _requests(route)
     assert first["model"] == "claude-sonnet-5-5" and first["max_tokens"] == 4096
     assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
@@ -167,7 +168,7 @@ def test_cost_guard_skips_the_model(api, tmp_path, memory):
 
 
 def test_daily_budget_falls_back_to_offline(api, transcript, memory, capsys):
-    state.add_usage(memory, TODAY, {"input_tokens": 10_000})
+    usage.add_usage(memory, TODAY, {"input_tokens": 10_000})
     result = extract_transcript(transcript, memory, settings=_settings(daily_token_budget=5_000), today=TODAY)
     assert result.engine == "offline" and "budget" in result.reason
     assert "budget" in capsys.readouterr().err

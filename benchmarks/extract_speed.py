@@ -1,0 +1,78 @@
+"""Extraction-side speed against same-run baselines (budgets from DESIGN.md).
+
+    .venv/bin/python -m benchmarks.extract_speed [--big-mb 200] [--repeat 10]
+
+1. `memdir hook stop` wall time vs `python3 -c 'import json,sys; json.load(sys.stdin)'` (budget 2x).
+   The hook only starts the detached worker; its return is what the user could ever wait for.
+2. Reading the last 20 messages of a 200 MB transcript vs a 2 MB one (budget: about 1x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process
+from memdir.transcript import read_transcript
+
+
+def write_transcript(path: Path, megabytes: int) -> None:
+    line_user = {"type": "user", "sessionId": "bench", "timestamp": "2026-03-02T09:00:00Z", "cwd": "/repo",
+                 "message": {"role": "user", "content": "please look at the payments retry logic " * 20}}
+    line_assistant = {"type": "assistant", "sessionId": "bench", "timestamp": "2026-03-02T09:00:05Z",
+                      "message": {"id": "", "role": "assistant",
+                                  "content": [{"type": "text", "text": "Looking at the retry loop now. " * 30}]}}
+    target = megabytes * 1024 * 1024
+    written, n = 0, 0
+    with open(path, "w", encoding="utf-8") as handle:
+        while written < target:
+            user = {**line_user, "uuid": f"u{n}"}
+            assistant = {**line_assistant, "uuid": f"a{n}", "message": {**line_assistant["message"], "id": f"msg_{n}"}}
+            chunk = json.dumps(user) + "\n" + json.dumps(assistant) + "\n"
+            handle.write(chunk)
+            written += len(chunk)
+            n += 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--big-mb", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    precompile()
+    with tempfile.TemporaryDirectory(prefix="memdir-xspeed-") as tmp:
+        root = Path(tmp)
+        small, big = root / "small.jsonl", root / "big.jsonl"
+        write_transcript(small, 2)
+        write_transcript(big, args.big_mb)
+        payload = json.dumps({"session_id": "bench", "transcript_path": str(small), "cwd": tmp,
+                              "hook_event_name": "Stop", "stop_hook_active": False})
+        script = Path(sys.executable).with_name("memdir")
+        hook = [str(script), "hook", "stop"] if script.exists() else [sys.executable, "-m", "memdir.cli", "hook", "stop"]
+        # Memory switched off for the worker, so the measurement is not disturbed by its work.
+        env = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_PATH": str(root / "memory")}
+        for argv_ in (BARE_PYTHON, hook):
+            run_process(argv_, payload, env)
+
+        def stop_hook() -> None:
+            run_process(hook, payload, env)
+            time.sleep(0)  # the worker is detached: it is not waited for, by design
+
+        bare = median_seconds(lambda: run_process(BARE_PYTHON, payload), args.repeat)
+        ours = median_seconds(stop_hook, args.repeat)
+        print(f"hook stop: {ours * 1000:.0f} ms vs bare python {bare * 1000:.0f} ms = {ours / bare:.2f}x (budget 2x)")
+
+        read_transcript(small, last_n=20), read_transcript(big, last_n=20)
+        t_small = median_seconds(lambda: read_transcript(small, last_n=20), args.repeat)
+        t_big = median_seconds(lambda: read_transcript(big, last_n=20), args.repeat)
+        print(f"last 20 messages: 2 MB {t_small * 1000:.2f} ms, {args.big_mb} MB {t_big * 1000:.2f} ms "
+              f"= {t_big / t_small:.2f}x (budget ~1x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

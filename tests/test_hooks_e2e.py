@@ -1,0 +1,94 @@
+"""Claude Code's view: the real `memdir hook ...` executables, JSON on stdin, a transcript on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import api_payloads as P
+from tests.fake_api import FakeAPI
+
+
+def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memdir.cli", "hook", event], input=json.dumps(payload),
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+
+
+def _wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def session(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    transcript = tmp_path / "session.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-03-02T09:00:00Z", "cwd": str(project),
+         "message": {"role": "user", "content": "Don't mock the database in integration tests, because mocks hid a broken migration."}},
+        {"type": "assistant", "uuid": "a1", "sessionId": "s1", "timestamp": "2026-03-02T09:00:05Z", "cwd": str(project),
+         "message": {"id": "msg_1", "role": "assistant", "content": [{"type": "text", "text": "Understood, I will use the real test database."}]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    return project, transcript, tmp_path / "memory"
+
+
+def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
+    project, transcript, memory = session
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
+    stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
+            "hook_event_name": "Stop", "stop_hook_active": False}
+    started = time.monotonic()
+    proc = _hook("stop", stop, env)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    assert time.monotonic() - started < 5
+    assert _wait_for(lambda: list(memory.glob("feedback_*.md"))), (memory / ".memdir" / "hook.log").read_text() if (memory / ".memdir" / "hook.log").exists() else "no log"
+    assert _wait_for(lambda: (memory / ".memdir" / "notices.json").exists())
+    prompt = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
+              "hook_event_name": "UserPromptSubmit", "prompt": "write an integration test for the ledger database"}
+    out = _hook("prompt", prompt, env)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["systemMessage"].startswith("Memory saved: ") and "feedback_" in data["systemMessage"]
+    context = data["hookSpecificOutput"]["additionalContext"]
+    assert "Don't mock the database in integration tests" in context and "<system-reminder>" in context
+    again = json.loads(_hook("prompt", {**prompt, "session_id": "s2"}, env).stdout)
+    assert "systemMessage" not in again  # the notice is shown once
+
+
+def test_stop_with_the_llm_engine_against_a_local_api(session):
+    project, transcript, memory = session
+    feedback = ("---\nname: Real database in tests\ndescription: Integration tests must use the real database\n"
+                "type: feedback\n---\nNever mock the database in integration tests.\n\n"
+                "**Why:** mocks hid a broken migration\n**How to apply:** use the test database\n")
+
+    def respond(body, n):
+        return P.message([P.tool_use("Write", {"file_path": str(memory / "feedback_real_db.md"), "content": feedback})],
+                         stop_reason="tool_use", model=body["model"])
+
+    with FakeAPI(respond) as api:
+        env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": api.url, "MEMDIR_RECALL_MODEL": "claude-haiku-5-5"}
+        stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop"}
+        assert _hook("stop", stop, env).returncode == 0
+        assert _wait_for(lambda: (memory / "feedback_real_db.md").exists())
+        assert _wait_for(lambda: (memory / ".memdir" / "notices.json").exists())
+    assert api.requests[0]["model"] == "claude-sonnet-5-5"
+    assert "- [Real database in tests](feedback_real_db.md)" in (memory / "MEMORY.md").read_text()
+
+
+def test_stop_hook_never_blocks_on_bad_input(tmp_path):
+    for stdin in ("", "nope", "[1]"):
+        proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "stop"], input=stdin, capture_output=True,
+                              text=True, env={**os.environ, "MEMDIR_PATH": str(tmp_path / "m")}, timeout=30)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
