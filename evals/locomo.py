@@ -139,3 +139,35 @@ def evaluate(samples: list[dict], indices: list[int], selector: Selector, limit:
             for q in conv.questions[:limit]:
                 score.add(q.gold, selector(q.text, root))
     return score
+
+
+def run_records(engine: str, settings, limit: int | None = None, progress=None) -> list[dict]:
+    """The LoCoMo recall benchmark as eval records (one per question; pass = hit@5)."""
+    import time as _time
+
+    from recall.api import recall
+
+    samples = load()
+    records: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="memdir-locomo-") as tmp:
+        for i, sample in enumerate(samples):
+            root = Path(tmp) / f"conv{i}" / "memory"
+            conv = build(sample, i, root)
+            for n, q in enumerate(conv.questions[:limit]):
+                started = _time.monotonic()
+                result = recall(root, q.text, settings=settings, engine=engine, record=False)
+                chosen = {h.rel_path for h in result.selected}
+                found = len(chosen & q.gold)
+                record = {"case": f"conv{i}-q{n}", "suite": "locomo",
+                          "tags": [f"half-{'0-4' if i < 5 else '5-9'}", f"category-{q.category}"],
+                          "repeat": 0, "engine": result.engine, "model": None, "inputs_hash": "",
+                          "status": "pass" if found else "fail",
+                          "grades": [{"check": "hit@5", "passed": bool(found),
+                                      "reason": f"evidence recall {found}/{len(q.gold)}"}],
+                          "outputs": {"selected": sorted(chosen), "evidence_recall": found / len(q.gold)},
+                          "usage": result.usage, "cost_usd": 0.0, "cache_hit": False, "error": None,
+                          "latency_s": round(_time.monotonic() - started, 3)}
+                records.append(record)
+                if progress:
+                    progress.update(record)
+    return records

@@ -238,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         if folder:
             # SUPPRESS: a subcommand's unset --dir must not clobber `memdir --dir X cmd`.
             p.add_argument("--dir", default=argparse.SUPPRESS, help="use this memory folder instead of the resolved one")
-        p.set_defaults(func=func)
+        if func is not None:
+            p.set_defaults(func=func)
         return p
 
     p = command("path", cmd_path, "print the memory folder and which rule chose it")
@@ -296,6 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+
+    from evals.cli import add_parser as add_eval_parser
+
+    add_eval_parser(sub, command)
     return parser
 
 

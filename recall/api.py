@@ -80,7 +80,7 @@ def recall(
                 "used the offline selector"
             )
     if selected is None:
-        selected = select_offline(query, pool, settings.recall_max)
+        selected = select_offline(query, pool, settings.recall_max, tools)
     result.selected = selected
     if selected:
         result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache")

@@ -1,0 +1,79 @@
+"""`memdir eval run|compare`: the harness behind the CLI (kept out of memdir/cli.py, which stays thin)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+# Imports are inside the handlers: building the parser happens on every `memdir` command, and the
+# harness (pydantic, yaml) is only needed when an eval actually runs.
+SUITE_NAMES = ("extraction", "recall", "behaviour")
+
+
+def run(args) -> int:
+    from evals.cases import SUITES, load_suite
+    from evals.report import summary
+    from evals.runner import Progress, run_cases, write_results
+    from memdir.config import Settings, choose_engine
+
+    settings = Settings.from_env().with_overrides(
+        extract_model=args.model, recall_model=args.recall_model or args.model, judge_model=args.judge_model
+    )
+    engine = choose_engine(args.engine or "auto")
+    suites = list(SUITES) if args.suite == "all" else [args.suite]
+    cases, problems = [], []
+    for suite in suites:
+        if suite == "locomo":
+            continue
+        found, bad = load_suite(suite, Path(args.cases) if args.cases else None)
+        cases += found
+        problems += bad
+    for problem in problems:
+        print(f"memdir eval: {problem.file}: {problem.message}", file=sys.stderr)
+    run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{engine}" + (f"-{Path(args.variant).name}" if args.variant else "")
+    out = Path(args.out) / run_id
+    jobs = len(cases) * args.repeat
+    print(f"memdir eval: {len(cases)} cases x {args.repeat} on the {engine} engine -> {out}", file=sys.stderr)
+    records = run_cases(cases, engine=engine, settings=settings, repeat=args.repeat, concurrency=args.concurrency,
+                        variant=args.variant, progress=Progress(jobs)) if cases else []
+    if args.suite == "locomo":
+        from evals.locomo import run_records
+
+        records += run_records(engine, settings, limit=args.limit)
+    write_results(records, out / "results.jsonl")
+    text = summary(records, f"memdir eval {run_id}")
+    (out / "summary.md").write_text(text, encoding="utf-8")
+    print(text)
+    print(f"results: {out / 'results.jsonl'}\nsummary: {out / 'summary.md'}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def compare_runs(args) -> int:
+    from evals.report import compare, load_run
+
+    a, b = Path(args.run_a), Path(args.run_b)
+    print(compare(load_run(a), load_run(b), a.name, b.name))
+    return 0
+
+
+def add_parser(sub, command) -> None:
+    p = command("eval", None, "measure extraction and recall quality (see `memdir eval run --help`)", folder=False)
+    evsub = p.add_subparsers(dest="eval_command", required=True, parser_class=type(p))
+    r = evsub.add_parser("run", help="run eval cases", description="run eval cases")
+    r.add_argument("--suite", choices=[*SUITE_NAMES, "locomo", "all"], default="all")
+    r.add_argument("--engine", choices=["auto", "llm", "offline"], default=None)
+    r.add_argument("--model", help="extraction/agent model")
+    r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
+    r.add_argument("--judge-model", help="model for rubric grading")
+    r.add_argument("--repeat", type=int, default=1)
+    r.add_argument("--variant", help="folder of prompt templates overriding prompts/*.j2 by name")
+    r.add_argument("--concurrency", type=int, default=4)
+    r.add_argument("--cases", help="folder with extraction/, recall/, behaviour/ case files (default: built in)")
+    r.add_argument("--out", default="eval-runs", help="where run folders are written (default ./eval-runs)")
+    r.add_argument("--limit", type=int, help="locomo: questions per conversation")
+    r.set_defaults(func=run)
+    c = evsub.add_parser("compare", help="per-case flips between two runs", description="compare two runs")
+    c.add_argument("run_a")
+    c.add_argument("run_b")
+    c.set_defaults(func=compare_runs)

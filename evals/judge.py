@@ -1,0 +1,84 @@
+"""Behaviour cases: the agent answers with memory in context; an LLM judge grades the rubric."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from evals.cases import BehaviourCase
+from evals.graders import Grade
+from memdir.config import Settings
+from memdir.llm import call_with_retries, make_client
+from memdir.scan import scan
+from recall.inject import render_all
+
+AGENT_MAX_TOKENS = 1500
+JUDGE_MAX_TOKENS = 1024
+
+
+class Verdict(BaseModel):
+    criterion: str
+    passed: bool
+    reason: str
+
+
+class Verdicts(BaseModel):
+    criteria: list[Verdict]
+
+
+def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, client, usage: dict) -> tuple[str, str]:
+    """(situation shown to the judge, the agent's reply)."""
+    from memdir import index as index_text
+    from prompts import render
+    from extractor.agent import add_usage
+
+    index = (memory_dir / "MEMORY.md").read_text(encoding="utf-8") if (memory_dir / "MEMORY.md").exists() else ""
+    system = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
+                    index=index_text.load_for_context(index))
+    recalled = render_all(scan(memory_dir).headers, now=time.time())
+    user = "\n\n".join(filter(None, [case.context and f"<workspace>\n{case.context}\n</workspace>", recalled, case.prompt]))
+    response = call_with_retries(
+        lambda: client.messages.create(model=settings.extract_model, max_tokens=AGENT_MAX_TOKENS, system=system,
+                                       messages=[{"role": "user", "content": user}]),
+        max_attempts=settings.max_attempts,
+    )
+    add_usage(usage, response.usage)
+    reply = "\n".join(b.text for b in response.content if getattr(b, "type", "") == "text")
+    situation = "\n\n".join(filter(None, [case.context, recalled]))
+    return situation, reply
+
+
+def judge(case: BehaviourCase, situation: str, reply: str, settings: Settings, client, usage: dict) -> list[Grade]:
+    from prompts import render
+    from extractor.agent import add_usage
+
+    response = call_with_retries(
+        lambda: client.messages.parse(
+            model=settings.judge_model,
+            max_tokens=JUDGE_MAX_TOKENS,
+            system=render("judge_system.j2"),
+            messages=[{"role": "user", "content": render("judge_user.j2", situation=situation, prompt=case.prompt,
+                                                         reply=reply, rubric=case.rubric)}],
+            output_format=Verdicts,
+        ),
+        max_attempts=settings.max_attempts,
+    )
+    add_usage(usage, response.usage)
+    verdicts = response.parsed_output.criteria if response.parsed_output else []
+    grades = []
+    for n, criterion in enumerate(case.rubric):
+        verdict = verdicts[n] if n < len(verdicts) else None
+        if verdict is None:
+            grades.append(Grade(check=criterion, passed=False, reason="the judge gave no verdict"))
+        else:
+            grades.append(Grade(check=criterion, passed=verdict.passed, reason=verdict.reason))
+    return grades
+
+
+def run_behaviour(case: BehaviourCase, memory_dir: Path, settings: Settings, client=None) -> tuple[list[Grade], dict, str]:
+    client = client or make_client()
+    usage: dict = {}
+    situation, reply = agent_reply(case, memory_dir, settings, client, usage)
+    return judge(case, situation, reply, settings, client, usage), usage, reply
