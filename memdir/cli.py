@@ -214,6 +214,29 @@ def cmd_extract(args: argparse.Namespace) -> int:
     return 0 if all(r.status != "failed" for r in results) else 1
 
 
+def cmd_install(args: argparse.Namespace) -> int:
+    from memdir.install import install, uninstall
+
+    if args.command == "install":
+        result = install(args.scope, dry_run=args.dry_run, cwd=Path(args.cwd) if args.cwd else None,
+                         no_index=args.no_index)
+        verb = "would add" if args.dry_run else "added"
+        events = ", ".join(result.added)
+    else:
+        result = uninstall(args.scope, dry_run=args.dry_run, cwd=Path(args.cwd) if args.cwd else None)
+        verb = "would remove" if args.dry_run else "removed"
+        events = ", ".join(dict.fromkeys(result.removed))
+    if not result.changed:
+        print(f"{result.settings_path}: nothing to do ({'already installed' if args.command == 'install' else 'not installed'})")
+        return 0
+    print(f"{result.settings_path}: {verb} memdir hooks for {events}")
+    if result.backup:
+        print(f"  backup: {result.backup}")
+    if args.dry_run:
+        print(result.text, end="")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
@@ -297,6 +320,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+
+    for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
+                            ("uninstall", "remove exactly the hooks install added")):
+        p = command(name, cmd_install, help_text, folder=False)
+        p.add_argument("--scope", choices=["user", "project"], default="user",
+                       help="~/.claude/settings.json (user, default) or the repo's .claude/settings.json")
+        p.add_argument("--dry-run", action="store_true", help="print the resulting settings; change nothing")
+        if name == "install":
+            p.add_argument("--no-index", action="store_true",
+                           help="leave MEMORY.md out of session start (when Claude Code's auto-memory loads it)")
 
     from evals.cli import add_parser as add_eval_parser
 

@@ -109,11 +109,33 @@ def stop_output(payload: HookPayload) -> str:
     return ""
 
 
-def _saved_notice(memory_dir: Path) -> str | None:
+def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
     from memdir.notices import take_notices
 
     saved = take_notices(memory_dir)
-    return f"Memory saved: {', '.join(saved)}" if saved else None
+    return f"{prefix}: {', '.join(saved)}" if saved else None
+
+
+def session_start_output(payload: HookPayload, include_index: bool = True) -> str:
+    """Memory instructions plus MEMORY.md (capped as a session loads it) as additionalContext.
+
+    `--no-index` leaves MEMORY.md out for users whose Claude Code auto-memory already loads it.
+    """
+    memory_dir = _memory_dir_for(payload)
+    if memory_dir is None:
+        return ""
+    from memdir import index as index_text
+    from prompts import render
+
+    index_file = memory_dir / C.INDEX_NAME
+    index = index_file.read_text(encoding="utf-8-sig") if index_file.exists() else ""
+    context = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=include_index,
+                     index=index_text.load_for_context(index) if include_index else "")
+    output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
+    notice = _saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
+    if notice:
+        output["systemMessage"] = notice
+    return json.dumps(output)
 
 
 def prompt_output(payload: HookPayload) -> str:
@@ -142,7 +164,12 @@ def main(argv: list[str], stdin=None, stdout=None) -> int:
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     event = argv[0] if argv else ""
-    handlers = {"prompt": prompt_output, "stop": stop_output}
+    flags = set(argv[1:])
+    handlers = {
+        "prompt": prompt_output,
+        "stop": stop_output,
+        "session-start": lambda p: session_start_output(p, include_index="--no-index" not in flags),
+    }
     if event not in handlers:
         print(f"memdir: error: unknown hook {event!r}; use one of {', '.join(handlers)}", file=sys.stderr)
         return 1  # non-blocking error for Claude Code; never 2

@@ -92,3 +92,26 @@ def test_stop_hook_never_blocks_on_bad_input(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "stop"], input=stdin, capture_output=True,
                               text=True, env={**os.environ, "MEMDIR_PATH": str(tmp_path / "m")}, timeout=30)
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_session_start_gives_instructions_index_and_notice_once(session):
+    project, transcript, memory = session
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
+    from memdir.manual import remember
+    from memdir.notices import add_notice
+    from memdir.store import MemoryStore
+
+    remember(MemoryStore(memory), "Alice leads payments", type_="user", name="Alice")
+    add_notice(memory, [str(memory / "user_alice.md")])
+    payload = {"session_id": "s9", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    data = json.loads(_hook("session-start", payload, env).stdout)
+    context = data["hookSpecificOutput"]["additionalContext"]
+    assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "# Memory" in context and "check that it still exists" in context
+    assert "- [Alice](user_alice.md) — Alice leads payments" in context
+    assert data["systemMessage"] == f"Memory saved since last session: {memory / 'user_alice.md'}"
+    again = json.loads(_hook("session-start", payload, env).stdout)
+    assert "systemMessage" not in again
+    proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "session-start", "--no-index"],
+                          input=json.dumps(payload), capture_output=True, text=True, env={**os.environ, **env})
+    assert "user_alice.md" not in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memdir.errors import MemdirError
+from memdir.install import install, uninstall
+
+EXE = "/opt/memdir/bin/memdir"
+FOREIGN = {
+    "model": "opus",
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/guard"}]}],
+    },
+}
+
+
+@pytest.fixture
+def settings(isolated_home):
+    path = isolated_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    text = json.dumps(FOREIGN, indent=4) + "\n"  # the user's own formatting
+    path.write_text(text)
+    return path, text
+
+
+def test_install_merges_with_foreign_hooks(settings):
+    path, _ = settings
+    result = install("user", executable=EXE)
+    assert result.added == ["Stop", "UserPromptSubmit", "SessionStart"] and result.backup
+    data = json.loads(path.read_text())
+    assert data["model"] == "opus"
+    assert data["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
+    stop_commands = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
+    assert stop_commands == ["notify-send done", f"{EXE} hook stop"]
+    assert data["hooks"]["UserPromptSubmit"] == [
+        {"hooks": [{"type": "command", "command": f"{EXE} hook prompt", "timeout": 15}]}]
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hook session-start"
+
+
+def test_install_twice_changes_nothing(settings):
+    path, _ = settings
+    install("user", executable=EXE)
+    after_first = path.read_bytes()
+    backups = sorted(path.parent.glob("settings.json.bak-*"))
+    result = install("user", executable=EXE)
+    assert not result.changed and path.read_bytes() == after_first
+    assert sorted(path.parent.glob("settings.json.bak-*")) == backups
+
+
+def test_reinstall_from_another_path_replaces_instead_of_duplicating(settings):
+    path, _ = settings
+    install("user", executable=EXE)
+    install("user", executable="/new/venv/bin/memdir")
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands == ["/new/venv/bin/memdir hook prompt"]
+
+
+def test_uninstall_restores_the_file_byte_for_byte(settings):
+    path, original = settings
+    install("user", executable=EXE)
+    result = uninstall("user")
+    assert sorted(set(result.removed)) == ["SessionStart", "Stop", "UserPromptSubmit"]
+    assert path.read_text() == original
+
+
+def test_uninstall_keeps_foreign_hooks_added_after_install(settings):
+    path, _ = settings
+    install("user", executable=EXE)
+    data = json.loads(path.read_text())
+    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say bye"}]})
+    path.write_text(json.dumps(data))
+    uninstall("user")
+    hooks = json.loads(path.read_text())["hooks"]
+    assert [h["command"] for g in hooks["Stop"] for h in g["hooks"]] == ["notify-send done", "say bye"]
+    assert hooks["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
+    assert "UserPromptSubmit" not in hooks and "SessionStart" not in hooks
+
+
+def test_invalid_json_is_refused_and_untouched(settings):
+    path, _ = settings
+    path.write_text('{"hooks": {')
+    with pytest.raises(MemdirError, match="not valid JSON"):
+        install("user", executable=EXE)
+    assert path.read_text() == '{"hooks": {'
+
+
+def test_dry_run_writes_nothing(settings):
+    path, original = settings
+    result = install("user", executable=EXE, dry_run=True)
+    assert result.changed and f"{EXE} hook stop" in result.text and path.read_text() == original
+
+
+def test_project_scope_and_missing_file(tmp_path):
+    (tmp_path / ".git").mkdir()
+    install("project", cwd=tmp_path, executable=EXE, no_index=True)
+    path = tmp_path / ".claude" / "settings.json"
+    data = json.loads(path.read_text())
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hook session-start --no-index"
+    uninstall("project", cwd=tmp_path)
+    assert not path.exists()  # memdir created it, memdir removed it
+
+
+def test_cli_install_uses_the_installed_executable(cli, isolated_home):
+    code, out, _ = cli("install")
+    data = json.loads((isolated_home / ".claude" / "settings.json").read_text())
+    command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert code == 0 and command.endswith("memdir hook stop") and command.startswith("/")
