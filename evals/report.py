@@ -62,7 +62,7 @@ def summary(records: list[dict], title: str) -> str:
               f"- tokens per case: mean {statistics.mean(tokens) if tokens else 0:,.0f}; "
               f"cases that read the prompt cache: {cached}",
               f"- estimated cost: {sum(costs):.4f} USD in all, {statistics.mean(costs) if costs else 0:.5f} USD per case "
-              "(prices in evals/pricing.py are estimates)",
+              "(prices in memdir/pricing.py are estimates)",
               f"- latency: p50 {_percentile(latencies, 0.5):.2f} s, p95 {_percentile(latencies, 0.95):.2f} s"]
     failures = [r for r in records if r["status"] in ("fail", "error")]
     if failures:

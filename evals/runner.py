@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
 from evals.graders import Grade, grade_extraction, grade_recall
-from evals.pricing import cost_usd
+from memdir.pricing import cost_usd
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.model import Memory

@@ -62,6 +62,33 @@ def add_usage(total: dict, usage) -> None:
         total[key] = total.get(key, 0) + int(data.get(key) or 0)
 
 
+def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolbox) -> bool:
+    """Record one model response and run its tool calls; True when another turn is needed."""
+    run.turns += 1
+    add_usage(run.usage, response.usage)
+    run.stop_reason = response.stop_reason
+    blocks = [b.model_dump(exclude_none=True) for b in response.content]
+    conversation.append({"role": "assistant", "content": blocks})
+    calls = [b for b in blocks if b.get("type") == "tool_use"]
+    run.final_text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text").strip()
+    if not calls:
+        return False
+    results = []
+    for call in calls:  # the model issued them together; they are independent by construction
+        outcome = toolbox.run(call["name"], call.get("input") or {})
+        result = {"type": "tool_result", "tool_use_id": call["id"], "content": outcome.content}
+        if outcome.is_error:
+            result["is_error"] = True
+        results.append(result)
+    conversation.append({"role": "user", "content": results})
+    if all(c["name"] in WRITE_TOOLS for c in calls) and not any(r.get("is_error") for r in results):
+        # Every write landed: another turn would only be the model saying so. This is what keeps
+        # the common case at two model calls (reads, then writes).
+        run.stop_reason = "writes_done"
+        return False
+    return True
+
+
 def run_agent(
     messages: list[Message],
     toolbox: Toolbox,
@@ -79,28 +106,32 @@ def run_agent(
         response = call_with_retries(
             lambda: client.messages.create(messages=conversation, **request), max_attempts=settings.max_attempts
         )
-        run.turns += 1
-        add_usage(run.usage, response.usage)
-        run.stop_reason = response.stop_reason
-        blocks = [b.model_dump(exclude_none=True) for b in response.content]
-        conversation.append({"role": "assistant", "content": blocks})
-        calls = [b for b in blocks if b.get("type") == "tool_use"]
-        run.final_text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text").strip()
-        if not calls:
-            break
-        results = []
-        for call in calls:  # the model issued them together; they are independent by construction
-            outcome = toolbox.run(call["name"], call.get("input") or {})
-            result = {"type": "tool_result", "tool_use_id": call["id"], "content": outcome.content}
-            if outcome.is_error:
-                result["is_error"] = True
-            results.append(result)
-        conversation.append({"role": "user", "content": results})
-        if all(c["name"] in WRITE_TOOLS for c in calls) and not any(r.get("is_error") for r in results):
-            # Every write landed: another turn would only be the model saying so. This is what keeps
-            # the common case at two model calls (reads, then writes).
-            run.stop_reason = "writes_done"
-            break
-    else:
-        run.hit_turn_cap = True
+        if not _take_turn(run, conversation, response, toolbox):
+            return run
+    run.hit_turn_cap = True
+    return run
+
+
+async def arun_agent(
+    messages: list[Message],
+    toolbox: Toolbox,
+    settings: Settings,
+    *,
+    today: date,
+    client,
+) -> AgentRun:
+    """`run_agent` on an `AsyncAnthropic` client, for batch processing many transcripts at once."""
+    from memdir.llm import acall_with_retries
+
+    request = build_request(messages, toolbox.memory_dir, settings, today)
+    conversation = request.pop("messages")
+    run = AgentRun()
+    while run.turns < settings.extract_max_turns:
+        async def send():
+            return await client.messages.create(messages=conversation, **request)
+
+        response = await acall_with_retries(send, max_attempts=settings.max_attempts)
+        if not _take_turn(run, conversation, response, toolbox):
+            return run
+    run.hit_turn_cap = True
     return run

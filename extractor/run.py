@@ -71,6 +71,43 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
     return "llm", ""
 
 
+def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractResult:
+    """The engine decision, the once-a-day budget notice, and the offline run when chosen."""
+    chosen, why = _choose(engine or settings.engine, messages, memory_dir, settings, today)
+    result = ExtractResult("nothing", engine=chosen, reason=why, dry_run=dry_run)
+    if chosen == "skip":
+        result.status, result.engine = "skipped", None
+        return result
+    if why and chosen == "offline" and not usage.usage_for(memory_dir, today).get("budget_notice"):
+        import sys
+
+        print(f"memdir: {why}", file=sys.stderr)  # said once a day per folder
+        usage.add_usage(memory_dir, today, {}, budget_notice=True)
+    if chosen == "offline":
+        outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
+        result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
+        if result.saved or result.deleted:
+            result.status = "saved"
+    return result
+
+
+def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today):
+    from memdir.llm import describe_error
+
+    result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
+    if error is not None:  # API failure after retries: the caller keeps its cursor
+        result.status, result.reason = "failed", describe_error(error)
+        return result
+    result.turns, result.usage = run.turns, run.usage
+    if run.hit_turn_cap:
+        result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
+    if not result.dry_run:
+        usage.add_usage(memory_dir, today, run.usage)
+    if result.saved or result.deleted:
+        result.status = "saved"
+    return result
+
+
 def extract_messages(
     messages: list[Message],
     memory_dir: Path,
@@ -85,43 +122,46 @@ def extract_messages(
     """Run one extraction over `messages`. API failures come back as status "failed", never raised."""
     settings = settings or Settings.from_env()
     today = today or date.today()
-    chosen, why = _choose(engine or settings.engine, messages, memory_dir, settings, today)
-    result = ExtractResult("nothing", engine=chosen, reason=why, dry_run=dry_run)
-    if chosen == "skip":
-        result.status, result.engine = "skipped", None
+    result = _begin(messages, memory_dir, settings, engine, today, dry_run)
+    if result.engine != "llm":
         return result
-    if why and chosen == "offline":
-        notice_given = usage.usage_for(memory_dir, today).get("budget_notice")
-        if not notice_given:
-            import sys
+    from extractor.agent import run_agent
 
-            print(f"memdir: {why}", file=sys.stderr)  # said once a day per folder
-            usage.add_usage(memory_dir, today, {}, budget_notice=True)
-    if chosen == "offline":
-        outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
-        result.saved = outcome.saved + outcome.updated
-        result.deleted = outcome.deleted
-        result.errors = outcome.errors
-    else:
-        from extractor.agent import run_agent
-        from memdir.llm import describe_error
+    toolbox = Toolbox(memory_dir, project_root, dry_run=dry_run)
+    run = error = None
+    try:
+        run = run_agent(messages, toolbox, settings, today=today, client=client)
+    except Exception as exc:  # noqa: BLE001
+        error = exc
+    return _finish_llm(result, toolbox, run, error, settings, memory_dir, today)
 
-        toolbox = Toolbox(memory_dir, project_root, dry_run=dry_run)
-        try:
-            run = run_agent(messages, toolbox, settings, today=today, client=client)
-        except Exception as exc:  # API failure after retries: the caller keeps its cursor
-            result.status, result.reason = "failed", describe_error(exc)
-            result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
-            return result
-        result.turns, result.usage = run.turns, run.usage
-        result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
-        if run.hit_turn_cap:
-            result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
-        if not dry_run:
-            usage.add_usage(memory_dir, today, run.usage)
-    if result.saved or result.deleted:
-        result.status = "saved"
-    return result
+
+async def aextract_messages(
+    messages: list[Message],
+    memory_dir: Path,
+    *,
+    client,
+    project_root: Path | None = None,
+    settings: Settings | None = None,
+    engine: str | None = None,
+    today: date | None = None,
+    dry_run: bool = False,
+) -> ExtractResult:
+    """`extract_messages` with an `AsyncAnthropic` client (batch processing)."""
+    settings = settings or Settings.from_env()
+    today = today or date.today()
+    result = _begin(messages, memory_dir, settings, engine, today, dry_run)
+    if result.engine != "llm":
+        return result
+    from extractor.agent import arun_agent
+
+    toolbox = Toolbox(memory_dir, project_root, dry_run=dry_run)
+    run = error = None
+    try:
+        run = await arun_agent(messages, toolbox, settings, today=today, client=client)
+    except Exception as exc:  # noqa: BLE001
+        error = exc
+    return _finish_llm(result, toolbox, run, error, settings, memory_dir, today)
 
 
 def extract_transcript(

@@ -18,10 +18,14 @@ if TYPE_CHECKING:
 
 
 def _memory_dir(args: argparse.Namespace):
-    from memdir.paths import Resolution, resolve_memory_dir, validate_configured_path
+    from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
 
     if getattr(args, "dir", None):
         return Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None)
+    if getattr(args, "agent", None):
+        root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
+        path = agent_memory_dir(args.agent, args.scope or "project", root)
+        return Resolution(path, f"agent memory for {args.agent} ({args.scope or 'project'} scope)", root)
     return resolve_memory_dir(Path(args.cwd) if args.cwd else None)
 
 
@@ -237,6 +241,34 @@ def cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_batch(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from extractor.batch import run_batch, summary_table
+    from memdir.config import Settings, choose_engine
+
+    settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model,
+                                                  extract_last_n=args.last)
+    engine = choose_engine(settings.engine)
+    try:
+        since = date.fromisoformat(args.since) if args.since else None
+    except ValueError:
+        raise MemdirError(f"--since {args.since!r} is not a date; use YYYY-MM-DD") from None
+    paths = [Path(p) for p in args.paths] or None
+    for path in paths or []:
+        if not path.exists():
+            raise MemdirError(f"{path}: no such file or folder")
+    if args.batch_api:
+        from extractor.batches_api import run_batch_api
+
+        report = run_batch_api(paths, settings=settings, since=since, max_cost=args.max_cost)
+    else:
+        report = run_batch(paths, settings=settings, engine=engine, since=since, dry_run=args.dry_run,
+                           max_cost=args.max_cost, concurrency=args.concurrency)
+    print(summary_table(report, settings))
+    return 1 if report.errors else 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
@@ -269,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = command("list", cmd_list, "list memories, newest first")
+    p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
+    p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
     p.add_argument("--type", help="only this type: user, feedback, project or reference")
     p.add_argument("--team", action="store_true", help="team memory instead of personal")
     p.add_argument("--json", action="store_true")
@@ -301,7 +335,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--team", action="store_true")
     p.add_argument("--json", action="store_true")
 
+    p = command("batch", cmd_batch, "back-fill memories from existing transcripts (default: all of ~/.claude/projects)",
+                folder=False)
+    p.add_argument("paths", nargs="*", help="transcript files or folders")
+    p.add_argument("--since", help="only transcripts modified on or after YYYY-MM-DD")
+    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--model", help="extraction model")
+    p.add_argument("--last", type=int, help="messages per extraction window (default 20)")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--max-cost", type=float, help="stop cleanly before the estimated spend passes this many USD")
+    p.add_argument("--dry-run", action="store_true", help="show what would be written; advance no cursor")
+    p.add_argument("--batch-api", action="store_true",
+                   help="send each agent turn for all transcripts as one Message Batches request (50%% price)")
+
     p = command("recall", cmd_recall, "print the memories that would be injected for a prompt")
+    p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
+    p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
     p.add_argument("query")
     p.add_argument("--engine", help="auto (default), llm or offline")
     p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
@@ -311,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = command("extract", cmd_extract, "save memories from a transcript (Claude Code JSONL or a JSON message list)")
+    p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
+    p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
     p.add_argument("transcript")
     p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
     p.add_argument("--last", type=int, help="read at most the last N messages (default 20)")

@@ -82,35 +82,30 @@ def _wait(retry_state) -> float:
     return backoff * (0.75 + random.random() * 0.5)
 
 
-def call_with_retries(fn: Callable[[], T], *, max_attempts: int, deadline: float | None = None) -> T:
-    """Run `fn`, retrying transient API failures; never waits past `deadline` (time.monotonic())."""
-    import tenacity
-
-    def out_of_time(retry_state) -> bool:
-        if deadline is None:
-            return False
-        return time.monotonic() + _wait(retry_state) >= deadline
-
-    retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception(is_retryable),
-        stop=tenacity.stop_after_attempt(max_attempts) | out_of_time,
-        wait=_wait,
-        reraise=True,
-    )
-    return retrying(fn)
-
-
-async def acall_with_retries(fn, *, max_attempts: int, deadline: float | None = None):
-    """Async twin of `call_with_retries` for batch processing."""
+def _policy(max_attempts: int, deadline: float | None) -> dict:
+    """tenacity settings shared by the sync and async callers."""
     import tenacity
 
     def out_of_time(retry_state) -> bool:
         return deadline is not None and time.monotonic() + _wait(retry_state) >= deadline
 
-    retrying = tenacity.AsyncRetrying(
-        retry=tenacity.retry_if_exception(is_retryable),
-        stop=tenacity.stop_after_attempt(max_attempts) | out_of_time,
-        wait=_wait,
-        reraise=True,
-    )
-    return await retrying(fn)
+    return {
+        "retry": tenacity.retry_if_exception(is_retryable),
+        "stop": tenacity.stop_after_attempt(max_attempts) | out_of_time,
+        "wait": _wait,
+        "reraise": True,
+    }
+
+
+def call_with_retries(fn: Callable[[], T], *, max_attempts: int, deadline: float | None = None) -> T:
+    """Run `fn`, retrying transient API failures; never waits past `deadline` (time.monotonic())."""
+    import tenacity
+
+    return tenacity.Retrying(**_policy(max_attempts, deadline))(fn)
+
+
+async def acall_with_retries(fn, *, max_attempts: int, deadline: float | None = None):
+    """Async twin of `call_with_retries` (batch processing)."""
+    import tenacity
+
+    return await tenacity.AsyncRetrying(**_policy(max_attempts, deadline))(fn)

@@ -132,3 +132,24 @@ def test_demo_runs_offline(tmp_path):
     assert "saved feedback_don_t_mock_the_database_in_integration_tests.md" in proc.stdout
     assert "Memory (saved today)" in proc.stdout  # recall found it for the demo prompt
     assert (tmp_path / "demo" / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("scope, where", [("user", "home"), ("project", "repo"), ("local", "repo")])
+def test_agent_memory_scopes_on_the_cli(cli, tmp_path, isolated_home, scope, where):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    code, _, _ = cli("--cwd", str(repo), "remember", "Flag unchecked errors", "--type", "feedback")
+    transcript = tmp_path / "t.json"
+    transcript.write_text(json.dumps([{"role": "user", "content": "Remember that reviews must check error handling."}]))
+    code, out, err = cli("--cwd", str(repo), "extract", str(transcript), "--agent", "code:reviewer", "--scope", scope,
+                         "--engine", "offline")
+    assert code == 0, err
+    base = {"user": isolated_home / ".claude" / "agent-memory", "project": repo / ".claude" / "agent-memory",
+            "local": repo / ".claude" / "agent-memory-local"}[scope]
+    folder = base / "code-reviewer"
+    assert list(folder.glob("*_*.md"))
+    code, out, _ = cli("--cwd", str(repo), "list", "--agent", "code:reviewer", "--scope", scope, "--json")
+    assert any("error handling" in (m["description"] or "") for m in json.loads(out))
+    code, out, _ = cli("--cwd", str(repo), "recall", "review this error handling", "--agent", "code:reviewer",
+                       "--scope", scope, "--json")
+    assert json.loads(out)["selected"] and str(folder) in json.loads(out)["selected"][0]["path"]

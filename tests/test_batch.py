@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from extractor import state
+from extractor.batch import discover, run_batch, windows
+from memdir.config import Settings
+from memdir.paths import sanitize
+from tests import api_payloads as P
+from tests.fake_api import FakeAPI
+
+
+def _transcript(path: Path, cwd: str, texts: list[str], session: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, text in enumerate(texts):
+        lines.append({"type": "user", "uuid": f"{session}-u{i}", "sessionId": session, "cwd": cwd,
+                      "timestamp": "2026-03-02T09:00:00Z", "message": {"role": "user", "content": text}})
+        lines.append({"type": "assistant", "uuid": f"{session}-a{i}", "sessionId": session, "cwd": cwd,
+                      "timestamp": "2026-03-02T09:00:05Z",
+                      "message": {"id": f"msg-{session}-{i}", "role": "assistant", "content": [P.text("Noted.")]}})
+    path.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    return path
+
+
+def test_routing_by_cwd(tmp_path, isolated_home):
+    repo_a, repo_b = tmp_path / "repo-a", tmp_path / "repo-b"
+    for repo in (repo_a, repo_b):
+        (repo / ".git").mkdir(parents=True)
+    (repo_a / "sub").mkdir()
+    projects = isolated_home / ".claude" / "projects"
+    _transcript(projects / sanitize(str(repo_a / "sub")) / "s1.jsonl", str(repo_a / "sub"),
+                ["Remember that repo A deploys on Mondays."], "s1")
+    _transcript(projects / sanitize(str(repo_b)) / "s2.jsonl", str(repo_b), ["Remember that repo B uses Rust."], "s2")
+    gone = projects / "-old-deleted-project" / "s3.jsonl"
+    _transcript(gone, "/old/deleted/project", ["Remember that the old project used Perl."], "s3")
+    _transcript(projects / "x" / "s1" / "subagents" / "agent-1.jsonl", str(repo_a), ["Remember nothing."], "sub")
+    report = run_batch(None, settings=Settings(engine="offline"), engine="offline")
+    folder_a = projects / sanitize(str(repo_a.resolve())) / "memory"  # the git root, not the subfolder
+    folder_b = projects / sanitize(str(repo_b.resolve())) / "memory"
+    assert "Mondays" in " ".join(p.read_text() for p in folder_a.glob("*_*.md"))
+    assert "Rust" in " ".join(p.read_text() for p in folder_b.glob("*_*.md"))
+    assert "Perl" in " ".join(p.read_text() for p in (gone.parent / "memory").glob("*_*.md"))
+    assert set(report.rows) == {str(folder_a), str(folder_b), str(gone.parent / "memory")}
+    assert all(r.transcripts == 1 for r in report.rows.values())
+
+
+def test_discover_since(tmp_path):
+    old = _transcript(tmp_path / "old.jsonl", "/x", ["hi there"], "o")
+    new = _transcript(tmp_path / "new.jsonl", "/x", ["hi there"], "n")
+    os.utime(old, (0, 0))
+    from datetime import date
+
+    assert discover([tmp_path], since=date(2020, 1, 1)) == [new]
+
+
+def test_windows_follow_the_cursor():
+    from memdir.transcript import Message
+
+    msgs = [Message("user", [P.text(str(i))], uuid=f"m{i}") for i in range(7)]
+    assert [[m.uuid for m in w] for w in windows(msgs, "m2", 2)] == [["m3", "m4"], ["m5", "m6"]]
+    assert len(windows(msgs, None, 3)) == 3 and windows(msgs, "m6", 3) == []
+
+
+def test_max_cost_stops_cleanly(api, tmp_path):
+    import anthropic
+
+    texts = [f"Remember that service {i} is owned by team {i}." for i in range(6)]
+    transcript = _transcript(tmp_path / "p" / "s.jsonl", str(tmp_path), texts, "s")
+    memory = tmp_path / "memory"
+    os.environ["MEMDIR_PATH"] = str(memory)
+    try:
+        api.post("/v1/messages").mock(return_value=httpx.Response(200, json=P.message(
+            [P.text("Nothing new.")], model="claude-sonnet-5-5", input_tokens=4000, output_tokens=300)))
+        client = anthropic.AsyncAnthropic(api_key="test-key", max_retries=0)
+        settings = Settings(engine="llm", extract_last_n=2, max_attempts=1)
+        report = run_batch([transcript], settings=settings, engine="llm", max_cost=0.05, client=client)
+    finally:
+        del os.environ["MEMDIR_PATH"]
+    assert report.stopped and "--max-cost 0.05" in report.stopped
+    row = report.rows[str(memory)]
+    assert 0 < row.windows < 6 and row.cost <= 0.05
+    done_cursor = state.load_cursor(memory, "s")["uuid"]
+    assert done_cursor == f"s-a{row.windows * 1 - 1}"  # windows of 2 messages: one user + one assistant each
+
+
+def test_resume_after_kill_repeats_no_finished_window_and_loses_none(tmp_path):
+    texts = [f"Remember that fact number {i} matters." for i in range(8)]
+    transcript = _transcript(tmp_path / "p" / "s.jsonl", str(tmp_path), texts, "s")
+    memory = tmp_path / "memory"
+    with FakeAPI(lambda body, n: P.message([P.text("Nothing new.")]), delay=0.4) as api:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "MEMDIR_PATH": str(memory)}
+        argv = [sys.executable, "-m", "memdir.cli", "batch", str(transcript), "--engine", "llm", "--last", "2"]
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 20
+        while len(api.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        finished = state.load_cursor(memory, "s")["uuid"]
+        first_run = len(api.requests)
+        rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        assert rerun.returncode == 0, rerun.stderr
+    def facts(body):
+        return {int(t.split("fact number ")[1].split()[0]) for t in body["messages"][0]["content"][1]["text"].split("\n")
+                if "fact number" in t}
+    before = [facts(b) for b in api.requests[:first_run]]
+    after = [facts(b) for b in api.requests[first_run:]]
+    assert set().union(*before, *after) == set(range(8))  # nothing lost
+    finished_facts = set(range(int(finished.split("-a")[1]) + 1)) if finished else set()
+    assert not finished_facts & set().union(*after)  # no finished window sent again
+    assert state.load_cursor(memory, "s")["uuid"] == "s-a7"
