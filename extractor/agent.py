@@ -28,17 +28,28 @@ class AgentRun(Record):
     _defaults = {"turns": 0, "usage": dict, "stop_reason": None, "hit_turn_cap": False, "final_text": ""}
 
 
-def build_request(messages: list[Message], memory_dir: Path, settings: Settings, today: date) -> dict:
-    """Everything but the running conversation: model, system, tools, first user message."""
+def build_request(
+    messages: list[Message], memory_dir: Path, settings: Settings, today: date, *, mode: str = "topics",
+    daily_log: Path | None = None, first_message: str | None = None,
+) -> dict:
+    """Everything but the running conversation: model, system, tools, first user message.
+
+    mode: "topics" (save memory files), "daily-log" (append to today's log) or "dream" (distill
+    log entries, given as `first_message`, into memory files).
+    """
     from prompts import render
 
     system = render(
-        "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat()
+        "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat(),
+        mode=mode, daily_log=str(daily_log or ""),
     )
     existing = scan(memory_dir).headers if memory_dir.exists() else []
-    excerpt = excerpt_messages(messages)
-    intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
-    transcript = render("extract_transcript.j2", messages=excerpt)
+    if first_message is not None:
+        intro, transcript = first_message, ""
+    else:
+        excerpt = excerpt_messages(messages)
+        intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
+        transcript = render("extract_transcript.j2", messages=excerpt)
     return {
         "model": settings.extract_model,
         "max_tokens": MAX_TOKENS,
@@ -47,10 +58,9 @@ def build_request(messages: list[Message], memory_dir: Path, settings: Settings,
         "messages": [
             {
                 "role": "user",
-                "content": [
-                    {"type": "text", "text": intro},
-                    {"type": "text", "text": transcript, "cache_control": EPHEMERAL},
-                ],
+                "content": [{"type": "text", "text": intro}, {"type": "text", "text": transcript, "cache_control": EPHEMERAL}]
+                if transcript
+                else [{"type": "text", "text": intro, "cache_control": EPHEMERAL}],
             }
         ],
     }
@@ -96,10 +106,13 @@ def run_agent(
     *,
     today: date,
     client=None,
+    mode: str = "topics",
+    first_message: str | None = None,
 ) -> AgentRun:
     """Run the loop; API failures (after tenacity's retries) propagate to the caller."""
     client = client or make_client()
-    request = build_request(messages, toolbox.memory_dir, settings, today)
+    request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log,
+                            first_message=first_message)
     conversation = request.pop("messages")
     run = AgentRun()
     while run.turns < settings.extract_max_turns:
@@ -119,11 +132,12 @@ async def arun_agent(
     *,
     today: date,
     client,
+    mode: str = "topics",
 ) -> AgentRun:
     """`run_agent` on an `AsyncAnthropic` client, for batch processing many transcripts at once."""
     from memdir.llm import acall_with_retries
 
-    request = build_request(messages, toolbox.memory_dir, settings, today)
+    request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log)
     conversation = request.pop("messages")
     run = AgentRun()
     while run.turns < settings.extract_max_turns:

@@ -279,6 +279,36 @@ def apply(
     store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
+    return apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run)
+
+
+def log_drafts(memory_dir, messages: list[Message], *, today: date, dry_run: bool = False) -> OfflineOutcome:
+    """Daily-log mode: the same captures, appended to today's log instead of filed as memories."""
+    from memdir.daylog import append, entry_line, log_path
+    from memdir.secrets import find_secrets
+
+    drafts, forgets = detect(messages)
+    outcome = OfflineOutcome(drafts=drafts)
+    lines = [entry_line(d.type, d.rule, d.why) for d in drafts] + [entry_line("forget", f.phrase) for f in forgets]
+    clean = []
+    for line in lines:
+        found = find_secrets(line)
+        if found:
+            outcome.errors.append(f"refusing to log an entry that looks like it contains {found[0].kind}")
+        else:
+            clean.append(line)
+    if clean:
+        path = log_path(memory_dir, today)
+        if not dry_run:
+            append(memory_dir, today, clean)
+        outcome.saved.append(path.relative_to(memory_dir).as_posix())
+    return outcome
+
+
+def apply_drafts(
+    store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False
+) -> OfflineOutcome:
+    """File drafts as memories (updating near-duplicates) and carry out forget requests."""
     outcome = OfflineOutcome(drafts=drafts)
     for forget in forgets:
         target = _forget_target(store, forget.phrase)

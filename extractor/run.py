@@ -12,6 +12,7 @@ from extractor import offline, state
 from memdir import usage
 from extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.config import Settings, choose_engine
+from memdir.daylog import log_path, memory_mode
 from memdir.record import Record
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
@@ -84,11 +85,20 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractRes
         print(f"memdir: {why}", file=sys.stderr)  # said once a day per folder
         usage.add_usage(memory_dir, today, {}, budget_notice=True)
     if chosen == "offline":
-        outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
+        if memory_mode(memory_dir) == "daily-log":
+            outcome = offline.log_drafts(memory_dir, messages, today=today, dry_run=dry_run)
+        else:
+            outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
         if result.saved or result.deleted:
             result.status = "saved"
     return result
+
+
+def _toolbox(memory_dir: Path, project_root: Path | None, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+    mode = memory_mode(memory_dir)
+    daily = log_path(memory_dir, today) if mode == "daily-log" else None
+    return Toolbox(memory_dir, project_root, dry_run=dry_run, daily_log=daily), mode
 
 
 def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today):
@@ -127,10 +137,10 @@ def extract_messages(
         return result
     from extractor.agent import run_agent
 
-    toolbox = Toolbox(memory_dir, project_root, dry_run=dry_run)
+    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
     run = error = None
     try:
-        run = run_agent(messages, toolbox, settings, today=today, client=client)
+        run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
     return _finish_llm(result, toolbox, run, error, settings, memory_dir, today)
@@ -155,10 +165,10 @@ async def aextract_messages(
         return result
     from extractor.agent import arun_agent
 
-    toolbox = Toolbox(memory_dir, project_root, dry_run=dry_run)
+    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
     run = error = None
     try:
-        run = await arun_agent(messages, toolbox, settings, today=today, client=client)
+        run = await arun_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
     return _finish_llm(result, toolbox, run, error, settings, memory_dir, today)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from datetime import date
 import re
 import shlex
 import subprocess
@@ -120,7 +121,10 @@ class Refused(Exception):
 class Toolbox:
     """Executes one run's tool calls against one memory folder and project root."""
 
-    def __init__(self, memory_dir: Path, project_root: Path | None, *, dry_run: bool = False) -> None:
+    def __init__(
+        self, memory_dir: Path, project_root: Path | None, *, dry_run: bool = False, daily_log: Path | None = None
+    ) -> None:
+        self.daily_log = daily_log  # daily-log mode: the only writable file, append-only
         self.store = MemoryStore(memory_dir)
         self.memory_dir = memory_dir.resolve() if memory_dir.exists() else memory_dir.absolute()
         self.project_root = project_root.resolve() if project_root else None
@@ -307,7 +311,35 @@ class Toolbox:
         self.written.append(rel)
         return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")
 
+    def _append_log(self, file_path: str, content: str) -> str:
+        from memdir.daylog import ENTRY
+        from memdir.secrets import guard
+
+        target = self.daily_log.resolve() if self.daily_log.exists() else self.daily_log.absolute()
+        path = Path(file_path) if Path(file_path).is_absolute() else self.memory_dir / file_path
+        if path.resolve() != target:
+            raise Refused(f"in daily-log mode only today's log can be written: {self.daily_log}")
+        rel = target.relative_to(self.memory_dir).as_posix()
+        current = self._check_fresh(rel)
+        if not content.startswith(current):
+            raise Refused(f"{rel} is append-only: keep its current content unchanged and add lines at the end")
+        added = [line for line in content[len(current):].splitlines() if line.strip()]
+        bad = [line for line in added if not ENTRY.match(line.strip())]
+        if bad:
+            raise Refused(f"log lines must look like '- HH:MM [type] text — why: reason'; not: {bad[0][:80]}")
+        guard("\n".join(added), rel)
+        if not self.dry_run and added:
+            from memdir.daylog import append
+
+            day = date.fromisoformat(self.daily_log.stem)
+            append(self.memory_dir, day, [line.strip() for line in added])
+            self.snapshots[rel] = read_text(self.daily_log)
+        self.written.append(rel)
+        return f"appended {len(added)} entr{'y' if len(added) == 1 else 'ies'} to {rel}"
+
     def _tool_write(self, file_path: str, content: str) -> str:
+        if self.daily_log is not None:
+            return self._append_log(file_path, content)
         rel = self._memory_rel(file_path)
         current = self._check_fresh(rel)
         if not content.strip():
@@ -320,6 +352,8 @@ class Toolbox:
         return self._save_text(rel, content, current)
 
     def _tool_edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+        if self.daily_log is not None:
+            raise Refused("in daily-log mode the log is append-only: use Write with the current content plus new lines")
         rel = self._memory_rel(file_path)
         if rel not in self.snapshots:
             raise Refused(f"Read {rel} before editing it")

@@ -34,6 +34,15 @@ def main(argv: list[str]) -> int:
             if result.saved:
                 summary += f" saved {', '.join(result.saved)}"
             log(memory_dir, "stop", summary)
+        from memdir.daylog import memory_mode
+
+        if memory_mode(memory_dir) == "daily-log":
+            from extractor import dream
+
+            dream.note_session(memory_dir, request.get("session_id"))
+            if dream.due(memory_dir):
+                outcome = dream.dream(memory_dir)
+                log(memory_dir, "dream", f"{outcome.status}: {', '.join(outcome.saved) or outcome.reason}")
     except Exception as exc:  # a background worker has nobody to show a traceback to
         log(memory_dir, "stop", f"worker failed: {type(exc).__name__}: {exc}")
         return 1

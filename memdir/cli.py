@@ -269,6 +269,24 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
+def cmd_dream(args: argparse.Namespace) -> int:
+    from extractor.dream import dream
+    from memdir.config import Settings, choose_engine
+
+    settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
+    choose_engine(settings.engine)
+    result = dream(_memory_dir(args).path, settings=settings, dry_run=args.dry_run)
+    if args.json:
+        _print_json(result.as_dict())
+    else:
+        print(f"{result.status}{': ' + result.reason if result.reason else ''}")
+        for path in result.saved:
+            print(f"  {'would save' if args.dry_run else 'saved'} {path}")
+        for path in result.deleted:
+            print(f"  {'would delete' if args.dry_run else 'deleted'} {path}")
+    return 1 if result.status == "failed" else 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
@@ -347,6 +365,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would be written; advance no cursor")
     p.add_argument("--batch-api", action="store_true",
                    help="send each agent turn for all transcripts as one Message Batches request (50%% price)")
+
+    p = command("dream", cmd_dream, "daily-log mode: distill new log entries into typed memories (safe to re-run)")
+    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--model", help="model for the llm engine")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--json", action="store_true")
 
     p = command("recall", cmd_recall, "print the memories that would be injected for a prompt")
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")

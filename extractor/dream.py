@@ -1,0 +1,101 @@
+"""`memdir dream`: distill daily-log entries into typed topic memories. Safe to re-run.
+
+`.memdir/dream.json` remembers how far into each log the last successful pass got; only newer
+entries are distilled, and the offline engine's near-duplicate check keeps reruns from piling up
+copies. Claude Code gates its own pass at >= 24 h and >= 5 sessions; `due()` applies that gate.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import date
+from pathlib import Path
+
+from extractor import offline
+from extractor.offline import Draft, Forget
+from extractor.run import ExtractResult
+from extractor.tools import Toolbox
+from memdir import constants as C
+from memdir import usage
+from memdir.config import Settings, choose_engine
+from memdir.daylog import LogEntry, entries
+from memdir.fsio import atomic_write_text
+from memdir.store import MemoryStore
+
+MIN_HOURS, MIN_SESSIONS = 24, 5
+
+
+def _state_file(memory_dir: Path) -> Path:
+    return memory_dir / C.STATE_DIRNAME / "dream.json"
+
+
+def _load(memory_dir: Path) -> dict:
+    try:
+        return json.loads(_state_file(memory_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"done": {}, "last": 0.0, "sessions": []}
+
+
+def note_session(memory_dir: Path, session_id: str | None) -> None:
+    """Daily-log extraction calls this so `due()` can count sessions since the last pass."""
+    data = _load(memory_dir)
+    sessions = data.setdefault("sessions", [])
+    if session_id and session_id not in sessions:
+        sessions.append(session_id)
+        atomic_write_text(_state_file(memory_dir), json.dumps(data))
+
+
+def due(memory_dir: Path, now: float | None = None) -> bool:
+    data = _load(memory_dir)
+    now = time.time() if now is None else now
+    return now - float(data.get("last", 0.0)) >= MIN_HOURS * 3600 and len(data.get("sessions", [])) >= MIN_SESSIONS
+
+
+def pending(memory_dir: Path) -> list[LogEntry]:
+    done = _load(memory_dir).get("done", {})
+    return [e for e in entries(memory_dir) if e.line_no > int(done.get(e.file, 0))]
+
+
+def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | None = None,
+          today: date | None = None, dry_run: bool = False, client=None) -> ExtractResult:
+    settings = settings or Settings.from_env()
+    today = today or date.today()
+    todo = pending(memory_dir)
+    if not todo:
+        return ExtractResult("skipped", reason="no new daily-log entries since the last pass", dry_run=dry_run)
+    chosen = choose_engine(engine or settings.engine, quiet=True)
+    result = ExtractResult("nothing", engine=chosen, dry_run=dry_run)
+    if chosen == "offline":
+        drafts = [Draft(e.type, e.text, e.why, kind="remember") for e in todo if e.type != "forget"]
+        forgets = [Forget(e.text) for e in todo if e.type == "forget"]
+        outcome = offline.apply_drafts(MemoryStore(memory_dir), drafts, forgets, today=today, dry_run=dry_run)
+        result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
+    else:
+        from extractor.agent import run_agent
+        from memdir.llm import describe_error
+        from memdir.scan import scan
+        from prompts import render
+        from recall.manifest import manifest
+
+        toolbox = Toolbox(memory_dir, None, dry_run=dry_run)
+        first = render("dream_user.j2", manifest=manifest(scan(memory_dir).headers), entries=todo)
+        try:
+            run = run_agent([], toolbox, settings, today=today, client=client, mode="dream", first_message=first)
+        except Exception as exc:  # noqa: BLE001 - progress marks stay where they were
+            result.status, result.reason = "failed", describe_error(exc)
+            return result
+        result.turns, result.usage = run.turns, run.usage
+        result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
+        if not dry_run:
+            usage.add_usage(memory_dir, today, run.usage)
+    if result.saved or result.deleted:
+        result.status = "saved"
+    if not dry_run:
+        data = _load(memory_dir)
+        done = data.setdefault("done", {})
+        for e in todo:
+            done[e.file] = max(int(done.get(e.file, 0)), e.line_no)
+        data["last"], data["sessions"] = time.time(), []
+        atomic_write_text(_state_file(memory_dir), json.dumps(data))
+    return result

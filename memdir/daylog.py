@@ -1,0 +1,73 @@
+"""Daily-log mode (SPEC §1, Claude Code's KAIROS): extraction appends to `logs/YYYY/MM/YYYY-MM-DD.md`
+instead of keeping topic files live; `memdir dream` later distills the logs into typed memories.
+
+Entry lines look like `- 14:05 [feedback] Don't mock the database — why: mocks hid a migration`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import date, datetime
+from pathlib import Path
+
+from memdir import constants as C
+from memdir.fsio import atomic_write_text, locked, read_text
+from memdir.record import Record
+
+MODE_ENV = "MEMDIR_MEMORY_MODE"
+MODES = ("topics", "daily-log")
+ENTRY = re.compile(r"^- (?:(?P<time>\d{2}:\d{2}) )?\[(?P<type>user|feedback|project|reference|forget)\] (?P<text>.+?)"
+                   r"(?: — why: (?P<why>.+))?$")
+
+
+def memory_mode(memory_dir: Path, env: dict | None = None) -> str:
+    """`$MEMDIR_MEMORY_MODE`, else `memory_mode` in `<memory>/.memdir/config.json`, else topics."""
+    env = os.environ if env is None else env
+    mode = env.get(MODE_ENV)
+    if not mode:
+        try:
+            mode = json.loads((memory_dir / C.STATE_DIRNAME / "config.json").read_text(encoding="utf-8")).get("memory_mode")
+        except (OSError, ValueError, AttributeError):
+            mode = None
+    mode = (mode or "topics").strip().lower()
+    return mode if mode in MODES else "topics"
+
+
+def log_path(memory_dir: Path, day: date) -> Path:
+    return memory_dir / C.LOGS_DIRNAME / f"{day:%Y}" / f"{day:%m}" / f"{day.isoformat()}.md"
+
+
+def entry_line(kind: str, text: str, why: str | None = None, when: datetime | None = None) -> str:
+    flat = " ".join(text.split())
+    line = f"- {(when or datetime.now()):%H:%M} [{kind}] {flat}"
+    return line + (f" — why: {' '.join(why.split())}" if why else "")
+
+
+def append(memory_dir: Path, day: date, lines: list[str]) -> Path:
+    """Append entry lines to the day's log (created with a heading), under the folder lock."""
+    path = log_path(memory_dir, day)
+    with locked(memory_dir / C.STATE_DIRNAME / C.LOCK_NAME):
+        current = read_text(path) if path.exists() else f"# {day.isoformat()}\n\n"
+        if not current.endswith("\n"):
+            current += "\n"
+        atomic_write_text(path, current + "".join(line + "\n" for line in lines))
+    return path
+
+
+class LogEntry(Record):
+    __slots__ = ("file", "line_no", "type", "text", "why")
+
+
+def entries(memory_dir: Path) -> list[LogEntry]:
+    """Every parsable entry in every daily log, oldest first."""
+    folder = memory_dir / C.LOGS_DIRNAME
+    out: list[LogEntry] = []
+    for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+        rel = path.relative_to(memory_dir).as_posix()
+        for n, line in enumerate(read_text(path).splitlines(), 1):
+            match = ENTRY.match(line.strip())
+            if match:
+                out.append(LogEntry(rel, n, match.group("type"), match.group("text"), match.group("why")))
+    return out
