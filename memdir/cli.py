@@ -261,6 +261,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.batch_api:
         from extractor.batches_api import run_batch_api
 
+        if engine != "llm" or args.dry_run:
+            raise MemdirError("--batch-api needs the llm engine (ANTHROPIC_API_KEY) and cannot be a --dry-run")
         report = run_batch_api(paths, settings=settings, since=since, max_cost=args.max_cost)
     else:
         report = run_batch(paths, settings=settings, engine=engine, since=since, dry_run=args.dry_run,

@@ -61,3 +61,33 @@ def error(status: int, retry_after: str | None = None) -> httpx.Response:
         headers["retry-after"] = retry_after
     body = {"type": "error", "error": {"type": kind, "message": f"{kind.replace('_', ' ')}"}}
     return httpx.Response(status, json=body, headers=headers)
+
+
+def batch(batch_id: str, status: str = "in_progress", n: int = 1) -> dict:
+    """A MessageBatch object as the Batches API returns it."""
+    ended = status == "ended"
+    return {
+        "id": batch_id,
+        "type": "message_batch",
+        "processing_status": status,
+        "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0, "errored": 0,
+                           "canceled": 0, "expired": 0},
+        "created_at": "2026-03-02T09:00:00Z",
+        "ended_at": "2026-03-02T09:05:00Z" if ended else None,
+        "expires_at": "2026-03-03T09:00:00Z",
+        "archived_at": None,
+        "cancel_initiated_at": None,
+        "results_url": f"https://api.anthropic.com/v1/messages/batches/{batch_id}/results" if ended else None,
+    }
+
+
+def batch_results(results: dict[str, dict]) -> httpx.Response:
+    """JSONL results: custom_id -> a message (succeeded) or {"error": ...} (errored)."""
+    lines = []
+    for custom_id, message_or_error in results.items():
+        if "error" in message_or_error:
+            result = {"type": "errored", "error": {"type": "error", "error": message_or_error["error"]}}
+        else:
+            result = {"type": "succeeded", "message": message_or_error}
+        lines.append(json.dumps({"custom_id": custom_id, "result": result}))
+    return httpx.Response(200, content="\n".join(lines).encode(), headers={"content-type": "application/binary"})

@@ -119,3 +119,91 @@ def test_resume_after_kill_repeats_no_finished_window_and_loses_none(tmp_path):
     finished_facts = set(range(int(finished.split("-a")[1]) + 1)) if finished else set()
     assert not finished_facts & set().union(*after)  # no finished window sent again
     assert state.load_cursor(memory, "s")["uuid"] == "s-a7"
+
+
+def _two_projects(tmp_path):
+    out = []
+    for name in ("alpha", "beta"):
+        repo = tmp_path / name
+        (repo / ".git").mkdir(parents=True)
+        path = _transcript(tmp_path / "projects" / name / f"{name}.jsonl", str(repo),
+                           [f"Remember that {name} deploys on Fridays."], name)
+        out.append((repo, path))
+    return out
+
+
+def _batches_routes(api, memory_text, turn_plan):
+    """turn_plan[i] = the assistant content for every job at turn i (called with the job's memory dir)."""
+    created = []
+
+    def create(request):
+        body = json.loads(request.content)
+        created.append(body)
+        return httpx.Response(200, json=P.batch(f"msgbatch_{len(created)}", n=len(body["requests"])))
+
+    def results(request):
+        batch_no = int(request.url.path.split("/")[-2].split("_")[1])
+        body = created[batch_no - 1]
+        out = {}
+        for item in body["requests"]:
+            system = item["params"]["system"][0]["text"]
+            folder = system.split("look at existing memory files in ")[1].split(".\n")[0]
+            blocks, stop = turn_plan[batch_no - 1](folder)
+            out[item["custom_id"]] = P.message(blocks, stop_reason=stop, model="claude-sonnet-5-5",
+                                               input_tokens=1000, output_tokens=100)
+        return P.batch_results(out)
+
+    api.post("/v1/messages/batches").mock(side_effect=create)
+    api.get(url__regex=r"/v1/messages/batches/msgbatch_\d+$").mock(
+        side_effect=lambda request: httpx.Response(200, json=P.batch(request.url.path.split("/")[-1], "ended")))
+    api.get(url__regex=r"/v1/messages/batches/msgbatch_\d+/results$").mock(side_effect=results)
+    return created
+
+
+def test_batch_api_lockstep(api, tmp_path, isolated_home):
+    from extractor.batches_api import run_batch_api, state_path
+
+    projects = _two_projects(tmp_path)
+    memory = ("---\nname: Deploy day\ndescription: Deploys happen on Fridays\ntype: project\n---\n"
+              "Deploys on Fridays.\n\n**Why:** the user said so\n**How to apply:** plan releases for Friday\n")
+    plan = [
+        lambda folder: ([P.tool_use("Glob", {"pattern": "*.md", "path": folder})], "tool_use"),
+        lambda folder: ([P.tool_use("Write", {"file_path": f"{folder}/project_deploy_day.md", "content": memory})],
+                        "tool_use"),
+    ]
+    created = _batches_routes(api, memory, plan)
+    report = run_batch_api([tmp_path / "projects"], settings=Settings(engine="llm", max_attempts=1), poll=0)
+    assert len(created) == 2  # turn 1 for both transcripts, then turn 2 for both: lockstep
+    assert [len(b["requests"]) for b in created] == [2, 2]
+    second = created[1]["requests"][0]["params"]
+    assert second["messages"][1]["role"] == "assistant" and second["messages"][2]["content"][0]["type"] == "tool_result"
+    for repo, _ in projects:
+        folder = isolated_home / ".claude" / "projects" / sanitize(str(repo.resolve())) / "memory"
+        assert (folder / "project_deploy_day.md").exists()
+        assert state.load_cursor(folder, repo.name)["uuid"] == f"{repo.name}-a0"
+    assert sum(r.saved for r in report.rows.values()) == 2 and not report.errors
+    assert not state_path().exists()
+
+
+def test_batch_api_resumes_the_batch_in_flight(api, tmp_path, isolated_home, monkeypatch):
+    import extractor.batches_api as B
+
+    _two_projects(tmp_path)
+    plan = [lambda folder: ([P.text("Nothing to save.")], "end_turn")]
+    created = _batches_routes(api, "", plan)
+    real_wait = B._wait
+    calls = {"n": 0}
+
+    def crash_once(client, batch_id, poll):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt  # the process dies while the batch is being processed
+        return real_wait(client, batch_id, poll)
+
+    monkeypatch.setattr(B, "_wait", crash_once)
+    with pytest.raises(KeyboardInterrupt):
+        B.run_batch_api([tmp_path / "projects"], settings=Settings(engine="llm", max_attempts=1), poll=0)
+    assert json.loads(B.state_path().read_text())["batch_id"] == "msgbatch_1"
+    report = B.run_batch_api([tmp_path / "projects"], settings=Settings(engine="llm", max_attempts=1), poll=0)
+    assert len(created) == 1  # the in-flight batch was polled again, never resubmitted
+    assert sum(r.windows for r in report.rows.values()) == 2 and not report.errors
