@@ -74,17 +74,27 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
                 "**Why:** mocks hid a broken migration\n**How to apply:** use the test database\n")
 
     def respond(body, n):
+        if "output_config" in body:  # the recall selector's structured side query
+            return P.message([P.text(json.dumps({"selected_memories": ["feedback_real_db.md"]}))], model=body["model"])
         return P.message([P.tool_use("Write", {"file_path": str(memory / "feedback_real_db.md"), "content": feedback})],
                          stop_reason="tool_use", model=body["model"])
 
     with FakeAPI(respond) as api:
-        env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": api.url, "MEMDIR_RECALL_MODEL": "claude-haiku-5-5"}
+        env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": api.url, "MEMDIR_RECALL_TIMEOUT": "20"}
         stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop"}
         assert _hook("stop", stop, env).returncode == 0
         assert _wait_for(lambda: (memory / "feedback_real_db.md").exists())
         assert _wait_for(lambda: (memory / ".memdir" / "notices.json").exists())
+        prompt = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
+                  "hook_event_name": "UserPromptSubmit", "prompt": "add an integration test for the ledger"}
+        out = _hook("prompt", prompt, env)
     assert api.requests[0]["model"] == "claude-sonnet-5-5"
     assert "- [Real database in tests](feedback_real_db.md)" in (memory / "MEMORY.md").read_text()
+    recall_request = api.requests[-1]
+    assert recall_request["model"] == "claude-haiku-5-5" and "feedback_real_db.md" in recall_request["messages"][0]["content"]
+    data = json.loads(out.stdout)
+    assert "Never mock the database in integration tests." in data["hookSpecificOutput"]["additionalContext"]
+    assert data["systemMessage"] == f"Memory saved: {memory / 'feedback_real_db.md'}"
 
 
 def test_stop_hook_never_blocks_on_bad_input(tmp_path):
