@@ -212,6 +212,9 @@ def extract_transcript(
         messages, memory_dir, project_root=project_root, settings=settings, engine=engine, today=today,
         dry_run=dry_run, client=client,
     )
+    if read.invalid_lines:
+        note = f"skipped {read.invalid_lines} unparsable transcript line(s)"
+        result.reason = f"{result.reason}; {note}" if result.reason else note
     if result.status != "failed" and session_id and not dry_run:
         state.save_cursor(memory_dir, session_id, newest)
         result.cursor = newest
