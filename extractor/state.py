@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from datetime import date
 from pathlib import Path
 
 from memdir import constants as C

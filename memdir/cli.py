@@ -6,10 +6,10 @@ dispatched before argparse is even built: hooks run on every prompt and turn.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
+from memdir.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
@@ -17,37 +17,21 @@ if TYPE_CHECKING:
     import argparse
 
 
-def _memory_dir(args: argparse.Namespace):
-    from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
-
-    if getattr(args, "dir", None):
-        return Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None)
-    if getattr(args, "agent", None):
-        root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
-        path = agent_memory_dir(args.agent, args.scope or "project", root)
-        return Resolution(path, f"agent memory for {args.agent} ({args.scope or 'project'} scope)", root)
-    return resolve_memory_dir(Path(args.cwd) if args.cwd else None)
-
-
 def _store(args: argparse.Namespace):
     from memdir.store import MemoryStore
 
-    root = _memory_dir(args).path
+    root = memory_dir_of(args).path
     return MemoryStore.team_store(root) if getattr(args, "team", False) else MemoryStore(root)
-
-
-def _print_json(data: object) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 # --- handlers -------------------------------------------------------------------
 def cmd_path(args: argparse.Namespace) -> int:
     from memdir.paths import memory_enabled
 
-    resolution = _memory_dir(args)
+    resolution = memory_dir_of(args)
     enabled = memory_enabled(Path(args.cwd) if args.cwd else None)
     if args.json:
-        _print_json(
+        print_json(
             {"path": str(resolution.path), "rule": resolution.rule, "enabled": enabled.enabled, "why": enabled.reason}
         )
     else:
@@ -66,7 +50,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     result = store.scan()
     headers = [h for h in result.headers if wanted is None or h.type == wanted]
     if args.json:
-        _print_json(
+        print_json(
             [
                 {
                     "file": h.rel_path,
@@ -142,7 +126,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     findings = check(store, fix=args.fix)
     ok = healthy(findings)
     if args.json:
-        _print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings]})
+        print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings]})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
         for f in findings:
@@ -151,71 +135,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
         from memdir.usage import recent_usage, tokens_used
 
-        days = recent_usage(_memory_dir(args).path)
+        days = recent_usage(memory_dir_of(args).path)
         if days:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
     return 0 if ok else 1
-
-
-def cmd_recall(args: argparse.Namespace) -> int:
-    from memdir.config import Settings, choose_engine
-    from recall.api import recall
-
-    settings = Settings.from_env().with_overrides(
-        engine=args.engine, recall_model=args.model, recall_timeout=args.timeout
-    )
-    choose_engine(settings.engine)  # says once, plainly, when it falls back to offline
-    tools = [t.strip() for t in (args.tools or "").split(",") if t.strip()]
-    result = recall(
-        _memory_dir(args).path, args.query, settings=settings, tools=tools, session_id=args.session,
-        record=bool(args.session),
-    )
-    if args.json:
-        _print_json(result.as_dict())
-        return 0
-    for line in result.debug:
-        print(f"memdir: {line}", file=sys.stderr)
-    if not result.selected:
-        print("no memory clearly applies", file=sys.stderr)
-        return 0
-    print(result.context)
-    return 0
-
-
-def cmd_extract(args: argparse.Namespace) -> int:
-    from extractor.schedule import request_extraction
-    from memdir.config import Settings, choose_engine
-
-    settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
-    choose_engine(settings.engine)  # says once, plainly, when it falls back to offline
-    transcript = Path(args.transcript)
-    if not transcript.exists():
-        raise MemdirError(f"{transcript}: transcript not found")
-    request = {"transcript": str(transcript), "session_id": args.session, "last_n": args.last,
-               "engine": settings.engine, "dry_run": args.dry_run}
-    results = request_extraction(_memory_dir(args).path, request, settings=settings)
-    if args.json:
-        _print_json([r.as_dict() for r in results])
-        return 0 if all(r.status != "failed" for r in results) else 1
-    for r in results:
-        verb = "would save" if r.dry_run else "saved"
-        print(f"{r.status} ({r.engine or 'no engine'}){': ' + r.reason if r.reason else ''}")
-        for path in r.saved:
-            print(f"  {verb} {path}")
-        for path in r.deleted:
-            print(f"  {'would delete' if r.dry_run else 'deleted'} {path}")
-        for error in r.errors:
-            print(f"  refused: {error}")
-        if r.usage:
-            u = r.usage
-            print(
-                f"  tokens: {u.get('input_tokens', 0)} in, {u.get('output_tokens', 0)} out, "
-                f"{u.get('cache_read_input_tokens', 0)} cache read, {u.get('cache_creation_input_tokens', 0)} cache write"
-                f" over {r.turns} turn(s)"
-            )
-    return 0 if all(r.status != "failed" for r in results) else 1
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -239,54 +164,6 @@ def cmd_install(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(result.text, end="")
     return 0
-
-
-def cmd_batch(args: argparse.Namespace) -> int:
-    from datetime import date
-
-    from extractor.batch import run_batch, summary_table
-    from memdir.config import Settings, choose_engine
-
-    settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model,
-                                                  extract_last_n=args.last)
-    engine = choose_engine(settings.engine)
-    try:
-        since = date.fromisoformat(args.since) if args.since else None
-    except ValueError:
-        raise MemdirError(f"--since {args.since!r} is not a date; use YYYY-MM-DD") from None
-    paths = [Path(p) for p in args.paths] or None
-    for path in paths or []:
-        if not path.exists():
-            raise MemdirError(f"{path}: no such file or folder")
-    if args.batch_api:
-        from extractor.batches_api import run_batch_api
-
-        if engine != "llm" or args.dry_run:
-            raise MemdirError("--batch-api needs the llm engine (ANTHROPIC_API_KEY) and cannot be a --dry-run")
-        report = run_batch_api(paths, settings=settings, since=since, max_cost=args.max_cost)
-    else:
-        report = run_batch(paths, settings=settings, engine=engine, since=since, dry_run=args.dry_run,
-                           max_cost=args.max_cost, concurrency=args.concurrency)
-    print(summary_table(report, settings))
-    return 1 if report.errors else 0
-
-
-def cmd_dream(args: argparse.Namespace) -> int:
-    from extractor.dream import dream
-    from memdir.config import Settings, choose_engine
-
-    settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
-    choose_engine(settings.engine)
-    result = dream(_memory_dir(args).path, settings=settings, dry_run=args.dry_run)
-    if args.json:
-        _print_json(result.as_dict())
-    else:
-        print(f"{result.status}{': ' + result.reason if result.reason else ''}")
-        for path in result.saved:
-            print(f"  {'would save' if args.dry_run else 'saved'} {path}")
-        for path in result.deleted:
-            print(f"  {'would delete' if args.dry_run else 'deleted'} {path}")
-    return 1 if result.status == "failed" else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -355,47 +232,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--team", action="store_true")
     p.add_argument("--json", action="store_true")
 
-    p = command("batch", cmd_batch, "back-fill memories from existing transcripts (default: all of ~/.claude/projects)",
-                folder=False)
-    p.add_argument("paths", nargs="*", help="transcript files or folders")
-    p.add_argument("--since", help="only transcripts modified on or after YYYY-MM-DD")
-    p.add_argument("--engine", help="auto (default), llm or offline")
-    p.add_argument("--model", help="extraction model")
-    p.add_argument("--last", type=int, help="messages per extraction window (default 20)")
-    p.add_argument("--concurrency", type=int, default=4)
-    p.add_argument("--max-cost", type=float, help="stop cleanly before the estimated spend passes this many USD")
-    p.add_argument("--dry-run", action="store_true", help="show what would be written; advance no cursor")
-    p.add_argument("--batch-api", action="store_true",
-                   help="send each agent turn for all transcripts as one Message Batches request (50%% price)")
-
-    p = command("dream", cmd_dream, "daily-log mode: distill new log entries into typed memories (safe to re-run)")
-    p.add_argument("--engine", help="auto (default), llm or offline")
-    p.add_argument("--model", help="model for the llm engine")
-    p.add_argument("--dry-run", action="store_true")
-    p.add_argument("--json", action="store_true")
-
-    p = command("recall", cmd_recall, "print the memories that would be injected for a prompt")
-    p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
-    p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
-    p.add_argument("query")
-    p.add_argument("--engine", help="auto (default), llm or offline")
-    p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
-    p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
-    p.add_argument("--model", help="model for the llm selector (default $MEMDIR_RECALL_MODEL or claude-haiku-5-5)")
-    p.add_argument("--timeout", type=float, help="seconds the llm selector may take (default 2)")
-    p.add_argument("--json", action="store_true")
-
-    p = command("extract", cmd_extract, "save memories from a transcript (Claude Code JSONL or a JSON message list)")
-    p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
-    p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
-    p.add_argument("transcript")
-    p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
-    p.add_argument("--last", type=int, help="read at most the last N messages (default 20)")
-    p.add_argument("--engine", help="auto (default), llm or offline")
-    p.add_argument("--model", help="model for the llm engine (default $MEMDIR_EXTRACT_MODEL or claude-sonnet-5-5)")
-    p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
-    p.add_argument("--json", action="store_true")
-
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
@@ -409,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="leave MEMORY.md out of session start (when Claude Code's auto-memory loads it)")
 
     from evals.cli import add_parser as add_eval_parser
+    from memdir.cli_pipeline import add_parsers as add_pipeline_parsers
 
+    add_pipeline_parsers(command)
     add_eval_parser(sub, command)
     return parser
 

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import httpx
-import pytest
 
 from evals.cases import load_file, load_suite
 from evals.report import compare, load_run, summary, wilson

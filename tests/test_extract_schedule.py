@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from extractor import state
 from extractor.schedule import request_extraction

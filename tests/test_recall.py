@@ -207,7 +207,7 @@ def test_long_memory_is_truncated_with_a_note(store):
 
 
 def test_lines_cap_applies_before_bytes(store):
-    result = _save(store, "Many lines", "short lines", "user", body="\n".join("l" for _ in range(300)))
+    _save(store, "Many lines", "short lines", "user", body="\n".join("l" for _ in range(300)))
     block = render_memory(scan(store.root).headers[0])
     assert block.count("\nl") == 200 - 6 and "Read the rest" in block
 
