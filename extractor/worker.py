@@ -13,7 +13,13 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
+    import os
+
     from memdir.hooks import log
+
+    workdir = os.environ.pop("MEMDIR_WORKER_CWD", None)
+    if workdir and os.path.isdir(workdir):
+        os.chdir(workdir)
 
     memory_dir = None
     try:

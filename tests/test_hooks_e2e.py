@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +15,12 @@ from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
 
+MEMDIR = Path(sys.executable).with_name("memdir")  # the console script Claude Code runs
+
+
 def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "memdir.cli", "hook", event], input=json.dumps(payload),
+    argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry"]
+    return subprocess.run([*argv, "hook", event], input=json.dumps(payload),
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
 
 
@@ -124,3 +129,38 @@ def test_session_start_gives_instructions_index_and_notice_once(session):
     proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "session-start", "--no-index"],
                           input=json.dumps(payload), capture_output=True, text=True, env={**os.environ, **env})
     assert "user_alice.md" not in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse"]
+PROBE = """
+import json, sys
+sys.argv = ["memdir", "hook", EVENT]
+from memdir.entry import main
+code = main()
+sys.stderr.write(json.dumps({"code": code, "heavy": [m for m in HEAVY if m in sys.modules]}))
+"""
+
+
+def _imports_of(event: str, payload: dict, env: dict) -> dict:
+    """Run a hook in a fresh interpreter and report which heavy modules it imported."""
+    code = f"HEAVY = {HEAVY!r}\nEVENT = {event!r}\n" + PROBE
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_hot_hooks_stay_light(session):
+    """The budgets in DESIGN.md depend on what the hooks do not import; guard that, not timings."""
+    project, transcript, memory = session
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}
+    from memdir.manual import remember
+    from memdir.store import MemoryStore
+
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    stop = _imports_of("stop", {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project)}, env)
+    assert stop == {"code": 0, "heavy": []}
+    prompt = {"session_id": "p1", "cwd": str(project), "prompt": "write the database integration tests"}
+    first = _imports_of("prompt", prompt, env)  # renders the template once and caches its skeleton
+    assert first["code"] == 0 and "anthropic" not in first["heavy"] and "pydantic" not in first["heavy"]
+    again = _imports_of("prompt", {**prompt, "session_id": "p2"}, env)
+    assert again == {"code": 0, "heavy": []}
