@@ -191,19 +191,48 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         for draft in drafts[start:]:
             draft.said_on = anchor
             if draft.type == "user":
-                draft.rule = _third_person(draft.rule)
+                draft.rule = _third_person(_without_judgement(draft.rule))
+    drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+# What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.
+_CODE_STRUCTURE = re.compile(
+    r"\b(?:pattern|architecture|codebase|directory|folder|module|class(?:es)?|function|layer)\b"
+    r"|\b[\w-]+/[\w./-]+|\.(?:py|ts|js|go|rs|java|rb)\b",
+    re.I,
+)
+_JUDGEMENT = re.compile(r"\b(?:terrible|awful|bad|hopeless|useless|stupid|dumb|clueless|suck)\b", re.I)
+
+
+def _without_judgement(text: str) -> str:
+    """User memories never carry negative judgements (nor the request of the moment): drop those clauses."""
+    parts = re.split(r"(,\s*|\s+and\s+|\s+but\s+)", text)
+    clauses, separators = parts[::2], parts[1::2]
+    drop = [bool(_JUDGEMENT.search(c) or re.match(r"\s*please\b", c, re.I)) for c in clauses]
+    if not any(drop) or all(drop):
+        return text
+    out = ""
+    for i, clause in enumerate(clauses):
+        if drop[i]:
+            continue
+        if out:
+            out += separators[i - 1] if i > 0 and not drop[i - 1] else ", "
+        out += clause.strip()
+    return out
 
 
 # --- turning drafts into memories --------------------------------------------------
 _GENERIC = frozenset(
-    "use make run do work want need please always never don't dont stop keep like prefer instead code thing "
-    "project repo file test tests".split()
+    "use make run do work want need please always never don don't dont stop keep like prefer instead code thing "
+    "project repo file test tests user anymor ago last next since day week month year today now".split()
 )
+_LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
 
 
 def _content_stems(text: str) -> set[str]:
-    return {t for t in tokens(text) if t not in _GENERIC and len(t) > 1}
+    """What a memory is about: its words minus generic verbs, time words and the Why/How labels."""
+    return {t for t in tokens(_LABELS.sub(" ", text)) if t not in _GENERIC and len(t) > 1}
 
 
 def _title(rule: str) -> str:
@@ -253,7 +282,7 @@ def _similar(store: MemoryStore, draft: Draft) -> str | None:
         score = len(shared) / min(len(new), len(old))
         if score > best_score:
             best, best_score = h.rel_path, score
-    threshold = 0.3 if draft.correction else 0.6
+    threshold = 0.2 if draft.correction else 0.6  # a correction naming the same thing supersedes it
     return best if best_score >= threshold else None
 
 

@@ -123,3 +123,14 @@ def test_user_memories_are_in_third_person(tmp_path):
     outcome = apply(store, _msgs(("user", "I'm a backend engineer and my focus is payments.")), today=date(2026, 3, 2))
     text = (store.root / outcome.saved[0]).read_text()
     assert "The user is a backend engineer and their focus is payments" in text
+
+
+def test_code_structure_statements_are_not_saved():
+    assert detect(_msgs(("user", "We use the repository pattern for all database access in this codebase.")))[0] == []
+    assert detect(_msgs(("user", "Let's keep the handlers in src/api/handlers.py.")))[0] == []
+    assert [d.kind for d in detect(_msgs(("user", "Let's use Postgres because we need transactions.")))[0]] == ["decision"]
+
+
+def test_user_memories_drop_negative_judgements_and_requests():
+    drafts, _ = detect(_msgs(("user", "I'm a data scientist and honestly terrible at CSS, please handle the styling.")))
+    assert [d.rule for d in drafts if d.type == "user"] == ["The user is a data scientist"]
