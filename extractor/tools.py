@@ -32,6 +32,12 @@ READ_ONLY_PROGRAMS = frozenset({"ls", "find", "cat", "head", "tail", "wc", "stat
 FIND_FORBIDDEN = ("-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls")
 SHELL_SYNTAX = re.compile(r"[|;&<>`$\n\r(){}]|\\\s")
 WRITE_TOOLS = ("Write", "Edit")
+# Files whose content is credentials: never sent to the model (the secret guard only stops writes).
+SECRET_FILES = re.compile(
+    r"^(?:\.env(?:\..*)?|.*\.(?:pem|key|p12|pfx|keystore|jks)|id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?|\.netrc|"
+    r"\.npmrc|\.pypirc|credentials(?:\.json)?|secrets?\.(?:ya?ml|json|toml)|\.htpasswd)$",
+    re.I,
+)
 
 TOOL_SCHEMAS: list[dict] = [
     {
@@ -150,6 +156,8 @@ class Toolbox:
         if not any(self._inside(resolved, root) for root in self.roots):
             allowed = " or ".join(str(r) for r in self.roots)
             raise Refused(f"{raw} is outside what this agent may read ({allowed})")
+        if SECRET_FILES.search(resolved.name) or ".git" in resolved.parts:
+            raise Refused(f"{raw} may hold credentials or git internals; this agent does not read it")
         return resolved
 
     def _memory_rel(self, raw: str) -> str:
@@ -221,6 +229,8 @@ class Toolbox:
                 continue
             if any(part.startswith(".") for part in file.relative_to(base).parts[:-1]) if base.is_dir() else False:
                 continue
+            if SECRET_FILES.search(file.name):
+                continue
             try:
                 text = read_text(file)
             except (OSError, UnicodeDecodeError):
@@ -254,6 +264,11 @@ class Toolbox:
                 "only a single read-only command is allowed: no pipes, redirects, ;, &&, $(), "
                 "backticks, braces or subshells"
             )
+        if program == "grep" and any(
+            a in ("--recursive", "--dereference-recursive") or (a.startswith("-") and not a.startswith("--") and set(a[1:]) & set("rR"))
+            for a in argv[1:]
+        ):
+            raise Refused("recursive grep is not allowed in Bash; use the Grep tool, which skips credential files")
         if program == "find":
             bad = [a for a in argv[1:] if a in FIND_FORBIDDEN or a.startswith("-fprint")]
             if bad:

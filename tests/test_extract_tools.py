@@ -140,3 +140,19 @@ def test_dry_run_writes_nothing(tmp_path):
     result = _write(box, "user_x.md")
     assert not result.is_error and "dry run" in result.content and box.written == ["user_x.md"]
     assert not (tmp_path / "m" / "user_x.md").exists()
+
+
+@pytest.mark.parametrize("name", [".env", ".env.production", "server.pem", "id_rsa", "credentials.json", "secrets.yaml"])
+def test_credential_files_are_not_read(box, name):
+    (box.project_root / name).write_text("TOKEN=abc")
+    for result in (box.run("Read", {"file_path": str(box.project_root / name)}),
+                   box.run("Bash", {"command": f"cat {name}"})):
+        assert result.is_error and "credentials" in result.content
+    assert not box.run("Read", {"file_path": str(box.project_root / "README.md")}).is_error
+
+
+def test_searches_skip_credential_files(box):
+    (box.project_root / ".env").write_text("TOKEN=abc")
+    assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN", "path": str(box.project_root)}).content
+    assert box.run("Bash", {"command": "grep -rn TOKEN ."}).is_error
+    assert box.run("Bash", {"command": "grep --recursive TOKEN ."}).is_error
