@@ -78,6 +78,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"\nhook prompt (offline, 200 memories): {ours * 1000:.0f} ms vs bare python {bare * 1000:.0f} ms "
               f"= {ours / bare:.2f}x (budget 5x)")
+
+        # The llm engine against a local server that answers at once: what the SDK costs the hook
+        # before any network latency (not budgeted; the offline engine is the fast path).
+        from tests.fake_api import FakeAPI
+
+        answer = {"id": "msg_local", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
+                  "content": [{"type": "text", "text": '{"selected_memories": []}'}], "stop_reason": "end_turn",
+                  "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+        with FakeAPI(lambda body, n: answer) as api:
+            llm_env = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "llm", "ANTHROPIC_BASE_URL": api.url}
+            run_process(hook, payload, llm_env)
+            llm = median_seconds(
+                lambda: run_process(hook, payload.replace('"bench"', f'"llm{next(runs)}"'), llm_env), args.repeat
+            )
+        print(f"hook prompt (llm engine, instant local API): {llm * 1000:.0f} ms = {llm / bare:.1f}x bare python "
+              f"({len(api.requests)} requests; mostly importing the anthropic SDK)")
     return 0
 
 
