@@ -165,15 +165,59 @@ def prompt_output(payload: HookPayload) -> str:
     from recall.api import recall
 
     notice = _saved_notice(memory_dir)
-    result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id)
-    for line in result.debug:
-        log(memory_dir, "prompt", line)
+    tools = _recent_tools(payload)
+    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id)
+    if context is None:
+        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=_in_process_engine())
+        for line in result.debug:
+            log(memory_dir, "prompt", line)
+        context = result.context
     output: dict = {}
     if notice:
         output["systemMessage"] = notice
-    if result.context:
-        output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": result.context}
+    if context:
+        output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": context}
     return json.dumps(output) if output else ""
+
+
+def _wants_llm() -> bool:
+    from memdir.config import Settings, choose_engine
+
+    return choose_engine(Settings.from_env().engine, quiet=True) == "llm"
+
+
+def _in_process_engine() -> str | None:
+    """With the recall server on, the hook itself only ever runs the offline engine (no SDK import)."""
+    from recall import server
+
+    return "offline" if server.enabled() and _wants_llm() else None
+
+
+def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None) -> str | None:
+    """The llm engine's answer from the warm recall server, or None to answer offline in-process.
+
+    When no server is running yet, one is started for the next prompts and this one is answered
+    offline: paying the SDK import here would hold the user's prompt for ~2 s.
+    """
+    from recall import server
+
+    if not server.enabled() or not _wants_llm():
+        return None
+    from memdir.config import Settings
+
+    budget = Settings.from_env().recall_timeout
+    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id}
+    reply = server.ask(request, timeout=budget + 1.0)
+    if reply is None:
+        server.start_in_background()
+        log(memory_dir, "prompt", "no recall server yet: started one, answered this prompt offline")
+        return None
+    for line in reply.get("debug") or []:
+        log(memory_dir, "prompt", f"server: {line}")
+    if "error" in reply:
+        log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
+        return None
+    return str(reply.get("context") or "")
 
 
 def main(argv: list[str], stdin=None, stdout=None) -> int:

@@ -31,6 +31,8 @@ def isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     for name in _ENV_TO_CLEAR:
         monkeypatch.delenv(name, raising=False)
+    # No background recall servers from unit tests (tests of the server turn it back on).
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
     return home
 
 

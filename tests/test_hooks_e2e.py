@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -22,6 +24,24 @@ def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
     argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry"]
     return subprocess.run([*argv, "hook", event], input=json.dumps(payload),
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+
+
+def _socket(env: dict) -> str:
+    from recall.server import socket_path
+
+    return socket_path({**os.environ, **env})
+
+
+@contextlib.contextmanager
+def recall_server_cleanup(env: dict):
+    """Stop the background recall server a test started, whatever happens."""
+    try:
+        yield
+    finally:
+        pidfile = _socket(env) + ".pid"
+        if os.path.exists(pidfile):
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(open(pidfile).read()), signal.SIGTERM)
 
 
 def _wait_for(predicate, timeout=30.0):
@@ -84,21 +104,25 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
                          stop_reason="tool_use", model=body["model"])
 
     with FakeAPI(respond) as api:
-        env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": api.url, "MEMDIR_RECALL_TIMEOUT": "20"}
+        env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": api.url, "MEMDIR_RECALL_TIMEOUT": "20",
+               "MEMDIR_RECALL_SERVER": "1", "MEMDIR_RECALL_SERVER_IDLE": "60"}
         stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop"}
         assert _hook("stop", stop, env).returncode == 0
         assert _wait_for(lambda: (memory / "feedback_real_db.md").exists())
         assert _wait_for(lambda: (memory / ".memdir" / "notices.json").exists())
         prompt = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
                   "hook_event_name": "UserPromptSubmit", "prompt": "add an integration test for the ledger"}
-        out = _hook("prompt", prompt, env)
+        with recall_server_cleanup(env):
+            first = _hook("prompt", {**prompt, "session_id": "warmup"}, env)  # starts the server, answers offline
+            assert first.returncode == 0 and "systemMessage" in json.loads(first.stdout)
+            assert _wait_for(lambda: os.path.exists(_socket(env)))
+            out = _hook("prompt", prompt, env)
     assert api.requests[0]["model"] == "claude-sonnet-5-5"
     assert "- [Real database in tests](feedback_real_db.md)" in (memory / "MEMORY.md").read_text()
     recall_request = api.requests[-1]
     assert recall_request["model"] == "claude-haiku-5-5" and "feedback_real_db.md" in recall_request["messages"][0]["content"]
     data = json.loads(out.stdout)
     assert "Never mock the database in integration tests." in data["hookSpecificOutput"]["additionalContext"]
-    assert data["systemMessage"] == f"Memory saved: {memory / 'feedback_real_db.md'}"
 
 
 def test_stop_hook_never_blocks_on_bad_input(tmp_path):
@@ -164,3 +188,18 @@ def test_hot_hooks_stay_light(session):
     assert first["code"] == 0 and "anthropic" not in first["heavy"] and "pydantic" not in first["heavy"]
     again = _imports_of("prompt", {**prompt, "session_id": "p2"}, env)
     assert again == {"code": 0, "heavy": []}
+
+
+def test_llm_configured_prompt_hook_never_imports_the_sdk(session):
+    """With a key configured, the hook talks to the warm recall server instead of importing anthropic."""
+    project, transcript, memory = session
+    env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "MEMDIR_RECALL_SERVER": "1",
+           "MEMDIR_RECALL_SERVER_IDLE": "20"}
+    from memdir.manual import remember
+    from memdir.store import MemoryStore
+
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    with recall_server_cleanup(env):
+        result = _imports_of("prompt", {"session_id": "x", "cwd": str(project), "prompt": "database tests please"}, env)
+        assert result["code"] == 0 and "anthropic" not in result["heavy"]
+        assert _wait_for(lambda: os.path.exists(_socket(env)))  # and it started the server for next time
