@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 import time
 
 from memdir.scan import Header
@@ -33,20 +32,21 @@ def candidates(headers: list[Header], query: str, surfaced: set[str] = frozenset
     return newest + older_matches(query, older, OLDER_MATCHES)
 
 
-_NON_WORD = re.compile(r"[^a-z0-9]+")
+_WORDS_ONLY = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
 
 
 def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
     """The older memories sharing the query's rarest words, best first.
 
     Deliberately cheaper than the offline selector (which ranks the final pool): word-start
-    substring tests of the query's stems, weighted by inverse document frequency, so that
-    20,000 files cost about as much as reading their headers.
+    substring tests of the query's stems (C-speed `in` on text normalised with one
+    `str.translate`), weighted by inverse document frequency, so 20,000 files cost about as much
+    as reading their headers.
     """
     stems = {s for s in tokens(query) if len(s) >= 3}
     if not stems:
         return []
-    texts = [" " + _NON_WORD.sub(" ", f"{h.name or ''} {h.description or ''} {h.excerpt}".lower()) for h in older]
+    texts = [" " + f"{h.name or ''} {h.description or ''} {h.excerpt}".lower().translate(_WORDS_ONLY) for h in older]
     total = len(texts)
     scores: dict[int, float] = {}
     for stem in stems:
