@@ -61,10 +61,13 @@ class ExtractionExpect(_Strict):
     nothing: bool = False  # nothing at all may be written
 
 
-class ExtractionCase(_Strict):
+class _Case(_Strict):
     id: str
-    suite: Literal["extraction"] = "extraction"
     tags: list[str] = Field(default_factory=list)
+
+
+class ExtractionCase(_Case):
+    suite: Literal["extraction"] = "extraction"
     today: dt.date
     transcript: list[TranscriptMessage] | None = None
     transcript_path: str | None = None
@@ -78,10 +81,8 @@ class ExtractionCase(_Strict):
         return self
 
 
-class RecallCase(_Strict):
-    id: str
+class RecallCase(_Case):
     suite: Literal["recall"] = "recall"
-    tags: list[str] = Field(default_factory=list)
     memories: list[SeedMemory] = Field(min_length=1)
     query: str
     tools: list[str] = Field(default_factory=list)
@@ -101,10 +102,8 @@ class RecallCase(_Strict):
         return self
 
 
-class BehaviourCase(_Strict):
-    id: str
+class BehaviourCase(_Case):
     suite: Literal["behaviour"] = "behaviour"
-    tags: list[str] = Field(default_factory=list)
     memories: list[SeedMemory] = Field(default_factory=list)
     context: str = ""  # facts about the workspace the agent is told (e.g. which files exist now)
     prompt: str
