@@ -135,11 +135,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
         from memdir.usage import recent_usage, tokens_used
 
-        days = recent_usage(memory_dir_of(args).path)
+        folder = memory_dir_of(args).path
+        days = recent_usage(folder)
         if days:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
+        hook_log = folder / ".memdir" / "hook.log"
+        if hook_log.exists():
+            recent = hook_log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
+            print(f"latest hook activity ({hook_log}):")
+            for line in recent:
+                print(f"  {line}")
     return 0 if ok else 1
 
 

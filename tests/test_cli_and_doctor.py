@@ -152,3 +152,17 @@ def test_agent_memory_scopes_on_the_cli(cli, tmp_path, isolated_home, scope, whe
     code, out, _ = cli("--cwd", str(repo), "recall", "review this error handling", "--agent", "code:reviewer",
                        "--scope", scope, "--json")
     assert json.loads(out)["selected"] and str(folder) in json.loads(out)["selected"][0]["path"]
+
+
+def test_doctor_shows_usage_and_hook_activity(cli, tmp_path):
+    from datetime import date
+
+    from memdir.usage import add_usage
+
+    folder = tmp_path / "m"
+    cli("--dir", str(folder), "remember", "Alice leads payments", "--type", "user")
+    add_usage(folder, date(2026, 3, 2), {"input_tokens": 1200, "output_tokens": 300})
+    (folder / ".memdir" / "hook.log").write_text("2026-03-02T09:00:00 stop: saved user_x.md\n")
+    code, out, _ = cli("--dir", str(folder), "doctor")
+    assert code == 0 and "2026-03-02: 1,500 tokens over 1 run(s)" in out
+    assert "stop: saved user_x.md" in out
