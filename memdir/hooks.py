@@ -166,9 +166,12 @@ def prompt_output(payload: HookPayload) -> str:
 
     notice = _saved_notice(memory_dir)
     tools = _recent_tools(payload)
-    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id)
+    use_server = _use_recall_server()
+    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id) if use_server else None
     if context is None:
-        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=_in_process_engine())
+        # With the server in use, this process only ever runs the offline engine (no SDK import).
+        engine = "offline" if use_server else None
+        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         context = result.context
@@ -180,17 +183,12 @@ def prompt_output(payload: HookPayload) -> str:
     return json.dumps(output) if output else ""
 
 
-def _wants_llm() -> bool:
+def _use_recall_server() -> bool:
+    """The llm engine is wanted and the warm recall server may serve it (decided once per prompt)."""
     from memdir.config import Settings, choose_engine
-
-    return choose_engine(Settings.from_env().engine, quiet=True) == "llm"
-
-
-def _in_process_engine() -> str | None:
-    """With the recall server on, the hook itself only ever runs the offline engine (no SDK import)."""
     from recall import server
 
-    return "offline" if server.enabled() and _wants_llm() else None
+    return server.enabled() and choose_engine(Settings.from_env().engine, quiet=True) == "llm"
 
 
 def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None) -> str | None:
@@ -199,11 +197,8 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
     When no server is running yet, one is started for the next prompts and this one is answered
     offline: paying the SDK import here would hold the user's prompt for ~2 s.
     """
-    from recall import server
-
-    if not server.enabled() or not _wants_llm():
-        return None
     from memdir.config import Settings
+    from recall import server
 
     budget = Settings.from_env().recall_timeout
     request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id}
