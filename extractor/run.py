@@ -23,7 +23,8 @@ MEMORY_WRITING_TOOLS = (*WRITE_TOOLS, "MultiEdit", "NotebookEdit")
 class ExtractResult(Record):
     """status: saved | nothing | skipped | failed | stashed."""
 
-    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor")
+    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor",
+                 "model", "cost_usd", "refusals")
     _defaults = {
         "engine": None,
         "saved": list,
@@ -34,6 +35,9 @@ class ExtractResult(Record):
         "errors": list,
         "dry_run": False,
         "cursor": None,
+        "model": None,
+        "cost_usd": 0.0,
+        "refusals": 0,
     }
 
     def as_dict(self) -> dict:
@@ -105,17 +109,33 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
     from memdir.llm import describe_error
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
-    if error is not None:  # API failure after retries: the caller keeps its cursor
+    run = run if run is not None else getattr(error, "run", None)
+    if run is not None:  # tokens spent count even when the run failed
+        result.turns, result.usage, result.model = run.turns, run.usage, run.model
+        result.cost_usd, result.refusals = round(run.cost_usd, 6), run.refusals
+        if not result.dry_run and run.usage:
+            usage.add_usage(memory_dir, today, run.usage)
+    if error is not None:  # API failure after retries, or a truncated reply: the caller keeps its cursor
         result.status, result.reason = "failed", describe_error(error)
+        _note_unreachable(error)
         return result
-    result.turns, result.usage = run.turns, run.usage
+    if run.refusals:
+        result.reason = "the model declined this window (stop_reason=refusal); nothing was saved"
     if run.hit_turn_cap:
         result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
-    if not result.dry_run:
-        usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:
         result.status = "saved"
     return result
+
+
+def _note_unreachable(error: Exception) -> None:
+    from memdir.llm import describe_error, is_connection_failure, mark_unreachable
+
+    try:
+        if is_connection_failure(error):
+            mark_unreachable(describe_error(error))
+    except Exception:  # noqa: BLE001 - bookkeeping must never mask the run's own outcome
+        pass
 
 
 def extract_messages(

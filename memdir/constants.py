@@ -34,3 +34,27 @@ HEADER_SCAN_LINES = 30  # recall reads only this many lines of each file
 NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
+
+# --- LLM engines (issue 12) ----------------------------------------------------
+# After a connection failure the prompt hook answers offline for this long instead of paying the
+# connect timeout on every prompt; `memdir doctor` reports the endpoint as unreachable meanwhile.
+ENDPOINT_COOLDOWN_SECONDS = 300
+ENDPOINT_STATE_NAME = "endpoint.json"  # in <config home>/memdir/run/
+# Message Batches API limits (docs: "Batch limitations"): whichever is reached first.
+BATCH_MAX_REQUESTS = 100_000
+BATCH_MAX_BYTES = 256 * 1024 * 1024
+BATCH_CUSTOM_ID_MAX = 64
+# Output budgets. Thinking tokens count toward max_tokens on every thinking model, so the
+# extraction budget leaves room for adaptive thinking; a `max_tokens` stop is retried once with
+# this factor before the run counts as failed.
+EXTRACT_MAX_TOKENS = 16_000
+RECALL_MAX_TOKENS = 1_024
+JUDGE_MAX_TOKENS = 4_096
+MAX_TOKENS_RETRY_FACTOR = 2
+MAX_TOKENS_CEILING = 64_000
+RUNS_LOG_NAME = "runs.jsonl"  # in .memdir/: one line per run with usage and estimated cost
+COST_REPORT_DAYS = 7
+# claude-code engine: the user's own `claude` CLI and login.
+CLAUDE_CODE_MAX_TURNS = 6
+CLAUDE_CODE_MAX_BUDGET_USD = 0.50
+CLAUDE_CODE_TIMEOUT_SECONDS = 300

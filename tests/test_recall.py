@@ -50,7 +50,9 @@ def test_selector_request_is_exactly_what_the_spec_says(folder, api):
     assert [h.rel_path for h in result.selected] == ["feedback_testing_style.md"]
     assert result.engine == "llm" and result.usage["input_tokens"] == 120
     body = json.loads(route.calls[0].request.content)
-    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 256
+    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 1024
+    # Haiku 5.5 thinks adaptively unless told: a pick from a list needs no thinking, at low effort.
+    assert body["thinking"] == {"type": "disabled"} and body["output_config"]["effort"] == "low"
     schema = body["output_config"]["format"]
     assert schema["type"] == "json_schema"
     assert schema["schema"]["properties"]["selected_memories"]["type"] == "array"
