@@ -47,11 +47,13 @@ BATCH_CUSTOM_ID_MAX = 64
 # Output budgets. Thinking tokens count toward max_tokens on every thinking model, so the
 # extraction budget leaves room for adaptive thinking; a `max_tokens` stop is retried once with
 # this factor before the run counts as failed.
-EXTRACT_MAX_TOKENS = 16_000
+EXTRACT_MAX_TOKENS = 10_000
 RECALL_MAX_TOKENS = 1_024
 JUDGE_MAX_TOKENS = 4_096
 MAX_TOKENS_RETRY_FACTOR = 2
-MAX_TOKENS_CEILING = 64_000
+# The SDK refuses a non-streaming request whose max_tokens could run past 10 minutes
+# (3600 s x max_tokens / 128,000 > 600 s, i.e. above 21,333 tokens): the retry stays below that.
+MAX_TOKENS_CEILING = 21_000
 RUNS_LOG_NAME = "runs.jsonl"  # in .memdir/: one line per run with usage and estimated cost
 COST_REPORT_DAYS = 7
 # claude-code engine: the user's own `claude` CLI and login.

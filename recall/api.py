@@ -18,8 +18,8 @@ from recall.offline import select_offline
 class RecallResult(Record):
     """context: what gets injected ("" when nothing was selected); engine: whose answer was used."""
 
-    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates")
-    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0}
+    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates", "cost_usd")
+    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0, "cost_usd": 0.0}
 
     def as_dict(self) -> dict:
         return {
@@ -67,6 +67,8 @@ def recall(
         selected = _select_llm(result, query, pool, tools, settings, client)
     elif chosen_engine == "claude-code":
         selected = _select_claude_code(result, query, pool, tools, settings)
+    if result.usage and record:
+        _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
         selected = select_offline(query, pool, settings.recall_max, tools)
     result.selected = selected
@@ -102,9 +104,23 @@ def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: lis
         )
         return None
     result.usage = answer.usage
+    result.cost_usd = answer.cost_usd
     if answer.unknown:
         result.debug.append(f"dropped unknown file names from the model: {', '.join(answer.unknown)}")
     return answer.selected
+
+
+def _log_model_use(memory_dir: Path, result: RecallResult, settings: Settings, session_id: str | None) -> None:
+    """Every model call's usage and estimated cost goes to runs.jsonl (`memdir doctor` sums it)."""
+    from memdir import runlog
+
+    try:
+        runlog.append_run(memory_dir, {"kind": "recall", "session": session_id, "engine": result.engine,
+                                       "model": settings.recall_model if result.engine == "llm" else None,
+                                       "usage": {k: v for k, v in result.usage.items() if isinstance(v, (int, float))},
+                                       "cost_usd": round(result.cost_usd, 6)})
+    except OSError:
+        pass  # accounting must never cost the user their recall
 
 
 def _select_claude_code(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings):
@@ -119,7 +135,7 @@ def _select_claude_code(result: RecallResult, query: str, pool: list[Header], to
         result.debug.append(f"claude-code selector gave no usable answer after {time.monotonic() - started:.2f}s "
                             f"({type(exc).__name__}: {str(exc)[:200]}); used the offline selector")
         return None
-    result.usage = answer.usage
+    result.usage, result.cost_usd = answer.usage, answer.cost_usd
     if answer.unknown:
         result.debug.append(f"dropped unknown file names from the model: {', '.join(answer.unknown)}")
     return answer.selected

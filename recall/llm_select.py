@@ -35,6 +35,13 @@ class LLMSelection:
     cost_usd: float = 0.0
 
 
+def _output_format() -> dict:
+    """The JSON schema of `Selection` in the form structured outputs accept (the SDK's transform)."""
+    from anthropic import transform_schema
+
+    return {"type": "json_schema", "schema": transform_schema(Selection.model_json_schema())}
+
+
 def request_messages(
     query: str, candidates: list[Header], tools: list[str], max_selected: int
 ) -> tuple[str, list[dict]]:
@@ -88,16 +95,21 @@ def select_llm(
     system, messages = request_messages(query, candidates, tools, settings.recall_max)
     deadline = time.monotonic() + settings.recall_timeout
 
+    options = thinking_options(settings.recall_model, think=False, effort=EFFORT)
+    # create() rather than parse(): the stop_reason is checked before the text is parsed, so a
+    # truncated or refused reply is reported as such, not as a JSON error.
+    output_config = {**options.pop("output_config", {}), "format": _output_format()}
+
     def ask():
         remaining = max(0.05, deadline - time.monotonic())
-        return client.messages.parse(
+        return client.messages.create(
             model=settings.recall_model,
             max_tokens=C.RECALL_MAX_TOKENS,
             system=system,
             messages=messages,
-            output_format=Selection,
+            output_config=output_config,
             timeout=remaining,
-            **thinking_options(settings.recall_model, think=False, effort=EFFORT),
+            **options,
         )
 
     response = _before_deadline(
@@ -106,9 +118,13 @@ def select_llm(
     usage = response.usage.model_dump(exclude_none=True) if response.usage else {}
     if response.stop_reason not in ("end_turn", "stop_sequence"):
         raise UnusableAnswer(f"stop_reason={response.stop_reason}")
-    parsed = response.parsed_output
-    if not isinstance(parsed, Selection):
-        raise UnusableAnswer("no parsable selection in the reply")
+    text = "".join(b.text for b in response.content if getattr(b, "type", "") == "text").strip()
+    if not text:
+        raise UnusableAnswer("no parsable selection in the reply (no text)")
+    try:
+        parsed = Selection.model_validate_json(text)
+    except ValueError as exc:
+        raise UnusableAnswer(f"no parsable selection in the reply ({str(exc).splitlines()[0][:120]})") from None
     by_path = {h.rel_path: h for h in candidates}
     chosen: list[Header] = []
     unknown: list[str] = []

@@ -144,9 +144,13 @@ def test_base_url_is_honoured(folder, monkeypatch):
     import respx
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/gateway")
-    with respx.mock(assert_all_mocked=True) as router:
+    from tests import api_validator
+
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        api_validator.install(router)
         route = router.post("http://127.0.0.1:9/gateway/v1/messages").mock(return_value=P.selection("user_alice.md"))
         result = recall(folder.root, "who is alice", settings=Settings(engine="auto"))
+    api_validator.check(router)
     assert route.called and result.engine == "llm"
     assert route.calls[0].request.headers["authorization"] == "Bearer memdir-no-key"
 
