@@ -14,7 +14,11 @@ from datetime import date
 
 from extractor.dates import DATE_PATTERN, absolutize
 from extractor.excerpt import message_date
+from extractor import report
+from memdir import history
 from memdir.errors import MemdirError
+from memdir.fsio import read_text
+from memdir.frontmatter_io import dump_document
 from memdir.model import Memory, MemoryType, compose_body
 from memdir.record import Record
 from memdir.store import MemoryStore
@@ -266,39 +270,57 @@ def to_memory(draft: Draft, today: date) -> Memory:
     return Memory(name=_title(draft.rule), description=description, type=mtype, body=body)
 
 
+def _about(h) -> set[str]:
+    """What an existing memory is about: its name and description (its body is detail, not subject)."""
+    return _content_stems(" ".join(filter(None, (h.name, h.description))))
+
+
 def _similar(store: MemoryStore, draft: Draft) -> str | None:
-    """An existing memory of the same type this draft should update instead of duplicating."""
+    """An existing memory of the same type that this draft is clearly about, to update instead of duplicating.
+
+    Clearly about the same thing means sharing at least two subject words (filler such as "never",
+    "always", "please" does not count) covering most of the draft and a good part of the memory."""
     new = _content_stems(draft.rule)
-    if not new:
+    if len(new) < 2:
         return None
     best, best_score = None, 0.0
     for h in store.scan().headers:
         if h.type != draft.type:
             continue
-        old = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
+        old = _about(h)
         shared = new & old
-        if not shared:
+        if len(shared) >= 2:
+            score = min(len(shared) / len(new), len(shared) / len(old))
+        elif shared and draft.correction:
+            score = len(shared) / len(new)  # "don't use npm, use pnpm" corrects the memory about npm
+        else:
             continue
-        score = len(shared) / min(len(new), len(old))
         if score > best_score:
             best, best_score = h.rel_path, score
-    threshold = 0.2 if draft.correction else 0.6  # a correction naming the same thing supersedes it
-    return best if best_score >= threshold else None
+    return best if best_score >= SAME_SUBJECT else None
+
+
+SAME_SUBJECT = 0.5
 
 
 class OfflineOutcome(Record):
-    __slots__ = ("saved", "updated", "deleted", "drafts", "errors")
-    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list}
+    """saved: created files; updated: rewritten files; changes: extractor/report.py dicts for all of it."""
+
+    __slots__ = ("saved", "updated", "deleted", "drafts", "errors", "changes")
+    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list, "changes": list}
 
 
 def _forget_target(store: MemoryStore, phrase: str) -> str | None:
+    """The memory a "forget ..." request names: most of its subject words, two at least when few."""
     wanted = _content_stems(phrase) - STOPWORDS
     if not wanted:
         return None
     best, best_score = None, 0.0
     for h in store.scan().headers:
-        have = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
-        score = len(wanted & have) / len(wanted)
+        shared = wanted & _about(h)
+        if len(shared) < min(2, len(wanted)):
+            continue
+        score = len(shared) / len(wanted)
         if score > best_score:
             best, best_score = h.rel_path, score
     return best if best_score >= 0.5 else None
@@ -334,16 +356,66 @@ def log_drafts(memory_dir, messages: list[Message], *, today: date, dry_run: boo
     return outcome
 
 
+def _ours(store: MemoryStore, rel: str) -> bool:
+    """Did memdir's extractor write this file, unchanged since? A person's memory is theirs."""
+    return history.written_by_extractor(store.state_dir, store.root, rel)
+
+
+def _fresh_name(store: MemoryStore, memory: Memory) -> str:
+    """A file name for a new memory that never lands on an existing file."""
+    rel, exists = store.plan_filename(memory)
+    if not exists:
+        return rel
+    stem = rel.removesuffix(".md")
+    n = 2
+    while (store.root / f"{stem}_{n}.md").exists():
+        n += 1
+    return f"{stem}_{n}.md"
+
+
+ALREADY_SAID = 0.8
+
+
+def _already_says(store: MemoryStore, rel: str, draft: Draft) -> bool:
+    """The memory already states this rule (most of its words are in it): nothing to add or change."""
+    new = _content_stems(draft.rule)
+    try:
+        memory = store.load(rel)
+    except MemdirError:
+        return False
+    have = _content_stems(" ".join((memory.name, memory.description, memory.body)))
+    return bool(new) and len(new & have) / len(new) >= ALREADY_SAID
+
+
+def _target(store: MemoryStore, draft: Draft) -> tuple[str | None, bool]:
+    """(memory to update, skip): one of ours about the same thing, or a person's memory that the user
+    explicitly corrected; skip when an existing memory already says it."""
+    existing = _similar(store, draft)
+    if existing is None:
+        return None, False
+    if _already_says(store, existing, draft):
+        return None, True
+    if _ours(store, existing) or (draft.correction and draft.kind == "correction"):
+        return existing, False
+    return None, False
+
+
 def apply_drafts(
     store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False
 ) -> OfflineOutcome:
-    """File drafts as memories (updating near-duplicates) and carry out forget requests."""
+    """File drafts as memories (updating clear near-duplicates) and carry out forget requests.
+
+    Every change keeps the previous bytes (memdir/history.py) and is reported; a dry run reports the
+    real file names it would touch, with a diff for each update."""
     outcome = OfflineOutcome(drafts=drafts)
     for forget in forgets:
         target = _forget_target(store, forget.phrase)
         if target:
-            if not dry_run:
-                store.delete(target)
+            if dry_run:
+                outcome.changes.append(report.change("deleted", target))
+            else:
+                done = store.delete(target)
+                outcome.changes.append(report.change("deleted", target, done.kept))
             outcome.deleted.append(target)
     seen: set[str] = set()
     for draft in drafts:
@@ -351,18 +423,26 @@ def apply_drafts(
         if memory.description in seen:
             continue
         seen.add(memory.description)
-        existing = _similar(store, draft)
+        existing, skip = _target(store, draft)
+        if skip:
+            continue
+        if existing:
+            memory = memory.model_copy(update={"name": store.load(existing).name})
+        rel = existing or _fresh_name(store, memory)
         if dry_run:
-            (outcome.updated if existing else outcome.saved).append(existing or f"{memory.type.value}_… ({memory.name})")
+            diff = None
+            if existing:
+                diff = report.unified_diff(read_text(store.root / existing), dump_document(memory.frontmatter(), memory.body), existing)
+            outcome.changes.append(report.change("updated" if existing else "created", rel, diff=diff))
+            (outcome.updated if existing else outcome.saved).append(rel)
             continue
         try:
-            if existing:
-                old = store.load(existing)
-                result = store.save(memory.model_copy(update={"name": old.name}), rel_path=existing)
-                outcome.updated.append(result.rel_path)
-            else:
-                result = store.save(memory)
-                outcome.saved.append(result.rel_path)
+            result = store.save(memory, rel_path=rel, authored=True)
         except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest
             outcome.errors.append(str(exc))
+            continue
+        if not result.changed:
+            continue
+        outcome.changes.append(report.change("created" if result.created else "updated", result.rel_path, result.kept))
+        (outcome.saved if result.created else outcome.updated).append(result.rel_path)
     return outcome

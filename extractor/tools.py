@@ -321,7 +321,7 @@ class Toolbox:
 
             guard(text, rel)
         else:
-            self.store.save(memory, rel_path=rel, expected_text=current)
+            self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
         self.snapshots[rel] = (self.memory_dir / rel).read_text(encoding="utf-8") if not self.dry_run else text
         self.written.append(rel)
         return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")

@@ -34,3 +34,9 @@ HEADER_SCAN_LINES = 30  # recall reads only this many lines of each file
 NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
+
+# --- history: no-loss edits (issue 10) --------------------------------------------
+HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
+HISTORY_KEEP_PER_FILE = 200  # older versions beyond this are pruned, oldest first
+AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memdir's extractor last wrote
+EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens

@@ -2,22 +2,22 @@
 
 Every mutation runs under one folder lock (`.memdir/lock`) and writes atomically, so concurrent
 writers (hooks, background workers, a person with `memdir remember`) never lose an entry or leave
-a torn file. Deleted memories go to `.memdir/trash/` rather than vanishing.
+a torn file. Before any change, the previous bytes go to `.memdir/history/` (memdir/history.py), and
+every result says which copy was kept.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir import constants as C
+from memdir import history
 from memdir import index as index_text
 from memdir.errors import MemdirError
-from memdir.fsio import atomic_write_text, locked, read_text
+from memdir.fsio import atomic_write_bytes, atomic_write_text, locked, read_text
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
 from memdir.scan import Header, ScanResult, read_header, scan
@@ -35,6 +35,33 @@ class SaveResult:
     rel_path: str
     path: Path
     created: bool
+    kept: str | None = None  # the previous version, relative to the memory folder (an update)
+    changed: bool = True  # False when the file already held exactly these bytes
+
+    def describe(self) -> str:
+        """What happened, in the words every command uses."""
+        if self.created:
+            return f"created {self.rel_path}"
+        if not self.changed:
+            return f"unchanged {self.rel_path} (already up to date)"
+        return f"updated {self.rel_path} (previous version kept: {self.kept})"
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    rel_path: str
+    kept: str | None
+
+    def describe(self) -> str:
+        return f"deleted {self.rel_path} (kept: {self.kept})"
+
+
+@dataclass(frozen=True)
+class RebuildResult:
+    entries: int
+    added: list[str]
+    removed: list[str]
+    kept: str | None
 
 
 class MemoryStore:
@@ -133,6 +160,10 @@ class MemoryStore:
                 return rel, True
         raise MemdirError(f"too many memories named like {memory.name!r}; choose a more specific name")
 
+    def plan_filename(self, memory: Memory) -> tuple[str, bool]:
+        """(rel_path, exists): where `save` would put this memory (for dry runs and reports)."""
+        return self._pick_filename(memory)
+
     def save(
         self,
         memory: Memory,
@@ -140,11 +171,13 @@ class MemoryStore:
         rel_path: str | None = None,
         allow_secrets: bool = False,
         expected_text: str | None = None,
+        authored: bool = False,
     ) -> SaveResult:
         """Create or update one memory file and its index line.
 
         `expected_text`, when given, is what the caller last read from `rel_path` ("" for absent):
-        the save is refused if the file changed since, so no update is lost.
+        the save is refused if the file changed since, so no update is lost. `authored` marks a
+        write by memdir's extractor (it may later update its own memories, never a person's).
         """
         text = dump_document(memory.frontmatter(), memory.body)
         with locked(self.lock_path):
@@ -157,13 +190,32 @@ class MemoryStore:
                 current = read_text(path) if exists else ""
                 if current != expected_text:
                     raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
+            kept = None
+            if exists:
+                if read_text(path) == text:
+                    self._index_upsert(rel_path, memory)
+                    return SaveResult(rel_path, path, created=False, changed=False)
+                kept = history.display(self.root, history.keep(self.state_dir, self.root, rel_path, "updated"))
             atomic_write_text(path, text)
+            if authored:
+                history.record_authored(self.state_dir, rel_path, text)
             self._index_upsert(rel_path, memory)
-        return SaveResult(rel_path, path, created=not exists)
+        return SaveResult(rel_path, path, created=not exists, kept=kept)
 
     def _index_upsert(self, rel_path: str, memory: Memory) -> None:
         line = index_text.entry_line(memory.name, rel_path, memory.description)
-        atomic_write_text(self.index_path, index_text.upsert(self.index(), rel_path, line))
+        self._write_index(index_text.upsert(self.index(), rel_path, line), "updated")
+
+    def _write_index(self, new_text: str, action: str) -> str | None:
+        """Write MEMORY.md; unless the change only appends, its previous bytes are kept first."""
+        old = self.index()
+        if new_text == old:
+            return None
+        kept = None
+        if old.strip() and not new_text.startswith(old.rstrip("\n")):
+            kept = history.display(self.root, history.keep(self.state_dir, self.root, C.INDEX_NAME, action))
+        atomic_write_text(self.index_path, new_text)
+        return kept
 
     def rename(self, ref: str, new_name: str) -> SaveResult:
         memory, header = self.read(ref)
@@ -172,32 +224,65 @@ class MemoryStore:
         with locked(self.lock_path):
             new_rel, _ = self._pick_filename(renamed)
             new_path = self.resolve_rel(new_rel)
+            kept = history.keep(self.state_dir, self.root, header.rel_path, "renamed")
+            if new_path != header.path:
+                history.keep(self.state_dir, self.root, new_rel, "replaced")
             atomic_write_text(new_path, dump_document(renamed.frontmatter(), renamed.body))
             if new_path != header.path:
                 header.path.unlink(missing_ok=True)
-                atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
+                self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
             self._index_upsert(new_rel, renamed)
-        return SaveResult(new_rel, new_path, created=False)
+        return SaveResult(new_rel, new_path, created=False, kept=history.display(self.root, kept))
 
-    def delete(self, ref: str) -> Header:
-        """Forget a memory: off the index and into `.memdir/trash/` (recoverable by hand)."""
+    def delete(self, ref: str) -> DeleteResult:
+        """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""
         header = self.find(ref)
         with locked(self.lock_path):
-            trash = self.state_dir / "trash"
-            trash.mkdir(parents=True, exist_ok=True)
-            stamp = time.strftime("%Y%m%dT%H%M%S")
-            if header.path.exists():
-                os.replace(header.path, trash / f"{stamp}-{header.rel_path.replace('/', '__')}")
-            atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
-        return header
+            kept = history.keep(self.state_dir, self.root, header.rel_path, "deleted")
+            header.path.unlink(missing_ok=True)
+            self._write_index(index_text.remove(self.index(), header.rel_path), "deleted")
+        return DeleteResult(header.rel_path, history.display(self.root, kept))
 
-    def rebuild_index(self) -> int:
-        """Regenerate the entry lines from the files; other lines in MEMORY.md are kept."""
+    def rebuild_index(self) -> RebuildResult:
+        """Merge MEMORY.md with the files: hand-written lines, order and hooks stay; missing entries are
+        added, entries whose file is gone are removed. The previous index is kept in history."""
         with locked(self.lock_path):
             headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
                 for h in headers
             ]
-            atomic_write_text(self.index_path, index_text.rebuild(self.index(), entries))
-        return len(entries)
+            merged = index_text.merge(self.index(), entries, lambda rel: (self.root / rel).is_file())
+            kept = self._write_index(merged.text, "rebuilt")
+        return RebuildResult(len(entries), merged.added, merged.removed, kept)
+
+    # --- history --------------------------------------------------------------
+    def history_key(self, ref: str) -> str:
+        """The relative path whose history `ref` names; works for deleted memories too."""
+        if ref.strip() in (C.INDEX_NAME,):
+            return C.INDEX_NAME
+        try:
+            return self.find(ref).rel_path
+        except MemdirError:
+            wanted = ref.strip()
+            for rel in history.known_files(self.state_dir):
+                if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
+                    return rel
+            raise
+
+    def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
+        """(rel_path, restored version name, kept current version): the current bytes are kept first."""
+        rel = self.history_key(ref)
+        chosen = history.pick(self.state_dir, rel, version)
+        target = self.root / rel if rel == C.INDEX_NAME else self.resolve_rel(rel)
+        data = chosen.path.read_bytes()
+        with locked(self.lock_path):
+            kept = None
+            if target.exists():
+                kept = history.display(self.root, history.keep(self.state_dir, self.root, rel, "replaced"))
+            atomic_write_bytes(target, data)
+            if rel != C.INDEX_NAME:
+                header = read_header(target, self.root)
+                line = index_text.entry_line(header.name or target.stem, rel, header.description or "")
+                self._write_index(index_text.upsert(self.index(), rel, line), "updated")
+        return rel, chosen.name, kept
