@@ -14,7 +14,7 @@ from datetime import date
 
 from extractor.dates import DATE_PATTERN, absolutize
 from extractor.excerpt import message_date
-from extractor import report
+from extractor import prose, report
 from memdir import history
 from memdir.errors import MemdirError
 from memdir.fsio import read_text
@@ -39,8 +39,6 @@ class Forget(Record):
     __slots__ = ("phrase",)
 
 
-_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
-_LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing)[,:]?\s+)+", re.I)
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
 _REMEMBER = re.compile(
     r"^(?:please\s+|also\s+|and\s+)*(?:remember|note|keep in mind|don'?t forget|make a note)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
@@ -68,16 +66,25 @@ _CONFIRM = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i (?:prefer|like|want|'?d rather|would rather)|always (?:use|run|write|add|do|keep|put|check)|"
-    r"please (?:always|use|write|keep))\b.+",
+    r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
+    r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
+    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never))\b.+",
     re.I,
 )
 _DECISION = re.compile(
-    r"\b(?:let'?s (?:use|go with|switch to|adopt|stick with|move to)|we(?:'ll| will| are going to)? "
-    r"(?:use|go with|switch to|adopt|stick with|move to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
-    r"going with|decided to|the decision is)\b.+",
+    r"\b(?:let'?s (?:also )?(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we(?:'ll| will| are going to)? "
+    r"(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
+    r"going with|decided to|the decision is|let'?s do (?=[\w.+-]+[.!]?$)(?!it|this|that|these|those|so|the|a|an))\b.+",
     re.I,
 )
+# Task state, not a decision worth keeping: "let's move to Phase 4", "let's go with the next step".
+_TASK_STATE = re.compile(
+    r"\b(?:phase|step|stage|part|task|item|point|section|todo|ticket|next one|the next|option \w|plan [a-z0-9])\b", re.I
+)
+# A suggestion about how the work is done: "I think we should run it on all pushes".
+_SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+# Idioms that look like corrections but correct nothing.
+_IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
 _DEADLINE_WORDS = re.compile(
     r"\b(?:deadline|due|ships?|shipping|release[sd]?|launch(?:es|ing)?|freeze|demo|cut-?off|goes live|go-live|"
     r"must be done|needs to be done|by (?:the )?end of)\b",
@@ -91,19 +98,15 @@ _URL = re.compile(r"https?://[^\s)>\]\"']+")
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
 _REFERENCE_HINT = re.compile(
-    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|"
+    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
+    r"repository|github|gitlab|bitbucket|"
     r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
     re.I,
 )
 
 
 def _sentences(text: str) -> list[str]:
-    out = []
-    for raw in _SENTENCE.split(text):
-        sentence = _LEAD_IN.sub("", raw.strip(" -*\t"))
-        if len(sentence) > 3:
-            out.append(sentence[:1].upper() + sentence[1:])
-    return out
+    return prose.sentences(text)
 
 
 def _third_person(text: str) -> str:
@@ -144,8 +147,56 @@ def _previous_assistant_summary(messages: list[Message], index: int) -> str | No
     return None
 
 
+def _rejection_draft(reason: str) -> Draft | None:
+    """A reason typed when refusing a tool call is a correction when it states a general rule ("use pnpm");
+    one about the call at hand ("keep the name of the py file ...") is not."""
+    reason = " ".join(reason.split()).rstrip(" .!")
+    if len(reason.split()) > 12 or not _IMPERATIVE.match(reason) or re.search(r"\b(?:it|this|that|the \w+ file)\b", reason, re.I):
+        return None
+    rule, why = _split_rationale(reason)
+    return Draft("feedback", rule[:1].upper() + rule[1:], why or "the user rejected a tool call with this reason",
+                 kind="correction", correction=True)
+
+
+def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[Draft]:
+    """What one sentence of the user's prose asks to keep (a question asks for help, it is not a rule)."""
+    drafts: list[Draft] = []
+    question = sentence.rstrip().endswith("?")
+    if m := _ROLE.search(sentence):
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
+    elif m := _NEW_TO.search(sentence):
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
+    if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
+        drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
+    elif _CONFIRM.search(sentence):
+        done = _previous_assistant_summary(messages, index)
+        if done:
+            drafts.append(Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
+                                kind="confirmation"))
+    elif _PREFERENCE.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    elif m := _SUGGESTION.match(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="decision"))
+    elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="deadline"))
+    if not drafts and (_URL.search(sentence) or _TICKET.search(sentence)) and (
+        _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
+    ):
+        drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+    return drafts
+
+
 def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
-    """Drafts and forget requests found in the user's own words (tool results are not theirs)."""
+    """Drafts and forget requests found in the user's own prose (tool output, harness text and pasted
+    material are not theirs)."""
     drafts: list[Draft] = []
     forgets: list[Forget] = []
     for index, message in enumerate(messages):
@@ -154,44 +205,23 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             continue
         anchor = message_date(message) or date.today()
         start = len(drafts)
-        for sentence in _sentences(text):
-            sentence, _ = absolutize(sentence, anchor)
-            drafts_before = len(drafts)
-            if m := _FORGET.match(sentence):
-                forgets.append(Forget(m.group("what").rstrip(" .!")))
-                continue
-            if m := _REMEMBER.match(sentence):
-                what, why = _split_rationale(m.group("what").rstrip(" .!"))
-                drafts.append(Draft(_classify(what), what, why, kind="remember"))
-                continue
-            if m := _ROLE.search(sentence):
-                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
-            elif m := _NEW_TO.search(sentence):
-                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
-            if _CORRECTION.match(sentence) or _INSTEAD.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
-                drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-            elif _CONFIRM.search(sentence):
-                done = _previous_assistant_summary(messages, index)
-                if done:
-                    drafts.append(
-                        Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
-                              kind="confirmation")
-                    )
-            elif _PREFERENCE.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("feedback", rule, why, kind="preference"))
-            if _DECISION.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("project", rule, why, kind="decision"))
-            elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("project", rule, why, kind="deadline"))
-            if len(drafts) == drafts_before and (_URL.search(sentence) or _TICKET.search(sentence)) and (
-                _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
-            ):
-                drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+        if message.kind == "rejection":
+            found = _rejection_draft(text)
+            drafts += [found] if found else []
+        else:
+            for sentence in _sentences(prose.own_prose(text)):
+                sentence, _ = absolutize(sentence, anchor)
+                sentence = _IDIOM.sub("", sentence).strip()
+                if len(sentence) < 4:
+                    continue
+                if m := _FORGET.match(sentence):
+                    forgets.append(Forget(m.group("what").rstrip(" .!")))
+                    continue
+                if m := _REMEMBER.match(sentence):
+                    what, why = _split_rationale(m.group("what").rstrip(" .!"))
+                    drafts.append(Draft(_classify(what), what, why, kind="remember"))
+                    continue
+                drafts += _sentence_drafts(sentence, messages, index)
         for draft in drafts[start:]:
             draft.said_on = anchor
             if draft.type == "user":

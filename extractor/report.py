@@ -63,3 +63,29 @@ def from_toolbox(before: set[str], written: list[str], deleted: list[str], state
 def summary(changes: list[dict], dry_run: bool) -> str:
     """One line for hook.log: "created a.md; updated b.md (previous version kept: ...)"."""
     return "; ".join(describe(item, dry_run) for item in changes)
+
+
+def index_change(memory_dir: Path, before: bytes | None, dry_run: bool) -> list[dict]:
+    """MEMORY.md as a change when a run altered it: the kept copy is the version holding `before`."""
+    from memdir import constants as C
+
+    if dry_run or not before:
+        return []
+    path = memory_dir / C.INDEX_NAME
+    try:
+        if path.read_bytes() == before:
+            return []
+    except OSError:
+        pass
+    state_dir = memory_dir / C.STATE_DIRNAME
+    kept = next((v.path for v in history.versions(state_dir, C.INDEX_NAME) if v.path.read_bytes() == before), None)
+    return [change("updated", C.INDEX_NAME, history.display(memory_dir, kept))]
+
+
+def read_index(memory_dir: Path) -> bytes | None:
+    from memdir import constants as C
+
+    try:
+        return (memory_dir / C.INDEX_NAME).read_bytes()
+    except OSError:
+        return None

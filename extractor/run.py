@@ -154,8 +154,10 @@ def extract_messages(
     """Run one extraction over `messages`. API failures come back as status "failed", never raised."""
     settings = settings or Settings.from_env()
     today = today or date.today()
+    index_before = report.read_index(memory_dir)
     result = _begin(messages, memory_dir, settings, engine, today, dry_run)
     if result.engine != "llm":
+        result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from extractor.agent import run_agent
 
@@ -166,7 +168,9 @@ def extract_messages(
         run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
-    return _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
+    result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
+    result.changes += report.index_change(memory_dir, index_before, dry_run)
+    return result
 
 
 async def aextract_messages(
@@ -183,8 +187,10 @@ async def aextract_messages(
     """`extract_messages` with an `AsyncAnthropic` client (batch processing)."""
     settings = settings or Settings.from_env()
     today = today or date.today()
+    index_before = report.read_index(memory_dir)
     result = _begin(messages, memory_dir, settings, engine, today, dry_run)
     if result.engine != "llm":
+        result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from extractor.agent import arun_agent
 
@@ -195,7 +201,9 @@ async def aextract_messages(
         run = await arun_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
-    return _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
+    result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
+    result.changes += report.index_change(memory_dir, index_before, dry_run)
+    return result
 
 
 def _add(total: ExtractResult, part: ExtractResult) -> None:

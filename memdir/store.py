@@ -207,12 +207,12 @@ class MemoryStore:
         self._write_index(index_text.upsert(self.index(), rel_path, line), "updated")
 
     def _write_index(self, new_text: str, action: str) -> str | None:
-        """Write MEMORY.md; unless the change only appends, its previous bytes are kept first."""
+        """Write MEMORY.md, keeping its previous bytes first (a person may have written any of it)."""
         old = self.index()
         if new_text == old:
             return None
         kept = None
-        if old.strip() and not new_text.startswith(old.rstrip("\n")):
+        if old.strip():
             kept = history.display(self.root, history.keep(self.state_dir, self.root, C.INDEX_NAME, action))
         atomic_write_text(self.index_path, new_text)
         return kept
