@@ -7,7 +7,7 @@ transcript; cursors advance for the windows that finished. A round's requests ar
 many batches as the documented limits need (C.BATCH_MAX_REQUESTS requests / C.BATCH_MAX_BYTES).
 
 Prompts are cached for 1 hour (the docs' advice for batches: turns are minutes apart, past the
-5-minute TTL). Every API call, status polls included, goes through the one retry layer.
+5-minute TTL), and daily-log mode is honoured as on the live path. Every API call, status polls included, goes through the one retry layer.
 
 Everything needed to continue is written to `<config home>/memdir/batch-api.json` at each step:
 after planning a round, after each batch is submitted, after each batch's results are applied, and
@@ -59,12 +59,6 @@ def _load() -> dict | None:
     return data if isinstance(data, dict) and data.get("version") == STATE_VERSION else None
 
 
-def _project_root(cwd: str | None) -> str | None:
-    from memdir.paths import project_root
-
-    return str(project_root(Path(cwd))) if cwd and Path(cwd).is_dir() else None
-
-
 def _new_round(paths, since, settings: Settings, today: date, failed: list[str], report: BatchReport) -> dict:
     """The next window of every transcript that still has one, as jobs with their first request.
 
@@ -92,7 +86,7 @@ def _new_round(paths, since, settings: Settings, today: date, failed: list[str],
         request = build_request(window, job.memory_dir, settings, today, mode=mode, daily_log=daily, cache_ttl="1h")
         jobs[f"job-{n}"] = {
             "transcript": str(job.transcript), "memory_dir": str(job.memory_dir), "session_id": job.session_id,
-            "project_root": _project_root(read.cwd), "daily_log": str(daily) if daily else None,
+            "daily_log": str(daily) if daily else None,
             "window_end": next((m.uuid for m in reversed(window) if m.uuid), cursor),
             "estimate": estimate_usd(window, settings) * BATCH_DISCOUNT,
             "conversation": request.pop("messages"), "request": request, "turns": 0, "usage": {}, "cost": 0.0,
@@ -103,9 +97,8 @@ def _new_round(paths, since, settings: Settings, today: date, failed: list[str],
 
 
 def _toolbox(job: dict) -> Toolbox:
-    root = Path(job["project_root"]) if job.get("project_root") else None
     daily = Path(job["daily_log"]) if job.get("daily_log") else None
-    box = Toolbox(Path(job["memory_dir"]), root, daily_log=daily)
+    box = Toolbox(Path(job["memory_dir"]), daily_log=daily)
     box.snapshots, box.written, box.deleted = dict(job["snapshots"]), list(job["written"]), list(job["deleted"])
     box.errors = list(job["errors"])
     return box
@@ -213,11 +206,14 @@ def _finish(jobs: dict, report: BatchReport, settings: Settings, today: date, bu
         budget["spent"] += spent
         if job["usage"]:
             usage.add_usage(memory_dir, today, job["usage"])
-        runlog.append_run(memory_dir, {
-            "kind": "batch-api", "session": job["session_id"], "engine": "llm", "model": job["request"]["model"],
-            "status": "failed" if job["status"] == "failed" else ("saved" if job["written"] else "nothing"),
-            "saved": job["written"], "usage": job["usage"], "turns": job["turns"], "refusals": job["refusals"],
-            "cost_usd": round(spent, 6), "reason": job.get("reason", "")})
+        try:
+            runlog.append_run(memory_dir, {
+                "kind": "batch-api", "session": job["session_id"], "engine": "llm", "model": job["request"]["model"],
+                "status": "failed" if job["status"] == "failed" else ("saved" if job["written"] else "nothing"),
+                "saved": job["written"], "usage": job["usage"], "turns": job["turns"], "refusals": job["refusals"],
+                "cost_usd": round(spent, 6), "reason": job.get("reason", "")})
+        except OSError as exc:  # an unsafe .memdir/ is doctor's to report; the run itself stands
+            report.errors.append(f"{memory_dir}: run not logged ({exc})")
         if job["status"] == "failed":
             row.failed += 1
             report.errors.append(f"{job['transcript']}: {job.get('reason')}")

@@ -1,7 +1,8 @@
 """`.memdir/runs.jsonl`: one line per run (extraction, batch, recall through a model) with its
 engine, model, token usage and estimated cost; `memdir doctor` sums the last days from it.
 
-Appends hold the same lock as the extractor's run log; reads are bounded to the file's tail.
+Appends hold the same lock as the extractor's run log and redact secrets the same way; every
+access goes through memdir/safefs.py (no symlink out of the folder); reads are bounded to the tail.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.fsio import locked
+from memdir import safefs
 
 TAIL_BYTES = 4 << 20  # a week of runs fits many times over; older lines are not needed here
 
@@ -22,22 +23,23 @@ def runs_path(memory_dir: Path) -> Path:
 
 
 def append_run(memory_dir: Path, entry: dict) -> None:
-    state = memory_dir / C.STATE_DIRNAME
-    state.mkdir(parents=True, exist_ok=True)
-    with locked(state / "runs.lock"):
-        with open(runs_path(memory_dir), "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}) + "\n")
+    from memdir.secrets import redact
+
+    line = redact(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}, default=str))
+    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
+        safefs.append_text(memory_dir, f"{C.STATE_DIRNAME}/{C.RUNS_LOG_NAME}", line + "\n")
 
 
-def _tail_lines(path: Path) -> list[str]:
+def _tail_lines(memory_dir: Path) -> list[str]:
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - TAIL_BYTES))
-            data = handle.read()
+        fd = safefs.open_file(memory_dir, f"{C.STATE_DIRNAME}/{C.RUNS_LOG_NAME}")
     except OSError:
         return []
+    with open(fd, "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - TAIL_BYTES))
+        data = handle.read()
     lines = data.decode("utf-8", errors="replace").splitlines()
     return lines[1:] if size > TAIL_BYTES else lines  # the first line of a tail may be cut
 
@@ -48,7 +50,7 @@ def cost_by_day(memory_dir: Path, days: int = C.COST_REPORT_DAYS, today: date | 
     today = today or date.today()
     first = (today - timedelta(days=days - 1)).isoformat()
     rows: dict[str, dict] = {}
-    for line in _tail_lines(runs_path(memory_dir)):
+    for line in _tail_lines(memory_dir):
         try:
             entry = json.loads(line)
         except ValueError:
