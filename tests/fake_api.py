@@ -11,6 +11,10 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# Imported here, not per request: the validator reads the SDK's types (anthropic's ~2 s import),
+# which would otherwise delay the first answer and skew tests that time concurrent processes.
+from tests.api_validator import error_body, validate
+
 
 class FakeAPI:
     def __init__(self, respond, delay: float = 0.0) -> None:
@@ -23,8 +27,6 @@ class FakeAPI:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
-                from tests.api_validator import error_body, validate
-
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 body = json.loads(raw or b"{}")
                 errors = validate("POST", self.path.split("?")[0], raw)
