@@ -153,3 +153,16 @@ def test_auto_recall_on_a_login_stays_offline_in_time(claude_on_path, tmp_path):
     memory = _folder(tmp_path)
     result = recall(memory, "payments latency board", settings=Settings(engine="auto"))
     assert result.engine == "offline" and result.selected
+
+
+def test_memdirs_own_sessions_are_never_back_filled(tmp_path):
+    from extractor.batch import discover
+    from memdir.paths import sanitize
+
+    scratch = cc.scratch_dir(tmp_path / "memory")
+    own = tmp_path / "projects" / sanitize(str(scratch)) / "s.jsonl"
+    user = tmp_path / "projects" / sanitize(str(tmp_path / "repo")) / "s.jsonl"
+    for path in (own, user):
+        path.parent.mkdir(parents=True)
+        path.write_text("{}\n")
+    assert discover([tmp_path / "projects"]) == [user]

@@ -30,7 +30,9 @@ def test_concurrent_extracts_make_one_run_and_one_trailing_run(tmp_path):
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(_user("u1", "Remember that the staging database is shared with QA.") + "\n")
     memory = tmp_path / "memory"
-    with FakeAPI(lambda body, n: P.message([P.text("Nothing to save.")]), delay=1.0) as api:
+    # The delay is the window in which the second process must find the first one busy: wide
+    # enough for a process start on a loaded 2-core machine.
+    with FakeAPI(lambda body, n: P.message([P.text("Nothing to save.")]), delay=3.0) as api:
         env = {"ANTHROPIC_BASE_URL": api.url, "MEMDIR_ENGINE": "llm"}
         first = _spawn("--dir", str(memory), "extract", str(transcript), "--session", "s1", "--json", env=env)
         deadline = time.monotonic() + 10
