@@ -162,3 +162,45 @@ def test_dry_run_names_real_files_and_shows_update_diffs(store):
 
     assert report.lines(dry.changes, dry_run=True)[0] == f"would update {rel} (the current version would be kept)"
     assert (store.root / rel).read_bytes() == before
+
+
+def test_list_columns_stay_aligned_on_long_names(cli, memory_dir):
+    cli("--dir", str(memory_dir), "remember", "short one", "--type", "user", "--name", "A")
+    cli("--dir", str(memory_dir), "remember", "long one", "--type", "reference",
+        "--name", "A very long memory name that goes on and on well past forty two characters")
+    code, out, _ = cli("--dir", str(memory_dir), "list")
+    rows = out.splitlines()
+    assert code == 0 and len(rows) == 2
+    assert len({row.index(" today") for row in rows}) == 1  # the age column starts at the same place
+
+
+def test_version_and_the_offline_notice_said_once(cli, capsys):
+    from memdir import __version__, config
+
+    with pytest.raises(SystemExit):
+        cli("--version")
+    assert f"memdir {__version__}" in capsys.readouterr().out
+    notices = []
+    for _ in range(2):
+        config._notice_shown = False  # a new process each time
+        config.choose_engine("auto")
+        notices.append(capsys.readouterr().err)
+    assert "offline engines" in notices[0] and notices[1] == ""
+
+
+def test_hook_log_says_what_changed_in_plain_words(tmp_path, monkeypatch):
+    import json
+
+    from extractor import worker
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s", "cwd": str(tmp_path),
+                                      "message": {"role": "user", "content": "Remember that deploys go out on Tuesdays."}}) + "\n")
+    memory = tmp_path / "memory"
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    request = {"session_id": "s", "transcript": str(transcript), "cwd": str(tmp_path)}
+    assert worker.main([json.dumps(request)]) == 0
+    line = (memory / ".memdir" / "hook.log").read_text().splitlines()[-1]
+    assert "stop: offline engine (1 prompt(s) read): created project_deploys_go_out_on_tuesdays.md" in line
+    assert "saved saved" not in line
