@@ -126,7 +126,7 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
     result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
-                                         memory_dir, result.dry_run)
+                                         memory_dir, result.dry_run, toolbox.snapshots)
     if error is not None:  # API failure after retries: the caller keeps its cursor
         result.status, result.reason = "failed", describe_error(error)
         return result

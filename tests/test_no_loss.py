@@ -204,3 +204,38 @@ def test_hook_log_says_what_changed_in_plain_words(tmp_path, monkeypatch):
     line = (memory / ".memdir" / "hook.log").read_text().splitlines()[-1]
     assert "stop: offline engine (1 prompt(s) read): created project_deploys_go_out_on_tuesdays.md" in line
     assert "saved saved" not in line
+
+
+def test_llm_engine_updates_are_reported_with_the_kept_copy_and_dry_run_diffs(api, tmp_path):
+    import json
+
+    import httpx
+
+    from memdir.model import Memory
+    from tests import api_payloads as P
+
+    store = MemoryStore(tmp_path / "memory")
+    store.save(Memory(name="Testing", description="How tests should be written", type="feedback",
+                      body="Prefer fast tests\n\n**Why:** speed\n**How to apply:** keep them fast"))
+    existing = store.root / "feedback_testing.md"
+    original = existing.read_bytes()
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-03-02T09:00:00Z",
+                                      "message": {"role": "user", "content": "Never mock the database in tests."}}) + "\n")
+    updated = existing.read_text().replace("Prefer fast tests", "Prefer fast tests; never mock the database")
+    turns = lambda: [  # noqa: E731
+        httpx.Response(200, json=P.message([P.tool_use("Read", {"file_path": str(existing)}, "r1")], stop_reason="tool_use")),
+        httpx.Response(200, json=P.message([P.tool_use("Write", {"file_path": str(existing), "content": updated}, "w1")],
+                                           stop_reason="tool_use")),
+        httpx.Response(200, json=P.message([P.text("Done.")])),
+    ]
+    route = api.post("/v1/messages").mock(side_effect=turns())
+    settings = Settings(engine="llm", max_attempts=1)
+    dry = extract_transcript(transcript, store.root, settings=settings, today=date(2026, 3, 2), dry_run=True)
+    assert dry.report_lines()[0] == "would update feedback_testing.md (the current version would be kept)"
+    assert any(line.strip() == "+Prefer fast tests; never mock the database" for line in dry.report_lines())
+    assert existing.read_bytes() == original
+    route.side_effect = turns()
+    done = extract_transcript(transcript, store.root, settings=settings, today=date(2026, 3, 2))
+    change = next(c for c in done.changes if c["file"] == "feedback_testing.md")
+    assert change["action"] == "updated" and (store.root / change["kept"]).read_bytes() == original
