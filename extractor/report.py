@@ -85,7 +85,7 @@ def index_change(memory_dir: Path, before: bytes | None, dry_run: bool) -> list[
     except OSError:
         pass
     state_dir = memory_dir / C.STATE_DIRNAME
-    kept = next((v.path for v in history.versions(state_dir, C.INDEX_NAME) if v.path.read_bytes() == before), None)
+    kept = next((v.path for v in history.versions(state_dir, C.INDEX_NAME) if v.read() == before), None)
     return [change("updated", C.INDEX_NAME, history.display(memory_dir, kept))]
 
 

@@ -110,10 +110,11 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractRes
     return result
 
 
-def _toolbox(memory_dir: Path, project_root: Path | None, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+def _toolbox(memory_dir: Path, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+    """The agent's tools: the memory folder only (never the project: see extractor/tools.py)."""
     mode = memory_mode(memory_dir)
     daily = log_path(memory_dir, today) if mode == "daily-log" else None
-    return Toolbox(memory_dir, project_root, dry_run=dry_run, daily_log=daily), mode
+    return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily), mode
 
 
 def _existing(memory_dir: Path) -> set[str]:
@@ -144,7 +145,6 @@ def extract_messages(
     messages: list[Message],
     memory_dir: Path,
     *,
-    project_root: Path | None = None,
     settings: Settings | None = None,
     engine: str | None = None,
     today: date | None = None,
@@ -161,7 +161,7 @@ def extract_messages(
         return result
     from extractor.agent import run_agent
 
-    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -178,7 +178,6 @@ async def aextract_messages(
     memory_dir: Path,
     *,
     client,
-    project_root: Path | None = None,
     settings: Settings | None = None,
     engine: str | None = None,
     today: date | None = None,
@@ -194,7 +193,7 @@ async def aextract_messages(
         return result
     from extractor.agent import arun_agent
 
-    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -238,7 +237,6 @@ def extract_transcript(
     today: date | None = None,
     dry_run: bool = False,
     client=None,
-    project_root: Path | None = None,
 ) -> ExtractResult:
     """Extract from a transcript file: every message after the session's cursor (the whole file
     without one), or only the last `last_n` when given, in chunks under the token budget.
@@ -257,14 +255,10 @@ def extract_transcript(
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
-    if project_root is None and read.cwd:
-        from memdir.paths import project_root as root_of
-
-        project_root = root_of(Path(read.cwd)) if Path(read.cwd).is_dir() else None
     result = ExtractResult("skipped", dry_run=dry_run, cursor=cursor["uuid"])
     for chunk in chunks(messages, settings.extract_chunk_tokens):
         part = extract_messages(
-            chunk, memory_dir, project_root=project_root, settings=settings, engine=engine, today=today,
+            chunk, memory_dir, settings=settings, engine=engine, today=today,
             dry_run=dry_run, client=client,
         )
         _add(result, part)

@@ -35,7 +35,7 @@ def _user(text: str) -> Message:
 
 
 def _kept_bytes(store: MemoryStore, rel: str) -> list[bytes]:
-    return [v.path.read_bytes() for v in history.versions(store.state_dir, rel)]
+    return [v.read() for v in history.versions(store.state_dir, rel)]
 
 
 def test_extraction_never_rewrites_a_hand_written_feedback_memory(store):
