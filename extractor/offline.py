@@ -232,6 +232,23 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
     return drafts, forgets
 
 
+# Broader than the saving rules on purpose: the LLM engine's cost guard must not skip a window the
+# model could have found something in (who the user is, how they work, where things live).
+_SIGNAL = re.compile(
+    r"\b(?:i'?m|i am|my|our|we|i (?:use|prefer|like|want|don'?t|never|always|work)|prefer|always|never|don'?t|"
+    r"do not|should|must|remember|forget|instead|deadline|due|release|freeze|team|https?://)\b",
+    re.I,
+)
+
+
+def possibly_memorable(messages: list[Message]) -> bool:
+    """Could a careful reader (the model) find something to keep here? False only for plain requests."""
+    drafts, forgets = detect(messages)
+    if drafts or forgets:
+        return True
+    return any(_SIGNAL.search(prose.own_prose(m.user_text())) for m in messages if m.user_text())
+
+
 # What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.
 _CODE_STRUCTURE = re.compile(
     r"\b(?:pattern|architecture|codebase|directory|folder|module|class(?:es)?|function|layer)\b"

@@ -68,3 +68,12 @@ def test_cursor_stops_before_the_first_chunk_that_failed(tmp_path, monkeypatch):
     extract_transcript(transcript, memory, session_id="s", settings=settings)
     assert calls[0][0] == f"a{int(stopped_at[1:]) + 1}"  # resumes right after the cursor: nothing skipped
     assert calls[-1][-1] == "a29" and state.load_cursor(memory, "s")["uuid"] == "a29"
+
+
+def test_cost_guard_is_looser_than_the_saving_rules():
+    from extractor.offline import detect, possibly_memorable
+
+    said = [Message("user", [{"type": "text", "text": "I install my Python tools with uv tool, how do I upgrade?"}])]
+    assert detect(said) == ([], [])  # the offline rules save nothing here...
+    assert possibly_memorable(said)  # ...but the model may: who the user is, how they work
+    assert not possibly_memorable([Message("user", [{"type": "text", "text": "run the tests please"}])])
