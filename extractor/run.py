@@ -204,6 +204,13 @@ def extract_transcript(
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
+    from memdir.native import other_writer_in_window
+
+    other = other_writer_in_window(memory_dir, messages, Path(read.cwd) if read.cwd else None)
+    if other:  # Claude Code's own extractor covered this window: saving again would duplicate it
+        if session_id and not dry_run:
+            state.save_cursor(memory_dir, session_id, newest)
+        return ExtractResult("skipped", reason=other, cursor=newest)
     if project_root is None and read.cwd:
         from memdir.paths import project_root as root_of
 

@@ -24,12 +24,12 @@ def main(argv: list[str]) -> int:
     memory_dir = None
     try:
         request = json.loads(argv[0])
-        from memdir.paths import memory_enabled, resolve_memory_dir
+        from memdir.paths import memdir_enabled, resolve_memory_dir
 
         cwd = Path(request.get("cwd") or ".")
-        if not memory_enabled(cwd).enabled:
-            return 0
         memory_dir = resolve_memory_dir(cwd).path
+        if not memdir_enabled(memory_dir).enabled:  # memdir's own switch, not Claude Code's
+            return 0
         if not request.get("transcript"):
             log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
             return 0
