@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from datetime import date
 from pathlib import Path
 
@@ -170,6 +171,8 @@ class Toolbox:
                 if not base.endswith(".md"):
                     raise Refused(f"{base}: this agent reads only the markdown files of the memory folder")
                 return base, [base]
+            if not stat.S_ISDIR(st.st_mode):
+                raise Refused(f"{base} is a symlink or special file; this agent never follows or reads those")
         if not self.memory_dir.is_dir():
             return base, []
         files = [rel for rel, kind in safefs.walk(self.memory_dir, base, hidden=False)

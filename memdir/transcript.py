@@ -44,8 +44,38 @@ def _as_blocks(content: object) -> list[dict]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     if isinstance(content, list):
-        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+        return [_block(b) for b in content if b is not None]
     return []
+
+
+def _block(block: object) -> dict:
+    """One content block with the field types every reader relies on (a transcript is untrusted input)."""
+    if not isinstance(block, dict):
+        return {"type": "text", "text": str(block)}
+    kind = block.get("type")
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return {**block, "text": "" if block.get("text") is None else str(block.get("text"))}
+    if kind == "tool_use" and (not isinstance(block.get("input"), dict) or not isinstance(block.get("name"), str)):
+        return {**block, "name": str(block.get("name")), "input": block.get("input") if isinstance(block.get("input"), dict) else {}}
+    return block if isinstance(kind, str) else {**block, "type": str(kind)}
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _timestamp(value: object) -> str | None:
+    """ISO text as written by Claude Code; an epoch number is converted; anything else is dropped."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from datetime import datetime, timezone
+
+        try:
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
 
 
 def _message_from_line(obj: dict) -> Message | None:
@@ -56,15 +86,15 @@ def _message_from_line(obj: dict) -> Message | None:
     if not isinstance(msg, dict):
         return None
     role = msg.get("role") or obj["type"]
-    if role not in ("user", "assistant"):
+    if not isinstance(role, str) or role not in ("user", "assistant"):
         return None
     return Message(
         role=role,
         content=_as_blocks(msg.get("content")),
-        uuid=obj.get("uuid"),
-        timestamp=obj.get("timestamp"),
-        message_id=msg.get("id"),
-        cwd=obj.get("cwd"),
+        uuid=_text_or_none(obj.get("uuid")),
+        timestamp=_timestamp(obj.get("timestamp")),
+        message_id=_text_or_none(msg.get("id")),
+        cwd=_text_or_none(obj.get("cwd")),
     )
 
 
@@ -115,7 +145,7 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
     for raw, is_last in _lines_backwards(path):
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             if is_last:
                 result.partial_last_line = True  # a session still writing its last line
             else:
@@ -124,9 +154,9 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
         if not isinstance(obj, dict):
             result.invalid_lines += 1
             continue
-        if result.session_id is None and obj.get("sessionId"):
+        if result.session_id is None and isinstance(obj.get("sessionId"), str) and obj.get("sessionId"):
             result.session_id = obj.get("sessionId")
-        if result.cwd is None and obj.get("cwd"):
+        if result.cwd is None and isinstance(obj.get("cwd"), str) and obj.get("cwd"):
             result.cwd = obj.get("cwd")
         if after_uuid is not None and obj.get("uuid") == after_uuid:
             result.cursor_found = True
@@ -154,6 +184,8 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
 def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except RecursionError:
+        raise MemdirError(f"{path}: nested too deeply to be a transcript") from None
     except ValueError as exc:
         raise MemdirError(f"{path}: not valid JSON ({exc}); expected JSONL or a [{{role, content}}] list") from None
     if not isinstance(data, list):
@@ -161,15 +193,15 @@ def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     messages: list[Message] = []
     invalid = 0
     for i, item in enumerate(data):
-        if not isinstance(item, dict) or item.get("role") not in ("user", "assistant"):
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str) or item["role"] not in ("user", "assistant"):
             invalid += 1
             continue
         messages.append(
             Message(
                 role=item["role"],
                 content=_as_blocks(item.get("content")),
-                uuid=item.get("uuid") or f"msg-{i}",
-                timestamp=item.get("timestamp"),
+                uuid=_text_or_none(item.get("uuid")) or f"msg-{i}",
+                timestamp=_timestamp(item.get("timestamp")),
             )
         )
     if last_n is not None:
