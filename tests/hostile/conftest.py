@@ -65,10 +65,18 @@ def hostile_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("hostile")
 
 
+def _folder_name(node_name: str) -> str:
+    """A short, unique, filesystem-safe folder name per test (parameters may hold any character)."""
+    import hashlib
+
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in node_name)[:60]
+    return f"{safe}-{hashlib.sha1(node_name.encode()).hexdigest()[:8]}"
+
+
 @pytest.fixture(autouse=True)
 def hostile_home(hostile_root, request, monkeypatch) -> Path:
     """HOME (so ~/.claude) inside the session folder the final secret scan reads back."""
-    home = hostile_root / "written" / request.node.name.translate(str.maketrans("[]/ ", "____"))[:80]
+    home = hostile_root / "written" / _folder_name(request.node.name)
     home.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
     return home
@@ -77,7 +85,7 @@ def hostile_home(hostile_root, request, monkeypatch) -> Path:
 @pytest.fixture
 def outside(hostile_root, request) -> Path:
     """Files outside any memory folder that an escape would reach: each holds the canary."""
-    folder = hostile_root / "outside" / request.node.name.translate(str.maketrans("[]/ ", "____"))[:80]
+    folder = hostile_root / "outside" / _folder_name(request.node.name)
     (folder / ".ssh").mkdir(parents=True, exist_ok=True)
     (folder / ".config" / "gh").mkdir(parents=True, exist_ok=True)
     for rel in (".ssh/id_rsa", ".config/gh/hosts.yml", ".env", "passwd", "notes.md"):
@@ -119,21 +127,44 @@ def run_cli(tally: Tally, *argv: str, stdin: str | None = None, env: dict | None
     return proc
 
 
-def run_inproc(tally: Tally, *argv: str) -> tuple[int, str, str]:
-    """The CLI in this process (faster); an exception escaping main() is a traceback the user would see."""
+class _Hang(BaseException):
+    """Raised by the watchdog alarm inside a call that blocked too long (e.g. opening a FIFO)."""
+
+
+def _alarm(signum, frame):
+    raise _Hang()
+
+
+def run_inproc(tally: Tally, *argv: str, timeout: float = TIMEOUT) -> tuple[int, str, str]:
+    """The CLI in this process (faster); an exception escaping main() is a traceback the user would see.
+
+    A watchdog alarm interrupts a blocked call (a FIFO opened without O_NONBLOCK blocks forever):
+    that is counted as a hang and reported as exit code -9.
+    """
+    import signal
+
     from memdir.cli import main
 
     tally.tried += 1
     out, err = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         with redirect_stdout(out), redirect_stderr(err):
             code = main(list(argv))
+    except _Hang:
+        tally.hangs += 1
+        tally.notes.append(f"hang: memdir {' '.join(argv)[:120]}")
+        code = -9
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 2
     except Exception as exc:  # noqa: BLE001 - exactly what this suite counts
         tally.tracebacks += 1
         tally.notes.append(f"traceback: memdir {' '.join(argv)[:120]}: {type(exc).__name__}: {exc}"[:240])
         code = -1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     record_escape(tally, f"memdir {' '.join(argv)[:80]}", out.getvalue() + err.getvalue())
     return code, out.getvalue(), err.getvalue()
 
@@ -150,7 +181,10 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
         if path.is_file() and not path.is_symlink():
             try:
-                out[path.relative_to(folder).as_posix()] = path.read_bytes()
+                size = path.stat().st_size
+                # Huge (sparse) trap files are compared by size: reading 3 GB would be the test's own hang.
+                data = path.read_bytes() if size <= 4 * 1024 * 1024 else f"<{size} bytes>".encode()
+                out[path.relative_to(folder).as_posix()] = data
             except OSError:
                 pass
     return out

@@ -43,7 +43,7 @@ MALFORMED_LINES = {
     "not-json": "{{{ not json",
     "binary": "\udcff\udcfe garbage",
     "scalar": "42",
-    "huge-line": _line("x " * 500_000),
+    "huge-line": _line("x " * 100_000),
 }
 
 
@@ -261,3 +261,20 @@ def test_cli_tracebacks_from_the_hostile_pass(memory, tally, hostile_root, monke
         assert one_clear_line(code, err), (value, code, err)
     monkeypatch.delenv("MEMDIR_EXTRACT_LAST_N")
     assert count_lost(tally, before, snapshot(memory)) == 0
+
+
+@pytest.mark.parametrize("link", [".claude", ".claude/agent-memory", ".claude/agent-memory/reviewer"])
+def test_agent_memory_inside_a_repo_is_never_reached_through_a_symlink(link, hostile_home, outside, tally):
+    """A hostile repository could commit `.claude/agent-memory` as a symlink to ~/.ssh."""
+    repo = hostile_home / "repo"
+    (repo / ".git").mkdir(parents=True)
+    target = repo / link
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(outside, target_is_directory=True)
+    transcript = hostile_home / "t.json"
+    transcript.write_text('[{"role": "user", "content": "Remember that reviews focus on naming."}]')
+    before = snapshot(outside)
+    for argv in (("list",), ("recall", "how should reviews look"), ("extract", str(transcript), "--engine", "offline")):
+        code, out, err = run_inproc(tally, "--cwd", str(repo), argv[0], "--agent", "reviewer", *argv[1:])
+        assert one_clear_line(code, err) and "symlink" in err, (argv, code, err)
+    assert count_lost(tally, before, snapshot(outside)) == 0 and snapshot(outside).keys() == before.keys()
