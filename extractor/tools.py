@@ -239,6 +239,8 @@ class Toolbox:
         return current
 
     def _save_text(self, rel: str, text: str, current: str) -> str:
+        if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
+            raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
         parsed = parse_document(text)
         if parsed.problem or not parsed.has_header:
             raise Refused(

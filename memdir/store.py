@@ -178,6 +178,8 @@ class MemoryStore:
         the save is refused if the file changed since, so no update is lost.
         """
         text = dump_document(memory.frontmatter(), memory.body)
+        if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
+            raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
         with self._locked():
             if rel_path is None:
                 rel_path, exists = self._pick_filename(memory)

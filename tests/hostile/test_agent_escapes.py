@@ -174,3 +174,13 @@ def test_transcript_cwd_of_root_or_home_gives_no_reach(memory, tally, hostile_ho
         tally.tried += 1
         result = box.run("Read", {"file_path": path})
         assert result.is_error and "outside the memory folder" in result.content
+
+
+def test_oversized_or_odd_writes_are_refused_before_anything_is_written(memory, tally):
+    box = Toolbox(memory)
+    head = "---\nname: Big\ndescription: big\ntype: user\n---\n"
+    for content in (head + "x" * (300 * 1024), head + "\ud800 lone surrogate", head + "a\x00b"):
+        tally.tried += 1
+        result = box.run("Write", {"file_path": "user_big.md", "content": content})
+        assert result.is_error, result.content
+    assert not (memory / "user_big.md").exists() and not (memory / "MEMORY.md").exists()

@@ -278,3 +278,25 @@ def test_agent_memory_inside_a_repo_is_never_reached_through_a_symlink(link, hos
         code, out, err = run_inproc(tally, "--cwd", str(repo), argv[0], "--agent", "reviewer", *argv[1:])
         assert one_clear_line(code, err) and "symlink" in err, (argv, code, err)
     assert count_lost(tally, before, snapshot(outside)) == 0 and snapshot(outside).keys() == before.keys()
+
+
+@pytest.mark.parametrize("shape", ["dev-zero", "fifo", "huge"])
+def test_a_repos_settings_file_cannot_hang_a_hook(shape, hostile_home, tally):
+    """`.claude/settings.json` comes with the repository: as a link to /dev/zero or a FIFO it must not hang."""
+    repo = hostile_home / "repo"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    (repo / ".claude").mkdir(exist_ok=True)
+    settings = repo / ".claude" / "settings.json"
+    if shape == "dev-zero":
+        settings.symlink_to("/dev/zero")
+    elif shape == "fifo":
+        os.mkfifo(settings)
+    else:
+        with open(settings, "wb") as handle:
+            handle.truncate(2 * 1024**3)
+    payload = json.dumps({"session_id": "s", "cwd": str(repo), "prompt": "which editor do I use", "source": "startup"})
+    for event in ("session-start", "prompt", "stop"):
+        proc = run_cli(tally, "hook", event, stdin=payload, timeout=20)
+        assert proc.returncode == 0 and proc.returncode != -9, (event, proc.stderr)
+    code, out, err = run_inproc(tally, "--cwd", str(repo), "path")
+    assert code == 0, err
