@@ -116,3 +116,12 @@ def test_transcripts_the_real_cli_wrote_parse_with_no_unknown_line_types():
     first = read_transcript(FIXTURES / "session1.jsonl")
     said = [m.user_text() for m in first.messages if m.user_text()]
     assert said == ["Don't use emoji in commit messages, because the changelog tool chokes on them. Remember that."]
+
+
+def test_every_realdata_transcript_parses_with_no_unknown_line_types(realdata):
+    unknown: dict[str, int] = {}
+    paths = sorted((realdata / "claude-code-log").rglob("*.jsonl"))
+    for path in paths:
+        for kind, count in read_transcript(path).unknown_types.items():
+            unknown[f"{path.name}:{kind}"] = count
+    assert len(paths) >= 29 and unknown == {}
