@@ -171,6 +171,11 @@ def test_a_correction_is_saved_in_claude_codes_form_and_loaded_next_session(sand
     everything = api.main_requests()[0].all_text()
     assert f"]({saved.name}) — " in everything
     assert f"saved today): {saved}" in everything and "use pnpm instead of npm" in everything.lower()
+    # The "Memory saved ..." notice went to the user (systemMessage), not into the model's context.
+    assert "Memory saved" not in everything
+    notices = [json.loads(line)["attachment"]["content"] for t in sandbox.transcripts() for line in t.read_text().splitlines()
+               if '"hook_system_message"' in line]
+    assert notices == [f"Memory saved since last session: {saved}"]
 
 
 def test_a_memory_the_main_agent_wrote_is_not_extracted_twice(sandbox, scripted_api, claude):
