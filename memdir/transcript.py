@@ -30,6 +30,7 @@ SKIPPED_TYPES = frozenset({
     "system", "summary", "file-history-snapshot", "queue-operation", "progress", "permission-mode",
     "last-prompt", "custom-title", "ai-title", "agent-name", "tag", "pr-link", "api-request-shape",
     "api-request-blob", "api-request", "atis-latch", "cost-state", "mode", "worktree-state",
+    "tools-used",  # seen with the real claude 2.1.328 (tests/realclient): the tool names a session used
 })
 USED_ATTACHMENTS = frozenset({"queued_command"})
 SKIPPED_ATTACHMENTS = frozenset({
@@ -41,6 +42,8 @@ SKIPPED_ATTACHMENTS = frozenset({
     "compact_file_reference", "nested_memory", "memory", "diagnostics", "output_style", "mcp_resource",
     "command_permissions", "token_usage", "budget_usd", "async_hook_response", "new_directory", "new_file",
     "structured_output", "ultramemory", "relevant_memories", "current_session_memory",
+    # Seen with the real claude 2.1.328 (tests/realclient): the system prompt sent, commit/PR attribution.
+    "prompt_snapshot", "remote_session_change",
 })
 
 
