@@ -179,6 +179,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir) if args.dir else None)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`memdir mcp`: serve the memory folder to MCP clients over stdio (memdir/mcp_server.py)."""
+    import os
+
+    from memdir.mcp_server import serve
+
+    if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
+        args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
+    root = memory_dir_of(args).path
+    print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    serve(root, team=args.team)
+    return 0
+
+
 # --- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     import argparse
@@ -240,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+
+    p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
+    p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
                             ("uninstall", "remove exactly the hooks install added")):
