@@ -34,3 +34,8 @@ HEADER_SCAN_LINES = 30  # recall reads only this many lines of each file
 NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
+
+# --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
+MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
+MEMORY_TOOL_MAX_BYTES = 1_000_000  # a memory is a short note; bigger files are refused, never read whole
+MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
