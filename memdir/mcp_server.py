@@ -15,6 +15,7 @@ from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 from memdir import api
 from memdir import constants as C
@@ -23,6 +24,10 @@ from memdir.errors import MemdirError
 SERVER_NAME = "memdir"
 INDEX_URI = "memdir://MEMORY.md"
 MemoryTypeName = Literal["user", "feedback", "project", "reference"]
+# Hints clients use to decide what needs the user's approval: reads are safe, forget is not.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+FORGETS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = """\
 memdir is the user's persistent memory, shared by every agent they use (Claude Code, Cursor, \
@@ -77,6 +82,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             "or says none applies. Uses the same selection engine and size caps as memdir's prompt hook."
         ),
         structured_output=False,
+        annotations=READS,
     )
     @_tool_errors
     def recall(query: str) -> str:
@@ -92,6 +98,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             "project (what is going on and why), reference (where things live outside the repo)."
         ),
         structured_output=False,
+        annotations=READS,
     )
     @_tool_errors
     def list_memories(type: MemoryTypeName | None = None) -> str:  # noqa: A002
@@ -106,6 +113,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             "recall (e.g. feedback_testing.md); the memory's name also works."
         ),
         structured_output=False,
+        annotations=READS,
     )
     @_tool_errors
     def read_memory(file: str) -> str:
@@ -123,6 +131,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             "like a secret (API keys, passwords, tokens) is refused: save where the secret is kept instead."
         ),
         structured_output=False,
+        annotations=WRITES,
     )
     @_tool_errors
     def remember(
@@ -145,6 +154,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             "those lines; a new `name` renames the file. Prefer this over saving a near-duplicate."
         ),
         structured_output=False,
+        annotations=WRITES,
     )
     @_tool_errors
     def update_memory(
@@ -168,6 +178,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             "list_memories or recall. The memory leaves the index; memdir keeps a copy of its bytes."
         ),
         structured_output=False,
+        annotations=FORGETS,
     )
     @_tool_errors
     def forget(file: str) -> str:

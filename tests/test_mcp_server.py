@@ -50,6 +50,8 @@ def test_protocol_round_trip(tmp_path, isolated_home):
         assert set(tools) >= {"recall", "list_memories", "read_memory", "remember", "update_memory", "forget"}
         assert tools["remember"].input_schema["required"] == ["text", "type"]
         assert "user" in str(tools["remember"].input_schema["properties"]["type"])
+        assert tools["recall"].annotations.read_only_hint and tools["forget"].annotations.destructive_hint
+        assert tools["remember"].annotations.read_only_hint is False
 
         saved = await session.call_tool(
             "remember",
