@@ -128,8 +128,8 @@ def resolve_folder(folder: FolderArg = None, *, cwd: FolderArg = None) -> Path:
     """The memory folder: `folder` when given, else the one Claude Code uses for `cwd` (default: here)."""
     from memdir.paths import resolve_memory_dir, validate_configured_path
 
-    if folder is not None:
-        return validate_configured_path(os.fspath(folder), "folder")
+    if folder is not None:  # relative folders are taken from the current directory, `~` is expanded
+        return validate_configured_path(os.path.abspath(os.path.expanduser(os.fspath(folder))), "folder")
     return resolve_memory_dir(Path(cwd) if cwd is not None else None).path
 
 

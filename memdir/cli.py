@@ -187,8 +187,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
         args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
-    root = memory_dir_of(args).path
+    resolution = memory_dir_of(args)
+    root = resolution.path
     print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
+        print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
+              file=sys.stderr)
     serve(root, team=args.team)
     return 0
 

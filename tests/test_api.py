@@ -185,3 +185,6 @@ def test_resolve_folder_default_follows_claude_code(tmp_path, monkeypatch):
     memdir.remember("The user is on the platform team.", type="user")
     assert (resolve_memory_dir(repo).path / "user_the_user_is_on_the_platform_team.md").exists()
     assert memdir.resolve_folder(tmp_path / "explicit") == tmp_path / "explicit"
+    assert memdir.resolve_folder("notes/memory") == repo / "notes" / "memory"
+    with pytest.raises(memdir.MemdirError, match="home folder"):
+        memdir.resolve_folder("~")

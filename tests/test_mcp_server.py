@@ -154,3 +154,14 @@ def test_mcp_is_a_cli_command(capsys):
     assert exited.value.code == 0
     out = capsys.readouterr().out
     assert "MCP clients" in out and "--team" in out
+
+
+def test_started_outside_a_project_it_says_how_to_point_it(tmp_path, isolated_home):
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "memdir.entry", "mcp"], cwd="/", input="", capture_output=True, text=True, timeout=60,
+        env={"HOME": str(isolated_home), "PYTHONPATH": str(REPO), "MEMDIR_RECALL_SERVER": "0"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "/ is not a project; pass --cwd PROJECT or --dir FOLDER" in proc.stderr
