@@ -188,3 +188,27 @@ def test_resolve_folder_default_follows_claude_code(tmp_path, monkeypatch):
     assert memdir.resolve_folder("notes/memory") == repo / "notes" / "memory"
     with pytest.raises(memdir.MemdirError, match="home folder"):
         memdir.resolve_folder("~")
+
+
+def test_readme_example_runs(tmp_path, monkeypatch, capsys):
+    import re
+
+    from tests.conftest import REPO
+
+    block = re.search(r"<!-- python-api-example[^>]*-->\n```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert block, "README lost its Python API example"
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "session.jsonl").write_text(json.dumps(
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "Remember that the orders table is append-only."}}
+    ) + "\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    scope: dict = {}
+    exec(compile(block.group(1), "README.md", "exec"), scope)  # noqa: S102 - the documented example, verbatim
+    assert scope["saved"].created and scope["doc"].type == "feedback"
+    assert "any change under db/ or migrations/" in scope["doc"].body
+    assert [i.file for i in scope["infos"]] == [scope["saved"].file]
+    assert scope["answer"].engine == "offline"
+    assert [r.status for r in scope["runs"]] == ["saved"]
+    assert scope["saved"].file not in memdir.read_index()
