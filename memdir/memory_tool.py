@@ -20,7 +20,7 @@ import re
 import stat
 from pathlib import Path
 
-from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
     BetaMemoryTool20250818Command,
     BetaMemoryTool20250818CreateCommand,
@@ -381,3 +381,25 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                     os.rmdir(folder)
                 except OSError:
                     pass  # not empty (hidden or stray files): left in place on purpose
+
+
+class AsyncMemdirMemoryTool(BetaAsyncAbstractMemoryTool):
+    """`MemdirMemoryTool` for `AsyncAnthropic`'s tool runner: the same rules, run in a worker thread.
+
+    File work is blocking and short; a thread keeps the event loop free without a second implementation.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sync = MemdirMemoryTool(folder)
+
+    async def execute(self, command: BetaMemoryTool20250818Command):
+        from anyio.to_thread import run_sync
+
+        return await run_sync(self.sync.execute, command)
+
+    # The abstract methods, each answered by the sync backend (execute() above is what the runner calls).
+    async def view(self, command):
+        return await self.execute(command)
+
+    create = str_replace = insert = delete = rename = view

@@ -215,3 +215,22 @@ def test_an_edit_made_meanwhile_is_not_overwritten(tool, memory_dir, monkeypatch
     fails(tool, "changed since it was read", command="str_replace", path="/memories/a.md", old_str="Fact A.",
           new_str="Fact B.")
     assert "hand edit" in (memory_dir / "a.md").read_text()
+
+
+def test_async_backend_follows_the_same_rules(memory_dir):
+    import anyio
+
+    from anthropic.lib.tools import BetaAsyncAbstractMemoryTool
+    from memdir.memory_tool import AsyncMemdirMemoryTool
+
+    tool = AsyncMemdirMemoryTool(memory_dir)
+    assert isinstance(tool, BetaAsyncAbstractMemoryTool) and tool.to_dict()["type"] == "memory_20250818"
+
+    async def scenario():
+        created = await tool.call({"command": "create", "path": "/memories/a.md", "file_text": "Fact A.\n"})
+        with pytest.raises(ToolError, match=r"\.memdir/"):
+            await tool.call({"command": "create", "path": "/memories/.memdir/x.md", "file_text": "x"})
+        return created
+
+    assert anyio.run(scenario).startswith("File created successfully at: /memories/a.md")
+    index_in_sync(memory_dir)
