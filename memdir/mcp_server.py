@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -63,6 +64,27 @@ def _tool_errors(fn):
     return wrapper
 
 
+_ARGUMENT_ERROR = re.compile(r"validation error for (?P<tool>\w+?)Arguments\n(?P<field>\S+)\n\s+(?P<msg>.+?)(?: \[type=|\n|$)")
+
+
+def one_line_argument_errors(text: str) -> str:
+    """The SDK's multi-line pydantic report for bad arguments, as one line naming the argument."""
+    match = _ARGUMENT_ERROR.search(text)
+    if match:
+        return f"{match['tool']}: argument '{match['field']}': {match['msg']}"
+    return " ".join(text.split())
+
+
+async def _one_line_tool_errors(ctx, call_next):
+    """Middleware: every failed tools/call reaches the client as one line, argument errors included."""
+    result = await call_next(ctx)
+    if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):  # the wire form
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                block["text"] = one_line_argument_errors(block["text"])
+    return result
+
+
 def _entry(info: api.MemoryInfo) -> str:
     from memdir.ages import age_label
 
@@ -72,7 +94,7 @@ def _entry(info: api.MemoryInfo) -> str:
 
 def build_server(folder: Path, *, team: bool = False) -> MCPServer:
     """The server for one memory folder (`team`: the folder's shared team memory instead)."""
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_version())
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), middleware=[_one_line_tool_errors])
 
     @server.tool(
         description=(

@@ -118,6 +118,11 @@ def test_errors_are_one_line_tool_errors_and_the_server_survives(tmp_path, isola
 
         bad_type = await session.call_tool("remember", {"text": "x y z", "type": "opinion"})
         assert bad_type.is_error
+        assert _text(bad_type) == (
+            "remember: argument 'type': Input should be 'user', 'feedback', 'project' or 'reference'"
+        )
+        missing_arg = await session.call_tool("read_memory", {})
+        assert _text(missing_arg) == "read_memory: argument 'file': Field required"
 
         empty = await session.call_tool("update_memory", {"file": "anything.md"})
         assert empty.is_error and "nothing to change" in _text(empty)
@@ -165,3 +170,12 @@ def test_started_outside_a_project_it_says_how_to_point_it(tmp_path, isolated_ho
     )
     assert proc.returncode == 0, proc.stderr
     assert "/ is not a project; pass --cwd PROJECT or --dir FOLDER" in proc.stderr
+
+
+def test_argument_errors_fold_to_one_line():
+    from memdir.mcp_server import one_line_argument_errors
+
+    sdk = ("Error executing tool forget: 1 validation error for forgetArguments\nfile\n  Input should be a valid "
+           "string [type=string_type, input_value=5, input_type=int]\n    For further information visit https://x")
+    assert one_line_argument_errors(sdk) == "forget: argument 'file': Input should be a valid string"
+    assert one_line_argument_errors("Unknown tool:\n  nope") == "Unknown tool: nope"
