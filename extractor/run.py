@@ -95,10 +95,11 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractRes
     return result
 
 
-def _toolbox(memory_dir: Path, project_root: Path | None, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+def _toolbox(memory_dir: Path, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+    """The agent's tools: the memory folder only (never the project: see extractor/tools.py)."""
     mode = memory_mode(memory_dir)
     daily = log_path(memory_dir, today) if mode == "daily-log" else None
-    return Toolbox(memory_dir, project_root, dry_run=dry_run, daily_log=daily), mode
+    return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily), mode
 
 
 def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today):
@@ -122,7 +123,6 @@ def extract_messages(
     messages: list[Message],
     memory_dir: Path,
     *,
-    project_root: Path | None = None,
     settings: Settings | None = None,
     engine: str | None = None,
     today: date | None = None,
@@ -137,7 +137,7 @@ def extract_messages(
         return result
     from extractor.agent import run_agent
 
-    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today)
     run = error = None
     try:
         run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
@@ -151,7 +151,6 @@ async def aextract_messages(
     memory_dir: Path,
     *,
     client,
-    project_root: Path | None = None,
     settings: Settings | None = None,
     engine: str | None = None,
     today: date | None = None,
@@ -165,7 +164,7 @@ async def aextract_messages(
         return result
     from extractor.agent import arun_agent
 
-    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today)
     run = error = None
     try:
         run = await arun_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
@@ -185,7 +184,6 @@ def extract_transcript(
     today: date | None = None,
     dry_run: bool = False,
     client=None,
-    project_root: Path | None = None,
 ) -> ExtractResult:
     """Extract from a transcript file; with a session id, only messages after that session's cursor.
 
@@ -204,12 +202,8 @@ def extract_transcript(
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
-    if project_root is None and read.cwd:
-        from memdir.paths import project_root as root_of
-
-        project_root = root_of(Path(read.cwd)) if Path(read.cwd).is_dir() else None
     result = extract_messages(
-        messages, memory_dir, project_root=project_root, settings=settings, engine=engine, today=today,
+        messages, memory_dir, settings=settings, engine=engine, today=today,
         dry_run=dry_run, client=client,
     )
     if read.invalid_lines:

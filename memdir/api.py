@@ -209,14 +209,13 @@ def update(
 
     Refused when the file changed on disk since it was read here (no lost update).
     """
-    from memdir.fsio import read_text
     from memdir.model import Memory, compose_body, parse_type
 
     if all(v is None for v in (text, description, why, how, type, name)):
         raise MemdirError(f"update {ref!r}: nothing to change; pass text, description, why, how, type or name")
     store = _store(folder, team)
     memory, header = store.read(ref)
-    before = read_text(header.path)
+    before = store.read_file(header.rel_path)
     rule, old_why, old_how = _split_body(memory.body)
     changes: dict[str, object] = {}
     if text is not None or why is not None or how is not None:
@@ -243,8 +242,6 @@ def forget(ref: str, *, folder: FolderArg = None, team: bool = False) -> Forgott
 
 def read(ref: str, *, folder: FolderArg = None, team: bool = False) -> MemoryDoc:
     """One memory in full, by file name (with or without .md), relative path or name."""
-    from memdir.fsio import read_text
-
     store = _store(folder, team)
     memory, header = store.read(ref)
     return MemoryDoc(
@@ -254,7 +251,7 @@ def read(ref: str, *, folder: FolderArg = None, team: bool = False) -> MemoryDoc
         description=memory.description,
         type=memory.type.value,
         body=memory.body,
-        text=read_text(header.path),
+        text=store.read_file(header.rel_path),
         modified=header.mtime,
     )
 

@@ -75,11 +75,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from memdir.fsio import read_text
-
     store = _store(args)
     header = store.find(args.name)
-    sys.stdout.write(read_text(header.path))
+    sys.stdout.write(store.read_file(header.rel_path))  # bounded, UTF-8 or a one-line error, no symlinks
     if header.problem:
         print(f"memdir: warning: {header.rel_path}: {header.problem}", file=sys.stderr)
     return 0
@@ -136,18 +134,38 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         from memdir.usage import recent_usage, tokens_used
 
         folder = memory_dir_of(args).path
-        days = recent_usage(folder)
+        try:
+            days = recent_usage(folder)
+        except OSError:
+            days = []  # an unsafe .memdir/ is reported above; nothing to read from it
         if days:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
-        hook_log = folder / ".memdir" / "hook.log"
-        if hook_log.exists():
-            recent = hook_log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
-            print(f"latest hook activity ({hook_log}):")
+        recent = _hook_log_tail(folder)
+        if recent:
+            print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")
             for line in recent:
                 print(f"  {line}")
     return 0 if ok else 1
+
+
+def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
+    """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
+    import os
+
+    from memdir import constants as C
+    from memdir import safefs
+
+    try:
+        fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - C.HOOK_LOG_TAIL_BYTES))
+        data = handle.read(C.HOOK_LOG_TAIL_BYTES)
+    return data.decode("utf-8", errors="replace").splitlines()[-lines:]
 
 
 def cmd_install(args: argparse.Namespace) -> int:

@@ -47,6 +47,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
     transcript = Path(args.transcript)
     if not transcript.exists():
         raise MemdirError(f"{transcript}: transcript not found")
+    if not transcript.is_file():
+        raise MemdirError(f"{transcript}: not a regular file; give a transcript file (.jsonl or .json)")
+    if args.last is not None and args.last < 1:
+        raise MemdirError("--last must be at least 1")
     request = {"transcript": str(transcript), "session_id": args.session, "last_n": args.last,
                "engine": settings.engine, "dry_run": args.dry_run}
     results = request_extraction(memory_dir_of(args).path, request, settings=settings)

@@ -7,7 +7,9 @@ Invalid values are one-line errors naming the variable.
 
 from __future__ import annotations
 
+import math
 import os
+
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
@@ -27,6 +29,8 @@ def _float(env: dict, name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise MemdirError(f"${name}={raw!r} is not a number; set it like {name}={default}") from None
+    if not math.isfinite(value):
+        raise MemdirError(f"${name}={raw!r} must be a finite number; set it like {name}={default}")
     if value < 0:
         raise MemdirError(f"${name}={raw!r} must not be negative")
     return value
@@ -37,6 +41,12 @@ def _int(env: dict, name: str, default: int) -> int:
     if value != int(value):
         raise MemdirError(f"${name} must be a whole number")
     return int(value)
+
+
+def _positive(value: int, name: str) -> int:
+    if value < 1:
+        raise MemdirError(f"{name} must be at least 1 (messages per extraction window)")
+    return value
 
 
 class Settings(FrozenRecord):
@@ -82,7 +92,7 @@ class Settings(FrozenRecord):
             recall_model=env.get("MEMDIR_RECALL_MODEL") or DEFAULT_RECALL_MODEL,
             judge_model=env.get("MEMDIR_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL,
             recall_timeout=_float(env, "MEMDIR_RECALL_TIMEOUT", d["recall_timeout"]),
-            extract_last_n=_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]),
+            extract_last_n=_positive(_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]), "$MEMDIR_EXTRACT_LAST_N"),
             extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d["extract_every_n_turns"])),
             daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d["daily_token_budget"]),
             max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d["max_attempts"])),
@@ -90,6 +100,8 @@ class Settings(FrozenRecord):
 
     def with_overrides(self, **overrides: object) -> Settings:
         given = {k: v for k, v in overrides.items() if v is not None}
+        if "extract_last_n" in given:
+            _positive(given["extract_last_n"], "--last")
         if "engine" in given and given["engine"] not in ENGINES:
             raise MemdirError(f"--engine {given['engine']!r} is unknown; use auto, llm or offline")
         return self.replace(**given)

@@ -35,7 +35,12 @@ NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
 
+# --- least privilege: bounded, symlink-free access inside the memory folder (issue 9) ---------
+SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, MEMORY.md, state JSON: refused above this
+HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
+TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
+HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
+
 # --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
 MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
-MEMORY_TOOL_MAX_BYTES = 1_000_000  # a memory is a short note; bigger files are refused, never read whole
 MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name

@@ -7,8 +7,9 @@ one memory folder with these rules:
   removed bytes kept under `.memdir/`; edits are refused if the file changed since it was read;
 - memories are `.md` files; a file written without frontmatter gets memdir's (name, description,
   type) so recall can find it, and the reply says so;
-- nothing follows a symlink below the folder (each path component is opened with O_NOFOLLOW),
-  hidden names are refused, and `.memdir/` (memdir's own state) is never readable or writable;
+- nothing follows a symlink below the folder (every access goes through `memdir.safefs`, which
+  opens each path component with O_NOFOLLOW), hidden names are refused, and `.memdir/` (memdir's
+  own state) is never readable or writable;
   MEMORY.md is readable but written only by memdir; team/ and logs/ are read-only here.
 """
 
@@ -32,6 +33,7 @@ from anthropic.types.beta import (
 )
 
 from memdir import constants as C
+from memdir import safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import parse_document
 from memdir.model import Memory, memory_from_fields
@@ -39,33 +41,6 @@ from memdir.store import MemoryStore
 
 ROOT = C.MEMORY_TOOL_ROOT
 LINE_WIDTH = 6  # line numbers as the SDK's own backend prints them
-
-
-def open_nofollow(root: Path, rel: str, flags: int = os.O_RDONLY) -> int:
-    """A file descriptor for `root/rel`, never following a symlink at any component below `root`.
-
-    `root` itself may be a symlink (a person's choice); everything under it is opened one
-    component at a time relative to its parent's descriptor with O_NOFOLLOW, so a link swapped in
-    anywhere on the way fails with ELOOP (or ENOTDIR) instead of leading out of the folder.
-    O_NONBLOCK keeps a FIFO planted in the folder from hanging the open.
-    """
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        parts = [p for p in rel.split("/") if p]
-        for part in parts[:-1]:
-            try:
-                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except NotADirectoryError:  # with O_DIRECTORY Linux reports a link as ENOTDIR: say which it was
-                if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
-                    raise OSError(errno.ELOOP, "a symbolic link", part) from None
-                raise
-            os.close(fd)
-            fd = child
-        if not parts:
-            return os.dup(fd)
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-    finally:
-        os.close(fd)
 
 
 def _lines(content: str) -> list[str]:
@@ -117,7 +92,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     @staticmethod
     def _os_error(exc: OSError, path: str) -> str:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
-            return f"{path}: a symbolic link; memdir never follows links inside the memory folder"
+            return f"{path} is a symlink; memdir never follows symlinks inside the memory folder"
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return f"The path {path} does not exist. Please provide a valid path."
         return f"{path}: {exc.strerror}"
@@ -145,33 +120,24 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         return "/".join(parts)
 
     def _kind(self, rel: str) -> str | None:
-        """'dir', 'file' or None (absent). Links and special files are refused."""
-        try:
-            fd = open_nofollow(self.root, rel)
-        except FileNotFoundError:
+        """'dir', 'file' or None (absent). Symlinks and special files are refused, never followed."""
+        if not rel:
+            return "dir" if self.root.is_dir() else None
+        if not self.root.is_dir():
             return None
-        try:
-            mode = os.fstat(fd).st_mode
-        finally:
-            os.close(fd)
-        if stat.S_ISDIR(mode):
+        st = safefs.lstat(self.root, rel)  # a symlinked folder on the way raises UnsafePath
+        if st is None:
+            return None
+        if stat.S_ISDIR(st.st_mode):
             return "dir"
-        if stat.S_ISREG(mode):
+        if stat.S_ISREG(st.st_mode):
             return "file"
+        if stat.S_ISLNK(st.st_mode):
+            raise ToolError(f"{ROOT}/{rel} is a symlink; memdir never follows symlinks inside the memory folder")
         raise ToolError(f"{ROOT}/{rel}: not a regular file or folder; refusing")
 
     def _read(self, rel: str) -> str:
-        fd = open_nofollow(self.root, rel)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise ToolError(f"{ROOT}/{rel}: not a file")
-            data = handle.read(C.MEMORY_TOOL_MAX_BYTES + 1)
-        if len(data) > C.MEMORY_TOOL_MAX_BYTES:
-            raise ToolError(f"{ROOT}/{rel}: larger than {C.MEMORY_TOOL_MAX_BYTES:,} bytes; memories are short notes")
-        try:
-            return data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise ToolError(f"{ROOT}/{rel}: not UTF-8 text") from None
+        return safefs.read_text(self.root, rel)  # bounded, UTF-8, regular files only: one-line refusals
 
     def _memory_files(self, rel_dir: str) -> list[str]:
         """Every memory file below a folder (as the store's scan sees them)."""
@@ -236,27 +202,23 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         rows: list[str] = []
 
         def walk(rel_dir: str, label: str, depth: int) -> None:
-            fd = open_nofollow(self.root, rel_dir)
-            try:  # stat while the folder's descriptor is open: scandir(fd) entries stat relative to it
-                entries = sorted((e.name, e.stat(follow_symlinks=False)) for e in os.scandir(fd) if e.name[0] != ".")
-            finally:
-                os.close(fd)
-            for name, st in entries:
+            for name, kind in safefs.listdir(self.root, rel_dir):  # symlinks are listed as such, not followed
+                if name.startswith(".") or kind not in ("dir", "file"):
+                    continue
                 child = f"{rel_dir}/{name}" if rel_dir else name
+                st = safefs.lstat(self.root, child)
+                if st is None:
+                    continue  # removed meanwhile
                 shown_child = f"{label}/{name}"
-                if stat.S_ISDIR(st.st_mode):
+                if kind == "dir":
                     rows.append(f"{_size(st.st_size)}\t{shown_child}/")
                     if depth < 2:
                         walk(child, shown_child, depth + 1)
-                elif stat.S_ISREG(st.st_mode):
+                else:
                     rows.append(f"{_size(st.st_size)}\t{shown_child}")
 
         walk(rel, shown.rstrip("/"), 1)
-        fd = open_nofollow(self.root, rel)
-        try:
-            own = _size(os.fstat(fd).st_size)
-        finally:
-            os.close(fd)
+        own = _size((safefs.lstat(self.root, rel) if rel else self.root.stat()).st_size)
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return "\n".join([header, f"{own}\t{shown}", *rows])
 
@@ -375,12 +337,14 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 self._forget(rel)
             else:
                 self._move_file(rel, new_dir + rel[len(old_dir):])
-        for folder, dirs, files in os.walk(self.root / old_dir, topdown=False):
-            if not files and not any((Path(folder) / d).exists() for d in dirs):
-                try:
-                    os.rmdir(folder)
-                except OSError:
-                    pass  # not empty (hidden or stray files): left in place on purpose
+        folders = [rel for rel, kind in safefs.walk(self.root, old_dir) if kind == "dir"]
+        for folder in sorted(folders, key=lambda rel: rel.count("/"), reverse=True) + [old_dir]:
+            parent, _, name = folder.rpartition("/")
+            try:
+                with safefs.open_dir(self.root, parent) as dfd:
+                    os.rmdir(name, dir_fd=dfd)
+            except OSError:
+                pass  # not empty (a stray file, a link): left in place on purpose
 
 
 class AsyncMemdirMemoryTool(BetaAsyncAbstractMemoryTool):

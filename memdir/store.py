@@ -2,12 +2,13 @@
 
 Every mutation runs under one folder lock (`.memdir/lock`) and writes atomically, so concurrent
 writers (hooks, background workers, a person with `memdir remember`) never lose an entry or leave
-a torn file. Deleted memories go to `.memdir/trash/` rather than vanishing.
+a torn file. Deleted memories go to `.memdir/trash/` rather than vanishing. Every open goes through
+`memdir.safefs`: nothing inside the folder is read or written through a symlink.
 """
 
 from __future__ import annotations
 
-import os
+import hashlib
 import re
 import time
 import unicodedata
@@ -16,12 +17,12 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir import index as index_text
+from memdir import safefs
 from memdir.errors import MemdirError
-from memdir.fsio import atomic_write_text, locked, read_text
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
 from memdir.scan import Header, ScanResult, read_header, scan
-from memdir.secrets import guard
+from memdir.secrets import guard, looks_secret
 
 
 def slugify(name: str) -> str:
@@ -42,6 +43,11 @@ class MemoryStore:
         self.root = Path(root)
         self.state_dir = state_dir or self.root / C.STATE_DIRNAME
         self.team = team
+        # Every open walks from `base` (the personal folder) without following symlinks; team memory
+        # is the `team/` folder below it, so a symlinked `team/` is refused like any other.
+        self.base = self.state_dir.parent
+        self.prefix = safefs.rel_to(self.base, self.root) + "/" if self.root != self.base else ""
+        self.state_rel = safefs.rel_to(self.base, self.state_dir)
 
     @classmethod
     def team_store(cls, personal_root: Path) -> MemoryStore:
@@ -57,6 +63,23 @@ class MemoryStore:
     def lock_path(self) -> Path:
         return self.state_dir / (C.LOCK_NAME + ("-team" if self.team else ""))
 
+    def _locked(self):
+        return safefs.locked(self.base, f"{self.state_rel}/{self.lock_path.name}")
+
+    def _rel(self, rel_path: str) -> str:
+        """`rel_path` (relative to this store's root) relative to the folder every open walks from."""
+        return self.prefix + rel_path
+
+    def _exists(self, rel_path: str) -> bool:
+        return safefs.lstat(self.base, self._rel(rel_path)) is not None if self.base.is_dir() else False
+
+    def read_file(self, rel_path: str) -> str:
+        """A file's text, never through a symlink, bounded; one-line errors for what cannot be read."""
+        return safefs.read_text(self.base, self._rel(rel_path))
+
+    def _write(self, rel_path: str, text: str) -> None:
+        safefs.write_text(self.base, self._rel(rel_path), text)
+
     def resolve_rel(self, rel_path: str) -> Path:
         """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
         if "\x00" in rel_path or "\\" in rel_path or rel_path.startswith("/") or ".." in rel_path.split("/"):
@@ -65,16 +88,23 @@ class MemoryStore:
             raise MemdirError(f"{rel_path!r}: a memory file name must end in .md and not be {C.INDEX_NAME}")
         if any(part.startswith(".") for part in rel_path.split("/")):
             raise MemdirError(f"{rel_path!r}: hidden names are reserved for memdir's own state")
-        path = self.root / rel_path
-        real_root = self.root.resolve()
-        real = path.resolve()
-        if real_root not in real.parents:
-            raise MemdirError(f"{rel_path!r}: resolves outside the memory folder; refusing")
-        return path
+        parent = "/".join(self._rel(rel_path).split("/")[:-1])
+        if self.base.is_dir():
+            safefs.check_inside(self.base, parent)  # a symlinked folder on the way is refused
+            st = safefs.lstat(self.base, self._rel(rel_path))
+            if st is not None and not safefs.is_regular_file(self.base, self._rel(rel_path)):
+                raise MemdirError(f"{rel_path}: not a regular file (a symlink, FIFO or folder); memdir does not "
+                                  "follow or replace it — see `memdir doctor`")
+        return self.root / rel_path
 
     # --- reading ------------------------------------------------------------
     def scan(self) -> ScanResult:
         exclude = () if self.team else (C.TEAM_DIRNAME,)
+        if self.prefix and self.base.is_dir():
+            try:
+                safefs.check_inside(self.base, self.prefix)
+            except OSError as exc:  # a symlinked team/ is never followed
+                return ScanResult([], [(self.prefix.rstrip("/"), str(exc))])
         return scan(self.root, exclude_dirs=exclude)
 
     def find(self, ref: str) -> Header:
@@ -99,18 +129,19 @@ class MemoryStore:
     def load(self, rel_path: str) -> Memory:
         path = self.resolve_rel(rel_path)
         try:
-            parsed = parse_document(read_text(path))
+            parsed = parse_document(self.read_file(rel_path))
+        except safefs.UnsafePath:
+            raise
         except OSError as exc:
-            raise MemdirError(f"{path}: cannot read ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise MemdirError(f"{path}: not UTF-8 text; re-save it as UTF-8") from None
+            raise MemdirError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
         return memory_from_fields(parsed.fields, parsed.body, str(path))
 
     def index(self) -> str:
-        try:
-            return read_text(self.index_path)
-        except FileNotFoundError:
+        """MEMORY.md's text ("" when absent). Over the read cap or not UTF-8: a one-line error, so a
+        rewrite never works from a partial copy."""
+        if not self.base.is_dir():
             return ""
+        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME))
 
     # --- writing ------------------------------------------------------------
     def _guard(self, text: str, where: str, allow_secrets: bool) -> None:
@@ -123,7 +154,7 @@ class MemoryStore:
         for n in range(1, 1000):
             rel = f"{base}.md" if n == 1 else f"{base}_{n}.md"
             path = self.root / rel
-            if not path.exists():
+            if not self._exists(rel):
                 return rel, False
             try:
                 existing = read_header(path, self.root).name
@@ -147,57 +178,63 @@ class MemoryStore:
         the save is refused if the file changed since, so no update is lost.
         """
         text = dump_document(memory.frontmatter(), memory.body)
-        with locked(self.lock_path):
+        with self._locked():
             if rel_path is None:
                 rel_path, exists = self._pick_filename(memory)
             path = self.resolve_rel(rel_path)
             self._guard(text, rel_path, allow_secrets)
-            exists = path.exists()
+            guard(rel_path.replace("_", "-"), "a memory file named like a secret")  # the slug of one too
+            exists = self._exists(rel_path)
             if expected_text is not None:
-                current = read_text(path) if exists else ""
+                current = self.read_file(rel_path) if exists else ""
                 if current != expected_text:
                     raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
-            atomic_write_text(path, text)
+            self._write(rel_path, text)
             self._index_upsert(rel_path, memory)
         return SaveResult(rel_path, path, created=not exists)
 
     def _index_upsert(self, rel_path: str, memory: Memory) -> None:
         line = index_text.entry_line(memory.name, rel_path, memory.description)
-        atomic_write_text(self.index_path, index_text.upsert(self.index(), rel_path, line))
+        self._write(C.INDEX_NAME, index_text.upsert(self.index(), rel_path, line))
 
     def rename(self, ref: str, new_name: str) -> SaveResult:
         memory, header = self.read(ref)
         renamed = memory.model_copy(update={"name": new_name})
         renamed = Memory.model_validate(renamed.model_dump())
-        with locked(self.lock_path):
+        with self._locked():
             new_rel, _ = self._pick_filename(renamed)
             new_path = self.resolve_rel(new_rel)
-            atomic_write_text(new_path, dump_document(renamed.frontmatter(), renamed.body))
+            self._write(new_rel, dump_document(renamed.frontmatter(), renamed.body))
             if new_path != header.path:
-                header.path.unlink(missing_ok=True)
-                atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
+                safefs.unlink(self.base, self._rel(header.rel_path))
+                self._write(C.INDEX_NAME, index_text.remove(self.index(), header.rel_path))
             self._index_upsert(new_rel, renamed)
         return SaveResult(new_rel, new_path, created=False)
 
     def delete(self, ref: str) -> Header:
         """Forget a memory: off the index and into `.memdir/trash/` (recoverable by hand)."""
         header = self.find(ref)
-        with locked(self.lock_path):
-            trash = self.state_dir / "trash"
-            trash.mkdir(parents=True, exist_ok=True)
+        with self._locked():
             stamp = time.strftime("%Y%m%dT%H%M%S")
-            if header.path.exists():
-                os.replace(header.path, trash / f"{stamp}-{header.rel_path.replace('/', '__')}")
-            atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
+            if self._exists(header.rel_path):
+                safefs.rename(self.base, self._rel(header.rel_path),
+                              f"{self.state_rel}/trash/{stamp}-{_trash_name(header.rel_path)}", create_dst_dir=True)
+            self._write(C.INDEX_NAME, index_text.remove(self.index(), header.rel_path))
         return header
 
     def rebuild_index(self) -> int:
         """Regenerate the entry lines from the files; other lines in MEMORY.md are kept."""
-        with locked(self.lock_path):
+        with self._locked():
             headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
                 for h in headers
             ]
-            atomic_write_text(self.index_path, index_text.rebuild(self.index(), entries))
+            self._write(C.INDEX_NAME, index_text.rebuild(self.index(), entries))
         return len(entries)
+
+
+def _trash_name(rel_path: str) -> str:
+    """The file name in `.memdir/trash/`; a name that looks like a secret is replaced by its hash."""
+    flat = rel_path.replace("/", "__")
+    return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md" if looks_secret(flat) else flat

@@ -177,8 +177,21 @@ def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     return Transcript(messages, invalid_lines=invalid)
 
 
+def _check_regular(path: Path) -> None:
+    """A FIFO or device would hang or never end a read: only regular files are transcripts."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise MemdirError(f"{path}: not a regular file; a transcript is a .jsonl or .json file")
+    finally:
+        os.close(fd)
+
+
 def read_transcript(path: Path, last_n: int | None = None, after_uuid: str | None = None) -> Transcript:
     try:
+        _check_regular(path)
         with open(path, "rb") as handle:
             start = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     except FileNotFoundError:
