@@ -103,6 +103,10 @@ def test_protocol_round_trip(tmp_path, isolated_home):
 def test_errors_are_one_line_tool_errors_and_the_server_survives(tmp_path, isolated_home):
     memory_dir = tmp_path / "memory"
     secret = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nname: Outside\ndescription: not yours\ntype: user\n---\nprivate text\n")
+    memory_dir.mkdir()
+    (memory_dir / "linked.md").symlink_to(outside)
 
     async def body(session: ClientSession, init):
         leaked = await session.call_tool("remember", {"text": f"the deploy key is {secret}", "type": "reference"})
@@ -127,6 +131,11 @@ def test_errors_are_one_line_tool_errors_and_the_server_survives(tmp_path, isola
         empty = await session.call_tool("update_memory", {"file": "anything.md"})
         assert empty.is_error and "nothing to change" in _text(empty)
 
+        linked = await session.call_tool("read_memory", {"file": "linked.md"})
+        assert linked.is_error and "private text" not in _text(linked)
+        overwrite = await session.call_tool("update_memory", {"file": "linked.md", "text": "pwned"})
+        assert overwrite.is_error
+
         # Still serving after every failure above.
         ok = await session.call_tool("remember", {"text": "The user is a data engineer.", "type": "user"})
         assert not ok.is_error, _text(ok)
@@ -135,7 +144,8 @@ def test_errors_are_one_line_tool_errors_and_the_server_survives(tmp_path, isola
     assert anyio.run(_session_run, _server(memory_dir, isolated_home), body)
     saved = MemoryStore(memory_dir).scan().headers
     assert [h.type for h in saved] == ["user"]
-    assert all(secret not in p.read_text() for p in memory_dir.rglob("*.md"))
+    assert all(secret not in p.read_text() for p in memory_dir.rglob("*.md") if not p.is_symlink())
+    assert outside.read_text().endswith("private text\n")
 
 
 def test_team_flag_serves_team_memory(tmp_path, isolated_home):
