@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 from memdir.model import Memory
 from memdir.store import MemoryStore
@@ -58,3 +59,20 @@ def test_claude_code_calls_memdir_recall_and_the_model_gets_the_memory(sandbox, 
     assert RULE in recalled  # the recalled memory went back to the model as the tool result
     assert saved in recalled and "No memory clearly applies" not in recalled
     assert RULE not in seen["schema"]  # it arrived through the tool call, not from anywhere earlier
+
+
+def test_the_readme_registration_command_works(sandbox, scripted_api, claude, claude_bin):
+    """`claude mcp add memdir -- memdir mcp` (the README's line), then a session that lists memories."""
+    saved = _seed(sandbox)
+    api = scripted_api(H.Script(main=[
+        H.tool_use("ToolSearch", {"query": "select:mcp__memdir__list_memories", "max_results": 1}),
+        H.tool_use("mcp__memdir__list_memories", {}),
+        H.text("Listed."),
+    ]))
+    added = subprocess.run([str(claude_bin), "mcp", "add", "memdir", "--", str(H.memdir_bin()), "mcp"],
+                           cwd=sandbox.repo, env=H.claude_env(sandbox, api), capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+    assert added.returncode == 0, added.stderr
+    claude(sandbox, api, "what do you remember about this project?", "--allowedTools", "mcp__memdir__list_memories")
+    last = api.main_requests()[-1].all_text()
+    assert f"- {saved} (feedback, today): integration tests must hit a real postgres database" in last
