@@ -76,19 +76,23 @@ class MemoryDoc:
 
 @dataclass(frozen=True)
 class Saved:
-    """A write: `created` is False when an existing file was updated in place."""
+    """A write. `created`: a new file; `changed`: False when the file already held these bytes;
+    `kept`: where the previous version went (relative to the folder), for an update."""
 
     file: str
     path: Path
     created: bool
+    changed: bool = True
+    kept: str | None = None
 
 
 @dataclass(frozen=True)
 class Forgotten:
-    """A removed memory. Its bytes were kept under `.memdir/` (trash or history), never destroyed."""
+    """A removed memory. `kept`: where its bytes went (`memdir restore FILE` brings it back)."""
 
     file: str
     path: Path
+    kept: str | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,10 @@ def _one_line_errors() -> Iterator[None]:
         raise MemdirError(f"{where}: {err['msg']}") from None
 
 
+def _saved(result) -> Saved:
+    return Saved(result.rel_path, result.path, result.created, result.changed, result.kept)
+
+
 def _split_body(body: str) -> tuple[str, str | None, str | None]:
     """(rule, why, how) from a body written by `compose_body`; other bodies are all rule."""
     rule_lines, why, how = [], None, None
@@ -189,7 +197,7 @@ def remember(
             _store(folder, team), text, type_=type, name=name, description=description, why=why, how=how,
             allow_secrets=allow_secrets,
         )
-    return Saved(result.rel_path, result.path, result.created)
+    return _saved(result)
 
 
 def update(
@@ -231,13 +239,14 @@ def update(
         result = store.save(updated, rel_path=header.rel_path, allow_secrets=allow_secrets, expected_text=before)
         if name is not None and name.strip() != memory.name:
             result = store.rename(header.rel_path, name)
-    return Saved(result.rel_path, result.path, created=False)
+    return _saved(result)
 
 
 def forget(ref: str, *, folder: FolderArg = None, team: bool = False) -> Forgotten:
     """Remove a memory (by file name, path or name) and its index line; its bytes are kept."""
-    header = _store(folder, team).delete(ref)
-    return Forgotten(header.rel_path, header.path)
+    store = _store(folder, team)
+    result = store.delete(ref)
+    return Forgotten(result.rel_path, store.root / result.rel_path, result.kept)
 
 
 def read(ref: str, *, folder: FolderArg = None, team: bool = False) -> MemoryDoc:

@@ -96,13 +96,36 @@ def cmd_remember(args: argparse.Namespace) -> int:
         how=args.how,
         allow_secrets=args.allow_secret,
     )
-    print(f"{'saved' if result.created else 'updated'} {result.path}")
+    print(result.describe())
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    header = _store(args).delete(args.name)
-    print(f"forgot {header.rel_path} (kept a copy in .memdir/trash/)")
+    print(_store(args).delete(args.name).describe())
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from memdir import history
+
+    store = _store(args)
+    rel = store.history_key(args.name)
+    found = history.versions(store.state_dir, rel)
+    if not found:
+        print(f"no kept versions of {rel}")
+        return 0
+    print(f"kept versions of {rel} (1 = newest; `memdir restore {rel} --version N`):")
+    width = len(str(len(found)))
+    for v in found:
+        size = v.path.stat().st_size
+        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    rel, version, kept = _store(args).restore(args.name, args.version)
+    note = f" (previous version kept: {kept})" if kept else ""
+    print(f"restored {rel} from {version}{note}")
     return 0
 
 
@@ -111,8 +134,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     store = _store(args)
     if args.rebuild:
-        count = store.rebuild_index()
-        print(f"rebuilt {store.index_path} with {count} entries", file=sys.stderr)
+        done = store.rebuild_index()
+        kept = f" (previous version kept: {done.kept})" if done.kept else ""
+        changes = f"added {len(done.added)}, removed {len(done.removed)} whose file is gone"
+        print(f"rebuilt {store.index_path}: {changes}; hand-written lines kept{kept}", file=sys.stderr)
     print(load_for_context(store.index()) if args.capped else store.index(), end="")
     return 0
 
@@ -224,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
             self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
 
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
+    from memdir import __version__
+
+    parser.add_argument("--version", action="version", version=f"memdir {__version__}")
     parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
     parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -261,8 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--team", action="store_true", help="save to team memory (never holds secrets)")
     p.add_argument("--allow-secret", action="store_true", help="skip the secret guard (personal memory only)")
 
-    p = command("forget", cmd_forget, "remove a memory (a copy goes to .memdir/trash/)")
+    p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
     p.add_argument("name")
+    p.add_argument("--team", action="store_true")
+
+    p = command("history", cmd_history, "list the kept previous versions of a memory (or MEMORY.md)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--team", action="store_true")
+
+    p = command("restore", cmd_restore, "bring back a kept version (the current one is kept first)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--version", help="version number from `memdir history` (1 = newest, the default) or file name")
     p.add_argument("--team", action="store_true")
 
     p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")

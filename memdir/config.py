@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 
+from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
@@ -58,7 +59,8 @@ class Settings(FrozenRecord):
         "recall_timeout",  # seconds the LLM selector may take before the offline result is used
         "recall_max",
         "recall_session_bytes",  # stop surfacing after this much per session
-        "extract_last_n",  # messages the extractor reads
+        "extract_last_n",  # messages per batch window (the hook and `extract` read the whole new window)
+        "extract_chunk_tokens",  # whole-window extraction runs once per chunk of about this many tokens
         "extract_max_turns",
         "extract_every_n_turns",
         "daily_token_budget",  # tokens per memory folder per day, then extraction falls back to offline
@@ -73,6 +75,7 @@ class Settings(FrozenRecord):
         "recall_max": 5,
         "recall_session_bytes": 60 * 1024,
         "extract_last_n": 20,
+        "extract_chunk_tokens": C.EXTRACT_CHUNK_TOKENS,
         "extract_max_turns": 5,
         "extract_every_n_turns": 1,
         "daily_token_budget": 2_000_000,
@@ -93,6 +96,7 @@ class Settings(FrozenRecord):
             judge_model=env.get("MEMDIR_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL,
             recall_timeout=_float(env, "MEMDIR_RECALL_TIMEOUT", d["recall_timeout"]),
             extract_last_n=_positive(_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]), "$MEMDIR_EXTRACT_LAST_N"),
+            extract_chunk_tokens=max(1_000, _int(env, "MEMDIR_EXTRACT_CHUNK_TOKENS", d["extract_chunk_tokens"])),
             extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d["extract_every_n_turns"])),
             daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d["daily_token_budget"]),
             max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d["max_attempts"])),

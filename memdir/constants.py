@@ -41,6 +41,12 @@ HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one fi
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
 
+# --- history: no-loss edits (issue 10) --------------------------------------------
+HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
+HISTORY_KEEP_PER_FILE = 200  # older versions beyond this are pruned, oldest first
+AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memdir's extractor last wrote
+EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens
+
 # --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
 MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
 MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name

@@ -85,6 +85,16 @@ async def _one_line_tool_errors(ctx, call_next):
     return result
 
 
+def _described(saved: api.Saved) -> str:
+    if saved.created:
+        what = f"Saved {saved.file}"
+    elif not saved.changed:
+        what = f"{saved.file} already says exactly this; nothing changed"
+    else:
+        what = f"Updated {saved.file} (previous version kept at {saved.kept})"
+    return f"{what}. {C.INDEX_NAME} is up to date."
+
+
 def _entry(info: api.MemoryInfo) -> str:
     from memdir.ages import age_label
 
@@ -167,7 +177,7 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
         saved = api.remember(
             text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team
         )
-        return f"{'Saved' if saved.created else 'Updated'} {saved.file}; {C.INDEX_NAME} is up to date."
+        return _described(saved)
 
     @server.tool(
         description=(
@@ -192,12 +202,12 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
             file, text=text, description=description, why=why, how=how, type=type, name=name, folder=folder,
             team=team,
         )
-        return f"Updated {saved.file}; {C.INDEX_NAME} is up to date."
+        return _described(saved)
 
     @server.tool(
         description=(
             "Forget a memory that is wrong or no longer true, or that the user asks to drop. `file` is from "
-            "list_memories or recall. The memory leaves the index; memdir keeps a copy of its bytes."
+            "list_memories or recall. The memory leaves the index; memdir keeps its bytes in history."
         ),
         structured_output=False,
         annotations=FORGETS,
@@ -205,7 +215,8 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
     @_tool_errors
     def forget(file: str) -> str:
         gone = api.forget(file, folder=folder, team=team)
-        return f"Forgot {gone.file} (a copy is kept under {C.STATE_DIRNAME}/)."
+        kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
+        return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
 
     @server.resource(
         INDEX_URI,

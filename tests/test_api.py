@@ -69,6 +69,7 @@ def test_remember_read_list_forget(memory_dir):
 
     gone = memdir.forget(saved.file, folder=memory_dir)
     assert gone.file == saved.file and not gone.path.exists()
+    assert b"Run the integration suite" in (memory_dir / gone.kept).read_bytes()
     assert saved.file not in memdir.read_index(folder=memory_dir)
     assert [i.type for i in memdir.list_memories(folder=memory_dir)] == ["user"]
 
@@ -78,6 +79,9 @@ def test_remember_same_name_updates_and_refuses_secrets(memory_dir):
     again = memdir.remember("Deploys go through ArgoCD, app 'api-prod'.", type="reference", name="Deploys",
                             folder=memory_dir)
     assert first.created and not again.created and again.file == first.file
+    same = memdir.remember("Deploys go through ArgoCD, app 'api-prod'.", type="reference", name="Deploys",
+                           folder=memory_dir)
+    assert not same.changed and same.kept is None
     with pytest.raises(memdir.MemdirError, match="AWS access key"):
         memdir.remember("prod key AKIAIOSFODNN7EXAMPLE", type="reference", folder=memory_dir)
     with pytest.raises(memdir.MemdirError, match="unknown memory type 'opinion'"):
@@ -94,6 +98,8 @@ def test_update_changes_only_what_is_given(memory_dir):
     saved = memdir.remember("Use pnpm, not npm.", type="feedback", why="lockfile drift", how="in every JS repo",
                             folder=memory_dir)
     updated = memdir.update(saved.file, how="in every JS repo and in CI images", folder=memory_dir)
+    assert updated.changed and updated.kept.startswith(".memdir/history/")
+    assert b"**How to apply:** in every JS repo\n" in (memory_dir / updated.kept).read_bytes()  # no loss
     doc = memdir.read(updated.file, folder=memory_dir)
     assert doc.body.splitlines()[0] == "Use pnpm, not npm."
     assert "**Why:** lockfile drift" in doc.body and "**How to apply:** in every JS repo and in CI images" in doc.body

@@ -83,12 +83,14 @@ def test_protocol_round_trip(tmp_path, isolated_home):
             "update_memory", {"file": "feedback_integration_tests_use_a_real_database.md", "how": "in every PR"}
         )
         assert not updated.is_error, _text(updated)
+        assert "previous version kept at .memdir/history/" in _text(updated)
         read = await session.call_tool("read_memory", {"file": "feedback_integration_tests_use_a_real_database"})
         assert "**How to apply:** in every PR" in _text(read)
         assert "**Why:** mocked tests passed" in _text(read)  # kept: only `how` was given
 
         forgot = await session.call_tool("forget", {"file": "feedback_integration_tests_use_a_real_database.md"})
         assert not forgot.is_error, _text(forgot)
+        assert "`memdir restore feedback_integration_tests_use_a_real_database.md` brings it back" in _text(forgot)
         index = await session.read_resource("memdir://MEMORY.md")
         assert "integration" not in index.contents[0].text
         gone = await session.call_tool("recall", {"query": "write integration tests for the postgres database layer"})
@@ -97,7 +99,8 @@ def test_protocol_round_trip(tmp_path, isolated_home):
 
     assert anyio.run(_session_run, _server(memory_dir, isolated_home), body)
     assert not (memory_dir / "feedback_integration_tests_use_a_real_database.md").exists()
-    assert any((memory_dir / ".memdir" / "trash").iterdir())  # forgotten, not destroyed
+    kept = [p for p in (memory_dir / ".memdir" / "history").rglob("*") if p.is_file()]
+    assert any(b"Integration tests hit a real Postgres" in p.read_bytes() for p in kept)  # forgotten, not destroyed
 
 
 def test_errors_are_one_line_tool_errors_and_the_server_survives(tmp_path, isolated_home):

@@ -86,6 +86,8 @@ def test_str_replace_needs_a_unique_match(tool, memory_dir):
               old_str="Keep reviews short.", new_str="Keep reviews under 10 comments.")
     assert "     7\tKeep reviews under 10 comments." in out.splitlines()
     assert "Keep reviews under 10 comments." in (memory_dir / "feedback_review_style.md").read_text()
+    kept = [p.read_text() for p in (memory_dir / ".memdir" / "history").rglob("*") if p.is_file()]
+    assert any("Keep reviews short." in text for text in kept)  # the previous bytes are kept
 
     run(tool, command="str_replace", path="/memories/feedback_review_style.md",
         old_str="description: PR reviews are short", new_str="description: PR reviews are brief")
@@ -131,7 +133,7 @@ def test_delete_keeps_the_bytes_and_the_index_in_sync(tool, memory_dir):
     run(tool, command="delete", path="/memories/dir")
     assert not (memory_dir / "a.md").exists() and not (memory_dir / "dir" / "b.md").exists()
     assert (memory_dir / "dir" / "keep.txt").read_text() == "not a memory"  # only memories are removed
-    trash = b"".join(p.read_bytes() for p in (memory_dir / ".memdir").rglob("*.md"))
+    trash = b"".join(p.read_bytes() for p in (memory_dir / ".memdir").rglob("*") if p.is_file())
     assert b"Fact A." in trash and b"Fact B." in trash
     assert linked_files(MemoryStore(memory_dir).index()) == []
     fails(tool, "cannot be changed", command="delete", path="/memories")
