@@ -15,6 +15,7 @@ one memory folder with these rules:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -57,6 +58,17 @@ def _size(n: int) -> str:
             return f"{n}{unit}" if unit == "B" or n == int(n) else f"{n:.1f}{unit}"
         n /= 1024
     return f"{n:.1f}G"
+
+
+@contextlib.contextmanager
+def _one_line_validation(where: str):
+    from pydantic import ValidationError
+
+    try:
+        yield
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ToolError(f"{where}: {'.'.join(map(str, err['loc'])) or 'frontmatter'}: {err['msg']}") from None
 
 
 def _first_line(text: str) -> str:
@@ -155,22 +167,28 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         stem = Path(rel).stem
         if not fields.get("name"):
             fields["name"] = (_first_line(parsed.body) or stem.replace("_", " "))[: C.NAME_MAX_CHARS]
-            filled.append("name")
+            filled.append("name from the first line")
         if not fields.get("description"):
             line = _first_line(parsed.body) or stem.replace("_", " ")
             fields["description"] = line if len(line) <= C.INDEX_LINE_TARGET else line[: C.INDEX_LINE_TARGET - 1] + "…"
-            filled.append("description")
+            filled.append("description from the first line")
         metadata = fields.get("metadata")
         if not fields.get("type") and not (isinstance(metadata, dict) and metadata.get("type")):
             prefix = re.split(r"[_\-]", stem, maxsplit=1)[0].lower()
-            fields["type"] = prefix if prefix in C.MEMORY_TYPES else C.MEMORY_TOOL_DEFAULT_TYPE
-            filled.append("type")
-        memory = memory_from_fields(fields, parsed.body, f"{ROOT}/{rel}")
+            mtype = prefix if prefix in C.MEMORY_TYPES else C.MEMORY_TOOL_DEFAULT_TYPE
+            fields["type"] = mtype
+            filled.append(f"type: {mtype}")
+        if parsed.has_header:  # the writer's own frontmatter keeps its form and its other keys
+            memory = memory_from_fields(fields, parsed.body, f"{ROOT}/{rel}")
+        else:  # none at all: the store writes the form the installed Claude Code reads
+            with _one_line_validation(f"{ROOT}/{rel}"):
+                memory = Memory(name=fields["name"], description=fields["description"], type=fields["type"],
+                                body=parsed.body)
         note = ""
         if filled:
             note = (
-                f" memdir added frontmatter ({', '.join(f'{k}: {fields[k]}' for k in filled)}); "
-                f"edit it if wrong. Types: {', '.join(C.MEMORY_TYPES)}."
+                f" memdir added frontmatter ({', '.join(filled)}); edit it if wrong. "
+                f"Types: {', '.join(C.MEMORY_TYPES)}."
             )
         return memory, note
 

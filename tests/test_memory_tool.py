@@ -61,9 +61,9 @@ def test_create_view_and_index(tool, memory_dir):
 
 def test_plain_text_gets_frontmatter_and_says_so(tool, memory_dir):
     out = run(tool, command="create", path="/memories/user_background.md", file_text="# Background\nThe user is an SRE.\n")
-    assert "memdir added frontmatter (name: Background, description: Background, type: user)" in out
+    assert "memdir added frontmatter (name from the first line, description from the first line, type: user)" in out
     header = MemoryStore(memory_dir).scan().headers[0]
-    assert (header.type, header.name) == ("user", "Background")
+    assert (header.type, header.name.casefold(), header.description) == ("user", "background", "Background")
     out = run(tool, command="create", path="/memories/notes/progress.md", file_text="Migrated 3 of 7 services.\n")
     assert "type: project" in out
     fails(tool, r"use a name ending in \.md", command="create", path="/memories/progress.xml", file_text="<x/>")
