@@ -175,14 +175,15 @@ def test_list_columns_stay_aligned_on_long_names(cli, memory_dir):
 
 
 def test_version_and_the_offline_notice_said_once(cli, capsys):
-    from memdir import __version__, config
+    from memdir import __version__, config, engines
 
     with pytest.raises(SystemExit):
         cli("--version")
     assert f"memdir {__version__}" in capsys.readouterr().out
     notices = []
     for _ in range(2):
-        config._notice_shown = False  # a new process each time
+        engines._notice_shown = False  # a new process each time
+        engines._said.clear()
         config.choose_engine("auto")
         notices.append(capsys.readouterr().err)
     assert "offline engines" in notices[0] and notices[1] == ""
