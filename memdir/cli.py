@@ -252,6 +252,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir) if args.dir else None)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`memdir mcp`: serve the memory folder to MCP clients over stdio (memdir/mcp_server.py)."""
+    import os
+
+    from memdir.mcp_server import serve
+
+    if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
+        args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
+    resolution = memory_dir_of(args)
+    root = resolution.path
+    print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
+        print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
+              file=sys.stderr)
+    serve(root, team=args.team)
+    return 0
+
+
 # --- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     import argparse
@@ -325,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+
+    p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
+    p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
                             ("uninstall", "remove exactly the hooks install added")):

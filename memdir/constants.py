@@ -101,3 +101,7 @@ COST_REPORT_DAYS = 7
 CLAUDE_CODE_MAX_TURNS = 6
 CLAUDE_CODE_MAX_BUDGET_USD = 0.50
 CLAUDE_CODE_TIMEOUT_SECONDS = 300
+
+# --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
+MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
+MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
