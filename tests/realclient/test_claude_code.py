@@ -154,7 +154,7 @@ def test_a_correction_is_saved_in_claude_codes_form_and_loaded_next_session(sand
     api = scripted_api(H.Script(main=[H.text("Understood: I will use pnpm from now on.")]))
     claude(sandbox, api, "No, don't use npm in this repo, use pnpm instead of npm because the lockfile is pnpm's.")
     outcome = wait_for_stop_worker(memory)
-    assert " stop: saved" in outcome, outcome
+    assert " created feedback_" in outcome, outcome  # hook.log says what changed (issue 10)
     (saved,) = [p for p in memory.glob("feedback_*.md")]
     text = saved.read_text()
     # The form Claude Code 2.1.x writes: kebab-case name, type under metadata, Why/How lines.
