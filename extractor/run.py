@@ -80,8 +80,7 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
         return chosen, ""
     if not any(m.user_text() for m in messages):
         return "skip", "no user-authored text in the new messages; the model was not called"
-    drafts, forgets = offline.detect(messages)
-    if not drafts and not forgets:
+    if not offline.possibly_memorable(messages):
         return "skip", "nothing in the new messages looks memorable; the model was not called"
     used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
@@ -130,7 +129,7 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
     result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
-                                         memory_dir, result.dry_run)
+                                         memory_dir, result.dry_run, toolbox.snapshots)
     run = run if run is not None else getattr(error, "run", None)
     if run is not None:  # tokens spent count even when the run failed
         result.turns, result.usage, result.model = run.turns, run.usage, run.model
@@ -283,6 +282,13 @@ def extract_transcript(
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
+    from memdir.native import other_writer_in_window
+
+    other = other_writer_in_window(memory_dir, messages, Path(read.cwd) if read.cwd else None)
+    if other:  # Claude Code's own extractor covered this window: saving again would duplicate it
+        if session_id and not dry_run:
+            state.save_cursor(memory_dir, session_id, newest)
+        return ExtractResult("skipped", reason=other, cursor=newest)
     result = ExtractResult("skipped", dry_run=dry_run, cursor=cursor["uuid"])
     for chunk in chunks(messages, settings.extract_chunk_tokens):
         part = extract_messages(

@@ -121,10 +121,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
         print_json(result.as_dict())
     else:
         print(f"{result.status}{': ' + result.reason if result.reason else ''}")
-        for path in result.saved:
-            print(f"  {'would save' if args.dry_run else 'saved'} {path}")
-        for path in result.deleted:
-            print(f"  {'would delete' if args.dry_run else 'deleted'} {path}")
+        for line in result.report_lines():  # "created X", "updated X (previous version kept: ...)", "would ..."
+            print(f"  {line}")
     return 1 if result.status == "failed" else 0
 
 

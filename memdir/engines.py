@@ -88,12 +88,30 @@ def claude_code_available(env: dict | None = None) -> bool:
 
 
 _said: set[str] = set()
+_notice_shown = False  # tests reset this to stand in for a new process
 
 
-def _say_once(message: str) -> None:
-    if message not in _said:
-        _said.add(message)
-        print(f"memdir: {message}", file=sys.stderr)
+def _say_once(message: str, key: str) -> None:
+    """Say which engine runs the first time only: once per process, and once per user across
+    processes (a marker per engine under memdir's config folder), so it is not repeated on every
+    command but is said again when the choice changes."""
+    global _notice_shown
+    if message in _said or _notice_shown:
+        return
+    _said.add(message)
+    _notice_shown = True
+    try:
+        from memdir import constants as C
+        from memdir.paths import config_home
+
+        marker = config_home() / "memdir" / f"{C.OFFLINE_NOTICE_MARKER}-{key}"
+        if marker.exists():
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(message + "\n", encoding="utf-8")
+    except OSError:
+        pass  # cannot remember that it was said: saying it again is the lesser harm
+    print(f"memdir: {message} (said once)", file=sys.stderr)
 
 
 def choose_engine(requested: str, env: dict | None = None, *, quiet: bool = False) -> str:
@@ -116,5 +134,5 @@ def choose_engine(requested: str, env: dict | None = None, *, quiet: bool = Fals
     else:
         chosen, why = "offline", "no ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or Claude Code login; using the offline engines"
     if not quiet:
-        _say_once(why)
+        _say_once(why, chosen)
     return chosen

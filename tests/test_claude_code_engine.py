@@ -52,6 +52,10 @@ def transcript(tmp_path) -> Path:
 
 
 def test_auto_order_api_then_claude_login_then_offline(claude_on_path, monkeypatch, capsys):
+    from memdir import engines
+
+    monkeypatch.setattr(engines, "_notice_shown", False)  # a new process
+    monkeypatch.setattr(engines, "_said", set())
     assert choose_engine("auto") == "claude-code"
     assert "Claude Code login" in capsys.readouterr().err
     choose_engine("auto")
