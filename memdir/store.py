@@ -215,8 +215,11 @@ class MemoryStore:
         """
         from memdir.native import preferred_form
 
+        if rel_path is not None and not self._exists(rel_path):
+            memory = memory.model_copy(update={"form": None})  # a new file, whatever form its text came in
         memory = memory.in_form(preferred_form(self.root))  # new files: the form this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
+        fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
         with self._locked():
             if rel_path is None:
                 rel_path, exists = self._pick_filename(memory)
@@ -233,9 +236,9 @@ class MemoryStore:
                     self._index_upsert(rel_path, memory)
                     return SaveResult(rel_path, path, created=False, changed=False)
                 kept = self._keep(rel_path, "updated")
-            self._write(rel_path, text)
+            self._write(rel_path, fresh)
             if authored:
-                history.record_authored(self.state_dir, rel_path, text)
+                history.record_authored(self.state_dir, rel_path, fresh)
             self._index_upsert(rel_path, memory)
         return SaveResult(rel_path, path, created=not exists, kept=kept)
 
