@@ -148,3 +148,16 @@ def test_a_new_file_written_in_the_old_form_is_saved_in_the_newest(tmp_path, new
     saved = MemoryStore(tmp_path).save(memory, rel_path="feedback_terse.md")
     text = saved.path.read_text()
     assert text.startswith("---\nname: terse-replies\n") and "  type: feedback\n" in text and "\ntype:" not in text
+
+
+def test_an_edit_in_the_other_form_keeps_the_files_form(cli_folder, newest_form):
+    from memdir.frontmatter_io import parse_document
+    from memdir.model import memory_from_fields
+
+    rewritten = ("---\nname: no-emoji\ndescription: No emoji in commit messages or tags\ntype: feedback\n---\n"
+                 "Never put emoji in commit messages or tags; see also [[commit-style]].\n\n**Why:** x\n**How to apply:** y\n")
+    parsed = parse_document(rewritten)  # an extraction model rewrote it in the old form
+    MemoryStore(cli_folder).save(memory_from_fields(parsed.fields, parsed.body, "x"), rel_path="feedback_no_emoji.md")
+    text = (cli_folder / "feedback_no_emoji.md").read_text()
+    assert "metadata:\n  node_type: memory\n  type: feedback\n" in text and "\ntype:" not in text
+    assert "or tags; see also [[commit-style]]." in text
