@@ -74,9 +74,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         if not headers:
             print(f"no memories in {store.root}", file=sys.stderr)
-        for h in headers:
+        # Columns as wide as their longest value, so long file names never push a row out of line.
+        rows = [((h.type or "?"), h.rel_path, age_label(h.mtime), h) for h in headers]
+        widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+        for kind, rel, age, h in rows:
             flag = "  [!] " + h.problem if h.problem else ""
-            print(f"{(h.type or '?'):<9} {h.rel_path:<42} {age_label(h.mtime):<12} {h.description or ''}{flag}")
+            print(f"{kind:<{widths[0]}}  {rel:<{widths[1]}}  {age:<{widths[2]}}  {h.description or ''}{flag}".rstrip())
     for rel, reason in result.unreadable:
         print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
     return 0
@@ -156,9 +159,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = _store(args)
     findings = check(store, fix=args.fix)
     ok = healthy(findings)
+    from memdir import llm, runlog
+
+    folder = memory_dir_of(args).path
+    down = llm.unreachable()
     both = _coexistence(args, store.root)
     if args.json:
         print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings],
+                    "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder),
                     "native_auto_memory": both.native, "memdir_enabled": both.memdir, "who_does_what": both.lines()})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
@@ -170,7 +178,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(line)
         from memdir.usage import recent_usage, tokens_used
 
-        folder = memory_dir_of(args).path
         try:
             days = recent_usage(folder)
         except OSError:
@@ -179,6 +186,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
+        for line in runlog.cost_lines(folder):
+            print(line)
+        if down is not None:
+            import time
+
+            until = time.strftime("%H:%M:%S", time.localtime(down["until"]))
+            print(f"endpoint {down['endpoint']} is unreachable ({down['error']}); prompts use the offline "
+                  f"engine until {until}, then try again")
         recent = _hook_log_tail(folder)
         if recent:
             print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")
@@ -235,6 +250,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
     return run_demo(Path(args.dir) if args.dir else None)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`memdir mcp`: serve the memory folder to MCP clients over stdio (memdir/mcp_server.py)."""
+    import os
+
+    from memdir.mcp_server import serve
+
+    if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
+        args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
+    resolution = memory_dir_of(args)
+    root = resolution.path
+    print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
+        print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
+              file=sys.stderr)
+    serve(root, team=args.team)
+    return 0
 
 
 # --- parser ---------------------------------------------------------------------
@@ -310,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+
+    p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
+    p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
                             ("uninstall", "remove exactly the hooks install added")):

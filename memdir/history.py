@@ -59,7 +59,14 @@ def history_root(state_dir: Path) -> Path:
 
 
 def file_key(rel_path: str) -> str:
-    return rel_path.replace("/", "__")
+    """The history folder name for `rel_path`; a name that looks like a secret is replaced by its
+    hash, so no secret (or slug of one) ever becomes a file name under .memdir/ (issue 9)."""
+    from memdir.secrets import looks_secret
+
+    flat = rel_path.replace("/", "__")
+    if looks_secret(flat) or looks_secret(flat.replace("_", "-")):
+        return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
+    return flat
 
 
 def _folder_rel(state_rel: str, rel_path: str) -> str:
@@ -105,8 +112,11 @@ def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None
 
 
 def _prune(dfd: int) -> None:
+    """Bound the history, but never drop the oldest version: for a file a person wrote, that is the
+    original they wrote (MEMORY.md gets a version on every save, and could otherwise lose it)."""
     names = sorted(n for n in os.listdir(dfd) if n.endswith(".md"))
-    for old in names[: max(0, len(names) - C.HISTORY_KEEP_PER_FILE)]:
+    excess = max(0, len(names) - C.HISTORY_KEEP_PER_FILE)
+    for old in names[1 : 1 + excess]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(old, dir_fd=dfd)
 

@@ -221,6 +221,8 @@ class MemoryStore:
         memory = memory.in_form(on_disk or preferred_form(self.root))  # new files: what this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
         fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
+        if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
+            raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
         with self._locked():
             if rel_path is None:
                 rel_path, exists = self._pick_filename(memory)

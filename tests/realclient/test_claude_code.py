@@ -154,7 +154,7 @@ def test_a_correction_is_saved_in_claude_codes_form_and_loaded_next_session(sand
     api = scripted_api(H.Script(main=[H.text("Understood: I will use pnpm from now on.")]))
     claude(sandbox, api, "No, don't use npm in this repo, use pnpm instead of npm because the lockfile is pnpm's.")
     outcome = wait_for_stop_worker(memory)
-    assert " stop: saved" in outcome, outcome
+    assert "created feedback_" in outcome or " stop: saved" in outcome, outcome
     (saved,) = [p for p in memory.glob("feedback_*.md")]
     text = saved.read_text()
     # The form Claude Code 2.1.x writes: kebab-case name, type under metadata, Why/How lines.
@@ -196,7 +196,7 @@ def test_a_memory_the_main_agent_wrote_is_not_extracted_twice(sandbox, scripted_
     assert written.endswith("---\n\nNever put emoji in commit messages.\n\n**Why:** the changelog tool chokes on them.\n"
                             "**How to apply:** plain ASCII commit subjects.\n")
     outcome = wait_for_stop_worker(memory)
-    assert "stop: skipped: the main agent already wrote to the memory folder" in outcome, outcome
+    assert "the main agent already wrote to the memory folder" in outcome, outcome
     assert sorted(p.name for p in memory.glob("*.md") if p.name != "MEMORY.md") == ["feedback_no_emoji.md"]
     listing = H.memdir(sandbox, "list")
     assert listing.returncode == 0 and listing.stdout.startswith("feedback  feedback_no_emoji.md")
