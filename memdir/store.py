@@ -138,8 +138,12 @@ class MemoryStore:
         """A memory by relative path, file name (with or without .md) or name (case-insensitive)."""
         headers = self.scan().headers
         wanted = ref.strip()
+        # An exact relative path wins over a bare file name that a file in a subfolder also has.
         for header in headers:
-            if wanted in (header.rel_path, header.rel_path.removesuffix(".md"), header.path.name, header.path.stem):
+            if wanted in (header.rel_path, header.rel_path.removesuffix(".md")):
+                return header
+        for header in headers:
+            if wanted in (header.path.name, header.path.stem):
                 return header
         from memdir.model import kebab_slug
 
@@ -228,7 +232,11 @@ class MemoryStore:
                 rel_path, exists = self._pick_filename(memory)
             path = self.resolve_rel(rel_path)
             self._guard(text, rel_path, allow_secrets)
-            guard(rel_path.replace("_", "-"), "a memory file named like a secret")  # the slug of one too
+            # A name or file name is never allowed to carry a secret, even where content may: it lands in
+            # MEMORY.md, which every session loads. Slugging turns `sk-ant-` into `sk_ant_` and leaves
+            # `ghp_` as is, so both spellings are checked, and the name as given.
+            for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
+                guard(spelling, "a memory named like a secret")
             exists = self._exists(rel_path)
             current = self.read_file(rel_path) if exists else ""
             if expected_text is not None and current != expected_text:
@@ -236,13 +244,14 @@ class MemoryStore:
             kept = None
             if exists:
                 if current == text:
-                    self._index_upsert(rel_path, memory)
+                    self._index_upsert(rel_path, memory, keep_line=True)
                     return SaveResult(rel_path, path, created=False, changed=False)
                 kept = self._keep(rel_path, "updated")
             self._write(rel_path, fresh)
             if authored:
                 history.record_authored(self.state_dir, rel_path, fresh)
-            self._index_upsert(rel_path, memory)
+            # A person's own index line stays while the name and description it stands for are unchanged.
+            self._index_upsert(rel_path, memory, keep_line=exists and _same_title(current, memory))
         return SaveResult(rel_path, path, created=not exists, kept=kept)
 
     def _form_on_disk(self, rel_path: str | None) -> str | None:
@@ -260,9 +269,13 @@ class MemoryStore:
         """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
         return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action)) or None
 
-    def _index_upsert(self, rel_path: str, memory: Memory) -> None:
+    def _index_upsert(self, rel_path: str, memory: Memory, keep_line: bool = False) -> None:
+        """Add or refresh the entry line; `keep_line` leaves an existing line as it is (it may be hand-written)."""
+        index = self.index()
+        if keep_line and rel_path in index_text.linked_files(index):
+            return
         line = index_text.entry_line(memory.name, rel_path, memory.description)
-        self._write_index(index_text.upsert(self.index(), rel_path, line), "updated")
+        self._write_index(index_text.upsert(index, rel_path, line), "updated")
 
     def _write_index(self, new_text: str, action: str) -> str | None:
         """Write MEMORY.md, keeping its previous bytes first (a person may have written any of it)."""
@@ -341,3 +354,13 @@ class MemoryStore:
                 line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")
                 self._write_index(index_text.upsert(self.index(), rel, line), "updated")
         return rel, chosen.name, kept
+
+
+def _same_title(old_text: str, memory: Memory) -> bool:
+    """The file's previous name and description are the new memory's (so its index line still fits)."""
+    try:
+        parsed = parse_document(old_text)
+        old = memory_from_fields(parsed.fields, parsed.body, "")
+    except Exception:  # an unreadable old header: regenerate the line
+        return False
+    return old.name == memory.name and old.description == memory.description
