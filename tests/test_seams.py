@@ -66,3 +66,21 @@ def test_a_body_edit_keeps_the_persons_own_index_line(store, memory_dir, realdat
     result = real.save(memory, rel_path=header.rel_path)
     assert result.kept  # the body change is kept in history
     assert line in (folder / "MEMORY.md").read_text().splitlines()
+
+
+def test_remember_then_forget_in_one_window_saves_nothing(tmp_path, memory_dir):
+    """The user took it back in the same window: what was said last wins."""
+    import json
+
+    from extractor.run import extract_transcript
+
+    lines = []
+    for i, text in enumerate(["Remember that the staging database is reset every Monday.",
+                              "Actually, forget the staging database reset, that changed."]):
+        lines.append(json.dumps({"type": "user", "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None,
+                                 "sessionId": "s", "timestamp": f"2026-11-20T10:0{i}:00Z",
+                                 "message": {"role": "user", "content": text}}))
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join(lines) + "\n")
+    extract_transcript(transcript, memory_dir, engine="offline")
+    assert not [p for p in memory_dir.glob("*.md") if p.name != "MEMORY.md"]
