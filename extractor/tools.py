@@ -257,7 +257,7 @@ class Toolbox:
             guard(text, rel)
             guard(rel.replace("_", "-"), "a memory file name")
         else:
-            self.store.save(memory, rel_path=rel, expected_text=current)
+            self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
         self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
         self.written.append(rel)
         return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")

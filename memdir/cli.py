@@ -66,9 +66,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         if not headers:
             print(f"no memories in {store.root}", file=sys.stderr)
-        for h in headers:
+        # Columns as wide as their longest value, so long file names never push a row out of line.
+        rows = [((h.type or "?"), h.rel_path, age_label(h.mtime), h) for h in headers]
+        widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+        for kind, rel, age, h in rows:
             flag = "  [!] " + h.problem if h.problem else ""
-            print(f"{(h.type or '?'):<9} {h.rel_path:<42} {age_label(h.mtime):<12} {h.description or ''}{flag}")
+            print(f"{kind:<{widths[0]}}  {rel:<{widths[1]}}  {age:<{widths[2]}}  {h.description or ''}{flag}".rstrip())
     for rel, reason in result.unreadable:
         print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
     return 0
@@ -96,13 +99,36 @@ def cmd_remember(args: argparse.Namespace) -> int:
         how=args.how,
         allow_secrets=args.allow_secret,
     )
-    print(f"{'saved' if result.created else 'updated'} {result.path}")
+    print(result.describe())
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    header = _store(args).delete(args.name)
-    print(f"forgot {header.rel_path} (kept a copy in .memdir/trash/)")
+    print(_store(args).delete(args.name).describe())
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from memdir import history
+
+    store = _store(args)
+    rel = store.history_key(args.name)
+    found = history.versions(store.state_dir, rel)
+    if not found:
+        print(f"no kept versions of {rel}")
+        return 0
+    print(f"kept versions of {rel} (1 = newest; `memdir restore {rel} --version N`):")
+    width = len(str(len(found)))
+    for v in found:
+        size = v.path.stat().st_size
+        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    rel, version, kept = _store(args).restore(args.name, args.version)
+    note = f" (previous version kept: {kept})" if kept else ""
+    print(f"restored {rel} from {version}{note}")
     return 0
 
 
@@ -111,8 +137,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     store = _store(args)
     if args.rebuild:
-        count = store.rebuild_index()
-        print(f"rebuilt {store.index_path} with {count} entries", file=sys.stderr)
+        done = store.rebuild_index()
+        kept = f" (previous version kept: {done.kept})" if done.kept else ""
+        changes = f"added {len(done.added)}, removed {len(done.removed)} whose file is gone"
+        print(f"rebuilt {store.index_path}: {changes}; hand-written lines kept{kept}", file=sys.stderr)
     print(load_for_context(store.index()) if args.capped else store.index(), end="")
     return 0
 
@@ -123,8 +151,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = _store(args)
     findings = check(store, fix=args.fix)
     ok = healthy(findings)
+    from memdir import llm, runlog
+
+    folder = memory_dir_of(args).path
+    down = llm.unreachable()
     if args.json:
-        print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings]})
+        print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings],
+                    "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder)})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
         for f in findings:
@@ -133,7 +166,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
         from memdir.usage import recent_usage, tokens_used
 
-        folder = memory_dir_of(args).path
         try:
             days = recent_usage(folder)
         except OSError:
@@ -142,6 +174,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
+        for line in runlog.cost_lines(folder):
+            print(line)
+        if down is not None:
+            import time
+
+            until = time.strftime("%H:%M:%S", time.localtime(down["until"]))
+            print(f"endpoint {down['endpoint']} is unreachable ({down['error']}); prompts use the offline "
+                  f"engine until {until}, then try again")
         recent = _hook_log_tail(folder)
         if recent:
             print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")
@@ -206,6 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
             self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
 
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
+    from memdir import __version__
+
+    parser.add_argument("--version", action="version", version=f"memdir {__version__}")
     parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
     parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -243,8 +286,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--team", action="store_true", help="save to team memory (never holds secrets)")
     p.add_argument("--allow-secret", action="store_true", help="skip the secret guard (personal memory only)")
 
-    p = command("forget", cmd_forget, "remove a memory (a copy goes to .memdir/trash/)")
+    p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
     p.add_argument("name")
+    p.add_argument("--team", action="store_true")
+
+    p = command("history", cmd_history, "list the kept previous versions of a memory (or MEMORY.md)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--team", action="store_true")
+
+    p = command("restore", cmd_restore, "bring back a kept version (the current one is kept first)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--version", help="version number from `memdir history` (1 = newest, the default) or file name")
     p.add_argument("--team", action="store_true")
 
     p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")

@@ -2,27 +2,27 @@
 
 Every mutation runs under one folder lock (`.memdir/lock`) and writes atomically, so concurrent
 writers (hooks, background workers, a person with `memdir remember`) never lose an entry or leave
-a torn file. Deleted memories go to `.memdir/trash/` rather than vanishing. Every open goes through
-`memdir.safefs`: nothing inside the folder is read or written through a symlink.
+a torn file. Before any change, the previous bytes go to `.memdir/history/` (memdir/history.py), and
+every result says which copy was kept. Every open goes through `memdir.safefs`: nothing inside the
+folder is read or written through a symlink.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir import constants as C
+from memdir import history
 from memdir import index as index_text
 from memdir import safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
 from memdir.scan import Header, ScanResult, read_header, scan
-from memdir.secrets import guard, looks_secret
+from memdir.secrets import guard
 
 
 def slugify(name: str) -> str:
@@ -36,6 +36,33 @@ class SaveResult:
     rel_path: str
     path: Path
     created: bool
+    kept: str | None = None  # the previous version, relative to the memory folder (an update)
+    changed: bool = True  # False when the file already held exactly these bytes
+
+    def describe(self) -> str:
+        """What happened, in the words every command uses."""
+        if self.created:
+            return f"created {self.rel_path}"
+        if not self.changed:
+            return f"unchanged {self.rel_path} (already up to date)"
+        return f"updated {self.rel_path} (previous version kept: {self.kept})"
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    rel_path: str
+    kept: str | None
+
+    def describe(self) -> str:
+        return f"deleted {self.rel_path} (kept: {self.kept})"
+
+
+@dataclass(frozen=True)
+class RebuildResult:
+    entries: int
+    added: list[str]
+    removed: list[str]
+    kept: str | None
 
 
 class MemoryStore:
@@ -114,7 +141,10 @@ class MemoryStore:
         for header in headers:
             if wanted in (header.rel_path, header.rel_path.removesuffix(".md"), header.path.name, header.path.stem):
                 return header
-        by_name = [h for h in headers if h.name and h.name.casefold() == wanted.casefold()]
+        from memdir.model import kebab_slug
+
+        # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
+        by_name = [h for h in headers if h.name and h.name.casefold() in (wanted.casefold(), kebab_slug(wanted))]
         if len(by_name) == 1:
             return by_name[0]
         if len(by_name) > 1:
@@ -164,6 +194,10 @@ class MemoryStore:
                 return rel, True
         raise MemdirError(f"too many memories named like {memory.name!r}; choose a more specific name")
 
+    def plan_filename(self, memory: Memory) -> tuple[str, bool]:
+        """(rel_path, exists): where `save` would put this memory (for dry runs and reports)."""
+        return self._pick_filename(memory)
+
     def save(
         self,
         memory: Memory,
@@ -171,12 +205,17 @@ class MemoryStore:
         rel_path: str | None = None,
         allow_secrets: bool = False,
         expected_text: str | None = None,
+        authored: bool = False,
     ) -> SaveResult:
         """Create or update one memory file and its index line.
 
         `expected_text`, when given, is what the caller last read from `rel_path` ("" for absent):
-        the save is refused if the file changed since, so no update is lost.
+        the save is refused if the file changed since, so no update is lost. `authored` marks a
+        write by memdir's extractor (it may later update its own memories, never a person's).
         """
+        from memdir.native import preferred_form
+
+        memory = memory.in_form(preferred_form(self.root))  # new files: the form this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
         if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
             raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
@@ -187,17 +226,37 @@ class MemoryStore:
             self._guard(text, rel_path, allow_secrets)
             guard(rel_path.replace("_", "-"), "a memory file named like a secret")  # the slug of one too
             exists = self._exists(rel_path)
-            if expected_text is not None:
-                current = self.read_file(rel_path) if exists else ""
-                if current != expected_text:
-                    raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
+            current = self.read_file(rel_path) if exists else ""
+            if expected_text is not None and current != expected_text:
+                raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
+            kept = None
+            if exists:
+                if current == text:
+                    self._index_upsert(rel_path, memory)
+                    return SaveResult(rel_path, path, created=False, changed=False)
+                kept = self._keep(rel_path, "updated")
             self._write(rel_path, text)
+            if authored:
+                history.record_authored(self.state_dir, rel_path, text)
             self._index_upsert(rel_path, memory)
-        return SaveResult(rel_path, path, created=not exists)
+        return SaveResult(rel_path, path, created=not exists, kept=kept)
+
+    def _keep(self, rel_path: str, action: str) -> str | None:
+        """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
+        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action)) or None
 
     def _index_upsert(self, rel_path: str, memory: Memory) -> None:
         line = index_text.entry_line(memory.name, rel_path, memory.description)
-        self._write(C.INDEX_NAME, index_text.upsert(self.index(), rel_path, line))
+        self._write_index(index_text.upsert(self.index(), rel_path, line), "updated")
+
+    def _write_index(self, new_text: str, action: str) -> str | None:
+        """Write MEMORY.md, keeping its previous bytes first (a person may have written any of it)."""
+        old = self.index()
+        if new_text == old:
+            return None
+        kept = self._keep(C.INDEX_NAME, action) if old.strip() else None
+        self._write(C.INDEX_NAME, new_text)
+        return kept
 
     def rename(self, ref: str, new_name: str) -> SaveResult:
         memory, header = self.read(ref)
@@ -206,37 +265,64 @@ class MemoryStore:
         with self._locked():
             new_rel, _ = self._pick_filename(renamed)
             new_path = self.resolve_rel(new_rel)
+            kept = self._keep(header.rel_path, "renamed")
+            if new_path != header.path:
+                self._keep(new_rel, "replaced")
             self._write(new_rel, dump_document(renamed.frontmatter(), renamed.body))
             if new_path != header.path:
                 safefs.unlink(self.base, self._rel(header.rel_path))
-                self._write(C.INDEX_NAME, index_text.remove(self.index(), header.rel_path))
+                self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
             self._index_upsert(new_rel, renamed)
-        return SaveResult(new_rel, new_path, created=False)
+        return SaveResult(new_rel, new_path, created=False, kept=kept)
 
-    def delete(self, ref: str) -> Header:
-        """Forget a memory: off the index and into `.memdir/trash/` (recoverable by hand)."""
+    def delete(self, ref: str) -> DeleteResult:
+        """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""
         header = self.find(ref)
         with self._locked():
-            stamp = time.strftime("%Y%m%dT%H%M%S")
-            if self._exists(header.rel_path):
-                safefs.rename(self.base, self._rel(header.rel_path),
-                              f"{self.state_rel}/trash/{stamp}-{_trash_name(header.rel_path)}", create_dst_dir=True)
-            self._write(C.INDEX_NAME, index_text.remove(self.index(), header.rel_path))
-        return header
+            kept = self._keep(header.rel_path, "deleted")
+            safefs.unlink(self.base, self._rel(header.rel_path))
+            self._write_index(index_text.remove(self.index(), header.rel_path), "deleted")
+        return DeleteResult(header.rel_path, kept)
 
-    def rebuild_index(self) -> int:
-        """Regenerate the entry lines from the files; other lines in MEMORY.md are kept."""
+    def rebuild_index(self) -> RebuildResult:
+        """Merge MEMORY.md with the files: hand-written lines, order and hooks stay; missing entries are
+        added, entries whose file is gone are removed. The previous index is kept in history."""
         with self._locked():
             headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
                 for h in headers
             ]
-            self._write(C.INDEX_NAME, index_text.rebuild(self.index(), entries))
-        return len(entries)
+            merged = index_text.merge(self.index(), entries, lambda rel: safefs.is_regular_file(self.base, self._rel(rel)))
+            kept = self._write_index(merged.text, "rebuilt")
+        return RebuildResult(len(entries), merged.added, merged.removed, kept)
 
+    # --- history --------------------------------------------------------------
+    def history_key(self, ref: str) -> str:
+        """The relative path whose history `ref` names; works for deleted memories too."""
+        if ref.strip() in (C.INDEX_NAME,):
+            return C.INDEX_NAME
+        try:
+            return self.find(ref).rel_path
+        except MemdirError:
+            wanted = ref.strip()
+            for rel in history.known_files(self.state_dir):
+                if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
+                    return rel
+            raise
 
-def _trash_name(rel_path: str) -> str:
-    """The file name in `.memdir/trash/`; a name that looks like a secret is replaced by its hash."""
-    flat = rel_path.replace("/", "__")
-    return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md" if looks_secret(flat) else flat
+    def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
+        """(rel_path, restored version name, kept current version): the current bytes are kept first."""
+        rel = self.history_key(ref)
+        chosen = history.pick(self.state_dir, rel, version)
+        if rel != C.INDEX_NAME:
+            self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
+        data = chosen.read()
+        with self._locked():
+            kept = self._keep(rel, "replaced")
+            safefs.write_bytes(self.base, self._rel(rel), data)
+            if rel != C.INDEX_NAME:
+                header = read_header(self.root / rel, self.root)
+                line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")
+                self._write_index(index_text.upsert(self.index(), rel, line), "updated")
+        return rel, chosen.name, kept
