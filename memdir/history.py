@@ -59,15 +59,13 @@ def history_root(state_dir: Path) -> Path:
 
 
 def file_key(rel_path: str) -> str:
-    """The history folder's name for `rel_path`. A name that carries a secret (or a slug of one,
-    e.g. a hand-made `reference_sk_ant_api03_....md`) is replaced by a hash: no secret in file names."""
-    flat = rel_path.replace("/", "__")
+    """The history folder name for `rel_path`; a name that looks like a secret is replaced by its
+    hash, so no secret (or slug of one) ever becomes a file name under .memdir/ (issue 9)."""
     from memdir.secrets import looks_secret
 
-    if looks_secret(flat):
-        import hashlib
-
-        return f"secret-named-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
+    flat = rel_path.replace("/", "__")
+    if looks_secret(flat) or looks_secret(flat.replace("_", "-")):
+        return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
     return flat
 
 

@@ -30,6 +30,7 @@ SKIPPED_TYPES = frozenset({
     "system", "summary", "file-history-snapshot", "queue-operation", "progress", "permission-mode",
     "last-prompt", "custom-title", "ai-title", "agent-name", "tag", "pr-link", "api-request-shape",
     "api-request-blob", "api-request", "atis-latch", "cost-state", "mode", "worktree-state",
+    "tools-used",  # seen with the real claude 2.1.328 (tests/realclient): the tool names a session used
 })
 USED_ATTACHMENTS = frozenset({"queued_command"})
 SKIPPED_ATTACHMENTS = frozenset({
@@ -41,6 +42,8 @@ SKIPPED_ATTACHMENTS = frozenset({
     "compact_file_reference", "nested_memory", "memory", "diagnostics", "output_style", "mcp_resource",
     "command_permissions", "token_usage", "budget_usd", "async_hook_response", "new_directory", "new_file",
     "structured_output", "ultramemory", "relevant_memories", "current_session_memory",
+    # Seen with the real claude 2.1.328 (tests/realclient): the system prompt sent, commit/PR attribution.
+    "prompt_snapshot", "remote_session_change",
 })
 
 
@@ -91,6 +94,27 @@ def _as_blocks(content: object) -> list[dict]:
     return []
 
 
+def _note_type(obj: dict, unknown: Counter) -> str | None:
+    """The line's type when it can hold a message; unknown types are counted, never guessed at."""
+    kind = obj.get("type")
+    if not isinstance(kind, str):  # untrusted input: an odd-typed `type` is counted, never hashed
+        unknown[f"(type is {type(kind).__name__})"] += 1
+        return None
+    if kind in USED_TYPES:
+        if kind == "attachment":
+            sub = (obj.get("attachment") or {}).get("type") if isinstance(obj.get("attachment"), dict) else None
+            sub = sub if isinstance(sub, str) or sub is None else f"({type(sub).__name__})"
+            if sub in USED_ATTACHMENTS:
+                return kind
+            if sub not in SKIPPED_ATTACHMENTS:
+                unknown[f"attachment:{sub}"] += 1
+            return None
+        return kind
+    if kind not in SKIPPED_TYPES:
+        unknown[str(kind)] += 1
+    return None
+
+
 def _block(block: object) -> dict:
     """One content block with the field types every reader relies on (a transcript is untrusted input)."""
     if not isinstance(block, dict):
@@ -118,27 +142,6 @@ def _timestamp(value: object) -> str | None:
             return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc).isoformat()
         except (OverflowError, OSError, ValueError):
             return None
-    return None
-
-
-def _note_type(obj: dict, unknown: Counter) -> str | None:
-    """The line's type when it can hold a message; unknown types are counted, never guessed at."""
-    kind = obj.get("type")
-    if not isinstance(kind, str):  # malformed (a list is not even hashable): counted, never guessed at
-        unknown[str(kind)[:40]] += 1
-        return None
-    if kind in USED_TYPES:
-        if kind == "attachment":
-            sub = (obj.get("attachment") or {}).get("type") if isinstance(obj.get("attachment"), dict) else None
-            sub = sub if isinstance(sub, str) or sub is None else str(sub)[:40]
-            if sub in USED_ATTACHMENTS:
-                return kind
-            if sub not in SKIPPED_ATTACHMENTS:
-                unknown[f"attachment:{sub}"] += 1
-            return None
-        return kind
-    if kind not in SKIPPED_TYPES:
-        unknown[str(kind)] += 1
     return None
 
 
@@ -212,9 +215,9 @@ def _abandoned(records: list[tuple[dict, Message | None]]) -> set[str]:
     also drop parallel tool results and lines Claude Code parents oddly, so the rewind is what is cut.)"""
     prompts: dict[object, list[str]] = {}
     for obj, message in records:
-        if message is not None and message.kind == "prompt" and isinstance(obj.get("parentUuid"), (str, type(None))) \
-                and "parentUuid" in obj:
-            prompts.setdefault(obj.get("parentUuid"), []).append(obj["uuid"])
+        parent = obj.get("parentUuid")
+        if message is not None and message.kind == "prompt" and "parentUuid" in obj and isinstance(parent, (str, type(None))):
+            prompts.setdefault(parent, []).append(obj["uuid"])
     dead = {uuid for siblings in prompts.values() for uuid in siblings[:-1]}
     if not dead:
         return dead
@@ -254,7 +257,7 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
             result.cursor_found = True
             break
         if not isinstance(uuid, str):
-            continue  # metadata lines stand outside the conversation (a non-string uuid is malformed)
+            continue  # metadata lines stand outside the conversation (and an odd-typed id is not trusted)
         if obj.get("isSidechain"):
             result.off_branch_lines += 1  # an old-layout subagent line: not the main conversation
             continue

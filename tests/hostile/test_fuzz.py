@@ -191,6 +191,6 @@ def test_every_tool(tally, fuzz_folder, data):
     assert not record_escape(tally, f"{name} {str(tool_input)[:80]}", result.content)
     assert count_lost(tally, before_outside, snapshot(outside)) == 0
     current = (memory / "user_real.md").read_bytes() if (memory / "user_real.md").exists() else None
-    if current != real:  # a legitimate update or forget (forget keeps it in .memdir/trash/): reset for the next example
+    if current != real:  # a legitimate update or forget (forget keeps it in .memdir/history/): reset for the next example
         (memory / "user_real.md").write_bytes(real)
     assert os.path.islink(memory / "reference_key.md") and os.path.islink(memory / "keys")

@@ -51,7 +51,7 @@ def _symlink_state_files(m, o):
     (state / "sessions").symlink_to(o, target_is_directory=True)
     for name in ("lock", "runs.jsonl", "hook.log", "notices.json", "pending.json", "extract.lock"):
         (state / name).symlink_to(o / f"state-{name}")
-    (state / "trash").symlink_to(o, target_is_directory=True)
+    (state / "history").symlink_to(o, target_is_directory=True)
 
 
 def _fifo_state_files(m, o):
@@ -139,9 +139,9 @@ def test_every_command_against_every_trap(trapped, outside, tally):
         assert code != -9, f"{name}: memdir {' '.join(argv)} hung"
         assert code == 0 or one_clear_line(code, err) or argv[0] == "doctor", (name, argv, code, err)
         assert CANARY not in out + err, (name, argv)
-        if argv[0] == "forget" and code == 0:  # the one command meant to remove it: its bytes must be kept
-            kept = [p for p in (memory / ".memdir").rglob("*") if p.is_file() and not p.is_symlink()]
-            assert any(p.read_bytes() == real_before for p in kept), (name, "forgotten memory not kept in .memdir/")
+        if argv[0] == "forget" and code == 0:  # the one command meant to remove it: its bytes are in history
+            kept = [p for p in (memory / ".memdir" / "history").rglob("*") if p.is_file() and not p.is_symlink()]
+            assert any(p.read_bytes() == real_before for p in kept), (name, "forgotten memory not kept in history")
             (memory / "user_real.md").write_bytes(real_before)
     assert count_lost(tally, before_outside, snapshot(outside)) == 0, name
     assert not [p for p in outside.rglob("*") if p.relative_to(outside).as_posix() not in before_outside

@@ -2,7 +2,7 @@
 the planted secrets and the outside canary, in any form a file name or log line could carry them.
 
 The planted inputs live under `inputs/` and `outside/`; everything memdir writes (memory folders,
-`.memdir/` state: runs.jsonl, hook.log, trash, sessions, notices; ~/.claude/memdir) lands under
+`.memdir/` state: runs.jsonl, hook.log, history, sessions, notices; ~/.claude/memdir) lands under
 `written/`, which is what is scanned here, names and contents alike.
 """
 
@@ -58,7 +58,7 @@ def _seed(hostile_root):
     state.log_run(memory, {"session": "s", "errors": box.errors, "saved": box.written})
     log(memory, "stop", f"worker failed: MemdirError: refusing to save reference_{slug}.md")
     store = MemoryStore(memory)
-    (memory / f"reference_{slug}.md").write_text(good)  # planted by hand, then forgotten: trash name
+    (memory / f"reference_{slug}.md").write_text(good)  # planted by hand, then forgotten: history name
     try:
         store.delete(f"reference_{slug}.md")
     except MemdirError:
