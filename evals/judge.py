@@ -14,8 +14,8 @@ from memdir.llm import call_with_retries, make_client
 from memdir.scan import scan
 from recall.inject import render_all
 
-AGENT_MAX_TOKENS = 1500
-JUDGE_MAX_TOKENS = 1024
+AGENT_MAX_TOKENS = 4096  # thinking counts toward it on every current model
+JUDGE_EFFORT = "medium"
 
 
 class Verdict(BaseModel):
@@ -39,13 +39,18 @@ def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, clien
                     index=index_text.load_for_context(index))
     recalled = render_all(scan(memory_dir).headers, now=time.time())
     user = "\n\n".join(filter(None, [case.context and f"<workspace>\n{case.context}\n</workspace>", recalled, case.prompt]))
+    from memdir.llm import thinking_options
+
     response = call_with_retries(
         lambda: client.messages.create(model=settings.extract_model, max_tokens=AGENT_MAX_TOKENS, system=system,
-                                       messages=[{"role": "user", "content": user}]),
+                                       messages=[{"role": "user", "content": user}],
+                                       **thinking_options(settings.extract_model, think=True, effort="medium")),
         max_attempts=settings.max_attempts,
     )
     add_usage(usage, response.usage)
     reply = "\n".join(b.text for b in response.content if getattr(b, "type", "") == "text")
+    if response.stop_reason not in ("end_turn", "stop_sequence"):
+        reply += f"\n[the agent's reply ended with stop_reason={response.stop_reason}]"
     situation = "\n\n".join(filter(None, [case.context, recalled]))
     return situation, reply
 
@@ -54,10 +59,14 @@ def judge(case: BehaviourCase, situation: str, reply: str, settings: Settings, c
     from prompts import render
     from extractor.agent import add_usage
 
+    from memdir import constants as C
+    from memdir.llm import thinking_options
+
     response = call_with_retries(
         lambda: client.messages.parse(
             model=settings.judge_model,
-            max_tokens=JUDGE_MAX_TOKENS,
+            max_tokens=C.JUDGE_MAX_TOKENS,
+            **thinking_options(settings.judge_model, think=True, effort=JUDGE_EFFORT),
             system=render("judge_system.j2"),
             messages=[{"role": "user", "content": render("judge_user.j2", situation=situation, prompt=case.prompt,
                                                          reply=reply, rubric=case.rubric)}],
@@ -66,6 +75,9 @@ def judge(case: BehaviourCase, situation: str, reply: str, settings: Settings, c
         max_attempts=settings.max_attempts,
     )
     add_usage(usage, response.usage)
+    if response.stop_reason not in ("end_turn", "stop_sequence"):  # truncated or refused: no verdict, said so
+        return [Grade(check=c, passed=False, reason=f"the judge gave no verdict (stop_reason={response.stop_reason})")
+                for c in case.rubric]
     verdicts = response.parsed_output.criteria if response.parsed_output else []
     grades = []
     for n, criterion in enumerate(case.rubric):

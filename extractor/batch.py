@@ -50,6 +50,8 @@ def discover(paths: list[Path] | None = None, since: date | None = None) -> list
         for path in candidates:
             if "subagents" in path.parts or path.name.startswith("agent-"):
                 continue
+            if path.parent.name.endswith("-memdir-claude-code"):  # memdir's own claude-code sessions
+                continue
             inner = path.relative_to(root).parts[:-1] if path != root else ()
             if any(part.startswith(".") for part in inner) or C.STATE_DIRNAME in path.parts:
                 continue  # memdir's own state (.memdir/runs.jsonl) and hidden folders are not transcripts

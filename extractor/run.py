@@ -76,7 +76,7 @@ def main_agent_wrote_memory(messages: list[Message], memory_dir: Path) -> bool:
 def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Settings, today: date) -> tuple[str, str]:
     """(engine to use, why). The cost guard and the daily budget live here."""
     chosen = choose_engine(engine, quiet=True)
-    if chosen != "llm":
+    if chosen not in ("llm", "claude-code"):  # the model engines share the cost guard and budget
         return chosen, ""
     if not any(m.user_text() for m in messages):
         return "skip", "no user-authored text in the new messages; the model was not called"
@@ -85,7 +85,7 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
     used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
         return "offline", f"daily token budget reached ({used:,} of {settings.daily_token_budget:,}); used the offline engine"
-    return "llm", ""
+    return chosen, ""
 
 
 def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractResult:
@@ -174,7 +174,7 @@ def extract_messages(
     today = today or date.today()
     index_before = report.read_index(memory_dir)
     result = _begin(messages, memory_dir, settings, engine, today, dry_run)
-    if result.engine != "llm":
+    if result.engine not in ("llm", "claude-code"):
         result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from extractor.agent import run_agent
@@ -183,7 +183,13 @@ def extract_messages(
     before = _existing(memory_dir)
     run = error = None
     try:
-        run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
+        if result.engine == "claude-code":
+            from extractor.claude_code import run_claude_code_agent
+
+            run = run_claude_code_agent(messages, toolbox, settings, today=today, mode=mode,
+                                        transport=client)  # tests pass a scripted CLI as `client`
+        else:
+            run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
     result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)

@@ -101,6 +101,9 @@ COST_REPORT_DAYS = 7
 CLAUDE_CODE_MAX_TURNS = 6
 CLAUDE_CODE_MAX_BUDGET_USD = 0.50
 CLAUDE_CODE_TIMEOUT_SECONDS = 300
+CLAUDE_CODE_RECALL_TIMEOUT_SECONDS = 60  # a CLI start per query: for `memdir recall`, not the prompt hook
+CLAUDE_CODE_RECALL_MAX_TURNS = 3  # structured output may take the CLI an extra turn
+CLAUDE_CODE_RECALL_MAX_BUDGET_USD = 0.05
 
 # --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
 MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder

@@ -49,7 +49,12 @@ def recall(
     record: bool = True,
 ) -> RecallResult:
     settings = settings or Settings.from_env()
-    chosen_engine = choose_engine(engine or settings.engine, quiet=True)
+    requested = engine or settings.engine
+    chosen_engine = choose_engine(requested, quiet=True)
+    if chosen_engine == "claude-code" and requested == "auto":
+        # A CLI start per prompt costs seconds, past the prompt hook's budget: auto recall stays
+        # offline on a subscription login; `--engine claude-code` asks for it explicitly.
+        chosen_engine = "offline"
     tools = tools or []
     seen = state.load(memory_dir, session_id)
     if seen.bytes >= settings.recall_session_bytes:
@@ -66,7 +71,7 @@ def recall(
     if chosen_engine == "llm":
         selected = _select_llm(result, query, pool, tools, settings, client)
     elif chosen_engine == "claude-code":
-        selected = _select_claude_code(result, query, pool, tools, settings)
+        selected = _select_claude_code(result, query, pool, tools, settings, client)
     if result.usage and record:
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
@@ -123,13 +128,14 @@ def _log_model_use(memory_dir: Path, result: RecallResult, settings: Settings, s
         pass  # accounting must never cost the user their recall
 
 
-def _select_claude_code(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings):
+def _select_claude_code(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings,
+                        transport=None):
     """The selection through the user's own `claude` login, or None to use the offline answer."""
     from recall.claude_code_select import select_claude_code
 
     started = time.monotonic()
     try:
-        answer = select_claude_code(query, pool, tools, settings)
+        answer = select_claude_code(query, pool, tools, settings, transport=transport)
     except Exception as exc:  # noqa: BLE001 - same contract as the API selector
         result.engine = "offline"
         result.debug.append(f"claude-code selector gave no usable answer after {time.monotonic() - started:.2f}s "
