@@ -1,0 +1,136 @@
+"""Captured decisions through the three tiers: journal (Tier 2), graph queue (Tier 1), promotion (Tier 3).
+
+Each tier fails on its own: a graph file that cannot be written never stops the journal or the
+promotion, and the reason comes back in `TierOutcome.errors` (and in `memdir status`).
+Called by `memdir remember --success|--failed|--global`, the Stop worker (prompts the prompt hook
+queued) and the extraction agent's RecordDecision tool.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from extractor.capture import Captured, capture_text
+from extractor.promote import Promotion, promote
+from memdir import constants as C
+from memdir import decisions as journal
+from memdir import graph
+from memdir.decision_context import _tail_records, prune_session_markers
+from memdir.store import MemoryStore
+
+COMPAT_ENV = "MEMDIR_ORCHESTKIT_COMPAT"
+
+
+def compat_enabled(env=None) -> bool:
+    env = os.environ if env is None else env
+    return env.get(COMPAT_ENV, "").strip().lower() in C.TRUTHY
+
+
+@dataclass
+class TierOutcome:
+    journaled: list[str] = field(default_factory=list)
+    queued_ops: int = 0
+    promotions: list[Promotion] = field(default_factory=list)
+    flush: graph.FlushResult | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | None, compat_section: bool = False,
+           flush_graph: bool = False) -> TierOutcome:
+    outcome = TierOutcome()
+    recent = {r.get("id") for r in _tail_records(str(journal.journal_path(project_root)), 10_000)[0]}
+    fresh = [c for c in captured if c.decision.id not in recent]
+    try:
+        journal.append(project_root, [c.decision for c in fresh])
+        outcome.journaled = [c.decision.id for c in fresh]
+    except OSError as exc:
+        outcome.errors.append(f"journal {journal.journal_path(project_root)}: {exc.strerror or exc}")
+    ops = [op for c in fresh for op in graph.ops_for_decision(c.decision, c.relations, c.entity_types)]
+    try:
+        graph.enqueue(project_root, ops)
+        outcome.queued_ops = len(ops)
+    except OSError as exc:
+        outcome.errors.append(f"graph queue {graph.queue_path(project_root)}: {exc.strerror or exc}")
+    if memory_dir is not None:
+        store = MemoryStore(memory_dir)
+        for c in fresh:
+            try:
+                outcome.promotions.append(promote(store, c.decision, compat_section=compat_section))
+            except Exception as exc:  # noqa: BLE001 - one bad promotion must not lose the others
+                outcome.errors.append(f"promotion of {c.decision.id}: {exc}")
+    if flush_graph:
+        outcome.flush = flush(project_root, memory_dir)
+        if outcome.flush.error:
+            outcome.errors.append(outcome.flush.error)
+    return outcome
+
+
+def flush(project_root: Path, memory_dir: Path | None) -> graph.FlushResult:
+    """Queue and memory-file links into the graph; never raises."""
+    try:
+        links = graph.ops_for_links(memory_dir) if memory_dir is not None else []
+        return graph.flush(project_root, extra_ops=links)
+    except Exception as exc:  # noqa: BLE001
+        return graph.FlushResult(error=f"graph flush failed: {exc}")
+
+
+def _project_of(cwd: str | None) -> Path:
+    from memdir.paths import project_root
+
+    path = Path(cwd) if cwd and os.path.isdir(cwd) else Path.cwd()
+    return project_root(path)
+
+
+def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle: float = 0.05) -> list[TierOutcome]:
+    """Capture decisions from the prompts the prompt hook queued, then empty the queue.
+
+    The queue is renamed first (the hook's O_APPEND writers then start a new one), read after a short
+    settle for a write already in flight, and deleted only once every prompt went through the tiers.
+    """
+    compat_section = compat_enabled() if compat_section is None else compat_section
+    state = memory_dir / C.STATE_DIRNAME
+    inbox = state / C.DECISION_INBOX
+    taken = f"{inbox}.processing-{os.getpid()}-{int(time.time() * 1000)}"
+    try:
+        os.replace(inbox, taken)
+        time.sleep(settle)
+    except FileNotFoundError:
+        pass
+    outcomes: list[TierOutcome] = []
+    for path in sorted(glob.glob(f"{glob.escape(str(inbox))}.processing-*")):  # also what a killed worker left
+        by_project: dict[Path, list[Captured]] = {}
+        with open(path, "rb") as handle:
+            for raw in handle:
+                try:
+                    item = json.loads(raw)
+                    prompt = str(item["prompt"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+                root = _project_of(item.get("cwd"))
+                by_project.setdefault(root, []).extend(capture_text(prompt, source="prompt", project=root.name))
+        for root, captured in by_project.items():
+            outcomes.append(record(captured, project_root=root, memory_dir=memory_dir, compat_section=compat_section))
+        os.unlink(path)
+    return outcomes
+
+
+def stop_step(memory_dir: Path, cwd: str | None) -> list[str]:
+    """The Stop worker's share: queued prompts through the tiers, the graph flushed. Log lines back."""
+    lines: list[str] = []
+    for outcome in drain_inbox(memory_dir):
+        if outcome.journaled or outcome.errors:
+            made = [f"{p.action} {p.rel_path}" for p in outcome.promotions if p.action != "skipped"]
+            lines.append(f"decisions: journaled {len(outcome.journaled)}" + (f", {', '.join(made)}" if made else ""))
+        lines += [f"decisions: {e}" for e in outcome.errors]
+    result = flush(_project_of(cwd), memory_dir)
+    if result.error:
+        lines.append(f"graph: {result.error}")
+    elif result.changed:
+        lines.append(f"graph: merged {result.changed} change(s)")
+    prune_session_markers(str(memory_dir / C.STATE_DIRNAME))
+    return lines
