@@ -155,7 +155,8 @@ def ops_for_links(memory_dir: Path) -> list[dict]:
         # Claude Code writes `name: <slug>` and links `[[slug]]`; a title-style name falls back to the file stem.
         declared = str(parsed.fields.get("name") or "")
         name = declared if re.fullmatch(r"[a-z0-9][a-z0-9_-]*", declared) else header.path.stem
-        mtype = header.type or "memory"
+        meta = parsed.fields.get("metadata")
+        mtype = header.type or parsed.fields.get("type") or (meta.get("type") if isinstance(meta, dict) else None) or "memory"
         observations = [o for o in (header.description, f"file {header.rel_path}") if o]
         ops.append(_entity_op(name, f"Memory:{mtype}", observations, ""))
         for target in dict.fromkeys(m.strip() for m in _LINK.findall(text)):
