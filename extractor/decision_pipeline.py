@@ -71,9 +71,14 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
 
 
 def flush(project_root: Path, memory_dir: Path | None) -> graph.FlushResult:
-    """Queue and memory-file links into the graph; never raises."""
+    """Queue and memory-file links into the graph; never raises.
+
+    Links are added only once the project uses the decision tiers (its `.claude/memory/` exists):
+    memdir never starts writing into a repository on its own just because memory files link each other.
+    """
     try:
-        links = graph.ops_for_links(memory_dir) if memory_dir is not None else []
+        in_use = journal.decisions_dir(project_root).is_dir() or graph.graph_path(project_root).exists()
+        links = graph.ops_for_links(memory_dir) if memory_dir is not None and in_use else []
         return graph.flush(project_root, extra_ops=links)
     except Exception as exc:  # noqa: BLE001
         return graph.FlushResult(error=f"graph flush failed: {exc}")

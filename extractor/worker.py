@@ -40,6 +40,10 @@ def main(argv: list[str]) -> int:
             if result.saved:
                 summary += f" saved {', '.join(result.saved)}"
             log(memory_dir, "stop", summary)
+        from extractor.decision_pipeline import stop_step
+
+        for line in stop_step(memory_dir, request.get("cwd")):  # decision tiers (issue 14)
+            log(memory_dir, "stop", line)
         from memdir.daylog import memory_mode
 
         if memory_mode(memory_dir) == "daily-log":

@@ -203,6 +203,8 @@ def flush(project_root: Path, extra_ops: list[dict] | None = None) -> FlushResul
     queue = queue_path(project_root)
     target = graph_path(project_root)
     result = FlushResult()
+    if not extra_ops and not queue.exists():
+        return result  # nothing to do; and taking the lock would create the folder in the repo
     with locked(_lock_for(queue)):
         ops, _corrupt = _read_ops(queue)
         all_ops = ops + list(extra_ops or [])

@@ -57,6 +57,9 @@ def test_memory_file_links_become_relations(tmp_path):
     memory = tmp_path / "memory"
     write_memory(memory, "build-tooling", "feedback", "Use pnpm. See [[ci-setup]] and [[release|how we release]].")
     write_memory(memory, "ci-setup", "project", "CI runs on every push, tested locally with act.")
+    assert flush(tmp_path / "proj", memory).applied == 0  # the project does not use the decision tiers yet
+    assert not (tmp_path / "proj" / ".claude").exists()
+    (tmp_path / "proj" / ".claude" / "memory").mkdir(parents=True)
     result = flush(tmp_path / "proj", memory)
     assert result.error == ""
     loaded = graph.load_graph(graph.graph_path(tmp_path / "proj"))

@@ -1,0 +1,77 @@
+"""The decision tiers from Claude Code's hooks: the prompt hook only queues; the Stop worker captures;
+a session's first prompt gets the recent decisions."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from extractor.decision_pipeline import stop_step
+from memdir import constants as C
+from memdir.decision_context import recent_decisions_markdown
+from memdir.decisions import Decision, append, journal_path, read_journal
+from memdir.hooks import main as hook_main
+
+
+def run_prompt(project, memory, monkeypatch, prompt, session="s1"):
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    payload = {"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    out = io.StringIO()
+    assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+    return json.loads(out.getvalue()) if out.getvalue() else {}
+
+
+def make_project(tmp_path):
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    return project, memory
+
+
+def test_prompt_hook_queues_and_the_stop_worker_captures(tmp_path, monkeypatch):
+    project, memory = make_project(tmp_path)
+    run_prompt(project, memory, monkeypatch, "Let's use Redis for the job queue because it is already deployed.")
+    inbox = memory / C.STATE_DIRNAME / C.DECISION_INBOX
+    assert "Redis for the job queue" in inbox.read_text()
+    assert not journal_path(project).exists()  # nothing parsed or written on the prompt path
+    lines = stop_step(memory, str(project))
+    assert any("journaled 1" in line for line in lines), lines
+    assert [d.what for d in read_journal(project).decisions] == ["Let's use Redis for the job queue"]
+    assert not inbox.exists() and list(memory.glob("project_*.md"))
+    assert "Redis" in (project / ".claude" / "memory" / "graph.jsonl").read_text()
+
+
+def test_first_prompt_of_a_session_gets_recent_decisions_once(tmp_path, monkeypatch):
+    project, memory = make_project(tmp_path)
+    append(project, [Decision(kind="decision", what=f"Decision {i}", why="reason", entities=["X"], confidence=0.8)
+                     for i in range(12)])
+    first = run_prompt(project, memory, monkeypatch, "what were we doing here")
+    context = first["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("## Recent Project Decisions\n- **[Decision]** Decision 11 _(because: reason)_ [X]")
+    assert "Decision 2 " in context and "Decision 1 " not in context  # the last 10, newest first
+    assert "additional decisions available" in context
+    again = run_prompt(project, memory, monkeypatch, "and the next thing please")
+    assert "Recent Project Decisions" not in json.dumps(again)
+    other = run_prompt(project, memory, monkeypatch, "new session starts here", session="s2")
+    assert "Recent Project Decisions" in other["hookSpecificOutput"]["additionalContext"]
+
+
+def test_recent_decisions_capped_at_3000_chars_with_hint(tmp_path):
+    append(tmp_path, [Decision(kind="preference", what=f"Preference {i} " + "w" * 400, confidence=0.8)
+                      for i in range(10)])
+    text = recent_decisions_markdown(str(journal_path(tmp_path)))
+    assert len(text) <= C.RECENT_DECISIONS_MAX_CHARS
+    assert text.splitlines()[1].startswith("- **[Preference]** Preference 9 ")
+    assert text.endswith("`.claude/memory/decisions.jsonl`)_")
+    few = tmp_path / "few"
+    append(few, [Decision(kind="decision", what="Only one", confidence=0.9)])
+    assert "additional" not in recent_decisions_markdown(str(journal_path(few)))
+
+
+def test_corrupt_tail_is_skipped_on_the_read_path(tmp_path):
+    append(tmp_path, [Decision(kind="decision", what="Kept", confidence=0.9)])
+    with open(journal_path(tmp_path), "ab") as handle:
+        handle.write(b'{"id": "torn", "type": "deci')
+    assert "- **[Decision]** Kept" in recent_decisions_markdown(str(journal_path(tmp_path)))
