@@ -41,6 +41,8 @@ def _tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
             continue  # corrupt lines are counted by `memdir status`, not here
         if isinstance(what, str) and what.strip():
             records.append(record)
+            if len(records) > wanted:
+                break  # one beyond what is shown proves "more available"; older lines are not parsed
     more = len(records) > wanted or bool(start)
     return list(reversed(records[:wanted])), more
 
