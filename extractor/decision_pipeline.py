@@ -21,6 +21,7 @@ from memdir import constants as C
 from memdir import decisions as journal
 from memdir import graph
 from memdir.decision_context import _tail_records, prune_session_markers
+from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
 
 COMPAT_ENV = "MEMDIR_ORCHESTKIT_COMPAT"
@@ -44,12 +45,24 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
            flush_graph: bool = False) -> TierOutcome:
     outcome = TierOutcome()
     recent = {r.get("id") for r in _tail_records(str(journal.journal_path(project_root)), 10_000)[0]}
-    fresh = [c for c in captured if c.decision.id not in recent]
+    fresh = []
+    for c in captured:
+        found = find_secrets(f"{c.decision.what}\n{c.decision.why or ''}")
+        if found:  # the journal lives in the repo: a secret typed in a prompt must never land there
+            outcome.errors.append(f"skipped a {c.decision.kind}: it looks like it contains {found[0].kind}")
+        elif c.decision.id not in recent:
+            fresh.append(c)
     try:
         journal.append(project_root, [c.decision for c in fresh])
         outcome.journaled = [c.decision.id for c in fresh]
     except OSError as exc:
         outcome.errors.append(f"journal {journal.journal_path(project_root)}: {exc.strerror or exc}")
+    shared = [c.decision.model_copy(update={"project": ""}) for c in fresh if c.decision.scope == "global"]
+    if shared:
+        try:  # cross-project best practices, anonymised: no project name
+            journal.append_lines(global_journal_path(), [d.to_record() for d in shared])
+        except OSError as exc:
+            outcome.errors.append(f"global journal {global_journal_path()}: {exc.strerror or exc}")
     ops = [op for c in fresh for op in graph.ops_for_decision(c.decision, c.relations, c.entity_types)]
     try:
         graph.enqueue(project_root, ops)
@@ -68,6 +81,12 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
         if outcome.flush.error:
             outcome.errors.append(outcome.flush.error)
     return outcome
+
+
+def global_journal_path() -> Path:
+    from memdir.paths import config_home
+
+    return config_home() / "memdir" / C.GLOBAL_DECISIONS_FILE
 
 
 def flush(project_root: Path, memory_dir: Path | None) -> graph.FlushResult:

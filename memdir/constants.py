@@ -61,3 +61,4 @@ JOURNAL_TAIL_BYTES = 256 * 1024  # the read path looks only this far back for re
 DECISION_TEXT_MAX_CHARS = 500
 INBOX_MAX_PROMPT_CHARS = 8_000  # a pasted log is not a decision; the rest is not queued
 DEDUP_MIN_SIMILARITY = 0.5  # promoted decision vs an existing memory: above this, update it
+GLOBAL_DECISIONS_FILE = "decisions-global.jsonl"  # in <config home>/memdir/: --global decisions, project name removed

@@ -75,3 +75,38 @@ def test_corrupt_tail_is_skipped_on_the_read_path(tmp_path):
     with open(journal_path(tmp_path), "ab") as handle:
         handle.write(b'{"id": "torn", "type": "deci')
     assert "- **[Decision]** Kept" in recent_decisions_markdown(str(journal_path(tmp_path)))
+
+
+def test_real_hook_processes_capture_through_the_stop_worker(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    project, memory = make_project(tmp_path)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": str(project),
+                                      "message": {"role": "user", "content": "hello there"}}) + "\n")
+    env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
+    script = Path(sys.executable).with_name("memdir")
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry"]
+    prompt = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+              "transcript_path": str(transcript), "prompt": "We chose Vitest over Jest since it shares the Vite config."}
+    out = subprocess.run([*argv, "hook", "prompt"], input=json.dumps(prompt), capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0 and out.stderr == ""
+    stop = {"session_id": "s1", "cwd": str(project), "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    subprocess.run([*argv, "hook", "stop"], input=json.dumps(stop), capture_output=True, text=True, env=env, timeout=60)
+    deadline = time.monotonic() + 60
+    while not journal_path(project).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    log = memory / C.STATE_DIRNAME / "hook.log"
+    assert journal_path(project).exists(), log.read_text() if log.exists() else "no hook log"
+    [captured] = read_journal(project).decisions
+    assert captured.what == "We chose Vitest over Jest" and captured.why == "It shares the Vite config"
+    graph_file = project / ".claude" / "memory" / "graph.jsonl"
+    deadline = time.monotonic() + 30
+    while not (graph_file.exists() and "Vitest" in graph_file.read_text()):
+        assert time.monotonic() < deadline, "the Stop worker never flushed the graph"
+        time.sleep(0.1)

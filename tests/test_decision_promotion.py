@@ -7,7 +7,7 @@ from extractor.decision_pipeline import record
 from extractor.promote import memory_type_for, promote, similarity
 from memdir import compat
 from memdir import constants as C
-from memdir.decisions import Decision
+from memdir.decisions import Decision, read_journal
 from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore
 
@@ -106,3 +106,37 @@ def test_pipeline_promotes_only_high_confidence(tmp_path):
     assert len(outcome.journaled) == 2
     assert [p.action for p in outcome.promotions] == ["created", "skipped"]
     assert len(MemoryStore(memory).scan().headers) == 1
+
+
+def test_remember_cli_success_failed_global(tmp_path, cli, isolated_home):
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    memory = tmp_path / "memory"
+    base = ("--cwd", str(project), "--dir", str(memory), "remember")
+    code, out, _ = cli(*base, "Circuit breaker with a 5s timeout for external API calls", "--success",
+                       "--orchestkit-compat")
+    assert code == 0 and "recorded pattern" in out and "Recent Project Decisions" in out
+    code, out, _ = cli(*base, "One Redis for cache and sessions, because eviction logged users out", "--failed")
+    assert code == 0 and "memory: created feedback_" in out
+    code, out, _ = cli(*base, "Validate input at API boundaries", "--global")
+    assert code == 0
+    kinds = [(d.kind, d.scope, d.source) for d in read_journal(project).decisions]
+    assert kinds == [("pattern", "user", "explicit"), ("anti-pattern", "user", "explicit"),
+                     ("decision", "global", "explicit")]
+    assert all(d.confidence >= 0.85 for d in read_journal(project).decisions)
+    shared = (isolated_home / ".claude" / "memdir" / "decisions-global.jsonl").read_text()
+    assert "Validate input at API boundaries" in shared and '"project": ""' in shared
+    feedback = next(memory.glob("feedback_*.md")).read_text()
+    assert "Avoid: One Redis for cache and sessions" in feedback and "**Why:** Eviction logged users out" in feedback
+    assert "- **[Pattern]** Circuit breaker" in (memory / "MEMORY.md").read_text()
+    code, _, err = cli(*base, "no type and no flag")
+    assert code == 2 and "pass --type" in err
+    code, out, _ = cli(*base, "Circuit breaker with a 5s timeout for external API calls", "--success")
+    assert "already in the journal" in out
+
+
+def test_secrets_never_reach_the_repo_journal(tmp_path):
+    text = "Let's use the key sk-ant-api03-" + "a" * 90 + " for the staging deploy."
+    outcome = record(capture_text(text), project_root=tmp_path, memory_dir=None)
+    assert not outcome.journaled and "skipped a decision" in outcome.errors[0]
+    assert not (tmp_path / ".claude" / "memory" / "decisions.jsonl").exists()
