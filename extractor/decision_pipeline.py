@@ -20,7 +20,7 @@ from extractor.promote import Promotion, promote
 from memdir import constants as C
 from memdir import decisions as journal
 from memdir import graph
-from memdir.decision_context import _tail_records, prune_session_markers
+from memdir.decision_context import tail_records, prune_session_markers
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
 
@@ -44,7 +44,7 @@ class TierOutcome:
 def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | None, compat_section: bool = False,
            flush_graph: bool = False) -> TierOutcome:
     outcome = TierOutcome()
-    recent = {r.get("id") for r in _tail_records(str(journal.journal_path(project_root)), 10_000)[0]}
+    recent = {r.get("id") for r in tail_records(str(journal.journal_path(project_root)), 10_000)[0]}
     fresh = []
     for c in captured:
         found = find_secrets(f"{c.decision.what}\n{c.decision.why or ''}")

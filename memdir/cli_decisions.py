@@ -97,7 +97,7 @@ def add_parsers(command) -> None:
     p.add_argument("--json", action="store_true")
 
     p = command("graph", None, "the decision knowledge graph (MCP memory server format)")
-    graph_sub = p.add_subparsers(dest="graph_command", required=True)
+    graph_sub = p.add_subparsers(dest="graph_command", required=True, metavar="search|show|export")
     s = graph_sub.add_parser("search", help="entities whose name, type or observations contain TERM")
     s.add_argument("term")
     s.add_argument("--json", action="store_true")

@@ -62,3 +62,4 @@ DECISION_TEXT_MAX_CHARS = 500
 INBOX_MAX_PROMPT_CHARS = 8_000  # a pasted log is not a decision; the rest is not queued
 DEDUP_MIN_SIMILARITY = 0.5  # promoted decision vs an existing memory: above this, update it
 GLOBAL_DECISIONS_FILE = "decisions-global.jsonl"  # in <config home>/memdir/: --global decisions, project name removed
+INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this until the Stop worker drains it

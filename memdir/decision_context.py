@@ -16,7 +16,7 @@ LABELS = {"decision": "Decision", "preference": "Preference", "pattern": "Patter
           "problem": "Problem", "note": "Note"}
 
 
-def _tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
+def tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
     """(up to `wanted` newest well-formed records oldest first, whether older ones exist)."""
     try:
         with open(path, "rb") as handle:
@@ -63,7 +63,7 @@ def entry_markdown(record: dict) -> str:
 def recent_decisions_markdown(journal: str, limit: int = C.RECENT_DECISIONS_SHOWN,
                               max_chars: int = C.RECENT_DECISIONS_MAX_CHARS) -> str:
     """The newest `limit` decisions, newest first, at most `max_chars` with the hint when any are left out."""
-    records, more = _tail_records(journal, limit)
+    records, more = tail_records(journal, limit)
     if not records:
         return ""
     hint = C.MORE_DECISIONS_HINT.format(journal=os.path.join(C.DECISIONS_DIR, C.DECISIONS_JOURNAL))
@@ -124,7 +124,8 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
     os.makedirs(state_dir, exist_ok=True)
     fd = os.open(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+        if os.fstat(fd).st_size < C.INBOX_MAX_BYTES:  # no Stop worker draining it: stop growing, status says so
+            os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
 

@@ -122,7 +122,7 @@ def journal_path(project_root: Path) -> Path:
     return decisions_dir(project_root) / C.DECISIONS_JOURNAL
 
 
-def _lock_for(path: Path) -> Path:
+def lock_for(path: Path) -> Path:
     return path.parent / f".{path.name}.lock"
 
 
@@ -132,7 +132,7 @@ def append_lines(path: Path, records: list[dict]) -> None:
         return
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(_lock_for(path)):
+    with locked(lock_for(path)):
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.decisions import Decision, Relation, _lock_for, append_lines, decisions_dir
+from memdir.decisions import Decision, Relation, lock_for, append_lines, decisions_dir
 from memdir.fsio import atomic_write_text, locked
 
 ENTITY_TYPES = {"decision": "Decision", "preference": "Preference", "pattern": "Pattern",
@@ -205,7 +205,7 @@ def flush(project_root: Path, extra_ops: list[dict] | None = None) -> FlushResul
     result = FlushResult()
     if not extra_ops and not queue.exists():
         return result  # nothing to do; and taking the lock would create the folder in the repo
-    with locked(_lock_for(queue)):
+    with locked(lock_for(queue)):
         ops, _corrupt = _read_ops(queue)
         all_ops = ops + list(extra_ops or [])
         result.applied = len(all_ops)
@@ -213,7 +213,7 @@ def flush(project_root: Path, extra_ops: list[dict] | None = None) -> FlushResul
             return result
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with locked(_lock_for(target)):
+            with locked(lock_for(target)):
                 graph = load_graph(target) if not target.is_dir() else None
                 if graph is None:
                     raise IsADirectoryError(f"{target} is a directory")

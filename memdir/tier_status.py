@@ -88,7 +88,11 @@ def memory_health(memory_dir: Path) -> TierHealth:
     problem = _dir_problem(memory_dir)
     if problem:
         return TierHealth(name, "degraded", problem)
-    waiting = _lines(memory_dir / C.STATE_DIRNAME / C.DECISION_INBOX)
+    inbox = memory_dir / C.STATE_DIRNAME / C.DECISION_INBOX
+    waiting = _lines(inbox)
+    if inbox.exists() and inbox.stat().st_size >= C.INBOX_MAX_BYTES:
+        return TierHealth(name, "degraded", f"{waiting} prompts wait in a full queue ({inbox}): the Stop worker is not "
+                                            "running (is `memdir install` done? see .memdir/hook.log)")
     promoted = 0
     for entry in os.scandir(memory_dir):
         if entry.name.endswith(".md") and entry.name != C.INDEX_NAME and entry.is_file(follow_symlinks=False):
