@@ -39,9 +39,11 @@ SIGNALS: tuple[tuple[str, float, re.Pattern], ...] = tuple(
                              r"push|create|touch|change|install|rely on)\b"),
         ("preference", 0.7, r"\bi (?:don'?t|do not) want (?:to|you to|it to|any)\b|\bi want (?:you to |it to )?(?:always|"
                             r"keep|use)\b"),
-        ("preference", 0.7, r"\bi'?d (?:actually |really )?(?:love|like) (?:that|it|this|the|to|you|for)\b"),
+        # "I'd love that test to be ..." states a wish about how; "I'd like to add ..." is a request, not a rule.
+        ("preference", 0.7, r"\bi'?d (?:actually |really )?(?:love|like) (?:that|it|this|the)\b"),
         ("preference", 0.7, r"\b(?:from now on|going forward|in future|in the future)\b"),
-        ("preference", 0.7, r"^(?:please )?(?:use|prefer|stick to|stick with)\s+`?[\w.@/-]+`?(?:\s|$|[.,!])"),
+        # A short imperative ("use pnpm", typed as a rejection reason); a long one is a one-off task instruction.
+        ("preference", 0.7, r"^(?:please )?(?:use|prefer|stick to|stick with)\s+`?[\w.@/-]+`?(?:[\s,]+\S+){0,4}\s*[.!]?$"),
         ("decision", 0.7, r"\b(?:we|i) (?:could|should|might|can) (?:go with|use|try|switch to|adopt)\b"),
         ("problem", 0.6, r"\bthe (?:real |main |root )?(?:issue|problem|bug|cause) (?:is|was)\b|\bblocked (?:by|on)\b|"
                          r"\b(?:keeps?|kept) (?:failing|crashing|timing out|breaking)\b"),
@@ -70,6 +72,7 @@ _TERM_RE = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(t) for t in sorted(_T
 _BACKTICK = re.compile(r"`([^`\n]{1,60})`")
 _PROPER = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]+[A-Z][\w]*|[A-Z]{2,}[a-z]*|[A-Z][a-z]{2,})\b")
 MIN_CHARS, MAX_CHARS = 8, 400
+PASTE_CHARS = 1200
 
 
 @dataclass
@@ -89,7 +92,10 @@ def _prose(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?])\s+|\n+", _prose(text))
+    prose = _prose(text).strip()
+    if len(prose) > PASTE_CHARS:  # a long message is mostly pasted material: the user's own words lead it
+        prose = re.split(r"\n\s*\n", prose, maxsplit=1)[0]
+    parts = re.split(r"(?<=[.!?])\s+|\n+", prose)
     return [" ".join(p.split()) for p in parts if p and p.strip()]
 
 

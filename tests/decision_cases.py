@@ -47,6 +47,10 @@ REALDATA: list[tuple[str, str | None, str]] = [
     ("I don't want to make it only work for me or make assumptions about people's env", "preference", "high"),
     ("was blocked because of a disallowed MIME type", None, "-"),
     ("now we have cache so we should change TUI that it launches the session HTML page", None, "-"),
+    ("don't use ClMail for communication", "preference", "high"),
+    ("Does this doc page help?", None, "-"),  # a pasted uv doc page follows: not the user's words
+    ("I'd like to ask you to add a `<details>` element", None, "-"),  # a request, not a rule
+    ("Use the Explore task in sub-agents with Haiku model", None, "-"),  # a one-off instruction
 ]
 
 HELD_OUT: list[tuple[str, str | None, str]] = [
