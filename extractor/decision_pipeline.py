@@ -97,8 +97,8 @@ def flush(project_root: Path, memory_dir: Path | None) -> graph.FlushResult:
     """
     try:
         in_use = journal.decisions_dir(project_root).is_dir() or graph.graph_path(project_root).exists()
-        links = graph.ops_for_links(memory_dir) if memory_dir is not None and in_use else []
-        return graph.flush(project_root, extra_ops=links)
+        links = graph.ops_for_links(memory_dir) if memory_dir is not None and in_use else None
+        return graph.flush(project_root, links=links)
     except Exception as exc:  # noqa: BLE001
         return graph.FlushResult(error=f"graph flush failed: {exc}")
 

@@ -198,18 +198,28 @@ def _read_ops(path: Path) -> tuple[list[dict], int]:
     return ops, corrupt
 
 
-def flush(project_root: Path, extra_ops: list[dict] | None = None) -> FlushResult:
-    """Merge the queue (and `extra_ops`, e.g. memory-file links) into the graph; empty the queue on success."""
+def drop_links(graph: Graph) -> None:
+    """Forget memory-file entities and their links, so a fresh reading of the files replaces them."""
+    graph.entities = {n: e for n, e in graph.entities.items() if not e["entityType"].startswith("Memory:")}
+    graph.relations = {k: r for k, r in graph.relations.items() if r["relationType"] != C.LINK_RELATION}
+
+
+def flush(project_root: Path, extra_ops: list[dict] | None = None, *, links: list[dict] | None = None) -> FlushResult:
+    """Merge the queue and `extra_ops` into the graph; empty the queue on success.
+
+    `links`, when given, is the current reading of the memory files: it replaces the memory entities and
+    LINKS_TO relations the graph had, so a link removed from a file is gone from the graph too.
+    """
     queue = queue_path(project_root)
     target = graph_path(project_root)
     result = FlushResult()
-    if not extra_ops and not queue.exists():
+    if not extra_ops and links is None and not queue.exists():
         return result  # nothing to do; and taking the lock would create the folder in the repo
     with locked(lock_for(queue)):
         ops, _corrupt = _read_ops(queue)
-        all_ops = ops + list(extra_ops or [])
+        all_ops = ops + list(extra_ops or []) + list(links or [])
         result.applied = len(all_ops)
-        if not all_ops:
+        if not all_ops and links is None:
             return result
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -217,7 +227,14 @@ def flush(project_root: Path, extra_ops: list[dict] | None = None) -> FlushResul
                 graph = load_graph(target) if not target.is_dir() else None
                 if graph is None:
                     raise IsADirectoryError(f"{target} is a directory")
+                before = graph.to_jsonl() if links is not None else ""
+                if links is not None:
+                    drop_links(graph)
                 result.changed = sum(graph.apply(op) for op in all_ops)
+                if links is not None and graph.to_jsonl() == before:
+                    result.changed = 0
+                elif links is not None:
+                    result.changed = max(result.changed, 1)
                 if result.changed or graph.corrupt_lines:
                     atomic_write_text(target, graph.to_jsonl())
         except OSError as exc:

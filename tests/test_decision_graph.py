@@ -66,6 +66,12 @@ def test_memory_file_links_become_relations(tmp_path):
     assert loaded.entities["build-tooling"]["entityType"] == "Memory:feedback"
     assert ("build-tooling", "ci-setup", "LINKS_TO") in loaded.relations
     assert ("build-tooling", "release", "LINKS_TO") in loaded.relations
+    write_memory(memory, "build-tooling", "feedback", "Use pnpm. See [[ci-setup]].")  # a link removed by hand
+    assert flush(tmp_path / "proj", memory).changed
+    loaded = graph.load_graph(graph.graph_path(tmp_path / "proj"))
+    assert ("build-tooling", "release", "LINKS_TO") not in loaded.relations
+    assert ("build-tooling", "ci-setup", "LINKS_TO") in loaded.relations
+    assert flush(tmp_path / "proj", memory).changed == 0  # nothing new: the file is not rewritten
 
 
 def test_graph_search_show_export_cli(tmp_path, cli, monkeypatch):
