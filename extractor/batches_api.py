@@ -81,7 +81,7 @@ def _new_round(paths, since, settings: Settings, today: date, failed: list[str])
 
 
 def _toolbox(job: dict) -> Toolbox:
-    box = Toolbox(Path(job["memory_dir"]), None)
+    box = Toolbox(Path(job["memory_dir"]))
     box.snapshots, box.written, box.deleted = dict(job["snapshots"]), list(job["written"]), list(job["deleted"])
     box.errors = list(job["errors"])
     return box

@@ -110,8 +110,25 @@ def _project_of(cwd: str | None) -> Path:
     return project_root(path)
 
 
-def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle: float = 0.05) -> list[TierOutcome]:
-    """Capture decisions from the prompts the prompt hook queued, then empty the queue.
+def _inbox_item(raw: bytes, default_cwd: str | None) -> tuple[Path, list[Captured], bool] | None:
+    """(project root, captured, from the agent) for one inbox line; None for a line that is not one."""
+    try:
+        item = json.loads(raw)
+        root = _project_of(item.get("cwd") or default_cwd)
+        if "decision" in item:  # the extraction agent's RecordDecision: already structured
+            decision = journal.Decision.from_record(item["decision"]).model_copy(update={"project": root.name})
+            relations = [journal.Relation.model_validate(r) for r in item.get("relations") or []]
+            return root, [Captured(decision, relations)], True
+        return root, capture_text(str(item["prompt"]), source="prompt", project=root.name), False
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle: float = 0.05,
+                default_cwd: str | None = None) -> list[TierOutcome]:
+    """Capture decisions from the prompts the prompt hook queued (and record what the extraction agent
+    queued through RecordDecision), then empty the queue. Agent decisions are not promoted: the agent
+    writes its memory files itself.
 
     The queue is renamed first (the hook's O_APPEND writers then start a new one), read after a short
     settle for a write already in flight, and deleted only once every prompt went through the tiers.
@@ -119,6 +136,8 @@ def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle:
     compat_section = compat_enabled() if compat_section is None else compat_section
     state = memory_dir / C.STATE_DIRNAME
     inbox = state / C.DECISION_INBOX
+    if state.is_symlink() or inbox.is_symlink():
+        return []  # never read or move anything through a symlink in the memory folder
     taken = f"{inbox}.processing-{os.getpid()}-{int(time.time() * 1000)}"
     try:
         os.replace(inbox, taken)
@@ -127,26 +146,52 @@ def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle:
         pass
     outcomes: list[TierOutcome] = []
     for path in sorted(glob.glob(f"{glob.escape(str(inbox))}.processing-*")):  # also what a killed worker left
-        by_project: dict[Path, list[Captured]] = {}
+        groups: dict[tuple[Path, bool], list[Captured]] = {}
         with open(path, "rb") as handle:
             for raw in handle:
-                try:
-                    item = json.loads(raw)
-                    prompt = str(item["prompt"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-                root = _project_of(item.get("cwd"))
-                by_project.setdefault(root, []).extend(capture_text(prompt, source="prompt", project=root.name))
-        for root, captured in by_project.items():
-            outcomes.append(record(captured, project_root=root, memory_dir=memory_dir, compat_section=compat_section))
+                parsed = _inbox_item(raw, default_cwd)
+                if parsed is not None:
+                    groups.setdefault((parsed[0], parsed[2]), []).extend(parsed[1])
+        for (root, from_agent), captured in groups.items():
+            outcomes.append(record(captured, project_root=root, memory_dir=None if from_agent else memory_dir,
+                                   compat_section=compat_section))
         os.unlink(path)
     return outcomes
 
 
-def stop_step(memory_dir: Path, cwd: str | None) -> list[str]:
-    """The Stop worker's share: queued prompts through the tiers, the graph flushed. Log lines back."""
+UNSEEN_BY_PROMPT_HOOK = ("rejection", "queued")  # the user's words that never pass through UserPromptSubmit
+TRANSCRIPT_TAIL = 50
+
+
+def capture_transcript_tail(transcript: str | None, cwd: str | None, memory_dir: Path,
+                            compat_section: bool) -> list[TierOutcome]:
+    """Decisions in the user's words the prompt hook never sees: the reason typed when rejecting a tool
+    call ("use pnpm"), messages queued while the agent worked. The transcript reader decides what the
+    user's words are. Re-reading the same tail is harmless: a decision already journaled is not repeated."""
+    if not transcript or not os.path.isfile(transcript):
+        return []
+    from memdir.transcript import read_transcript
+
+    root = _project_of(cwd)
+    captured: list[Captured] = []
+    for message in read_transcript(Path(transcript), last_n=TRANSCRIPT_TAIL).messages:
+        if message.role == "user" and message.kind in UNSEEN_BY_PROMPT_HOOK:
+            captured += capture_text(message.user_text(), source="prompt", project=root.name)
+    if not captured:
+        return []
+    return [record(captured, project_root=root, memory_dir=memory_dir, compat_section=compat_section)]
+
+
+def stop_step(memory_dir: Path, cwd: str | None, transcript: str | None = None) -> list[str]:
+    """The Stop worker's share: queued prompts (and rejection reasons in the transcript) through the
+    tiers, the graph flushed. Log lines back."""
     lines: list[str] = []
-    for outcome in drain_inbox(memory_dir):
+    outcomes = drain_inbox(memory_dir, default_cwd=cwd)
+    try:
+        outcomes += capture_transcript_tail(transcript, cwd, memory_dir, compat_enabled())
+    except Exception as exc:  # noqa: BLE001 - a transcript problem must not stop the flush below
+        lines.append(f"decisions: transcript not read ({type(exc).__name__}: {exc})")
+    for outcome in outcomes:
         if outcome.journaled or outcome.errors:
             made = [f"{p.action} {p.rel_path}" for p in outcome.promotions if p.action != "skipped"]
             lines.append(f"decisions: journaled {len(outcome.journaled)}" + (f", {', '.join(made)}" if made else ""))

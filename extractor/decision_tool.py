@@ -1,8 +1,9 @@
 """RecordDecision: the extraction agent's structured way to report a decision it read in the user's words.
 
-It feeds Tiers 1 and 2 (the journal and the graph queue) only. Memory files stay the agent's own job
-through Write/Edit, so one run never writes the same decision twice into the memory folder; offline
-promotion (from the prompts the prompt hook queued) deduplicates against what the agent wrote.
+Least privilege holds: the agent touches only the memory folder. A call appends the validated record
+to the folder's decision inbox (`.memdir/decision-inbox.jsonl`); the Stop worker, not the agent, moves
+it into the project's journal and graph queue. It feeds Tiers 1 and 2 only: memory files stay the
+agent's own job through Write/Edit, so one run never writes the same decision twice into the folder.
 The input is validated here and never trusted: a bad call is a tool error that says what is allowed.
 """
 
@@ -57,26 +58,26 @@ class DecisionCall(BaseModel):
 
 def run(toolbox, tool_input: dict):
     """Validate and record one call; returns the toolbox's ToolResult."""
-    from extractor.capture import Captured
-    from extractor.decision_pipeline import record
     from extractor.tools import ToolResult
+    from memdir.decisions import append_lines
 
     try:
         call = DecisionCall.model_validate(tool_input)
         decision = Decision(kind=call.kind, what=call.what, why=call.why or None, entities=call.entities,
                             category=call.category[:40] or "general",
-                            confidence=min(call.confidence, AGENT_MAX_CONFIDENCE), source="agent",
-                            project=toolbox.project_root.name if toolbox.project_root else "")
+                            confidence=min(call.confidence, AGENT_MAX_CONFIDENCE), source="agent")
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "input"
         return ToolResult(f"{NAME}: field '{field}': {err['msg']}; see the tool's schema", is_error=True)
-    if toolbox.project_root is None:
-        return ToolResult(f"{NAME}: no project folder is known for this conversation; nothing recorded", is_error=True)
     if toolbox.dry_run:
         return ToolResult(f"would record {decision.kind} {decision.id} (dry run: not written)")
-    outcome = record([Captured(decision, call.relations)], project_root=toolbox.project_root, memory_dir=None)
-    if outcome.errors:
-        return ToolResult(f"{NAME}: " + "; ".join(outcome.errors), is_error=True)
-    verb = "recorded" if outcome.journaled else "already recorded"
-    return ToolResult(f"{verb} {decision.kind} {decision.id} in {C.DECISIONS_DIR}/{C.DECISIONS_JOURNAL}")
+    item = {"decision": decision.to_record(), "relations": [r.as_graph() for r in call.relations]}
+    state = toolbox.memory_dir / C.STATE_DIRNAME
+    try:
+        if state.is_symlink():
+            raise OSError(f"{state} is a symlink")
+        append_lines(state / C.DECISION_INBOX, [item])
+    except OSError as exc:
+        return ToolResult(f"{NAME}: cannot queue the decision ({exc.strerror or exc})", is_error=True)
+    return ToolResult(f"recorded {decision.kind} {decision.id}; it reaches the project's decision journal after this turn")

@@ -14,7 +14,11 @@ from datetime import date
 
 from extractor.dates import DATE_PATTERN, absolutize
 from extractor.excerpt import message_date
+from extractor import prose, report
+from memdir import history
 from memdir.errors import MemdirError
+from memdir.fsio import read_text
+from memdir.frontmatter_io import dump_document
 from memdir.model import Memory, MemoryType, compose_body
 from memdir.record import Record
 from memdir.store import MemoryStore
@@ -35,8 +39,6 @@ class Forget(Record):
     __slots__ = ("phrase",)
 
 
-_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
-_LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing)[,:]?\s+)+", re.I)
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
 _REMEMBER = re.compile(
     r"^(?:please\s+|also\s+|and\s+)*(?:remember|note|keep in mind|don'?t forget|make a note)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
@@ -64,16 +66,25 @@ _CONFIRM = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i (?:prefer|like|want|'?d rather|would rather)|always (?:use|run|write|add|do|keep|put|check)|"
-    r"please (?:always|use|write|keep))\b.+",
+    r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
+    r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
+    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never))\b.+",
     re.I,
 )
 _DECISION = re.compile(
-    r"\b(?:let'?s (?:use|go with|switch to|adopt|stick with|move to)|we(?:'ll| will| are going to)? "
-    r"(?:use|go with|switch to|adopt|stick with|move to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
-    r"going with|decided to|the decision is)\b.+",
+    r"\b(?:let'?s (?:also )?(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we(?:'ll| will| are going to)? "
+    r"(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
+    r"going with|decided to|the decision is|let'?s do (?=[\w.+-]+[.!]?$)(?!it|this|that|these|those|so|the|a|an))\b.+",
     re.I,
 )
+# Task state, not a decision worth keeping: "let's move to Phase 4", "let's go with the next step".
+_TASK_STATE = re.compile(
+    r"\b(?:phase|step|stage|part|task|item|point|section|todo|ticket|next one|the next|option \w|plan [a-z0-9])\b", re.I
+)
+# A suggestion about how the work is done: "I think we should run it on all pushes".
+_SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+# Idioms that look like corrections but correct nothing.
+_IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
 _DEADLINE_WORDS = re.compile(
     r"\b(?:deadline|due|ships?|shipping|release[sd]?|launch(?:es|ing)?|freeze|demo|cut-?off|goes live|go-live|"
     r"must be done|needs to be done|by (?:the )?end of)\b",
@@ -87,19 +98,15 @@ _URL = re.compile(r"https?://[^\s)>\]\"']+")
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
 _REFERENCE_HINT = re.compile(
-    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|"
+    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
+    r"repository|github|gitlab|bitbucket|"
     r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
     re.I,
 )
 
 
 def _sentences(text: str) -> list[str]:
-    out = []
-    for raw in _SENTENCE.split(text):
-        sentence = _LEAD_IN.sub("", raw.strip(" -*\t"))
-        if len(sentence) > 3:
-            out.append(sentence[:1].upper() + sentence[1:])
-    return out
+    return prose.sentences(text)
 
 
 def _third_person(text: str) -> str:
@@ -140,8 +147,56 @@ def _previous_assistant_summary(messages: list[Message], index: int) -> str | No
     return None
 
 
+def _rejection_draft(reason: str) -> Draft | None:
+    """A reason typed when refusing a tool call is a correction when it states a general rule ("use pnpm");
+    one about the call at hand ("keep the name of the py file ...") is not."""
+    reason = " ".join(reason.split()).rstrip(" .!")
+    if len(reason.split()) > 12 or not _IMPERATIVE.match(reason) or re.search(r"\b(?:it|this|that|the \w+ file)\b", reason, re.I):
+        return None
+    rule, why = _split_rationale(reason)
+    return Draft("feedback", rule[:1].upper() + rule[1:], why or "the user rejected a tool call with this reason",
+                 kind="correction", correction=True)
+
+
+def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[Draft]:
+    """What one sentence of the user's prose asks to keep (a question asks for help, it is not a rule)."""
+    drafts: list[Draft] = []
+    question = sentence.rstrip().endswith("?")
+    if m := _ROLE.search(sentence):
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
+    elif m := _NEW_TO.search(sentence):
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
+    if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
+        drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
+    elif _CONFIRM.search(sentence):
+        done = _previous_assistant_summary(messages, index)
+        if done:
+            drafts.append(Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
+                                kind="confirmation"))
+    elif _PREFERENCE.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    elif m := _SUGGESTION.match(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="decision"))
+    elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="deadline"))
+    if not drafts and (_URL.search(sentence) or _TICKET.search(sentence)) and (
+        _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
+    ):
+        drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+    return drafts
+
+
 def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
-    """Drafts and forget requests found in the user's own words (tool results are not theirs)."""
+    """Drafts and forget requests found in the user's own prose (tool output, harness text and pasted
+    material are not theirs)."""
     drafts: list[Draft] = []
     forgets: list[Forget] = []
     for index, message in enumerate(messages):
@@ -150,44 +205,23 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             continue
         anchor = message_date(message) or date.today()
         start = len(drafts)
-        for sentence in _sentences(text):
-            sentence, _ = absolutize(sentence, anchor)
-            drafts_before = len(drafts)
-            if m := _FORGET.match(sentence):
-                forgets.append(Forget(m.group("what").rstrip(" .!")))
-                continue
-            if m := _REMEMBER.match(sentence):
-                what, why = _split_rationale(m.group("what").rstrip(" .!"))
-                drafts.append(Draft(_classify(what), what, why, kind="remember"))
-                continue
-            if m := _ROLE.search(sentence):
-                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
-            elif m := _NEW_TO.search(sentence):
-                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
-            if _CORRECTION.match(sentence) or _INSTEAD.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
-                drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-            elif _CONFIRM.search(sentence):
-                done = _previous_assistant_summary(messages, index)
-                if done:
-                    drafts.append(
-                        Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
-                              kind="confirmation")
-                    )
-            elif _PREFERENCE.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("feedback", rule, why, kind="preference"))
-            if _DECISION.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("project", rule, why, kind="decision"))
-            elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("project", rule, why, kind="deadline"))
-            if len(drafts) == drafts_before and (_URL.search(sentence) or _TICKET.search(sentence)) and (
-                _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
-            ):
-                drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+        if message.kind == "rejection":
+            found = _rejection_draft(text)
+            drafts += [found] if found else []
+        else:
+            for sentence in _sentences(prose.own_prose(text)):
+                sentence, _ = absolutize(sentence, anchor)
+                sentence = _IDIOM.sub("", sentence).strip()
+                if len(sentence) < 4:
+                    continue
+                if m := _FORGET.match(sentence):
+                    forgets.append(Forget(m.group("what").rstrip(" .!")))
+                    continue
+                if m := _REMEMBER.match(sentence):
+                    what, why = _split_rationale(m.group("what").rstrip(" .!"))
+                    drafts.append(Draft(_classify(what), what, why, kind="remember"))
+                    continue
+                drafts += _sentence_drafts(sentence, messages, index)
         for draft in drafts[start:]:
             draft.said_on = anchor
             if draft.type == "user":
@@ -266,39 +300,57 @@ def to_memory(draft: Draft, today: date) -> Memory:
     return Memory(name=_title(draft.rule), description=description, type=mtype, body=body)
 
 
+def _about(h) -> set[str]:
+    """What an existing memory is about: its name and description (its body is detail, not subject)."""
+    return _content_stems(" ".join(filter(None, (h.name, h.description))))
+
+
 def _similar(store: MemoryStore, draft: Draft) -> str | None:
-    """An existing memory of the same type this draft should update instead of duplicating."""
+    """An existing memory of the same type that this draft is clearly about, to update instead of duplicating.
+
+    Clearly about the same thing means sharing at least two subject words (filler such as "never",
+    "always", "please" does not count) covering most of the draft and a good part of the memory."""
     new = _content_stems(draft.rule)
-    if not new:
+    if len(new) < 2:
         return None
     best, best_score = None, 0.0
     for h in store.scan().headers:
         if h.type != draft.type:
             continue
-        old = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
+        old = _about(h)
         shared = new & old
-        if not shared:
+        if len(shared) >= 2:
+            score = min(len(shared) / len(new), len(shared) / len(old))
+        elif shared and draft.correction:
+            score = len(shared) / len(new)  # "don't use npm, use pnpm" corrects the memory about npm
+        else:
             continue
-        score = len(shared) / min(len(new), len(old))
         if score > best_score:
             best, best_score = h.rel_path, score
-    threshold = 0.2 if draft.correction else 0.6  # a correction naming the same thing supersedes it
-    return best if best_score >= threshold else None
+    return best if best_score >= SAME_SUBJECT else None
+
+
+SAME_SUBJECT = 0.5
 
 
 class OfflineOutcome(Record):
-    __slots__ = ("saved", "updated", "deleted", "drafts", "errors")
-    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list}
+    """saved: created files; updated: rewritten files; changes: extractor/report.py dicts for all of it."""
+
+    __slots__ = ("saved", "updated", "deleted", "drafts", "errors", "changes")
+    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list, "changes": list}
 
 
 def _forget_target(store: MemoryStore, phrase: str) -> str | None:
+    """The memory a "forget ..." request names: most of its subject words, two at least when few."""
     wanted = _content_stems(phrase) - STOPWORDS
     if not wanted:
         return None
     best, best_score = None, 0.0
     for h in store.scan().headers:
-        have = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
-        score = len(wanted & have) / len(wanted)
+        shared = wanted & _about(h)
+        if len(shared) < min(2, len(wanted)):
+            continue
+        score = len(shared) / len(wanted)
         if score > best_score:
             best, best_score = h.rel_path, score
     return best if best_score >= 0.5 else None
@@ -334,16 +386,66 @@ def log_drafts(memory_dir, messages: list[Message], *, today: date, dry_run: boo
     return outcome
 
 
+def _ours(store: MemoryStore, rel: str) -> bool:
+    """Did memdir's extractor write this file, unchanged since? A person's memory is theirs."""
+    return history.written_by_extractor(store.state_dir, store.root, rel)
+
+
+def _fresh_name(store: MemoryStore, memory: Memory) -> str:
+    """A file name for a new memory that never lands on an existing file."""
+    rel, exists = store.plan_filename(memory)
+    if not exists:
+        return rel
+    stem = rel.removesuffix(".md")
+    n = 2
+    while (store.root / f"{stem}_{n}.md").exists():
+        n += 1
+    return f"{stem}_{n}.md"
+
+
+ALREADY_SAID = 0.8
+
+
+def _already_says(store: MemoryStore, rel: str, draft: Draft) -> bool:
+    """The memory already states this rule (most of its words are in it): nothing to add or change."""
+    new = _content_stems(draft.rule)
+    try:
+        memory = store.load(rel)
+    except MemdirError:
+        return False
+    have = _content_stems(" ".join((memory.name, memory.description, memory.body)))
+    return bool(new) and len(new & have) / len(new) >= ALREADY_SAID
+
+
+def _target(store: MemoryStore, draft: Draft) -> tuple[str | None, bool]:
+    """(memory to update, skip): one of ours about the same thing, or a person's memory that the user
+    explicitly corrected; skip when an existing memory already says it."""
+    existing = _similar(store, draft)
+    if existing is None:
+        return None, False
+    if _already_says(store, existing, draft):
+        return None, True
+    if _ours(store, existing) or (draft.correction and draft.kind == "correction"):
+        return existing, False
+    return None, False
+
+
 def apply_drafts(
     store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False
 ) -> OfflineOutcome:
-    """File drafts as memories (updating near-duplicates) and carry out forget requests."""
+    """File drafts as memories (updating clear near-duplicates) and carry out forget requests.
+
+    Every change keeps the previous bytes (memdir/history.py) and is reported; a dry run reports the
+    real file names it would touch, with a diff for each update."""
     outcome = OfflineOutcome(drafts=drafts)
     for forget in forgets:
         target = _forget_target(store, forget.phrase)
         if target:
-            if not dry_run:
-                store.delete(target)
+            if dry_run:
+                outcome.changes.append(report.change("deleted", target))
+            else:
+                done = store.delete(target)
+                outcome.changes.append(report.change("deleted", target, done.kept))
             outcome.deleted.append(target)
     seen: set[str] = set()
     for draft in drafts:
@@ -351,18 +453,26 @@ def apply_drafts(
         if memory.description in seen:
             continue
         seen.add(memory.description)
-        existing = _similar(store, draft)
+        existing, skip = _target(store, draft)
+        if skip:
+            continue
+        if existing:
+            memory = memory.model_copy(update={"name": store.load(existing).name})
+        rel = existing or _fresh_name(store, memory)
         if dry_run:
-            (outcome.updated if existing else outcome.saved).append(existing or f"{memory.type.value}_… ({memory.name})")
+            diff = None
+            if existing:
+                diff = report.unified_diff(read_text(store.root / existing), dump_document(memory.frontmatter(), memory.body), existing)
+            outcome.changes.append(report.change("updated" if existing else "created", rel, diff=diff))
+            (outcome.updated if existing else outcome.saved).append(rel)
             continue
         try:
-            if existing:
-                old = store.load(existing)
-                result = store.save(memory.model_copy(update={"name": old.name}), rel_path=existing)
-                outcome.updated.append(result.rel_path)
-            else:
-                result = store.save(memory)
-                outcome.saved.append(result.rel_path)
+            result = store.save(memory, rel_path=rel, authored=True)
         except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest
             outcome.errors.append(str(exc))
+            continue
+        if not result.changed:
+            continue
+        outcome.changes.append(report.change("created" if result.created else "updated", result.rel_path, result.kept))
+        (outcome.saved if result.created else outcome.updated).append(result.rel_path)
     return outcome

@@ -24,9 +24,14 @@ def main(argv: list[str]) -> int:
     memory_dir = None
     try:
         request = json.loads(argv[0])
+        from memdir.hooks import usable_cwd
         from memdir.paths import memory_enabled, resolve_memory_dir
 
-        cwd = Path(request.get("cwd") or ".")
+        cwd_text = usable_cwd(request.get("cwd") if isinstance(request.get("cwd"), str) else None)
+        if cwd_text is None:
+            log(None, "stop", "no usable project folder in the request (cwd missing, '/', or not a folder)")
+            return 0
+        cwd = Path(cwd_text)
         if not memory_enabled(cwd).enabled:
             return 0
         memory_dir = resolve_memory_dir(cwd).path
@@ -42,7 +47,7 @@ def main(argv: list[str]) -> int:
             log(memory_dir, "stop", summary)
         from extractor.decision_pipeline import stop_step
 
-        for line in stop_step(memory_dir, request.get("cwd")):  # decision tiers (issue 14)
+        for line in stop_step(memory_dir, request.get("cwd"), request.get("transcript")):  # decision tiers (issue 14)
             log(memory_dir, "stop", line)
         from memdir.daylog import memory_mode
 

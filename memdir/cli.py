@@ -75,11 +75,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from memdir.fsio import read_text
-
     store = _store(args)
     header = store.find(args.name)
-    sys.stdout.write(read_text(header.path))
+    sys.stdout.write(store.read_file(header.rel_path))  # bounded, UTF-8 or a one-line error, no symlinks
     if header.problem:
         print(f"memdir: warning: {header.rel_path}: {header.problem}", file=sys.stderr)
     return 0
@@ -103,13 +101,36 @@ def cmd_remember(args: argparse.Namespace) -> int:
         how=args.how,
         allow_secrets=args.allow_secret,
     )
-    print(f"{'saved' if result.created else 'updated'} {result.path}")
+    print(result.describe())
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    header = _store(args).delete(args.name)
-    print(f"forgot {header.rel_path} (kept a copy in .memdir/trash/)")
+    print(_store(args).delete(args.name).describe())
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from memdir import history
+
+    store = _store(args)
+    rel = store.history_key(args.name)
+    found = history.versions(store.state_dir, rel)
+    if not found:
+        print(f"no kept versions of {rel}")
+        return 0
+    print(f"kept versions of {rel} (1 = newest; `memdir restore {rel} --version N`):")
+    width = len(str(len(found)))
+    for v in found:
+        size = v.path.stat().st_size
+        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    rel, version, kept = _store(args).restore(args.name, args.version)
+    note = f" (previous version kept: {kept})" if kept else ""
+    print(f"restored {rel} from {version}{note}")
     return 0
 
 
@@ -118,8 +139,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     store = _store(args)
     if args.rebuild:
-        count = store.rebuild_index()
-        print(f"rebuilt {store.index_path} with {count} entries", file=sys.stderr)
+        done = store.rebuild_index()
+        kept = f" (previous version kept: {done.kept})" if done.kept else ""
+        changes = f"added {len(done.added)}, removed {len(done.removed)} whose file is gone"
+        print(f"rebuilt {store.index_path}: {changes}; hand-written lines kept{kept}", file=sys.stderr)
     print(load_for_context(store.index()) if args.capped else store.index(), end="")
     return 0
 
@@ -141,18 +164,38 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         from memdir.usage import recent_usage, tokens_used
 
         folder = memory_dir_of(args).path
-        days = recent_usage(folder)
+        try:
+            days = recent_usage(folder)
+        except OSError:
+            days = []  # an unsafe .memdir/ is reported above; nothing to read from it
         if days:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
-        hook_log = folder / ".memdir" / "hook.log"
-        if hook_log.exists():
-            recent = hook_log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
-            print(f"latest hook activity ({hook_log}):")
+        recent = _hook_log_tail(folder)
+        if recent:
+            print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")
             for line in recent:
                 print(f"  {line}")
     return 0 if ok else 1
+
+
+def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
+    """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
+    import os
+
+    from memdir import constants as C
+    from memdir import safefs
+
+    try:
+        fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - C.HOOK_LOG_TAIL_BYTES))
+        data = handle.read(C.HOOK_LOG_TAIL_BYTES)
+    return data.decode("utf-8", errors="replace").splitlines()[-lines:]
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -193,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
             self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
 
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
+    from memdir import __version__
+
+    parser.add_argument("--version", action="version", version=f"memdir {__version__}")
     parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
     parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -233,8 +279,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_remember_flags(p)  # decision tiers (issue 14)
 
-    p = command("forget", cmd_forget, "remove a memory (a copy goes to .memdir/trash/)")
+    p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
     p.add_argument("name")
+    p.add_argument("--team", action="store_true")
+
+    p = command("history", cmd_history, "list the kept previous versions of a memory (or MEMORY.md)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--team", action="store_true")
+
+    p = command("restore", cmd_restore, "bring back a kept version (the current one is kept first)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--version", help="version number from `memdir history` (1 = newest, the default) or file name")
     p.add_argument("--team", action="store_true")
 
     p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")

@@ -35,6 +35,18 @@ NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
 
+# --- least privilege: bounded, symlink-free access inside the memory folder (issue 9) ---------
+SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, MEMORY.md, state JSON: refused above this
+HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
+TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
+HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
+
+# --- history: no-loss edits (issue 10) --------------------------------------------
+HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
+HISTORY_KEEP_PER_FILE = 200  # older versions beyond this are pruned, oldest first
+AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memdir's extractor last wrote
+EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens
+
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 DECISIONS_DIR = ".claude/memory"  # in the repo, beside the code the decisions are about
 DECISIONS_JOURNAL = "decisions.jsonl"  # Tier 2: append-only

@@ -12,6 +12,16 @@ import time
 
 from memdir import constants as C
 
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _refuse_symlinks(*folders: str) -> None:
+    """Nothing memdir writes in the memory folder follows a symlink out of it (the final name: O_NOFOLLOW)."""
+    for folder in folders:
+        if os.path.islink(folder):
+            raise OSError(f"{folder} is a symlink; memdir does not write through it")
+
+
 LABELS = {"decision": "Decision", "preference": "Preference", "pattern": "Pattern", "anti-pattern": "Anti-pattern",
           "problem": "Problem", "note": "Note"}
 
@@ -88,8 +98,9 @@ def first_prompt_of_session(state_dir: str, session_id: str | None) -> bool:
         return False
     folder = os.path.join(state_dir, C.DECISION_SESSIONS_DIRNAME)
     try:
+        _refuse_symlinks(state_dir, folder)
         os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, session_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(os.path.join(folder, session_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
     except FileExistsError:
         return False
     except OSError:
@@ -121,8 +132,9 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
     """Queue the prompt for decision capture by the Stop worker: one small O_APPEND write, no parsing here."""
     record = {"prompt": prompt[: C.INBOX_MAX_PROMPT_CHARS], "cwd": cwd, "session_id": session_id,
               "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    _refuse_symlinks(state_dir)
     os.makedirs(state_dir, exist_ok=True)
-    fd = os.open(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o600)
     try:
         if os.fstat(fd).st_size < C.INBOX_MAX_BYTES:  # no Stop worker draining it: stop growing, status says so
             os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))

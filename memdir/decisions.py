@@ -133,7 +133,7 @@ def append_lines(path: Path, records: list[dict]) -> None:
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_for(path)):
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":

@@ -62,26 +62,51 @@ class HookPayload(FrozenRecord):
 
 
 def log(memory_dir: Path | None, event: str, message: str) -> None:
-    """Append one line to the hook log; never raises."""
-    try:
-        from memdir.paths import config_home
+    """Append one line to the hook log (secrets redacted, never through a symlink); never raises.
 
-        target = (memory_dir / C.STATE_DIRNAME if memory_dir else config_home() / "memdir") / "hook.log"
-        target.parent.mkdir(parents=True, exist_ok=True)
+    The log goes into an existing memory folder's `.memdir/`, else `<config home>/memdir/`: logging
+    never creates a memory folder.
+    """
+    try:
+        from memdir import safefs
+        from memdir.paths import config_home
+        from memdir.secrets import redact
+
+        if memory_dir is not None and os.path.isdir(memory_dir):
+            root, rel = memory_dir, f"{C.STATE_DIRNAME}/hook.log"
+        else:
+            root, rel = config_home(), "memdir/hook.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {event}: {message}\n")
+        flat = " ".join(str(message).split())[:2000]
+        safefs.append_text(root, rel, redact(f"{stamp} {event}: {flat}") + "\n")
     except Exception:
         pass
 
 
+def usable_cwd(raw: str | None) -> str | None:
+    """The payload's cwd when it can name a project: an absolute, existing folder other than `/`.
+
+    A missing cwd, `/`, a relative path or a file never gets a memory folder of its own.
+    """
+    if not raw or "\x00" in raw or not os.path.isabs(raw):
+        return None
+    normal = os.path.normpath(raw)
+    if normal == os.path.dirname(normal) or not os.path.isdir(normal):  # "/" (or a drive root), or not a folder
+        return None
+    return normal
+
+
 def _memory_dir_for(payload: HookPayload) -> Path | None:
-    """The folder for this payload's project, or None when memory is switched off there."""
+    """The folder for this payload's project, or None when memory is switched off there or the
+    payload names no usable project folder."""
     from pathlib import Path
 
     from memdir.paths import memory_enabled, resolve_memory_dir
 
-    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    cwd_text = usable_cwd(payload.cwd)
+    if cwd_text is None:
+        return None
+    cwd = Path(cwd_text)
     if not memory_enabled(cwd).enabled:
         return None
     return resolve_memory_dir(cwd).path
@@ -106,6 +131,9 @@ def stop_output(payload: HookPayload) -> str:
     posix_spawn rather than subprocess: this hook runs after every turn with a budget of twice a
     bare `python -c` start, and importing subprocess (~9 ms) is a third of that.
     """
+    if usable_cwd(payload.cwd) is None:
+        log(None, "stop", "the payload's cwd is missing, '/', or not a folder: no memory folder for it")
+        return ""
     request = json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path, "cwd": payload.cwd})
     argv = [sys.executable, "-m", "extractor.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
@@ -143,8 +171,7 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     from memdir import index as index_text
     from prompts import render
 
-    index_file = memory_dir / C.INDEX_NAME
-    index = index_file.read_text(encoding="utf-8-sig") if index_file.exists() else ""
+    index = _index_prefix(memory_dir) if include_index else ""
     context = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=include_index,
                      index=index_text.load_for_context(index) if include_index else "")
     output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
@@ -152,6 +179,22 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     if notice:
         output["systemMessage"] = notice
     return json.dumps(output)
+
+
+def _index_prefix(memory_dir: Path) -> str:
+    """The start of MEMORY.md, enough for the load cap: bounded, never through a symlink, never a
+    FIFO; a problem becomes a one-line note in the context instead of an error."""
+    from memdir import safefs
+
+    if not os.path.isdir(memory_dir):
+        return ""
+    try:
+        return safefs.read_text(memory_dir, C.INDEX_NAME, 4 * C.INDEX_MAX_CHARS, prefix=True, errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except OSError as exc:
+        log(memory_dir, "session-start", f"{C.INDEX_NAME} not loaded: {exc}")
+        return f"({C.INDEX_NAME} was not loaded: {exc}; run `memdir doctor`)"
 
 
 def prompt_output(payload: HookPayload) -> str:

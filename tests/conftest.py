@@ -90,3 +90,14 @@ def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cw
         cwd=cwd,
         timeout=60,
     )
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """The shared real data (evals/realdata_path.py is the one locator); skipped only when truly absent."""
+    from evals.realdata_path import locate_realdata, missing_reason
+
+    found = locate_realdata()
+    if found is None:
+        pytest.skip(missing_reason())
+    return found

@@ -42,10 +42,10 @@ TUNING: list[tuple[str, str | None, str]] = [
 
 # Sentences from ../shared/realdata/ (found there by a substring; the whole user block is captured).
 REALDATA: list[tuple[str, str | None, str]] = [
-    ("The user provided the following reason for the rejection:  use pnpm", "preference", "high"),
+    ("use pnpm", "preference", "high"),  # typed as the reason for rejecting an `npm install` tool call
     ("I'd actually love that test to be saved a permanent unit test", "preference", "high"),
     ("I don't want to make it only work for me or make assumptions about people's env", "preference", "high"),
-    ("was blocked because of a disallowed MIME type", None, "-"),
+    ("was blocked because of a disallowed MIME type", None, "-"),  # a pasted browser console error
     ("now we have cache so we should change TUI that it launches the session HTML page", None, "-"),
     ("don't use ClMail for communication", "preference", "high"),
     ("Does this doc page help?", None, "-"),  # a pasted uv doc page follows: not the user's words

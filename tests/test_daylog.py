@@ -71,7 +71,7 @@ def test_dream_gate(daily):
 def test_llm_daily_log_is_append_only(daily):
     daily.mkdir(parents=True)
     log = log_path(daily, DAY)
-    box = Toolbox(daily, None, daily_log=log)
+    box = Toolbox(daily, daily_log=log)
     ok = box.run("Write", {"file_path": str(log), "content": "- 09:00 [user] The user is on call this week\n"})
     assert not ok.is_error, ok.content
     current = log.read_text()

@@ -7,6 +7,7 @@ from datetime import date
 
 import httpx
 
+from extractor.decision_pipeline import stop_step
 from extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.decisions import read_journal
@@ -57,8 +58,11 @@ def test_agent_records_decisions_beside_its_memory_writes(api, tmp_path):
     results = {r["tool_use_id"]: r for r in second["messages"][-1]["content"]}
     assert "recorded decision" in results["toolu_d1"]["content"] and not results["toolu_d1"].get("is_error")
     assert results["toolu_d2"]["is_error"] and "field 'kind'" in results["toolu_d2"]["content"]
+    assert not (project / ".claude").exists()  # the agent touched only the memory folder
+    stop_step(memory, str(project))  # the Stop worker moves the queued decision into the project's tiers
     [recorded] = read_journal(project).decisions
     assert (recorded.source, recorded.confidence, recorded.project) == ("agent", 0.9, "orders")  # capped
     assert recorded.why == "we need JSONB"
-    queued = graph.queue_path(project).read_text()
-    assert '"relationType": "CHOSE_OVER"' in queued
+    loaded = graph.load_graph(graph.graph_path(project))
+    assert ("PostgreSQL", "MySQL", "CHOSE_OVER") in loaded.relations
+    assert not list(memory.glob("project_*.md"))  # not promoted: the agent writes its own memory files

@@ -6,7 +6,7 @@ import pytest
 
 from extractor.capture import capture_explicit, capture_text
 from tests import decision_cases
-from tests.realdata import user_text_containing
+from tests.realdata import user_words_containing
 
 
 @pytest.mark.parametrize(("text", "kind", "band"), decision_cases.TUNING, ids=lambda v: str(v)[:40])
@@ -15,8 +15,8 @@ def test_capture_kind_and_confidence_band(text, kind, band):
 
 
 @pytest.mark.parametrize(("needle", "kind", "band"), decision_cases.REALDATA, ids=lambda v: str(v)[:40])
-def test_capture_on_real_transcript_sentences(needle, kind, band):
-    text = user_text_containing(needle)
+def test_capture_on_real_transcript_sentences(realdata, needle, kind, band):
+    text = user_words_containing(realdata, needle)
     assert decision_cases.outcome(text) == (kind, band)
 
 

@@ -110,3 +110,34 @@ def test_real_hook_processes_capture_through_the_stop_worker(tmp_path):
     while not (graph_file.exists() and "Vitest" in graph_file.read_text()):
         assert time.monotonic() < deadline, "the Stop worker never flushed the graph"
         time.sleep(0.1)
+
+
+def test_rejection_reason_in_the_transcript_is_captured_by_the_stop_worker(tmp_path):
+    project, memory = make_project(tmp_path)
+    rejection = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+                 "edit, the new_string was NOT written to the file). The user provided the following reason for the "
+                 "rejection:  use pnpm")
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s1", "cwd": str(project),
+         "message": {"role": "user", "content": "set up the project"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npm install"}}]}},
+        {"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s1", "cwd": str(project),
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": rejection}]}},
+    ]
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    stop_step(memory, str(project), str(transcript))
+    stop_step(memory, str(project), str(transcript))  # the same tail again: nothing repeated
+    assert [(d.kind, d.what) for d in read_journal(project).decisions] == [("preference", "Use pnpm")]
+
+
+def test_a_symlinked_state_folder_is_never_written_through(tmp_path, monkeypatch):
+    project, memory = make_project(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (memory / C.STATE_DIRNAME).symlink_to(outside)
+    run_prompt(project, memory, monkeypatch, "Let's use Redis for the job queue.")
+    assert list(outside.iterdir()) == []
