@@ -40,6 +40,7 @@ class Promotion:
     rel_path: str = ""
     reason: str = ""
     compat: bool = False
+    kept: str | None = None  # the previous version the store kept (an update)
 
 
 def memory_type_for(decision: Decision) -> MemoryType:
@@ -149,7 +150,7 @@ def promote(store: MemoryStore, decision: Decision, *, compat_section: bool = Fa
             result = Promotion("skipped", same[0], reason=f"{same[0]} already says this")
         else:
             saved = store.save(updated, rel_path=same[0])
-            result = Promotion("updated", saved.rel_path)
+            result = Promotion("updated", saved.rel_path, kept=saved.kept)
     else:
         saved = store.save(memory)
         result = Promotion("created" if saved.created else "updated", saved.rel_path)

@@ -40,6 +40,7 @@ def remember_decision(args: argparse.Namespace) -> int:
         print("  already in the journal; nothing new appended")
     for p in outcome.promotions:
         print(f"  memory: {p.action} {p.rel_path}" + (f" ({p.reason})" if p.reason else "")
+              + (f"; previous version kept as {p.kept}" if p.kept else "")
               + ("; added to ## Recent Project Decisions" if p.compat else ""))
     for error in outcome.errors:
         print(f"memdir: warning: {error}", file=sys.stderr)

@@ -46,6 +46,10 @@ def test_restated_decision_updates_the_memory_instead_of_adding_one(store):
     assert (first.action, again.action) == ("created", "updated")
     assert again.rel_path == first.rel_path and len(store.scan().headers) == 1
     assert "We're going with Postgres for analytics" in store.load(first.rel_path).body
+    from memdir import history
+
+    [old] = history.versions(store.state_dir, first.rel_path)  # the old version is kept, not lost
+    assert b"Let's use PostgreSQL for the analytics database" in old.read() and again.kept
     other = promote(store, d("Use PostgreSQL for the orders service", entities=["PostgreSQL"]))
     assert other.action == "created" and len(store.scan().headers) == 2  # same technology, different decision
 
