@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process, write_memories

@@ -14,8 +14,6 @@ import pytest
 from extractor.capture import capture_text
 from extractor.decision_pipeline import flush, record
 from memdir import graph
-from memdir.store import MemoryStore
-from memdir.model import Memory
 
 SERVER_PACKAGE = "@modelcontextprotocol/server-memory"
 SERVER_VERSION = "2026.8.31"  # pinned: the format test must not drift with a new release
