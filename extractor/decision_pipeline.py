@@ -42,7 +42,8 @@ class TierOutcome:
 
 
 def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | None, compat_section: bool = False,
-           flush_graph: bool = False) -> TierOutcome:
+           flush_graph: bool = False, team: bool = False) -> TierOutcome:
+    """Journal, queue and (with a memory folder) promote; `team` promotes into the folder's team memory."""
     outcome = TierOutcome()
     recent = {r.get("id") for r in tail_records(str(journal.journal_path(project_root)), 10_000)[0]}
     fresh = []
@@ -70,7 +71,7 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
     except OSError as exc:
         outcome.errors.append(f"graph queue {graph.queue_path(project_root)}: {exc.strerror or exc}")
     if memory_dir is not None:
-        store = MemoryStore(memory_dir)
+        store = MemoryStore.team_store(memory_dir) if team else MemoryStore(memory_dir)
         for c in fresh:
             try:
                 outcome.promotions.append(promote(store, c.decision, compat_section=compat_section))

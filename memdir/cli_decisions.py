@@ -29,11 +29,12 @@ def remember_decision(args: argparse.Namespace) -> int:
         raise MemdirError("nothing to remember: pass the decision as text")
     outcome_flag = "success" if args.success else "failed" if args.failed else None
     root = _project_root(args)
-    captured = capture_explicit(args.text, outcome=outcome_flag, scope="global" if args.is_global else "user",
+    scope = "global" if args.is_global else "team" if args.team else "user"
+    captured = capture_explicit(args.text, outcome=outcome_flag, scope=scope,
                                 project=root.name)
     compat = args.orchestkit_compat or compat_enabled()
     outcome = record([captured], project_root=root, memory_dir=memory_dir_of(args).path, compat_section=compat,
-                     flush_graph=True)
+                     flush_graph=True, team=args.team)
     d = captured.decision
     print(f"recorded {d.kind} {d.id} (confidence {d.confidence:.2f}) in {root / '.claude/memory/decisions.jsonl'}")
     if not outcome.journaled and not outcome.errors:
@@ -120,4 +121,5 @@ def add_remember_flags(p) -> None:
 
 
 def wants_decision(args: argparse.Namespace) -> bool:
-    return bool(args.success or args.failed or args.is_global or (args.orchestkit_compat and not args.type))
+    return bool(args.success or args.failed or args.is_global or (args.orchestkit_compat and not args.type)
+                or (args.team and not args.type))

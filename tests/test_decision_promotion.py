@@ -133,6 +133,9 @@ def test_remember_cli_success_failed_global(tmp_path, cli, isolated_home):
     feedback = next(memory.glob("feedback_*.md")).read_text()
     assert "Avoid: One Redis for cache and sessions" in feedback and "**Why:** Eviction logged users out" in feedback
     assert "- **[Pattern]** Circuit breaker" in (memory / "MEMORY.md").read_text()
+    code, out, _ = cli(*base, "Every service exposes /healthz for the load balancer", "--team", "--success")
+    assert code == 0 and list((memory / "team").glob("project_*.md"))  # the team's folder, scope team
+    assert read_journal(project).decisions[-1].scope == "team"
     code, _, err = cli(*base, "no type and no flag")
     assert code == 2 and "pass --type" in err
     code, out, _ = cli(*base, "Circuit breaker with a 5s timeout for external API calls", "--success")
