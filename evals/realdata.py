@@ -130,7 +130,7 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
             if not any(k.is_file() and k.read_bytes() == data for k in kept) or rel not in reported:
                 lost_files.append(rel)
                 lost_bytes += len(data)
-        return {"files": len(before), "changed": changed, "reported": sorted(reported), "lost_files": lost_files,
+        return {"transcripts": len(sessions), "files": len(before), "changed": changed, "reported": sorted(reported), "lost_files": lost_files,
                 "lost_bytes": lost_bytes}
 
 
@@ -156,8 +156,9 @@ def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_los
         graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect and not spec.acceptable)
         _fold(parts["held_out" if key in suite.held_out else "tuning"], graded)
     report = {"engine": engine, "root": str(root), **{name: _figures(p) for name, p in parts.items()}}
-    if with_no_loss:
-        report["no_loss"] = no_loss_check(root, sessions, engine, settings)
+    if with_no_loss:  # every transcript, subagents included, into one copy of the real folder
+        everything = sorted((root / "claude-code-log").rglob("*.jsonl"))
+        report["no_loss"] = no_loss_check(root, everything, engine, settings)
     return report
 
 
@@ -208,7 +209,8 @@ def render(report: dict) -> str:
     if "no_loss" in report:
         n = report["no_loss"]
         lines += [
-            f"## No-loss check on a copy of {NO_LOSS_FOLDER} ({n['files']} files)",
+            f"## No-loss check: {n['transcripts']} transcripts extracted into a copy of {NO_LOSS_FOLDER} "
+            f"({n['files']} files), then its index rebuilt",
             f"lost bytes: {n['lost_bytes']} ({len(n['lost_files'])} files changed without a kept, reported copy)",
             f"changed files: {len(n['changed'])}, all reported with the previous version kept: "
             f"{'yes' if not n['lost_files'] else 'NO: ' + ', '.join(n['lost_files'])}",

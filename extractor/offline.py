@@ -83,6 +83,7 @@ _TASK_STATE = re.compile(
 )
 # A suggestion about how the work is done: "I think we should run it on all pushes".
 _SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+_CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
 # Idioms that look like corrections but correct nothing.
 _IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
 _DEADLINE_WORDS = re.compile(
@@ -163,7 +164,8 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     drafts: list[Draft] = []
     question = sentence.rstrip().endswith("?")
     if m := _ROLE.search(sentence):
-        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
+        # "Since last week I'm the tech lead, not just a backend engineer": the user corrects who they are.
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role", correction=bool(_CHANGED.search(sentence))))
     elif m := _NEW_TO.search(sentence):
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
     if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
@@ -228,6 +230,23 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
                 draft.rule = _third_person(_without_judgement(draft.rule))
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+# Broader than the saving rules on purpose: the LLM engine's cost guard must not skip a window the
+# model could have found something in (who the user is, how they work, where things live).
+_SIGNAL = re.compile(
+    r"\b(?:i'?m|i am|my|our|we|i (?:use|prefer|like|want|don'?t|never|always|work)|prefer|always|never|don'?t|"
+    r"do not|should|must|remember|forget|instead|deadline|due|release|freeze|team|https?://)\b",
+    re.I,
+)
+
+
+def possibly_memorable(messages: list[Message]) -> bool:
+    """Could a careful reader (the model) find something to keep here? False only for plain requests."""
+    drafts, forgets = detect(messages)
+    if drafts or forgets:
+        return True
+    return any(_SIGNAL.search(prose.own_prose(m.user_text())) for m in messages if m.user_text())
 
 
 # What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.
@@ -322,7 +341,8 @@ def _similar(store: MemoryStore, draft: Draft) -> str | None:
         if len(shared) >= 2:
             score = min(len(shared) / len(new), len(shared) / len(old))
         elif shared and draft.correction:
-            score = len(shared) / len(new)  # "don't use npm, use pnpm" corrects the memory about npm
+            # "don't use npm, we moved to pnpm" corrects the memory about npm
+            score = min(1.0, CORRECTION_WEIGHT * len(shared) / len(new))
         else:
             continue
         if score > best_score:
@@ -331,6 +351,7 @@ def _similar(store: MemoryStore, draft: Draft) -> str | None:
 
 
 SAME_SUBJECT = 0.5
+CORRECTION_WEIGHT = 1.5  # a correction naming one subject word of three is clearly about that memory
 
 
 class OfflineOutcome(Record):
@@ -425,7 +446,7 @@ def _target(store: MemoryStore, draft: Draft) -> tuple[str | None, bool]:
         return None, False
     if _already_says(store, existing, draft):
         return None, True
-    if _ours(store, existing) or (draft.correction and draft.kind == "correction"):
+    if _ours(store, existing) or draft.correction:
         return existing, False
     return None, False
 

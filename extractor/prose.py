@@ -63,7 +63,7 @@ def _join_soft_breaks(paragraph: str) -> list[str]:
 
 def sentences(text: str) -> list[str]:
     out = []
-    for paragraph in _PARAGRAPHS.split(text):
+    for paragraph in _PARAGRAPHS.split(_CONTINUATION.sub("\n", text)):
         for unit in _join_soft_breaks(paragraph):
             for raw in _SENTENCE.split(unit):
                 sentence = _LEAD_IN.sub("", raw.strip(" -*•\t"))

@@ -44,14 +44,21 @@ def unified_diff(old: str, new: str, rel: str) -> str:
 
 
 def from_toolbox(before: set[str], written: list[str], deleted: list[str], state_dir: Path, root: Path,
-                 dry_run: bool) -> list[dict]:
-    """Changes made by the LLM engine's tools, told apart by what existed before the run."""
+                 dry_run: bool, drafts: dict[str, str] | None = None) -> list[dict]:
+    """Changes made by the LLM engine's tools, told apart by what existed before the run. In a dry run
+    `drafts` (the text each write would have stored) gives every update its diff."""
     out = []
     for rel in dict.fromkeys(written):
         if rel in before:
             found = history.versions(state_dir, rel)
             kept = None if dry_run or not found else history.display(root, found[0].path)
-            out.append(change("updated", rel, kept))
+            diff = None
+            if dry_run and drafts and rel in drafts:
+                try:
+                    diff = unified_diff((root / rel).read_text(encoding="utf-8"), drafts[rel], rel)
+                except OSError:
+                    diff = None
+            out.append(change("updated", rel, kept, diff))
         else:
             out.append(change("created", rel))
     for rel in dict.fromkeys(deleted):

@@ -77,8 +77,7 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
         return chosen, ""
     if not any(m.user_text() for m in messages):
         return "skip", "no user-authored text in the new messages; the model was not called"
-    drafts, forgets = offline.detect(messages)
-    if not drafts and not forgets:
+    if not offline.possibly_memorable(messages):
         return "skip", "nothing in the new messages looks memorable; the model was not called"
     used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
@@ -127,7 +126,7 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
     result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
-                                         memory_dir, result.dry_run)
+                                         memory_dir, result.dry_run, toolbox.snapshots)
     if error is not None:  # API failure after retries: the caller keeps its cursor
         result.status, result.reason = "failed", describe_error(error)
         return result

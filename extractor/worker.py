@@ -40,11 +40,17 @@ def main(argv: list[str]) -> int:
             return 0
         from extractor.schedule import request_extraction
 
+        from extractor.report import summary as describe_changes
+
         for result in request_extraction(memory_dir, {**request, "hook": True}):
-            summary = f"{result.status}" + (f": {result.reason}" if result.reason else "")
-            if result.saved:
-                summary += f" saved {', '.join(result.saved)}"
-            log(memory_dir, "stop", summary)
+            # One plain line: what changed ("created a.md; updated b.md (previous version kept: ...)"),
+            # or why nothing did.
+            read = f" ({result.prompts_seen} prompt(s) read)" if result.chunks else ""
+            if result.changes:
+                line = f"{result.engine or 'no'} engine{read}: {describe_changes(result.changes, result.dry_run)}"
+            else:
+                line = f"{result.status}{read}" + (f": {result.reason}" if result.reason else "")
+            log(memory_dir, "stop", line)
         from extractor.decision_pipeline import stop_step
 
         for line in stop_step(memory_dir, request.get("cwd"), request.get("transcript")):  # decision tiers (issue 14)

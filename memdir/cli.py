@@ -66,9 +66,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         if not headers:
             print(f"no memories in {store.root}", file=sys.stderr)
-        for h in headers:
+        # Columns as wide as their longest value, so long file names never push a row out of line.
+        rows = [((h.type or "?"), h.rel_path, age_label(h.mtime), h) for h in headers]
+        widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+        for kind, rel, age, h in rows:
             flag = "  [!] " + h.problem if h.problem else ""
-            print(f"{(h.type or '?'):<9} {h.rel_path:<42} {age_label(h.mtime):<12} {h.description or ''}{flag}")
+            print(f"{kind:<{widths[0]}}  {rel:<{widths[1]}}  {age:<{widths[2]}}  {h.description or ''}{flag}".rstrip())
     for rel, reason in result.unreadable:
         print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
     return 0

@@ -130,8 +130,24 @@ def choose_engine(requested: str, env: dict[str, str] | None = None, *, quiet: b
     if llm_configured(env):
         return "llm"
     if not quiet and not _notice_shown:
-        import sys
-
         _notice_shown = True
-        print("memdir: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set; using the offline engines", file=sys.stderr)
+        _offline_notice_once()
     return "offline"
+
+
+def _offline_notice_once() -> None:
+    """Say it the first time only (a marker under memdir's config folder), not on every command."""
+    import sys
+
+    try:
+        from memdir.paths import config_home
+
+        marker = config_home() / "memdir" / C.OFFLINE_NOTICE_MARKER
+        if marker.exists():
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("the offline-engine notice was shown\n", encoding="utf-8")
+    except OSError:
+        pass  # cannot remember that it was said: saying it again is the lesser harm
+    print("memdir: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set; using the offline engines "
+          "(said once; set a key to use the model)", file=sys.stderr)

@@ -45,6 +45,7 @@ HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this 
 HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
 HISTORY_KEEP_PER_FILE = 200  # older versions beyond this are pruned, oldest first
 AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memdir's extractor last wrote
+OFFLINE_NOTICE_MARKER = "offline-notice-shown"  # under <config-home>/memdir: the notice is said once
 EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------

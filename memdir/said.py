@@ -72,7 +72,7 @@ def words_of_user_line(obj: dict, content: list[dict]) -> tuple[str, str | None]
 
 def queued_prompt(attachment: dict) -> str:
     """The user's words from a `queued_command` attachment (a prompt typed while Claude worked)."""
-    if attachment.get("commandMode") not in (None, "prompt"):
+    if attachment.get("type") != "queued_command" or attachment.get("commandMode") not in (None, "prompt"):
         return ""  # a queued slash or shell command is not a sentence the user wrote
     value = attachment.get("prompt", attachment.get("content"))
     if isinstance(value, list):

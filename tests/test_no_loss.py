@@ -162,3 +162,80 @@ def test_dry_run_names_real_files_and_shows_update_diffs(store):
 
     assert report.lines(dry.changes, dry_run=True)[0] == f"would update {rel} (the current version would be kept)"
     assert (store.root / rel).read_bytes() == before
+
+
+def test_list_columns_stay_aligned_on_long_names(cli, memory_dir):
+    cli("--dir", str(memory_dir), "remember", "short one", "--type", "user", "--name", "A")
+    cli("--dir", str(memory_dir), "remember", "long one", "--type", "reference",
+        "--name", "A very long memory name that goes on and on well past forty two characters")
+    code, out, _ = cli("--dir", str(memory_dir), "list")
+    rows = out.splitlines()
+    assert code == 0 and len(rows) == 2
+    assert len({row.index(" today") for row in rows}) == 1  # the age column starts at the same place
+
+
+def test_version_and_the_offline_notice_said_once(cli, capsys):
+    from memdir import __version__, config
+
+    with pytest.raises(SystemExit):
+        cli("--version")
+    assert f"memdir {__version__}" in capsys.readouterr().out
+    notices = []
+    for _ in range(2):
+        config._notice_shown = False  # a new process each time
+        config.choose_engine("auto")
+        notices.append(capsys.readouterr().err)
+    assert "offline engines" in notices[0] and notices[1] == ""
+
+
+def test_hook_log_says_what_changed_in_plain_words(tmp_path, monkeypatch):
+    import json
+
+    from extractor import worker
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s", "cwd": str(tmp_path),
+                                      "message": {"role": "user", "content": "Remember that deploys go out on Tuesdays."}}) + "\n")
+    memory = tmp_path / "memory"
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    request = {"session_id": "s", "transcript": str(transcript), "cwd": str(tmp_path)}
+    assert worker.main([json.dumps(request)]) == 0
+    line = (memory / ".memdir" / "hook.log").read_text().splitlines()[-1]
+    assert "stop: offline engine (1 prompt(s) read): created project_deploys_go_out_on_tuesdays.md" in line
+    assert "saved saved" not in line
+
+
+def test_llm_engine_updates_are_reported_with_the_kept_copy_and_dry_run_diffs(api, tmp_path):
+    import json
+
+    import httpx
+
+    from memdir.model import Memory
+    from tests import api_payloads as P
+
+    store = MemoryStore(tmp_path / "memory")
+    store.save(Memory(name="Testing", description="How tests should be written", type="feedback",
+                      body="Prefer fast tests\n\n**Why:** speed\n**How to apply:** keep them fast"))
+    existing = store.root / "feedback_testing.md"
+    original = existing.read_bytes()
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-03-02T09:00:00Z",
+                                      "message": {"role": "user", "content": "Never mock the database in tests."}}) + "\n")
+    updated = existing.read_text().replace("Prefer fast tests", "Prefer fast tests; never mock the database")
+    turns = lambda: [  # noqa: E731
+        httpx.Response(200, json=P.message([P.tool_use("Read", {"file_path": str(existing)}, "r1")], stop_reason="tool_use")),
+        httpx.Response(200, json=P.message([P.tool_use("Write", {"file_path": str(existing), "content": updated}, "w1")],
+                                           stop_reason="tool_use")),
+        httpx.Response(200, json=P.message([P.text("Done.")])),
+    ]
+    route = api.post("/v1/messages").mock(side_effect=turns())
+    settings = Settings(engine="llm", max_attempts=1)
+    dry = extract_transcript(transcript, store.root, settings=settings, today=date(2026, 3, 2), dry_run=True)
+    assert dry.report_lines()[0] == "would update feedback_testing.md (the current version would be kept)"
+    assert any(line.strip() == "+Prefer fast tests; never mock the database" for line in dry.report_lines())
+    assert existing.read_bytes() == original
+    route.side_effect = turns()
+    done = extract_transcript(transcript, store.root, settings=settings, today=date(2026, 3, 2))
+    change = next(c for c in done.changes if c["file"] == "feedback_testing.md")
+    assert change["action"] == "updated" and (store.root / change["kept"]).read_bytes() == original
