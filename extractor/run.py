@@ -254,6 +254,13 @@ def extract_transcript(
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
+    from memdir.native import other_writer_in_window
+
+    other = other_writer_in_window(memory_dir, messages, Path(read.cwd) if read.cwd else None)
+    if other:  # Claude Code's own extractor covered this window: saving again would duplicate it
+        if session_id and not dry_run:
+            state.save_cursor(memory_dir, session_id, newest)
+        return ExtractResult("skipped", reason=other, cursor=newest)
     result = ExtractResult("skipped", dry_run=dry_run, cursor=cursor["uuid"])
     for chunk in chunks(messages, settings.extract_chunk_tokens):
         part = extract_messages(

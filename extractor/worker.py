@@ -25,16 +25,16 @@ def main(argv: list[str]) -> int:
     try:
         request = json.loads(argv[0])
         from memdir.hooks import usable_cwd
-        from memdir.paths import memory_enabled, resolve_memory_dir
+        from memdir.paths import memdir_enabled, resolve_memory_dir
 
         cwd_text = usable_cwd(request.get("cwd") if isinstance(request.get("cwd"), str) else None)
         if cwd_text is None:
             log(None, "stop", "no usable project folder in the request (cwd missing, '/', or not a folder)")
             return 0
         cwd = Path(cwd_text)
-        if not memory_enabled(cwd).enabled:
-            return 0
         memory_dir = resolve_memory_dir(cwd).path
+        if not memdir_enabled(memory_dir).enabled:  # memdir's own switch, not Claude Code's
+            return 0
         if not request.get("transcript"):
             log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
             return 0

@@ -48,6 +48,33 @@ AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memd
 OFFLINE_NOTICE_MARKER = "offline-notice-shown"  # under <config-home>/memdir: the notice is said once
 EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens
 
+# --- Claude Code 2.1.x beside memdir (issue 11) ----------------------------------
+# Claude Code replaces a hook's additionalContext (or plain stdout) longer than this many characters
+# (JavaScript string length: UTF-16 code units) with "<persisted-output>Output too large ..." plus a
+# 2 KB preview and a file path. Measured with the real `claude` 2.1.328 (tests/realclient harness,
+# `claude -p` against a loopback API): a hook printing N characters, bisected between 9,000 (passed
+# whole) and 12,000 (replaced); 10,000 passed whole and 10,001 was replaced, for SessionStart and
+# UserPromptSubmit, JSON additionalContext and plain stdout, ASCII and 2-byte characters alike.
+# tests/realclient/test_hook_limits.py re-checks both sides of the cut-off against the pinned CLI.
+CLAUDE_CODE_HOOK_OUTPUT_LIMIT = 10_000
+# The ONE budget for everything a memdir hook adds to the context (instructions, index, recalled
+# memories), in UTF-16 code units: 20% under the limit, because Claude Code may add its own label
+# and future versions may lower the cut-off.
+HOOK_OUTPUT_BUDGET = 8_000
+# A recalled memory beyond the first is trimmed to its description and this many body lines, ending
+# with "read the rest at PATH".
+RECALL_TRIM_BODY_LINES = 12
+# Claude Code versions from this one on write the "current" memory form (kebab-case `name`, type
+# under `metadata:`, [[links]]); older ones the top-level `type:` form. Seen with 2.1.328; 2.1.0 is
+# the first 2.1 release, the line in which native auto memory gained this format.
+CURRENT_FORM_SINCE = (2, 1, 0)
+# A memory file changed this long after a window's last message still counts as written "in" that
+# window: Claude Code's own extractor runs when the turn ends, about when memdir's Stop worker runs.
+OTHER_WRITER_SLACK_SECONDS = 120
+# memdir's own switch, independent of Claude Code's CLAUDE_CODE_DISABLE_AUTO_MEMORY.
+MEMDIR_DISABLE_ENV = "MEMDIR_DISABLE"
+MEMDIR_CONFIG_NAME = "config.json"  # {"enabled": false} in <config-home>/memdir/ or <memory>/.memdir/
+
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 DECISIONS_DIR = ".claude/memory"  # in the repo, beside the code the decisions are about
 DECISIONS_JOURNAL = "decisions.jsonl"  # Tier 2: append-only

@@ -13,6 +13,7 @@ import time
 from memdir import constants as C
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
 
 
 def _refuse_symlinks(*folders: str) -> None:
@@ -78,15 +79,15 @@ def recent_decisions_markdown(journal: str, limit: int = C.RECENT_DECISIONS_SHOW
         return ""
     hint = C.MORE_DECISIONS_HINT.format(journal=os.path.join(C.DECISIONS_DIR, C.DECISIONS_JOURNAL))
     lines = [C.RECENT_DECISIONS_HEADING]
-    size = len(lines[0])
+    size = units(lines[0])
     cut = False
     for record in reversed(records):
         line = entry_markdown(record)
-        if size + 1 + len(line) + 1 + len(hint) > max_chars:
+        if size + 1 + units(line) + 1 + units(hint) > max_chars:
             cut = True
             break
         lines.append(line)
-        size += 1 + len(line)
+        size += 1 + units(line)
     if cut or more:
         lines.append(hint)
     return "\n".join(lines) if len(lines) > 1 else ""
@@ -143,9 +144,10 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
 
 
 def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: str | None) -> str:
-    """The prompt hook's whole share of the decision tiers, kept cheap: queue the prompt for capture
-    (the Stop worker does the parsing and writing) and, on a session's first prompt, return the recent
-    decisions ("" otherwise). Never raises: decisions must not cost the user their prompt."""
+    """The prompt hook's share of the decision tiers, kept cheap: queue the prompt for capture (the Stop
+    worker does the parsing and writing) and, on a session's first prompt, return the journal to show
+    ("" otherwise; `with_recent_decisions` renders it). Never raises: decisions must not cost the user
+    their prompt."""
     state_dir = os.path.join(memory_dir, C.STATE_DIRNAME)
     try:
         enqueue_prompt(state_dir, prompt, cwd, session_id)
@@ -159,6 +161,26 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
         from memdir.paths import project_root
 
         root = project_root(Path(cwd) if cwd and os.path.isdir(cwd) else Path.cwd())
-        return recent_decisions_markdown(str(root / C.DECISIONS_DIR / C.DECISIONS_JOURNAL))
+        journal = root / C.DECISIONS_DIR / C.DECISIONS_JOURNAL
+        return str(journal) if journal.is_file() else ""
     except (OSError, ValueError):
         return ""
+
+
+def units(text: str) -> int:
+    """Length as Claude Code counts it (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def with_recent_decisions(journal: str, context: str, budget: int = C.HOOK_OUTPUT_BUDGET) -> str:
+    """The recent decisions before `context`, in whatever room the hook's one output budget leaves
+    (at most RECENT_DECISIONS_MAX_CHARS): recalled memories answer this prompt, so they keep their room."""
+    if not journal:
+        return context
+    room = budget - (units(context) + 2 if context else 0)
+    if room < MIN_DECISIONS_ROOM:
+        return context
+    block = recent_decisions_markdown(journal, max_chars=min(C.RECENT_DECISIONS_MAX_CHARS, room))
+    if not block:
+        return context
+    return f"{block}\n\n{context}" if context else block

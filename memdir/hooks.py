@@ -97,19 +97,53 @@ def usable_cwd(raw: str | None) -> str | None:
 
 
 def _memory_dir_for(payload: HookPayload) -> Path | None:
-    """The folder for this payload's project, or None when memory is switched off there or the
-    payload names no usable project folder."""
+    """The folder for this payload's project, or None when memdir is switched off there or the
+    payload names no usable project folder.
+
+    memdir's own switch (MEMDIR_DISABLE, `enabled: false` in its config) decides, not Claude Code's
+    CLAUDE_CODE_DISABLE_AUTO_MEMORY: a user may turn native memory off to run memdir instead.
+    """
     from pathlib import Path
 
-    from memdir.paths import memory_enabled, resolve_memory_dir
+    from memdir.paths import memdir_enabled, resolve_memory_dir
 
     cwd_text = usable_cwd(payload.cwd)
     if cwd_text is None:
         return None
-    cwd = Path(cwd_text)
-    if not memory_enabled(cwd).enabled:
+    memory_dir = resolve_memory_dir(Path(cwd_text)).path
+    if not memdir_enabled(memory_dir).enabled:
         return None
-    return resolve_memory_dir(cwd).path
+    return memory_dir
+
+
+def _native_on(payload: HookPayload) -> bool:
+    """Claude Code's own auto memory is on here (it loads MEMORY.md and instructs the model itself)."""
+    from pathlib import Path
+
+    from memdir.paths import memory_enabled
+
+    cwd_text = usable_cwd(payload.cwd)
+    return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd()).enabled
+
+
+def fit_index(index: str, budget: int, index_path: str) -> str:
+    """MEMORY.md cut at a line so it fits `budget` UTF-16 units, saying where the rest is."""
+    from recall.inject import units
+
+    if units(index) <= budget:
+        return index
+    lines = index.split("\n")
+    kept: list[str] = []
+    used = 0
+    reserve = 160  # room for the note below
+    for line in lines:
+        if used + units(line) + 1 > budget - reserve:
+            break
+        kept.append(line)
+        used += units(line) + 1
+    hidden = len(lines) - len(kept)
+    kept.append(f"[{hidden} more line(s) of MEMORY.md not loaded here for space: read {index_path}]")
+    return "\n".join(kept)
 
 
 def _recent_tools(payload: HookPayload) -> list[str]:
@@ -161,19 +195,32 @@ def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
 
 
 def session_start_output(payload: HookPayload, include_index: bool = True) -> str:
-    """Memory instructions plus MEMORY.md (capped as a session loads it) as additionalContext.
+    """What memdir adds at session start, within C.HOOK_OUTPUT_BUDGET.
 
-    `--no-index` leaves MEMORY.md out for users whose Claude Code auto-memory already loads it.
+    With Claude Code's auto memory on, Claude Code already loads MEMORY.md and tells the model how
+    memory works: memdir then adds one sentence on what it does on top, nothing twice. With native
+    memory off, memdir gives the instructions and MEMORY.md (cut to fit the budget).
+    `--no-index` leaves MEMORY.md out in any case.
     """
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         return ""
     from memdir import index as index_text
     from prompts import render
+    from recall.inject import units
 
-    index = _index_prefix(memory_dir) if include_index else ""
+    native = _native_on(payload)
+    include_index = include_index and not native
+    index = ""
+    if include_index:
+        raw = _index_prefix(memory_dir)
+        index = index_text.load_for_context(raw) if raw else ""
+        if index:
+            frame = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
+                           index="", native=False)
+            index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), str(memory_dir / C.INDEX_NAME))
     context = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=include_index,
-                     index=index_text.load_for_context(index) if include_index else "")
+                     index=index, native=native).strip("\n")
     output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
     notice = _saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
     if notice:
@@ -207,7 +254,7 @@ def prompt_output(payload: HookPayload) -> str:
         return ""
     from memdir.decision_context import for_prompt_hook
 
-    decisions = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14: queue only
+    decisions = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14: queue, journal
     if not memory_dir.is_dir():
         return ""
     from recall.api import recall
@@ -224,7 +271,9 @@ def prompt_output(payload: HookPayload) -> str:
             log(memory_dir, "prompt", line)
         context = result.context
     if decisions:
-        context = f"{decisions}\n\n{context}" if context else decisions
+        from memdir.decision_context import with_recent_decisions
+
+        context = with_recent_decisions(decisions, context)  # in the room the output budget leaves
     output: dict = {}
     if notice:
         output["systemMessage"] = notice

@@ -178,10 +178,12 @@ class Enablement(FrozenRecord):
 
 
 def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
-    """Disabled by a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false.
+    """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)?
 
-    A defined falsy CLAUDE_CODE_DISABLE_AUTO_MEMORY forces memory ON over every setting. Settings
-    may come from the user or the repo: turning memory off is safe for a repo to ask for.
+    Off for a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false. A
+    defined falsy CLAUDE_CODE_DISABLE_AUTO_MEMORY forces it ON over every setting. Settings may
+    come from the user or the repo: turning memory off is safe for a repo to ask for. Whether
+    memdir itself runs is `memdir_enabled`: a user may turn native memory off to use memdir instead.
     """
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
@@ -206,6 +208,36 @@ def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -
         if settings.get(C.SETTINGS_ENABLED_KEY) is False:
             return Enablement(False, f"{C.SETTINGS_ENABLED_KEY}: false in {settings_file}")
     return Enablement(True, "enabled by default")
+
+
+native_auto_memory = memory_enabled  # the name says what it answers; memory_enabled stays for callers
+
+
+def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
+    """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory.
+
+    Off for a truthy MEMDIR_DISABLE, or `{"enabled": false}` in `<config-home>/memdir/config.json`
+    (every project) or `<memory>/.memdir/config.json` (this folder). A defined falsy MEMDIR_DISABLE
+    forces it on. Unreadable config files are ignored here (doctor reports them).
+    """
+    env = os.environ if env is None else env
+    if C.MEMDIR_DISABLE_ENV in env:
+        value = env[C.MEMDIR_DISABLE_ENV].strip().lower()
+        if value in C.TRUTHY:
+            return Enablement(False, f"{C.MEMDIR_DISABLE_ENV}={env[C.MEMDIR_DISABLE_ENV]}")
+        if value in C.FALSY:
+            return Enablement(True, f"{C.MEMDIR_DISABLE_ENV}={env[C.MEMDIR_DISABLE_ENV]} forces memdir on")
+    candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
+    if memory_dir is not None:
+        candidates.append(memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
+    for config_file in candidates:
+        try:
+            config = json.loads(config_file.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(config, dict) and config.get("enabled") is False:
+            return Enablement(False, f"enabled: false in {config_file}")
+    return Enablement(True, "on (memdir's default)")
 
 
 def team_dir(memory_dir: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir import safefs
-from memdir.frontmatter_io import parse_header
+from memdir.frontmatter_io import memory_type, parse_header
 from memdir.record import Record
 
 
@@ -101,7 +101,7 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
         value = fields.get(key)
         return value.strip() or None if isinstance(value, str) else None
 
-    mtype = text("type")
+    mtype = memory_type(fields)  # top-level `type:` or Claude Code 2.1.x's `metadata: {type: ...}`
     if mtype is not None:
         mtype = mtype.lower()
         if mtype not in C.MEMORY_TYPES and problem is None:

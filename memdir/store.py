@@ -141,7 +141,10 @@ class MemoryStore:
         for header in headers:
             if wanted in (header.rel_path, header.rel_path.removesuffix(".md"), header.path.name, header.path.stem):
                 return header
-        by_name = [h for h in headers if h.name and h.name.casefold() == wanted.casefold()]
+        from memdir.model import kebab_slug
+
+        # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
+        by_name = [h for h in headers if h.name and h.name.casefold() in (wanted.casefold(), kebab_slug(wanted))]
         if len(by_name) == 1:
             return by_name[0]
         if len(by_name) > 1:
@@ -210,6 +213,9 @@ class MemoryStore:
         the save is refused if the file changed since, so no update is lost. `authored` marks a
         write by memdir's extractor (it may later update its own memories, never a person's).
         """
+        from memdir.native import preferred_form
+
+        memory = memory.in_form(preferred_form(self.root))  # new files: the form this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
         with self._locked():
             if rel_path is None:

@@ -33,6 +33,9 @@ def isolated_home(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     # No background recall servers from unit tests (tests of the server turn it back on).
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
+    # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the
+    # memory format itself (test_memory_format.py) unset this and check the newest form is the default.
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "legacy")
     return home
 
 

@@ -141,3 +141,18 @@ def test_a_symlinked_state_folder_is_never_written_through(tmp_path, monkeypatch
     (memory / C.STATE_DIRNAME).symlink_to(outside)
     run_prompt(project, memory, monkeypatch, "Let's use Redis for the job queue.")
     assert list(outside.iterdir()) == []
+
+
+def test_decisions_fit_the_room_the_hook_output_budget_leaves(tmp_path):
+    from memdir.decision_context import units, with_recent_decisions
+
+    append(tmp_path, [Decision(kind="decision", what=f"Decision {i} " + "é" * 200, confidence=0.8) for i in range(10)])
+    journal = str(journal_path(tmp_path))
+    recalled = "r" * (C.HOOK_OUTPUT_BUDGET - 1200)
+    combined = with_recent_decisions(journal, recalled)
+    assert combined.endswith(recalled) and units(combined) <= C.HOOK_OUTPUT_BUDGET  # recall keeps its room
+    assert combined.startswith("## Recent Project Decisions") and "additional decisions available" in combined
+    full = with_recent_decisions(journal, "short recall")
+    assert units(full) - units("short recall") - 2 <= C.RECENT_DECISIONS_MAX_CHARS
+    crowded = "r" * (C.HOOK_OUTPUT_BUDGET - 100)
+    assert with_recent_decisions(journal, crowded) == crowded  # no room: no stub of a block
