@@ -20,7 +20,8 @@ from extractor.promote import Promotion, promote
 from memdir import constants as C
 from memdir import decisions as journal
 from memdir import graph
-from memdir.decision_context import tail_records, prune_session_markers
+from memdir.decision_context import prune_session_markers, tail_records
+from memdir.errors import MemdirError
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
 
@@ -56,19 +57,19 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
     try:
         journal.append(project_root, [c.decision for c in fresh])
         outcome.journaled = [c.decision.id for c in fresh]
-    except OSError as exc:
+    except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
         outcome.errors.append(f"journal {journal.journal_path(project_root)}: {exc.strerror or exc}")
     shared = [c.decision.model_copy(update={"project": ""}) for c in fresh if c.decision.scope == "global"]
     if shared:
         try:  # cross-project best practices, anonymised: no project name
             journal.append_lines(global_journal_path(), [d.to_record() for d in shared])
-        except OSError as exc:
+        except (OSError, MemdirError) as exc:
             outcome.errors.append(f"global journal {global_journal_path()}: {exc.strerror or exc}")
     ops = [op for c in fresh for op in graph.ops_for_decision(c.decision, c.relations, c.entity_types)]
     try:
         graph.enqueue(project_root, ops)
         outcome.queued_ops = len(ops)
-    except OSError as exc:
+    except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
         outcome.errors.append(f"graph queue {graph.queue_path(project_root)}: {exc.strerror or exc}")
     if memory_dir is not None:
         store = MemoryStore.team_store(memory_dir) if team else MemoryStore(memory_dir)
