@@ -85,7 +85,7 @@ def add_parser(sub, command) -> None:
     r = evsub.add_parser("run", help="run eval cases", description="run eval cases")
     r.add_argument("--suite", choices=[*SUITE_NAMES, "locomo", "realdata", "all"], default="all",
                    help="realdata: every real session in ../shared/realdata (or $MEMDIR_REALDATA)")
-    r.add_argument("--engine", choices=["auto", "llm", "offline"], default=None)
+    r.add_argument("--engine", choices=["auto", "llm", "anthropic", "claude-code", "offline"], default=None)
     r.add_argument("--model", help="extraction/agent model")
     r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
     r.add_argument("--judge-model", help="model for rubric grading")

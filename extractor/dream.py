@@ -12,7 +12,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from extractor import offline
+from extractor import offline, report
 from extractor.offline import Draft, Forget
 from extractor.run import ExtractResult
 from extractor.tools import Toolbox
@@ -73,6 +73,7 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         forgets = [Forget(e.text) for e in todo if e.type == "forget"]
         outcome = offline.apply_drafts(MemoryStore(memory_dir), drafts, forgets, today=today, dry_run=dry_run)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
+        result.changes = outcome.changes
     else:
         from extractor.agent import run_agent
         from memdir.llm import describe_error
@@ -81,6 +82,7 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         from recall.manifest import manifest
 
         toolbox = Toolbox(memory_dir, dry_run=dry_run)
+        before = {h.rel_path for h in scan(memory_dir).headers}
         first = render("dream_user.j2", manifest=manifest(scan(memory_dir).headers), entries=todo)
         try:
             run = run_agent([], toolbox, settings, today=today, client=client, mode="dream", first_message=first)
@@ -89,6 +91,8 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
             return result
         result.turns, result.usage = run.turns, run.usage
         result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
+        result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
+                                             memory_dir, dry_run, toolbox.snapshots)
         if not dry_run:
             usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:

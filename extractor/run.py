@@ -30,7 +30,7 @@ class ExtractResult(Record):
     """
 
     __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor",
-                 "changes", "prompts_seen", "chunks")
+                 "changes", "prompts_seen", "chunks", "model", "cost_usd", "refusals")
     _defaults = {
         "changes": list,
         "prompts_seen": 0,
@@ -44,6 +44,9 @@ class ExtractResult(Record):
         "errors": list,
         "dry_run": False,
         "cursor": None,
+        "model": None,
+        "cost_usd": 0.0,
+        "refusals": 0,
     }
 
     def as_dict(self) -> dict:
@@ -127,17 +130,33 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
     result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
                                          memory_dir, result.dry_run, toolbox.snapshots)
-    if error is not None:  # API failure after retries: the caller keeps its cursor
+    run = run if run is not None else getattr(error, "run", None)
+    if run is not None:  # tokens spent count even when the run failed
+        result.turns, result.usage, result.model = run.turns, run.usage, run.model
+        result.cost_usd, result.refusals = round(run.cost_usd, 6), run.refusals
+        if not result.dry_run and run.usage:
+            usage.add_usage(memory_dir, today, run.usage)
+    if error is not None:  # API failure after retries, or a truncated reply: the caller keeps its cursor
         result.status, result.reason = "failed", describe_error(error)
+        _note_unreachable(error)
         return result
-    result.turns, result.usage = run.turns, run.usage
+    if run.refusals:
+        result.reason = "the model declined this window (stop_reason=refusal); nothing was saved"
     if run.hit_turn_cap:
         result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
-    if not result.dry_run:
-        usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:
         result.status = "saved"
     return result
+
+
+def _note_unreachable(error: Exception) -> None:
+    from memdir.llm import describe_error, is_connection_failure, mark_unreachable
+
+    try:
+        if is_connection_failure(error):
+            mark_unreachable(describe_error(error))
+    except Exception:  # noqa: BLE001 - bookkeeping must never mask the run's own outcome
+        pass
 
 
 def extract_messages(
@@ -211,6 +230,9 @@ def _add(total: ExtractResult, part: ExtractResult) -> None:
     total.errors += part.errors
     total.changes += part.changes
     total.turns += part.turns
+    total.cost_usd = round(total.cost_usd + part.cost_usd, 6)
+    total.refusals += part.refusals
+    total.model = part.model or total.model
     for key, value in part.usage.items():
         if isinstance(value, (int, float)):
             total.usage[key] = total.usage.get(key, 0) + value

@@ -156,8 +156,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = _store(args)
     findings = check(store, fix=args.fix)
     ok = healthy(findings)
+    from memdir import llm, runlog
+
+    folder = memory_dir_of(args).path
+    down = llm.unreachable()
     if args.json:
-        print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings]})
+        print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings],
+                    "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder)})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
         for f in findings:
@@ -166,7 +171,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
         from memdir.usage import recent_usage, tokens_used
 
-        folder = memory_dir_of(args).path
         try:
             days = recent_usage(folder)
         except OSError:
@@ -175,6 +179,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
+        for line in runlog.cost_lines(folder):
+            print(line)
+        if down is not None:
+            import time
+
+            until = time.strftime("%H:%M:%S", time.localtime(down["until"]))
+            print(f"endpoint {down['endpoint']} is unreachable ({down['error']}); prompts use the offline "
+                  f"engine until {until}, then try again")
         recent = _hook_log_tail(folder)
         if recent:
             print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")

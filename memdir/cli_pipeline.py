@@ -121,10 +121,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
         print_json(result.as_dict())
     else:
         print(f"{result.status}{': ' + result.reason if result.reason else ''}")
-        for path in result.saved:
-            print(f"  {'would save' if args.dry_run else 'saved'} {path}")
-        for path in result.deleted:
-            print(f"  {'would delete' if args.dry_run else 'deleted'} {path}")
+        for line in result.report_lines():  # "created X", "updated X (previous version kept: ...)", "would ..."
+            print(f"  {line}")
     return 1 if result.status == "failed" else 0
 
 
@@ -133,7 +131,7 @@ def add_parsers(command) -> None:
                 folder=False)
     p.add_argument("paths", nargs="*", help="transcript files or folders")
     p.add_argument("--since", help="only transcripts modified on or after YYYY-MM-DD")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="extraction model")
     p.add_argument("--last", type=int, help="messages per extraction window (default 20)")
     p.add_argument("--concurrency", type=int, default=4)
@@ -143,7 +141,7 @@ def add_parsers(command) -> None:
                    help="send each agent turn for all transcripts as one Message Batches request (50%% price)")
 
     p = command("dream", cmd_dream, "daily-log mode: distill new log entries into typed memories (safe to re-run)")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="model for the llm engine")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -152,7 +150,7 @@ def add_parsers(command) -> None:
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
     p.add_argument("query")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
     p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
     p.add_argument("--model", help="model for the llm selector (default $MEMDIR_RECALL_MODEL or claude-haiku-5-5)")
@@ -166,7 +164,7 @@ def add_parsers(command) -> None:
     p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
     p.add_argument("--last", type=int, help="read only the last N messages (default: the whole transcript, or "
                                             "everything after the session's cursor)")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="model for the llm engine (default $MEMDIR_EXTRACT_MODEL or claude-sonnet-5-5)")
     p.add_argument("--dry-run", action="store_true",
                    help="show which files would be created or updated (updates as diffs); write nothing")

@@ -19,7 +19,7 @@ DEFAULT_EXTRACT_MODEL = "claude-sonnet-5-5"
 DEFAULT_RECALL_MODEL = "claude-haiku-5-5"
 DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
 
-ENGINES = ("auto", "llm", "offline")
+from memdir.engines import ENGINES, normalize as _normalize_engine
 
 
 def _float(env: dict, name: str, default: float) -> float:
@@ -86,9 +86,10 @@ class Settings(FrozenRecord):
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         d = cls._defaults
-        engine = env.get("MEMDIR_ENGINE", "auto").strip().lower() or "auto"
-        if engine not in ENGINES:
-            raise MemdirError(f"$MEMDIR_ENGINE={engine!r} is unknown; use auto, llm or offline")
+        raw_engine = env.get("MEMDIR_ENGINE", "auto").strip().lower() or "auto"
+        if raw_engine not in ENGINES:
+            raise MemdirError(f"$MEMDIR_ENGINE={raw_engine!r} is unknown; use auto, anthropic, claude-code or offline")
+        engine = _normalize_engine(raw_engine)
         return cls(
             engine=engine,
             extract_model=env.get("MEMDIR_EXTRACT_MODEL") or DEFAULT_EXTRACT_MODEL,
@@ -106,48 +107,10 @@ class Settings(FrozenRecord):
         given = {k: v for k, v in overrides.items() if v is not None}
         if "extract_last_n" in given:
             _positive(given["extract_last_n"], "--last")
-        if "engine" in given and given["engine"] not in ENGINES:
-            raise MemdirError(f"--engine {given['engine']!r} is unknown; use auto, llm or offline")
+        if "engine" in given:
+            given["engine"] = _normalize_engine(str(given["engine"]))
         return self.replace(**given)
 
 
-def llm_configured(env: dict[str, str] | None = None) -> bool:
-    """Credentials or an endpoint (a gateway or local server may need no key) are configured."""
-    env = os.environ if env is None else env
-    return any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"))
-
-
-_notice_shown = False
-
-
-def choose_engine(requested: str, env: dict[str, str] | None = None, *, quiet: bool = False) -> str:
-    """auto -> llm when configured, else offline (saying so once per process, on stderr)."""
-    global _notice_shown
-    if requested == "llm" and not llm_configured(env):
-        raise MemdirError("--engine llm needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a gateway); use --engine offline")
-    if requested != "auto":
-        return requested
-    if llm_configured(env):
-        return "llm"
-    if not quiet and not _notice_shown:
-        _notice_shown = True
-        _offline_notice_once()
-    return "offline"
-
-
-def _offline_notice_once() -> None:
-    """Say it the first time only (a marker under memdir's config folder), not on every command."""
-    import sys
-
-    try:
-        from memdir.paths import config_home
-
-        marker = config_home() / "memdir" / C.OFFLINE_NOTICE_MARKER
-        if marker.exists():
-            return
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text("the offline-engine notice was shown\n", encoding="utf-8")
-    except OSError:
-        pass  # cannot remember that it was said: saying it again is the lesser harm
-    print("memdir: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set; using the offline engines "
-          "(said once; set a key to use the model)", file=sys.stderr)
+# Engine choice lives in memdir/engines.py (auto order, credentials, the claude CLI).
+from memdir.engines import choose_engine, llm_configured  # noqa: E402,F401

@@ -45,7 +45,7 @@ HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this 
 HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
 HISTORY_KEEP_PER_FILE = 200  # older versions beyond this are pruned, oldest first
 AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memdir's extractor last wrote
-OFFLINE_NOTICE_MARKER = "offline-notice-shown"  # under <config-home>/memdir: the notice is said once
+OFFLINE_NOTICE_MARKER = "engine-notice-shown"  # under <config-home>/memdir, one per engine: the choice is said once
 EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens
 
 # --- Claude Code 2.1.x beside memdir (issue 11) ----------------------------------
@@ -74,6 +74,32 @@ OTHER_WRITER_SLACK_SECONDS = 120
 # memdir's own switch, independent of Claude Code's CLAUDE_CODE_DISABLE_AUTO_MEMORY.
 MEMDIR_DISABLE_ENV = "MEMDIR_DISABLE"
 MEMDIR_CONFIG_NAME = "config.json"  # {"enabled": false} in <config-home>/memdir/ or <memory>/.memdir/
+
+# --- LLM engines (issue 12) ----------------------------------------------------
+# After a connection failure the prompt hook answers offline for this long instead of paying the
+# connect timeout on every prompt; `memdir doctor` reports the endpoint as unreachable meanwhile.
+ENDPOINT_COOLDOWN_SECONDS = 300
+ENDPOINT_STATE_NAME = "endpoint.json"  # in <config home>/memdir/run/
+# Message Batches API limits (docs: "Batch limitations"): whichever is reached first.
+BATCH_MAX_REQUESTS = 100_000
+BATCH_MAX_BYTES = 256 * 1024 * 1024
+BATCH_CUSTOM_ID_MAX = 64
+# Output budgets. Thinking tokens count toward max_tokens on every thinking model, so the
+# extraction budget leaves room for adaptive thinking; a `max_tokens` stop is retried once with
+# this factor before the run counts as failed.
+EXTRACT_MAX_TOKENS = 10_000
+RECALL_MAX_TOKENS = 1_024
+JUDGE_MAX_TOKENS = 4_096
+MAX_TOKENS_RETRY_FACTOR = 2
+# The SDK refuses a non-streaming request whose max_tokens could run past 10 minutes
+# (3600 s x max_tokens / 128,000 > 600 s, i.e. above 21,333 tokens): the retry stays below that.
+MAX_TOKENS_CEILING = 21_000
+RUNS_LOG_NAME = "runs.jsonl"  # in .memdir/: one line per run with usage and estimated cost
+COST_REPORT_DAYS = 7
+# claude-code engine: the user's own `claude` CLI and login.
+CLAUDE_CODE_MAX_TURNS = 6
+CLAUDE_CODE_MAX_BUDGET_USD = 0.50
+CLAUDE_CODE_TIMEOUT_SECONDS = 300
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 DECISIONS_DIR = ".claude/memory"  # in the repo, beside the code the decisions are about

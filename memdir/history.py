@@ -105,8 +105,11 @@ def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None
 
 
 def _prune(dfd: int) -> None:
+    """Bound the history, but never drop the oldest version: for a file a person wrote, that is the
+    original they wrote (MEMORY.md gets a version on every save, and could otherwise lose it)."""
     names = sorted(n for n in os.listdir(dfd) if n.endswith(".md"))
-    for old in names[: max(0, len(names) - C.HISTORY_KEEP_PER_FILE)]:
+    excess = max(0, len(names) - C.HISTORY_KEEP_PER_FILE)
+    for old in names[1 : 1 + excess]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(old, dir_fd=dfd)
 

@@ -69,16 +69,25 @@ API = "https://api.anthropic.com"
 
 @pytest.fixture
 def api(monkeypatch):
-    """respx router for the Anthropic API. Any request no route answers fails the test."""
+    """respx router for the Anthropic API. Any request no route answers fails the test, and so does
+    any request the real API would reject (tests/api_validator.py): it is answered with the API's
+    400 first, so the code under test sees what it would see in production."""
     import respx
+
+    from tests import api_validator
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with respx.mock(base_url=API, assert_all_mocked=False, assert_all_called=False) as router:
+        api_validator.install(router)
         yield router
     answered = {id(call.request) for route in router.routes for call in route.calls}
     unanswered = [f"{c.request.method} {c.request.url}" for c in router.calls if id(c.request) not in answered]
     if unanswered:
         pytest.fail(f"requests no respx route answered: {unanswered}")
+    try:
+        api_validator.check(router)
+    except AssertionError as exc:
+        pytest.fail(str(exc))
 
 
 def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cwd: Path | None = None):

@@ -46,6 +46,7 @@ def test_dream_files_entries_once_and_only_new_ones(daily):
                      today=DAY)
     first = dream.dream(daily, settings=Settings(engine="offline"), today=DAY)
     assert first.status == "saved" and len(first.saved) == 1
+    assert first.report_lines() == [f"created {first.saved[0]}"]  # says what it did, with the real name
     assert dream.dream(daily, settings=Settings(engine="offline"), today=DAY).status == "skipped"
     extract_messages(_msgs("Remember that the staging database is shared with QA."), daily,
                      settings=Settings(engine="offline"), today=DAY)

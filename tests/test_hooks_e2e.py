@@ -100,7 +100,7 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
                 "**Why:** mocks hid a broken migration\n**How to apply:** use the test database\n")
 
     def respond(body, n):
-        if "output_config" in body:  # the recall selector's structured side query
+        if "format" in body.get("output_config", {}):  # the recall selector's structured side query
             return P.message([P.text(json.dumps({"selected_memories": ["feedback_real_db.md"]}))], model=body["model"])
         return P.message([P.tool_use("Write", {"file_path": str(memory / "feedback_real_db.md"), "content": feedback})],
                          stop_reason="tool_use", model=body["model"])

@@ -175,14 +175,15 @@ def test_list_columns_stay_aligned_on_long_names(cli, memory_dir):
 
 
 def test_version_and_the_offline_notice_said_once(cli, capsys):
-    from memdir import __version__, config
+    from memdir import __version__, config, engines
 
     with pytest.raises(SystemExit):
         cli("--version")
     assert f"memdir {__version__}" in capsys.readouterr().out
     notices = []
     for _ in range(2):
-        config._notice_shown = False  # a new process each time
+        engines._notice_shown = False  # a new process each time
+        engines._said.clear()
         config.choose_engine("auto")
         notices.append(capsys.readouterr().err)
     assert "offline engines" in notices[0] and notices[1] == ""
@@ -239,3 +240,16 @@ def test_llm_engine_updates_are_reported_with_the_kept_copy_and_dry_run_diffs(ap
     done = extract_transcript(transcript, store.root, settings=settings, today=date(2026, 3, 2))
     change = next(c for c in done.changes if c["file"] == "feedback_testing.md")
     assert change["action"] == "updated" and (store.root / change["kept"]).read_bytes() == original
+
+
+def test_bounded_history_never_drops_the_original(store, monkeypatch):
+    from memdir import constants as C
+    from memdir.model import Memory
+
+    monkeypatch.setattr(C, "HISTORY_KEEP_PER_FILE", 3)
+    store.root.mkdir(parents=True)
+    (store.root / "MEMORY.md").write_text("# Mine, by hand\n")
+    for i in range(6):
+        store.save(Memory(name=f"M{i}", description="d", type="user", body="b"))
+    kept = history.versions(store.state_dir, "MEMORY.md")
+    assert len(kept) == 3 and kept[-1].path.read_text() == "# Mine, by hand\n"

@@ -51,7 +51,9 @@ def test_selector_request_is_exactly_what_the_spec_says(folder, api):
     assert [h.rel_path for h in result.selected] == ["feedback_testing_style.md"]
     assert result.engine == "llm" and result.usage["input_tokens"] == 120
     body = json.loads(route.calls[0].request.content)
-    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 256
+    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 1024
+    # Haiku 5.5 thinks adaptively unless told: a pick from a list needs no thinking, at low effort.
+    assert body["thinking"] == {"type": "disabled"} and body["output_config"]["effort"] == "low"
     schema = body["output_config"]["format"]
     assert schema["type"] == "json_schema"
     assert schema["schema"]["properties"]["selected_memories"]["type"] == "array"
@@ -143,9 +145,13 @@ def test_base_url_is_honoured(folder, monkeypatch):
     import respx
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/gateway")
-    with respx.mock(assert_all_mocked=True) as router:
+    from tests import api_validator
+
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        api_validator.install(router)
         route = router.post("http://127.0.0.1:9/gateway/v1/messages").mock(return_value=P.selection("user_alice.md"))
         result = recall(folder.root, "who is alice", settings=Settings(engine="auto"))
+    api_validator.check(router)
     assert route.called and result.engine == "llm"
     assert route.calls[0].request.headers["authorization"] == "Bearer memdir-no-key"
 
