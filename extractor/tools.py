@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from datetime import date
 from pathlib import Path
 
@@ -170,6 +171,8 @@ class Toolbox:
                 if not base.endswith(".md"):
                     raise Refused(f"{base}: this agent reads only the markdown files of the memory folder")
                 return base, [base]
+            if not stat.S_ISDIR(st.st_mode):
+                raise Refused(f"{base} is a symlink or special file; this agent never follows or reads those")
         if not self.memory_dir.is_dir():
             return base, []
         files = [rel for rel, kind in safefs.walk(self.memory_dir, base, hidden=False)
@@ -236,6 +239,8 @@ class Toolbox:
         return current
 
     def _save_text(self, rel: str, text: str, current: str) -> str:
+        if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
+            raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
         parsed = parse_document(text)
         if parsed.problem or not parsed.has_header:
             raise Refused(

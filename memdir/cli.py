@@ -25,19 +25,27 @@ def _store(args: argparse.Namespace):
 
 
 # --- handlers -------------------------------------------------------------------
-def cmd_path(args: argparse.Namespace) -> int:
-    from memdir.paths import memory_enabled
+def _coexistence(args: argparse.Namespace, memory_dir: Path | None = None):
+    """Claude Code's native auto memory and memdir's own switch for this project (memdir.native)."""
+    from memdir.native import coexistence
 
+    cwd = Path(args.cwd) if getattr(args, "cwd", None) else None
+    return coexistence(cwd, memory_dir)
+
+
+def cmd_path(args: argparse.Namespace) -> int:
     resolution = memory_dir_of(args)
-    enabled = memory_enabled(Path(args.cwd) if args.cwd else None)
+    both = _coexistence(args, resolution.path)
     if args.json:
         print_json(
-            {"path": str(resolution.path), "rule": resolution.rule, "enabled": enabled.enabled, "why": enabled.reason}
+            {"path": str(resolution.path), "rule": resolution.rule, "enabled": both.memdir, "why": both.memdir_why,
+             "native_auto_memory": both.native, "native_why": both.native_why}
         )
     else:
         print(resolution.path)
         print(f"  chosen by: {resolution.rule}", file=sys.stderr)
-        print(f"  memory is {'on' if enabled.enabled else 'OFF'}: {enabled.reason}", file=sys.stderr)
+        print(f"  memdir is {'on' if both.memdir else 'OFF'}: {both.memdir_why}", file=sys.stderr)
+        print(f"  Claude Code's auto memory is {'on' if both.native else 'off'}: {both.native_why}", file=sys.stderr)
     return 0
 
 
@@ -160,15 +168,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     folder = memory_dir_of(args).path
     down = llm.unreachable()
+    both = _coexistence(args, store.root)
     if args.json:
         print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings],
-                    "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder)})
+                    "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder),
+                    "native_auto_memory": both.native, "memdir_enabled": both.memdir, "who_does_what": both.lines()})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
         for f in findings:
             tag = "fixed" if f.fixed else f.severity
             hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
+        for line in both.lines():
+            print(line)
         from memdir.usage import recent_usage, tokens_used
 
         try:
@@ -231,6 +243,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     print(f"{result.settings_path}: {verb} memdir hooks for {events}")
     if result.backup:
         print(f"  backup: {result.backup}")
+    if args.command == "install":
+        for line in _coexistence(args, None).lines():
+            print(line)
     if args.dry_run:
         print(result.text, end="")
     return 0
@@ -240,6 +255,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from memdir.demo import run_demo
 
     return run_demo(Path(args.dir) if args.dir else None)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`memdir mcp`: serve the memory folder to MCP clients over stdio (memdir/mcp_server.py)."""
+    import os
+
+    from memdir.mcp_server import serve
+
+    if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
+        args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
+    resolution = memory_dir_of(args)
+    root = resolution.path
+    print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
+        print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
+              file=sys.stderr)
+    serve(root, team=args.team)
+    return 0
 
 
 # --- parser ---------------------------------------------------------------------
@@ -318,6 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
+
+    p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
+    p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
                             ("uninstall", "remove exactly the hooks install added")):

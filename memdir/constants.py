@@ -55,7 +55,8 @@ EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of a
 # `claude -p` against a loopback API): a hook printing N characters, bisected between 9,000 (passed
 # whole) and 12,000 (replaced); 10,000 passed whole and 10,001 was replaced, for SessionStart and
 # UserPromptSubmit, JSON additionalContext and plain stdout, ASCII and 2-byte characters alike.
-# tests/realclient/test_hook_limits.py re-checks both sides of the cut-off against the pinned CLI.
+# tests/realclient/test_claude_code.py (test_hook_output_cut_off_is_where_constants_say) re-checks both
+# sides of the cut-off against the pinned CLI on every .ci/run.
 CLAUDE_CODE_HOOK_OUTPUT_LIMIT = 10_000
 # The ONE budget for everything a memdir hook adds to the context (instructions, index, recalled
 # memories), in UTF-16 code units: 20% under the limit, because Claude Code may add its own label
@@ -100,6 +101,10 @@ COST_REPORT_DAYS = 7
 CLAUDE_CODE_MAX_TURNS = 6
 CLAUDE_CODE_MAX_BUDGET_USD = 0.50
 CLAUDE_CODE_TIMEOUT_SECONDS = 300
+
+# --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
+MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
+MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 DECISIONS_DIR = ".claude/memory"  # in the repo, beside the code the decisions are about

@@ -59,7 +59,14 @@ def history_root(state_dir: Path) -> Path:
 
 
 def file_key(rel_path: str) -> str:
-    return rel_path.replace("/", "__")
+    """The history folder name for `rel_path`; a name that looks like a secret is replaced by its
+    hash, so no secret (or slug of one) ever becomes a file name under .memdir/ (issue 9)."""
+    from memdir.secrets import looks_secret
+
+    flat = rel_path.replace("/", "__")
+    if looks_secret(flat) or looks_secret(flat.replace("_", "-")):
+        return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
+    return flat
 
 
 def _folder_rel(state_rel: str, rel_path: str) -> str:

@@ -65,11 +65,15 @@ class Memory(BaseModel):
         """The frontmatter keys in writing order: name, description, then the type in this memory's form."""
         extra = dict(self.extra)
         if self.form == "current":
+            # As Claude Code 2.1.328's Write tool leaves a memory file (seen in tests/realclient):
+            # metadata {node_type: memory, type, originSessionId (when it knows one), modified}.
             metadata = extra.pop("metadata", None)
-            metadata = dict(metadata) if isinstance(metadata, dict) else {}
-            metadata.pop("type", None)
+            metadata = {k: v for k, v in (metadata.items() if isinstance(metadata, dict) else ())
+                        if k not in ("node_type", "type", "modified")}
+            stamp = _utc_stamp()
             return {"name": self.name, "description": self.description,
-                    "metadata": {"type": self.type.value, **metadata}, **extra}
+                    "metadata": {"node_type": "memory", "type": self.type.value, **metadata, "modified": stamp},
+                    **extra}
         return {"name": self.name, "description": self.description, "type": self.type.value, **extra}
 
     @property
@@ -94,11 +98,19 @@ def compose_body(rule: str, why: str | None = None, how: str | None = None) -> s
     return "\n".join(parts)
 
 
+def _utc_stamp() -> str:
+    """Now as Claude Code stamps `metadata.modified`: ISO 8601 UTC with milliseconds and a Z."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def kebab_slug(name: str) -> str:
     """`Terse replies` -> `terse-replies`: the name form Claude Code 2.1.x writes and links with."""
     import unicodedata
 
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    ascii_name = unicodedata.normalize("NFKD", name.replace("'", "").replace("\u2019", ""))
+    ascii_name = ascii_name.encode("ascii", "ignore").decode().lower()  # "don't" -> "dont", not "don-t"
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")
     return slug[: C.SLUG_MAX_CHARS].rstrip("-") or "memory"
 

@@ -122,14 +122,35 @@ def validate_configured_path(raw: str, source: str) -> Path:
     return resolved
 
 
+SETTINGS_MAX_BYTES = 1024 * 1024
+
+
+def _read_small_file(path: Path) -> bytes:
+    """A settings file's bytes: a regular file, opened non-blocking, read bounded. A repository's
+    `.claude/settings.json` is untrusted: as a symlink to /dev/zero or a FIFO it must not hang a hook."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        os.set_blocking(fd, True)
+        data = handle.read(SETTINGS_MAX_BYTES + 1)
+    if len(data) > SETTINGS_MAX_BYTES:
+        raise OSError(0, f"over {SETTINGS_MAX_BYTES:,} bytes")
+    return data
+
+
 def read_settings(path: Path) -> dict:
     """A Claude Code settings file, or {} when absent. Invalid JSON is a clear error, not a guess."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = _read_small_file(path).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise MemdirError(f"{path}: settings are not UTF-8 text; fix or remove the file") from None
     except OSError as exc:
-        raise MemdirError(f"{path}: cannot read settings ({exc.strerror}); check its permissions") from None
+        raise MemdirError(f"{path}: cannot read settings ({exc.strerror or exc}); check the file") from None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:

@@ -217,6 +217,8 @@ class MemoryStore:
 
         memory = memory.in_form(preferred_form(self.root))  # new files: the form this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
+        if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
+            raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
         with self._locked():
             if rel_path is None:
                 rel_path, exists = self._pick_filename(memory)

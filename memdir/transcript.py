@@ -30,6 +30,7 @@ SKIPPED_TYPES = frozenset({
     "system", "summary", "file-history-snapshot", "queue-operation", "progress", "permission-mode",
     "last-prompt", "custom-title", "ai-title", "agent-name", "tag", "pr-link", "api-request-shape",
     "api-request-blob", "api-request", "atis-latch", "cost-state", "mode", "worktree-state",
+    "tools-used",  # seen with the real claude 2.1.328 (tests/realclient): the tool names a session used
 })
 USED_ATTACHMENTS = frozenset({"queued_command"})
 SKIPPED_ATTACHMENTS = frozenset({
@@ -41,6 +42,8 @@ SKIPPED_ATTACHMENTS = frozenset({
     "compact_file_reference", "nested_memory", "memory", "diagnostics", "output_style", "mcp_resource",
     "command_permissions", "token_usage", "budget_usd", "async_hook_response", "new_directory", "new_file",
     "structured_output", "ultramemory", "relevant_memories", "current_session_memory",
+    # Seen with the real claude 2.1.328 (tests/realclient): the system prompt sent, commit/PR attribution.
+    "prompt_snapshot", "remote_session_change",
 })
 
 
@@ -87,16 +90,20 @@ def _as_blocks(content: object) -> list[dict]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     if isinstance(content, list):
-        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+        return [_block(b) for b in content if b is not None]
     return []
 
 
 def _note_type(obj: dict, unknown: Counter) -> str | None:
     """The line's type when it can hold a message; unknown types are counted, never guessed at."""
     kind = obj.get("type")
+    if not isinstance(kind, str):  # untrusted input: an odd-typed `type` is counted, never hashed
+        unknown[f"(type is {type(kind).__name__})"] += 1
+        return None
     if kind in USED_TYPES:
         if kind == "attachment":
             sub = (obj.get("attachment") or {}).get("type") if isinstance(obj.get("attachment"), dict) else None
+            sub = sub if isinstance(sub, str) or sub is None else f"({type(sub).__name__})"
             if sub in USED_ATTACHMENTS:
                 return kind
             if sub not in SKIPPED_ATTACHMENTS:
@@ -108,11 +115,42 @@ def _note_type(obj: dict, unknown: Counter) -> str | None:
     return None
 
 
+def _block(block: object) -> dict:
+    """One content block with the field types every reader relies on (a transcript is untrusted input)."""
+    if not isinstance(block, dict):
+        return {"type": "text", "text": str(block)}
+    kind = block.get("type")
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return {**block, "text": "" if block.get("text") is None else str(block.get("text"))}
+    if kind == "tool_use" and (not isinstance(block.get("input"), dict) or not isinstance(block.get("name"), str)):
+        return {**block, "name": str(block.get("name")), "input": block.get("input") if isinstance(block.get("input"), dict) else {}}
+    return block if isinstance(kind, str) else {**block, "type": str(kind)}
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _timestamp(value: object) -> str | None:
+    """ISO text as written by Claude Code; an epoch number is converted; anything else is dropped."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from datetime import datetime, timezone
+
+        try:
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
 def _message_from_line(obj: dict, kind: str) -> Message | None:
     """A conversation message from one JSONL object, or None when it holds nothing of the conversation."""
     if obj.get("isSidechain"):
         return None
-    common = {"uuid": obj.get("uuid"), "timestamp": obj.get("timestamp"), "cwd": obj.get("cwd")}
+    common = {"uuid": _text_or_none(obj.get("uuid")), "timestamp": _timestamp(obj.get("timestamp")),
+              "cwd": _text_or_none(obj.get("cwd"))}
     if kind == "attachment":
         prompt = queued_prompt(obj.get("attachment") or {})
         if not prompt:
@@ -122,15 +160,15 @@ def _message_from_line(obj: dict, kind: str) -> Message | None:
     if not isinstance(msg, dict):
         return None
     role = msg.get("role") or kind
-    if role not in ("user", "assistant"):
+    if not isinstance(role, str) or role not in ("user", "assistant"):
         return None
     content = _as_blocks(msg.get("content"))
     if role == "assistant":
-        return Message(role=role, content=content, message_id=msg.get("id"), **common)
+        return Message(role=role, content=content, message_id=_text_or_none(msg.get("id")), **common)
     said, said_kind = words_of_user_line(obj, content)
     if not said and not any(b.get("type") == "tool_result" for b in content):
         return None  # harness text only (meta, summary, command output, IDE context): not the conversation's words
-    return Message(role=role, content=content, message_id=msg.get("id"), said=said, kind=said_kind, **common)
+    return Message(role=role, content=content, message_id=_text_or_none(msg.get("id")), said=said, kind=said_kind, **common)
 
 
 def _lines_backwards(path: Path):
@@ -177,15 +215,16 @@ def _abandoned(records: list[tuple[dict, Message | None]]) -> set[str]:
     also drop parallel tool results and lines Claude Code parents oddly, so the rewind is what is cut.)"""
     prompts: dict[object, list[str]] = {}
     for obj, message in records:
-        if message is not None and message.kind == "prompt" and "parentUuid" in obj:
-            prompts.setdefault(obj.get("parentUuid"), []).append(obj["uuid"])
+        parent = obj.get("parentUuid")
+        if message is not None and message.kind == "prompt" and "parentUuid" in obj and isinstance(parent, (str, type(None))):
+            prompts.setdefault(parent, []).append(obj["uuid"])
     dead = {uuid for siblings in prompts.values() for uuid in siblings[:-1]}
     if not dead:
         return dead
     for _ in range(3):  # a child can be logged before its parent: settle in a few passes
         before = len(dead)
         for obj, _message in records:
-            if obj.get("parentUuid") in dead:
+            if isinstance(obj.get("parentUuid"), str) and obj["parentUuid"] in dead:
                 dead.add(obj["uuid"])
         if len(dead) == before:
             break
@@ -203,7 +242,7 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
     for raw, is_last in _lines_backwards(path):
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             if is_last:
                 result.partial_last_line = True  # a session still writing its last line
             else:
@@ -217,14 +256,14 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
         if after_uuid is not None and uuid == after_uuid:
             result.cursor_found = True
             break
-        if uuid is None:
-            continue  # metadata lines stand outside the conversation
+        if not isinstance(uuid, str):
+            continue  # metadata lines stand outside the conversation (and an odd-typed id is not trusted)
         if obj.get("isSidechain"):
             result.off_branch_lines += 1  # an old-layout subagent line: not the main conversation
             continue
-        if result.session_id is None and obj.get("sessionId"):
+        if result.session_id is None and isinstance(obj.get("sessionId"), str) and obj.get("sessionId"):
             result.session_id = obj.get("sessionId")
-        if result.cwd is None and obj.get("cwd"):
+        if result.cwd is None and isinstance(obj.get("cwd"), str) and obj.get("cwd"):
             result.cwd = obj.get("cwd")
         message = _message_from_line(obj, kind) if kind else None
         if message is not None and last_n is not None:
@@ -246,6 +285,8 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
 def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except RecursionError:
+        raise MemdirError(f"{path}: nested too deeply to be a transcript") from None
     except ValueError as exc:
         raise MemdirError(f"{path}: not valid JSON ({exc}); expected JSONL or a [{{role, content}}] list") from None
     if not isinstance(data, list):
@@ -253,15 +294,15 @@ def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     messages: list[Message] = []
     invalid = 0
     for i, item in enumerate(data):
-        if not isinstance(item, dict) or item.get("role") not in ("user", "assistant"):
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str) or item["role"] not in ("user", "assistant"):
             invalid += 1
             continue
         messages.append(
             Message(
                 role=item["role"],
                 content=_as_blocks(item.get("content")),
-                uuid=item.get("uuid") or f"msg-{i}",
-                timestamp=item.get("timestamp"),
+                uuid=_text_or_none(item.get("uuid")) or f"msg-{i}",
+                timestamp=_timestamp(item.get("timestamp")),
             )
         )
     if last_n is not None:

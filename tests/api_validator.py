@@ -53,6 +53,17 @@ def _sdk_params() -> tuple[frozenset[str], frozenset[str], dict]:
 ALLOWED_PARAMS, SDK_MODELS, DEPRECATED = _sdk_params()
 
 
+def _beta_params() -> frozenset[str]:
+    """A beta request (client.beta.messages, e.g. the SDK's tool runner: an `anthropic-beta` header or
+    `?beta=true`) takes the beta params too, such as `thread`; `betas` is that header, never a body field."""
+    from anthropic.types.beta.message_create_params import MessageCreateParamsBase as BetaParams
+
+    return ALLOWED_PARAMS | (frozenset(BetaParams.__annotations__) - {"betas", "user_profile_id", "workspace_id"})
+
+
+BETA_ALLOWED_PARAMS = _beta_params()
+
+
 def _blocks(content) -> list:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
 
@@ -136,7 +147,8 @@ def _check_messages(body: dict, errors: list[str]) -> None:
                 if block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
                     errors.append(f"messages.{i}.content.{j}: tool_result {block.get('tool_use_id')} has no "
                                   "matching tool_use in the previous assistant turn")
-        elif role == "user":
+        elif role == "user" and (body.get("thread") or {}).get("type") != "continue":
+            # (a continued beta thread sends only the new turn: the tool_use it answers is server-held)
             for j, block in enumerate(blocks):
                 if block.get("type") == "tool_result":
                     errors.append(f"messages.{i}.content.{j}: tool_result without a preceding tool_use turn")
@@ -190,11 +202,12 @@ def _check_cache_control(body: dict, errors: list[str]) -> None:
         last_ttl = ttl
 
 
-def validate_message_request(body: dict, *, in_batch: bool = False) -> list[str]:
+def validate_message_request(body: dict, *, in_batch: bool = False, beta: bool = False) -> list[str]:
     """Every violation in one Messages API request body (empty when the API would accept it)."""
     if not isinstance(body, dict):
         return ["the request body must be a JSON object"]
-    errors = [f"{key}: Extra inputs are not permitted" for key in body if key not in ALLOWED_PARAMS]
+    allowed = BETA_ALLOWED_PARAMS if beta else ALLOWED_PARAMS
+    errors = [f"{key}: Extra inputs are not permitted" for key in body if key not in allowed]
     for key in ("model", "max_tokens", "messages"):
         if key not in body:
             errors.append(f"{key}: Field required")
@@ -249,7 +262,7 @@ def validate_batch_request(body: dict, raw_size: int | None = None) -> list[str]
     return errors
 
 
-def validate(method: str, path: str, body: bytes) -> list[str]:
+def validate(method: str, path: str, body: bytes, *, beta: bool = False) -> list[str]:
     """Dispatch on the endpoint; [] for endpoints with no body rules (GET polling, results)."""
     if method != "POST":
         return []
@@ -259,7 +272,7 @@ def validate(method: str, path: str, body: bytes) -> list[str]:
     except ValueError:
         return ["the request body is not JSON"]
     if path.endswith("/v1/messages"):
-        return validate_message_request(data)
+        return validate_message_request(data, beta=beta)
     if path.endswith("/v1/messages/batches"):
         return validate_batch_request(data, raw_size=len(body))
     return []
@@ -278,7 +291,8 @@ def install(router) -> list[str]:
     violations: list[str] = []
 
     def strict(request):
-        errors = validate(request.method, request.url.path, request.content)
+        errors = validate(request.method, request.url.path, request.content,
+                          beta=bool(request.headers.get("anthropic-beta")) or request.url.params.get("beta") == "true")
         if not errors:
             return None  # valid: fall through to the test's own routes
         violations.append(f"{request.method} {request.url.path}: " + "; ".join(errors))

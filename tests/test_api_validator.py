@@ -119,3 +119,17 @@ def test_the_loopback_api_rejects_and_reports_a_malformed_request():
             with pytest.raises(urllib.error.HTTPError) as answer:
                 urllib.request.urlopen(request, timeout=5)
             assert answer.value.code == 400
+
+
+def test_beta_requests_may_carry_beta_params_and_continue_a_thread():
+    from tests.api_validator import validate_message_request
+
+    first = {"model": "claude-sonnet-5-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}],
+             "thread": {"type": "create"}}
+    assert validate_message_request(first, beta=True) == []
+    assert validate_message_request(first) == ["thread: Extra inputs are not permitted"]
+    cont = {"model": "claude-sonnet-5-5", "max_tokens": 64, "thread": {"type": "continue", "previous_message_id": "m"},
+            "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}]}
+    assert validate_message_request(cont, beta=True) == []  # the tool_use it answers is held by the server
+    orphan = dict(cont, thread={"type": "create"})
+    assert any("without a preceding tool_use" in e for e in validate_message_request(orphan, beta=True))

@@ -48,6 +48,13 @@ def sandbox(tmp_path):
 
 
 @pytest.fixture
+def memdir_sandbox(sandbox):
+    """A sandbox with `memdir install` done (hooks pointing at this environment's `memdir`)."""
+    H.install_memdir(sandbox)
+    return sandbox
+
+
+@pytest.fixture
 def scripted_api():
     """A factory: `scripted_api(script)` starts a loopback Messages API, stopped after the test."""
     started: list[H.ScriptedAPI] = []
