@@ -215,8 +215,12 @@ class MemoryStore:
         """
         from memdir.native import preferred_form
 
-        memory = memory.in_form(preferred_form(self.root))  # new files: the form this Claude Code writes
+        on_disk = self._form_on_disk(rel_path)
+        if memory.form is not None and memory.form != on_disk:
+            memory = memory.model_copy(update={"form": None})  # the file's form wins over its new text's
+        memory = memory.in_form(on_disk or preferred_form(self.root))  # new files: what this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
+        fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
         if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
             raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
         with self._locked():
@@ -235,11 +239,22 @@ class MemoryStore:
                     self._index_upsert(rel_path, memory)
                     return SaveResult(rel_path, path, created=False, changed=False)
                 kept = self._keep(rel_path, "updated")
-            self._write(rel_path, text)
+            self._write(rel_path, fresh)
             if authored:
-                history.record_authored(self.state_dir, rel_path, text)
+                history.record_authored(self.state_dir, rel_path, fresh)
             self._index_upsert(rel_path, memory)
         return SaveResult(rel_path, path, created=not exists, kept=kept)
+
+    def _form_on_disk(self, rel_path: str | None) -> str | None:
+        """The form an existing memory file is written in ("current" | "legacy"); None for a new file."""
+        from memdir.frontmatter_io import is_nested_form, parse_header
+
+        if rel_path is None or not self._exists(rel_path):
+            return None
+        try:
+            return "current" if is_nested_form(parse_header(self.read_file(rel_path)).fields) else "legacy"
+        except (OSError, MemdirError, UnicodeDecodeError):
+            return None
 
     def _keep(self, rel_path: str, action: str) -> str | None:
         """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
