@@ -15,6 +15,7 @@ from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
 from memdir.record import Record
 from memdir.scan import scan
+from extractor import decision_tool
 from extractor.excerpt import excerpt_messages
 from extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
@@ -78,7 +79,7 @@ def build_request(
         "max_tokens": C.EXTRACT_MAX_TOKENS,
         **thinking_options(settings.extract_model, think=True, effort=EFFORT),
         "system": [{"type": "text", "text": system, "cache_control": cache}],
-        "tools": TOOL_SCHEMAS,
+        "tools": TOOL_SCHEMAS if mode != "topics" else [*TOOL_SCHEMAS, decision_tool.SCHEMA],
         "messages": [{"role": "user", "content": first}],
     }
 
@@ -141,13 +142,16 @@ def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolb
     conversation.append({"role": "assistant", "content": resendable(blocks)})
     results = []
     for call in calls:  # the model issued them together; they are independent by construction
-        outcome = toolbox.run(call["name"], call.get("input") or {})
+        if call["name"] == decision_tool.NAME:  # decision tiers (issue 14)
+            outcome = decision_tool.run(toolbox, call.get("input") or {})
+        else:
+            outcome = toolbox.run(call["name"], call.get("input") or {})
         result = {"type": "tool_result", "tool_use_id": call["id"], "content": outcome.content or "(empty)"}
         if outcome.is_error:
             result["is_error"] = True
         results.append(result)
     conversation.append({"role": "user", "content": results})
-    if all(c["name"] in WRITE_TOOLS for c in calls) and not any(r.get("is_error") for r in results):
+    if all(c["name"] in (*WRITE_TOOLS, decision_tool.NAME) for c in calls) and not any(r.get("is_error") for r in results):
         # Every write landed: another turn would only be the model saying so. This is what keeps
         # the common case at two model calls (reads, then writes).
         run.stop_reason = "writes_done"

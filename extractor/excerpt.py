@@ -36,7 +36,7 @@ def block_text(block: dict) -> str | None:
     if kind == "tool_result":
         content = block.get("content")
         if isinstance(content, list):
-            content = " ".join(c.get("text", "") for c in content if isinstance(c, dict))
+            content = " ".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
         label = "tool error" if block.get("is_error") else "tool result"
         return f"[{label}: {_short(str(content or ''), TOOL_RESULT_CHARS)}]"
     return None  # thinking, images, ...: not what memory is made of

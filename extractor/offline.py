@@ -40,7 +40,7 @@ _REMEMBER = re.compile(
     re.I,
 )
 _FORGET = re.compile(
-    r"^(?:please\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
+    r"^(?:please\s+|actually,?\s+|oh,?\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
     re.I,
 )
 _ROLE = re.compile(
@@ -212,7 +212,12 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
                 if len(sentence) < 4:
                     continue
                 if m := _FORGET.match(sentence):
-                    forgets.append(Forget(m.group("what").rstrip(" .!")))
+                    phrase = m.group("what").rstrip(" .!")
+                    # Said earlier in this window and taken back now: the forget wins, as it was said last.
+                    kept = [d for d in drafts if not _taken_back(phrase, d.rule)]
+                    start -= sum(1 for d in drafts[:start] if d not in kept)
+                    drafts = kept
+                    forgets.append(Forget(phrase))
                     continue
                 if m := _REMEMBER.match(sentence):
                     what, why = _split_rationale(m.group("what").rstrip(" .!"))
@@ -225,6 +230,15 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
                 draft.rule = _third_person(_without_judgement(draft.rule))
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+def _taken_back(phrase: str, rule: str) -> bool:
+    """A "forget ..." request names this draft: most of its subject words (two at least when few)."""
+    from extractor.filing import _content_stems
+
+    wanted = _content_stems(phrase)
+    shared = wanted & _content_stems(rule)
+    return bool(wanted) and len(shared) >= min(2, len(wanted)) and len(shared) / len(wanted) >= 0.5
 
 
 # Broader than the saving rules on purpose: the LLM engine's cost guard must not skip a window the

@@ -51,6 +51,10 @@ def main(argv: list[str]) -> int:
             else:
                 line = f"{result.status}{read}" + (f": {result.reason}" if result.reason else "")
             log(memory_dir, "stop", line)
+        from extractor.decision_pipeline import stop_step
+
+        for line in stop_step(memory_dir, request.get("cwd"), request.get("transcript")):  # decision tiers (issue 14)
+            log(memory_dir, "stop", line)
         from memdir.daylog import memory_mode
 
         if memory_mode(memory_dir) == "daily-log":

@@ -95,8 +95,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
+    from memdir.cli_decisions import remember_decision, wants_decision
     from memdir.manual import remember
 
+    if wants_decision(args):
+        return remember_decision(args)
+    if not args.type:
+        raise MemdirError("remember: pass --type (user, feedback, project or reference), or --success/--failed/--global")
     result = remember(
         _store(args),
         args.text,
@@ -311,13 +316,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("remember", cmd_remember, "save a memory by hand")
     p.add_argument("text", help="the rule or fact to remember")
-    p.add_argument("--type", required=True, help="user, feedback, project or reference")
+    p.add_argument("--type", help="user, feedback, project or reference (not needed with --success/--failed/--global)")
     p.add_argument("--name", help="short title (default: from the text)")
     p.add_argument("--description", help="one line used to decide recall (default: from the text)")
     p.add_argument("--why", help="why it matters (feedback/project)")
     p.add_argument("--how", help="how to apply it (feedback/project)")
     p.add_argument("--team", action="store_true", help="save to team memory (never holds secrets)")
     p.add_argument("--allow-secret", action="store_true", help="skip the secret guard (personal memory only)")
+    from memdir.cli_decisions import add_remember_flags
+
+    add_remember_flags(p)  # decision tiers (issue 14)
 
     p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
     p.add_argument("name")
@@ -361,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memdir.cli_pipeline import add_parsers as add_pipeline_parsers
 
     add_pipeline_parsers(command)
+    from memdir.cli_decisions import add_parsers as add_decision_parsers
+
+    add_decision_parsers(command)  # decision tiers: status, graph (issue 14)
     add_eval_parser(sub, command)
     return parser
 

@@ -108,3 +108,32 @@ CLAUDE_CODE_RECALL_MAX_BUDGET_USD = 0.05
 # --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
 MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
 MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
+
+# --- decision tiers (issue 14; SPEC §8) ---------------------------------------
+DECISIONS_DIR = ".claude/memory"  # in the repo, beside the code the decisions are about
+DECISIONS_JOURNAL = "decisions.jsonl"  # Tier 2: append-only
+GRAPH_FILE = "graph.jsonl"  # Tier 1: the MCP reference memory server's JSONL format
+GRAPH_QUEUE = "graph-queue.jsonl"  # graph operations waiting for the Stop worker
+GRAPH_FILE_ENV = "MEMDIR_GRAPH_FILE"  # share one graph with an MCP memory server (its MEMORY_FILE_PATH)
+DECISION_INBOX = "decision-inbox.jsonl"  # prompts queued by the prompt hook, in .memdir/ (never in the repo)
+DECISION_SESSIONS_DIRNAME = "decision-sessions"  # one marker per session that was shown recent decisions
+DECISION_KINDS = ("decision", "preference", "pattern", "anti-pattern", "problem", "note")
+DECISION_SCOPES = ("local", "user", "team", "global")
+DECISION_SOURCES = ("explicit", "prompt", "agent", "tool-output")
+RELATION_TYPES = ("USES", "CHOSE_OVER", "REQUIRES", "ENABLES", "PREFERS")
+LINK_RELATION = "LINKS_TO"  # a [[slug]] link from one memory file to another
+PROMOTE_MIN_CONFIDENCE = 0.7
+RECENT_DECISIONS_SHOWN = 10
+RECENT_DECISIONS_MAX_CHARS = 3_000
+RECENT_DECISIONS_HEADING = "## Recent Project Decisions"
+COMPAT_MAX_ENTRIES = 50
+COMPAT_DEDUP_CHARS = 50
+COMPAT_ARCHIVED_MARKER = "_...older decisions archived..._"
+MORE_DECISIONS_HINT = "- _(additional decisions available: `memdir graph search TERM`, or `{journal}`)_"
+QUEUE_DEGRADED_DEPTH = 500  # a graph queue deeper than this means the Stop worker is not flushing
+JOURNAL_TAIL_BYTES = 256 * 1024  # the read path looks only this far back for recent decisions
+DECISION_TEXT_MAX_CHARS = 500
+INBOX_MAX_PROMPT_CHARS = 8_000  # a pasted log is not a decision; the rest is not queued
+DEDUP_MIN_SIMILARITY = 0.5  # promoted decision vs an existing memory: above this, update it
+GLOBAL_DECISIONS_FILE = "decisions-global.jsonl"  # in <config home>/memdir/: --global decisions, project name removed
+INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this until the Stop worker drains it

@@ -159,11 +159,12 @@ def _fix(store: MemoryStore, findings: list[Finding], orphans: list[str], unlist
         for rel in unlisted:
             h = on_disk[rel]
             text = index_text.upsert(text, rel, index_text.entry_line(h.name or h.path.stem, rel, h.description or ""))
-        if orphans or unlisted:
-            store._write(C.INDEX_NAME, text)
+        kept = store._write_index(text, "doctor-fix") if orphans or unlisted else None
     for f in findings:
         if f.code in ("orphan-index-line", "index-drift"):
             f.fixed = True
+            if kept:  # the lines removed may have been hand-written: say where the old index is
+                f.message += f" (previous MEMORY.md kept: {kept})"
         elif f.code == "temp-file" and f.fixable:
             safefs.unlink(store.base, store.prefix + f.path)  # removes the entry itself; a symlink is never followed
             f.fixed = True

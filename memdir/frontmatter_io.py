@@ -232,4 +232,10 @@ def dump_document(fields: dict[str, object], body: str) -> str:
 
     post = frontmatter.Post(body.strip("\n"), **fields)
     text = frontmatter.dumps(post, sort_keys=False, width=1_000_000)
+    # PyYAML quotes a string that looks like a timestamp; Claude Code writes `modified:` bare, and
+    # matching it byte for byte lets an unchanged memory stay unchanged on disk.
+    text = _QUOTED_STAMP.sub(r"\1\2", text)
     return text.rstrip("\n") + "\n"
+
+
+_QUOTED_STAMP = re.compile(r"(?m)^(\s+modified: )'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)'$")

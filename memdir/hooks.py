@@ -250,7 +250,12 @@ def prompt_output(payload: HookPayload) -> str:
     if not any(ch.isspace() for ch in prompt):
         return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
     memory_dir = _memory_dir_for(payload)
-    if memory_dir is None or not memory_dir.is_dir():
+    if memory_dir is None:
+        return ""
+    from memdir.decision_context import for_prompt_hook
+
+    decisions = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14: queue, journal
+    if not memory_dir.is_dir():
         return ""
     from recall.api import recall
 
@@ -265,6 +270,10 @@ def prompt_output(payload: HookPayload) -> str:
         for line in result.debug:
             log(memory_dir, "prompt", line)
         context = result.context
+    if decisions:
+        from memdir.decision_context import with_recent_decisions
+
+        context = with_recent_decisions(decisions, context)  # in the room the output budget leaves
     output: dict = {}
     if notice:
         output["systemMessage"] = notice

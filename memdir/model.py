@@ -61,16 +61,21 @@ class Memory(BaseModel):
             return self
         return Memory.model_validate({**self.model_dump(), "form": form})
 
-    def frontmatter(self) -> dict[str, object]:
-        """The frontmatter keys in writing order: name, description, then the type in this memory's form."""
+    def frontmatter(self, restamp: bool = False) -> dict[str, object]:
+        """The frontmatter keys in writing order: name, description, then the type in this memory's form.
+
+        In the current form `metadata.modified` keeps the stamp the memory already has (so an unchanged
+        memory renders to unchanged bytes); `restamp` (or no stamp yet) sets it to now.
+        """
         extra = dict(self.extra)
         if self.form == "current":
             # As Claude Code 2.1.328's Write tool leaves a memory file (seen in tests/realclient):
             # metadata {node_type: memory, type, originSessionId (when it knows one), modified}.
             metadata = extra.pop("metadata", None)
-            metadata = {k: v for k, v in (metadata.items() if isinstance(metadata, dict) else ())
-                        if k not in ("node_type", "type", "modified")}
-            stamp = _utc_stamp()
+            metadata = dict(metadata) if isinstance(metadata, dict) else {}
+            previous = metadata.get("modified")
+            metadata = {k: v for k, v in metadata.items() if k not in ("node_type", "type", "modified")}
+            stamp = previous if previous and not restamp else _utc_stamp()
             return {"name": self.name, "description": self.description,
                     "metadata": {"node_type": "memory", "type": self.type.value, **metadata, "modified": stamp},
                     **extra}

@@ -26,7 +26,13 @@ _TAIL_BYTES = 64 * 1024
 def transcript_version(transcript: Path) -> str | None:
     """The Claude Code version in the last lines of a transcript (every line carries `version`)."""
     try:
-        with open(transcript, "rb") as handle:
+        import stat
+
+        fd = os.open(transcript, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not hang a hook
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        with open(fd, "rb") as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - _TAIL_BYTES))
@@ -131,9 +137,11 @@ def _iso_seconds(stamp: object) -> float | None:
 def _own_writes_since(memory_dir: Path, since: float) -> set[str]:
     """Files memdir's own extraction runs saved or deleted since `since` (from `.memdir/runs.jsonl`)."""
     own: set[str] = set()
-    log = memory_dir / C.STATE_DIRNAME / "runs.jsonl"
+    from memdir import safefs
+
     try:
-        with open(log, "rb") as handle:
+        fd = safefs.open_file(memory_dir, f"{C.STATE_DIRNAME}/runs.jsonl")  # no symlink, no FIFO
+        with open(fd, "rb") as handle:
             handle.seek(0, os.SEEK_END)
             handle.seek(max(0, handle.tell() - 256 * 1024))
             lines = handle.read().decode("utf-8", errors="replace").splitlines()

@@ -41,7 +41,8 @@ def users_words(text: str) -> str:
 def _result_text(block: dict) -> str:
     content = block.get("content")
     if isinstance(content, list):
-        return "\n".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
+        return "\n".join(c["text"] for c in content
+                         if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str))
     return content if isinstance(content, str) else ""
 
 
@@ -76,5 +77,6 @@ def queued_prompt(attachment: dict) -> str:
         return ""  # a queued slash or shell command is not a sentence the user wrote
     value = attachment.get("prompt", attachment.get("content"))
     if isinstance(value, list):
-        value = "\n".join(b.get("text", "") for b in value if isinstance(b, dict) and b.get("type") == "text")
+        value = "\n".join(b["text"] for b in value
+                           if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
     return users_words(value) if isinstance(value, str) else ""

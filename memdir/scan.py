@@ -76,13 +76,18 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[st
 HEAD_BYTES = 8192  # one read covers 30 lines of any sane header
 
 
-def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SCAN_LINES) -> Header:
+def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SCAN_LINES, *,
+                dir_fd: int | None = None) -> Header:
     """The header of one file below root, opened without following a symlink at any component
     (a FIFO, device or symlink is an OSError the scan reports) and read at most
-    HEADER_READ_MAX_BYTES, however long its lines."""
+    HEADER_READ_MAX_BYTES, however long its lines. `dir_fd`: the file's folder, already opened safely
+    (the scan opens each folder once rather than walking the path again for every file)."""
     path = str(path)
     rel_os = path[len(str(root)) + 1 :]
-    fd = safefs.open_file(root, rel_os.replace(os.sep, "/"))
+    if dir_fd is not None:
+        fd = safefs.open_file_at(dir_fd, os.path.basename(path), rel_os, os.O_RDONLY)
+    else:
+        fd = safefs.open_file(root, rel_os.replace(os.sep, "/"))
     with os.fdopen(fd, "rb") as handle:
         mtime = os.fstat(handle.fileno()).st_mtime
         data = handle.read(HEAD_BYTES)
@@ -116,10 +121,19 @@ def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEAD
     headers: list[Header] = []
     unreadable: list[tuple[str, str]] = []
     prefix = len(str(root)) + 1
+    by_folder: dict[str, list[str]] = {}
     for path in iter_memory_files(root, exclude_dirs):
+        by_folder.setdefault(os.path.dirname(path), []).append(path)
+    for folder, paths in by_folder.items():
+        rel_folder = folder[prefix:].replace(os.sep, "/") if len(folder) >= prefix else ""
         try:
-            headers.append(read_header(path, root, max_lines))
+            with safefs.open_dir(root, rel_folder) as dfd:  # a folder swapped for a symlink is refused here
+                for path in paths:
+                    try:
+                        headers.append(read_header(path, root, max_lines, dir_fd=dfd))
+                    except OSError as exc:
+                        unreadable.append((path[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)))
         except OSError as exc:
-            unreadable.append((path[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)))
+            unreadable.extend((p[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)) for p in paths)
     headers.sort(key=lambda h: h.mtime, reverse=True)
     return ScanResult(headers, unreadable)

@@ -61,6 +61,8 @@ def guard(text: str, where: str) -> None:
     findings = find_secrets(text)
     if findings:
         first = findings[0]
+        if _echoes(where, text):  # a file name derived from the secret must not repeat it in the refusal
+            where = "this memory (its file name holds the secret too)"
         raise MemdirError(
             f"refusing to save {where}: it looks like it contains {first.kind} (line {first.line}); "
             "remove the secret and save where it is kept instead (e.g. 'in 1Password, vault Ops')"
@@ -105,6 +107,17 @@ def redact(text: str) -> str:
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _echoes(where: str, text: str) -> bool:
+    """`where` repeats a secret found in `text`, in any spelling a slug could give it."""
+    def letters(value: str) -> str:
+        return "".join(ch for ch in value.lower() if ch.isalnum())
+
+    shown = letters(where)
+    return looks_secret(where) or any(
+        len(letters(text[a:b])) >= 8 and letters(text[a:b])[:16] in shown for a, b in _spans(text)
+    )
 
 
 def looks_secret(text: str) -> bool:

@@ -138,8 +138,12 @@ class MemoryStore:
         """A memory by relative path, file name (with or without .md) or name (case-insensitive)."""
         headers = self.scan().headers
         wanted = ref.strip()
+        # An exact relative path wins over a bare file name that a file in a subfolder also has.
         for header in headers:
-            if wanted in (header.rel_path, header.rel_path.removesuffix(".md"), header.path.name, header.path.stem):
+            if wanted in (header.rel_path, header.rel_path.removesuffix(".md")):
+                return header
+        for header in headers:
+            if wanted in (header.path.name, header.path.stem):
                 return header
         from memdir.model import kebab_slug
 
@@ -215,8 +219,12 @@ class MemoryStore:
         """
         from memdir.native import preferred_form
 
-        memory = memory.in_form(preferred_form(self.root))  # new files: the form this Claude Code writes
+        on_disk = self._form_on_disk(rel_path)
+        if memory.form is not None and memory.form != on_disk:
+            memory = memory.model_copy(update={"form": None})  # the file's form wins over its new text's
+        memory = memory.in_form(on_disk or preferred_form(self.root))  # new files: what this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
+        fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
         if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
             raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
         with self._locked():
@@ -224,7 +232,11 @@ class MemoryStore:
                 rel_path, exists = self._pick_filename(memory)
             path = self.resolve_rel(rel_path)
             self._guard(text, rel_path, allow_secrets)
-            guard(rel_path.replace("_", "-"), "a memory file named like a secret")  # the slug of one too
+            # A name or file name is never allowed to carry a secret, even where content may: it lands in
+            # MEMORY.md, which every session loads. Slugging turns `sk-ant-` into `sk_ant_` and leaves
+            # `ghp_` as is, so both spellings are checked, and the name as given.
+            for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
+                guard(spelling, "a memory named like a secret")
             exists = self._exists(rel_path)
             current = self.read_file(rel_path) if exists else ""
             if expected_text is not None and current != expected_text:
@@ -232,22 +244,38 @@ class MemoryStore:
             kept = None
             if exists:
                 if current == text:
-                    self._index_upsert(rel_path, memory)
+                    self._index_upsert(rel_path, memory, keep_line=True)
                     return SaveResult(rel_path, path, created=False, changed=False)
                 kept = self._keep(rel_path, "updated")
-            self._write(rel_path, text)
+            self._write(rel_path, fresh)
             if authored:
-                history.record_authored(self.state_dir, rel_path, text)
-            self._index_upsert(rel_path, memory)
+                history.record_authored(self.state_dir, rel_path, fresh)
+            # A person's own index line stays while the name and description it stands for are unchanged.
+            self._index_upsert(rel_path, memory, keep_line=exists and _same_title(current, memory))
         return SaveResult(rel_path, path, created=not exists, kept=kept)
+
+    def _form_on_disk(self, rel_path: str | None) -> str | None:
+        """The form an existing memory file is written in ("current" | "legacy"); None for a new file."""
+        from memdir.frontmatter_io import is_nested_form, parse_header
+
+        if rel_path is None or not self._exists(rel_path):
+            return None
+        try:
+            return "current" if is_nested_form(parse_header(self.read_file(rel_path)).fields) else "legacy"
+        except (OSError, MemdirError, UnicodeDecodeError):
+            return None
 
     def _keep(self, rel_path: str, action: str) -> str | None:
         """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
         return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action)) or None
 
-    def _index_upsert(self, rel_path: str, memory: Memory) -> None:
+    def _index_upsert(self, rel_path: str, memory: Memory, keep_line: bool = False) -> None:
+        """Add or refresh the entry line; `keep_line` leaves an existing line as it is (it may be hand-written)."""
+        index = self.index()
+        if keep_line and rel_path in index_text.linked_files(index):
+            return
         line = index_text.entry_line(memory.name, rel_path, memory.description)
-        self._write_index(index_text.upsert(self.index(), rel_path, line), "updated")
+        self._write_index(index_text.upsert(index, rel_path, line), "updated")
 
     def _write_index(self, new_text: str, action: str) -> str | None:
         """Write MEMORY.md, keeping its previous bytes first (a person may have written any of it)."""
@@ -326,3 +354,13 @@ class MemoryStore:
                 line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")
                 self._write_index(index_text.upsert(self.index(), rel, line), "updated")
         return rel, chosen.name, kept
+
+
+def _same_title(old_text: str, memory: Memory) -> bool:
+    """The file's previous name and description are the new memory's (so its index line still fits)."""
+    try:
+        parsed = parse_document(old_text)
+        old = memory_from_fields(parsed.fields, parsed.body, "")
+    except Exception:  # an unreadable old header: regenerate the line
+        return False
+    return old.name == memory.name and old.description == memory.description

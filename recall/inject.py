@@ -10,6 +10,7 @@ each are listed by path at the end, or dropped when nothing fits.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from memdir import constants as C
@@ -77,16 +78,36 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
         more = f"{hidden} more line{'s' if hidden != 1 else ''}" + (" (and beyond)" if cut else "")
     else:
         more = "the rest"
+    days = days_old(header.mtime, now)
+    if cache_dir is not None and "jinja2" in sys.modules:
+        _warm(cache_dir, days)
     return render_slotted(
         "recall_memory.j2",
+        # Printed-only values are slots, so a new type or path never costs the hook a jinja2 render.
         slots={"path": header.abs_path, "description": header.description or "(no description)",
-               "content": "\n".join(shown).strip("\n"), "more": more},
+               "content": "\n".join(shown).strip("\n"), "more": more, "type": header.type or "untyped"},
         cache_dir=cache_dir,
         has_content=any(line.strip() for line in shown),
-        days=days_old(header.mtime, now),
-        type=header.type or "untyped",
+        days=days,
         trimmed=trimmed,
     ).strip("\n")
+
+
+_warmed: set[tuple[str, int]] = set()
+
+
+def _warm(cache_dir: Path, days: int) -> None:
+    """Once jinja2 is loaded anyway, cache every skeleton variant for this age, so a later hook
+    process that meets a longer or shorter memory of the same age never has to import jinja2."""
+    from prompts import render_slotted
+
+    if (str(cache_dir), days) in _warmed:
+        return
+    _warmed.add((str(cache_dir), days))
+    for trimmed in (False, True):
+        for has_content in (False, True):
+            render_slotted("recall_memory.j2", slots={k: "" for k in ("path", "description", "content", "more", "type")},
+                           cache_dir=cache_dir, has_content=has_content, days=days, trimmed=trimmed)
 
 
 def _frame(part: str, cache_dir: Path | None, path: str = "", description: str = "") -> str:

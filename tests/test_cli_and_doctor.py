@@ -90,10 +90,10 @@ def test_unreadable_file_is_reported_not_fatal(store, monkeypatch):
 
     real = scan_mod.read_header
 
-    def flaky(path, root, max_lines=30):
+    def flaky(path, root, max_lines=30, **kwargs):
         if str(path).endswith("locked.md"):
             raise PermissionError(13, "Permission denied")
-        return real(path, root, max_lines)
+        return real(path, root, max_lines, **kwargs)
 
     monkeypatch.setattr(scan_mod, "read_header", flaky)
     result = store.scan()

@@ -90,7 +90,7 @@ def test_two_turn_run_reads_then_writes(api, transcript, memory):
     assert first["thinking"] == {"type": "adaptive"} and first["output_config"] == {"effort": "medium"}
     assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "memory extraction agent" in first["system"][0]["text"] and "Today is 2026-03-02" in first["system"][0]["text"]
-    assert [t["name"] for t in first["tools"]] == ["Read", "Grep", "Glob", "Write", "Edit"]
+    assert [t["name"] for t in first["tools"]] == ["Read", "Grep", "Glob", "Write", "Edit", "RecordDecision"]
     intro, excerpt = first["messages"][0]["content"]
     assert "feedback_testing.md" in intro["text"] and "cache_control" not in intro
     assert excerpt["cache_control"] == {"type": "ephemeral"}

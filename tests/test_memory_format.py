@@ -125,3 +125,39 @@ def test_every_realdata_transcript_parses_with_no_unknown_line_types(realdata):
         for kind, count in read_transcript(path).unknown_types.items():
             unknown[f"{path.name}:{kind}"] = count
     assert len(paths) >= 29 and unknown == {}
+
+
+def test_an_unchanged_save_keeps_the_bytes_and_a_changed_one_restamps(cli_folder, newest_form):
+    store = MemoryStore(cli_folder)
+    before = (cli_folder / "feedback_no_emoji.md").read_text()
+    memory = store.load("feedback_no_emoji.md")
+    store.save(memory, rel_path="feedback_no_emoji.md")
+    assert (cli_folder / "feedback_no_emoji.md").read_text() == before  # no new stamp, no history entry
+    store.save(memory.model_copy(update={"body": memory.body + "\nAlso in tags."}), rel_path="feedback_no_emoji.md")
+    after = (cli_folder / "feedback_no_emoji.md").read_text()
+    stamp = lambda text: next(line for line in text.splitlines() if "modified:" in line)  # noqa: E731
+    assert stamp(after) != stamp(before) and "Also in tags." in after
+
+
+def test_a_new_file_written_in_the_old_form_is_saved_in_the_newest(tmp_path, newest_form):
+    from memdir.frontmatter_io import parse_document
+    from memdir.model import memory_from_fields
+
+    parsed = parse_document(LEGACY)  # e.g. what an extraction model wrote for a new file
+    memory = memory_from_fields(parsed.fields, parsed.body, "new")
+    saved = MemoryStore(tmp_path).save(memory, rel_path="feedback_terse.md")
+    text = saved.path.read_text()
+    assert text.startswith("---\nname: terse-replies\n") and "  type: feedback\n" in text and "\ntype:" not in text
+
+
+def test_an_edit_in_the_other_form_keeps_the_files_form(cli_folder, newest_form):
+    from memdir.frontmatter_io import parse_document
+    from memdir.model import memory_from_fields
+
+    rewritten = ("---\nname: no-emoji\ndescription: No emoji in commit messages or tags\ntype: feedback\n---\n"
+                 "Never put emoji in commit messages or tags; see also [[commit-style]].\n\n**Why:** x\n**How to apply:** y\n")
+    parsed = parse_document(rewritten)  # an extraction model rewrote it in the old form
+    MemoryStore(cli_folder).save(memory_from_fields(parsed.fields, parsed.body, "x"), rel_path="feedback_no_emoji.md")
+    text = (cli_folder / "feedback_no_emoji.md").read_text()
+    assert "metadata:\n  node_type: memory\n  type: feedback\n" in text and "\ntype:" not in text
+    assert "or tags; see also [[commit-style]]." in text

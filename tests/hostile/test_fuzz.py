@@ -38,6 +38,9 @@ def _scratch(tmp_path_factory):
     return _SCRATCH[0]
 
 
+text_blocks = st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": json_values}), max_size=3)
+
+
 def _count_crash(tally, where: str, exc: BaseException) -> None:
     tally.tracebacks += 1
     tally.notes.append(f"traceback: {where}: {type(exc).__name__}: {exc}"[:200])
@@ -87,15 +90,23 @@ def test_header_scan_of_arbitrary_bytes(tally, tmp_path_factory, data):
 
 # --- transcripts --------------------------------------------------------------------------------
 line_objects = st.fixed_dictionaries(
-    {"type": st.sampled_from(["user", "assistant", "summary", "system"]) | json_values},
-    optional={"uuid": json_values, "sessionId": json_values, "cwd": json_values, "timestamp": json_values,
-              "isMeta": json_values, "isSidechain": st.booleans(),
+    {"type": st.sampled_from(["user", "assistant", "summary", "system", "attachment"]) | json_values},
+    optional={"uuid": st.sampled_from(["u1", "u2", "u3"]) | json_values,
+              "parentUuid": st.sampled_from(["u1", "u2", None]) | json_values,
+              "sessionId": json_values, "cwd": json_values, "timestamp": json_values,
+              "isMeta": json_values, "isSidechain": st.booleans(), "isCompactSummary": json_values,
+              "origin": json_values | st.fixed_dictionaries({"kind": json_values}),
+              "attachment": json_values | st.fixed_dictionaries(
+                  {"type": st.sampled_from(["queued_command", "hook_additional_context"]) | json_values},
+                  optional={"prompt": json_values | text_blocks, "content": json_values | text_blocks,
+                            "commandMode": json_values}),
               "message": st.fixed_dictionaries({}, optional={
                   "role": st.sampled_from(["user", "assistant"]) | json_values, "id": json_values,
                   "content": json_values | st.lists(st.fixed_dictionaries(
                       {"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking"]) | json_values},
                       optional={"text": json_values, "name": json_values, "input": json_values,
-                                "content": json_values, "id": json_values}), max_size=4)})},
+                                "content": json_values | text_blocks, "id": json_values,
+                                "is_error": json_values}), max_size=4)})},
 )
 
 

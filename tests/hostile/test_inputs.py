@@ -38,6 +38,11 @@ MALFORMED_LINES = {
     "role-odd": json.dumps({"type": "assistant", "message": {"role": ["user"], "content": "x"}}),
     "type-unhashable": json.dumps({"type": ["user"], "message": {"role": "user", "content": "x"}}),
     "cwd-odd": _line("Remember that I use vim.", cwd={"x": "/"}),
+    "queued-command-odd": json.dumps({"type": "attachment", "uuid": "q-1", "attachment": {
+        "type": "queued_command", "prompt": [{"type": "text", "text": 5}, 3, {"type": "text"}]}}),
+    "tool-result-odd": _line([{"type": "tool_result", "content": [{"type": "text", "text": 5}, 7],
+                               "is_error": True}]),
+    "parent-unhashable": _line("Remember that I use vim.", parentUuid=["x"]),
     "nested-1000": DEEP,
     "nested-50000": DEEPER,
     "not-json": "{{{ not json",

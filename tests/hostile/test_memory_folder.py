@@ -54,6 +54,11 @@ def _symlink_state_files(m, o):
     (state / "history").symlink_to(o, target_is_directory=True)
 
 
+def _fifo_state_files(m, o):
+    for name in ("lock", "runs.jsonl", "hook.log", "notices.json", "pending.json", "extract.lock", "usage.lock"):
+        os.mkfifo(m / ".memdir" / name)
+
+
 def _fifo_memory(m, o):
     os.mkfifo(m / "user_pipe.md")
 
@@ -101,9 +106,9 @@ def _device(m, o):
 
 TRAPS = {f.__name__.lstrip("_"): f for f in (
     _symlink_state, _symlink_team, _symlink_logs, _symlink_memory, _symlink_index, _symlink_subfolder,
-    _symlink_state_files, _fifo_memory, _fifo_index, _huge_index, _huge_memory, _binary_memory, _binary_index,
+    _symlink_state_files, _fifo_state_files, _fifo_memory, _fifo_index, _huge_index, _huge_memory, _binary_memory, _binary_index,
     _folder_shaped, _one_line_file, _device)}
-AS_PROCESS = {"fifo_memory", "fifo_index"}  # hooks for these also run as real processes, with a timeout
+AS_PROCESS = {"fifo_memory", "fifo_index", "fifo_state_files"}  # hooks for these also run as real processes, with a timeout
 
 COMMANDS = [
     ("list",), ("list", "--team"), ("show", "passwd"), ("show", "pipe"), ("show", "binary"), ("show", "Real"),

@@ -196,7 +196,7 @@ def test_a_memory_the_main_agent_wrote_is_not_extracted_twice(sandbox, scripted_
     assert written.endswith("---\n\nNever put emoji in commit messages.\n\n**Why:** the changelog tool chokes on them.\n"
                             "**How to apply:** plain ASCII commit subjects.\n")
     outcome = wait_for_stop_worker(memory)
-    assert "stop: skipped: the main agent already wrote to the memory folder" in outcome, outcome
+    assert "the main agent already wrote to the memory folder" in outcome, outcome
     assert sorted(p.name for p in memory.glob("*.md") if p.name != "MEMORY.md") == ["feedback_no_emoji.md"]
     listing = H.memdir(sandbox, "list")
     assert listing.returncode == 0 and listing.stdout.startswith("feedback  feedback_no_emoji.md")

@@ -1,0 +1,186 @@
+"""The read path of the decision journal: the last decisions as markdown for a session's first prompt.
+
+Stdlib only (json, os): it runs inside the prompt hook, whose budget has no room for pydantic.
+It reads only the journal's tail (JOURNAL_TAIL_BYTES), so a years-long journal costs what a new one does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from memdir import constants as C
+
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
+
+
+def _refuse_symlinks(*folders: str) -> None:
+    """Nothing memdir writes in the memory folder follows a symlink out of it (the final name: O_NOFOLLOW)."""
+    for folder in folders:
+        if os.path.islink(folder):
+            raise OSError(f"{folder} is a symlink; memdir does not write through it")
+
+
+LABELS = {"decision": "Decision", "preference": "Preference", "pattern": "Pattern", "anti-pattern": "Anti-pattern",
+          "problem": "Problem", "note": "Note"}
+
+
+def tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
+    """(up to `wanted` newest well-formed records oldest first, whether older ones exist)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            start = max(0, size - C.JOURNAL_TAIL_BYTES)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return [], False
+    lines = data.split(b"\n")
+    if start:
+        lines = lines[1:]  # the first line of a tail read is usually cut
+    records: list[dict] = []
+    for raw in reversed(lines):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+            what = record["content"]["what"]
+        except (ValueError, KeyError, TypeError):
+            continue  # corrupt lines are counted by `memdir status`, not here
+        if isinstance(what, str) and what.strip():
+            records.append(record)
+            if len(records) > wanted:
+                break  # one beyond what is shown proves "more available"; older lines are not parsed
+    more = len(records) > wanted or bool(start)
+    return list(reversed(records[:wanted])), more
+
+
+def entry_markdown(record: dict) -> str:
+    content = record.get("content") or {}
+    label = LABELS.get(record.get("type"), "Note")
+    line = f"- **[{label}]** {content.get('what', '').strip()}"
+    why = (content.get("why") or "").strip()
+    if why:
+        line += f" _(because: {why})_"
+    entities = [e for e in record.get("entities") or [] if isinstance(e, str)]
+    if entities:
+        line += " [" + ", ".join(entities) + "]"
+    return line
+
+
+def recent_decisions_markdown(journal: str, limit: int = C.RECENT_DECISIONS_SHOWN,
+                              max_chars: int = C.RECENT_DECISIONS_MAX_CHARS) -> str:
+    """The newest `limit` decisions, newest first, at most `max_chars` with the hint when any are left out."""
+    records, more = tail_records(journal, limit)
+    if not records:
+        return ""
+    hint = C.MORE_DECISIONS_HINT.format(journal=os.path.join(C.DECISIONS_DIR, C.DECISIONS_JOURNAL))
+    lines = [C.RECENT_DECISIONS_HEADING]
+    size = units(lines[0])
+    cut = False
+    for record in reversed(records):
+        line = entry_markdown(record)
+        if size + 1 + units(line) + 1 + units(hint) > max_chars:
+            cut = True
+            break
+        lines.append(line)
+        size += 1 + units(line)
+    if cut or more:
+        lines.append(hint)
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def first_prompt_of_session(state_dir: str, session_id: str | None) -> bool:
+    """True exactly once per session id (an O_EXCL marker file); False without a session id."""
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return False
+    folder = os.path.join(state_dir, C.DECISION_SESSIONS_DIRNAME)
+    try:
+        _refuse_symlinks(state_dir, folder)
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(os.path.join(folder, session_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    except FileExistsError:
+        return False
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def prune_session_markers(state_dir: str, max_age_days: float = 30.0) -> int:
+    """Markers of long-finished sessions go (run by the Stop worker, never on the prompt path)."""
+    folder = os.path.join(state_dir, C.DECISION_SESSIONS_DIRNAME)
+    cutoff = time.time() - max_age_days * 86400
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str | None) -> None:
+    """Queue the prompt for decision capture by the Stop worker: one small O_APPEND write, no parsing here."""
+    record = {"prompt": prompt[: C.INBOX_MAX_PROMPT_CHARS], "cwd": cwd, "session_id": session_id,
+              "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    _refuse_symlinks(state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    fd = os.open(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o600)
+    try:
+        if os.fstat(fd).st_size < C.INBOX_MAX_BYTES:  # no Stop worker draining it: stop growing, status says so
+            os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: str | None) -> str:
+    """The prompt hook's share of the decision tiers, kept cheap: queue the prompt for capture (the Stop
+    worker does the parsing and writing) and, on a session's first prompt, return the journal to show
+    ("" otherwise; `with_recent_decisions` renders it). Never raises: decisions must not cost the user
+    their prompt."""
+    state_dir = os.path.join(memory_dir, C.STATE_DIRNAME)
+    try:
+        enqueue_prompt(state_dir, prompt, cwd, session_id)
+    except OSError:
+        pass
+    try:
+        if not first_prompt_of_session(state_dir, session_id):
+            return ""
+        from pathlib import Path
+
+        from memdir.paths import project_root
+
+        root = project_root(Path(cwd) if cwd and os.path.isdir(cwd) else Path.cwd())
+        journal = root / C.DECISIONS_DIR / C.DECISIONS_JOURNAL
+        return str(journal) if journal.is_file() else ""
+    except (OSError, ValueError):
+        return ""
+
+
+def units(text: str) -> int:
+    """Length as Claude Code counts it (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def with_recent_decisions(journal: str, context: str, budget: int = C.HOOK_OUTPUT_BUDGET) -> str:
+    """The recent decisions before `context`, in whatever room the hook's one output budget leaves
+    (at most RECENT_DECISIONS_MAX_CHARS): recalled memories answer this prompt, so they keep their room."""
+    if not journal:
+        return context
+    room = budget - (units(context) + 2 if context else 0)
+    if room < MIN_DECISIONS_ROOM:
+        return context
+    block = recent_decisions_markdown(journal, max_chars=min(C.RECENT_DECISIONS_MAX_CHARS, room))
+    if not block:
+        return context
+    return f"{block}\n\n{context}" if context else block

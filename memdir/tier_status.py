@@ -1,0 +1,107 @@
+"""`memdir status`: each decision tier healthy / degraded / unavailable, with the reason (SPEC §8).
+
+Read-only: it never creates, repairs or rewrites anything.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from memdir import constants as C
+from memdir import graph
+from memdir.decisions import decisions_dir, journal_path, read_journal
+
+
+@dataclass(frozen=True)
+class TierHealth:
+    tier: str
+    state: str  # healthy | degraded | unavailable
+    reason: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return sum(1 for raw in handle if raw.strip())
+    except OSError:
+        return 0
+
+
+def _dir_problem(folder: Path) -> str:
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable"
+    return ""
+
+
+def graph_health(project_root: Path) -> TierHealth:
+    name = "1 graph"
+    path, queue = graph.graph_path(project_root), graph.queue_path(project_root)
+    depth = _lines(queue)
+    if not path.exists() and not queue.exists() and not decisions_dir(project_root).is_dir():
+        return TierHealth(name, "unavailable", f"no {C.DECISIONS_DIR} folder in {project_root}: nothing captured yet")
+    problem = graph.writable_problem(path)
+    if problem:
+        return TierHealth(name, "degraded", f"graph file unwritable ({problem}); {depth} operation(s) wait in {queue}")
+    loaded = graph.load_graph(path)
+    if loaded.corrupt_lines:
+        return TierHealth(name, "degraded", f"{path}: {loaded.corrupt_lines} corrupt line(s) skipped")
+    if depth > C.QUEUE_DEGRADED_DEPTH:
+        return TierHealth(name, "degraded", f"queue depth {depth} > {C.QUEUE_DEGRADED_DEPTH}: the Stop worker is not "
+                                            f"flushing (see .memdir/hook.log)")
+    return TierHealth(name, "healthy", f"{len(loaded.entities)} entities, {len(loaded.relations)} relations, "
+                                       f"queue depth {depth} ({path})")
+
+
+def journal_health(project_root: Path) -> TierHealth:
+    name = "2 journal"
+    folder = decisions_dir(project_root)
+    if not folder.is_dir():
+        return TierHealth(name, "unavailable", f"no {C.DECISIONS_DIR} folder in {project_root}: nothing captured yet")
+    problem = _dir_problem(folder)
+    path = journal_path(project_root)
+    if not problem and path.exists() and not os.access(path, os.W_OK):
+        problem = f"{path} is not writable"
+    if problem:
+        return TierHealth(name, "degraded", problem)
+    read = read_journal(project_root)
+    if read.corrupt_lines:
+        return TierHealth(name, "degraded", f"{path}: {read.corrupt_lines} corrupt line(s) skipped, "
+                                            f"{len(read.decisions)} readable")
+    return TierHealth(name, "healthy", f"{len(read.decisions)} decision(s) in {path}")
+
+
+def memory_health(memory_dir: Path) -> TierHealth:
+    name = "3 memory folder"
+    if not memory_dir.is_dir():
+        return TierHealth(name, "unavailable", f"{memory_dir} does not exist yet")
+    index = memory_dir / C.INDEX_NAME
+    try:
+        if index.exists():
+            index.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        return TierHealth(name, "degraded", f"{index}: unreadable ({exc})")
+    problem = _dir_problem(memory_dir)
+    if problem:
+        return TierHealth(name, "degraded", problem)
+    inbox = memory_dir / C.STATE_DIRNAME / C.DECISION_INBOX
+    waiting = _lines(inbox)
+    if inbox.exists() and inbox.stat().st_size >= C.INBOX_MAX_BYTES:
+        return TierHealth(name, "degraded", f"{waiting} prompts wait in a full queue ({inbox}): the Stop worker is not "
+                                            "running (is `memdir install` done? see .memdir/hook.log)")
+    promoted = 0
+    for entry in os.scandir(memory_dir):
+        if entry.name.endswith(".md") and entry.name != C.INDEX_NAME and entry.is_file(follow_symlinks=False):
+            with open(entry.path, "rb") as handle:
+                head = handle.read(2048)
+            promoted += b"\ndecision_id:" in head
+    return TierHealth(name, "healthy", f"{promoted} promoted decision memor{'y' if promoted == 1 else 'ies'}, "
+                                       f"{waiting} prompt(s) waiting for the Stop worker")
+
+
+def tier_status(project_root: Path, memory_dir: Path) -> list[TierHealth]:
+    return [graph_health(project_root), journal_health(project_root), memory_health(memory_dir)]

@@ -1,0 +1,158 @@
+"""The decision tiers from Claude Code's hooks: the prompt hook only queues; the Stop worker captures;
+a session's first prompt gets the recent decisions."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from extractor.decision_pipeline import stop_step
+from memdir import constants as C
+from memdir.decision_context import recent_decisions_markdown
+from memdir.decisions import Decision, append, journal_path, read_journal
+from memdir.hooks import main as hook_main
+
+
+def run_prompt(project, memory, monkeypatch, prompt, session="s1"):
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    payload = {"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    out = io.StringIO()
+    assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+    return json.loads(out.getvalue()) if out.getvalue() else {}
+
+
+def make_project(tmp_path):
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    return project, memory
+
+
+def test_prompt_hook_queues_and_the_stop_worker_captures(tmp_path, monkeypatch):
+    project, memory = make_project(tmp_path)
+    run_prompt(project, memory, monkeypatch, "Let's use Redis for the job queue because it is already deployed.")
+    inbox = memory / C.STATE_DIRNAME / C.DECISION_INBOX
+    assert "Redis for the job queue" in inbox.read_text()
+    assert not journal_path(project).exists()  # nothing parsed or written on the prompt path
+    lines = stop_step(memory, str(project))
+    assert any("journaled 1" in line for line in lines), lines
+    assert [d.what for d in read_journal(project).decisions] == ["Let's use Redis for the job queue"]
+    assert not inbox.exists() and list(memory.glob("project_*.md"))
+    assert "Redis" in (project / ".claude" / "memory" / "graph.jsonl").read_text()
+
+
+def test_first_prompt_of_a_session_gets_recent_decisions_once(tmp_path, monkeypatch):
+    project, memory = make_project(tmp_path)
+    append(project, [Decision(kind="decision", what=f"Decision {i}", why="reason", entities=["X"], confidence=0.8)
+                     for i in range(12)])
+    first = run_prompt(project, memory, monkeypatch, "what were we doing here")
+    context = first["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("## Recent Project Decisions\n- **[Decision]** Decision 11 _(because: reason)_ [X]")
+    assert "Decision 2 " in context and "Decision 1 " not in context  # the last 10, newest first
+    assert "additional decisions available" in context
+    again = run_prompt(project, memory, monkeypatch, "and the next thing please")
+    assert "Recent Project Decisions" not in json.dumps(again)
+    other = run_prompt(project, memory, monkeypatch, "new session starts here", session="s2")
+    assert "Recent Project Decisions" in other["hookSpecificOutput"]["additionalContext"]
+
+
+def test_recent_decisions_capped_at_3000_chars_with_hint(tmp_path):
+    append(tmp_path, [Decision(kind="preference", what=f"Preference {i} " + "w" * 400, confidence=0.8)
+                      for i in range(10)])
+    text = recent_decisions_markdown(str(journal_path(tmp_path)))
+    assert len(text) <= C.RECENT_DECISIONS_MAX_CHARS
+    assert text.splitlines()[1].startswith("- **[Preference]** Preference 9 ")
+    assert text.endswith("`.claude/memory/decisions.jsonl`)_")
+    few = tmp_path / "few"
+    append(few, [Decision(kind="decision", what="Only one", confidence=0.9)])
+    assert "additional" not in recent_decisions_markdown(str(journal_path(few)))
+
+
+def test_corrupt_tail_is_skipped_on_the_read_path(tmp_path):
+    append(tmp_path, [Decision(kind="decision", what="Kept", confidence=0.9)])
+    with open(journal_path(tmp_path), "ab") as handle:
+        handle.write(b'{"id": "torn", "type": "deci')
+    assert "- **[Decision]** Kept" in recent_decisions_markdown(str(journal_path(tmp_path)))
+
+
+def test_real_hook_processes_capture_through_the_stop_worker(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    project, memory = make_project(tmp_path)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": str(project),
+                                      "message": {"role": "user", "content": "hello there"}}) + "\n")
+    env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
+    script = Path(sys.executable).with_name("memdir")
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry"]
+    prompt = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+              "transcript_path": str(transcript), "prompt": "We chose Vitest over Jest since it shares the Vite config."}
+    out = subprocess.run([*argv, "hook", "prompt"], input=json.dumps(prompt), capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0 and out.stderr == ""
+    stop = {"session_id": "s1", "cwd": str(project), "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    subprocess.run([*argv, "hook", "stop"], input=json.dumps(stop), capture_output=True, text=True, env=env, timeout=60)
+    deadline = time.monotonic() + 60
+    while not journal_path(project).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    log = memory / C.STATE_DIRNAME / "hook.log"
+    assert journal_path(project).exists(), log.read_text() if log.exists() else "no hook log"
+    [captured] = read_journal(project).decisions
+    assert captured.what == "We chose Vitest over Jest" and captured.why == "It shares the Vite config"
+    graph_file = project / ".claude" / "memory" / "graph.jsonl"
+    deadline = time.monotonic() + 30
+    while not (graph_file.exists() and "Vitest" in graph_file.read_text()):
+        assert time.monotonic() < deadline, "the Stop worker never flushed the graph"
+        time.sleep(0.1)
+
+
+def test_rejection_reason_in_the_transcript_is_captured_by_the_stop_worker(tmp_path):
+    project, memory = make_project(tmp_path)
+    rejection = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+                 "edit, the new_string was NOT written to the file). The user provided the following reason for the "
+                 "rejection:  use pnpm")
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s1", "cwd": str(project),
+         "message": {"role": "user", "content": "set up the project"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npm install"}}]}},
+        {"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s1", "cwd": str(project),
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": rejection}]}},
+    ]
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    stop_step(memory, str(project), str(transcript))
+    stop_step(memory, str(project), str(transcript))  # the same tail again: nothing repeated
+    assert [(d.kind, d.what) for d in read_journal(project).decisions] == [("preference", "Use pnpm")]
+
+
+def test_a_symlinked_state_folder_is_never_written_through(tmp_path, monkeypatch):
+    project, memory = make_project(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (memory / C.STATE_DIRNAME).symlink_to(outside)
+    run_prompt(project, memory, monkeypatch, "Let's use Redis for the job queue.")
+    assert list(outside.iterdir()) == []
+
+
+def test_decisions_fit_the_room_the_hook_output_budget_leaves(tmp_path):
+    from memdir.decision_context import units, with_recent_decisions
+
+    append(tmp_path, [Decision(kind="decision", what=f"Decision {i} " + "é" * 200, confidence=0.8) for i in range(10)])
+    journal = str(journal_path(tmp_path))
+    recalled = "r" * (C.HOOK_OUTPUT_BUDGET - 1200)
+    combined = with_recent_decisions(journal, recalled)
+    assert combined.endswith(recalled) and units(combined) <= C.HOOK_OUTPUT_BUDGET  # recall keeps its room
+    assert combined.startswith("## Recent Project Decisions") and "additional decisions available" in combined
+    full = with_recent_decisions(journal, "short recall")
+    assert units(full) - units("short recall") - 2 <= C.RECENT_DECISIONS_MAX_CHARS
+    crowded = "r" * (C.HOOK_OUTPUT_BUDGET - 100)
+    assert with_recent_decisions(journal, crowded) == crowded  # no room: no stub of a block
