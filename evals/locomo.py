@@ -24,12 +24,9 @@ ADVERSARIAL = 5
 
 
 def default_data_path() -> Path:
-    here = Path(__file__).resolve().parents[1]
-    for candidate in (here.parent / "shared" / "bench" / "locomo" / "locomo10.json",
-                      here / "shared" / "bench" / "locomo" / "locomo10.json"):
-        if candidate.exists():
-            return candidate
-    return here.parent / "shared" / "bench" / "locomo" / "locomo10.json"
+    from evals.shared import REPO_ROOT, shared_path
+
+    return shared_path("bench", "locomo", "locomo10.json") or REPO_ROOT.parent / "shared/bench/locomo/locomo10.json"
 
 
 def _ids(value: object) -> set[str]:

@@ -34,3 +34,7 @@ HEADER_SCAN_LINES = 30  # recall reads only this many lines of each file
 NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
+
+# --- recall by meaning and verification (issue 13) -------------------------------
+EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
+VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names

@@ -167,11 +167,14 @@ def prompt_output(payload: HookPayload) -> str:
     notice = _saved_notice(memory_dir)
     tools = _recent_tools(payload)
     use_server = _use_recall_server()
-    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id) if use_server else None
+    root = _project_root(payload)
+    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id, root) if use_server else None
     if context is None:
         # With the server in use, this process only ever runs the offline engine (no SDK import).
         engine = "offline" if use_server else None
-        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine)
+        # In-process: paths are stat-ed, but no symbol scan fits this process's budget (the server has one).
+        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine,
+                        project_root=root, verify_budget_s=0.0)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         context = result.context
@@ -183,15 +186,27 @@ def prompt_output(payload: HookPayload) -> str:
     return json.dumps(output) if output else ""
 
 
+def _project_root(payload: HookPayload) -> str | None:
+    if not payload.cwd or not os.path.isdir(payload.cwd):
+        return None
+    from memdir.verify import project_root
+
+    return project_root(payload.cwd)
+
+
 def _use_recall_server() -> bool:
-    """The llm engine is wanted and the warm recall server may serve it (decided once per prompt)."""
+    """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
+    wanted, or the dense model is installed (it loads only there, never in a hook process)."""
     from memdir.config import Settings, choose_engine
-    from recall import server
+    from recall import dense, server
 
-    return server.enabled() and choose_engine(Settings.from_env().engine, quiet=True) == "llm"
+    if not server.enabled():
+        return False
+    return choose_engine(Settings.from_env().engine, quiet=True) == "llm" or dense.installed()
 
 
-def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None) -> str | None:
+def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
+                       root: str | None = None) -> str | None:
     """The llm engine's answer from the warm recall server, or None to answer offline in-process.
 
     When no server is running yet, one is started for the next prompts and this one is answered
@@ -201,7 +216,10 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
     from recall import server
 
     budget = Settings.from_env().recall_timeout
-    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id}
+    from memdir.config import choose_engine
+
+    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
+               "engine": choose_engine(Settings.from_env().engine, quiet=True), "project_root": root}
     reply = server.ask(request, timeout=budget + 1.0)
     if reply is None:
         server.start_in_background()
