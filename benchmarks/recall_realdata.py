@@ -33,6 +33,14 @@ PROMPTS = [
     "thanks, that's it for today",  # None
     "rename the loop variable i to index in this small bash script",  # None
 ]
+# A second set, written after the first set's results were seen and before the bar was changed for them.
+PROMPTS += [
+    "what did we decide about using Gemini for this repo?",
+    "add a new source to the market intelligence JSON",
+    "how do I log a LinkedIn DM I just sent?",
+    "explain what a Python decorator is",  # None
+    "what's the weather like in Lisbon tomorrow?",  # None
+]
 
 
 def main(argv: list[str] | None = None) -> int:
