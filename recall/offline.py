@@ -17,9 +17,9 @@ RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "
 # Fusion and bars, picked on LoCoMo conversations 0-4 and the recall eval cases (5-9 held out):
 LEXICAL_WEIGHT, DENSE_WEIGHT = 1.0, 1.0
 DENSE_FLOOR_QUANTILE = 0.75  # cosines at or under this quantile of the folder add nothing
-COVERAGE_BAR = 0.15  # share of the prompt's idf mass (Ranker.coverage) a memory must hold...
-SIMILARITY_BAR = 0.83  # ...or an e5 cosine at least this (no eval case expecting nothing reaches 0.822)
-LEXICAL_ONLY_COVERAGE_BAR = 0.10  # without the model, coverage alone decides: a lower bar keeps recall
+COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.coverage) a memory must hold,
+SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning);
+SIMILARITY_BAR = 0.83  # or a cosine this high alone (no recall eval case expecting nothing reaches 0.822)
 _USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
 _GOTCHA = re.compile(
     r"\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b", re.I
@@ -49,11 +49,12 @@ def _dense_boost(similarities: list[float | None]) -> list[float]:
     return [0.0 if s is None else max(0.0, (s - floor) / span) for s in similarities]
 
 
-def relevant(coverage: float, similarity: float | None, dense: bool) -> bool:
-    """The absolute bar: enough of the prompt's rare words, or close enough in meaning."""
-    if not dense:
-        return coverage >= LEXICAL_ONLY_COVERAGE_BAR
-    return coverage >= COVERAGE_BAR or (similarity is not None and similarity >= SIMILARITY_BAR)
+def relevant(coverage: float, similarity: float | None) -> bool:
+    """The absolute bar: enough of the prompt's rare words (and, with the model, not far in
+    meaning), or very close in meaning. A memory without a vector yet is judged by its words."""
+    if similarity is None:
+        return coverage >= COVERAGE_BAR
+    return (coverage >= COVERAGE_BAR and similarity >= SIMILARITY_FLOOR) or similarity >= SIMILARITY_BAR
 
 
 def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
@@ -75,7 +76,7 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
             scores[i] += DENSE_WEIGHT * boost
     else:
         similarities = [None] * len(headers)
-    coverage = lexical.coverage(query)
+    coverage = lexical.coverage(query)[0]
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
     if tools:
         order = [i for i in order if not is_tool_usage_doc(headers[i], tools)]
@@ -83,4 +84,4 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
         return []
     best = scores[order[0]]
     return [headers[i] for i in order[:limit]
-            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i], dense)]
+            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i])]

@@ -9,6 +9,11 @@ The socket lives in a 0700 folder of the user's config home and its name hashes 
 depends on (memdir's version, the Python, the endpoint and key, the MEMDIR_* settings), so a
 changed key or upgrade simply starts a new server; an idle server exits after 30 minutes.
 `MEMDIR_RECALL_SERVER=0` turns it off (the hook then imports the SDK itself).
+
+The server is also where the optional dense model lives (recall/dense.py): numpy and the weights load
+once here, offline prompts are answered here too when the model is installed, and a background thread
+embeds memories that lack a vector after each answer. Hooks never load the model; without a server
+they answer lexically.
 """
 
 from __future__ import annotations

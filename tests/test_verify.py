@@ -147,3 +147,17 @@ def test_recall_shows_what_was_checked(refactored):
     assert "Checked against the current code: `renew_session` is no longer in the code" in result.context
     assert "Do not present what this memory says about these as fact" in result.context
     assert result.as_dict()["selected"][0]["verification"]["status"] in ("stale", "ok", "unchecked")
+
+
+def test_behaviour_case_shows_the_removed_function_as_flagged(tmp_path):
+    """The behaviour eval's agent sees the verification line the hook would inject."""
+    from evals.cases import load_suite
+    from evals.judge import recalled_context
+    from evals.runner import seed
+
+    case = next(c for c in load_suite("behaviour")[0] if c.id == "removed-function-flagged-not-fact")
+    memory = tmp_path / "memory"
+    seed(memory, case.memories, __import__("time").time())
+    context = recalled_context(case, memory)
+    assert "Checked against the current code: `renew_session` is no longer in the code" in context
+    assert "Do not present what this memory says about these as fact" in context
