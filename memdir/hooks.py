@@ -167,14 +167,12 @@ def prompt_output(payload: HookPayload) -> str:
     notice = _saved_notice(memory_dir)
     tools = _recent_tools(payload)
     use_server = _use_recall_server()
-    root = _project_root(payload)
-    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id, root) if use_server else None
+    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id, payload.cwd) if use_server else None
     if context is None:
         # With the server in use, this process only ever runs the offline engine (no SDK import).
+        # Verification against the code runs in the server only: its scan does not fit this process's budget.
         engine = "offline" if use_server else None
-        # In-process: paths are stat-ed, but no symbol scan fits this process's budget (the server has one).
-        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine,
-                        project_root=root, verify_budget_s=0.0)
+        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         context = result.context
@@ -184,14 +182,6 @@ def prompt_output(payload: HookPayload) -> str:
     if context:
         output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": context}
     return json.dumps(output) if output else ""
-
-
-def _project_root(payload: HookPayload) -> str | None:
-    if not payload.cwd or not os.path.isdir(payload.cwd):
-        return None
-    from memdir.verify import project_root
-
-    return project_root(payload.cwd)
 
 
 def _use_recall_server() -> bool:
@@ -206,7 +196,7 @@ def _use_recall_server() -> bool:
 
 
 def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
-                       root: str | None = None) -> str | None:
+                       cwd: str | None = None) -> str | None:
     """The llm engine's answer from the warm recall server, or None to answer offline in-process.
 
     When no server is running yet, one is started for the next prompts and this one is answered
@@ -219,7 +209,7 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
     from memdir.config import choose_engine
 
     request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
-               "engine": choose_engine(Settings.from_env().engine, quiet=True), "project_root": root}
+               "engine": choose_engine(Settings.from_env().engine, quiet=True), "cwd": cwd}
     reply = server.ask(request, timeout=budget + 1.0)
     if reply is None:
         server.start_in_background()

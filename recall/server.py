@@ -144,7 +144,10 @@ def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
     from memdir.config import Settings
     from recall.api import recall
 
+    from memdir.verify import project_root
+
     engine = request.get("engine") or "llm"
+    cwd = request.get("cwd")
     result = recall(
         Path(request["memory_dir"]),
         str(request["query"]),
@@ -154,7 +157,7 @@ def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
         session_id=request.get("session_id"),
         client=client,
         dense=embedder.model if embedder else None,
-        project_root=request.get("project_root"),
+        project_root=project_root(cwd) if cwd and os.path.isdir(cwd) else None,
     )
     if embedder is not None:
         embedder.refresh_later(str(request["memory_dir"]))

@@ -161,3 +161,14 @@ def test_behaviour_case_shows_the_removed_function_as_flagged(tmp_path):
     context = recalled_context(case, memory)
     assert "Checked against the current code: `renew_session` is no longer in the code" in context
     assert "Do not present what this memory says about these as fact" in context
+
+
+def test_recall_server_checks_memories_against_the_hooks_cwd(refactored):
+    """The hook sends its cwd; the server (which has the time budget) verifies what it recalls."""
+    from recall import server
+
+    repo, memory = refactored
+    reply = server.handle({"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
+                           "engine": "offline", "cwd": str(repo / "src")}, client=None)
+    assert "project_refresh.md" in reply["selected"]
+    assert "`renew_session` is no longer in the code" in reply["context"]
