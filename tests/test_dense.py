@@ -149,3 +149,25 @@ def test_duplicate_texts_in_one_batch_keep_every_other_vector(tmp_path):
     reread = EmbeddingCache(tmp_path / "e.bin", dim=4)
     reread.refresh()
     assert set(reread.rows) == {same, other}
+
+
+def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_path, real_model):
+    """On the real 55-file folder (read from a copy): nothing for the weather, the Gemini decision for Gemini."""
+    import shutil
+
+    from evals.shared import shared_path
+    from memdir.scan import scan
+    from recall.api import recall
+
+    source = shared_path("realdata", "memory-folders", "application-pipeline")
+    if source is None:
+        pytest.skip("shared/realdata/memory-folders/application-pipeline is absent (CI lays shared/ beside the repo)")
+    folder = tmp_path / "memory"
+    shutil.copytree(source, folder)
+    real_model.embed_missing(folder, scan(folder).headers)
+    nothing = recall(folder, "what's the weather like in Lisbon tomorrow?", engine="offline", record=False,
+                     dense=real_model)
+    assert nothing.selected == [] and nothing.context == ""
+    gemini = recall(folder, "what did we decide about using Gemini for this repo?", engine="offline", record=False,
+                    dense=real_model)
+    assert gemini.selected[0].rel_path == "feedback_gemini_collaboration.md"
