@@ -5,6 +5,8 @@
 1. `memdir hook stop` wall time vs `python3 -c 'import json,sys; json.load(sys.stdin)'` (budget 2x).
    The hook only starts the detached worker; its return is what the user could ever wait for.
 2. Reading the last 20 messages of a 200 MB transcript vs a 2 MB one (budget: about 1x).
+3. What the Stop hook's worker reads on each turn: every message after the session's cursor (here the
+   cursor sits 20 messages from the end), 200 MB vs 2 MB (budget: about 1x).
 """
 
 from __future__ import annotations
@@ -71,6 +73,15 @@ def main(argv: list[str] | None = None) -> int:
         t_big = median_seconds(lambda: read_transcript(big, last_n=20), args.repeat)
         print(f"last 20 messages: 2 MB {t_small * 1000:.2f} ms, {args.big_mb} MB {t_big * 1000:.2f} ms "
               f"= {t_big / t_small:.2f}x (budget ~1x)")
+
+        def cursor_20_from_end(path: Path) -> str:
+            return read_transcript(path, last_n=21).messages[0].uuid
+
+        small_cursor, big_cursor = cursor_20_from_end(small), cursor_20_from_end(big)
+        t_small = median_seconds(lambda: read_transcript(small, after_uuid=small_cursor), args.repeat)
+        t_big = median_seconds(lambda: read_transcript(big, after_uuid=big_cursor), args.repeat)
+        print(f"new messages since the cursor (20): 2 MB {t_small * 1000:.2f} ms, {args.big_mb} MB "
+              f"{t_big * 1000:.2f} ms = {t_big / t_small:.2f}x (budget ~1x)")
     return 0
 
 

@@ -11,7 +11,29 @@ from pathlib import Path
 SUITE_NAMES = ("extraction", "recall", "behaviour")
 
 
+def run_realdata(args) -> int:
+    from evals.realdata import render, run_suite
+    from evals.realdata_path import locate_realdata, missing_reason
+    from memdir.config import choose_engine
+
+    root = locate_realdata()
+    if root is None:
+        print(f"memdir eval: {missing_reason()}", file=sys.stderr)
+        return 2
+    engine = choose_engine(args.engine or "auto")
+    report = run_suite(root, engine=engine)
+    text = render(report)
+    out = Path(args.out) / (time.strftime("%Y%m%d-%H%M%S") + f"-realdata-{engine}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.md").write_text(text, encoding="utf-8")
+    print(text, end="")
+    print(f"summary: {out / 'summary.md'}", file=sys.stderr)
+    return 0
+
+
 def run(args) -> int:
+    if args.suite == "realdata":
+        return run_realdata(args)
     from evals.cases import SUITES, load_suite
     from evals.report import summary
     from evals.runner import Progress, run_cases, write_results
@@ -61,8 +83,9 @@ def add_parser(sub, command) -> None:
     p = command("eval", None, "measure extraction and recall quality (see `memdir eval run --help`)", folder=False)
     evsub = p.add_subparsers(dest="eval_command", required=True, parser_class=type(p))
     r = evsub.add_parser("run", help="run eval cases", description="run eval cases")
-    r.add_argument("--suite", choices=[*SUITE_NAMES, "locomo", "all"], default="all")
-    r.add_argument("--engine", choices=["auto", "llm", "offline"], default=None)
+    r.add_argument("--suite", choices=[*SUITE_NAMES, "locomo", "realdata", "all"], default="all",
+                   help="realdata: every real session in ../shared/realdata (or $MEMDIR_REALDATA)")
+    r.add_argument("--engine", choices=["auto", "llm", "anthropic", "claude-code", "offline"], default=None)
     r.add_argument("--model", help="extraction/agent model")
     r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
     r.add_argument("--judge-model", help="model for rubric grading")

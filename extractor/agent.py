@@ -6,9 +6,11 @@ The system prompt and the first user message (manifest + transcript excerpt) car
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 from pathlib import Path
 
+from memdir import constants as C
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
 from memdir.record import Record
@@ -18,26 +20,42 @@ from extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
 from recall.manifest import manifest
 
-MAX_TOKENS = 4096
-EPHEMERAL = {"type": "ephemeral"}
+log = logging.getLogger("memdir")
+
+EFFORT = "medium"  # the model's judgement matters more than speed here; the default on Sonnet 5.5 is high
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+# stop_reason -> what the loop does. Anything not listed (e.g. model_context_window_exceeded, or
+# a reason a newer API adds) is a failure: the caller keeps its cursor.
+FINISHED = ("end_turn", "stop_sequence")
+
+
+def ephemeral(ttl: str = "5m") -> dict:
+    return {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+
+
+class StopReasonError(RuntimeError):
+    """The run ended in a way that must not count as done (truncated twice, an unknown reason)."""
 
 
 class AgentRun(Record):
-    __slots__ = ("turns", "usage", "stop_reason", "hit_turn_cap", "final_text")
-    _defaults = {"turns": 0, "usage": dict, "stop_reason": None, "hit_turn_cap": False, "final_text": ""}
+    __slots__ = ("turns", "usage", "stop_reason", "hit_turn_cap", "final_text", "refusals", "max_tokens_retries",
+                 "cost_usd", "model")
+    _defaults = {"turns": 0, "usage": dict, "stop_reason": None, "hit_turn_cap": False, "final_text": "",
+                 "refusals": 0, "max_tokens_retries": 0, "cost_usd": 0.0, "model": None}
 
 
 def build_request(
     messages: list[Message], memory_dir: Path, settings: Settings, today: date, *, mode: str = "topics",
-    daily_log: Path | None = None, first_message: str | None = None,
+    daily_log: Path | None = None, first_message: str | None = None, cache_ttl: str = "5m",
 ) -> dict:
     """Everything but the running conversation: model, system, tools, first user message.
 
     mode: "topics" (save memory files), "daily-log" (append to today's log) or "dream" (distill
-    log entries, given as `first_message`, into memory files).
+    log entries, given as `first_message`, into memory files). cache_ttl: "5m" for live runs,
+    "1h" for the Batches API, whose rounds are minutes apart.
     """
     from prompts import render
+    from memdir.llm import thinking_options
 
     system = render(
         "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat(),
@@ -50,19 +68,18 @@ def build_request(
         excerpt = excerpt_messages(messages)
         intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
         transcript = render("extract_transcript.j2", messages=excerpt)
+    cache = ephemeral(cache_ttl)
+    first = [{"type": "text", "text": intro}]
+    if transcript.strip():
+        first.append({"type": "text", "text": transcript})
+    first[-1]["cache_control"] = cache
     return {
         "model": settings.extract_model,
-        "max_tokens": MAX_TOKENS,
-        "system": [{"type": "text", "text": system, "cache_control": EPHEMERAL}],
+        "max_tokens": C.EXTRACT_MAX_TOKENS,
+        **thinking_options(settings.extract_model, think=True, effort=EFFORT),
+        "system": [{"type": "text", "text": system, "cache_control": cache}],
         "tools": TOOL_SCHEMAS,
-        "messages": [
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": intro}, {"type": "text", "text": transcript, "cache_control": EPHEMERAL}]
-                if transcript
-                else [{"type": "text", "text": intro, "cache_control": EPHEMERAL}],
-            }
-        ],
+        "messages": [{"role": "user", "content": first}],
     }
 
 
@@ -70,23 +87,62 @@ def add_usage(total: dict, usage) -> None:
     data = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage or {})
     for key in USAGE_KEYS:
         total[key] = total.get(key, 0) + int(data.get(key) or 0)
+    created = data.get("cache_creation") or {}
+    if isinstance(created, dict) and created.get("ephemeral_1h_input_tokens"):
+        total["cache_creation_1h_input_tokens"] = (total.get("cache_creation_1h_input_tokens", 0)
+                                                   + int(created["ephemeral_1h_input_tokens"]))
 
 
-def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolbox) -> bool:
-    """Record one model response and run its tool calls; True when another turn is needed."""
+def resendable(blocks: list[dict]) -> list[dict]:
+    """The assistant's blocks as they may be sent back: empty text blocks dropped (the API rejects
+    them with 400 "text content blocks must be non-empty", and a reply can hold one next to a
+    tool_use); thinking blocks kept byte for byte, as the thinking models require."""
+    return [b for b in blocks if not (b.get("type") == "text" and not (b.get("text") or "").strip())]
+
+
+def _record(run: AgentRun, response, model: str) -> list[dict]:
+    from memdir.pricing import cost_usd
+
     run.turns += 1
     add_usage(run.usage, response.usage)
+    one = {}
+    add_usage(one, response.usage)
+    run.cost_usd += cost_usd(model, one)  # per response: Haiku 5.5's price depends on each prompt's length
     run.stop_reason = response.stop_reason
     blocks = [b.model_dump(exclude_none=True) for b in response.content]
-    conversation.append({"role": "assistant", "content": blocks})
-    calls = [b for b in blocks if b.get("type") == "tool_use"]
     run.final_text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text").strip()
+    return blocks
+
+
+def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolbox, model: str = "") -> bool:
+    """Record one model response and act on its stop_reason; True when another call is needed.
+
+    Raises StopReasonError for a reason that must not count as done. The caller handles
+    `max_tokens` (retry with a larger budget) before calling this.
+    """
+    blocks = _record(run, response, model or getattr(response, "model", ""))
+    reason = response.stop_reason
+    if reason == "refusal":
+        run.refusals += 1
+        log.warning("memdir extraction: the model declined this window (refusal); nothing saved")
+        return False
+    if reason == "pause_turn":  # a long server-side turn: send it back as is and let it continue
+        kept = resendable(blocks)
+        if kept:
+            conversation.append({"role": "assistant", "content": kept})
+        return True
+    if reason not in (*FINISHED, "tool_use"):
+        error = StopReasonError(f"the model stopped with stop_reason={reason!r}; nothing was applied")
+        error.run = run
+        raise error
+    calls = [b for b in blocks if b.get("type") == "tool_use"]
     if not calls:
         return False
+    conversation.append({"role": "assistant", "content": resendable(blocks)})
     results = []
     for call in calls:  # the model issued them together; they are independent by construction
         outcome = toolbox.run(call["name"], call.get("input") or {})
-        result = {"type": "tool_result", "tool_use_id": call["id"], "content": outcome.content}
+        result = {"type": "tool_result", "tool_use_id": call["id"], "content": outcome.content or "(empty)"}
         if outcome.is_error:
             result["is_error"] = True
         results.append(result)
@@ -96,6 +152,27 @@ def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolb
         # the common case at two model calls (reads, then writes).
         run.stop_reason = "writes_done"
         return False
+    return True
+
+
+def _truncated(run: AgentRun, request: dict, response, model: str) -> bool:
+    """A `max_tokens` stop: count its usage, raise the budget once and ask again (True), or give up.
+
+    Nothing from a truncated reply is applied: a tool call at its end may be cut short, and a
+    thinking-only reply has nothing to apply at all."""
+    if response.stop_reason != "max_tokens":
+        return False
+    _record(run, response, model)
+    run.turns -= 1  # the retry stands in for this turn
+    if run.max_tokens_retries >= 1 or request["max_tokens"] >= C.MAX_TOKENS_CEILING:
+        error = StopReasonError(
+            f"the reply hit max_tokens={request['max_tokens']} twice (thinking counts toward it); "
+            "the window stays unprocessed and is retried on the next run"
+        )
+        error.run = run  # its tokens were spent: the caller still records them
+        raise error
+    run.max_tokens_retries += 1
+    request["max_tokens"] = min(C.MAX_TOKENS_CEILING, request["max_tokens"] * C.MAX_TOKENS_RETRY_FACTOR)
     return True
 
 
@@ -109,17 +186,19 @@ def run_agent(
     mode: str = "topics",
     first_message: str | None = None,
 ) -> AgentRun:
-    """Run the loop; API failures (after tenacity's retries) propagate to the caller."""
+    """Run the loop; API failures (after tenacity's retries) and StopReasonError propagate."""
     client = client or make_client()
     request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log,
                             first_message=first_message)
     conversation = request.pop("messages")
-    run = AgentRun()
+    run = AgentRun(model=request["model"])
     while run.turns < settings.extract_max_turns:
         response = call_with_retries(
             lambda: client.messages.create(messages=conversation, **request), max_attempts=settings.max_attempts
         )
-        if not _take_turn(run, conversation, response, toolbox):
+        if _truncated(run, request, response, request["model"]):
+            continue
+        if not _take_turn(run, conversation, response, toolbox, request["model"]):
             return run
     run.hit_turn_cap = True
     return run
@@ -139,13 +218,15 @@ async def arun_agent(
 
     request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log)
     conversation = request.pop("messages")
-    run = AgentRun()
+    run = AgentRun(model=request["model"])
     while run.turns < settings.extract_max_turns:
         async def send():
             return await client.messages.create(messages=conversation, **request)
 
         response = await acall_with_retries(send, max_attempts=settings.max_attempts)
-        if not _take_turn(run, conversation, response, toolbox):
+        if _truncated(run, request, response, request["model"]):
+            continue
+        if not _take_turn(run, conversation, response, toolbox, request["model"]):
             return run
     run.hit_turn_cap = True
     return run

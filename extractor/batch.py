@@ -17,6 +17,7 @@ from pathlib import Path
 from memdir.pricing import cost_usd, price
 from extractor import state
 from extractor.run import ExtractResult, aextract_messages, extract_messages
+from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import config_home, resolve_memory_dir
 from memdir.record import Record
@@ -49,6 +50,11 @@ def discover(paths: list[Path] | None = None, since: date | None = None) -> list
         for path in candidates:
             if "subagents" in path.parts or path.name.startswith("agent-"):
                 continue
+            inner = path.relative_to(root).parts[:-1] if path != root else ()
+            if any(part.startswith(".") for part in inner) or C.STATE_DIRNAME in path.parts:
+                continue  # memdir's own state (.memdir/runs.jsonl) and hidden folders are not transcripts
+            if path.is_symlink() or not path.is_file():
+                continue  # FIFOs, devices and symlinks are never read as transcripts
             if since and datetime.fromtimestamp(path.stat().st_mtime).date() < since:
                 continue
             found.append(path)

@@ -12,7 +12,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from extractor import offline
+from extractor import offline, report
 from extractor.offline import Draft, Forget
 from extractor.run import ExtractResult
 from extractor.tools import Toolbox
@@ -20,21 +20,23 @@ from memdir import constants as C
 from memdir import usage
 from memdir.config import Settings, choose_engine
 from memdir.daylog import LogEntry, entries
-from memdir.fsio import atomic_write_text
+from memdir import safefs
 from memdir.store import MemoryStore
 
 MIN_HOURS, MIN_SESSIONS = 24, 5
 
 
-def _state_file(memory_dir: Path) -> Path:
-    return memory_dir / C.STATE_DIRNAME / "dream.json"
+STATE = f"{C.STATE_DIRNAME}/dream.json"  # opened through memdir.safefs: never through a symlink
 
 
 def _load(memory_dir: Path) -> dict:
     try:
-        return json.loads(_state_file(memory_dir).read_text(encoding="utf-8"))
+        data = json.loads(safefs.read_bytes(memory_dir, STATE))
+        if isinstance(data, dict) and isinstance(data.get("done", {}), dict) and isinstance(data.get("sessions", []), list):
+            return data
     except (OSError, ValueError):
-        return {"done": {}, "last": 0.0, "sessions": []}
+        pass
+    return {"done": {}, "last": 0.0, "sessions": []}
 
 
 def note_session(memory_dir: Path, session_id: str | None) -> None:
@@ -43,7 +45,7 @@ def note_session(memory_dir: Path, session_id: str | None) -> None:
     sessions = data.setdefault("sessions", [])
     if session_id and session_id not in sessions:
         sessions.append(session_id)
-        atomic_write_text(_state_file(memory_dir), json.dumps(data))
+        safefs.write_text(memory_dir, STATE, json.dumps(data))
 
 
 def due(memory_dir: Path, now: float | None = None) -> bool:
@@ -71,6 +73,7 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         forgets = [Forget(e.text) for e in todo if e.type == "forget"]
         outcome = offline.apply_drafts(MemoryStore(memory_dir), drafts, forgets, today=today, dry_run=dry_run)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
+        result.changes = outcome.changes
     else:
         from extractor.agent import run_agent
         from memdir.llm import describe_error
@@ -78,7 +81,8 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         from prompts import render
         from recall.manifest import manifest
 
-        toolbox = Toolbox(memory_dir, None, dry_run=dry_run)
+        toolbox = Toolbox(memory_dir, dry_run=dry_run)
+        before = {h.rel_path for h in scan(memory_dir).headers}
         first = render("dream_user.j2", manifest=manifest(scan(memory_dir).headers), entries=todo)
         try:
             run = run_agent([], toolbox, settings, today=today, client=client, mode="dream", first_message=first)
@@ -87,6 +91,8 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
             return result
         result.turns, result.usage = run.turns, run.usage
         result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
+        result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
+                                             memory_dir, dry_run, toolbox.snapshots)
         if not dry_run:
             usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:
@@ -97,5 +103,5 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         for e in todo:
             done[e.file] = max(int(done.get(e.file, 0)), e.line_no)
         data["last"], data["sessions"] = time.time(), []
-        atomic_write_text(_state_file(memory_dir), json.dumps(data))
+        safefs.write_text(memory_dir, STATE, json.dumps(data))
     return result

@@ -26,7 +26,7 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " […]"
 
 
-def _block_text(block: dict) -> str | None:
+def block_text(block: dict) -> str | None:
     kind = block.get("type")
     if kind == "text":
         return block.get("text", "")
@@ -46,7 +46,12 @@ def excerpt_messages(messages: list[Message]) -> list[dict]:
     """[{role, when, text}] for the transcript template; empty messages dropped."""
     out = []
     for m in messages:
-        parts = [t for t in (_block_text(b) for b in m.content) if t]
+        parts = [t for t in (block_text(b) for b in m.content) if t]
+        if m.role == "user":  # only the user's own words, never harness text posing as them
+            results = [t for t in (block_text(b) for b in m.content if b.get("type") == "tool_result") if t]
+            said = m.user_text()
+            parts = ([f"[rejected the tool call above; the user's reason: {said}]"] if m.kind == "rejection"
+                     else [said] if said else []) + ([] if m.kind == "rejection" else results)
         text = _short("\n".join(parts), MESSAGE_CHARS)
         if not text:
             continue

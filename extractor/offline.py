@@ -3,8 +3,10 @@
 It captures explicit remember/forget requests, corrections and confirmations, preferences,
 decisions with their rationale, role statements, deadlines (relative dates made absolute) and
 pointers into external systems, and writes the same typed files the LLM engine does. Lower recall
-than the model by design; zero cost. `detect` doubles as the LLM engine's cost guard: when it
-finds nothing possibly memorable, the model is not called.
+than the model by design; zero cost. Only the user's own prose is read (extractor/prose.py);
+questions, requests and task state save nothing. `possibly_memorable` is the LLM engine's cost
+guard (deliberately looser): when it finds nothing, the model is not called. Filing the drafts
+without losing anyone's words is extractor/filing.py.
 """
 
 from __future__ import annotations
@@ -14,14 +16,11 @@ from datetime import date
 
 from extractor.dates import DATE_PATTERN, absolutize
 from extractor.excerpt import message_date
-from memdir.errors import MemdirError
-from memdir.model import Memory, MemoryType, compose_body
+from extractor import prose
+from extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
 from memdir.record import Record
 from memdir.store import MemoryStore
 from memdir.transcript import Message
-from recall.lexical import STOPWORDS, tokens
-
-NAME_WORDS = 7
 
 
 class Draft(Record):
@@ -35,8 +34,6 @@ class Forget(Record):
     __slots__ = ("phrase",)
 
 
-_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
-_LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing)[,:]?\s+)+", re.I)
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
 _REMEMBER = re.compile(
     r"^(?:please\s+|also\s+|and\s+)*(?:remember|note|keep in mind|don'?t forget|make a note)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
@@ -64,16 +61,26 @@ _CONFIRM = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i (?:prefer|like|want|'?d rather|would rather)|always (?:use|run|write|add|do|keep|put|check)|"
-    r"please (?:always|use|write|keep))\b.+",
+    r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
+    r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
+    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never))\b.+",
     re.I,
 )
 _DECISION = re.compile(
-    r"\b(?:let'?s (?:use|go with|switch to|adopt|stick with|move to)|we(?:'ll| will| are going to)? "
-    r"(?:use|go with|switch to|adopt|stick with|move to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
-    r"going with|decided to|the decision is)\b.+",
+    r"\b(?:let'?s (?:also )?(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we(?:'ll| will| are going to)? "
+    r"(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
+    r"going with|decided to|the decision is|let'?s do (?=[\w.+-]+[.!]?$)(?!it|this|that|these|those|so|the|a|an))\b.+",
     re.I,
 )
+# Task state, not a decision worth keeping: "let's move to Phase 4", "let's go with the next step".
+_TASK_STATE = re.compile(
+    r"\b(?:phase|step|stage|part|task|item|point|section|todo|ticket|next one|the next|option \w|plan [a-z0-9])\b", re.I
+)
+# A suggestion about how the work is done: "I think we should run it on all pushes".
+_SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+_CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
+# Idioms that look like corrections but correct nothing.
+_IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
 _DEADLINE_WORDS = re.compile(
     r"\b(?:deadline|due|ships?|shipping|release[sd]?|launch(?:es|ing)?|freeze|demo|cut-?off|goes live|go-live|"
     r"must be done|needs to be done|by (?:the )?end of)\b",
@@ -87,19 +94,15 @@ _URL = re.compile(r"https?://[^\s)>\]\"']+")
 _TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
 _REFERENCE_HINT = re.compile(
-    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|"
+    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
+    r"repository|github|gitlab|bitbucket|"
     r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
     re.I,
 )
 
 
 def _sentences(text: str) -> list[str]:
-    out = []
-    for raw in _SENTENCE.split(text):
-        sentence = _LEAD_IN.sub("", raw.strip(" -*\t"))
-        if len(sentence) > 3:
-            out.append(sentence[:1].upper() + sentence[1:])
-    return out
+    return prose.sentences(text)
 
 
 def _third_person(text: str) -> str:
@@ -140,8 +143,57 @@ def _previous_assistant_summary(messages: list[Message], index: int) -> str | No
     return None
 
 
+def _rejection_draft(reason: str) -> Draft | None:
+    """A reason typed when refusing a tool call is a correction when it states a general rule ("use pnpm");
+    one about the call at hand ("keep the name of the py file ...") is not."""
+    reason = " ".join(reason.split()).rstrip(" .!")
+    if len(reason.split()) > 12 or not _IMPERATIVE.match(reason) or re.search(r"\b(?:it|this|that|the \w+ file)\b", reason, re.I):
+        return None
+    rule, why = _split_rationale(reason)
+    return Draft("feedback", rule[:1].upper() + rule[1:], why or "the user rejected a tool call with this reason",
+                 kind="correction", correction=True)
+
+
+def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[Draft]:
+    """What one sentence of the user's prose asks to keep (a question asks for help, it is not a rule)."""
+    drafts: list[Draft] = []
+    question = sentence.rstrip().endswith("?")
+    if m := _ROLE.search(sentence):
+        # "Since last week I'm the tech lead, not just a backend engineer": the user corrects who they are.
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role", correction=bool(_CHANGED.search(sentence))))
+    elif m := _NEW_TO.search(sentence):
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
+    if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
+        drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
+    elif _CONFIRM.search(sentence):
+        done = _previous_assistant_summary(messages, index)
+        if done:
+            drafts.append(Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
+                                kind="confirmation"))
+    elif _PREFERENCE.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    elif m := _SUGGESTION.match(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="decision"))
+    elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
+        rule, why = _split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="deadline"))
+    if not drafts and (_URL.search(sentence) or _TICKET.search(sentence)) and (
+        _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
+    ):
+        drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+    return drafts
+
+
 def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
-    """Drafts and forget requests found in the user's own words (tool results are not theirs)."""
+    """Drafts and forget requests found in the user's own prose (tool output, harness text and pasted
+    material are not theirs)."""
     drafts: list[Draft] = []
     forgets: list[Forget] = []
     for index, message in enumerate(messages):
@@ -150,50 +202,46 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             continue
         anchor = message_date(message) or date.today()
         start = len(drafts)
-        for sentence in _sentences(text):
-            sentence, _ = absolutize(sentence, anchor)
-            drafts_before = len(drafts)
-            if m := _FORGET.match(sentence):
-                forgets.append(Forget(m.group("what").rstrip(" .!")))
-                continue
-            if m := _REMEMBER.match(sentence):
-                what, why = _split_rationale(m.group("what").rstrip(" .!"))
-                drafts.append(Draft(_classify(what), what, why, kind="remember"))
-                continue
-            if m := _ROLE.search(sentence):
-                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role"))
-            elif m := _NEW_TO.search(sentence):
-                drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
-            if _CORRECTION.match(sentence) or _INSTEAD.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
-                drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-            elif _CONFIRM.search(sentence):
-                done = _previous_assistant_summary(messages, index)
-                if done:
-                    drafts.append(
-                        Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
-                              kind="confirmation")
-                    )
-            elif _PREFERENCE.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("feedback", rule, why, kind="preference"))
-            if _DECISION.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("project", rule, why, kind="decision"))
-            elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
-                rule, why = _split_rationale(sentence.rstrip(" .!"))
-                drafts.append(Draft("project", rule, why, kind="deadline"))
-            if len(drafts) == drafts_before and (_URL.search(sentence) or _TICKET.search(sentence)) and (
-                _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
-            ):
-                drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+        if message.kind == "rejection":
+            found = _rejection_draft(text)
+            drafts += [found] if found else []
+        else:
+            for sentence in _sentences(prose.own_prose(text)):
+                sentence, _ = absolutize(sentence, anchor)
+                sentence = _IDIOM.sub("", sentence).strip()
+                if len(sentence) < 4:
+                    continue
+                if m := _FORGET.match(sentence):
+                    forgets.append(Forget(m.group("what").rstrip(" .!")))
+                    continue
+                if m := _REMEMBER.match(sentence):
+                    what, why = _split_rationale(m.group("what").rstrip(" .!"))
+                    drafts.append(Draft(_classify(what), what, why, kind="remember"))
+                    continue
+                drafts += _sentence_drafts(sentence, messages, index)
         for draft in drafts[start:]:
             draft.said_on = anchor
             if draft.type == "user":
                 draft.rule = _third_person(_without_judgement(draft.rule))
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+# Broader than the saving rules on purpose: the LLM engine's cost guard must not skip a window the
+# model could have found something in (who the user is, how they work, where things live).
+_SIGNAL = re.compile(
+    r"\b(?:i'?m|i am|my|our|we|i (?:use|prefer|like|want|don'?t|never|always|work)|prefer|always|never|don'?t|"
+    r"do not|should|must|remember|forget|instead|deadline|due|release|freeze|team|https?://)\b",
+    re.I,
+)
+
+
+def possibly_memorable(messages: list[Message]) -> bool:
+    """Could a careful reader (the model) find something to keep here? False only for plain requests."""
+    drafts, forgets = detect(messages)
+    if drafts or forgets:
+        return True
+    return any(_SIGNAL.search(prose.own_prose(m.user_text())) for m in messages if m.user_text())
 
 
 # What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.
@@ -220,88 +268,6 @@ def _without_judgement(text: str) -> str:
             out += separators[i - 1] if i > 0 and not drop[i - 1] else ", "
         out += clause.strip()
     return out
-
-
-# --- turning drafts into memories --------------------------------------------------
-_GENERIC = frozenset(
-    "use make run do work want need please always never don don't dont stop keep like prefer instead code thing "
-    "project repo file test tests user anymor ago last next since day week month year today now".split()
-)
-_LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
-
-
-def _content_stems(text: str) -> set[str]:
-    """What a memory is about: its words minus generic verbs, time words and the Why/How labels."""
-    return {t for t in tokens(_LABELS.sub(" ", text)) if t not in _GENERIC and len(t) > 1}
-
-
-def _title(rule: str) -> str:
-    words = re.sub(r"\s+", " ", rule).split()
-    title = " ".join(words[:NAME_WORDS]).rstrip(",;:")
-    title = title + ("…" if len(words) > NAME_WORDS else "")
-    return (title[:1].upper() + title[1:])[:100]
-
-
-def _how(draft: Draft) -> str:
-    if draft.how:
-        return draft.how
-    return {
-        "correction": "follow this in future work instead of the corrected behaviour",
-        "confirmation": "repeat this approach in similar situations",
-        "preference": "apply this preference by default",
-        "decision": "build on this decision; do not reopen it without new information",
-        "deadline": "plan and prioritise work around this date",
-        "remember": "keep this in mind in future sessions",
-    }.get(draft.kind, "keep this in mind in future sessions")
-
-
-def to_memory(draft: Draft, today: date) -> Memory:
-    mtype = MemoryType(draft.type)
-    description = draft.rule if len(draft.rule) <= 150 else draft.rule[:149].rstrip() + "…"
-    if mtype.value in ("feedback", "project"):
-        why = draft.why or f"the user said so on {(draft.said_on or today).isoformat()}"
-        body = compose_body(draft.rule, why, _how(draft))
-    else:
-        body = draft.rule + (f"\n\n**Why:** {draft.why}" if draft.why else "")
-    return Memory(name=_title(draft.rule), description=description, type=mtype, body=body)
-
-
-def _similar(store: MemoryStore, draft: Draft) -> str | None:
-    """An existing memory of the same type this draft should update instead of duplicating."""
-    new = _content_stems(draft.rule)
-    if not new:
-        return None
-    best, best_score = None, 0.0
-    for h in store.scan().headers:
-        if h.type != draft.type:
-            continue
-        old = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
-        shared = new & old
-        if not shared:
-            continue
-        score = len(shared) / min(len(new), len(old))
-        if score > best_score:
-            best, best_score = h.rel_path, score
-    threshold = 0.2 if draft.correction else 0.6  # a correction naming the same thing supersedes it
-    return best if best_score >= threshold else None
-
-
-class OfflineOutcome(Record):
-    __slots__ = ("saved", "updated", "deleted", "drafts", "errors")
-    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list}
-
-
-def _forget_target(store: MemoryStore, phrase: str) -> str | None:
-    wanted = _content_stems(phrase) - STOPWORDS
-    if not wanted:
-        return None
-    best, best_score = None, 0.0
-    for h in store.scan().headers:
-        have = _content_stems(" ".join(filter(None, (h.name, h.description, h.excerpt))))
-        score = len(wanted & have) / len(wanted)
-        if score > best_score:
-            best, best_score = h.rel_path, score
-    return best if best_score >= 0.5 else None
 
 
 def apply(
@@ -333,36 +299,3 @@ def log_drafts(memory_dir, messages: list[Message], *, today: date, dry_run: boo
         outcome.saved.append(path.relative_to(memory_dir).as_posix())
     return outcome
 
-
-def apply_drafts(
-    store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False
-) -> OfflineOutcome:
-    """File drafts as memories (updating near-duplicates) and carry out forget requests."""
-    outcome = OfflineOutcome(drafts=drafts)
-    for forget in forgets:
-        target = _forget_target(store, forget.phrase)
-        if target:
-            if not dry_run:
-                store.delete(target)
-            outcome.deleted.append(target)
-    seen: set[str] = set()
-    for draft in drafts:
-        memory = to_memory(draft, today)
-        if memory.description in seen:
-            continue
-        seen.add(memory.description)
-        existing = _similar(store, draft)
-        if dry_run:
-            (outcome.updated if existing else outcome.saved).append(existing or f"{memory.type.value}_… ({memory.name})")
-            continue
-        try:
-            if existing:
-                old = store.load(existing)
-                result = store.save(memory.model_copy(update={"name": old.name}), rel_path=existing)
-                outcome.updated.append(result.rel_path)
-            else:
-                result = store.save(memory)
-                outcome.saved.append(result.rel_path)
-        except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest
-            outcome.errors.append(str(exc))
-    return outcome

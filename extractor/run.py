@@ -8,7 +8,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from extractor import offline, state
+from extractor import offline, report, state
+from extractor.window import chunks
+from memdir import constants as C
 from memdir import usage
 from extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.config import Settings, choose_engine
@@ -21,10 +23,18 @@ MEMORY_WRITING_TOOLS = (*WRITE_TOOLS, "MultiEdit", "NotebookEdit")
 
 
 class ExtractResult(Record):
-    """status: saved | nothing | skipped | failed | stashed."""
+    """status: saved | nothing | skipped | failed | stashed.
 
-    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor")
+    `saved`: files written (created or updated); `changes`: what happened to each file (extractor/report.py);
+    `prompts_seen`: user prompts (the user's own words) read; `chunks`: runs over the window.
+    """
+
+    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor",
+                 "changes", "prompts_seen", "chunks", "model", "cost_usd", "refusals")
     _defaults = {
+        "changes": list,
+        "prompts_seen": 0,
+        "chunks": 0,
         "engine": None,
         "saved": list,
         "deleted": list,
@@ -34,10 +44,17 @@ class ExtractResult(Record):
         "errors": list,
         "dry_run": False,
         "cursor": None,
+        "model": None,
+        "cost_usd": 0.0,
+        "refusals": 0,
     }
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}
+
+    def report_lines(self) -> list[str]:
+        """"created X", "updated X (previous version kept: ...)", "would update X" + diff, ..."""
+        return report.lines(self.changes, self.dry_run)
 
 
 def main_agent_wrote_memory(messages: list[Message], memory_dir: Path) -> bool:
@@ -63,8 +80,7 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
         return chosen, ""
     if not any(m.user_text() for m in messages):
         return "skip", "no user-authored text in the new messages; the model was not called"
-    drafts, forgets = offline.detect(messages)
-    if not drafts and not forgets:
+    if not offline.possibly_memorable(messages):
         return "skip", "nothing in the new messages looks memorable; the model was not called"
     used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
@@ -90,39 +106,63 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractRes
         else:
             outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
+        result.changes = outcome.changes
         if result.saved or result.deleted:
             result.status = "saved"
     return result
 
 
-def _toolbox(memory_dir: Path, project_root: Path | None, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+def _toolbox(memory_dir: Path, dry_run: bool, today: date) -> tuple[Toolbox, str]:
+    """The agent's tools: the memory folder only (never the project: see extractor/tools.py)."""
     mode = memory_mode(memory_dir)
     daily = log_path(memory_dir, today) if mode == "daily-log" else None
-    return Toolbox(memory_dir, project_root, dry_run=dry_run, daily_log=daily), mode
+    return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily), mode
 
 
-def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today):
+def _existing(memory_dir: Path) -> set[str]:
+    return {h.rel_path for h in MemoryStore(memory_dir).scan().headers} if memory_dir.is_dir() else set()
+
+
+def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today,
+                before: set[str] = frozenset()):
     from memdir.llm import describe_error
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
-    if error is not None:  # API failure after retries: the caller keeps its cursor
+    result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
+                                         memory_dir, result.dry_run, toolbox.snapshots)
+    run = run if run is not None else getattr(error, "run", None)
+    if run is not None:  # tokens spent count even when the run failed
+        result.turns, result.usage, result.model = run.turns, run.usage, run.model
+        result.cost_usd, result.refusals = round(run.cost_usd, 6), run.refusals
+        if not result.dry_run and run.usage:
+            usage.add_usage(memory_dir, today, run.usage)
+    if error is not None:  # API failure after retries, or a truncated reply: the caller keeps its cursor
         result.status, result.reason = "failed", describe_error(error)
+        _note_unreachable(error)
         return result
-    result.turns, result.usage = run.turns, run.usage
+    if run.refusals:
+        result.reason = "the model declined this window (stop_reason=refusal); nothing was saved"
     if run.hit_turn_cap:
         result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
-    if not result.dry_run:
-        usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:
         result.status = "saved"
     return result
+
+
+def _note_unreachable(error: Exception) -> None:
+    from memdir.llm import describe_error, is_connection_failure, mark_unreachable
+
+    try:
+        if is_connection_failure(error):
+            mark_unreachable(describe_error(error))
+    except Exception:  # noqa: BLE001 - bookkeeping must never mask the run's own outcome
+        pass
 
 
 def extract_messages(
     messages: list[Message],
     memory_dir: Path,
     *,
-    project_root: Path | None = None,
     settings: Settings | None = None,
     engine: str | None = None,
     today: date | None = None,
@@ -132,18 +172,23 @@ def extract_messages(
     """Run one extraction over `messages`. API failures come back as status "failed", never raised."""
     settings = settings or Settings.from_env()
     today = today or date.today()
+    index_before = report.read_index(memory_dir)
     result = _begin(messages, memory_dir, settings, engine, today, dry_run)
     if result.engine != "llm":
+        result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from extractor.agent import run_agent
 
-    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    before = _existing(memory_dir)
     run = error = None
     try:
         run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
-    return _finish_llm(result, toolbox, run, error, settings, memory_dir, today)
+    result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
+    result.changes += report.index_change(memory_dir, index_before, dry_run)
+    return result
 
 
 async def aextract_messages(
@@ -151,7 +196,6 @@ async def aextract_messages(
     memory_dir: Path,
     *,
     client,
-    project_root: Path | None = None,
     settings: Settings | None = None,
     engine: str | None = None,
     today: date | None = None,
@@ -160,18 +204,47 @@ async def aextract_messages(
     """`extract_messages` with an `AsyncAnthropic` client (batch processing)."""
     settings = settings or Settings.from_env()
     today = today or date.today()
+    index_before = report.read_index(memory_dir)
     result = _begin(messages, memory_dir, settings, engine, today, dry_run)
     if result.engine != "llm":
+        result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from extractor.agent import arun_agent
 
-    toolbox, mode = _toolbox(memory_dir, project_root, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    before = _existing(memory_dir)
     run = error = None
     try:
         run = await arun_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
     except Exception as exc:  # noqa: BLE001
         error = exc
-    return _finish_llm(result, toolbox, run, error, settings, memory_dir, today)
+    result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
+    result.changes += report.index_change(memory_dir, index_before, dry_run)
+    return result
+
+
+def _add(total: ExtractResult, part: ExtractResult) -> None:
+    """Fold one chunk's result into the window's."""
+    total.saved += part.saved
+    total.deleted += part.deleted
+    total.errors += part.errors
+    total.changes += part.changes
+    total.turns += part.turns
+    total.cost_usd = round(total.cost_usd + part.cost_usd, 6)
+    total.refusals += part.refusals
+    total.model = part.model or total.model
+    for key, value in part.usage.items():
+        if isinstance(value, (int, float)):
+            total.usage[key] = total.usage.get(key, 0) + value
+    total.engine = part.engine or total.engine
+    if part.reason and part.reason not in total.reason:
+        total.reason = f"{total.reason}; {part.reason}" if total.reason else part.reason
+    if part.status == "failed":
+        total.status = "failed"
+    elif part.status == "saved" and total.status != "failed":
+        total.status = "saved"
+    elif total.status == "skipped" and part.status == "nothing":
+        total.status = "nothing"
 
 
 def extract_transcript(
@@ -185,15 +258,14 @@ def extract_transcript(
     today: date | None = None,
     dry_run: bool = False,
     client=None,
-    project_root: Path | None = None,
 ) -> ExtractResult:
-    """Extract from a transcript file; with a session id, only messages after that session's cursor.
+    """Extract from a transcript file: every message after the session's cursor (the whole file
+    without one), or only the last `last_n` when given, in chunks under the token budget.
 
-    The cursor advances only when the run succeeds; when the main agent already wrote memory
-    since the cursor, it advances without a run.
+    The cursor advances past each chunk that was processed and stops before the first one that
+    failed; when the main agent already wrote memory in the window, it advances without a run.
     """
     settings = settings or Settings.from_env()
-    last_n = last_n or settings.extract_last_n
     cursor = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
     read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"])
     messages = read.messages
@@ -204,20 +276,31 @@ def extract_transcript(
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
-    if project_root is None and read.cwd:
-        from memdir.paths import project_root as root_of
+    from memdir.native import other_writer_in_window
 
-        project_root = root_of(Path(read.cwd)) if Path(read.cwd).is_dir() else None
-    result = extract_messages(
-        messages, memory_dir, project_root=project_root, settings=settings, engine=engine, today=today,
-        dry_run=dry_run, client=client,
-    )
+    other = other_writer_in_window(memory_dir, messages, Path(read.cwd) if read.cwd else None)
+    if other:  # Claude Code's own extractor covered this window: saving again would duplicate it
+        if session_id and not dry_run:
+            state.save_cursor(memory_dir, session_id, newest)
+        return ExtractResult("skipped", reason=other, cursor=newest)
+    result = ExtractResult("skipped", dry_run=dry_run, cursor=cursor["uuid"])
+    for chunk in chunks(messages, settings.extract_chunk_tokens):
+        part = extract_messages(
+            chunk, memory_dir, settings=settings, engine=engine, today=today,
+            dry_run=dry_run, client=client,
+        )
+        _add(result, part)
+        if part.status == "failed":
+            break  # the cursor stays before this chunk, so the next run retries it
+        result.chunks += 1
+        result.prompts_seen += sum(1 for m in chunk if m.user_text())
+        chunk_end = next((m.uuid for m in reversed(chunk) if m.uuid), None)
+        if session_id and not dry_run and chunk_end:
+            state.save_cursor(memory_dir, session_id, chunk_end)
+            result.cursor = chunk_end
     if read.invalid_lines:
         note = f"skipped {read.invalid_lines} unparsable transcript line(s)"
         result.reason = f"{result.reason}; {note}" if result.reason else note
-    if result.status != "failed" and session_id and not dry_run:
-        state.save_cursor(memory_dir, session_id, newest)
-        result.cursor = newest
     if not dry_run:
         state.log_run(memory_dir, {"session": session_id, **{k: v for k, v in result.as_dict().items() if k != "dry_run"}})
     return result

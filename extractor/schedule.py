@@ -12,7 +12,8 @@ from pathlib import Path
 from extractor import state
 from extractor.run import ExtractResult, extract_transcript
 from memdir.config import Settings
-from memdir.fsio import try_locked
+from memdir import constants as C
+from memdir import safefs
 from memdir.notices import add_notice
 
 
@@ -52,11 +53,10 @@ def request_extraction(
     settings = settings or Settings.from_env()
     if _throttled(memory_dir, request, settings):
         return [ExtractResult("skipped", reason=f"throttled: runs every {settings.extract_every_n_turns} turns")]
-    lock = state.state_dir(memory_dir) / "extract.lock"
     results: list[ExtractResult] = []
     current: dict | None = request
     while True:
-        with try_locked(lock) as got:
+        with safefs.try_locked(memory_dir, f"{C.STATE_DIRNAME}/extract.lock") as got:
             if not got:
                 if current is not None:
                     state.stash(memory_dir, current)
@@ -67,6 +67,6 @@ def request_extraction(
             while (pending := state.take_pending(memory_dir)) is not None:
                 results.append(_run_one(memory_dir, pending, settings, client))
         # A request may have been stashed after our last look but before the lock was released.
-        if not state.pending_path(memory_dir).exists():
+        if not safefs.exists(memory_dir, f"{C.STATE_DIRNAME}/pending.json"):
             return results
         current = None

@@ -12,34 +12,33 @@ import time
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.fsio import atomic_write_text, locked
-
+from memdir import safefs
+from memdir.secrets import redact
 
 
 def state_dir(memory_dir: Path) -> Path:
     return memory_dir / C.STATE_DIRNAME
 
 
-def _read_json(path: Path, default):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return default
-
-
-def _session_dir(memory_dir: Path, session_id: str) -> Path:
-    return state_dir(memory_dir) / "sessions" / (re.sub(r"[^A-Za-z0-9_-]", "-", session_id)[:100] or "default")
+def _session_rel(session_id: str) -> str:
+    """`.memdir/sessions/<id>`: every state file is opened through memdir.safefs (no symlink followed)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "-", str(session_id))[:100] or "default"
+    return f"{C.STATE_DIRNAME}/sessions/{safe}"
 
 
 # --- cursor per session ----------------------------------------------------------------
 def load_cursor(memory_dir: Path, session_id: str) -> dict:
     """{"uuid": last processed message or None, "turns": eligible turns since the last run}."""
-    data = _read_json(_session_dir(memory_dir, session_id) / "cursor.json", {})
-    return {"uuid": data.get("uuid"), "turns": int(data.get("turns", 0))}
+    data = safefs.read_json(memory_dir, f"{_session_rel(session_id)}/cursor.json", {})
+    if not isinstance(data, dict):
+        data = {}
+    uuid = data.get("uuid") if isinstance(data.get("uuid"), str) else None
+    turns = data.get("turns", 0)
+    return {"uuid": uuid, "turns": turns if isinstance(turns, int) and not isinstance(turns, bool) else 0}
 
 
 def save_cursor(memory_dir: Path, session_id: str, uuid: str | None, turns: int = 0) -> None:
-    atomic_write_text(_session_dir(memory_dir, session_id) / "cursor.json", json.dumps({"uuid": uuid, "turns": turns}))
+    safefs.write_text(memory_dir, f"{_session_rel(session_id)}/cursor.json", json.dumps({"uuid": uuid, "turns": turns}))
 
 
 # --- the stashed request (newest wins) ----------------------------------------------------
@@ -48,27 +47,26 @@ def pending_path(memory_dir: Path) -> Path:
 
 
 def stash(memory_dir: Path, request: dict) -> None:
-    atomic_write_text(pending_path(memory_dir), json.dumps(request))
+    safefs.write_text(memory_dir, f"{C.STATE_DIRNAME}/pending.json", json.dumps(request))
 
 
 def take_pending(memory_dir: Path) -> dict | None:
     """Atomically claim the stashed request, if any."""
-    path = pending_path(memory_dir)
-    claimed = path.with_name(f"pending.claimed-{time.monotonic_ns()}")
+    claimed = f"{C.STATE_DIRNAME}/pending.claimed-{time.monotonic_ns()}"
     try:
-        path.rename(claimed)
-    except FileNotFoundError:
+        safefs.rename(memory_dir, f"{C.STATE_DIRNAME}/pending.json", claimed)
+    except (FileNotFoundError, NotADirectoryError):
         return None
     try:
-        return _read_json(claimed, None)
+        request = safefs.read_json(memory_dir, claimed, None)
+        return request if isinstance(request, dict) else None
     finally:
-        claimed.unlink(missing_ok=True)
+        safefs.unlink(memory_dir, claimed)
 
 
 # --- run log ------------------------------------------------------------------------------------
 def log_run(memory_dir: Path, entry: dict) -> None:
-    target = state_dir(memory_dir) / "runs.jsonl"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with locked(state_dir(memory_dir) / "runs.lock"):
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}) + "\n")
+    """One line per run in `.memdir/runs.jsonl`, with any secret (or slug of one) redacted."""
+    line = redact(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}, default=str))
+    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
+        safefs.append_text(memory_dir, f"{C.STATE_DIRNAME}/runs.jsonl", line + "\n")

@@ -1,139 +1,57 @@
-"""The extraction agent's tools, each validated here and never trusted to the model.
+"""The extraction agent's tools: memory tools only, each validated here and never trusted to the model.
 
-Read, Grep and Glob see only the project root and the memory folder. Bash runs a short allowlist
-of read-only programs, without a shell, with every path argument confined the same way. Write and
-Edit reach only `*.md` files directly inside the memory folder, go through the store (atomic,
-secret guard, index kept in sync) and refuse lost updates: a file must have been read in this run
-and be unchanged since. Every refusal is a tool error that says what is allowed.
+The agent's job is to read the conversation it is given and the existing memories, and to write
+memories. So Read, Grep and Glob keep the names and input shapes the model knows but see only the
+markdown files of the memory folder (never `.memdir/`, hidden names, or anything outside); there is
+no Bash. They are plain Python over `memdir.safefs`: no subprocess, no symlink followed at any path
+component, FIFOs/devices/folders refused, every read capped. Write and Edit reach only `*.md` files
+directly inside the memory folder, go through the store (atomic, secret guard, index kept in sync)
+and refuse lost updates: a file must have been read in this run and be unchanged since. Every
+refusal, and every malformed input, is a tool error that says what is allowed; nothing a model
+sends can abort the run.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from datetime import date
 import re
-import shlex
-import subprocess
+import stat
+from datetime import date
 from pathlib import Path
 
 from memdir import constants as C
+from memdir import safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import parse_document
-from memdir.fsio import read_text
 from memdir.model import memory_from_fields
 from memdir.record import Record
+from memdir.secrets import redact
 from memdir.store import MemoryStore
+from extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
+
+__all__ = ["TOOL_SCHEMAS", "WRITE_TOOLS", "Refused", "ToolResult", "Toolbox"]
 
 MAX_OUTPUT = 30_000
-BASH_TIMEOUT = 10
 READ_DEFAULT_LINES = 2000
-READ_ONLY_PROGRAMS = frozenset({"ls", "find", "cat", "head", "tail", "wc", "stat", "grep", "file", "pwd", "tree"})
-FIND_FORBIDDEN = ("-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls")
-SHELL_SYNTAX = re.compile(r"[|;&<>`$\n\r(){}]|\\\s")
+MAX_PATTERN_CHARS = 1000
+MAX_MATCHES = 500
+MAX_LISTED = 1000
 WRITE_TOOLS = ("Write", "Edit")
-# Files whose content is credentials: never sent to the model (the secret guard only stops writes).
-SECRET_FILES = re.compile(
-    r"^(?:\.env(?:\..*)?|.*\.(?:pem|key|p12|pfx|keystore|jks)|id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?|\.netrc|"
-    r"\.npmrc|\.pypirc|credentials(?:\.json)?|secrets?\.(?:ya?ml|json|toml)|\.htpasswd)$",
-    re.I,
-)
-
-TOOL_SCHEMAS: list[dict] = [
-    {
-        "name": "Read",
-        "description": "Read a text file in the memory folder or the project. Returns numbered lines.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string", "description": "absolute path"},
-                "offset": {"type": "integer", "description": "first line (1-based)"},
-                "limit": {"type": "integer", "description": "number of lines"},
-            },
-            "required": ["file_path"],
-        },
-    },
-    {
-        "name": "Grep",
-        "description": "Search file contents with a regular expression under the memory folder or the project.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string", "description": "folder or file (default: the memory folder)"},
-                "glob": {"type": "string", "description": "only files matching this name pattern, e.g. *.md"},
-            },
-            "required": ["pattern"],
-        },
-    },
-    {
-        "name": "Glob",
-        "description": "List files matching a glob pattern (e.g. **/*.md) under the memory folder or the project.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
-            "required": ["pattern"],
-        },
-    },
-    {
-        "name": "Bash",
-        "description": "Run one read-only command: "
-        + ", ".join(sorted(READ_ONLY_PROGRAMS))
-        + ". No pipes, redirects, ;, &&, $() or backticks; find without -exec/-delete/-ok/-fprint.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"command": {"type": "string"}},
-            "required": ["command"],
-        },
-    },
-    {
-        "name": "Write",
-        "description": "Create or replace a memory file (a .md file directly inside the memory folder) with "
-        "frontmatter (name, description, type) and a body. Writing empty content deletes the memory. "
-        "Replacing an existing file requires reading it first in this run.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["file_path", "content"],
-        },
-    },
-    {
-        "name": "Edit",
-        "description": "Replace old_string with new_string in a memory file you have read in this run. "
-        "old_string must occur exactly once unless replace_all is true.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string"},
-                "old_string": {"type": "string"},
-                "new_string": {"type": "string"},
-                "replace_all": {"type": "boolean"},
-            },
-            "required": ["file_path", "old_string", "new_string"],
-        },
-    },
-]
-
 
 class ToolResult(Record):
     __slots__ = ("content", "is_error")
     _defaults = {"is_error": False}
 
 
-class Refused(Exception):
-    """A tool call the rules do not allow; its message is shown to the model."""
-
-
 class Toolbox:
-    """Executes one run's tool calls against one memory folder and project root."""
+    """Executes one run's tool calls against one memory folder, and nothing else."""
 
-    def __init__(
-        self, memory_dir: Path, project_root: Path | None, *, dry_run: bool = False, daily_log: Path | None = None
-    ) -> None:
+    def __init__(self, memory_dir: Path, *, dry_run: bool = False, daily_log: Path | None = None) -> None:
         self.daily_log = daily_log  # daily-log mode: the only writable file, append-only
         self.store = MemoryStore(memory_dir)
-        self.memory_dir = memory_dir.resolve() if memory_dir.exists() else memory_dir.absolute()
-        self.project_root = project_root.resolve() if project_root else None
+        self.memory_dir = Path(os.path.abspath(memory_dir))
+        # The folder may sit below a symlink (macOS /var, a dotfiles ~/.claude): both spellings name it.
+        self._aliases = {str(self.memory_dir), os.path.realpath(self.memory_dir)}
         self.dry_run = dry_run
         self.snapshots: dict[str, str] = {}  # rel path -> text as last read by the agent ("" = absent)
         self.written: list[str] = []  # rel paths saved (or that would be, in a dry run)
@@ -141,171 +59,188 @@ class Toolbox:
         self.errors: list[str] = []
 
     # --- confinement ---------------------------------------------------------
-    @property
-    def roots(self) -> list[Path]:
-        return [r for r in (self.memory_dir, self.project_root) if r is not None]
+    def _rel(self, raw: str, what: str = "path") -> str:
+        """The memory-folder-relative form of a path the model gave, or a refusal saying what is allowed."""
+        if not raw.strip():
+            raise Refused(f"empty {what}; give a path inside {self.memory_dir}")
+        expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
+        if os.path.isabs(expanded):
+            normal = os.path.normpath(expanded)
+            for root in sorted(self._aliases, key=len, reverse=True):
+                if normal == root:
+                    return ""
+                if normal.startswith(root.rstrip("/") + "/"):
+                    rel = normal[len(root.rstrip("/")) + 1 :]
+                    break
+            else:
+                raise Refused(f"{raw[:200]} is outside the memory folder; this agent may only read and write "
+                              f"markdown files inside {self.memory_dir}")
+        else:
+            rel = expanded
+        parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise Refused(f"{raw[:200]}: '..' is not allowed; paths stay inside {self.memory_dir}")
+        if any(p.startswith(".") for p in parts):
+            raise Refused(f"{raw[:200]}: hidden files and memdir's own state (.memdir/) are not readable by this agent")
+        return "/".join(parts)
 
-    def _inside(self, path: Path, root: Path) -> bool:
-        return path == root or root in path.parents
-
-    def _readable(self, raw: str) -> Path:
-        path = Path(os.path.expanduser(raw))
-        if not path.is_absolute():
-            path = (self.project_root or self.memory_dir) / path
-        resolved = path.resolve()
-        if not any(self._inside(resolved, root) for root in self.roots):
-            allowed = " or ".join(str(r) for r in self.roots)
-            raise Refused(f"{raw} is outside what this agent may read ({allowed})")
-        if SECRET_FILES.search(resolved.name) or ".git" in resolved.parts:
-            raise Refused(f"{raw} may hold credentials or git internals; this agent does not read it")
-        return resolved
+    def _readable_file(self, raw: str) -> str:
+        rel = self._rel(raw, "file_path")
+        if not rel:
+            raise Refused(f"{raw[:200]} is the memory folder itself; use Glob to list it")
+        if not rel.endswith(".md"):
+            raise Refused(f"{raw[:200]}: this agent reads only the markdown files of the memory folder")
+        return rel
 
     def _memory_rel(self, raw: str) -> str:
         """The memory-folder-relative name for a write target, or a refusal."""
-        path = Path(raw)
-        if not path.is_absolute():
-            path = self.memory_dir / path
-        resolved = path.resolve()
-        if not self._inside(resolved, self.memory_dir) or resolved == self.memory_dir:
-            raise Refused(f"{raw}: writes are only allowed to .md files directly inside {self.memory_dir}")
-        rel = resolved.relative_to(self.memory_dir).as_posix()
-        if "/" in rel or not rel.endswith(".md") or rel.startswith("."):
-            raise Refused(f"{raw}: write memory files as <type>_<topic>.md directly inside {self.memory_dir}")
+        try:
+            rel = self._rel(raw, "file_path")
+        except Refused:
+            raise Refused(f"{raw[:200]}: writes are only allowed to .md files directly inside {self.memory_dir}") from None
+        if not rel or "/" in rel or not rel.endswith(".md"):
+            raise Refused(f"{raw[:200]}: write memory files as <type>_<topic>.md directly inside {self.memory_dir}")
         if rel == C.INDEX_NAME:
             raise Refused(f"{C.INDEX_NAME} is kept in sync automatically when you write memory files; do not write it")
-        if path.is_symlink():
-            raise Refused(f"{raw} is a symlink; write a regular memory file instead")
+        st = safefs.lstat(self.memory_dir, rel) if self.memory_dir.is_dir() else None
+        if st is not None and not safefs.is_regular_file(self.memory_dir, rel):
+            raise Refused(f"{rel} is not a regular file (a symlink, FIFO or folder); write a regular memory file "
+                          "under another name")
         return rel
+
+    def _read_file_text(self, rel: str) -> str | None:
+        """The file's text, None when absent; refusals for what is not a small regular UTF-8 file."""
+        try:
+            return safefs.read_text(self.memory_dir, rel, C.TOOL_READ_MAX_BYTES)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
 
     # --- dispatch --------------------------------------------------------------
     def run(self, name: str, tool_input: dict) -> ToolResult:
-        handler = getattr(self, f"_tool_{name.lower()}", None) if name in {s["name"] for s in TOOL_SCHEMAS} else None
-        if handler is None:
-            allowed = ", ".join(s["name"] for s in TOOL_SCHEMAS)
-            return self._refuse(f"tool {name!r} is not available; use one of {allowed}")
+        """One tool call. Whatever the model sends, the answer is a result or a tool error, never an exception."""
+        if not isinstance(name, str) or name not in TOOL_NAMES:
+            shown = name[:40] if isinstance(name, str) else type(name).__name__
+            return self._refuse(f"tool {shown!r} is not available; this agent has only {', '.join(TOOL_NAMES)} "
+                                f"over the memory folder {self.memory_dir} (there is no Bash)")
         if not isinstance(tool_input, dict):
             return self._refuse(f"{name}: input must be an object")
         try:
-            return ToolResult(handler(**tool_input))
-        except Refused as exc:
+            check_input(name, tool_input)
+            handler = getattr(self, f"_tool_{name.lower()}")
+            return ToolResult(handler(**{k: v for k, v in tool_input.items() if v is not None}))
+        except (Refused, MemdirError) as exc:
             return self._refuse(str(exc))
-        except MemdirError as exc:
-            return self._refuse(str(exc))
-        except TypeError as exc:
-            return self._refuse(f"{name}: bad arguments ({exc})")
+        except (FileNotFoundError, NotADirectoryError):
+            return self._refuse(f"{name}: no such file in the memory folder")
         except OSError as exc:
-            return self._refuse(f"{name}: {exc.strerror or exc}")
+            return self._refuse(f"{name}: {exc.strerror or type(exc).__name__}")
+        except (ValueError, TypeError, RecursionError, re.error) as exc:
+            return self._refuse(f"{name}: bad input ({type(exc).__name__})")
 
     def _refuse(self, message: str) -> ToolResult:
+        message = redact(message)  # a refused secret (or a slug of one) never reaches logs or runs.jsonl
         self.errors.append(message)
         return ToolResult(message, is_error=True)
 
     # --- read-only tools ----------------------------------------------------------
     def _tool_read(self, file_path: str, offset: int | None = None, limit: int | None = None) -> str:
-        path = self._readable(file_path)
-        if path.is_dir():
-            raise Refused(f"{file_path} is a folder; use Glob or Bash ls")
-        text = read_text(path) if path.exists() else None
+        rel = self._readable_file(file_path)
+        st = safefs.lstat(self.memory_dir, rel) if self.memory_dir.is_dir() else None
+        if st is None:
+            raise Refused(f"{rel} does not exist; use Glob to list the memory files")
+        text = self._read_file_text(rel)
         if text is None:
-            raise Refused(f"{file_path} does not exist")
-        if self._inside(path, self.memory_dir):
-            self.snapshots[path.relative_to(self.memory_dir).as_posix()] = text
+            raise Refused(f"{rel} does not exist; use Glob to list the memory files")
+        if "/" not in rel or rel == self._daily_rel():
+            self.snapshots[rel] = text
         lines = text.splitlines()
         start = max(1, offset or 1)
-        chosen = lines[start - 1 : start - 1 + (limit or READ_DEFAULT_LINES)]
+        count = max(1, limit) if limit else READ_DEFAULT_LINES
+        chosen = lines[start - 1 : start - 1 + count]
         out = "\n".join(f"{start + i:6}\t{line}" for i, line in enumerate(chosen))
         return _cap(out or "(empty file)")
 
+    def _files_under(self, raw_path: str | None) -> tuple[str, list[str]]:
+        """(base rel, markdown files below it) without following symlinks or entering hidden folders."""
+        base = self._rel(raw_path, "path") if raw_path else ""
+        if base:
+            st = safefs.lstat(self.memory_dir, base)
+            if st is None:
+                raise Refused(f"{base} does not exist in the memory folder")
+            if safefs.is_regular_file(self.memory_dir, base):
+                if not base.endswith(".md"):
+                    raise Refused(f"{base}: this agent reads only the markdown files of the memory folder")
+                return base, [base]
+            if not stat.S_ISDIR(st.st_mode):
+                raise Refused(f"{base} is a symlink or special file; this agent never follows or reads those")
+        if not self.memory_dir.is_dir():
+            return base, []
+        files = [rel for rel, kind in safefs.walk(self.memory_dir, base, hidden=False)
+                 if kind == "file" and rel.endswith(".md")]
+        return base, sorted(files)
+
     def _tool_grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> str:
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise Refused(f"the pattern is over {MAX_PATTERN_CHARS} characters")
         try:
             regex = re.compile(pattern)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:
             raise Refused(f"invalid regular expression: {exc}") from None
-        base = self._readable(path) if path else self.memory_dir
-        files = [base] if base.is_file() else [p for p in base.rglob("*") if p.is_file()]
+        name_filter = glob_regex(glob) if glob else None
+        base, files = self._files_under(path)
         hits: list[str] = []
-        for file in sorted(files):
-            if glob and not fnmatch.fnmatch(file.name, glob):
-                continue
-            if any(part.startswith(".") for part in file.relative_to(base).parts[:-1]) if base.is_dir() else False:
-                continue
-            if SECRET_FILES.search(file.name):
+        for rel in files:
+            if name_filter and not (name_filter.match(rel.rsplit("/", 1)[-1]) or name_filter.match(rel)):
                 continue
             try:
-                text = read_text(file)
-            except (OSError, UnicodeDecodeError):
-                continue
+                text = safefs.read_text(self.memory_dir, rel, C.TOOL_READ_MAX_BYTES)
+            except OSError:
+                continue  # symlinks, FIFOs, huge or non-UTF-8 files are skipped, never followed
             for n, line in enumerate(text.splitlines(), 1):
                 if regex.search(line):
-                    hits.append(f"{file}:{n}:{line}")
-                    if len(hits) >= 500:
-                        return _cap("\n".join(hits) + "\n(stopped at 500 matches)")
+                    hits.append(f"{self.memory_dir / rel}:{n}:{line}")
+                    if len(hits) >= MAX_MATCHES:
+                        return _cap("\n".join(hits) + f"\n(stopped at {MAX_MATCHES} matches)")
         return _cap("\n".join(hits) or "no matches")
 
     def _tool_glob(self, pattern: str, path: str | None = None) -> str:
-        base = self._readable(path) if path else self.memory_dir
-        if ".." in Path(pattern).parts or Path(pattern).is_absolute():
-            raise Refused("glob patterns are relative to the folder and may not contain '..'")
-        found = sorted(str(p) for p in base.glob(pattern) if p.is_file())
-        return _cap("\n".join(found[:1000]) or "no files")
+        if not pattern.strip():
+            raise Refused("empty glob pattern; try **/*.md")
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise Refused(f"the pattern is over {MAX_PATTERN_CHARS} characters")
+        if os.path.isabs(pattern) or pattern.startswith("~"):
+            pattern = self._rel(pattern, "pattern") or "*"
+        if ".." in pattern.split("/"):
+            raise Refused("glob patterns are relative to the memory folder and may not contain '..'")
+        regex = glob_regex(pattern)
+        base, files = self._files_under(path)
+        prefix = f"{base}/" if base and not base.endswith(".md") else ""
+        found = [str(self.memory_dir / rel) for rel in files
+                 if regex.match(rel[len(prefix):] if rel.startswith(prefix) else rel)]
+        return _cap("\n".join(found[:MAX_LISTED]) or "no files")
 
-    def _tool_bash(self, command: str) -> str:
+    def _daily_rel(self) -> str | None:
+        if self.daily_log is None:
+            return None
         try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise Refused(f"cannot parse the command ({exc})") from None
-        if not argv:
-            raise Refused("empty command")
-        program = argv[0]
-        if program not in READ_ONLY_PROGRAMS:
-            raise Refused(f"{program!r} is not allowed; read-only commands only: {', '.join(sorted(READ_ONLY_PROGRAMS))}")
-        if SHELL_SYNTAX.search(command):
-            raise Refused(
-                "only a single read-only command is allowed: no pipes, redirects, ;, &&, $(), "
-                "backticks, braces or subshells"
-            )
-        if program == "grep" and any(
-            a in ("--recursive", "--dereference-recursive") or (a.startswith("-") and not a.startswith("--") and set(a[1:]) & set("rR"))
-            for a in argv[1:]
-        ):
-            raise Refused("recursive grep is not allowed in Bash; use the Grep tool, which skips credential files")
-        if program == "find":
-            bad = [a for a in argv[1:] if a in FIND_FORBIDDEN or a.startswith("-fprint")]
-            if bad:
-                raise Refused(f"find {bad[0]} is not allowed (it runs or writes things); plain find only")
-        for arg in argv[1:]:
-            if arg.startswith("-"):
-                continue
-            looks_like_path = "/" in arg or arg.startswith(("~", ".")) or Path(arg).suffix
-            if looks_like_path or (self.project_root and (self.project_root / arg).exists()):
-                self._readable(arg)
-        cwd = self.project_root or self.memory_dir
-        try:
-            proc = subprocess.run(
-                argv, cwd=cwd, capture_output=True, text=True, timeout=BASH_TIMEOUT, stdin=subprocess.DEVNULL,
-                errors="replace",
-            )
-        except subprocess.TimeoutExpired:
-            raise Refused(f"command timed out after {BASH_TIMEOUT}s") from None
-        except FileNotFoundError:
-            raise Refused(f"{program} is not installed here") from None
-        out = proc.stdout + (f"\n[stderr]\n{proc.stderr}" if proc.stderr else "")
-        if proc.returncode:
-            out += f"\n[exit code {proc.returncode}]"
-        return _cap(out.strip() or "(no output)")
+            return safefs.rel_to(self.memory_dir, Path(os.path.abspath(self.daily_log)))
+        except safefs.UnsafePath:
+            return None
 
     # --- writes -----------------------------------------------------------------------
     def _check_fresh(self, rel: str) -> str:
         """The file's current text; refuses when the agent never read it or it changed since."""
-        path = self.memory_dir / rel
-        current = read_text(path) if path.exists() else ""
-        if path.exists() and rel not in self.snapshots:
+        current = self._read_file_text(rel) if self.memory_dir.is_dir() else None
+        if current is not None and rel not in self.snapshots:
             raise Refused(f"{rel} already exists; Read it first, then write the updated version")
+        current = current or ""
         if rel in self.snapshots and self.snapshots[rel] != current:
             raise Refused(f"{rel} changed since you read it; Read it again before writing")
         return current
 
     def _save_text(self, rel: str, text: str, current: str) -> str:
+        if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
+            raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
         parsed = parse_document(text)
         if parsed.problem or not parsed.has_header:
             raise Refused(
@@ -320,9 +255,10 @@ class Toolbox:
             from memdir.secrets import guard
 
             guard(text, rel)
+            guard(rel.replace("_", "-"), "a memory file name")
         else:
-            self.store.save(memory, rel_path=rel, expected_text=current)
-        self.snapshots[rel] = (self.memory_dir / rel).read_text(encoding="utf-8") if not self.dry_run else text
+            self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
+        self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
         self.written.append(rel)
         return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")
 
@@ -330,11 +266,13 @@ class Toolbox:
         from memdir.daylog import ENTRY
         from memdir.secrets import guard
 
-        target = self.daily_log.resolve() if self.daily_log.exists() else self.daily_log.absolute()
-        path = Path(file_path) if Path(file_path).is_absolute() else self.memory_dir / file_path
-        if path.resolve() != target:
+        rel = self._daily_rel()
+        try:
+            wanted = self._rel(file_path, "file_path")
+        except Refused:
+            wanted = None
+        if rel is None or wanted != rel:
             raise Refused(f"in daily-log mode only today's log can be written: {self.daily_log}")
-        rel = target.relative_to(self.memory_dir).as_posix()
         current = self._check_fresh(rel)
         if not content.startswith(current):
             raise Refused(f"{rel} is append-only: keep its current content unchanged and add lines at the end")
@@ -346,9 +284,9 @@ class Toolbox:
         if not self.dry_run and added:
             from memdir.daylog import append
 
-            day = date.fromisoformat(self.daily_log.stem)
+            day = date.fromisoformat(Path(rel).stem)
             append(self.memory_dir, day, [line.strip() for line in added])
-            self.snapshots[rel] = read_text(self.daily_log)
+            self.snapshots[rel] = safefs.read_text(self.memory_dir, rel, C.TOOL_READ_MAX_BYTES)
         self.written.append(rel)
         return f"appended {len(added)} entr{'y' if len(added) == 1 else 'ies'} to {rel}"
 

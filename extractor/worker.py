@@ -24,22 +24,33 @@ def main(argv: list[str]) -> int:
     memory_dir = None
     try:
         request = json.loads(argv[0])
-        from memdir.paths import memory_enabled, resolve_memory_dir
+        from memdir.hooks import usable_cwd
+        from memdir.paths import memdir_enabled, resolve_memory_dir
 
-        cwd = Path(request.get("cwd") or ".")
-        if not memory_enabled(cwd).enabled:
+        cwd_text = usable_cwd(request.get("cwd") if isinstance(request.get("cwd"), str) else None)
+        if cwd_text is None:
+            log(None, "stop", "no usable project folder in the request (cwd missing, '/', or not a folder)")
             return 0
+        cwd = Path(cwd_text)
         memory_dir = resolve_memory_dir(cwd).path
+        if not memdir_enabled(memory_dir).enabled:  # memdir's own switch, not Claude Code's
+            return 0
         if not request.get("transcript"):
             log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
             return 0
         from extractor.schedule import request_extraction
 
+        from extractor.report import summary as describe_changes
+
         for result in request_extraction(memory_dir, {**request, "hook": True}):
-            summary = f"{result.status}" + (f": {result.reason}" if result.reason else "")
-            if result.saved:
-                summary += f" saved {', '.join(result.saved)}"
-            log(memory_dir, "stop", summary)
+            # One plain line: what changed ("created a.md; updated b.md (previous version kept: ...)"),
+            # or why nothing did.
+            read = f" ({result.prompts_seen} prompt(s) read)" if result.chunks else ""
+            if result.changes:
+                line = f"{result.engine or 'no'} engine{read}: {describe_changes(result.changes, result.dry_run)}"
+            else:
+                line = f"{result.status}{read}" + (f": {result.reason}" if result.reason else "")
+            log(memory_dir, "stop", line)
         from memdir.daylog import memory_mode
 
         if memory_mode(memory_dir) == "daily-log":

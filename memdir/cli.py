@@ -25,19 +25,27 @@ def _store(args: argparse.Namespace):
 
 
 # --- handlers -------------------------------------------------------------------
-def cmd_path(args: argparse.Namespace) -> int:
-    from memdir.paths import memory_enabled
+def _coexistence(args: argparse.Namespace, memory_dir: Path | None = None):
+    """Claude Code's native auto memory and memdir's own switch for this project (memdir.native)."""
+    from memdir.native import coexistence
 
+    cwd = Path(args.cwd) if getattr(args, "cwd", None) else None
+    return coexistence(cwd, memory_dir)
+
+
+def cmd_path(args: argparse.Namespace) -> int:
     resolution = memory_dir_of(args)
-    enabled = memory_enabled(Path(args.cwd) if args.cwd else None)
+    both = _coexistence(args, resolution.path)
     if args.json:
         print_json(
-            {"path": str(resolution.path), "rule": resolution.rule, "enabled": enabled.enabled, "why": enabled.reason}
+            {"path": str(resolution.path), "rule": resolution.rule, "enabled": both.memdir, "why": both.memdir_why,
+             "native_auto_memory": both.native, "native_why": both.native_why}
         )
     else:
         print(resolution.path)
         print(f"  chosen by: {resolution.rule}", file=sys.stderr)
-        print(f"  memory is {'on' if enabled.enabled else 'OFF'}: {enabled.reason}", file=sys.stderr)
+        print(f"  memdir is {'on' if both.memdir else 'OFF'}: {both.memdir_why}", file=sys.stderr)
+        print(f"  Claude Code's auto memory is {'on' if both.native else 'off'}: {both.native_why}", file=sys.stderr)
     return 0
 
 
@@ -66,20 +74,21 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         if not headers:
             print(f"no memories in {store.root}", file=sys.stderr)
-        for h in headers:
+        # Columns as wide as their longest value, so long file names never push a row out of line.
+        rows = [((h.type or "?"), h.rel_path, age_label(h.mtime), h) for h in headers]
+        widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+        for kind, rel, age, h in rows:
             flag = "  [!] " + h.problem if h.problem else ""
-            print(f"{(h.type or '?'):<9} {h.rel_path:<42} {age_label(h.mtime):<12} {h.description or ''}{flag}")
+            print(f"{kind:<{widths[0]}}  {rel:<{widths[1]}}  {age:<{widths[2]}}  {h.description or ''}{flag}".rstrip())
     for rel, reason in result.unreadable:
         print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from memdir.fsio import read_text
-
     store = _store(args)
     header = store.find(args.name)
-    sys.stdout.write(read_text(header.path))
+    sys.stdout.write(store.read_file(header.rel_path))  # bounded, UTF-8 or a one-line error, no symlinks
     if header.problem:
         print(f"memdir: warning: {header.rel_path}: {header.problem}", file=sys.stderr)
     return 0
@@ -98,13 +107,36 @@ def cmd_remember(args: argparse.Namespace) -> int:
         how=args.how,
         allow_secrets=args.allow_secret,
     )
-    print(f"{'saved' if result.created else 'updated'} {result.path}")
+    print(result.describe())
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    header = _store(args).delete(args.name)
-    print(f"forgot {header.rel_path} (kept a copy in .memdir/trash/)")
+    print(_store(args).delete(args.name).describe())
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from memdir import history
+
+    store = _store(args)
+    rel = store.history_key(args.name)
+    found = history.versions(store.state_dir, rel)
+    if not found:
+        print(f"no kept versions of {rel}")
+        return 0
+    print(f"kept versions of {rel} (1 = newest; `memdir restore {rel} --version N`):")
+    width = len(str(len(found)))
+    for v in found:
+        size = v.path.stat().st_size
+        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    rel, version, kept = _store(args).restore(args.name, args.version)
+    note = f" (previous version kept: {kept})" if kept else ""
+    print(f"restored {rel} from {version}{note}")
     return 0
 
 
@@ -113,8 +145,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     store = _store(args)
     if args.rebuild:
-        count = store.rebuild_index()
-        print(f"rebuilt {store.index_path} with {count} entries", file=sys.stderr)
+        done = store.rebuild_index()
+        kept = f" (previous version kept: {done.kept})" if done.kept else ""
+        changes = f"added {len(done.added)}, removed {len(done.removed)} whose file is gone"
+        print(f"rebuilt {store.index_path}: {changes}; hand-written lines kept{kept}", file=sys.stderr)
     print(load_for_context(store.index()) if args.capped else store.index(), end="")
     return 0
 
@@ -125,8 +159,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = _store(args)
     findings = check(store, fix=args.fix)
     ok = healthy(findings)
+    from memdir import llm, runlog
+
+    folder = memory_dir_of(args).path
+    down = llm.unreachable()
+    both = _coexistence(args, store.root)
     if args.json:
         print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings],
+                    "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder),
+                    "native_auto_memory": both.native, "memdir_enabled": both.memdir, "who_does_what": both.lines(),
                     "stale_memories": _stale_count(args, store)})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
@@ -134,10 +175,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             tag = "fixed" if f.fixed else f.severity
             hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
             print(f"  [{tag}] {f.path}: {f.message}{hint}")
+        for line in both.lines():
+            print(line)
         from memdir.usage import recent_usage, tokens_used
 
-        folder = memory_dir_of(args).path
-        days = recent_usage(folder)
+        try:
+            days = recent_usage(folder)
+        except OSError:
+            days = []  # an unsafe .memdir/ is reported above; nothing to read from it
         if days:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
@@ -146,10 +191,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if stale:
             print(f"  [warning] {stale} memories name files, functions or flags no longer in the code "
                   "(`memdir verify` lists them)")
-        hook_log = folder / ".memdir" / "hook.log"
-        if hook_log.exists():
-            recent = hook_log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
-            print(f"latest hook activity ({hook_log}):")
+        for line in runlog.cost_lines(folder):
+            print(line)
+        if down is not None:
+            import time
+
+            until = time.strftime("%H:%M:%S", time.localtime(down["until"]))
+            print(f"endpoint {down['endpoint']} is unreachable ({down['error']}); prompts use the offline "
+                  f"engine until {until}, then try again")
+        recent = _hook_log_tail(folder)
+        if recent:
+            print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")
             for line in recent:
                 print(f"  {line}")
     return 0 if ok else 1
@@ -205,6 +257,24 @@ def _stale_count(args: argparse.Namespace, store) -> int:
     return sum(1 for ev in verify_folder(store.root, root, budget_s=5.0).values() if ev.status == STALE)
 
 
+def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
+    """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
+    import os
+
+    from memdir import constants as C
+    from memdir import safefs
+
+    try:
+        fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - C.HOOK_LOG_TAIL_BYTES))
+        data = handle.read(C.HOOK_LOG_TAIL_BYTES)
+    return data.decode("utf-8", errors="replace").splitlines()[-lines:]
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from memdir.install import install, uninstall
 
@@ -223,6 +293,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     print(f"{result.settings_path}: {verb} memdir hooks for {events}")
     if result.backup:
         print(f"  backup: {result.backup}")
+    if args.command == "install":
+        for line in _coexistence(args, None).lines():
+            print(line)
     if args.dry_run:
         print(result.text, end="")
     return 0
@@ -234,6 +307,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir) if args.dir else None)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`memdir mcp`: serve the memory folder to MCP clients over stdio (memdir/mcp_server.py)."""
+    import os
+
+    from memdir.mcp_server import serve
+
+    if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
+        args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
+    resolution = memory_dir_of(args)
+    root = resolution.path
+    print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
+        print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
+              file=sys.stderr)
+    serve(root, team=args.team)
+    return 0
+
+
 # --- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     import argparse
@@ -243,6 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
             self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
 
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
+    from memdir import __version__
+
+    parser.add_argument("--version", action="version", version=f"memdir {__version__}")
     parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
     parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -280,8 +374,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--team", action="store_true", help="save to team memory (never holds secrets)")
     p.add_argument("--allow-secret", action="store_true", help="skip the secret guard (personal memory only)")
 
-    p = command("forget", cmd_forget, "remove a memory (a copy goes to .memdir/trash/)")
+    p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
     p.add_argument("name")
+    p.add_argument("--team", action="store_true")
+
+    p = command("history", cmd_history, "list the kept previous versions of a memory (or MEMORY.md)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--team", action="store_true")
+
+    p = command("restore", cmd_restore, "bring back a kept version (the current one is kept first)")
+    p.add_argument("name", help="memory name or file name; deleted memories too")
+    p.add_argument("--version", help="version number from `memdir history` (1 = newest, the default) or file name")
     p.add_argument("--team", action="store_true")
 
     p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")
@@ -303,6 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="note the commit and date each fully checked memory was verified against (metadata.verified)")
     p.add_argument("--team", action="store_true")
     p.add_argument("--json", action="store_true")
+    p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
+    p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
                             ("uninstall", "remove exactly the hooks install added")):

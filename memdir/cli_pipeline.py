@@ -47,6 +47,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
     transcript = Path(args.transcript)
     if not transcript.exists():
         raise MemdirError(f"{transcript}: transcript not found")
+    if not transcript.is_file():
+        raise MemdirError(f"{transcript}: not a regular file; give a transcript file (.jsonl or .json)")
+    if args.last is not None and args.last < 1:
+        raise MemdirError("--last must be at least 1")
     request = {"transcript": str(transcript), "session_id": args.session, "last_n": args.last,
                "engine": settings.engine, "dry_run": args.dry_run}
     results = request_extraction(memory_dir_of(args).path, request, settings=settings)
@@ -54,12 +58,16 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print_json([r.as_dict() for r in results])
         return 0 if all(r.status != "failed" for r in results) else 1
     for r in results:
-        verb = "would save" if r.dry_run else "saved"
-        print(f"{r.status} ({r.engine or 'no engine'}){': ' + r.reason if r.reason else ''}")
-        for path in r.saved:
-            print(f"  {verb} {path}")
-        for path in r.deleted:
-            print(f"  {'would delete' if r.dry_run else 'deleted'} {path}")
+        engine = f"{r.engine} engine" if r.engine else "no engine run"
+        read = f"{r.prompts_seen} prompt(s) read in {r.chunks} chunk(s)" if r.chunks else ""
+        head = ", ".join(filter(None, (engine, read)))
+        if r.changes:
+            print(f"{'dry run, ' if r.dry_run else ''}{head}{': ' + r.reason if r.reason else ''}")
+        else:
+            print(f"{r.status}: {'nothing would change' if r.dry_run else 'no memory changed'} ({head})"
+                  f"{': ' + r.reason if r.reason else ''}")
+        for line in r.report_lines():
+            print(f"  {line}")
         for error in r.errors:
             print(f"  refused: {error}")
         if r.usage:
@@ -113,10 +121,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
         print_json(result.as_dict())
     else:
         print(f"{result.status}{': ' + result.reason if result.reason else ''}")
-        for path in result.saved:
-            print(f"  {'would save' if args.dry_run else 'saved'} {path}")
-        for path in result.deleted:
-            print(f"  {'would delete' if args.dry_run else 'deleted'} {path}")
+        for line in result.report_lines():  # "created X", "updated X (previous version kept: ...)", "would ..."
+            print(f"  {line}")
     return 1 if result.status == "failed" else 0
 
 
@@ -125,7 +131,7 @@ def add_parsers(command) -> None:
                 folder=False)
     p.add_argument("paths", nargs="*", help="transcript files or folders")
     p.add_argument("--since", help="only transcripts modified on or after YYYY-MM-DD")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="extraction model")
     p.add_argument("--last", type=int, help="messages per extraction window (default 20)")
     p.add_argument("--concurrency", type=int, default=4)
@@ -135,7 +141,7 @@ def add_parsers(command) -> None:
                    help="send each agent turn for all transcripts as one Message Batches request (50%% price)")
 
     p = command("dream", cmd_dream, "daily-log mode: distill new log entries into typed memories (safe to re-run)")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="model for the llm engine")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -144,7 +150,7 @@ def add_parsers(command) -> None:
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
     p.add_argument("query")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
     p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
     p.add_argument("--model", help="model for the llm selector (default $MEMDIR_RECALL_MODEL or claude-haiku-5-5)")
@@ -156,8 +162,10 @@ def add_parsers(command) -> None:
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
     p.add_argument("transcript")
     p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
-    p.add_argument("--last", type=int, help="read at most the last N messages (default 20)")
-    p.add_argument("--engine", help="auto (default), llm or offline")
+    p.add_argument("--last", type=int, help="read only the last N messages (default: the whole transcript, or "
+                                            "everything after the session's cursor)")
+    p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="model for the llm engine (default $MEMDIR_EXTRACT_MODEL or claude-sonnet-5-5)")
-    p.add_argument("--dry-run", action="store_true", help="show what would be saved; write nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show which files would be created or updated (updates as diffs); write nothing")
     p.add_argument("--json", action="store_true")

@@ -11,12 +11,26 @@ def memory_dir_of(args):
     from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
 
     if getattr(args, "dir", None):
-        return Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None)
+        return _a_folder(Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None))
     if getattr(args, "agent", None):
         root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
         path = agent_memory_dir(args.agent, args.scope or "project", root)
-        return Resolution(path, f"agent memory for {args.agent} ({args.scope or 'project'} scope)", root)
-    return resolve_memory_dir(Path(args.cwd) if args.cwd else None)
+        if args.scope in (None, "project", "local"):
+            # Inside a repository (which may be hostile): no symlink from the repo root down.
+            from memdir import safefs
+
+            safefs.check_inside(root, path.relative_to(root).as_posix())
+        return _a_folder(Resolution(path, f"agent memory for {args.agent} ({args.scope or 'project'} scope)", root))
+    return _a_folder(resolve_memory_dir(Path(args.cwd) if args.cwd else None))
+
+
+def _a_folder(resolution):
+    """The memory folder may be absent (it is created on the first save) but never a file."""
+    from memdir.errors import MemdirError
+
+    if resolution.path.exists() and not resolution.path.is_dir():
+        raise MemdirError(f"{resolution.path}: not a folder ({resolution.rule}); point it at a folder")
+    return resolution
 
 
 def print_json(data: object) -> None:

@@ -7,7 +7,10 @@ Invalid values are one-line errors naming the variable.
 
 from __future__ import annotations
 
+import math
 import os
+
+from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
@@ -16,7 +19,7 @@ DEFAULT_EXTRACT_MODEL = "claude-sonnet-5-5"
 DEFAULT_RECALL_MODEL = "claude-haiku-5-5"
 DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
 
-ENGINES = ("auto", "llm", "offline")
+from memdir.engines import ENGINES, normalize as _normalize_engine
 
 
 def _float(env: dict, name: str, default: float) -> float:
@@ -27,6 +30,8 @@ def _float(env: dict, name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise MemdirError(f"${name}={raw!r} is not a number; set it like {name}={default}") from None
+    if not math.isfinite(value):
+        raise MemdirError(f"${name}={raw!r} must be a finite number; set it like {name}={default}")
     if value < 0:
         raise MemdirError(f"${name}={raw!r} must not be negative")
     return value
@@ -39,6 +44,12 @@ def _int(env: dict, name: str, default: int) -> int:
     return int(value)
 
 
+def _positive(value: int, name: str) -> int:
+    if value < 1:
+        raise MemdirError(f"{name} must be at least 1 (messages per extraction window)")
+    return value
+
+
 class Settings(FrozenRecord):
     __slots__ = (
         "engine",
@@ -48,7 +59,8 @@ class Settings(FrozenRecord):
         "recall_timeout",  # seconds the LLM selector may take before the offline result is used
         "recall_max",
         "recall_session_bytes",  # stop surfacing after this much per session
-        "extract_last_n",  # messages the extractor reads
+        "extract_last_n",  # messages per batch window (the hook and `extract` read the whole new window)
+        "extract_chunk_tokens",  # whole-window extraction runs once per chunk of about this many tokens
         "extract_max_turns",
         "extract_every_n_turns",
         "daily_token_budget",  # tokens per memory folder per day, then extraction falls back to offline
@@ -63,6 +75,7 @@ class Settings(FrozenRecord):
         "recall_max": 5,
         "recall_session_bytes": 60 * 1024,
         "extract_last_n": 20,
+        "extract_chunk_tokens": C.EXTRACT_CHUNK_TOKENS,
         "extract_max_turns": 5,
         "extract_every_n_turns": 1,
         "daily_token_budget": 2_000_000,
@@ -73,16 +86,18 @@ class Settings(FrozenRecord):
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         d = cls._defaults
-        engine = env.get("MEMDIR_ENGINE", "auto").strip().lower() or "auto"
-        if engine not in ENGINES:
-            raise MemdirError(f"$MEMDIR_ENGINE={engine!r} is unknown; use auto, llm or offline")
+        raw_engine = env.get("MEMDIR_ENGINE", "auto").strip().lower() or "auto"
+        if raw_engine not in ENGINES:
+            raise MemdirError(f"$MEMDIR_ENGINE={raw_engine!r} is unknown; use auto, anthropic, claude-code or offline")
+        engine = _normalize_engine(raw_engine)
         return cls(
             engine=engine,
             extract_model=env.get("MEMDIR_EXTRACT_MODEL") or DEFAULT_EXTRACT_MODEL,
             recall_model=env.get("MEMDIR_RECALL_MODEL") or DEFAULT_RECALL_MODEL,
             judge_model=env.get("MEMDIR_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL,
             recall_timeout=_float(env, "MEMDIR_RECALL_TIMEOUT", d["recall_timeout"]),
-            extract_last_n=_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]),
+            extract_last_n=_positive(_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]), "$MEMDIR_EXTRACT_LAST_N"),
+            extract_chunk_tokens=max(1_000, _int(env, "MEMDIR_EXTRACT_CHUNK_TOKENS", d["extract_chunk_tokens"])),
             extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d["extract_every_n_turns"])),
             daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d["daily_token_budget"]),
             max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d["max_attempts"])),
@@ -90,32 +105,12 @@ class Settings(FrozenRecord):
 
     def with_overrides(self, **overrides: object) -> Settings:
         given = {k: v for k, v in overrides.items() if v is not None}
-        if "engine" in given and given["engine"] not in ENGINES:
-            raise MemdirError(f"--engine {given['engine']!r} is unknown; use auto, llm or offline")
+        if "extract_last_n" in given:
+            _positive(given["extract_last_n"], "--last")
+        if "engine" in given:
+            given["engine"] = _normalize_engine(str(given["engine"]))
         return self.replace(**given)
 
 
-def llm_configured(env: dict[str, str] | None = None) -> bool:
-    """Credentials or an endpoint (a gateway or local server may need no key) are configured."""
-    env = os.environ if env is None else env
-    return any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"))
-
-
-_notice_shown = False
-
-
-def choose_engine(requested: str, env: dict[str, str] | None = None, *, quiet: bool = False) -> str:
-    """auto -> llm when configured, else offline (saying so once per process, on stderr)."""
-    global _notice_shown
-    if requested == "llm" and not llm_configured(env):
-        raise MemdirError("--engine llm needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a gateway); use --engine offline")
-    if requested != "auto":
-        return requested
-    if llm_configured(env):
-        return "llm"
-    if not quiet and not _notice_shown:
-        import sys
-
-        _notice_shown = True
-        print("memdir: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set; using the offline engines", file=sys.stderr)
-    return "offline"
+# Engine choice lives in memdir/engines.py (auto order, credentials, the claude CLI).
+from memdir.engines import choose_engine, llm_configured  # noqa: E402,F401

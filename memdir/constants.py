@@ -35,6 +35,77 @@ NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
 
+# --- least privilege: bounded, symlink-free access inside the memory folder (issue 9) ---------
+SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, MEMORY.md, state JSON: refused above this
+HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
+TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
+HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
+
+# --- history: no-loss edits (issue 10) --------------------------------------------
+HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
+HISTORY_KEEP_PER_FILE = 200  # older versions beyond this are pruned, oldest first
+AUTHORED_NAME = "authored.json"  # under STATE_DIRNAME: sha256 of the bytes memdir's extractor last wrote
+OFFLINE_NOTICE_MARKER = "engine-notice-shown"  # under <config-home>/memdir, one per engine: the choice is said once
+EXTRACT_CHUNK_TOKENS = 12_000  # whole-window extraction: one run per chunk of about this many tokens
+
+# --- Claude Code 2.1.x beside memdir (issue 11) ----------------------------------
+# Claude Code replaces a hook's additionalContext (or plain stdout) longer than this many characters
+# (JavaScript string length: UTF-16 code units) with "<persisted-output>Output too large ..." plus a
+# 2 KB preview and a file path. Measured with the real `claude` 2.1.328 (tests/realclient harness,
+# `claude -p` against a loopback API): a hook printing N characters, bisected between 9,000 (passed
+# whole) and 12,000 (replaced); 10,000 passed whole and 10,001 was replaced, for SessionStart and
+# UserPromptSubmit, JSON additionalContext and plain stdout, ASCII and 2-byte characters alike.
+# tests/realclient/test_claude_code.py (test_hook_output_cut_off_is_where_constants_say) re-checks both
+# sides of the cut-off against the pinned CLI on every .ci/run.
+CLAUDE_CODE_HOOK_OUTPUT_LIMIT = 10_000
+# The ONE budget for everything a memdir hook adds to the context (instructions, index, recalled
+# memories), in UTF-16 code units: 20% under the limit, because Claude Code may add its own label
+# and future versions may lower the cut-off.
+HOOK_OUTPUT_BUDGET = 8_000
+# A recalled memory beyond the first is trimmed to its description and this many body lines, ending
+# with "read the rest at PATH".
+RECALL_TRIM_BODY_LINES = 12
+# Claude Code versions from this one on write the "current" memory form (kebab-case `name`, type
+# under `metadata:`, [[links]]); older ones the top-level `type:` form. Seen with 2.1.328; 2.1.0 is
+# the first 2.1 release, the line in which native auto memory gained this format.
+CURRENT_FORM_SINCE = (2, 1, 0)
+# A memory file changed this long after a window's last message still counts as written "in" that
+# window: Claude Code's own extractor runs when the turn ends, about when memdir's Stop worker runs.
+OTHER_WRITER_SLACK_SECONDS = 120
+# memdir's own switch, independent of Claude Code's CLAUDE_CODE_DISABLE_AUTO_MEMORY.
+MEMDIR_DISABLE_ENV = "MEMDIR_DISABLE"
+MEMDIR_CONFIG_NAME = "config.json"  # {"enabled": false} in <config-home>/memdir/ or <memory>/.memdir/
+
+# --- LLM engines (issue 12) ----------------------------------------------------
+# After a connection failure the prompt hook answers offline for this long instead of paying the
+# connect timeout on every prompt; `memdir doctor` reports the endpoint as unreachable meanwhile.
+ENDPOINT_COOLDOWN_SECONDS = 300
+ENDPOINT_STATE_NAME = "endpoint.json"  # in <config home>/memdir/run/
+# Message Batches API limits (docs: "Batch limitations"): whichever is reached first.
+BATCH_MAX_REQUESTS = 100_000
+BATCH_MAX_BYTES = 256 * 1024 * 1024
+BATCH_CUSTOM_ID_MAX = 64
+# Output budgets. Thinking tokens count toward max_tokens on every thinking model, so the
+# extraction budget leaves room for adaptive thinking; a `max_tokens` stop is retried once with
+# this factor before the run counts as failed.
+EXTRACT_MAX_TOKENS = 10_000
+RECALL_MAX_TOKENS = 1_024
+JUDGE_MAX_TOKENS = 4_096
+MAX_TOKENS_RETRY_FACTOR = 2
+# The SDK refuses a non-streaming request whose max_tokens could run past 10 minutes
+# (3600 s x max_tokens / 128,000 > 600 s, i.e. above 21,333 tokens): the retry stays below that.
+MAX_TOKENS_CEILING = 21_000
+RUNS_LOG_NAME = "runs.jsonl"  # in .memdir/: one line per run with usage and estimated cost
+COST_REPORT_DAYS = 7
+# claude-code engine: the user's own `claude` CLI and login.
+CLAUDE_CODE_MAX_TURNS = 6
+CLAUDE_CODE_MAX_BUDGET_USD = 0.50
+CLAUDE_CODE_TIMEOUT_SECONDS = 300
+
+# --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
+MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
+MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
+
 # --- recall by meaning and verification (issue 13) -------------------------------
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names

@@ -13,7 +13,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.fsio import atomic_write_text, locked, read_text
+from memdir import safefs
 from memdir.record import Record
 
 MODE_ENV = "MEMDIR_MEMORY_MODE"
@@ -28,10 +28,10 @@ def memory_mode(memory_dir: Path, env: dict | None = None) -> str:
     mode = env.get(MODE_ENV)
     if not mode:
         try:
-            mode = json.loads((memory_dir / C.STATE_DIRNAME / "config.json").read_text(encoding="utf-8")).get("memory_mode")
-        except (OSError, ValueError, AttributeError):
+            mode = json.loads(safefs.read_bytes(memory_dir, f"{C.STATE_DIRNAME}/config.json")).get("memory_mode")
+        except (OSError, ValueError, AttributeError, TypeError):
             mode = None
-    mode = (mode or "topics").strip().lower()
+    mode = (mode if isinstance(mode, str) and mode else "topics").strip().lower()
     return mode if mode in MODES else "topics"
 
 
@@ -48,11 +48,12 @@ def entry_line(kind: str, text: str, why: str | None = None, when: datetime | No
 def append(memory_dir: Path, day: date, lines: list[str]) -> Path:
     """Append entry lines to the day's log (created with a heading), under the folder lock."""
     path = log_path(memory_dir, day)
-    with locked(memory_dir / C.STATE_DIRNAME / C.LOCK_NAME):
-        current = read_text(path) if path.exists() else f"# {day.isoformat()}\n\n"
+    rel = safefs.rel_to(memory_dir, path)
+    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"):
+        current = safefs.read_text_or(memory_dir, rel, f"# {day.isoformat()}\n\n")
         if not current.endswith("\n"):
             current += "\n"
-        atomic_write_text(path, current + "".join(line + "\n" for line in lines))
+        safefs.write_text(memory_dir, rel, current + "".join(line + "\n" for line in lines))
     return path
 
 
@@ -62,11 +63,16 @@ class LogEntry(Record):
 
 def entries(memory_dir: Path) -> list[LogEntry]:
     """Every parsable entry in every daily log, oldest first."""
-    folder = memory_dir / C.LOGS_DIRNAME
     out: list[LogEntry] = []
-    for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
-        rel = path.relative_to(memory_dir).as_posix()
-        for n, line in enumerate(read_text(path).splitlines(), 1):
+    if not memory_dir.is_dir():
+        return out
+    logs = sorted(rel for rel, kind in safefs.walk(memory_dir, C.LOGS_DIRNAME) if kind == "file" and rel.endswith(".md"))
+    for rel in logs:
+        try:
+            text = safefs.read_text(memory_dir, rel)
+        except OSError:
+            continue  # a symlinked, huge or non-UTF-8 log is skipped (and reported by `memdir doctor`)
+        for n, line in enumerate(text.splitlines(), 1):
             match = ENTRY.match(line.strip())
             if match:
                 out.append(LogEntry(rel, n, match.group("type"), match.group("text"), match.group("why")))

@@ -1,14 +1,21 @@
-"""Health of a memory folder: everything a scan skips quietly is reported here, loudly."""
+"""Health of a memory folder: everything a scan skips quietly is reported here, loudly.
+
+That includes whatever memdir refuses to touch: a symlink anywhere inside the folder (memdir never
+follows one), a FIFO, device or socket, and memory files or MEMORY.md that are huge or not UTF-8.
+`--fix` repairs only the index and stale temp files, never through a symlink.
+"""
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from memdir import constants as C
 from memdir import index as index_text
-from memdir.fsio import atomic_write_text, is_temp_file, locked, read_text
+from memdir import safefs
+from memdir.fsio import is_temp_file
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
 
@@ -28,18 +35,57 @@ class Finding:
         return asdict(self)
 
 
-def _temp_files(root: Path) -> list[Path]:
+def _temp_files(store: MemoryStore) -> list[str]:
+    """Leftover temp files (store-root-relative), listed without following symlinks."""
     out = []
-    for folder in (root, root / C.TEAM_DIRNAME):
-        if folder.is_dir():
-            out.extend(p for p in folder.iterdir() if is_temp_file(p))
+    for folder in ("", C.TEAM_DIRNAME) if not store.prefix else ("",):
+        try:
+            names = safefs.listdir(store.base, store.prefix + folder)
+        except OSError:
+            continue
+        out.extend(f"{folder}/{n}" if folder else n for n, kind in names if kind == "file" and is_temp_file(_Named(n)))
     return out
+
+
+class _Named:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _entries_memdir_refuses(store: MemoryStore) -> list[Finding]:
+    """Every symlink, FIFO, device or socket inside the folder: memdir never follows or reads them."""
+    findings = []
+    for rel, kind in safefs.walk(store.base, store.prefix.rstrip("/")):
+        if kind == "symlink":
+            parent, _, name = rel.rpartition("/")
+            try:
+                with safefs.open_dir(store.base, parent) as dfd:
+                    target = os.readlink(name, dir_fd=dfd)
+            except OSError:
+                target = "?"
+            findings.append(Finding("error", "symlink", rel, f"is a symlink (to {target}); memdir never follows "
+                                    "symlinks inside the memory folder: replace it with a regular file or remove it"))
+        elif kind == "other":
+            try:
+                parent, _, name = rel.rpartition("/")
+                with safefs.open_dir(store.base, parent) as dfd:
+                    mode = os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode
+                what = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+            except OSError:
+                what = "not a regular file"
+            findings.append(Finding("error", "not-a-file", rel, f"is {what}; memdir never reads it: remove it"))
+    if store.prefix:
+        for finding in findings:
+            finding.path = finding.path[len(store.prefix):] if finding.path.startswith(store.prefix) else finding.path
+    return findings
 
 
 def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     if not store.root.exists():
         return [Finding("warning", "missing-folder", str(store.root), "memory folder does not exist yet")]
+    findings.extend(_entries_memdir_refuses(store))
     result = store.scan()
     for rel, reason in result.unreadable:
         findings.append(Finding("error", "unreadable", rel, f"cannot be read ({reason}); fix its permissions"))
@@ -52,8 +98,8 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
                 Finding("error", "frontmatter", h.rel_path, f"frontmatter lacks {', '.join(missing)}")
             )
         try:
-            text = read_text(h.path)
-        except (OSError, UnicodeDecodeError) as exc:
+            text = store.read_file(h.rel_path)  # bounded: huge, non-UTF-8 or swapped-in symlinks are refused
+        except OSError as exc:
             findings.append(Finding("error", "unreadable", h.rel_path, f"cannot be read ({exc})"))
             continue
         for secret in find_secrets(text):
@@ -65,11 +111,16 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
                 Finding("warning", "why-how", h.rel_path, f"{h.type} memory lacks **Why:** / **How to apply:** lines")
             )
 
-    index = store.index()
+    try:
+        index = store.index()
+        index_ok = True
+    except OSError as exc:  # huge, not UTF-8, a symlink or a FIFO: reported, never rewritten
+        findings.append(Finding("error", "index-unreadable", C.INDEX_NAME, f"cannot be read ({exc})"))
+        index, index_ok = "", False
     linked = index_text.linked_files(index)
     on_disk = {h.rel_path: h for h in result.headers}
-    orphans = [f for f in linked if f not in on_disk and not (store.root / f).exists()]
-    unlisted = [rel for rel in on_disk if rel not in linked]
+    orphans = [f for f in linked if f not in on_disk and not _exists(store, f)]
+    unlisted = [rel for rel in on_disk if rel not in linked] if index_ok else []
     for rel in orphans:
         findings.append(Finding("error", "orphan-index-line", C.INDEX_NAME, f"links to missing {rel}", fixable=True))
     for rel in unlisted:
@@ -89,11 +140,10 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
     for secret in find_secrets(index):
         findings.append(Finding("error", "secret", C.INDEX_NAME, f"line {secret.line} looks like {secret.kind}"))
     now = time.time()
-    for temp in _temp_files(store.root):
-        stale = now - temp.stat().st_mtime > STALE_TEMP_SECONDS
-        findings.append(
-            Finding("warning", "temp-file", temp.relative_to(store.root).as_posix(), "leftover from an interrupted write", fixable=stale)
-        )
+    for temp in _temp_files(store):
+        st = safefs.lstat(store.base, store.prefix + temp)
+        stale = st is not None and now - st.st_mtime > STALE_TEMP_SECONDS
+        findings.append(Finding("warning", "temp-file", temp, "leftover from an interrupted write", fixable=stale))
 
     if fix:
         _fix(store, findings, orphans, unlisted, on_disk)
@@ -102,7 +152,7 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
 
 def _fix(store: MemoryStore, findings: list[Finding], orphans: list[str], unlisted: list[str], on_disk: dict) -> None:
     """Only what is safe: index lines added/removed to match the files, stale temp files removed."""
-    with locked(store.lock_path):
+    with store._locked():
         text = store.index()
         for rel in orphans:
             text = index_text.remove(text, rel)
@@ -110,13 +160,20 @@ def _fix(store: MemoryStore, findings: list[Finding], orphans: list[str], unlist
             h = on_disk[rel]
             text = index_text.upsert(text, rel, index_text.entry_line(h.name or h.path.stem, rel, h.description or ""))
         if orphans or unlisted:
-            atomic_write_text(store.index_path, text)
+            store._write(C.INDEX_NAME, text)
     for f in findings:
         if f.code in ("orphan-index-line", "index-drift"):
             f.fixed = True
         elif f.code == "temp-file" and f.fixable:
-            (store.root / f.path).unlink(missing_ok=True)
+            safefs.unlink(store.base, store.prefix + f.path)  # removes the entry itself; a symlink is never followed
             f.fixed = True
+
+
+def _exists(store: MemoryStore, rel: str) -> bool:
+    try:
+        return safefs.lstat(store.base, store.prefix + rel) is not None
+    except OSError:
+        return True  # something is there (perhaps behind a symlink): not an orphan line to remove
 
 
 def healthy(findings: list[Finding]) -> bool:

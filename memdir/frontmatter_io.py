@@ -79,13 +79,30 @@ _SPECIAL_START = frozenset("\"'|>[{&*!%@`?-")
 
 def _fast_fields(header: list[str]) -> dict[str, object] | None:
     """Flat `key: value` lines with str methods (this runs for every file on every prompt);
-    None when the header uses YAML structure and needs the real parser."""
+    None when the header uses YAML structure and needs the real parser.
+
+    One level of nesting is read here too: Claude Code 2.1.x writes `metadata:` with an indented
+    `type: feedback` under it in every file, and sending all of those to PyYAML would slow each scan.
+    """
     fields: dict[str, object] = {}
+    nested: dict[str, object] | None = None  # the map under a bare `key:` line, while its lines last
+    indent = ""
     for line in header:
         if not line or line[0] in " \t-#":
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            return None  # block structure: nested map, list, continuation
+            if nested is not None and line[0] in " \t":
+                stripped = line.lstrip()
+                if not indent:
+                    indent = line[: len(line) - len(stripped)]
+                if line.startswith(indent) and line[len(indent)] not in " \t-#":
+                    sub = _fast_fields([stripped])
+                    if sub is None:
+                        return None
+                    nested.update(sub)
+                    continue
+            return None  # other block structure: deeper maps, lists, continuations
+        nested = None
         key, sep, value = line.partition(":")
         if not sep or not key.replace("_", "a").replace("-", "a").replace(".", "a").isalnum():
             match = _KEY_LINE.match(line)
@@ -93,6 +110,10 @@ def _fast_fields(header: list[str]) -> dict[str, object] | None:
                 return None
             key, value = match.group(1), match.group(2) or ""
         value = value.strip()
+        if not value:
+            nested, indent = {}, ""
+            fields[key] = nested  # stays {} if no indented line follows (YAML: null; treated as empty)
+            continue
         if value and (value[0] in _SPECIAL_START or ": " in value or " #" in value or value[-1] == ":"):
             parsed = _plain_scalar(value)
             if parsed is None:
@@ -102,13 +123,25 @@ def _fast_fields(header: list[str]) -> dict[str, object] | None:
     return fields
 
 
+def _empty_maps_to_none(fields: dict[str, object]) -> dict[str, object]:
+    """A bare `key:` with nothing under it is YAML null: read it as an empty string like PyYAML's None."""
+    return {k: ("" if isinstance(v, dict) and not v else v) for k, v in fields.items()}
+
+
 def _lenient_fields(header: list[str]) -> dict[str, object]:
     """Last resort for broken YAML: every `key: rest of line`, raw."""
     fields: dict[str, object] = {}
+    parent: str | None = None  # a bare `key:` whose indented `sub: value` lines are kept one level deep
     for line in header:
-        if ":" in line and line[:1] not in (" ", "\t", "-", "#"):
+        if ":" in line and line[:1] in (" ", "\t") and parent is not None:
+            key, _, value = line.strip().partition(":")
+            sub = fields[parent] if isinstance(fields.get(parent), dict) else {}
+            sub.setdefault(key.strip(), value.strip().strip("\"'"))
+            fields[parent] = sub
+        elif ":" in line and line[:1] not in (" ", "\t", "-", "#"):
             key, _, value = line.partition(":")
             key = key.strip()
+            parent = key if not value.strip() else None
             if key and key not in fields:
                 fields[key] = value.strip().strip("\"'")
     return fields
@@ -140,7 +173,33 @@ def _yaml_fields(header: list[str]) -> tuple[dict[str, object], str | None]:
         return {}, None
     if not isinstance(loaded, dict):
         return {}, "frontmatter is not a key: value mapping; treated as empty"
-    return {str(k): _stringify(v) for k, v in loaded.items()}, None
+    return {str(k): _stringify_deep(v) for k, v in loaded.items()}, None
+
+
+def _stringify_deep(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(k): _stringify_deep(v) for k, v in value.items()}
+    if value is None:
+        return ""
+    return _stringify(value)
+
+
+def memory_type(fields: dict[str, object]) -> str | None:
+    """The memory's type in either form: `metadata: {type: ...}` (Claude Code 2.1.x) or top-level `type:`.
+
+    A top-level `type` wins when both are present: it is what older tools (and memdir 0.1) read.
+    """
+    for value in (fields.get("type"), (fields.get("metadata") or {}).get("type")
+                  if isinstance(fields.get("metadata"), dict) else None):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def is_nested_form(fields: dict[str, object]) -> bool:
+    """Written in Claude Code 2.1.x's form (type under `metadata:`)?"""
+    metadata = fields.get("metadata")
+    return isinstance(metadata, dict) and "type" in metadata and "type" not in fields
 
 
 def parse_header(text: str, max_lines: int | None = None) -> Parsed:
@@ -148,6 +207,8 @@ def parse_header(text: str, max_lines: int | None = None) -> Parsed:
     if header is None:
         return Parsed({}, body, None, has_header=False)
     fields = _fast_fields(header)
+    if fields is not None:
+        fields = _empty_maps_to_none(fields)
     if fields is None:
         fields, yaml_problem = _yaml_fields(header)
         problem = problem or yaml_problem
@@ -171,4 +232,10 @@ def dump_document(fields: dict[str, object], body: str) -> str:
 
     post = frontmatter.Post(body.strip("\n"), **fields)
     text = frontmatter.dumps(post, sort_keys=False, width=1_000_000)
+    # PyYAML quotes a string that looks like a timestamp; Claude Code writes `modified:` bare, and
+    # matching it byte for byte lets an unchanged memory stay unchanged on disk.
+    text = _QUOTED_STAMP.sub(r"\1\2", text)
     return text.rstrip("\n") + "\n"
+
+
+_QUOTED_STAMP = re.compile(r"(?m)^(\s+modified: )'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)'$")

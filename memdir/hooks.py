@@ -62,29 +62,88 @@ class HookPayload(FrozenRecord):
 
 
 def log(memory_dir: Path | None, event: str, message: str) -> None:
-    """Append one line to the hook log; never raises."""
-    try:
-        from memdir.paths import config_home
+    """Append one line to the hook log (secrets redacted, never through a symlink); never raises.
 
-        target = (memory_dir / C.STATE_DIRNAME if memory_dir else config_home() / "memdir") / "hook.log"
-        target.parent.mkdir(parents=True, exist_ok=True)
+    The log goes into an existing memory folder's `.memdir/`, else `<config home>/memdir/`: logging
+    never creates a memory folder.
+    """
+    try:
+        from memdir import safefs
+        from memdir.paths import config_home
+        from memdir.secrets import redact
+
+        if memory_dir is not None and os.path.isdir(memory_dir):
+            root, rel = memory_dir, f"{C.STATE_DIRNAME}/hook.log"
+        else:
+            root, rel = config_home(), "memdir/hook.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {event}: {message}\n")
+        flat = " ".join(str(message).split())[:2000]
+        safefs.append_text(root, rel, redact(f"{stamp} {event}: {flat}") + "\n")
     except Exception:
         pass
 
 
+def usable_cwd(raw: str | None) -> str | None:
+    """The payload's cwd when it can name a project: an absolute, existing folder other than `/`.
+
+    A missing cwd, `/`, a relative path or a file never gets a memory folder of its own.
+    """
+    if not raw or "\x00" in raw or not os.path.isabs(raw):
+        return None
+    normal = os.path.normpath(raw)
+    if normal == os.path.dirname(normal) or not os.path.isdir(normal):  # "/" (or a drive root), or not a folder
+        return None
+    return normal
+
+
 def _memory_dir_for(payload: HookPayload) -> Path | None:
-    """The folder for this payload's project, or None when memory is switched off there."""
+    """The folder for this payload's project, or None when memdir is switched off there or the
+    payload names no usable project folder.
+
+    memdir's own switch (MEMDIR_DISABLE, `enabled: false` in its config) decides, not Claude Code's
+    CLAUDE_CODE_DISABLE_AUTO_MEMORY: a user may turn native memory off to run memdir instead.
+    """
     from pathlib import Path
 
-    from memdir.paths import memory_enabled, resolve_memory_dir
+    from memdir.paths import memdir_enabled, resolve_memory_dir
 
-    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
-    if not memory_enabled(cwd).enabled:
+    cwd_text = usable_cwd(payload.cwd)
+    if cwd_text is None:
         return None
-    return resolve_memory_dir(cwd).path
+    memory_dir = resolve_memory_dir(Path(cwd_text)).path
+    if not memdir_enabled(memory_dir).enabled:
+        return None
+    return memory_dir
+
+
+def _native_on(payload: HookPayload) -> bool:
+    """Claude Code's own auto memory is on here (it loads MEMORY.md and instructs the model itself)."""
+    from pathlib import Path
+
+    from memdir.paths import memory_enabled
+
+    cwd_text = usable_cwd(payload.cwd)
+    return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd()).enabled
+
+
+def fit_index(index: str, budget: int, index_path: str) -> str:
+    """MEMORY.md cut at a line so it fits `budget` UTF-16 units, saying where the rest is."""
+    from recall.inject import units
+
+    if units(index) <= budget:
+        return index
+    lines = index.split("\n")
+    kept: list[str] = []
+    used = 0
+    reserve = 160  # room for the note below
+    for line in lines:
+        if used + units(line) + 1 > budget - reserve:
+            break
+        kept.append(line)
+        used += units(line) + 1
+    hidden = len(lines) - len(kept)
+    kept.append(f"[{hidden} more line(s) of MEMORY.md not loaded here for space: read {index_path}]")
+    return "\n".join(kept)
 
 
 def _recent_tools(payload: HookPayload) -> list[str]:
@@ -106,6 +165,9 @@ def stop_output(payload: HookPayload) -> str:
     posix_spawn rather than subprocess: this hook runs after every turn with a budget of twice a
     bare `python -c` start, and importing subprocess (~9 ms) is a third of that.
     """
+    if usable_cwd(payload.cwd) is None:
+        log(None, "stop", "the payload's cwd is missing, '/', or not a folder: no memory folder for it")
+        return ""
     request = json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path, "cwd": payload.cwd})
     argv = [sys.executable, "-m", "extractor.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
@@ -133,25 +195,53 @@ def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
 
 
 def session_start_output(payload: HookPayload, include_index: bool = True) -> str:
-    """Memory instructions plus MEMORY.md (capped as a session loads it) as additionalContext.
+    """What memdir adds at session start, within C.HOOK_OUTPUT_BUDGET.
 
-    `--no-index` leaves MEMORY.md out for users whose Claude Code auto-memory already loads it.
+    With Claude Code's auto memory on, Claude Code already loads MEMORY.md and tells the model how
+    memory works: memdir then adds one sentence on what it does on top, nothing twice. With native
+    memory off, memdir gives the instructions and MEMORY.md (cut to fit the budget).
+    `--no-index` leaves MEMORY.md out in any case.
     """
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         return ""
     from memdir import index as index_text
     from prompts import render
+    from recall.inject import units
 
-    index_file = memory_dir / C.INDEX_NAME
-    index = index_file.read_text(encoding="utf-8-sig") if index_file.exists() else ""
+    native = _native_on(payload)
+    include_index = include_index and not native
+    index = ""
+    if include_index:
+        raw = _index_prefix(memory_dir)
+        index = index_text.load_for_context(raw) if raw else ""
+        if index:
+            frame = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
+                           index="", native=False)
+            index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), str(memory_dir / C.INDEX_NAME))
     context = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=include_index,
-                     index=index_text.load_for_context(index) if include_index else "")
+                     index=index, native=native).strip("\n")
     output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
     notice = _saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
     if notice:
         output["systemMessage"] = notice
     return json.dumps(output)
+
+
+def _index_prefix(memory_dir: Path) -> str:
+    """The start of MEMORY.md, enough for the load cap: bounded, never through a symlink, never a
+    FIFO; a problem becomes a one-line note in the context instead of an error."""
+    from memdir import safefs
+
+    if not os.path.isdir(memory_dir):
+        return ""
+    try:
+        return safefs.read_text(memory_dir, C.INDEX_NAME, 4 * C.INDEX_MAX_CHARS, prefix=True, errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except OSError as exc:
+        log(memory_dir, "session-start", f"{C.INDEX_NAME} not loaded: {exc}")
+        return f"({C.INDEX_NAME} was not loaded: {exc}; run `memdir doctor`)"
 
 
 def prompt_output(payload: HookPayload) -> str:

@@ -57,13 +57,42 @@ def remove(text: str, rel_file: str) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def rebuild(text: str, entries: list[tuple[str, str]]) -> str:
-    """Keep the non-entry lines, then the given `(rel_file, line)` entries in order."""
-    kept = [line for line in text.splitlines() if entry_file(line) is None]
-    while kept and not kept[-1].strip():
-        kept.pop()
-    out = kept + ([""] if kept else []) + [line for _, line in entries]
-    return "\n".join(out) + "\n" if out else ""
+@dataclass(frozen=True)
+class Merged:
+    text: str
+    added: list[str]
+    removed: list[str]
+
+
+def _inside(rel_file: str) -> bool:
+    return not (rel_file.startswith(("/", "~")) or "://" in rel_file or ".." in rel_file.split("/"))
+
+
+def merge(text: str, entries: list[tuple[str, str]], exists) -> Merged:
+    """`index --rebuild` without loss: every line a person wrote stays where it is (headings, notes,
+    their own titles and hooks); entries whose in-folder file is gone (`exists(rel) is False`) are
+    removed; the given `(rel_file, line)` entries missing from the index are appended in order."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    removed: list[str] = []
+    present: set[str] = set()
+    for line in lines:
+        rel = entry_file(line)
+        if rel is not None and _inside(rel) and not exists(rel):
+            removed.append(rel)
+            continue
+        if rel is not None:
+            present.add(rel)
+        kept.append(line)
+    missing = [(rel, line) for rel, line in entries if rel not in present]
+    if missing:
+        while kept and not kept[-1].strip():
+            kept.pop()
+        if kept and entry_file(kept[-1]) is None:
+            kept.append("")
+        kept.extend(line for _, line in missing)
+    out = "\n".join(kept) + "\n" if kept else ""
+    return Merged(out, [rel for rel, _ in missing], removed)
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,17 @@
 Foreign hooks are never touched. Install keeps a timestamped backup of the file it changes, and the
 first one (`settings.json.memdir-original`) is the file as it was before memdir ever touched it:
 when uninstall leaves exactly that content, it restores those bytes, so the file is byte-identical.
+
+A settings.json that is a symlink (a dotfiles repo) is updated at its target: the link stays a link.
+Settings that are not a regular UTF-8 JSON object, or whose `hooks` are not shaped as Claude Code
+expects, are one-line errors; memdir never rewrites what it cannot read.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shutil
 import sys
@@ -49,19 +54,57 @@ def settings_path(scope: str, cwd: Path | None = None) -> Path:
     raise MemdirError(f"--scope {scope!r} is unknown; use user or project")
 
 
-def _load(path: Path) -> tuple[dict, str | None]:
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+
+
+def _read_settings_text(path: Path) -> str | None:
+    """The file's text (None when absent): a regular UTF-8 file, read bounded, or a one-line error."""
     if not path.exists():
+        if path.is_symlink():
+            raise MemdirError(f"{path}: a symlink to a missing file; fix the link or remove it")
+        return None
+    if not path.is_file():
+        raise MemdirError(f"{path}: not a regular file; memdir only edits a settings.json file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_SETTINGS_BYTES + 1)
+    except OSError as exc:
+        raise MemdirError(f"{path}: cannot read ({exc.strerror}); check its permissions") from None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise MemdirError(f"{path}: over {MAX_SETTINGS_BYTES:,} bytes; not a settings file memdir will edit")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise MemdirError(f"{path}: not UTF-8 text; fix it by hand, memdir will not rewrite it") from None
+
+
+def _load(path: Path) -> tuple[dict, str | None]:
+    text = _read_settings_text(path)
+    if text is None:
         return {}, None
-    text = read_text(path)
     try:
         data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise MemdirError(
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); fix it by hand, memdir will not rewrite it"
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
-        raise MemdirError(f"{path}: expected a JSON object with an object under 'hooks'; fix it by hand")
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise MemdirError(f"{path}: not valid JSON{where}; fix it by hand, memdir will not rewrite it") from None
+    if not isinstance(data, dict):
+        raise MemdirError(f"{path}: expected a JSON object at the top level; fix it by hand")
+    if data.get("hooks") is None and "hooks" in data:
+        data = {k: v for k, v in data.items() if k != "hooks"}  # "hooks": null holds nothing
+    if not isinstance(data.get("hooks", {}), dict):
+        kind = type(data["hooks"]).__name__
+        raise MemdirError(f"{path}: 'hooks' is a {kind}, expected an object like "
+                          '{"Stop": [...]}; fix it by hand')
     return data, text
+
+
+def _write_target(path: Path) -> Path:
+    """Where to write `path`: a symlinked settings.json (dotfiles) is updated at its target."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _hooks_of(group: object) -> list:
+    return group["hooks"] if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []
 
 
 def _command(executable: str, event: str, extra: str) -> str:
@@ -84,7 +127,7 @@ def _write(path: Path, data: dict, original: str | None, dry_run: bool) -> str |
     if original is not None:
         backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
         atomic_write_text(backup, original)
-    atomic_write_text(path, text)
+    atomic_write_text(_write_target(path), text)
     return str(backup) if backup else None
 
 
@@ -102,7 +145,7 @@ def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = No
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise MemdirError(f"{path}: hooks.{event} is not a list; fix it by hand")
-        ours = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
+        ours = [h for g in groups for h in _hooks_of(g) if _is_ours(h)]
         if any(h.get("command") == wanted for h in ours):
             continue
         # A stale memdir entry (other path or flags) is replaced rather than duplicated.
@@ -147,17 +190,19 @@ def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = 
             del hooks[event]
     if not result.removed:
         return result
-    if not hooks and "hooks" not in _pristine(path, default={"hooks": None}):
+    if not hooks and _pristine(path, default={"hooks": {}}).get("hooks") is None:
         updated.pop("hooks", None)
     result.changed = True
     pristine_path = path.with_name(path.name + ".memdir-original")
-    if pristine_path.exists() and json.loads(read_text(pristine_path) or "{}") == updated:
+    before = _pristine_text(pristine_path)
+    if before is not None and _pristine(path, default={"hooks": None}) == updated:
         if not dry_run:
             backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
             atomic_write_text(backup, original)
-            before = read_text(pristine_path)
             if before:
-                atomic_write_text(path, before)  # byte-identical to the file before memdir was installed
+                atomic_write_text(_write_target(path), before)  # byte-identical to the file before memdir
+            elif path.is_symlink():
+                atomic_write_text(_write_target(path), "{}\n")  # keep the user's link; empty settings
             else:
                 path.unlink()  # there was no settings file before memdir created it
             pristine_path.unlink()
@@ -168,9 +213,24 @@ def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = 
     return result
 
 
-def _pristine(path: Path, default: dict) -> dict:
-    pristine = path.with_name(path.name + ".memdir-original")
+def _pristine_text(pristine: Path) -> str | None:
+    """The saved original settings text, or None when absent or unusable (then it is not restored)."""
     try:
-        return json.loads(read_text(pristine) or "{}")
+        text = read_text(pristine) if pristine.is_file() else None
     except (OSError, ValueError):
+        return None
+    if text:
+        try:
+            if not isinstance(json.loads(text), dict):
+                return None
+        except (ValueError, RecursionError):
+            return None  # a corrupt backup is never restored over the live settings
+    return text
+
+
+def _pristine(path: Path, default: dict) -> dict:
+    text = _pristine_text(path.with_name(path.name + ".memdir-original"))
+    if text is None:
         return default
+    data = json.loads(text or "{}")
+    return {k: v for k, v in data.items() if not (k == "hooks" and v is None)}  # as _load reads it

@@ -54,10 +54,18 @@ def remember(
         why = why or f"the user asked to remember this on {stamp}"
         how = how or "apply it whenever the situation above comes up"
     body = compose_body(text, why, how)
-    memory = Memory(
-        name=name or default_name(text),
-        description=description or default_description(text),
-        type=mtype,
-        body=body,
-    )
+    from pydantic import ValidationError
+
+    try:
+        memory = Memory(
+            name=name or default_name(text),
+            description=description or default_description(text),
+            type=mtype,
+            body=body,
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else "memory"
+        hint = "; shorten it" if "at most" in err["msg"] else ""
+        raise MemdirError(f"--{field}: {err['msg'].lower()}{hint}") from None
     return store.save(memory, allow_secrets=allow_secrets)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdir import constants as C
 from memdir.errors import MemdirError
@@ -33,14 +35,51 @@ class Memory(BaseModel):
     type: MemoryType
     body: str = ""
     extra: dict[str, object] = Field(default_factory=dict)  # other frontmatter keys, kept as found
+    # Which frontmatter form the file is written in (SPEC §2): "current" is Claude Code 2.1.x's
+    # (kebab-case slug `name`, type under `metadata:`), "legacy" the older top-level `type:`. A file
+    # read from disk keeps its form; None means "not chosen yet": the store picks the form the
+    # installed Claude Code writes (see preferred_form).
+    form: Literal["current", "legacy"] | None = None
 
     @field_validator("name", "description")
     @classmethod
     def _one_line(cls, value: str) -> str:
         return re.sub(r"\s+", " ", value)
 
-    def frontmatter(self) -> dict[str, object]:
-        return {"name": self.name, "description": self.description, "type": self.type.value, **self.extra}
+    @model_validator(mode="after")
+    def _slug_name_in_current_form(self) -> Memory:
+        # In the current form the name is also the `[[link]]` target, so it is a kebab-case slug.
+        if self.form == "current":
+            slug = kebab_slug(self.name)
+            if slug != self.name:
+                self.name = slug
+        return self
+
+    def in_form(self, form: str) -> Memory:
+        """This memory to be written in `form` (a no-op when its form is already set)."""
+        if self.form is not None:
+            return self
+        return Memory.model_validate({**self.model_dump(), "form": form})
+
+    def frontmatter(self, restamp: bool = False) -> dict[str, object]:
+        """The frontmatter keys in writing order: name, description, then the type in this memory's form.
+
+        In the current form `metadata.modified` keeps the stamp the memory already has (so an unchanged
+        memory renders to unchanged bytes); `restamp` (or no stamp yet) sets it to now.
+        """
+        extra = dict(self.extra)
+        if self.form == "current":
+            # As Claude Code 2.1.328's Write tool leaves a memory file (seen in tests/realclient):
+            # metadata {node_type: memory, type, originSessionId (when it knows one), modified}.
+            metadata = extra.pop("metadata", None)
+            metadata = dict(metadata) if isinstance(metadata, dict) else {}
+            previous = metadata.get("modified")
+            metadata = {k: v for k, v in metadata.items() if k not in ("node_type", "type", "modified")}
+            stamp = previous if previous and not restamp else _utc_stamp()
+            return {"name": self.name, "description": self.description,
+                    "metadata": {"node_type": "memory", "type": self.type.value, **metadata, "modified": stamp},
+                    **extra}
+        return {"name": self.name, "description": self.description, "type": self.type.value, **extra}
 
     @property
     def needs_why_how(self) -> bool:
@@ -64,14 +103,52 @@ def compose_body(rule: str, why: str | None = None, how: str | None = None) -> s
     return "\n".join(parts)
 
 
+def _utc_stamp() -> str:
+    """Now as Claude Code stamps `metadata.modified`: ISO 8601 UTC with milliseconds and a Z."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def kebab_slug(name: str) -> str:
+    """`Terse replies` -> `terse-replies`: the name form Claude Code 2.1.x writes and links with."""
+    import unicodedata
+
+    ascii_name = unicodedata.normalize("NFKD", name.replace("'", "").replace("\u2019", ""))
+    ascii_name = ascii_name.encode("ascii", "ignore").decode().lower()  # "don't" -> "dont", not "don-t"
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")
+    return slug[: C.SLUG_MAX_CHARS].rstrip("-") or "memory"
+
+
+def form_for_version(version: str | None) -> str:
+    """The frontmatter form a Claude Code version writes; unknown or unparsable: the newest form."""
+    if not version:
+        return "current"
+    match = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", version)
+    if not match:
+        return "current"
+    return "current" if tuple(int(g) for g in match.groups()) >= C.CURRENT_FORM_SINCE else "legacy"
+
+
 def memory_from_fields(fields: dict[str, object], body: str, source: str) -> Memory:
-    """Build a Memory from parsed frontmatter, or raise one line naming the file and the bad field."""
+    """Build a Memory from parsed frontmatter (either form), or raise one line naming the file and field."""
     from pydantic import ValidationError
 
-    known = {k: fields.get(k) for k in ("name", "description", "type")}
+    from memdir.frontmatter_io import is_nested_form, memory_type
+
+    known = {"name": fields.get("name"), "description": fields.get("description"), "type": memory_type(fields)}
     extra = {k: v for k, v in fields.items() if k not in known}
+    form = "current" if is_nested_form(fields) else "legacy"
+    if form == "current":
+        rest = {k: v for k, v in extra["metadata"].items() if k != "type"}
+        extra = {k: v for k, v in extra.items() if k != "metadata"}
+        if rest:
+            extra = {"metadata": rest, **extra}
     try:
-        return Memory(**{k: v for k, v in known.items() if v is not None}, body=body, extra=extra)
+        # The name is kept exactly as found (no re-slugging of a file someone wrote by hand).
+        memory = Memory(**{k: v for k, v in known.items() if v is not None}, body=body, extra=extra)
+        memory.form = form
+        return memory
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "frontmatter"

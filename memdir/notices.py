@@ -6,36 +6,27 @@ import json
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.fsio import atomic_write_text, locked
+from memdir import safefs
 
-
-def _files(memory_dir: Path) -> tuple[Path, Path]:
-    folder = memory_dir / C.STATE_DIRNAME
-    return folder / "notices.json", folder / "notices.lock"
+NOTICES = f"{C.STATE_DIRNAME}/notices.json"  # opened through memdir.safefs: never through a symlink
+LOCK = f"{C.STATE_DIRNAME}/notices.lock"
 
 
 def add_notice(memory_dir: Path, paths: list[str]) -> None:
     if not paths:
         return
-    target, lock = _files(memory_dir)
-    with locked(lock):
-        try:
-            current = json.loads(target.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            current = []
+    with safefs.locked(memory_dir, LOCK):
+        current = safefs.read_json(memory_dir, NOTICES, [])
+        current = current if isinstance(current, list) else []
         current.extend(p for p in paths if p not in current)
-        atomic_write_text(target, json.dumps(current))
+        safefs.write_text(memory_dir, NOTICES, json.dumps(current))
 
 
 def take_notices(memory_dir: Path) -> list[str]:
     """The paths saved since the last call, each returned once."""
-    target, lock = _files(memory_dir)
-    if not target.exists():
+    if not safefs.exists(memory_dir, NOTICES):
         return []
-    with locked(lock):
-        try:
-            current = json.loads(target.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            current = []
-        target.unlink(missing_ok=True)
-    return current if isinstance(current, list) else []
+    with safefs.locked(memory_dir, LOCK):
+        current = safefs.read_json(memory_dir, NOTICES, [])
+        safefs.unlink(memory_dir, NOTICES)
+    return [p for p in current if isinstance(p, str)] if isinstance(current, list) else []

@@ -122,14 +122,35 @@ def validate_configured_path(raw: str, source: str) -> Path:
     return resolved
 
 
+SETTINGS_MAX_BYTES = 1024 * 1024
+
+
+def _read_small_file(path: Path) -> bytes:
+    """A settings file's bytes: a regular file, opened non-blocking, read bounded. A repository's
+    `.claude/settings.json` is untrusted: as a symlink to /dev/zero or a FIFO it must not hang a hook."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        os.set_blocking(fd, True)
+        data = handle.read(SETTINGS_MAX_BYTES + 1)
+    if len(data) > SETTINGS_MAX_BYTES:
+        raise OSError(0, f"over {SETTINGS_MAX_BYTES:,} bytes")
+    return data
+
+
 def read_settings(path: Path) -> dict:
     """A Claude Code settings file, or {} when absent. Invalid JSON is a clear error, not a guess."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = _read_small_file(path).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise MemdirError(f"{path}: settings are not UTF-8 text; fix or remove the file") from None
     except OSError as exc:
-        raise MemdirError(f"{path}: cannot read settings ({exc.strerror}); check its permissions") from None
+        raise MemdirError(f"{path}: cannot read settings ({exc.strerror or exc}); check the file") from None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -178,10 +199,12 @@ class Enablement(FrozenRecord):
 
 
 def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
-    """Disabled by a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false.
+    """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)?
 
-    A defined falsy CLAUDE_CODE_DISABLE_AUTO_MEMORY forces memory ON over every setting. Settings
-    may come from the user or the repo: turning memory off is safe for a repo to ask for.
+    Off for a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false. A
+    defined falsy CLAUDE_CODE_DISABLE_AUTO_MEMORY forces it ON over every setting. Settings may
+    come from the user or the repo: turning memory off is safe for a repo to ask for. Whether
+    memdir itself runs is `memdir_enabled`: a user may turn native memory off to use memdir instead.
     """
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
@@ -206,6 +229,36 @@ def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -
         if settings.get(C.SETTINGS_ENABLED_KEY) is False:
             return Enablement(False, f"{C.SETTINGS_ENABLED_KEY}: false in {settings_file}")
     return Enablement(True, "enabled by default")
+
+
+native_auto_memory = memory_enabled  # the name says what it answers; memory_enabled stays for callers
+
+
+def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
+    """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory.
+
+    Off for a truthy MEMDIR_DISABLE, or `{"enabled": false}` in `<config-home>/memdir/config.json`
+    (every project) or `<memory>/.memdir/config.json` (this folder). A defined falsy MEMDIR_DISABLE
+    forces it on. Unreadable config files are ignored here (doctor reports them).
+    """
+    env = os.environ if env is None else env
+    if C.MEMDIR_DISABLE_ENV in env:
+        value = env[C.MEMDIR_DISABLE_ENV].strip().lower()
+        if value in C.TRUTHY:
+            return Enablement(False, f"{C.MEMDIR_DISABLE_ENV}={env[C.MEMDIR_DISABLE_ENV]}")
+        if value in C.FALSY:
+            return Enablement(True, f"{C.MEMDIR_DISABLE_ENV}={env[C.MEMDIR_DISABLE_ENV]} forces memdir on")
+    candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
+    if memory_dir is not None:
+        candidates.append(memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
+    for config_file in candidates:
+        try:
+            config = json.loads(config_file.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(config, dict) and config.get("enabled") is False:
+            return Enablement(False, f"enabled: false in {config_file}")
+    return Enablement(True, "on (memdir's default)")
 
 
 def team_dir(memory_dir: Path) -> Path:

@@ -6,11 +6,11 @@ Stdlib only. `list`, `doctor` and recall all see the folder through this one fun
 from __future__ import annotations
 
 import os
-from itertools import islice
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.frontmatter_io import parse_header
+from memdir import safefs
+from memdir.frontmatter_io import memory_type, parse_header
 from memdir.record import Record
 
 
@@ -44,7 +44,10 @@ class ScanResult(Record):
 
 
 def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[str]:
-    """Every `*.md` below root except index files, memdir's state, daily logs and hidden folders."""
+    """Every `*.md` below root except index files, memdir's state, daily logs and hidden folders.
+
+    Symlinks are never followed: a symlinked file or folder is not a memory (`doctor` reports it).
+    """
     found: list[str] = []
     skip = {C.STATE_DIRNAME, C.LOGS_DIRNAME, *exclude_dirs}
     top = str(root)
@@ -61,7 +64,7 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[st
                 continue
             try:
                 if name.endswith(".md"):
-                    if name != C.INDEX_NAME and entry.is_file():
+                    if name != C.INDEX_NAME and entry.is_file(follow_symlinks=False):
                         found.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False) and not (folder == top and name in skip):
                     stack.append(entry.path)
@@ -74,13 +77,19 @@ HEAD_BYTES = 8192  # one read covers 30 lines of any sane header
 
 
 def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SCAN_LINES) -> Header:
+    """The header of one file below root, opened without following a symlink at any component
+    (a FIFO, device or symlink is an OSError the scan reports) and read at most
+    HEADER_READ_MAX_BYTES, however long its lines."""
     path = str(path)
-    with open(path, "rb") as handle:
+    rel_os = path[len(str(root)) + 1 :]
+    fd = safefs.open_file(root, rel_os.replace(os.sep, "/"))
+    with os.fdopen(fd, "rb") as handle:
         mtime = os.fstat(handle.fileno()).st_mtime
         data = handle.read(HEAD_BYTES)
         if len(data) == HEAD_BYTES and data.count(b"\n") < max_lines:
-            handle.seek(0)
-            data = b"".join(islice(handle, max_lines))  # very long lines: fall back to line reads
+            data += handle.read(C.HEADER_READ_MAX_BYTES - HEAD_BYTES)  # very long lines: read on, bounded
+            pieces = data.split(b"\n", max_lines)
+            data = b"\n".join(pieces[:max_lines]) + (b"\n" if len(pieces) > max_lines else b"")
     head = data.decode("utf-8-sig", errors="replace")
     parsed = parse_header(head, max_lines=max_lines)
     fields = parsed.fields
@@ -92,7 +101,7 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
         value = fields.get(key)
         return value.strip() or None if isinstance(value, str) else None
 
-    mtype = text("type")
+    mtype = memory_type(fields)  # top-level `type:` or Claude Code 2.1.x's `metadata: {type: ...}`
     if mtype is not None:
         mtype = mtype.lower()
         if mtype not in C.MEMORY_TYPES and problem is None:
@@ -103,6 +112,7 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
 
 
 def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
+    """Headers of every memory file below root; what cannot be read safely is listed in `unreadable`."""
     headers: list[Header] = []
     unreadable: list[tuple[str, str]] = []
     prefix = len(str(root)) + 1

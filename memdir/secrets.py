@@ -65,3 +65,48 @@ def guard(text: str, where: str) -> None:
             f"refusing to save {where}: it looks like it contains {first.kind} (line {first.line}); "
             "remove the secret and save where it is kept instead (e.g. 'in 1Password, vault Ops')"
         )
+
+
+REDACTED = "[redacted]"
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for _kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            group = match.lastindex or 0
+            value = match.group(group)
+            if group and _PLACEHOLDER.match(value):
+                continue
+            spans.append(match.span(group))
+    return spans
+
+
+def redact(text: str) -> str:
+    """`text` with every secret, and every slug of one (`sk_ant_api03_...`), replaced by [redacted].
+
+    For log lines, run records and error messages: they are kept on disk and shown to people, so a
+    refused secret must not reach them either. The slug form is found by matching `_` as `-`
+    (same length, so the spans line up).
+    """
+    if not isinstance(text, str) or not text:
+        return text
+    spans = _spans(text) + _spans(text.replace("_", "-"))
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            start = last
+        if end <= start:
+            continue
+        out.append(text[last:start])
+        out.append(REDACTED)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def looks_secret(text: str) -> bool:
+    """True when `text` (e.g. a file name) holds a secret or a slug of one."""
+    return redact(text) != text

@@ -2,22 +2,23 @@
 
 Every mutation runs under one folder lock (`.memdir/lock`) and writes atomically, so concurrent
 writers (hooks, background workers, a person with `memdir remember`) never lose an entry or leave
-a torn file. Deleted memories go to `.memdir/trash/` rather than vanishing.
+a torn file. Before any change, the previous bytes go to `.memdir/history/` (memdir/history.py), and
+every result says which copy was kept. Every open goes through `memdir.safefs`: nothing inside the
+folder is read or written through a symlink.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir import constants as C
+from memdir import history
 from memdir import index as index_text
+from memdir import safefs
 from memdir.errors import MemdirError
-from memdir.fsio import atomic_write_text, locked, read_text
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
 from memdir.scan import Header, ScanResult, read_header, scan
@@ -35,6 +36,33 @@ class SaveResult:
     rel_path: str
     path: Path
     created: bool
+    kept: str | None = None  # the previous version, relative to the memory folder (an update)
+    changed: bool = True  # False when the file already held exactly these bytes
+
+    def describe(self) -> str:
+        """What happened, in the words every command uses."""
+        if self.created:
+            return f"created {self.rel_path}"
+        if not self.changed:
+            return f"unchanged {self.rel_path} (already up to date)"
+        return f"updated {self.rel_path} (previous version kept: {self.kept})"
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    rel_path: str
+    kept: str | None
+
+    def describe(self) -> str:
+        return f"deleted {self.rel_path} (kept: {self.kept})"
+
+
+@dataclass(frozen=True)
+class RebuildResult:
+    entries: int
+    added: list[str]
+    removed: list[str]
+    kept: str | None
 
 
 class MemoryStore:
@@ -42,6 +70,11 @@ class MemoryStore:
         self.root = Path(root)
         self.state_dir = state_dir or self.root / C.STATE_DIRNAME
         self.team = team
+        # Every open walks from `base` (the personal folder) without following symlinks; team memory
+        # is the `team/` folder below it, so a symlinked `team/` is refused like any other.
+        self.base = self.state_dir.parent
+        self.prefix = safefs.rel_to(self.base, self.root) + "/" if self.root != self.base else ""
+        self.state_rel = safefs.rel_to(self.base, self.state_dir)
 
     @classmethod
     def team_store(cls, personal_root: Path) -> MemoryStore:
@@ -57,6 +90,23 @@ class MemoryStore:
     def lock_path(self) -> Path:
         return self.state_dir / (C.LOCK_NAME + ("-team" if self.team else ""))
 
+    def _locked(self):
+        return safefs.locked(self.base, f"{self.state_rel}/{self.lock_path.name}")
+
+    def _rel(self, rel_path: str) -> str:
+        """`rel_path` (relative to this store's root) relative to the folder every open walks from."""
+        return self.prefix + rel_path
+
+    def _exists(self, rel_path: str) -> bool:
+        return safefs.lstat(self.base, self._rel(rel_path)) is not None if self.base.is_dir() else False
+
+    def read_file(self, rel_path: str) -> str:
+        """A file's text, never through a symlink, bounded; one-line errors for what cannot be read."""
+        return safefs.read_text(self.base, self._rel(rel_path))
+
+    def _write(self, rel_path: str, text: str) -> None:
+        safefs.write_text(self.base, self._rel(rel_path), text)
+
     def resolve_rel(self, rel_path: str) -> Path:
         """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
         if "\x00" in rel_path or "\\" in rel_path or rel_path.startswith("/") or ".." in rel_path.split("/"):
@@ -65,16 +115,23 @@ class MemoryStore:
             raise MemdirError(f"{rel_path!r}: a memory file name must end in .md and not be {C.INDEX_NAME}")
         if any(part.startswith(".") for part in rel_path.split("/")):
             raise MemdirError(f"{rel_path!r}: hidden names are reserved for memdir's own state")
-        path = self.root / rel_path
-        real_root = self.root.resolve()
-        real = path.resolve()
-        if real_root not in real.parents:
-            raise MemdirError(f"{rel_path!r}: resolves outside the memory folder; refusing")
-        return path
+        parent = "/".join(self._rel(rel_path).split("/")[:-1])
+        if self.base.is_dir():
+            safefs.check_inside(self.base, parent)  # a symlinked folder on the way is refused
+            st = safefs.lstat(self.base, self._rel(rel_path))
+            if st is not None and not safefs.is_regular_file(self.base, self._rel(rel_path)):
+                raise MemdirError(f"{rel_path}: not a regular file (a symlink, FIFO or folder); memdir does not "
+                                  "follow or replace it — see `memdir doctor`")
+        return self.root / rel_path
 
     # --- reading ------------------------------------------------------------
     def scan(self) -> ScanResult:
         exclude = () if self.team else (C.TEAM_DIRNAME,)
+        if self.prefix and self.base.is_dir():
+            try:
+                safefs.check_inside(self.base, self.prefix)
+            except OSError as exc:  # a symlinked team/ is never followed
+                return ScanResult([], [(self.prefix.rstrip("/"), str(exc))])
         return scan(self.root, exclude_dirs=exclude)
 
     def find(self, ref: str) -> Header:
@@ -84,7 +141,10 @@ class MemoryStore:
         for header in headers:
             if wanted in (header.rel_path, header.rel_path.removesuffix(".md"), header.path.name, header.path.stem):
                 return header
-        by_name = [h for h in headers if h.name and h.name.casefold() == wanted.casefold()]
+        from memdir.model import kebab_slug
+
+        # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
+        by_name = [h for h in headers if h.name and h.name.casefold() in (wanted.casefold(), kebab_slug(wanted))]
         if len(by_name) == 1:
             return by_name[0]
         if len(by_name) > 1:
@@ -99,18 +159,19 @@ class MemoryStore:
     def load(self, rel_path: str) -> Memory:
         path = self.resolve_rel(rel_path)
         try:
-            parsed = parse_document(read_text(path))
+            parsed = parse_document(self.read_file(rel_path))
+        except safefs.UnsafePath:
+            raise
         except OSError as exc:
-            raise MemdirError(f"{path}: cannot read ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise MemdirError(f"{path}: not UTF-8 text; re-save it as UTF-8") from None
+            raise MemdirError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
         return memory_from_fields(parsed.fields, parsed.body, str(path))
 
     def index(self) -> str:
-        try:
-            return read_text(self.index_path)
-        except FileNotFoundError:
+        """MEMORY.md's text ("" when absent). Over the read cap or not UTF-8: a one-line error, so a
+        rewrite never works from a partial copy."""
+        if not self.base.is_dir():
             return ""
+        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME))
 
     # --- writing ------------------------------------------------------------
     def _guard(self, text: str, where: str, allow_secrets: bool) -> None:
@@ -123,7 +184,7 @@ class MemoryStore:
         for n in range(1, 1000):
             rel = f"{base}.md" if n == 1 else f"{base}_{n}.md"
             path = self.root / rel
-            if not path.exists():
+            if not self._exists(rel):
                 return rel, False
             try:
                 existing = read_header(path, self.root).name
@@ -133,6 +194,10 @@ class MemoryStore:
                 return rel, True
         raise MemdirError(f"too many memories named like {memory.name!r}; choose a more specific name")
 
+    def plan_filename(self, memory: Memory) -> tuple[str, bool]:
+        """(rel_path, exists): where `save` would put this memory (for dry runs and reports)."""
+        return self._pick_filename(memory)
+
     def save(
         self,
         memory: Memory,
@@ -140,64 +205,139 @@ class MemoryStore:
         rel_path: str | None = None,
         allow_secrets: bool = False,
         expected_text: str | None = None,
+        authored: bool = False,
     ) -> SaveResult:
         """Create or update one memory file and its index line.
 
         `expected_text`, when given, is what the caller last read from `rel_path` ("" for absent):
-        the save is refused if the file changed since, so no update is lost.
+        the save is refused if the file changed since, so no update is lost. `authored` marks a
+        write by memdir's extractor (it may later update its own memories, never a person's).
         """
+        from memdir.native import preferred_form
+
+        on_disk = self._form_on_disk(rel_path)
+        if memory.form is not None and memory.form != on_disk:
+            memory = memory.model_copy(update={"form": None})  # the file's form wins over its new text's
+        memory = memory.in_form(on_disk or preferred_form(self.root))  # new files: what this Claude Code writes
         text = dump_document(memory.frontmatter(), memory.body)
-        with locked(self.lock_path):
+        fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
+        if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
+            raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
+        with self._locked():
             if rel_path is None:
                 rel_path, exists = self._pick_filename(memory)
             path = self.resolve_rel(rel_path)
             self._guard(text, rel_path, allow_secrets)
-            exists = path.exists()
-            if expected_text is not None:
-                current = read_text(path) if exists else ""
-                if current != expected_text:
-                    raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
-            atomic_write_text(path, text)
+            guard(rel_path.replace("_", "-"), "a memory file named like a secret")  # the slug of one too
+            exists = self._exists(rel_path)
+            current = self.read_file(rel_path) if exists else ""
+            if expected_text is not None and current != expected_text:
+                raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
+            kept = None
+            if exists:
+                if current == text:
+                    self._index_upsert(rel_path, memory)
+                    return SaveResult(rel_path, path, created=False, changed=False)
+                kept = self._keep(rel_path, "updated")
+            self._write(rel_path, fresh)
+            if authored:
+                history.record_authored(self.state_dir, rel_path, fresh)
             self._index_upsert(rel_path, memory)
-        return SaveResult(rel_path, path, created=not exists)
+        return SaveResult(rel_path, path, created=not exists, kept=kept)
+
+    def _form_on_disk(self, rel_path: str | None) -> str | None:
+        """The form an existing memory file is written in ("current" | "legacy"); None for a new file."""
+        from memdir.frontmatter_io import is_nested_form, parse_header
+
+        if rel_path is None or not self._exists(rel_path):
+            return None
+        try:
+            return "current" if is_nested_form(parse_header(self.read_file(rel_path)).fields) else "legacy"
+        except (OSError, MemdirError, UnicodeDecodeError):
+            return None
+
+    def _keep(self, rel_path: str, action: str) -> str | None:
+        """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
+        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action)) or None
 
     def _index_upsert(self, rel_path: str, memory: Memory) -> None:
         line = index_text.entry_line(memory.name, rel_path, memory.description)
-        atomic_write_text(self.index_path, index_text.upsert(self.index(), rel_path, line))
+        self._write_index(index_text.upsert(self.index(), rel_path, line), "updated")
+
+    def _write_index(self, new_text: str, action: str) -> str | None:
+        """Write MEMORY.md, keeping its previous bytes first (a person may have written any of it)."""
+        old = self.index()
+        if new_text == old:
+            return None
+        kept = self._keep(C.INDEX_NAME, action) if old.strip() else None
+        self._write(C.INDEX_NAME, new_text)
+        return kept
 
     def rename(self, ref: str, new_name: str) -> SaveResult:
         memory, header = self.read(ref)
         renamed = memory.model_copy(update={"name": new_name})
         renamed = Memory.model_validate(renamed.model_dump())
-        with locked(self.lock_path):
+        with self._locked():
             new_rel, _ = self._pick_filename(renamed)
             new_path = self.resolve_rel(new_rel)
-            atomic_write_text(new_path, dump_document(renamed.frontmatter(), renamed.body))
+            kept = self._keep(header.rel_path, "renamed")
             if new_path != header.path:
-                header.path.unlink(missing_ok=True)
-                atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
+                self._keep(new_rel, "replaced")
+            self._write(new_rel, dump_document(renamed.frontmatter(), renamed.body))
+            if new_path != header.path:
+                safefs.unlink(self.base, self._rel(header.rel_path))
+                self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
             self._index_upsert(new_rel, renamed)
-        return SaveResult(new_rel, new_path, created=False)
+        return SaveResult(new_rel, new_path, created=False, kept=kept)
 
-    def delete(self, ref: str) -> Header:
-        """Forget a memory: off the index and into `.memdir/trash/` (recoverable by hand)."""
+    def delete(self, ref: str) -> DeleteResult:
+        """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""
         header = self.find(ref)
-        with locked(self.lock_path):
-            trash = self.state_dir / "trash"
-            trash.mkdir(parents=True, exist_ok=True)
-            stamp = time.strftime("%Y%m%dT%H%M%S")
-            if header.path.exists():
-                os.replace(header.path, trash / f"{stamp}-{header.rel_path.replace('/', '__')}")
-            atomic_write_text(self.index_path, index_text.remove(self.index(), header.rel_path))
-        return header
+        with self._locked():
+            kept = self._keep(header.rel_path, "deleted")
+            safefs.unlink(self.base, self._rel(header.rel_path))
+            self._write_index(index_text.remove(self.index(), header.rel_path), "deleted")
+        return DeleteResult(header.rel_path, kept)
 
-    def rebuild_index(self) -> int:
-        """Regenerate the entry lines from the files; other lines in MEMORY.md are kept."""
-        with locked(self.lock_path):
+    def rebuild_index(self) -> RebuildResult:
+        """Merge MEMORY.md with the files: hand-written lines, order and hooks stay; missing entries are
+        added, entries whose file is gone are removed. The previous index is kept in history."""
+        with self._locked():
             headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
                 for h in headers
             ]
-            atomic_write_text(self.index_path, index_text.rebuild(self.index(), entries))
-        return len(entries)
+            merged = index_text.merge(self.index(), entries, lambda rel: safefs.is_regular_file(self.base, self._rel(rel)))
+            kept = self._write_index(merged.text, "rebuilt")
+        return RebuildResult(len(entries), merged.added, merged.removed, kept)
+
+    # --- history --------------------------------------------------------------
+    def history_key(self, ref: str) -> str:
+        """The relative path whose history `ref` names; works for deleted memories too."""
+        if ref.strip() in (C.INDEX_NAME,):
+            return C.INDEX_NAME
+        try:
+            return self.find(ref).rel_path
+        except MemdirError:
+            wanted = ref.strip()
+            for rel in history.known_files(self.state_dir):
+                if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
+                    return rel
+            raise
+
+    def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
+        """(rel_path, restored version name, kept current version): the current bytes are kept first."""
+        rel = self.history_key(ref)
+        chosen = history.pick(self.state_dir, rel, version)
+        if rel != C.INDEX_NAME:
+            self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
+        data = chosen.read()
+        with self._locked():
+            kept = self._keep(rel, "replaced")
+            safefs.write_bytes(self.base, self._rel(rel), data)
+            if rel != C.INDEX_NAME:
+                header = read_header(self.root / rel, self.root)
+                line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")
+                self._write_index(index_text.upsert(self.index(), rel, line), "updated")
+        return rel, chosen.name, kept

@@ -2,70 +2,173 @@
 
 JSONL is read backwards in blocks until enough messages are found, so the cost depends on how many
 messages are wanted, not on the file's size (a 200 MB session costs what a 2 MB one does).
+
+Only the real conversation is read: a rewind leaves an abandoned branch in the file (two prompts
+with the same `parentUuid`); the earlier prompt and everything under it are left out. What the user said is told apart from what the
+harness put into user lines (memdir/said.py); every line type is either used or skipped on purpose,
+and types this reader does not know are counted (`Transcript.unknown_types`) instead of guessed at.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from memdir.errors import MemdirError
 from memdir.record import Record
+from memdir.said import queued_prompt, users_words, words_of_user_line
 
 BLOCK = 64 * 1024
 
+# Line types that make up the conversation (attachments: only a queued prompt is the user's words).
+USED_TYPES = frozenset({"user", "assistant", "attachment"})
+# Line types skipped on purpose: metadata, bookkeeping, hook progress. A queued prompt reaches the
+# conversation as a user line or a queued_command attachment, so queue-operation is bookkeeping too.
+SKIPPED_TYPES = frozenset({
+    "system", "summary", "file-history-snapshot", "queue-operation", "progress", "permission-mode",
+    "last-prompt", "custom-title", "ai-title", "agent-name", "tag", "pr-link", "api-request-shape",
+    "api-request-blob", "api-request", "atis-latch", "cost-state", "mode", "worktree-state",
+    "tools-used",  # seen with the real claude 2.1.328 (tests/realclient): the tool names a session used
+})
+USED_ATTACHMENTS = frozenset({"queued_command"})
+SKIPPED_ATTACHMENTS = frozenset({
+    "hook_success", "hook_additional_context", "hook_error", "hook_non_blocking_error", "hook_blocking_error",
+    "hook_cancelled", "hook_system_message", "hook_stopped_continuation", "environment", "model",
+    "deferred_tools_delta", "agent_listing_delta", "skill_listing", "instructions", "session_context", "date",
+    "task_reminder", "todo_reminder", "todo", "plan_mode", "plan_mode_exit", "critical_system_reminder",
+    "edited_text_file", "edited_image_file", "opened_file_in_ide", "selected_lines_in_ide", "file", "directory",
+    "compact_file_reference", "nested_memory", "memory", "diagnostics", "output_style", "mcp_resource",
+    "command_permissions", "token_usage", "budget_usd", "async_hook_response", "new_directory", "new_file",
+    "structured_output", "ultramemory", "relevant_memories", "current_session_memory",
+    # Seen with the real claude 2.1.328 (tests/realclient): the system prompt sent, commit/PR attribution.
+    "prompt_snapshot", "remote_session_change",
+})
+
 
 class Message(Record):
-    """role: "user" | "assistant"; content: API content blocks (a plain string becomes one text block)."""
+    """role: "user" | "assistant"; content: API content blocks (a plain string becomes one text block).
 
-    __slots__ = ("role", "content", "uuid", "timestamp", "message_id", "cwd")
-    _defaults = {"uuid": None, "timestamp": None, "message_id": None, "cwd": None}
+    `said`: for user messages read from Claude Code JSONL, only what the person typed (harness text
+    removed, a rejection reason pulled out of its tool_result); None means "work it out from content".
+    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued".
+    """
+
+    __slots__ = ("role", "content", "uuid", "timestamp", "message_id", "cwd", "said", "kind")
+    _defaults = {"uuid": None, "timestamp": None, "message_id": None, "cwd": None, "said": None, "kind": None}
 
     def text(self) -> str:
         return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text").strip()
 
     def user_text(self) -> str:
-        """What the person typed: text blocks of a user message (tool results are not authored)."""
-        return self.text() if self.role == "user" else ""
+        """What the person typed: never tool output, harness wrappers, IDE context or summaries."""
+        if self.role != "user":
+            return ""
+        if self.said is not None:
+            return self.said
+        return users_words(self.text())
 
     def tool_uses(self) -> list[dict]:
         return [b for b in self.content if b.get("type") == "tool_use"]
 
 
 class Transcript(Record):
-    """messages: oldest first. cursor_found: None when no cursor was asked for."""
+    """messages: oldest first. cursor_found: None when no cursor was asked for.
 
-    __slots__ = ("messages", "invalid_lines", "partial_last_line", "cursor_found", "session_id", "cwd")
-    _defaults = {"invalid_lines": 0, "partial_last_line": False, "cursor_found": None, "session_id": None, "cwd": None}
+    unknown_types: line types (and `attachment:<type>`) this reader neither uses nor skips on purpose.
+    off_branch_lines: lines of abandoned branches (rewinds) and sidechains that were not read.
+    """
+
+    __slots__ = ("messages", "invalid_lines", "partial_last_line", "cursor_found", "session_id", "cwd",
+                 "unknown_types", "off_branch_lines")
+    _defaults = {"invalid_lines": 0, "partial_last_line": False, "cursor_found": None, "session_id": None,
+                 "cwd": None, "unknown_types": Counter, "off_branch_lines": 0}
 
 
 def _as_blocks(content: object) -> list[dict]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     if isinstance(content, list):
-        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+        return [_block(b) for b in content if b is not None]
     return []
 
 
-def _message_from_line(obj: dict) -> Message | None:
-    """A conversation message from one JSONL object, or None for metadata/injected/sidechain lines."""
-    if obj.get("type") not in ("user", "assistant") or obj.get("isMeta") or obj.get("isSidechain"):
+def _note_type(obj: dict, unknown: Counter) -> str | None:
+    """The line's type when it can hold a message; unknown types are counted, never guessed at."""
+    kind = obj.get("type")
+    if not isinstance(kind, str):  # untrusted input: an odd-typed `type` is counted, never hashed
+        unknown[f"(type is {type(kind).__name__})"] += 1
         return None
+    if kind in USED_TYPES:
+        if kind == "attachment":
+            sub = (obj.get("attachment") or {}).get("type") if isinstance(obj.get("attachment"), dict) else None
+            sub = sub if isinstance(sub, str) or sub is None else f"({type(sub).__name__})"
+            if sub in USED_ATTACHMENTS:
+                return kind
+            if sub not in SKIPPED_ATTACHMENTS:
+                unknown[f"attachment:{sub}"] += 1
+            return None
+        return kind
+    if kind not in SKIPPED_TYPES:
+        unknown[str(kind)] += 1
+    return None
+
+
+def _block(block: object) -> dict:
+    """One content block with the field types every reader relies on (a transcript is untrusted input)."""
+    if not isinstance(block, dict):
+        return {"type": "text", "text": str(block)}
+    kind = block.get("type")
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return {**block, "text": "" if block.get("text") is None else str(block.get("text"))}
+    if kind == "tool_use" and (not isinstance(block.get("input"), dict) or not isinstance(block.get("name"), str)):
+        return {**block, "name": str(block.get("name")), "input": block.get("input") if isinstance(block.get("input"), dict) else {}}
+    return block if isinstance(kind, str) else {**block, "type": str(kind)}
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _timestamp(value: object) -> str | None:
+    """ISO text as written by Claude Code; an epoch number is converted; anything else is dropped."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from datetime import datetime, timezone
+
+        try:
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def _message_from_line(obj: dict, kind: str) -> Message | None:
+    """A conversation message from one JSONL object, or None when it holds nothing of the conversation."""
+    if obj.get("isSidechain"):
+        return None
+    common = {"uuid": _text_or_none(obj.get("uuid")), "timestamp": _timestamp(obj.get("timestamp")),
+              "cwd": _text_or_none(obj.get("cwd"))}
+    if kind == "attachment":
+        prompt = queued_prompt(obj.get("attachment") or {})
+        if not prompt:
+            return None
+        return Message(role="user", content=[{"type": "text", "text": prompt}], said=prompt, kind="queued", **common)
     msg = obj.get("message")
     if not isinstance(msg, dict):
         return None
-    role = msg.get("role") or obj["type"]
-    if role not in ("user", "assistant"):
+    role = msg.get("role") or kind
+    if not isinstance(role, str) or role not in ("user", "assistant"):
         return None
-    return Message(
-        role=role,
-        content=_as_blocks(msg.get("content")),
-        uuid=obj.get("uuid"),
-        timestamp=obj.get("timestamp"),
-        message_id=msg.get("id"),
-        cwd=obj.get("cwd"),
-    )
+    content = _as_blocks(msg.get("content"))
+    if role == "assistant":
+        return Message(role=role, content=content, message_id=_text_or_none(msg.get("id")), **common)
+    said, said_kind = words_of_user_line(obj, content)
+    if not said and not any(b.get("type") == "tool_result" for b in content):
+        return None  # harness text only (meta, summary, command output, IDE context): not the conversation's words
+    return Message(role=role, content=content, message_id=_text_or_none(msg.get("id")), said=said, kind=said_kind, **common)
 
 
 def _lines_backwards(path: Path):
@@ -106,16 +209,40 @@ def _merge_split(messages: list[Message]) -> list[Message]:
     return merged
 
 
+def _abandoned(records: list[tuple[dict, Message | None]]) -> set[str]:
+    """uuids of rewound branches: when several prompts share one parent, all but the last were rewound,
+    and so is everything that descends from them. (Following only the chain from the last line would
+    also drop parallel tool results and lines Claude Code parents oddly, so the rewind is what is cut.)"""
+    prompts: dict[object, list[str]] = {}
+    for obj, message in records:
+        parent = obj.get("parentUuid")
+        if message is not None and message.kind == "prompt" and "parentUuid" in obj and isinstance(parent, (str, type(None))):
+            prompts.setdefault(parent, []).append(obj["uuid"])
+    dead = {uuid for siblings in prompts.values() for uuid in siblings[:-1]}
+    if not dead:
+        return dead
+    for _ in range(3):  # a child can be logged before its parent: settle in a few passes
+        before = len(dead)
+        for obj, _message in records:
+            if isinstance(obj.get("parentUuid"), str) and obj["parentUuid"] in dead:
+                dead.add(obj["uuid"])
+        if len(dead) == before:
+            break
+    return dead
+
+
 def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | None = None) -> Transcript:
-    """The newest `last_n` messages (after `after_uuid` when given and found), oldest first."""
+    """The newest `last_n` messages (after `after_uuid` when given and found), oldest first.
+
+    Lines of rewound branches, sidechains and harness-only user lines are left out.
+    """
     result = Transcript([], cursor_found=None if after_uuid is None else False)
-    collected: list[Message] = []
+    records: list[tuple[dict, Message | None]] = []
     distinct_ids: set[str] = set()
-    count = 0
     for raw, is_last in _lines_backwards(path):
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             if is_last:
                 result.partial_last_line = True  # a session still writing its last line
             else:
@@ -124,27 +251,31 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
         if not isinstance(obj, dict):
             result.invalid_lines += 1
             continue
-        if result.session_id is None and obj.get("sessionId"):
-            result.session_id = obj.get("sessionId")
-        if result.cwd is None and obj.get("cwd"):
-            result.cwd = obj.get("cwd")
-        if after_uuid is not None and obj.get("uuid") == after_uuid:
+        kind = _note_type(obj, result.unknown_types)
+        uuid = obj.get("uuid")
+        if after_uuid is not None and uuid == after_uuid:
             result.cursor_found = True
             break
-        message = _message_from_line(obj)
-        if message is None:
+        if not isinstance(uuid, str):
+            continue  # metadata lines stand outside the conversation (and an odd-typed id is not trusted)
+        if obj.get("isSidechain"):
+            result.off_branch_lines += 1  # an old-layout subagent line: not the main conversation
             continue
-        key = message.message_id or f"line-{id(message)}"
-        if key not in distinct_ids:
-            if last_n is not None and count >= last_n:
-                # Still collect lines of the same split response we are in the middle of.
-                if not (collected and message.message_id and collected[-1].message_id == message.message_id):
-                    break
-            else:
-                distinct_ids.add(key)
-                count += 1
-        collected.append(message)
-    collected.reverse()
+        if result.session_id is None and isinstance(obj.get("sessionId"), str) and obj.get("sessionId"):
+            result.session_id = obj.get("sessionId")
+        if result.cwd is None and isinstance(obj.get("cwd"), str) and obj.get("cwd"):
+            result.cwd = obj.get("cwd")
+        message = _message_from_line(obj, kind) if kind else None
+        if message is not None and last_n is not None:
+            key = message.message_id or f"line-{uuid}"
+            if key not in distinct_ids and len(distinct_ids) >= last_n:
+                break
+            distinct_ids.add(key)
+        records.append((obj, message))
+    records.reverse()
+    dead = _abandoned(records)
+    result.off_branch_lines += sum(1 for obj, _m in records if obj["uuid"] in dead)
+    collected = [m for obj, m in records if m is not None and obj["uuid"] not in dead]
     result.messages = _merge_split(collected)
     if last_n is not None and len(result.messages) > last_n:
         result.messages = result.messages[-last_n:]
@@ -154,6 +285,8 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
 def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except RecursionError:
+        raise MemdirError(f"{path}: nested too deeply to be a transcript") from None
     except ValueError as exc:
         raise MemdirError(f"{path}: not valid JSON ({exc}); expected JSONL or a [{{role, content}}] list") from None
     if not isinstance(data, list):
@@ -161,15 +294,15 @@ def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     messages: list[Message] = []
     invalid = 0
     for i, item in enumerate(data):
-        if not isinstance(item, dict) or item.get("role") not in ("user", "assistant"):
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str) or item["role"] not in ("user", "assistant"):
             invalid += 1
             continue
         messages.append(
             Message(
                 role=item["role"],
                 content=_as_blocks(item.get("content")),
-                uuid=item.get("uuid") or f"msg-{i}",
-                timestamp=item.get("timestamp"),
+                uuid=_text_or_none(item.get("uuid")) or f"msg-{i}",
+                timestamp=_timestamp(item.get("timestamp")),
             )
         )
     if last_n is not None:
@@ -177,8 +310,21 @@ def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     return Transcript(messages, invalid_lines=invalid)
 
 
+def _check_regular(path: Path) -> None:
+    """A FIFO or device would hang or never end a read: only regular files are transcripts."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise MemdirError(f"{path}: not a regular file; a transcript is a .jsonl or .json file")
+    finally:
+        os.close(fd)
+
+
 def read_transcript(path: Path, last_n: int | None = None, after_uuid: str | None = None) -> Transcript:
     try:
+        _check_regular(path)
         with open(path, "rb") as handle:
             start = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     except FileNotFoundError:

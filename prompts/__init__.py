@@ -66,9 +66,13 @@ def render_slotted(
         source = source_file.read_bytes()
         facts = ",".join(f"{k}={context[k]!r}" for k in sorted(context))
         key = f"{template}-{zlib.crc32(source):08x}-{len(source)}-{zlib.crc32(facts.encode()):08x}"
-        cache_file = cache_dir / key
+        # cache_dir is <memory>/.memdir/cache: opened from the memory folder down, never through a
+        # symlink (a planted skeleton would otherwise inject text into the agent's context).
+        from memdir import safefs
+
+        cache_root, cache_file = cache_dir.parent.parent, f"{cache_dir.parent.name}/{cache_dir.name}/{key}"
         try:
-            skeleton = cache_file.read_text(encoding="utf-8")
+            skeleton = safefs.read_text(cache_root, cache_file, 1024 * 1024)
         except OSError:
             skeleton = None
     if skeleton is None:
@@ -76,9 +80,7 @@ def render_slotted(
         skeleton = render(template, variant=chosen, **context, **markers)
         if cache_file is not None:
             try:
-                from memdir.fsio import atomic_write_text
-
-                atomic_write_text(cache_file, skeleton, durable=False)
+                safefs.write_text(cache_root, cache_file, skeleton, durable=False)
             except OSError:
                 pass  # a read-only folder only costs the next call a render
     return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), skeleton)

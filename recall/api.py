@@ -18,8 +18,9 @@ from recall.offline import select_offline
 class RecallResult(Record):
     """context: what gets injected ("" when nothing was selected); engine: whose answer was used."""
 
-    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates", "evidence")
-    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0, "evidence": dict}
+    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates", "cost_usd",
+                 "evidence")
+    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0, "cost_usd": 0.0, "evidence": dict}
 
     def as_dict(self) -> dict:
         return {
@@ -88,21 +89,11 @@ def recall(
 
     selected: list[Header] | None = None
     if chosen_engine == "llm":
-        from memdir.llm import describe_error
-        from recall.llm_select import select_llm
-
-        started = time.monotonic()
-        try:
-            answer = select_llm(query, pool, tools, settings, client=client)
-            selected, result.usage = answer.selected, answer.usage
-            if answer.unknown:
-                result.debug.append(f"dropped unknown file names from the model: {', '.join(answer.unknown)}")
-        except Exception as exc:  # any failure: the offline answer is still a good answer
-            result.engine = "offline"
-            result.debug.append(
-                f"llm selector failed after {time.monotonic() - started:.2f}s ({describe_error(exc)}); "
-                "used the offline selector"
-            )
+        selected = _select_llm(result, query, pool, tools, settings, client)
+    elif chosen_engine == "claude-code":
+        selected = _select_claude_code(result, query, pool, tools, settings)
+    if result.usage and record:
+        _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
         similarities = None
         if dense is not None:
@@ -120,3 +111,65 @@ def recall(
         if record:
             state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
     return result
+
+
+def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings, client):
+    """The API selector's answer, or None (and a debug line saying why) to use the offline answer."""
+    from memdir import llm
+
+    down = llm.unreachable()
+    if down is not None:  # fail fast: no import, no connect timeout on every prompt
+        result.engine = "offline"
+        result.debug.append(f"endpoint {down['endpoint']} unreachable recently ({down['error']}); "
+                            f"used the offline selector until {time.strftime('%H:%M:%S', time.localtime(down['until']))}")
+        return None
+    from recall.llm_select import select_llm
+
+    started = time.monotonic()
+    try:
+        answer = select_llm(query, pool, tools, settings, client=client)
+    except Exception as exc:  # any failure: the offline answer is still a good answer
+        if llm.is_connection_failure(exc):
+            llm.mark_unreachable(llm.describe_error(exc))
+        result.engine = "offline"
+        result.debug.append(
+            f"llm selector gave no usable answer after {time.monotonic() - started:.2f}s ({llm.describe_error(exc)}); "
+            "used the offline selector"
+        )
+        return None
+    result.usage = answer.usage
+    result.cost_usd = answer.cost_usd
+    if answer.unknown:
+        result.debug.append(f"dropped unknown file names from the model: {', '.join(answer.unknown)}")
+    return answer.selected
+
+
+def _log_model_use(memory_dir: Path, result: RecallResult, settings: Settings, session_id: str | None) -> None:
+    """Every model call's usage and estimated cost goes to runs.jsonl (`memdir doctor` sums it)."""
+    from memdir import runlog
+
+    try:
+        runlog.append_run(memory_dir, {"kind": "recall", "session": session_id, "engine": result.engine,
+                                       "model": settings.recall_model if result.engine == "llm" else None,
+                                       "usage": {k: v for k, v in result.usage.items() if isinstance(v, (int, float))},
+                                       "cost_usd": round(result.cost_usd, 6)})
+    except OSError:
+        pass  # accounting must never cost the user their recall
+
+
+def _select_claude_code(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings):
+    """The selection through the user's own `claude` login, or None to use the offline answer."""
+    from recall.claude_code_select import select_claude_code
+
+    started = time.monotonic()
+    try:
+        answer = select_claude_code(query, pool, tools, settings)
+    except Exception as exc:  # noqa: BLE001 - same contract as the API selector
+        result.engine = "offline"
+        result.debug.append(f"claude-code selector gave no usable answer after {time.monotonic() - started:.2f}s "
+                            f"({type(exc).__name__}: {str(exc)[:200]}); used the offline selector")
+        return None
+    result.usage, result.cost_usd = answer.usage, answer.cost_usd
+    if answer.unknown:
+        result.debug.append(f"dropped unknown file names from the model: {', '.join(answer.unknown)}")
+    return answer.selected

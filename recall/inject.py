@@ -1,20 +1,52 @@
-"""Rendering recalled memories for the agent's context (SPEC §4): capped reads, age headers."""
+"""Rendering recalled memories for the agent's context (SPEC §4, §6): plain text, age headers, one budget.
+
+Claude Code HTML-escapes hook output and labels it "UserPromptSubmit hook additional context:", and
+replaces any hook output over C.CLAUDE_CODE_HOOK_OUTPUT_LIMIT characters with a short preview. So
+the recalled memories are plain readable text (no tags of our own), and the whole block is fitted
+into C.HOOK_OUTPUT_BUDGET by rank: each memory shows its type, age and path, its description and the
+first lines of its body, then "read the rest at PATH"; memories that do not fit even as one line
+each are listed by path at the end, or dropped when nothing fits.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from memdir import constants as C
 from memdir.ages import days_old
 from memdir.scan import Header
 
 MAX_LINES = 200
 MAX_BYTES = 4096
+# Body lines per pass: every selected memory first gets in with its header and description, then
+# (by rank) a few body lines, then up to the full trim.
+GROWTH_PASSES = ((3,), (C.RECALL_TRIM_BODY_LINES, C.RECALL_TRIM_BODY_LINES // 2))
+LINE_MAX_CHARS = 400  # one long paragraph must not eat the budget of the memories ranked after it
+MEMORY_MAX_UNITS = 2_500  # no single memory takes more than this share of the budget
 
 
-def read_capped(path: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> tuple[str, bool]:
-    """The first `max_lines` lines / `max_bytes` bytes (cut at a character boundary), and whether cut."""
-    with open(path, "rb") as handle:
-        data = handle.read(max_bytes + 1)
+def units(text: str) -> int:
+    """Length as Claude Code counts it (JavaScript string length: UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def read_capped(path: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES,
+                rel_path: str | None = None) -> tuple[str, bool]:
+    """The first `max_lines` lines / `max_bytes` bytes (cut at a character boundary), and whether cut.
+
+    With `rel_path` (the file relative to its memory folder) the read never follows a symlink at any
+    component below the folder, and a FIFO or device is refused rather than read.
+    """
+    from memdir import safefs
+
+    path_s = str(path)
+    rel = rel_path or path_s.rsplit("/", 1)[-1]
+    root = path_s[: len(path_s) - len(rel) - 1] if path_s.endswith("/" + rel) else path_s.rsplit("/", 1)[0]
+    try:
+        data = safefs.read_bytes(root, rel, max_bytes + 1, prefix=True)
+    except OSError as exc:
+        return f"[memdir: not shown: {exc}]", True
     truncated = len(data) > max_bytes
     text = data[:max_bytes].decode("utf-8-sig", errors="ignore")
     lines = text.split("\n")
@@ -32,24 +64,124 @@ def verification_line(evidence) -> str:
     return evidence.summary()
 
 
-def render_memory(header: Header, now: float | None = None, cache_dir: Path | None = None, evidence=None) -> str:
+def body_lines(header: Header) -> tuple[list[str], bool]:
+    """The memory's body (frontmatter removed, outer blank lines dropped), and whether the read was cut."""
+    from memdir.frontmatter_io import parse_header
+
+    text, truncated = read_capped(header.path, rel_path=header.rel_path)
+    body = parse_header(text).body.strip("\n")
+    return (body.split("\n") if body else []), truncated
+
+
+def render_memory(header: Header, now: float | None = None, cache_dir: Path | None = None,
+                  max_body_lines: int = C.RECALL_TRIM_BODY_LINES, _lines: tuple[list[str], bool] | None = None,
+                  verification: str = "") -> str:
+    """One memory: type, age and path; a freshness warning past a day; description; the first body lines."""
     from prompts import render_slotted
 
-    content, truncated = read_capped(header.path)
-    verification = verification_line(evidence)
+    lines, cut = _lines if _lines is not None else body_lines(header)
+    shown = [line if len(line) <= LINE_MAX_CHARS else line[: LINE_MAX_CHARS - 1] + "…"
+             for line in lines[:max_body_lines]]
+    hidden = len(lines) - len(shown)
+    trimmed = hidden > 0 or cut
+    if hidden > 0:
+        more = f"{hidden} more line{'s' if hidden != 1 else ''}" + (" (and beyond)" if cut else "")
+    else:
+        more = "the rest"
+    days = days_old(header.mtime, now)
+    if cache_dir is not None and "jinja2" in sys.modules:
+        _warm(cache_dir, days)
     return render_slotted(
         "recall_memory.j2",
-        slots={"path": header.abs_path, "content": content, "verification": verification},
+        # Printed-only values are slots, so a new type or path never costs the hook a jinja2 render.
+        slots={"path": header.abs_path, "description": header.description or "(no description)",
+               "content": "\n".join(shown).strip("\n"), "more": more, "type": header.type or "untyped",
+               "verification": verification},
         cache_dir=cache_dir,
-        days=days_old(header.mtime, now),
-        truncated=truncated,
-        checked=bool(verification),
-        max_lines=MAX_LINES,
-        max_bytes=MAX_BYTES,
-    )
+        has_content=any(line.strip() for line in shown),
+        days=days,
+        trimmed=trimmed,
+        # Only when set: the skeletons hooks use (and _warm caches) stay keyed exactly as before.
+        **({"checked": True} if verification else {}),
+    ).strip("\n")
+
+
+_warmed: set[tuple[str, int]] = set()
+
+
+def _warm(cache_dir: Path, days: int) -> None:
+    """Once jinja2 is loaded anyway, cache every skeleton variant for this age, so a later hook
+    process that meets a longer or shorter memory of the same age never has to import jinja2."""
+    from prompts import render_slotted
+
+    if (str(cache_dir), days) in _warmed:
+        return
+    _warmed.add((str(cache_dir), days))
+    for trimmed in (False, True):
+        for has_content in (False, True):
+            render_slotted("recall_memory.j2", slots={k: "" for k in ("path", "description", "content", "more", "type")},
+                           cache_dir=cache_dir, has_content=has_content, days=days, trimmed=trimmed)
+
+
+def _frame(part: str, cache_dir: Path | None, path: str = "", description: str = "") -> str:
+    from prompts import render_slotted
+
+    return render_slotted("recall_context.j2", slots={"path": path, "description": description},
+                          cache_dir=cache_dir, part=part).strip("\n")
 
 
 def render_all(headers: list[Header], now: float | None = None, cache_dir: Path | None = None,
-               evidence: dict | None = None) -> str:
-    evidence = evidence or {}
-    return "\n\n".join(render_memory(h, now, cache_dir, evidence.get(h.rel_path)) for h in headers)
+               budget: int = C.HOOK_OUTPUT_BUDGET, evidence: dict | None = None) -> str:
+    """The recalled memories in rank order, fitted into `budget` UTF-16 units ("" when none fit).
+
+    Passes, so the fifth memory is not squeezed out by the first one's long body: first every
+    memory (by rank) gets in with its type, age, path and description; then, again by rank, each
+    grows to a few body lines, then to C.RECALL_TRIM_BODY_LINES, while the budget allows. Memories
+    that did not get in are listed by path and description at the end (room for that is taken
+    before any body grows).
+    """
+    if not headers:
+        return ""
+    checks = {rel: verification_line(ev) for rel, ev in (evidence or {}).items()}  # memdir.verify results
+    intro = _frame("intro", cache_dir)
+    used = units(intro)
+    chosen: list[tuple[Header, tuple[list[str], bool], str]] = []
+    left_out: list[Header] = []
+    for header in headers:
+        lines = body_lines(header)
+        block = render_memory(header, now, cache_dir, 0, _lines=lines,
+                              verification=checks.get(header.rel_path, ""))
+        if used + 2 + units(block) <= budget:
+            chosen.append((header, lines, block))
+            used += 2 + units(block)
+        else:
+            left_out.append(header)
+    listing: list[str] = []
+    if left_out:  # knowing a relevant memory exists beats more lines of another one: listed before growth
+        more_intro = _frame("more_intro", cache_dir)
+        extra = 2 + units(more_intro)
+        for header in left_out:
+            line = _frame("item", cache_dir, header.abs_path, header.description or "")
+            if used + extra + 1 + units(line) > budget:
+                break
+            listing.append(line)
+            extra += 1 + units(line)
+        if listing:
+            listing.insert(0, more_intro)
+            used += extra
+    for sizes in GROWTH_PASSES:
+        for i, (header, lines, block) in enumerate(chosen):
+            for max_lines in sizes:
+                grown = render_memory(header, now, cache_dir, max_lines, _lines=lines,
+                                       verification=checks.get(header.rel_path, ""))
+                growth = units(grown) - units(block)  # may be negative: the whole body beats a "read the rest" note
+                if used + growth <= budget and units(grown) <= MEMORY_MAX_UNITS:
+                    chosen[i] = (header, lines, grown)
+                    used += growth
+                    break
+    parts = [intro, *(block for _, _, block in chosen)]
+    if listing:
+        parts.append("\n".join(listing))
+    if len(parts) == 1:
+        return ""  # not even one memory fits: say nothing rather than an empty frame
+    return "\n\n".join(parts)

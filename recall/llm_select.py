@@ -14,7 +14,11 @@ from memdir.llm import call_with_retries, make_client
 from memdir.scan import Header
 from recall.manifest import manifest
 
-MAX_TOKENS = 256
+EFFORT = "low"  # a short pick from a list: the cheapest, fastest level is enough
+
+
+class UnusableAnswer(RuntimeError):
+    """The model answered, but not with a selection to use (truncated, refused, unparsable)."""
 
 
 class Selection(BaseModel):
@@ -28,6 +32,14 @@ class LLMSelection:
     selected: list[Header]
     unknown: list[str] = field(default_factory=list)  # names the model made up; dropped
     usage: dict = field(default_factory=dict)
+    cost_usd: float = 0.0
+
+
+def _output_format() -> dict:
+    """The JSON schema of `Selection` in the form structured outputs accept (the SDK's transform)."""
+    from anthropic import transform_schema
+
+    return {"type": "json_schema", "schema": transform_schema(Selection.model_json_schema())}
 
 
 def request_messages(
@@ -72,28 +84,47 @@ def select_llm(
     settings: Settings,
     client=None,
 ) -> LLMSelection:
-    """Ask the model; raises on API errors or when the time budget runs out (the caller falls back)."""
+    """Ask the model; raises on API errors, on an answer that is missing, truncated, refused or
+    unparsable (UnusableAnswer), or when the time budget runs out: the caller falls back."""
+    from memdir import constants as C
+    from memdir.llm import thinking_options
+
     if not candidates:
         return LLMSelection([])
     client = client or make_client(timeout=settings.recall_timeout)
     system, messages = request_messages(query, candidates, tools, settings.recall_max)
     deadline = time.monotonic() + settings.recall_timeout
 
+    options = thinking_options(settings.recall_model, think=False, effort=EFFORT)
+    # create() rather than parse(): the stop_reason is checked before the text is parsed, so a
+    # truncated or refused reply is reported as such, not as a JSON error.
+    output_config = {**options.pop("output_config", {}), "format": _output_format()}
+
     def ask():
         remaining = max(0.05, deadline - time.monotonic())
-        return client.messages.parse(
+        return client.messages.create(
             model=settings.recall_model,
-            max_tokens=MAX_TOKENS,
+            max_tokens=C.RECALL_MAX_TOKENS,
             system=system,
             messages=messages,
-            output_format=Selection,
+            output_config=output_config,
             timeout=remaining,
+            **options,
         )
 
     response = _before_deadline(
         lambda: call_with_retries(ask, max_attempts=settings.max_attempts, deadline=deadline), deadline
     )
-    parsed = response.parsed_output or Selection(selected_memories=[])
+    usage = response.usage.model_dump(exclude_none=True) if response.usage else {}
+    if response.stop_reason not in ("end_turn", "stop_sequence"):
+        raise UnusableAnswer(f"stop_reason={response.stop_reason}")
+    text = "".join(b.text for b in response.content if getattr(b, "type", "") == "text").strip()
+    if not text:
+        raise UnusableAnswer("no parsable selection in the reply (no text)")
+    try:
+        parsed = Selection.model_validate_json(text)
+    except ValueError as exc:
+        raise UnusableAnswer(f"no parsable selection in the reply ({str(exc).splitlines()[0][:120]})") from None
     by_path = {h.rel_path: h for h in candidates}
     chosen: list[Header] = []
     unknown: list[str] = []
@@ -103,5 +134,6 @@ def select_llm(
             unknown.append(name)
         elif header not in chosen:
             chosen.append(header)
-    usage = response.usage.model_dump(exclude_none=True) if response.usage else {}
-    return LLMSelection(chosen[: settings.recall_max], unknown, usage)
+    from memdir.pricing import cost_usd
+
+    return LLMSelection(chosen[: settings.recall_max], unknown, usage, cost_usd(settings.recall_model, usage))

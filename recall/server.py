@@ -172,6 +172,25 @@ def load_embedder() -> Embedder | None:
     return Embedder(model) if model is not None else None
 
 
+def claim(path: str) -> int | None:
+    """Exactly one server per socket: an exclusive lock on `<path>.lock`, held for the server's
+    whole life (the kernel drops it when the process dies, so a crash never blocks the next one).
+    None when another server holds it: the caller exits at once instead of starting a second,
+    orphaned server (a hostile pass once had two, one listening on an unlinked socket)."""
+    try:
+        import fcntl
+    except ImportError:  # no AF_UNIX server on Windows anyway
+        return -1
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def serve(path: str, idle: float | None = None) -> None:
     """Answer recall requests on `path` until idle for `idle` seconds."""
     import threading
@@ -181,17 +200,21 @@ def serve(path: str, idle: float | None = None) -> None:
     from memdir.llm import make_client
 
     idle = float(os.environ.get(IDLE_SECONDS_ENV, DEFAULT_IDLE)) if idle is None else idle
+    lock = claim(path)
+    if lock is None:
+        return  # another server owns this socket
     client = make_client(timeout=Settings.from_env().recall_timeout)  # the import this server exists to pay once
     embedder = load_embedder()  # the dense model (numpy + weights), the other cost paid once here
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    aside = f"{path}.{os.getpid()}.tmp"
     try:
-        listener.bind(path + ".tmp")  # bind aside, then rename: a half-started server is never found
-        os.chmod(path + ".tmp", 0o600)
-        os.replace(path + ".tmp", path)
+        listener.bind(aside)  # bind aside, then rename: a half-started server is never found
+        os.chmod(aside, 0o600)
+        os.replace(aside, path)  # replaces only a dead server's leftover: the lock proves none is alive
     except OSError:
         listener.close()
-        return  # another server won the race
+        os.close(lock)
+        return
     listener.listen(16)
     listener.settimeout(1.0)
     with open(path + ".pid", "w", encoding="ascii") as pidfile:  # for `kill` and for tests
@@ -231,6 +254,8 @@ def serve(path: str, idle: float | None = None) -> None:
                 os.unlink(leftover)
             except OSError:
                 pass
+        if lock >= 0:
+            os.close(lock)  # last: a new server may take over only once this one is gone
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.fsio import atomic_write_text, locked
+from memdir import safefs
 from memdir.record import Record
 
 
@@ -19,16 +19,17 @@ class Surfaced(Record):
     _defaults = {"paths": list, "bytes": 0}
 
 
-def _file(memory_dir: Path, session_id: str) -> Path:
+def _folder(session_id: str) -> str:
+    """`.memdir/sessions/<id>`, opened through memdir.safefs: never through a symlink."""
     safe = re.sub(r"[^A-Za-z0-9_-]", "-", session_id)[:100] or "default"
-    return memory_dir / C.STATE_DIRNAME / "sessions" / safe / "surfaced.json"
+    return f"{C.STATE_DIRNAME}/sessions/{safe}"
 
 
 def load(memory_dir: Path, session_id: str | None) -> Surfaced:
     if not session_id:
         return Surfaced()
     try:
-        data = json.loads(_file(memory_dir, session_id).read_text(encoding="utf-8"))
+        data = json.loads(safefs.read_bytes(memory_dir, f"{_folder(session_id)}/surfaced.json"))
         return Surfaced(list(data.get("paths", [])), int(data.get("bytes", 0)))
     except (OSError, ValueError, TypeError, AttributeError):
         return Surfaced()
@@ -37,9 +38,10 @@ def load(memory_dir: Path, session_id: str | None) -> Surfaced:
 def record(memory_dir: Path, session_id: str | None, paths: list[str], size: int) -> None:
     if not session_id or not paths:
         return
-    target = _file(memory_dir, session_id)
-    with locked(target.with_name("lock")):
+    folder = _folder(session_id)
+    with safefs.locked(memory_dir, f"{folder}/lock"):
         current = load(memory_dir, session_id)
         merged = current.paths + [p for p in paths if p not in current.paths]
         # Not fsynced: losing this in a power cut only means a memory may be shown once more.
-        atomic_write_text(target, json.dumps({"paths": merged, "bytes": current.bytes + size}), durable=False)
+        safefs.write_text(memory_dir, f"{folder}/surfaced.json", json.dumps({"paths": merged, "bytes": current.bytes + size}),
+                          durable=False)

@@ -38,6 +38,15 @@ def text(value: str) -> dict:
     return {"type": "text", "text": value}
 
 
+def thinking(value: str = "Let me weigh what is worth keeping...") -> dict:
+    """A thinking block as the thinking models return it (the signature must be sent back as is)."""
+    return {"type": "thinking", "thinking": value, "signature": f"sig_{next(_ids):08d}" + "A" * 40}
+
+
+def refusal_details(category: str = "general_harms") -> dict:
+    return {"type": "refusal", "category": category, "explanation": None}
+
+
 def tool_use(name: str, tool_input: dict, id_: str | None = None) -> dict:
     return {"type": "tool_use", "id": id_ or f"toolu_01{next(_ids):022d}", "name": name, "input": tool_input}
 
@@ -47,7 +56,7 @@ def selection(*names: str, **u) -> httpx.Response:
     return httpx.Response(200, json=message([text(json.dumps({"selected_memories": list(names)}))], **u))
 
 
-def error(status: int, retry_after: str | None = None) -> httpx.Response:
+def error(status: int, retry_after: str | None = None, should_retry: str | None = None) -> httpx.Response:
     kinds = {
         400: "invalid_request_error",
         401: "authentication_error",
@@ -59,6 +68,8 @@ def error(status: int, retry_after: str | None = None) -> httpx.Response:
     headers = {"request-id": f"req_{next(_ids)}"}
     if retry_after is not None:
         headers["retry-after"] = retry_after
+    if should_retry is not None:
+        headers["x-should-retry"] = should_retry
     body = {"type": "error", "error": {"type": kind, "message": f"{kind.replace('_', ' ')}"}}
     return httpx.Response(status, json=body, headers=headers)
 

@@ -33,6 +33,9 @@ def isolated_home(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     # No background recall servers from unit tests (tests of the server turn it back on).
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
+    # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the
+    # memory format itself (test_memory_format.py) unset this and check the newest form is the default.
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "legacy")
     return home
 
 
@@ -66,16 +69,25 @@ API = "https://api.anthropic.com"
 
 @pytest.fixture
 def api(monkeypatch):
-    """respx router for the Anthropic API. Any request no route answers fails the test."""
+    """respx router for the Anthropic API. Any request no route answers fails the test, and so does
+    any request the real API would reject (tests/api_validator.py): it is answered with the API's
+    400 first, so the code under test sees what it would see in production."""
     import respx
+
+    from tests import api_validator
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with respx.mock(base_url=API, assert_all_mocked=False, assert_all_called=False) as router:
+        api_validator.install(router)
         yield router
     answered = {id(call.request) for route in router.routes for call in route.calls}
     unanswered = [f"{c.request.method} {c.request.url}" for c in router.calls if id(c.request) not in answered]
     if unanswered:
         pytest.fail(f"requests no respx route answered: {unanswered}")
+    try:
+        api_validator.check(router)
+    except AssertionError as exc:
+        pytest.fail(str(exc))
 
 
 def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cwd: Path | None = None):
@@ -90,3 +102,14 @@ def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cw
         cwd=cwd,
         timeout=60,
     )
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """The shared real data (evals/realdata_path.py is the one locator); skipped only when truly absent."""
+    from evals.realdata_path import locate_realdata, missing_reason
+
+    found = locate_realdata()
+    if found is None:
+        pytest.skip(missing_reason())
+    return found

@@ -132,8 +132,9 @@ def _two_projects(tmp_path):
     return out
 
 
-def _batches_routes(api, memory_text, turn_plan):
-    """turn_plan[i] = the assistant content for every job at turn i (called with the job's memory dir)."""
+def _batches_routes(api, memory_text, turn_plan, status=None):
+    """turn_plan[i] = the assistant content for every job at turn i (called with the job's memory dir);
+    `status` answers the status polls (default: every batch has ended)."""
     created = []
 
     def create(request):
@@ -148,14 +149,15 @@ def _batches_routes(api, memory_text, turn_plan):
         for item in body["requests"]:
             system = item["params"]["system"][0]["text"]
             folder = system.split("look at existing memory files in ")[1].split(".\n")[0]
-            blocks, stop = turn_plan[batch_no - 1](folder)
+            turn = len(item["params"]["messages"]) // 2  # 1 message: turn 0; 3 messages: turn 1 ...
+            blocks, stop = turn_plan[turn](folder)
             out[item["custom_id"]] = P.message(blocks, stop_reason=stop, model="claude-sonnet-5-5",
                                                input_tokens=1000, output_tokens=100)
         return P.batch_results(out)
 
     api.post("/v1/messages/batches").mock(side_effect=create)
     api.get(url__regex=r"/v1/messages/batches/msgbatch_\d+$").mock(
-        side_effect=lambda request: httpx.Response(200, json=P.batch(request.url.path.split("/")[-1], "ended")))
+        side_effect=status or (lambda request: httpx.Response(200, json=P.batch(request.url.path.split("/")[-1], "ended"))))
     api.get(url__regex=r"/v1/messages/batches/msgbatch_\d+/results$").mock(side_effect=results)
     return created
 
@@ -194,16 +196,16 @@ def test_batch_api_resumes_the_batch_in_flight(api, tmp_path, isolated_home, mon
     real_wait = B._wait
     calls = {"n": 0}
 
-    def crash_once(client, batch_id, poll):
+    def crash_once(client, batch_id, poll, settings):
         calls["n"] += 1
         if calls["n"] == 1:
             raise KeyboardInterrupt  # the process dies while the batch is being processed
-        return real_wait(client, batch_id, poll)
+        return real_wait(client, batch_id, poll, settings)
 
     monkeypatch.setattr(B, "_wait", crash_once)
     with pytest.raises(KeyboardInterrupt):
         B.run_batch_api([tmp_path / "projects"], settings=Settings(engine="llm", max_attempts=1), poll=0)
-    assert json.loads(B.state_path().read_text())["batch_id"] == "msgbatch_1"
+    assert json.loads(B.state_path().read_text())["batches"][0]["id"] == "msgbatch_1"
     report = B.run_batch_api([tmp_path / "projects"], settings=Settings(engine="llm", max_attempts=1), poll=0)
     assert len(created) == 1  # the in-flight batch was polled again, never resubmitted
     assert sum(r.windows for r in report.rows.values()) == 2 and not report.errors

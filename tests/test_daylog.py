@@ -46,6 +46,7 @@ def test_dream_files_entries_once_and_only_new_ones(daily):
                      today=DAY)
     first = dream.dream(daily, settings=Settings(engine="offline"), today=DAY)
     assert first.status == "saved" and len(first.saved) == 1
+    assert first.report_lines() == [f"created {first.saved[0]}"]  # says what it did, with the real name
     assert dream.dream(daily, settings=Settings(engine="offline"), today=DAY).status == "skipped"
     extract_messages(_msgs("Remember that the staging database is shared with QA."), daily,
                      settings=Settings(engine="offline"), today=DAY)
@@ -71,7 +72,7 @@ def test_dream_gate(daily):
 def test_llm_daily_log_is_append_only(daily):
     daily.mkdir(parents=True)
     log = log_path(daily, DAY)
-    box = Toolbox(daily, None, daily_log=log)
+    box = Toolbox(daily, daily_log=log)
     ok = box.run("Write", {"file_path": str(log), "content": "- 09:00 [user] The user is on call this week\n"})
     assert not ok.is_error, ok.content
     current = log.read_text()

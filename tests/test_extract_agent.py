@@ -86,10 +86,11 @@ def test_two_turn_run_reads_then_writes(api, transcript, memory):
                             "cache_creation_input_tokens": 1900}
     assert usage.usage_for(memory, TODAY)["input_tokens"] == 2400
     first, second = _requests(route)
-    assert first["model"] == "claude-sonnet-5-5" and first["max_tokens"] == 4096
+    assert first["model"] == "claude-sonnet-5-5" and first["max_tokens"] == 10_000
+    assert first["thinking"] == {"type": "adaptive"} and first["output_config"] == {"effort": "medium"}
     assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "memory extraction agent" in first["system"][0]["text"] and "Today is 2026-03-02" in first["system"][0]["text"]
-    assert [t["name"] for t in first["tools"]] == ["Read", "Grep", "Glob", "Bash", "Write", "Edit"]
+    assert [t["name"] for t in first["tools"]] == ["Read", "Grep", "Glob", "Write", "Edit"]
     intro, excerpt = first["messages"][0]["content"]
     assert "feedback_testing.md" in intro["text"] and "cache_control" not in intro
     assert excerpt["cache_control"] == {"type": "ephemeral"}

@@ -30,7 +30,16 @@ def test_concurrent_extracts_make_one_run_and_one_trailing_run(tmp_path):
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(_user("u1", "Remember that the staging database is shared with QA.") + "\n")
     memory = tmp_path / "memory"
-    with FakeAPI(lambda body, n: P.message([P.text("Nothing to save.")]), delay=1.0) as api:
+
+    def respond(body, n):
+        # The first run's answer waits until the second request was stashed: on a loaded machine a
+        # process can take seconds to start, and a fixed delay made this test depend on the clock.
+        deadline = time.monotonic() + 60
+        while n == 0 and not state.pending_path(memory).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return P.message([P.text("Nothing to save.")])
+
+    with FakeAPI(respond) as api:
         env = {"ANTHROPIC_BASE_URL": api.url, "MEMDIR_ENGINE": "llm"}
         first = _spawn("--dir", str(memory), "extract", str(transcript), "--session", "s1", "--json", env=env)
         deadline = time.monotonic() + 10
@@ -39,8 +48,8 @@ def test_concurrent_extracts_make_one_run_and_one_trailing_run(tmp_path):
         with open(transcript, "a") as handle:  # the user's next turn arrives while the first run works
             handle.write(_user("u2", "Remember that releases go out on Tuesdays.") + "\n")
         second = _spawn("--dir", str(memory), "extract", str(transcript), "--session", "s1", "--json", env=env)
-        out2, err2 = second.communicate(timeout=30)
-        out1, err1 = first.communicate(timeout=30)
+        out2, err2 = second.communicate(timeout=90)
+        out1, err1 = first.communicate(timeout=90)
     assert first.returncode == 0 and second.returncode == 0, (err1, err2)
     assert [r["status"] for r in json.loads(out2)] == ["stashed"]
     assert [r["status"] for r in json.loads(out1)] == ["nothing", "nothing"]  # the run + its trailing run

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from extractor.tools import Toolbox
+from extractor.tools import TOOL_SCHEMAS, Toolbox
 
 GOOD = "---\nname: {name}\ndescription: {desc}\ntype: {type}\n---\n{body}\n"
 WHY = "\n\n**Why:** because\n**How to apply:** always"
@@ -18,7 +18,9 @@ def box(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     (project / "README.md").write_text("hello project\n")
-    return Toolbox(memory, project)
+    toolbox = Toolbox(memory)
+    toolbox.project = project  # beside the memory folder, where a transcript's cwd would point
+    return toolbox
 
 
 def _write(box, rel, name="N", desc="D", type_="user", body="b"):
@@ -52,46 +54,27 @@ def test_symlink_out_of_the_folder_is_refused(box, tmp_path):
     assert result.is_error and not outside.exists()
 
 
-@pytest.mark.parametrize(
-    "command, why",
-    [
-        ("cat a > b", "no pipes, redirects"),
-        ("ls | rm -rf /", "no pipes"),
-        ("cat a{b,c}", "no pipes"),
-        ("ls; rm x", "no pipes"),
-        ("ls && rm x", "no pipes"),
-        ("cat $(whoami)", "no pipes"),
-        ("cat `whoami`", "no pipes"),
-        ("find . -delete", "find -delete is not allowed"),
-        ("find . -exec rm x", "find -exec is not allowed"),
-        ("find . -name '*.md' -execdir ls", "find -execdir"),
-        ("find . -fprint out", "not allowed"),
-        ("rm -rf /", "'rm' is not allowed"),
-        ("python -c 'print(1)'", "'python' is not allowed"),
-        ("cat /etc/passwd", "outside what this agent may read"),
-    ],
-)
-def test_bash_refusals(box, command, why):
+@pytest.mark.parametrize("command", ["cat README.md", "ls", "wc --files0-from=/etc/passwd", "grep -d recurse -e KEY ."])
+def test_there_is_no_bash(box, command):
     result = box.run("Bash", {"command": command})
-    assert result.is_error and why.split()[0] in result.content, result.content
+    assert result.is_error
+    assert "Read, Grep, Glob, Write, Edit" in result.content and "no Bash" in result.content
+    assert "Bash" not in [schema["name"] for schema in TOOL_SCHEMAS]
 
 
-def test_bash_read_only_commands_work(box):
-    result = box.run("Bash", {"command": "cat README.md"})
-    assert not result.is_error and "hello project" in result.content
-    assert not box.run("Bash", {"command": "ls"}).is_error
-
-
-def test_read_is_confined(box, tmp_path):
+def test_read_sees_only_the_memory_folder(box, tmp_path):
     (tmp_path / "secret.txt").write_text("nope")
     assert box.run("Read", {"file_path": str(tmp_path / "secret.txt")}).is_error
-    assert "hello project" in box.run("Read", {"file_path": str(box.project_root / "README.md")}).content
+    result = box.run("Read", {"file_path": str(box.project / "README.md")})
+    assert result.is_error and "outside the memory folder" in result.content
+    assert box.run("Read", {"file_path": "../project/README.md"}).is_error
     assert box.run("Glob", {"pattern": "../*"}).is_error
+    assert "hello project" not in box.run("Grep", {"pattern": "hello", "path": str(box.project)}).content
 
 
 def test_unknown_tool_is_refused_with_the_allowed_list(box):
     result = box.run("WebFetch", {"url": "http://x"})
-    assert result.is_error and "Read, Grep, Glob, Bash, Write, Edit" in result.content
+    assert result.is_error and "Read, Grep, Glob, Write, Edit" in result.content
 
 
 def test_secret_is_refused(box):
@@ -102,7 +85,7 @@ def test_secret_is_refused(box):
 
 def test_overwrite_requires_a_fresh_read(box):
     assert not _write(box, "user_a.md", body="v1").is_error
-    fresh = Toolbox(box.memory_dir, box.project_root)  # a new run has not read it
+    fresh = Toolbox(box.memory_dir)  # a new run has not read it
     assert "Read it first" in _write(fresh, "user_a.md", body="v2").content
     assert not fresh.run("Read", {"file_path": str(box.memory_dir / "user_a.md")}).is_error
     (box.memory_dir / "user_a.md").write_text(GOOD.format(name="N", desc="D", type="user", body="changed by a person"))
@@ -136,23 +119,15 @@ def test_write_empty_content_deletes(box):
 
 def test_dry_run_writes_nothing(tmp_path):
     (tmp_path / "m").mkdir()
-    box = Toolbox(tmp_path / "m", None, dry_run=True)
+    box = Toolbox(tmp_path / "m", dry_run=True)
     result = _write(box, "user_x.md")
     assert not result.is_error and "dry run" in result.content and box.written == ["user_x.md"]
     assert not (tmp_path / "m" / "user_x.md").exists()
 
 
-@pytest.mark.parametrize("name", [".env", ".env.production", "server.pem", "id_rsa", "credentials.json", "secrets.yaml"])
-def test_credential_files_are_not_read(box, name):
-    (box.project_root / name).write_text("TOKEN=abc")
-    for result in (box.run("Read", {"file_path": str(box.project_root / name)}),
-                   box.run("Bash", {"command": f"cat {name}"})):
-        assert result.is_error and "credentials" in result.content
-    assert not box.run("Read", {"file_path": str(box.project_root / "README.md")}).is_error
-
-
-def test_searches_skip_credential_files(box):
-    (box.project_root / ".env").write_text("TOKEN=abc")
-    assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN", "path": str(box.project_root)}).content
-    assert box.run("Bash", {"command": "grep -rn TOKEN ."}).is_error
-    assert box.run("Bash", {"command": "grep --recursive TOKEN ."}).is_error
+@pytest.mark.parametrize("name", [".env", "server.pem", "id_rsa", "credentials.json", "README.md"])
+def test_project_files_are_never_read(box, name):
+    (box.project / name).write_text("TOKEN=abc")
+    assert box.run("Read", {"file_path": str(box.project / name)}).is_error
+    assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN", "path": str(box.project)}).content
+    assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN"}).content

@@ -86,7 +86,9 @@ def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
     data = json.loads(out.stdout)
     assert data["systemMessage"].startswith("Memory saved: ") and "feedback_" in data["systemMessage"]
     context = data["hookSpecificOutput"]["additionalContext"]
-    assert "Don't mock the database in integration tests" in context and "<system-reminder>" in context
+    assert "Don't mock the database in integration tests" in context
+    assert "<" not in context  # Claude Code HTML-escapes tags: memdir adds none of its own
+    assert "saved today): " + str(memory) in context
     again = json.loads(_hook("prompt", {**prompt, "session_id": "s2"}, env).stdout)
     assert "systemMessage" not in again  # the notice is shown once
 
@@ -98,7 +100,7 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
                 "**Why:** mocks hid a broken migration\n**How to apply:** use the test database\n")
 
     def respond(body, n):
-        if "output_config" in body:  # the recall selector's structured side query
+        if "format" in body.get("output_config", {}):  # the recall selector's structured side query
             return P.message([P.text(json.dumps({"selected_memories": ["feedback_real_db.md"]}))], model=body["model"])
         return P.message([P.tool_use("Write", {"file_path": str(memory / "feedback_real_db.md"), "content": feedback})],
                          stop_reason="tool_use", model=body["model"])
@@ -134,7 +136,8 @@ def test_stop_hook_never_blocks_on_bad_input(tmp_path):
 
 def test_session_start_gives_instructions_index_and_notice_once(session):
     project, transcript, memory = session
-    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
+    # Claude Code's auto memory off, memdir on: memdir gives the instructions and the index itself.
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
     from memdir.manual import remember
     from memdir.notices import add_notice
     from memdir.store import MemoryStore
@@ -153,6 +156,39 @@ def test_session_start_gives_instructions_index_and_notice_once(session):
     proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "session-start", "--no-index"],
                           input=json.dumps(payload), capture_output=True, text=True, env={**os.environ, **env})
     assert "user_alice.md" not in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_start_beside_native_auto_memory_adds_no_index_and_no_instructions(session):
+    project, transcript, memory = session
+    from memdir.manual import remember
+    from memdir.store import MemoryStore
+
+    remember(MemoryStore(memory), "Alice leads payments", type_="user", name="Alice")
+    payload = {"session_id": "s9", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}  # native auto memory on (the default)
+    context = json.loads(_hook("session-start", payload, env).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "user_alice.md" not in context and "# Memory" not in context and "## Kinds of memory" not in context
+    assert "memdir" in context and len(context) < 600
+    # memdir's own switch turns memdir off whatever Claude Code's says ...
+    assert _hook("session-start", payload, {**env, "MEMDIR_DISABLE": "1"}).stdout == ""
+    # ... and Claude Code's switch does not turn memdir off.
+    off = _hook("session-start", payload, {**env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"})
+    assert "user_alice.md" in json.loads(off.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_start_fits_the_hook_budget_with_a_huge_index(session):
+    project, transcript, memory = session
+    from memdir import constants as C
+    from recall.inject import units
+
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("".join(f"- [Memory {i}](user_m{i}.md) — " + "x" * 120 + "\n" for i in range(190)))
+    payload = {"session_id": "s9", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    env = {"MEMDIR_PATH": str(memory), "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+    context = json.loads(_hook("session-start", payload, env).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert units(context) <= C.HOOK_OUTPUT_BUDGET < C.CLAUDE_CODE_HOOK_OUTPUT_LIMIT
+    assert "- [Memory 0](user_m0.md)" in context and "- [Memory 189]" not in context
+    assert f"more line(s) of MEMORY.md not loaded here for space: read {memory / 'MEMORY.md'}" in context
 
 
 HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse"]

@@ -19,10 +19,12 @@ def test_upsert_replaces_in_place_and_keeps_other_lines():
     assert index.remove(text, "b.md") == "# My notes\n- [A](a.md) — new\n- [C](c.md) — c\n"
 
 
-def test_rebuild_keeps_prose():
-    text = "# Header\nfree text\n- [Gone](gone.md) — x\n"
-    out = index.rebuild(text, [("a.md", "- [A](a.md) — a")])
-    assert out == "# Header\nfree text\n\n- [A](a.md) — a\n"
+def test_merge_keeps_prose_order_and_hand_written_hooks():
+    text = "# Header\nfree text\n- [Mine](b.md) — my own hook\n- [Gone](gone.md) — x\n## Later\n- [Doc](../x.md)\n"
+    entries = [("a.md", "- [A](a.md) — a"), ("b.md", "- [B](b.md) — generated")]
+    out = index.merge(text, entries, lambda rel: rel in ("a.md", "b.md"))
+    assert out.text == "# Header\nfree text\n- [Mine](b.md) — my own hook\n## Later\n- [Doc](../x.md)\n- [A](a.md) — a\n"
+    assert (out.added, out.removed) == (["a.md"], ["gone.md"])
 
 
 def test_cap_under_limits_is_untouched():

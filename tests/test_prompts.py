@@ -13,12 +13,13 @@ def test_every_template_renders_strictly():
 
 
 def _context(days=3, truncated=False):
-    return dict(days=days, truncated=truncated, max_lines=200, max_bytes=4096)
+    return dict(days=days, trimmed=truncated, has_content=True)
 
 
 @pytest.mark.parametrize("days, truncated", [(0, False), (1, True), (47, False), (47, True)])
 def test_slotted_render_equals_a_fresh_render(tmp_path, days, truncated):
-    slots = {"path": "/m/x.md", "content": "body with \x00content\x00 and {{ braces }}"}
+    slots = {"path": "/m/x.md", "content": "body with \x00content\x00 and {{ braces }}", "description": "d",
+             "more": "3 more lines", "type": "user"}
     fresh = render("recall_memory.j2", **slots, **_context(days, truncated))
     first = render_slotted("recall_memory.j2", slots=slots, cache_dir=tmp_path, **_context(days, truncated))
     cached = render_slotted("recall_memory.j2", slots=slots, cache_dir=tmp_path, **_context(days, truncated))

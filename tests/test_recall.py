@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memdir import constants as C
 from memdir.config import Settings
 from memdir.hooks import main as hook_main
 from memdir.model import Memory
@@ -50,7 +51,9 @@ def test_selector_request_is_exactly_what_the_spec_says(folder, api):
     assert [h.rel_path for h in result.selected] == ["feedback_testing_style.md"]
     assert result.engine == "llm" and result.usage["input_tokens"] == 120
     body = json.loads(route.calls[0].request.content)
-    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 256
+    assert body["model"] == "claude-haiku-5-5" and body["max_tokens"] == 1024
+    # Haiku 5.5 thinks adaptively unless told: a pick from a list needs no thinking, at low effort.
+    assert body["thinking"] == {"type": "disabled"} and body["output_config"]["effort"] == "low"
     schema = body["output_config"]["format"]
     assert schema["type"] == "json_schema"
     assert schema["schema"]["properties"]["selected_memories"]["type"] == "array"
@@ -142,9 +145,13 @@ def test_base_url_is_honoured(folder, monkeypatch):
     import respx
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/gateway")
-    with respx.mock(assert_all_mocked=True) as router:
+    from tests import api_validator
+
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        api_validator.install(router)
         route = router.post("http://127.0.0.1:9/gateway/v1/messages").mock(return_value=P.selection("user_alice.md"))
         result = recall(folder.root, "who is alice", settings=Settings(engine="auto"))
+    api_validator.check(router)
     assert route.called and result.engine == "llm"
     assert route.calls[0].request.headers["authorization"] == "Bearer memdir-no-key"
 
@@ -179,10 +186,10 @@ def test_old_relevant_memory_is_found_among_thousands(store, api):
 @pytest.mark.parametrize(
     "days, expected",
     [
-        (0, "Memory (saved today): "),
-        (1, "Memory (saved yesterday): "),
-        (2, "This memory is 2 days old."),
-        (47, "This memory is 47 days old."),
+        (0, "Memory (user, saved today): "),
+        (1, "Memory (user, saved yesterday): "),
+        (2, "Memory (user, saved 2 days ago): "),
+        (47, "Memory (user, saved 47 days ago): "),
     ],
 )
 def test_freshness_headers(store, days, expected):
@@ -190,26 +197,57 @@ def test_freshness_headers(store, days, expected):
     result = _save(store, "Fact", "a fact", "user", age_days=days, now=now)
     header = next(h for h in scan(store.root).headers if h.rel_path == result.rel_path)
     block = render_memory(header, now=now)
-    assert block.startswith("<system-reminder>\n" + expected) and block.endswith("</system-reminder>")
-    assert str(result.path) in block
+    assert block.startswith(expected + str(result.path)) and "<" not in block
+    assert "Description: a fact" in block and "---" not in block  # description shown, frontmatter not
     if days > 1:
-        assert "point-in-time observations, not live state" in block and "verify" in block
-        assert "Memory (saved" not in block
+        assert f"This memory is {days} days old: a point-in-time note, not live state" in block and "verify" in block
 
 
-def test_long_memory_is_truncated_with_a_note(store):
+def test_long_memory_is_trimmed_to_its_first_lines_with_the_path(store):
     body = "\n".join(f"line {i} " + "x" * 10 for i in range(400))
     result = _save(store, "Long", "long one", "user", body=body)
     header = scan(store.root).headers[0]
     block = render_memory(header)
-    assert f"Read the rest at {result.path}" in block
-    assert len(block.encode()) < 4096 + 800 and "line 399" not in block
+    assert "line 0 " in block and f"line {C.RECALL_TRIM_BODY_LINES - 1} " in block
+    assert f"line {C.RECALL_TRIM_BODY_LINES} " not in block
+    assert f"not shown: read the rest at {result.path}]" in block
 
 
-def test_lines_cap_applies_before_bytes(store):
-    _save(store, "Many lines", "short lines", "user", body="\n".join("l" for _ in range(300)))
+def test_short_memory_is_shown_whole_without_a_read_the_rest_note(store):
+    _save(store, "Short", "short one", "user", body="one\ntwo")
     block = render_memory(scan(store.root).headers[0])
-    assert block.count("\nl") == 200 - 6 and "Read the rest" in block
+    assert block.endswith("one\ntwo") and "read the rest" not in block
+
+
+def test_all_recalled_memories_share_one_budget_filled_by_rank(store):
+    from recall.inject import render_all, units
+
+    for i in range(12):
+        _save(store, f"Fact {i:02}", f"fact number {i:02}", "user", body="\n".join(f"{i:02}:" + "y" * 60 for _ in range(20)))
+    headers = sorted(scan(store.root).headers, key=lambda h: h.name)
+    context = render_all(headers)
+    assert units(context) <= C.HOOK_OUTPUT_BUDGET
+    assert context.index("fact number 00") < context.index("fact number 01")  # rank order kept
+    assert context.count("not shown: read the rest at") == 12  # every memory trimmed, none dropped
+    assert context.count("00:yyy") > context.count("11:yyy") >= 3  # the best-ranked got more lines
+    tight = render_all(headers, budget=2500)
+    shown = [h for h in headers if f"fact number {h.name[-2:]}" in tight]
+    assert units(tight) <= 2500 and shown == headers[: len(shown)] and 0 < len(shown) < 12  # a prefix by rank
+    # Room for one memory's header and a little more: the next ones are listed by path.
+    first = render_all(headers[:1], budget=1) or render_memory(headers[0], max_body_lines=0)
+    room = units(first) + 400
+    listed = render_all(headers[:3], budget=room)
+    assert "fact number 00" in listed and "Also relevant, not shown for space" in listed
+    assert str(headers[1].path) in listed and units(listed) <= room
+    assert render_all(headers, budget=50) == ""  # nothing fits: nothing, not an empty frame
+
+
+def test_budget_counts_utf16_units_as_claude_code_does(store):
+    from recall.inject import render_all, units
+
+    _save(store, "Emoji", "emoji", "user", body="\n".join("😀" * 200 for _ in range(10)))
+    context = render_all(scan(store.root).headers, budget=3000)
+    assert len(context) < units(context) <= 3000 and "😀" in context
 
 
 def test_session_byte_cap_stops_surfacing(folder):
@@ -233,7 +271,7 @@ def test_hook_prints_additional_context(folder, monkeypatch):
     data = json.loads(out)
     assert data["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     context = data["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("<system-reminder>") and "reference_payments_dashboard.md" in context
+    assert context.startswith("Saved memories that may help") and "reference_payments_dashboard.md" in context
     code, out = _hook(json.dumps(payload))  # same session: already surfaced
     assert code == 0 and "reference_payments_dashboard.md" not in out
 
@@ -265,10 +303,17 @@ def test_hook_skips_prompts_without_whitespace(folder, monkeypatch):
     assert _hook(json.dumps({"prompt": "dashboard", "cwd": "/tmp"})) == (0, "")
 
 
-def test_hook_respects_disabled_memory(folder, monkeypatch):
+def test_hook_respects_memdirs_own_switch_not_claude_codes(folder, monkeypatch, tmp_path):
     monkeypatch.setenv("MEMDIR_PATH", str(folder.root))
-    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
-    assert _hook(json.dumps({"prompt": "payments latency dashboard", "cwd": "/tmp"})) == (0, "")
+    payload = json.dumps({"prompt": "payments latency dashboard", "cwd": str(tmp_path)})
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")  # native off, memdir on
+    assert "reference_payments_dashboard.md" in _hook(payload)[1]
+    monkeypatch.setenv("MEMDIR_DISABLE", "1")
+    assert _hook(payload) == (0, "")
+    monkeypatch.delenv("MEMDIR_DISABLE")
+    (folder.root / ".memdir").mkdir(exist_ok=True)
+    (folder.root / ".memdir" / "config.json").write_text('{"enabled": false}')
+    assert _hook(payload) == (0, "")
 
 
 def test_hook_as_a_real_process(folder, tmp_path):

@@ -78,3 +78,51 @@ def test_socket_name_follows_the_configuration(monkeypatch):
 def test_disabled_by_env():
     assert not server.enabled({"MEMDIR_RECALL_SERVER": "0"})
     assert server.enabled({}) == hasattr(__import__("socket"), "AF_UNIX")
+
+
+def test_two_servers_started_together_leave_exactly_one(tmp_path):
+    """Both race for the same socket: one serves, the other exits at once; none is orphaned."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "run" / "r.sock")
+    env = {**os.environ, "MEMDIR_RECALL_SERVER_IDLE": "20", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    procs = [subprocess.Popen([sys.executable, "-m", "recall.server", path], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (os.path.exists(path + ".pid") and any(p.poll() is not None for p in procs)):
+            time.sleep(0.05)
+        alive = [p for p in procs if p.poll() is None]
+        exited = [p for p in procs if p.poll() is not None]
+        assert len(alive) == 1 and len(exited) == 1, [p.poll() for p in procs]
+        assert exited[0].returncode == 0, exited[0].stderr.read()
+        assert int(open(path + ".pid").read()) == alive[0].pid
+        assert "error" in _ask(path, {"query": "no folder"})  # the survivor owns the socket
+        # A third one, started while the first serves, also steps aside.
+        third = subprocess.run([sys.executable, "-m", "recall.server", path], env=env, timeout=30)
+        assert third.returncode == 0 and alive[0].poll() is None
+        assert "error" in _ask(path, {"query": "no folder"})
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=10)
+
+
+def test_a_dead_servers_leftovers_do_not_block_the_next(tmp_path, api):
+    path = str(tmp_path / "r.sock")
+    open(path, "w").close()  # a stale socket file from a crashed server; its lock died with it
+    thread = _serve_in_thread_when(path, idle=0.5)
+    assert "error" in _ask(path, {"query": "no folder"})
+    thread.join(timeout=10)
+    assert not os.path.exists(path)
+
+
+def _serve_in_thread_when(path: str, idle: float) -> threading.Thread:
+    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": idle}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(path + ".pid") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return thread

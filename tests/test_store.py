@@ -48,12 +48,14 @@ def test_rename_moves_file_and_index_line(store):
     assert store.index() == "- [New name](user_new_name.md) — hook\n"
 
 
-def test_delete_removes_from_index_and_keeps_a_trash_copy(store):
+def test_delete_removes_from_index_and_keeps_the_bytes_in_history(store):
     store.save(_m("Temp"))
     store.save(_m("Keep"))
-    store.delete("user_temp.md")
+    before = (store.root / "user_temp.md").read_bytes()
+    done = store.delete("user_temp.md")
     assert "user_temp.md" not in store.index() and "user_keep.md" in store.index()
-    assert any(p.name.endswith("user_temp.md") for p in (store.state_dir / "trash").iterdir())
+    assert (store.root / done.kept).read_bytes() == before
+    assert done.describe() == f"deleted user_temp.md (kept: {done.kept})"
     with pytest.raises(MemdirError, match="no memory named"):
         store.find("Temp")
 
@@ -76,7 +78,7 @@ def test_symlink_out_of_the_folder_is_refused(store, tmp_path):
     store.root.mkdir(parents=True)
     (tmp_path / "outside").mkdir()
     (store.root / "link").symlink_to(tmp_path / "outside")
-    with pytest.raises(MemdirError, match="outside the memory folder"):
+    with pytest.raises(MemdirError, match="symlink"):
         store.save(_m("x"), rel_path="link/x.md")
     assert not (tmp_path / "outside" / "x.md").exists()
 
@@ -112,8 +114,10 @@ def test_rebuild_index_from_files(store):
     store.save(_m("B", "user"))
     store.save(_m("A", "feedback", body="x\n**Why:** a\n**How to apply:** b"))
     store.index_path.write_text("# Mine\n- [Gone](gone.md) — x\n")
-    assert store.rebuild_index() == 2
+    done = store.rebuild_index()
+    assert (done.entries, done.added, done.removed) == (2, ["feedback_a.md", "user_b.md"], ["gone.md"])
     assert store.index() == "# Mine\n\n- [A](feedback_a.md) — d\n- [B](user_b.md) — d\n"
+    assert (store.root / done.kept).read_text() == "# Mine\n- [Gone](gone.md) — x\n"
 
 
 def test_remember_fills_why_how_for_feedback(store):

@@ -1,0 +1,218 @@
+"""`memdir eval run --suite realdata`: extraction over every real Claude Code session in the shared data.
+
+Graded against evals/cases/realdata.yaml (what a careful reader would save, from the data's README):
+recall over the expected memories, precision over what was saved (each unmatched memory is listed
+verbatim so a person can judge it), memories saved on "nothing here" sessions, and a no-loss check
+that extracts every session into a copy of a real hand-curated memory folder and then rebuilds its
+index: every pre-existing file must be byte-identical unless memdir reported an update and kept the
+old bytes. Held-out sessions are reported apart.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, field_validator
+
+from memdir import constants as C
+from memdir import history
+
+CASES = Path(__file__).with_name("cases") / "realdata.yaml"
+NO_LOSS_FOLDER = "memory-folders/application-pipeline"
+
+
+class Expected(BaseModel):
+    what: str
+    type: list[str] = Field(default_factory=list)  # empty: any type
+    terms: list[list[str]]
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _one_or_many(cls, value):
+        return [value] if isinstance(value, str) else (value or [])
+
+    def matches(self, memory: dict) -> bool:
+        if self.type and memory["type"] not in self.type:
+            return False
+        text = memory["text"].lower()
+        return all(any(_has_term(text, term) for term in group) for group in self.terms)
+
+
+class SessionSpec(BaseModel):
+    expect: list[Expected] = Field(default_factory=list)
+    acceptable: list[Expected] = Field(default_factory=list)
+    forbidden: list[Expected] = Field(default_factory=list)
+
+
+class Suite(BaseModel):
+    held_out: list[str]
+    sessions: dict[str, SessionSpec]
+
+
+def _has_term(text: str, term: str) -> bool:
+    """A whole-word (or whole-phrase) occurrence: "act" must not match "actually" or "react"."""
+    return re.search(r"(?<![\w-])" + re.escape(term.lower()) + r"(?![\w-])", text) is not None
+
+
+def load_suite(path: Path = CASES) -> Suite:
+    return Suite.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def session_key(root: Path, transcript: Path) -> str:
+    """`<project folder>/<first 8 chars of the session id>`, as the README names sessions."""
+    return f"{transcript.parent.name}/{transcript.stem[:8]}"
+
+
+def saved_memories(memory_dir: Path) -> list[dict]:
+    from memdir.store import MemoryStore
+
+    store = MemoryStore(memory_dir)
+    out = []
+    for header in store.scan().headers:
+        memory = store.load(header.rel_path)
+        out.append({"file": header.rel_path, "type": memory.type.value, "description": memory.description,
+                    "text": f"{memory.name}\n{memory.description}\n{memory.body}", "body": memory.body})
+    return out
+
+
+def _extract(transcript: Path, memory_dir: Path, engine: str, settings):
+    from datetime import date
+
+    from extractor.run import extract_transcript
+
+    return extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=date(2026, 3, 2))
+
+
+def grade_session(spec: SessionSpec, memories: list[dict]) -> dict:
+    matched = [any(e.matches(m) for m in memories) for e in spec.expect]
+    unmatched, forbidden = [], []
+    for m in memories:
+        if any(e.matches(m) for e in spec.forbidden):
+            forbidden.append(m)
+        if not any(e.matches(m) for e in [*spec.expect, *spec.acceptable]):
+            unmatched.append(m)
+    return {"expected": len(spec.expect), "found": sum(matched), "missed": [e.what for e, ok in zip(spec.expect, matched) if not ok],
+            "saved": len(memories), "unmatched": unmatched, "forbidden": forbidden}
+
+
+def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> dict:
+    """Extract every session into a copy of a real memory folder, then rebuild its index."""
+    from memdir.store import MemoryStore
+
+    source = root / NO_LOSS_FOLDER
+    with tempfile.TemporaryDirectory(prefix="memdir-noloss-") as tmp:
+        folder = Path(tmp) / "memory"
+        shutil.copytree(source, folder)
+        for p in folder.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)  # the shared copy is read-only
+        before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        reported: dict[str, list[str]] = {}
+        for transcript in sessions:
+            result = _extract(transcript, folder, engine, settings)
+            for change in result.changes:
+                if change["action"] in ("updated", "deleted") and change.get("kept"):
+                    reported.setdefault(change["file"], []).append(change["kept"])
+        rebuilt = MemoryStore(folder).rebuild_index()
+        if rebuilt.kept:
+            reported.setdefault(C.INDEX_NAME, []).append(rebuilt.kept)
+        lost_files, lost_bytes, changed = [], 0, []
+        for rel, data in before.items():
+            path = folder / rel
+            if path.is_file() and path.read_bytes() == data:
+                continue
+            changed.append(rel)
+            kept = [folder / k for k in reported.get(rel, [])]
+            kept += [v.path for v in history.versions(folder / C.STATE_DIRNAME, rel)]
+            if not any(k.is_file() and k.read_bytes() == data for k in kept) or rel not in reported:
+                lost_files.append(rel)
+                lost_bytes += len(data)
+        return {"transcripts": len(sessions), "files": len(before), "changed": changed, "reported": sorted(reported), "lost_files": lost_files,
+                "lost_bytes": lost_bytes}
+
+
+def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True) -> dict:
+    from evals.realdata_path import main_sessions
+    from memdir.config import Settings
+
+    settings = settings or Settings.from_env().with_overrides(engine=engine)
+    suite = load_suite()
+    sessions = main_sessions(root)
+    known = {session_key(root, t) for t in sessions}
+    unknown = sorted(set(suite.sessions) - known) + sorted(set(suite.held_out) - known)
+    if unknown:
+        raise ValueError(f"{CASES}: sessions not in {root}: {', '.join(unknown)}")
+    parts: dict[str, dict] = {"tuning": _empty(), "held_out": _empty()}
+    for transcript in sessions:
+        key = session_key(root, transcript)
+        spec = suite.sessions.get(key, SessionSpec())
+        with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
+            memory_dir = Path(tmp) / "memory"
+            result = _extract(transcript, memory_dir, engine, settings)
+            graded = grade_session(spec, saved_memories(memory_dir))
+        graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect and not spec.acceptable)
+        _fold(parts["held_out" if key in suite.held_out else "tuning"], graded)
+    report = {"engine": engine, "root": str(root), **{name: _figures(p) for name, p in parts.items()}}
+    if with_no_loss:  # every transcript, subagents included, into one copy of the real folder
+        everything = sorted((root / "claude-code-log").rglob("*.jsonl"))
+        report["no_loss"] = no_loss_check(root, everything, engine, settings)
+    return report
+
+
+def _empty() -> dict:
+    return {"sessions": [], "expected": 0, "found": 0, "saved": 0, "unmatched": [], "forbidden": [],
+            "nothing_sessions": 0, "nothing_saved": 0, "missed": []}
+
+
+def _fold(part: dict, graded: dict) -> None:
+    part["sessions"].append(graded["session"])
+    for key in ("expected", "found", "saved"):
+        part[key] += graded[key]
+    part["unmatched"] += [{**m, "session": graded["session"]} for m in graded["unmatched"]]
+    part["forbidden"] += [{**m, "session": graded["session"]} for m in graded["forbidden"]]
+    part["missed"] += [f"{graded['session']}: {what}" for what in graded["missed"]]
+    if graded["nothing_session"]:
+        part["nothing_sessions"] += 1
+        part["nothing_saved"] += graded["saved"]
+
+
+def _figures(part: dict) -> dict:
+    judged = part["saved"]
+    part["recall"] = part["found"] / part["expected"] if part["expected"] else None
+    part["precision"] = (judged - len(part["unmatched"])) / judged if judged else None
+    return part
+
+
+def _pct(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def render(report: dict) -> str:
+    lines = [f"# memdir eval: realdata suite ({report['engine']} engine)", f"data: {report['root']}", ""]
+    for name, title in (("tuning", "Tuning sessions"), ("held_out", "Held-out sessions (never tuned on)")):
+        p = report[name]
+        lines += [
+            f"## {title}: {len(p['sessions'])} sessions",
+            f"recall {_pct(p['recall'])} ({p['found']} of {p['expected']} expected memories)",
+            f"precision {_pct(p['precision'])} ({p['saved'] - len(p['unmatched'])} of {p['saved']} saved memories match an annotated item)",
+            f"nothing-to-save sessions: {p['nothing_saved']} memories saved over {p['nothing_sessions']} sessions",
+            f"forbidden memories (rewound branch, command output): {len(p['forbidden'])}",
+        ]
+        for what in p["missed"]:
+            lines.append(f"  missed: {what}")
+        for m in p["unmatched"]:
+            lines.append(f"  unmatched [{m['type']}] {m['session']} {m['file']}: {' '.join(m['body'].split())[:300]}")
+        lines.append("")
+    if "no_loss" in report:
+        n = report["no_loss"]
+        lines += [
+            f"## No-loss check: {n['transcripts']} transcripts extracted into a copy of {NO_LOSS_FOLDER} "
+            f"({n['files']} files), then its index rebuilt",
+            f"lost bytes: {n['lost_bytes']} ({len(n['lost_files'])} files changed without a kept, reported copy)",
+            f"changed files: {len(n['changed'])}, all reported with the previous version kept: "
+            f"{'yes' if not n['lost_files'] else 'NO: ' + ', '.join(n['lost_files'])}",
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,72 @@
+"""The user's own prose in a message, cut into sentences the way a reader would.
+
+People paste documentation, logs, diffs and stack traces into prompts; those are not their words,
+so only the prose they wrote before the pasted part is read. A line break inside one thought (a
+terminal's `\\` continuation, or wrapping) does not end a sentence; a blank line, a list item or
+sentence punctuation does.
+"""
+
+from __future__ import annotations
+
+import re
+
+PROSE_MAX_CHARS = 1200  # beyond this much leading prose, the rest of a message is material, not talk
+_CONTINUATION = re.compile(r"\\\r?\n")  # a terminal line continuation: the same thought goes on
+_PARAGRAPHS = re.compile(r"\n\s*\n")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_ENDS_SENTENCE = re.compile(r"[.!?;:)]\s*$")
+_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+")
+_LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing|hey claude|wait)[,:]?\s+)+", re.I)
+
+
+def _looks_pasted(paragraph: str) -> bool:
+    """Code, logs, JSON, tables, stack traces: lines a person pasted rather than wrote."""
+    lines = [line for line in paragraph.splitlines() if line.strip()]
+    if not lines:
+        return False
+    symbolic = sum(1 for line in lines if re.match(r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})", line))
+    if symbolic * 2 >= len(lines):
+        return True
+    letters = sum(c.isalpha() or c.isspace() for c in paragraph)
+    return letters < 0.75 * len(paragraph)
+
+
+def own_prose(text: str) -> str:
+    """The leading paragraphs the person wrote, up to the first pasted block (or what follows a colon)."""
+    text = _CONTINUATION.sub("\n", text)
+    kept: list[str] = []
+    size = 0
+    for paragraph in _PARAGRAPHS.split(text):
+        if not paragraph.strip():
+            continue
+        if _looks_pasted(paragraph) or size + len(paragraph) > PROSE_MAX_CHARS:
+            break
+        kept.append(paragraph)
+        size += len(paragraph)
+        if paragraph.rstrip().endswith(":"):
+            break  # "This is the relevant CSS:" — what follows is quoted material
+    return "\n\n".join(kept)
+
+
+def _join_soft_breaks(paragraph: str) -> list[str]:
+    """Lines of one paragraph joined where a thought continues; list items stay apart."""
+    units: list[str] = []
+    for line in paragraph.splitlines():
+        if not line.strip():
+            continue
+        if units and not _LIST_ITEM.match(line) and not _ENDS_SENTENCE.search(units[-1]):
+            units[-1] = f"{units[-1].rstrip()} {line.strip()}"
+        else:
+            units.append(line.strip())
+    return units
+
+
+def sentences(text: str) -> list[str]:
+    out = []
+    for paragraph in _PARAGRAPHS.split(_CONTINUATION.sub("\n", text)):
+        for unit in _join_soft_breaks(paragraph):
+            for raw in _SENTENCE.split(unit):
+                sentence = _LEAD_IN.sub("", raw.strip(" -*•\t"))
+                if len(sentence) > 3:
+                    out.append(sentence[:1].upper() + sentence[1:])
+    return out

@@ -1,0 +1,246 @@
+"""`memdir mcp`: the memory folder as an MCP server over stdio, on the official `mcp` SDK.
+
+An entry point (top layer, like the CLI): every tool is a call into `memdir.api`, so writes go
+through the store (atomic, locked, secret guard, MEMORY.md kept in sync) exactly as they do from
+the CLI. Tool descriptions are written for the model that reads them: when to call, what comes
+back. A failure becomes an MCP tool error with one line, never a crashed server.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from pathlib import Path
+from typing import Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from memdir import api
+from memdir import constants as C
+from memdir.errors import MemdirError
+
+SERVER_NAME = "memdir"
+INDEX_URI = "memdir://MEMORY.md"
+MemoryTypeName = Literal["user", "feedback", "project", "reference"]
+# Hints clients use to decide what needs the user's approval: reads are safe, forget is not.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+FORGETS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+INSTRUCTIONS = """\
+memdir is the user's persistent memory, shared by every agent they use (Claude Code, Cursor, \
+Codex, Claude Desktop...). Call `recall` with the task at hand before starting work that may \
+depend on the user's preferences, past decisions or where things live. Save with `remember` only \
+what cannot be read from the code or git history: who the user is, how they want the work done \
+(corrections and confirmed approaches), what is going on and why, where things live outside the \
+repo. Never save secrets. Prefer `update_memory` over creating a near-duplicate."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _tool_errors(fn):
+    """Every failure reaches the client as a ToolError with one line; the server keeps running."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ToolError:
+            raise
+        except MemdirError as exc:
+            raise ToolError(_one_line(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise ToolError(f"{where}{exc.strerror or _one_line(exc)}; run `memdir doctor`") from None
+        except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
+            logging.getLogger(__name__).exception("memdir tool %s failed", fn.__name__)
+            raise ToolError(f"internal error ({type(exc).__name__}: {_one_line(exc)}); run `memdir doctor`") from None
+
+    return wrapper
+
+
+_ARGUMENT_ERROR = re.compile(r"validation error for (?P<tool>\w+?)Arguments\n(?P<field>\S+)\n\s+(?P<msg>.+?)(?: \[type=|\n|$)")
+
+
+def one_line_argument_errors(text: str) -> str:
+    """The SDK's multi-line pydantic report for bad arguments, as one line naming the argument."""
+    match = _ARGUMENT_ERROR.search(text)
+    if match:
+        return f"{match['tool']}: argument '{match['field']}': {match['msg']}"
+    return " ".join(text.split())
+
+
+async def _one_line_tool_errors(ctx, call_next):
+    """Middleware: every failed tools/call reaches the client as one line, argument errors included."""
+    result = await call_next(ctx)
+    if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):  # the wire form
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                block["text"] = one_line_argument_errors(block["text"])
+    return result
+
+
+def _described(saved: api.Saved) -> str:
+    if saved.created:
+        what = f"Saved {saved.file}"
+    elif not saved.changed:
+        what = f"{saved.file} already says exactly this; nothing changed"
+    else:
+        what = f"Updated {saved.file} (previous version kept at {saved.kept})"
+    return f"{what}. {C.INDEX_NAME} is up to date."
+
+
+def _entry(info: api.MemoryInfo) -> str:
+    from memdir.ages import age_label
+
+    flag = f"  [problem: {info.problem}]" if info.problem else ""
+    return f"- {info.file} ({info.type or '?'}, {age_label(info.modified)}): {info.description or info.name or ''}{flag}"
+
+
+def build_server(folder: Path, *, team: bool = False) -> MCPServer:
+    """The server for one memory folder (`team`: the folder's shared team memory instead)."""
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), middleware=[_one_line_tool_errors])
+
+    @server.tool(
+        description=(
+            "Find the user's memories that help with a task or question. Pass the task in plain words "
+            "(e.g. 'set up the release pipeline for the API'). Returns the few memories that clearly apply, "
+            "each with its age (older memories may be stale: verify against the code before relying on them), "
+            "or says none applies. Uses the same selection engine and size caps as memdir's prompt hook."
+        ),
+        structured_output=False,
+        annotations=READS,
+    )
+    @_tool_errors
+    def recall(query: str) -> str:
+        answer = api.recall(query, folder=folder)
+        if not answer.memories:
+            return "No memory clearly applies to this query."
+        return answer.context
+
+    @server.tool(
+        description=(
+            "List the memories saved in this folder, newest first: file name, type, age and one-line description. "
+            "Optionally only one type: user (who the user is), feedback (how they want the work done), "
+            "project (what is going on and why), reference (where things live outside the repo)."
+        ),
+        structured_output=False,
+        annotations=READS,
+    )
+    @_tool_errors
+    def list_memories(type: MemoryTypeName | None = None) -> str:  # noqa: A002
+        infos = api.list_memories(type=type, folder=folder, team=team)
+        if not infos:
+            return "No memories saved yet." if type is None else f"No {type} memories saved yet."
+        return "\n".join(_entry(info) for info in infos)
+
+    @server.tool(
+        description=(
+            "Read one memory in full (frontmatter and body). `file` is the file name from list_memories or "
+            "recall (e.g. feedback_testing.md); the memory's name also works."
+        ),
+        structured_output=False,
+        annotations=READS,
+    )
+    @_tool_errors
+    def read_memory(file: str) -> str:
+        return api.read(file, folder=folder, team=team).text
+
+    @server.tool(
+        description=(
+            "Save a new memory that will help in future conversations, in any agent. Save only what the code "
+            "and git history cannot tell: type user = who the user is (role, expertise); feedback = how they "
+            "want the work done (a correction or a confirmed approach); project = what is going on and why "
+            "(decisions, deadlines, constraints; write dates as YYYY-MM-DD); reference = where things live "
+            "outside the repo (dashboards, tickets, docs). `text` is the rule or fact in one or two sentences. "
+            "For feedback and project give `why` (the reason, often the incident behind it) and `how` (when and "
+            "how to apply it). A memory with the same name is updated instead of duplicated. Text that looks "
+            "like a secret (API keys, passwords, tokens) is refused: save where the secret is kept instead."
+        ),
+        structured_output=False,
+        annotations=WRITES,
+    )
+    @_tool_errors
+    def remember(
+        text: str,
+        type: MemoryTypeName,  # noqa: A002
+        name: str | None = None,
+        description: str | None = None,
+        why: str | None = None,
+        how: str | None = None,
+    ) -> str:
+        saved = api.remember(
+            text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team
+        )
+        return _described(saved)
+
+    @server.tool(
+        description=(
+            "Change an existing memory when it is outdated or wrong; only the fields you pass change. "
+            "`file` is from list_memories or recall. `text` replaces the rule or fact; `why` / `how` replace "
+            "those lines; a new `name` renames the file. Prefer this over saving a near-duplicate."
+        ),
+        structured_output=False,
+        annotations=WRITES,
+    )
+    @_tool_errors
+    def update_memory(
+        file: str,
+        text: str | None = None,
+        description: str | None = None,
+        why: str | None = None,
+        how: str | None = None,
+        type: MemoryTypeName | None = None,  # noqa: A002
+        name: str | None = None,
+    ) -> str:
+        saved = api.update(
+            file, text=text, description=description, why=why, how=how, type=type, name=name, folder=folder,
+            team=team,
+        )
+        return _described(saved)
+
+    @server.tool(
+        description=(
+            "Forget a memory that is wrong or no longer true, or that the user asks to drop. `file` is from "
+            "list_memories or recall. The memory leaves the index; memdir keeps its bytes in history."
+        ),
+        structured_output=False,
+        annotations=FORGETS,
+    )
+    @_tool_errors
+    def forget(file: str) -> str:
+        gone = api.forget(file, folder=folder, team=team)
+        kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
+        return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
+
+    @server.resource(
+        INDEX_URI,
+        name=C.INDEX_NAME,
+        description="The memory index: one line per memory, `- [Title](file.md) — hook`.",
+        mime_type="text/markdown",
+    )
+    def memory_index() -> str:
+        try:
+            return api.read_index(folder=folder, team=team)
+        except (MemdirError, OSError) as exc:
+            from mcp.server.mcpserver.exceptions import ResourceError
+
+            raise ResourceError(_one_line(exc)) from None
+
+    return server
+
+
+def _version() -> str:
+    from memdir import __version__
+
+    return __version__
+
+
+def serve(folder: Path, *, team: bool = False) -> None:
+    """Serve `folder` over stdin/stdout until the client closes the connection."""
+    build_server(folder, team=team).run("stdio")

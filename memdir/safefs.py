@@ -1,0 +1,443 @@
+"""File access inside a memory folder that never follows a symlink (issue 9: least privilege).
+
+The rule: the memory folder's own path is trusted as configured (it may sit below a symlink, like
+macOS `/var -> /private/var` or a `~/.claude` kept in a dotfiles repo). Everything INSIDE it is
+strict: each path component is opened relative to its parent's file descriptor with `O_NOFOLLOW`,
+so a symlink anywhere below the root (`.memdir`, `team/`, `logs/`, a memory file, MEMORY.md) is
+refused with one line instead of being followed, and a swap between check and use cannot redirect
+the access. Final files are opened `O_NONBLOCK` (a FIFO never hangs a hook), must be regular files,
+and are read up to a cap.
+
+Stdlib only and no pathlib: the hooks use this on every prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+
+from memdir import constants as C
+from memdir.errors import MemdirError
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+TEMP_MARKER = ".tmp-"
+
+
+class UnsafePath(MemdirError, OSError):
+    """A refusal: a symlink, a FIFO/device/folder where a file belongs, a path escaping the folder,
+    or a file over the size cap. An OSError too, so callers that skip unreadable files skip these."""
+
+    def __init__(self, message: str) -> None:
+        MemdirError.__init__(self, message)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    @property
+    def strerror(self) -> str:  # type: ignore[override]
+        return str(self)
+
+
+def split_rel(rel: str) -> list[str]:
+    """The components of a folder-relative path; anything that could leave the folder is refused."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel:
+        raise UnsafePath(f"{rel!r}: not a usable path inside the memory folder")
+    if rel.startswith("/") or "\\" in rel:
+        raise UnsafePath(f"{rel!r}: give a path relative to the memory folder, without backslashes")
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise UnsafePath(f"{rel!r}: '..' and empty paths are not allowed inside the memory folder")
+    return parts
+
+
+def rel_to(root: str | os.PathLike, path: str | os.PathLike) -> str:
+    """`path` relative to `root`, lexically (no symlink resolution); refused when outside it."""
+    root_s = os.path.normpath(os.path.abspath(os.fspath(root)))
+    path_s = os.path.normpath(os.path.abspath(os.fspath(path)))
+    if path_s == root_s:
+        raise UnsafePath(f"{path_s}: this is the memory folder itself, not a file in it")
+    if not path_s.startswith(root_s.rstrip(os.sep) + os.sep):
+        raise UnsafePath(f"{path_s}: outside the memory folder {root_s}")
+    return path_s[len(root_s.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return "not a regular file"
+
+
+def _symlink_refusal(shown: str) -> UnsafePath:
+    return UnsafePath(f"{shown} is a symlink; memdir never follows symlinks inside the memory folder "
+                      "(replace it with a regular file or folder)")
+
+
+def _open_root(root: str | os.PathLike, create: bool) -> int:
+    root_s = os.fspath(root)
+    if create:
+        os.makedirs(root_s, exist_ok=True)
+    return os.open(root_s, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+
+
+def _open_dir_at(dir_fd: int, name: str, shown: str, create: bool) -> int:
+    for attempt in (0, 1):
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            if not create or attempt:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                try:
+                    mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+                except OSError:
+                    raise exc from None
+                if stat.S_ISLNK(mode):
+                    raise _symlink_refusal(shown) from None
+                raise UnsafePath(f"{shown} is {_kind(mode)}, not a folder") from None
+            raise
+    raise FileNotFoundError(errno.ENOENT, "not found", shown)  # pragma: no cover
+
+
+@contextlib.contextmanager
+def open_dir(root: str | os.PathLike, rel_dir: str = "", create: bool = False):
+    """A file descriptor for folder `rel_dir` inside root ("" = the root), walked without following symlinks."""
+    fd = _open_root(root, create)
+    try:
+        walked: list[str] = []
+        for name in split_rel(rel_dir) if rel_dir else []:
+            walked.append(name)
+            nfd = _open_dir_at(fd, name, "/".join(walked), create)
+            os.close(fd)
+            fd = nfd
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _parent_and_name(rel: str) -> tuple[str, str]:
+    parts = split_rel(rel)
+    return "/".join(parts[:-1]), parts[-1]
+
+
+def lstat(root: str | os.PathLike, rel: str) -> os.stat_result | None:
+    """The entry's own stat (a symlink is reported as one), or None when absent."""
+    parent, name = _parent_and_name(rel)
+    try:
+        with open_dir(root, parent) as dfd:
+            return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def exists(root: str | os.PathLike, rel: str) -> bool:
+    return lstat(root, rel) is not None
+
+
+def is_regular_file(root: str | os.PathLike, rel: str) -> bool:
+    try:
+        st = lstat(root, rel)
+    except UnsafePath:
+        return False
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def open_file_at(dfd: int, name: str, shown: str, flags: int, mode: int = 0o644) -> int:
+    try:
+        fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode, dir_fd=dfd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO, errno.ENODEV, errno.ETXTBSY):
+            try:
+                kind = _kind(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode)
+            except OSError:
+                raise exc from None
+            if kind == "a symlink":
+                raise _symlink_refusal(shown) from None
+            raise UnsafePath(f"{shown} is {kind}; memdir only reads and writes regular files") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"{shown} is {_kind(st.st_mode)}; memdir only reads and writes regular files")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(root: str | os.PathLike, rel: str, flags: int = os.O_RDONLY) -> int:
+    """A descriptor for the regular file `rel` (parents walked, nothing followed); the caller closes it."""
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent) as dfd:
+        return open_file_at(dfd, name, rel, flags)
+
+
+def read_bytes(root: str | os.PathLike, rel: str, max_bytes: int = C.SAFE_READ_MAX_BYTES, *,
+               prefix: bool = False) -> bytes:
+    """The file's bytes. Over `max_bytes`: refused, or (prefix=True) only the first `max_bytes`."""
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent) as dfd:
+        fd = open_file_at(dfd, name, rel, os.O_RDONLY)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        if not prefix:
+            raise UnsafePath(f"{rel} is over the {max_bytes:,}-byte limit memdir reads; shorten or remove it")
+        data = data[:max_bytes]
+    return data
+
+
+def read_text(root: str | os.PathLike, rel: str, max_bytes: int = C.SAFE_READ_MAX_BYTES, *,
+              prefix: bool = False, errors: str = "strict") -> str:
+    """UTF-8 text (a BOM tolerated). Not UTF-8: a one-line refusal, unless `errors` says otherwise."""
+    data = read_bytes(root, rel, max_bytes, prefix=prefix)
+    try:
+        return data.decode("utf-8-sig", errors=errors)
+    except UnicodeDecodeError:
+        raise UnsafePath(f"{rel} is not UTF-8 text; re-save it as UTF-8 or remove it") from None
+
+
+def read_text_or(root: str | os.PathLike, rel: str, default: str = "", max_bytes: int = C.SAFE_READ_MAX_BYTES) -> str:
+    """The text, or `default` when the file (or a folder on its way) does not exist."""
+    try:
+        return read_text(root, rel, max_bytes)
+    except (FileNotFoundError, NotADirectoryError):
+        return default
+
+
+def read_json(root: str | os.PathLike, rel: str, default=None):
+    """Parsed JSON state, or `default` when it is absent, unsafe, unreadable or not JSON."""
+    import json
+
+    try:
+        return json.loads(read_bytes(root, rel))
+    except (OSError, ValueError, RecursionError):
+        return default
+
+
+def _fsync_dir_fd(dfd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.fsync(dfd)
+
+
+def write_bytes(root: str | os.PathLike, rel: str, data: bytes, *, durable: bool = True) -> None:
+    """Replace the file atomically (temp + fsync + rename), creating folders on the way.
+
+    An existing symlink, FIFO or folder at the target is refused, never replaced or followed.
+    """
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent, create=True) as dfd:
+        try:
+            current = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            current = None
+        if current is not None and not stat.S_ISREG(current.st_mode):
+            kind = _kind(current.st_mode)
+            if kind == "a symlink":
+                raise _symlink_refusal(rel)
+            raise UnsafePath(f"{rel} is {kind}; memdir only writes regular files")
+        temp = f".{name}{TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                if durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dfd)
+            raise
+        if durable:
+            _fsync_dir_fd(dfd)
+
+
+def write_text(root: str | os.PathLike, rel: str, text: str, *, durable: bool = True) -> None:
+    write_bytes(root, rel, text.encode("utf-8"), durable=durable)
+
+
+def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
+    """Append to a log file (created when missing), never through a symlink."""
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent, create=True) as dfd:
+        fd = open_file_at(dfd, name, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with os.fdopen(fd, "ab") as handle:
+        handle.write(text.encode("utf-8"))
+
+
+def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:
+    """Remove one entry (a symlink itself is removed, never its target)."""
+    parent, name = _parent_and_name(rel)
+    try:
+        with open_dir(root, parent) as dfd:
+            os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+
+
+def rename(root: str | os.PathLike, src_rel: str, dst_rel: str, *, create_dst_dir: bool = False) -> None:
+    """Move an entry within the folder; refused when the source is not a regular file."""
+    src_parent, src_name = _parent_and_name(src_rel)
+    dst_parent, dst_name = _parent_and_name(dst_rel)
+    with open_dir(root, src_parent) as sfd, open_dir(root, dst_parent, create=create_dst_dir) as dfd:
+        mode = os.stat(src_name, dir_fd=sfd, follow_symlinks=False).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafePath(f"{src_rel} is {_kind(mode)}; memdir only moves regular files")
+        try:
+            target = os.stat(dst_name, dir_fd=dfd, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            target = None
+        if target is not None and not stat.S_ISREG(target):
+            raise UnsafePath(f"{dst_rel} is {_kind(target)}; memdir will not replace it")
+        os.replace(src_name, dst_name, src_dir_fd=sfd, dst_dir_fd=dfd)
+
+
+def mkdirs(root: str | os.PathLike, rel_dir: str) -> None:
+    with open_dir(root, rel_dir, create=True):
+        pass
+
+
+def listdir(root: str | os.PathLike, rel_dir: str = "") -> list[tuple[str, str]]:
+    """(name, kind) of each entry: kind is file, dir, symlink or other. Symlinks are not followed."""
+    out = []
+    try:
+        with open_dir(root, rel_dir) as dfd:
+            with os.scandir(dfd) as entries:
+                for entry in entries:
+                    out.append((entry.name, _entry_kind(entry)))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(out)
+
+
+def _entry_kind(entry: os.DirEntry) -> str:
+    try:
+        if entry.is_symlink():
+            return "symlink"
+        if entry.is_dir(follow_symlinks=False):
+            return "dir"
+        if entry.is_file(follow_symlinks=False):
+            return "file"
+    except OSError:
+        pass
+    return "other"
+
+
+def walk(root: str | os.PathLike, rel_dir: str = "", *, skip_top: tuple[str, ...] = (), hidden: bool = True):
+    """Yield (rel_path, kind) for every entry below `rel_dir`, descending only into real folders.
+
+    `skip_top` names at the top level are not entered (e.g. `.memdir`); hidden=False skips dot-names.
+    """
+    stack = [rel_dir]
+    while stack:
+        folder = stack.pop()
+        try:
+            items = listdir(root, folder)
+        except UnsafePath:
+            continue
+        for name, kind in items:
+            if not hidden and name.startswith("."):
+                continue
+            rel = f"{folder}/{name}" if folder else name
+            if folder == rel_dir and name in skip_top:
+                continue
+            yield rel, kind
+            if kind == "dir":
+                stack.append(rel)
+
+
+@contextlib.contextmanager
+def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
+    """An exclusive inter-process lock on a lock file inside the folder, opened without following symlinks."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no symlink attacks of this kind to defend against in the same way
+        from pathlib import Path
+
+        from memdir.fsio import locked as plain_locked
+
+        with plain_locked(Path(os.fspath(root), *split_rel(rel)), timeout):
+            yield
+        return
+    import time
+
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent, create=True) as dfd:
+        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise MemdirError(f"{rel}: still locked after {timeout:.0f}s by another memdir process; "
+                                      "retry later") from None
+                time.sleep(0.005)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def try_locked(root: str | os.PathLike, rel: str):
+    """Non-blocking: yields True while holding the lock, False when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        from pathlib import Path
+
+        from memdir.fsio import try_locked as plain_try_locked
+
+        with plain_try_locked(Path(os.fspath(root), *split_rel(rel))) as got:
+            yield got
+        return
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent, create=True) as dfd:
+        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def check_inside(root: str | os.PathLike, rel_dir: str) -> None:
+    """Refuse when any component of `rel_dir` below root is a symlink or not a folder (absent is fine)."""
+    try:
+        with open_dir(root, rel_dir):
+            pass
+    except (FileNotFoundError, NotADirectoryError):
+        pass

@@ -1,0 +1,238 @@
+"""The Anthropic memory-tool backend against a real folder: the SDK's command semantics plus memdir's rules."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from memdir.index import linked_files
+from memdir.memory_tool import MemdirMemoryTool
+from memdir.store import MemoryStore
+
+NOTE = "---\nname: Review style\ndescription: PR reviews are short and list blockers first\ntype: feedback\n---\n" \
+       "Keep reviews short.\nList blockers first.\n\n**Why:** long reviews got skimmed\n**How to apply:** every PR\n"
+
+
+@pytest.fixture
+def tool(memory_dir) -> MemdirMemoryTool:
+    return MemdirMemoryTool(memory_dir)
+
+
+def run(tool: MemdirMemoryTool, **command) -> str:
+    """As the SDK's tool runner calls it: raw tool_use input in, result text out."""
+    return tool.call(command)
+
+
+def fails(tool: MemdirMemoryTool, match: str, **command) -> str:
+    with pytest.raises(ToolError, match=match) as err:
+        tool.call(command)
+    return str(err.value)
+
+
+def index_in_sync(memory_dir) -> None:
+    store = MemoryStore(memory_dir)
+    assert sorted(linked_files(store.index())) == sorted(h.rel_path for h in store.scan().headers)
+
+
+def test_is_the_sdks_memory_tool(tool):
+    assert isinstance(tool, BetaAbstractMemoryTool)
+    assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
+
+
+def test_create_view_and_index(tool, memory_dir):
+    assert "Here're the files" in run(tool, command="view", path="/memories")  # empty, not yet created
+    out = run(tool, command="create", path="/memories/feedback_review_style.md", file_text=NOTE)
+    assert out == "File created successfully at: /memories/feedback_review_style.md."
+    assert (memory_dir / "feedback_review_style.md").read_text().endswith("**How to apply:** every PR\n")
+    assert "- [Review style](feedback_review_style.md) — PR reviews are short" in MemoryStore(memory_dir).index()
+
+    listing = run(tool, command="view", path="/memories")
+    assert "\t/memories/feedback_review_style.md" in listing and "\t/memories/MEMORY.md" in listing
+    assert ".memdir" not in listing
+    shown = run(tool, command="view", path="/memories/feedback_review_style.md")
+    assert "     7\tKeep reviews short." in shown.splitlines()  # memdir writes a blank line after the frontmatter
+    ranged = run(tool, command="view", path="/memories/feedback_review_style.md", view_range=[7, 8])
+    assert ranged.splitlines()[1:] == ["     7\tKeep reviews short.", "     8\tList blockers first."]
+    fails(tool, "already exists", command="create", path="/memories/feedback_review_style.md", file_text=NOTE)
+    index_in_sync(memory_dir)
+
+
+def test_plain_text_gets_frontmatter_and_says_so(tool, memory_dir):
+    out = run(tool, command="create", path="/memories/user_background.md", file_text="# Background\nThe user is an SRE.\n")
+    assert "memdir added frontmatter (name from the first line, description from the first line, type: user)" in out
+    header = MemoryStore(memory_dir).scan().headers[0]
+    assert (header.type, header.name.casefold(), header.description) == ("user", "background", "Background")
+    out = run(tool, command="create", path="/memories/notes/progress.md", file_text="Migrated 3 of 7 services.\n")
+    assert "type: project" in out
+    fails(tool, r"use a name ending in \.md", command="create", path="/memories/progress.xml", file_text="<x/>")
+    fails(tool, "frontmatter field 'type'", command="create", path="/memories/bad.md",
+          file_text="---\nname: x\ndescription: y\ntype: opinion\n---\nbody\n")
+    index_in_sync(memory_dir)
+
+
+def test_str_replace_needs_a_unique_match(tool, memory_dir):
+    run(tool, command="create", path="/memories/feedback_review_style.md", file_text=NOTE + "List blockers first.\n")
+    fails(tool, "did not appear verbatim", command="str_replace", path="/memories/feedback_review_style.md",
+          old_str="no such text", new_str="x")
+    message = fails(tool, "Multiple occurrences", command="str_replace", path="/memories/feedback_review_style.md",
+                    old_str="List blockers first.", new_str="x")
+    assert "in lines: 8, 12" in message
+    before = (memory_dir / "feedback_review_style.md").read_text()
+    assert before.count("List blockers first.") == 2  # refused edits change nothing
+
+    out = run(tool, command="str_replace", path="/memories/feedback_review_style.md",
+              old_str="Keep reviews short.", new_str="Keep reviews under 10 comments.")
+    assert "     7\tKeep reviews under 10 comments." in out.splitlines()
+    assert "Keep reviews under 10 comments." in (memory_dir / "feedback_review_style.md").read_text()
+    kept = [p.read_text() for p in (memory_dir / ".memdir" / "history").rglob("*") if p.is_file()]
+    assert any("Keep reviews short." in text for text in kept)  # the previous bytes are kept
+
+    run(tool, command="str_replace", path="/memories/feedback_review_style.md",
+        old_str="description: PR reviews are short", new_str="description: PR reviews are brief")
+    assert "— PR reviews are brief and list blockers first" in MemoryStore(memory_dir).index()
+    index_in_sync(memory_dir)
+
+
+def test_insert_bounds(tool, memory_dir):
+    run(tool, command="create", path="/memories/project_launch.md",
+        file_text="---\nname: Launch\ndescription: launch plan\ntype: project\n---\nLaunch on 2026-12-01.\n")
+    lines = (memory_dir / "project_launch.md").read_text().count("\n")
+    fails(tool, r"within the range \[0, %d\]" % lines, command="insert", path="/memories/project_launch.md",
+          insert_line=lines + 1, insert_text="x")
+    fails(tool, "Invalid `insert_line`", command="insert", path="/memories/project_launch.md", insert_line=-1,
+          insert_text="x")
+    run(tool, command="insert", path="/memories/project_launch.md", insert_line=lines, insert_text="Freeze on 11-24.")
+    assert (memory_dir / "project_launch.md").read_text().endswith("Launch on 2026-12-01.\nFreeze on 11-24.\n")
+    fails(tool, "does not exist", command="insert", path="/memories/missing.md", insert_line=0, insert_text="x")
+
+
+def test_rename_refuses_an_existing_destination_and_keeps_the_index(tool, memory_dir):
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    run(tool, command="create", path="/memories/b.md", file_text="Fact B.\n")
+    fails(tool, "already exists", command="rename", old_path="/memories/a.md", new_path="/memories/b.md")
+    assert "Fact A." in (memory_dir / "a.md").read_text() and "Fact B." in (memory_dir / "b.md").read_text()
+
+    run(tool, command="rename", old_path="/memories/a.md", new_path="/memories/archive/reference_a.md")
+    assert not (memory_dir / "a.md").exists() and "Fact A." in (memory_dir / "archive/reference_a.md").read_text()
+    index = MemoryStore(memory_dir).index()
+    assert "(archive/reference_a.md)" in index and "(a.md)" not in index
+    run(tool, command="rename", old_path="/memories/archive", new_path="/memories/old")
+    assert (memory_dir / "old/reference_a.md").exists() and not (memory_dir / "archive").exists()
+    fails(tool, "into itself", command="rename", old_path="/memories/old", new_path="/memories/old/deeper")
+    fails(tool, "does not exist", command="rename", old_path="/memories/nope.md", new_path="/memories/x.md")
+    index_in_sync(memory_dir)
+
+
+def test_delete_keeps_the_bytes_and_the_index_in_sync(tool, memory_dir):
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    run(tool, command="create", path="/memories/dir/b.md", file_text="Fact B.\n")
+    (memory_dir / "dir" / "keep.txt").write_text("not a memory")
+    run(tool, command="delete", path="/memories/a.md")
+    run(tool, command="delete", path="/memories/dir")
+    assert not (memory_dir / "a.md").exists() and not (memory_dir / "dir" / "b.md").exists()
+    assert (memory_dir / "dir" / "keep.txt").read_text() == "not a memory"  # only memories are removed
+    trash = b"".join(p.read_bytes() for p in (memory_dir / ".memdir").rglob("*") if p.is_file())
+    assert b"Fact A." in trash and b"Fact B." in trash
+    assert linked_files(MemoryStore(memory_dir).index()) == []
+    fails(tool, "cannot be changed", command="delete", path="/memories")
+    fails(tool, "does not exist", command="delete", path="/memories/a.md")
+
+
+@pytest.mark.parametrize(
+    "path, match",
+    [
+        ("/etc/passwd", "must start with /memories"),
+        ("/memoriesX/a.md", "must start with /memories"),
+        ("memories/a.md", "must start with /memories"),
+        ("/memories/../outside.md", "plain names"),
+        ("/memories/a/./b.md", "plain names"),
+        ("/memories/.memdir/history/x.md", r"\.memdir/ holds memdir's own state"),
+        ("/memories/.hidden.md", "hidden names"),
+        ("/memories/MEMORY.md", "index memdir keeps in sync"),
+        ("/memories/team/x.md", "read-only here"),
+    ],
+)
+def test_writes_are_confined(tool, memory_dir, path, match):
+    fails(tool, match, command="create", path=path, file_text="Fact.\n")
+    assert not (memory_dir.parent / "outside.md").exists()
+
+
+def test_state_folder_is_not_readable_either(tool, memory_dir):
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    run(tool, command="delete", path="/memories/a.md")
+    fails(tool, r"\.memdir/", command="view", path="/memories/.memdir")
+    assert "Here's the content" in run(tool, command="view", path="/memories/MEMORY.md")
+
+
+def test_symlinks_are_never_followed(tool, memory_dir, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\nname: s\ndescription: s\ntype: user\n---\nouter\n")
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    os.symlink(outside, memory_dir / "linkdir")
+    os.symlink(outside / "secret.md", memory_dir / "link.md")
+
+    fails(tool, "is a symlink", command="create", path="/memories/linkdir/new.md", file_text="x\n")
+    fails(tool, "is a symlink", command="view", path="/memories/linkdir/secret.md")
+    fails(tool, "is a symlink", command="view", path="/memories/link.md")
+    fails(tool, "is a symlink", command="str_replace", path="/memories/link.md", old_str="outer", new_str="pwned")
+    fails(tool, "is a symlink", command="insert", path="/memories/link.md", insert_line=0, insert_text="pwned")
+    fails(tool, "is a symlink", command="delete", path="/memories/link.md")
+    fails(tool, "is a symlink", command="rename", old_path="/memories/link.md", new_path="/memories/b.md")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+    assert (outside / "secret.md").read_text().endswith("outer\n")
+    listing = run(tool, command="view", path="/memories")
+    assert "link" not in listing and "/memories/a.md" in listing
+
+
+def test_a_fifo_in_the_folder_does_not_hang(tool, memory_dir):
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    os.mkfifo(memory_dir / "pipe.md")
+    fails(tool, "not a regular file", command="view", path="/memories/pipe.md")
+
+
+def test_secrets_are_refused(tool, memory_dir):
+    fails(tool, "AWS access key", command="create", path="/memories/reference_aws.md",
+          file_text="Prod key: AKIAIOSFODNN7EXAMPLE\n")
+    assert not (memory_dir / "reference_aws.md").exists()
+    run(tool, command="create", path="/memories/reference_aws.md",
+        file_text="---\nname: AWS keys\ndescription: where prod keys live\ntype: reference\n---\nIn 1Password, vault Ops.\n")
+    fails(tool, "AWS access key", command="str_replace", path="/memories/reference_aws.md",
+          old_str="1Password, vault Ops", new_str="AKIAIOSFODNN7EXAMPLE")
+    assert "1Password" in (memory_dir / "reference_aws.md").read_text()
+
+
+def test_an_edit_made_meanwhile_is_not_overwritten(tool, memory_dir, monkeypatch):
+    run(tool, command="create", path="/memories/a.md", file_text="---\nname: A\ndescription: a\ntype: user\n---\nFact A.\n")
+    real_read = MemdirMemoryTool._read
+
+    def read_then_someone_edits(self, rel):
+        text = real_read(self, rel)
+        (memory_dir / rel).write_text(text + "hand edit\n")
+        return text
+
+    monkeypatch.setattr(MemdirMemoryTool, "_read", read_then_someone_edits)
+    fails(tool, "changed since it was read", command="str_replace", path="/memories/a.md", old_str="Fact A.",
+          new_str="Fact B.")
+    assert "hand edit" in (memory_dir / "a.md").read_text()
+
+
+def test_async_backend_follows_the_same_rules(memory_dir):
+    import anyio
+
+    from anthropic.lib.tools import BetaAsyncAbstractMemoryTool
+    from memdir.memory_tool import AsyncMemdirMemoryTool
+
+    tool = AsyncMemdirMemoryTool(memory_dir)
+    assert isinstance(tool, BetaAsyncAbstractMemoryTool) and tool.to_dict()["type"] == "memory_20250818"
+
+    async def scenario():
+        created = await tool.call({"command": "create", "path": "/memories/a.md", "file_text": "Fact A.\n"})
+        with pytest.raises(ToolError, match=r"\.memdir/"):
+            await tool.call({"command": "create", "path": "/memories/.memdir/x.md", "file_text": "x"})
+        return created
+
+    assert anyio.run(scenario).startswith("File created successfully at: /memories/a.md")
+    index_in_sync(memory_dir)

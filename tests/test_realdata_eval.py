@@ -1,0 +1,71 @@
+"""The realdata suite on the offline engine: its targets hold, and the grader is a real grader."""
+
+from __future__ import annotations
+
+from evals.realdata import Expected, grade_session, SessionSpec, run_suite
+
+
+def test_grader_matches_type_and_whole_words():
+    item = Expected(what="x", type="feedback", terms=[["act", "all pushes"], ["ci"]])
+    assert item.matches({"type": "feedback", "text": "Test CI locally with `act`"})
+    assert not item.matches({"type": "feedback", "text": "CI: I actually like react"})  # no whole word "act"
+    assert not item.matches({"type": "project", "text": "Test CI locally with act"})  # wrong type
+    graded = grade_session(SessionSpec(expect=[item]), [{"type": "feedback", "text": "Run CI on all pushes", "file": "a"},
+                                                        {"type": "user", "text": "likes tea", "file": "b"}])
+    assert graded["found"] == 1 and [m["file"] for m in graded["unmatched"]] == ["b"]
+
+
+def test_offline_engine_meets_its_realdata_targets(realdata):
+    report = run_suite(realdata, engine="offline")
+    tuning, held_out = report["tuning"], report["held_out"]
+    assert tuning["recall"] >= 0.5 and tuning["precision"] >= 0.7, (tuning["missed"], tuning["unmatched"])
+    for part in (tuning, held_out):
+        assert part["nothing_saved"] == 0, part["unmatched"]
+        assert part["forbidden"] == []
+    assert report["no_loss"]["lost_bytes"] == 0 and report["no_loss"]["lost_files"] == []
+    assert len(tuning["sessions"]) + len(held_out["sessions"]) == 29
+
+
+def _copy_real_folder(realdata, tmp_path):
+    import shutil
+
+    folder = tmp_path / "memory"
+    shutil.copytree(realdata / "memory-folders" / "application-pipeline", folder)
+    for p in folder.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)  # the shared copy is read-only
+    return folder
+
+
+def test_index_rebuild_of_a_real_hand_curated_index_keeps_every_line(realdata, tmp_path):
+    from memdir.store import MemoryStore
+
+    folder = _copy_real_folder(realdata, tmp_path)
+    before = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    (folder / "project_session_2026-03-15.md").unlink()  # a file gone: its entry goes
+    (folder / "user_new.md").write_text("---\nname: New\ndescription: a file the index lacks\ntype: user\n---\nx\n")
+    store = MemoryStore(folder)
+    done = store.rebuild_index()
+    assert (done.added, done.removed) == (["user_new.md"], ["project_session_2026-03-15.md"])
+    after = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    removed = {f"({rel})" for rel in done.removed}
+    # every hand-written line survives, in its place, unless it links a file that is gone; new entries follow
+    surviving = [line for line in before.splitlines() if not any(r in line for r in removed)]
+    assert after.splitlines()[: len(surviving)] == surviving
+    assert [line for line in after.splitlines()[len(surviving):] if line.strip()] == [
+        "- [New](user_new.md) — a file the index lacks"]
+    assert (folder / done.kept).read_text(encoding="utf-8") == before if done.kept else after == before
+
+
+def test_a_real_never_mind_session_leaves_the_real_hand_written_folder_untouched(realdata, tmp_path):
+    from datetime import date
+
+    from extractor.run import extract_transcript
+    from memdir.config import Settings
+
+    folder = _copy_real_folder(realdata, tmp_path)
+    before = {p.name: p.read_bytes() for p in folder.glob("*.md") if p.name != "MEMORY.md"}
+    session = realdata / "claude-code-log" / "-Users-dain-workspace-danieldemmel-me-next"
+    transcript = next(session.glob("f852ad25*.jsonl"))  # the user says "Never mind!" here
+    result = extract_transcript(transcript, folder, settings=Settings(engine="offline"), today=date(2026, 3, 2))
+    assert {p.name: p.read_bytes() for p in folder.glob("*.md") if p.name in before} == before
+    assert not [c for c in result.changes if c["file"] in before]

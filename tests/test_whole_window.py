@@ -1,0 +1,79 @@
+"""Whole-window extraction: every new message, in chunks under the token budget; the cursor moves only
+past what was processed."""
+
+from __future__ import annotations
+
+import json
+
+import extractor.run as run
+from extractor import state
+from extractor.run import ExtractResult, extract_transcript
+from extractor.window import chunks, message_tokens
+from memdir.config import Settings
+from memdir.transcript import Message
+
+
+def _transcript(path, n_filler: int, early: str = "Remember that releases go out on Tuesdays."):
+    lines = [{"type": "user", "uuid": "u0", "parentUuid": None, "sessionId": "s", "timestamp": "2026-03-02T09:00:00Z",
+              "message": {"role": "user", "content": early}}]
+    parent = "u0"
+    for i in range(n_filler):
+        lines.append({"type": "assistant", "uuid": f"a{i}", "parentUuid": parent, "sessionId": "s",
+                      "message": {"id": f"m{i}", "role": "assistant", "content": [{"type": "text", "text": "working " * 200}]}})
+        parent = f"a{i}"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def test_chunks_cover_every_message_once_under_the_budget():
+    messages = [Message("assistant", [{"type": "text", "text": "x" * 4000}], uuid=str(i)) for i in range(10)]
+    parts = chunks(messages, budget_tokens=2500)
+    assert [m.uuid for part in parts for m in part] == [str(i) for i in range(10)]
+    assert all(sum(message_tokens(m) for m in part) <= 2500 for part in parts) and len(parts) == 5
+
+
+def test_extract_reads_the_whole_file_by_default_and_last_narrows(cli, tmp_path):
+    transcript = _transcript(tmp_path / "t.jsonl", n_filler=60)
+    code, out, _ = cli("--dir", str(tmp_path / "narrow"), "extract", str(transcript), "--engine", "offline", "--last", "20")
+    assert code == 0 and "created" not in out
+    code, out, _ = cli("--dir", str(tmp_path / "whole"), "extract", str(transcript), "--engine", "offline")
+    assert code == 0 and "1 prompt(s) read" in out and "created project_releases_go_out_on_tuesdays.md" in out
+
+
+def test_dry_run_says_would_create_with_the_real_name(cli, tmp_path):
+    transcript = _transcript(tmp_path / "t.jsonl", n_filler=1)
+    code, out, _ = cli("--dir", str(tmp_path / "m"), "extract", str(transcript), "--engine", "offline", "--dry-run")
+    assert code == 0 and "would create project_releases_go_out_on_tuesdays.md" in out
+    assert not (tmp_path / "m" / "project_releases_go_out_on_tuesdays.md").exists()
+
+
+def test_cursor_stops_before_the_first_chunk_that_failed(tmp_path, monkeypatch):
+    transcript = _transcript(tmp_path / "t.jsonl", n_filler=30)
+    memory = tmp_path / "memory"
+    calls = []
+
+    def flaky(messages, memory_dir, **kwargs):
+        calls.append([m.uuid for m in messages])
+        return ExtractResult("failed" if len(calls) == 3 else "nothing", engine="llm", reason="overloaded")
+
+    monkeypatch.setattr(run, "extract_messages", flaky)
+    settings = Settings(engine="offline", extract_chunk_tokens=1_000)
+    result = extract_transcript(transcript, memory, session_id="s", settings=settings)
+    assert result.status == "failed" and result.chunks == 2
+    stopped_at = calls[1][-1]
+    assert state.load_cursor(memory, "s")["uuid"] == stopped_at  # past chunk 2, not past the failed chunk 3
+    calls.clear()
+    monkeypatch.setattr(run, "extract_messages", lambda messages, memory_dir, **kw: (
+        calls.append([m.uuid for m in messages]) or ExtractResult("nothing", engine="llm")))
+    extract_transcript(transcript, memory, session_id="s", settings=settings)
+    assert calls[0][0] == f"a{int(stopped_at[1:]) + 1}"  # resumes right after the cursor: nothing skipped
+    assert calls[-1][-1] == "a29" and state.load_cursor(memory, "s")["uuid"] == "a29"
+
+
+def test_cost_guard_is_looser_than_the_saving_rules():
+    from extractor.offline import detect, possibly_memorable
+
+    said = [Message("user", [{"type": "text", "text": "I install my Python tools with uv tool, how do I upgrade?"}])]
+    assert detect(said) == ([], [])  # the offline rules save nothing here...
+    assert possibly_memorable(said)  # ...but the model may: who the user is, how they work
+    assert not possibly_memorable([Message("user", [{"type": "text", "text": "run the tests please"}])])
