@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from evals.shared import shared_path
+from evals.realdata_path import locate_realdata
 from memdir.config import Settings
 from memdir.scan import scan
 from recall.api import recall
@@ -46,7 +46,7 @@ PROMPTS += [
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path,
-                        default=shared_path("realdata", "memory-folders", "application-pipeline"))
+                        default=(locate_realdata() or Path("shared/realdata")) / "memory-folders" / "application-pipeline")
     args = parser.parse_args(argv)
     if args.folder is None or not args.folder.is_dir():
         print("recall_realdata: the real memory folder was not found (../shared/realdata); pass --folder", file=sys.stderr)

@@ -24,9 +24,12 @@ ADVERSARIAL = 5
 
 
 def default_data_path() -> Path:
-    from evals.shared import REPO_ROOT, shared_path
+    """`shared/bench/locomo/locomo10.json`, found beside the real data (evals.realdata_path's one locator)."""
+    from evals.realdata_path import REPO, locate_realdata
 
-    return shared_path("bench", "locomo", "locomo10.json") or REPO_ROOT.parent / "shared/bench/locomo/locomo10.json"
+    real = locate_realdata()
+    shared = real.parent if real is not None else REPO.parent / "shared"
+    return shared / "bench" / "locomo" / "locomo10.json"
 
 
 def _ids(value: object) -> set[str]:

@@ -155,13 +155,14 @@ def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_p
     """On the real 55-file folder (read from a copy): nothing for the weather, the Gemini decision for Gemini."""
     import shutil
 
-    from evals.shared import shared_path
+    from evals.realdata_path import locate_realdata, missing_reason
     from memdir.scan import scan
     from recall.api import recall
 
-    source = shared_path("realdata", "memory-folders", "application-pipeline")
-    if source is None:
-        pytest.skip("shared/realdata/memory-folders/application-pipeline is absent (CI lays shared/ beside the repo)")
+    realdata = locate_realdata()
+    if realdata is None:
+        pytest.skip(missing_reason())
+    source = realdata / "memory-folders" / "application-pipeline"
     folder = tmp_path / "memory"
     shutil.copytree(source, folder)
     real_model.embed_missing(folder, scan(folder).headers)
