@@ -106,6 +106,7 @@ class BehaviourCase(_Case):
     suite: Literal["behaviour"] = "behaviour"
     memories: list[SeedMemory] = Field(default_factory=list)
     context: str = ""  # facts about the workspace the agent is told (e.g. which files exist now)
+    project: dict[str, str] = Field(default_factory=dict)  # files of a project the memories are verified against
     prompt: str
     rubric: list[str] = Field(min_length=1)
 

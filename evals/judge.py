@@ -28,6 +28,21 @@ class Verdicts(BaseModel):
     criteria: list[Verdict]
 
 
+def recalled_context(case: BehaviourCase, memory_dir: Path) -> str:
+    """The case's memories as recall injects them; verified against `case.project` when it has files."""
+    headers = scan(memory_dir).headers
+    evidence = None
+    if case.project:
+        from recall.api import verify_selected
+
+        root = memory_dir.parent / "project"
+        for rel, text in case.project.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        evidence = verify_selected(str(root), headers, budget_s=5.0)
+    return render_all(headers, now=time.time(), evidence=evidence)
+
+
 def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, client, usage: dict) -> tuple[str, str]:
     """(situation shown to the judge, the agent's reply)."""
     from memdir import index as index_text
@@ -37,7 +52,7 @@ def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, clien
     index = (memory_dir / "MEMORY.md").read_text(encoding="utf-8") if (memory_dir / "MEMORY.md").exists() else ""
     system = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
                     index=index_text.load_for_context(index))
-    recalled = render_all(scan(memory_dir).headers, now=time.time())
+    recalled = recalled_context(case, memory_dir)
     user = "\n\n".join(filter(None, [case.context and f"<workspace>\n{case.context}\n</workspace>", recalled, case.prompt]))
     from memdir.llm import thinking_options
 

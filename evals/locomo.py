@@ -24,12 +24,12 @@ ADVERSARIAL = 5
 
 
 def default_data_path() -> Path:
-    here = Path(__file__).resolve().parents[1]
-    for candidate in (here.parent / "shared" / "bench" / "locomo" / "locomo10.json",
-                      here / "shared" / "bench" / "locomo" / "locomo10.json"):
-        if candidate.exists():
-            return candidate
-    return here.parent / "shared" / "bench" / "locomo" / "locomo10.json"
+    """`shared/bench/locomo/locomo10.json`, found beside the real data (evals.realdata_path's one locator)."""
+    from evals.realdata_path import REPO, locate_realdata
+
+    real = locate_realdata()
+    shared = real.parent if real is not None else REPO.parent / "shared"
+    return shared / "bench" / "locomo" / "locomo10.json"
 
 
 def _ids(value: object) -> set[str]:

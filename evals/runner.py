@@ -17,6 +17,7 @@ from memdir.pricing import cost_usd
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.model import Memory
+from memdir.scan import scan
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 
@@ -108,9 +109,14 @@ def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, 
     if isinstance(case, RecallCase):
         from recall.api import recall
 
+        from recall.dense import shared_model
+
         seed(memory_dir, case.memories, now)
+        dense = shared_model()  # as the warm recall server answers when the model is installed
+        if dense is not None:
+            dense.embed_missing(memory_dir, [h for h in scan(memory_dir).headers])
         result = recall(memory_dir, case.query, settings=settings, engine=engine, tools=case.tools, record=False,
-                        now=now, client=client)
+                        now=now, client=client, dense=dense)
         selected = [h.rel_path for h in result.selected]
         record["model"] = settings.recall_model if engine == "llm" else None
         record["usage"] = {k: v for k, v in result.usage.items() if isinstance(v, int)}

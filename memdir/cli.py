@@ -172,7 +172,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"folder": str(store.root), "healthy": ok, "findings": [f.as_dict() for f in findings],
                     "endpoint_unreachable": down, "costs": runlog.cost_by_day(folder),
-                    "native_auto_memory": both.native, "memdir_enabled": both.memdir, "who_does_what": both.lines()})
+                    "native_auto_memory": both.native, "memdir_enabled": both.memdir, "who_does_what": both.lines(),
+                    "stale_memories": _stale_count(args, store)})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
         for f in findings:
@@ -191,6 +192,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print("extraction tokens per day (input+output+cache):")
             for day, usage in days:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
+        stale = _stale_count(args, store)
+        if stale:
+            print(f"  [warning] {stale} memories name files, functions or flags no longer in the code "
+                  "(`memdir verify` lists them)")
         for line in runlog.cost_lines(folder):
             print(line)
         if down is not None:
@@ -205,6 +210,56 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             for line in recent:
                 print(f"  {line}")
     return 0 if ok else 1
+
+
+def _project_root_of(args: argparse.Namespace) -> str:
+    import os
+
+    from memdir.verify import project_root
+
+    return project_root(getattr(args, "project", None) or args.cwd or os.getcwd())
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check what every memory names against the project; list the stale ones with the evidence."""
+    import time
+
+    from memdir.verify import STALE, head_commit, record_verified, verify_folder
+
+    store = _store(args)
+    root = _project_root_of(args)
+    results = verify_folder(store.root, root)
+    stale = {rel: ev for rel, ev in results.items() if ev.status == STALE}
+    if args.record:
+        commit, today = head_commit(root), time.strftime("%Y-%m-%d")
+        for rel, evidence in results.items():
+            if evidence.claims and not evidence.unchecked:
+                record_verified(store, rel, commit, today)
+    if args.json:
+        print_json({"project": root, "checked": len(results), "stale": len(stale),
+                    "memories": {rel: ev.as_dict() for rel, ev in results.items() if ev.claims}})
+        return 1 if stale else 0
+    print(f"{store.root}: {len(results)} memories checked against {root}; {len(stale)} stale")
+    for rel, evidence in stale.items():
+        print(f"  {rel}")
+        for line in evidence.gone:
+            print(f"    {line}")
+    unchecked = sum(1 for ev in results.values() if ev.unchecked)
+    if unchecked:
+        print(f"  {unchecked} memories have names not checked (time budget); rerun in a smaller checkout")
+    return 1 if stale else 0
+
+
+def _stale_count(args: argparse.Namespace, store) -> int:
+    """Memories naming things gone from the project, when doctor runs inside a git checkout."""
+    import os
+
+    from memdir.verify import STALE, verify_folder
+
+    root = _project_root_of(args)
+    if not os.path.exists(os.path.join(root, ".git")):
+        return 0
+    return sum(1 for ev in verify_folder(store.root, root, budget_s=5.0).values() if ev.status == STALE)
 
 
 def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
@@ -352,6 +407,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("demo", cmd_demo, "a first run in a throwaway folder, no API key needed")
 
+    p = command("verify", cmd_verify, "check the files, symbols, commands and flags memories name against the "
+                "code; list stale memories (exit 1 when any)")
+    p.add_argument("--project", help="project folder to check against (default: the git root of --cwd or .)")
+    p.add_argument("--record", action="store_true",
+                   help="note the commit and date each fully checked memory was verified against (metadata.verified)")
+    p.add_argument("--team", action="store_true")
+    p.add_argument("--json", action="store_true")
     p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
     p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
 

@@ -137,3 +137,7 @@ INBOX_MAX_PROMPT_CHARS = 8_000  # a pasted log is not a decision; the rest is no
 DEDUP_MIN_SIMILARITY = 0.5  # promoted decision vs an existing memory: above this, update it
 GLOBAL_DECISIONS_FILE = "decisions-global.jsonl"  # in <config home>/memdir/: --global decisions, project name removed
 INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this until the Stop worker drains it
+
+# --- recall by meaning and verification (issue 13) -------------------------------
+EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
+VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names

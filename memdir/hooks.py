@@ -262,9 +262,10 @@ def prompt_output(payload: HookPayload) -> str:
     notice = _saved_notice(memory_dir)
     tools = _recent_tools(payload)
     use_server = _use_recall_server()
-    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id) if use_server else None
+    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id, payload.cwd) if use_server else None
     if context is None:
         # With the server in use, this process only ever runs the offline engine (no SDK import).
+        # Verification against the code runs in the server only: its scan does not fit this process's budget.
         engine = "offline" if use_server else None
         result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine)
         for line in result.debug:
@@ -283,14 +284,18 @@ def prompt_output(payload: HookPayload) -> str:
 
 
 def _use_recall_server() -> bool:
-    """The llm engine is wanted and the warm recall server may serve it (decided once per prompt)."""
+    """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
+    wanted, or the dense model is installed (it loads only there, never in a hook process)."""
     from memdir.config import Settings, choose_engine
-    from recall import server
+    from recall import dense, server
 
-    return server.enabled() and choose_engine(Settings.from_env().engine, quiet=True) == "llm"
+    if not server.enabled():
+        return False
+    return choose_engine(Settings.from_env().engine, quiet=True) == "llm" or dense.installed()
 
 
-def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None) -> str | None:
+def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
+                       cwd: str | None = None) -> str | None:
     """The llm engine's answer from the warm recall server, or None to answer offline in-process.
 
     When no server is running yet, one is started for the next prompts and this one is answered
@@ -300,7 +305,10 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
     from recall import server
 
     budget = Settings.from_env().recall_timeout
-    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id}
+    from memdir.config import choose_engine
+
+    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
+               "engine": choose_engine(Settings.from_env().engine, quiet=True), "cwd": cwd}
     reply = server.ask(request, timeout=budget + 1.0)
     if reply is None:
         server.start_in_background()

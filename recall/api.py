@@ -18,13 +18,15 @@ from recall.offline import select_offline
 class RecallResult(Record):
     """context: what gets injected ("" when nothing was selected); engine: whose answer was used."""
 
-    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates", "cost_usd")
-    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0, "cost_usd": 0.0}
+    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates", "cost_usd",
+                 "evidence")
+    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0, "cost_usd": 0.0, "evidence": dict}
 
     def as_dict(self) -> dict:
         return {
             "selected": [
-                {"file": h.rel_path, "path": str(h.path), "type": h.type, "description": h.description}
+                {"file": h.rel_path, "path": str(h.path), "type": h.type, "description": h.description,
+                 "verification": self.evidence[h.rel_path].as_dict() if h.rel_path in self.evidence else None}
                 for h in self.selected
             ],
             "engine": self.engine,
@@ -34,6 +36,23 @@ class RecallResult(Record):
             "debug": self.debug,
             "context": self.context,
         }
+
+
+VERIFY_BUDGET_S = 0.15  # the prompt path's share for checking names against the code
+
+
+def verify_selected(project_root: str, selected: list[Header], budget_s: float = VERIFY_BUDGET_S) -> dict:
+    """Per selected memory, what it names checked against the project (memdir.verify.Evidence)."""
+    from memdir.verify import check_many
+
+    texts = {}
+    for h in selected:
+        try:
+            with open(h.abs_path, encoding="utf-8", errors="replace") as handle:
+                texts[h.rel_path] = handle.read(C.VERIFY_READ_BYTES)
+        except OSError:
+            continue
+    return check_many(project_root, texts, budget_s=budget_s)
 
 
 def recall(
@@ -47,7 +66,13 @@ def recall(
     now: float | None = None,
     client=None,
     record: bool = True,
+    dense=None,
+    project_root: str | None = None,
+    verify_budget_s: float = VERIFY_BUDGET_S,
 ) -> RecallResult:
+    """`dense`: a loaded `recall.dense.DenseModel` (the warm server's), whose cached vectors are fused
+    with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
+    memory names is checked against that project (memdir.verify) and the result shown with it."""
     settings = settings or Settings.from_env()
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, quiet=True)
@@ -75,10 +100,19 @@ def recall(
     if result.usage and record:
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
-        selected = select_offline(query, pool, settings.recall_max, tools)
+        similarities = None
+        if dense is not None:
+            try:
+                similarities = dense.similarities(memory_dir, query, pool)
+            except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
+                result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
+        selected = select_offline(query, pool, settings.recall_max, tools, similarities)
     result.selected = selected
     if selected:
-        result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache")
+        if project_root:
+            result.evidence = verify_selected(project_root, selected, verify_budget_s)
+        result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache",
+                                    evidence=result.evidence)
         if record:
             state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
     return result

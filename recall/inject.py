@@ -55,6 +55,15 @@ def read_capped(path: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYT
     return text.rstrip("\n"), truncated
 
 
+def verification_line(evidence) -> str:
+    """What checking the memory against today's code found (memdir.verify.Evidence), for its header."""
+    if evidence is None or not evidence.claims:
+        return ""
+    if evidence.gone:
+        return f"{evidence.summary()}. Do not present what this memory says about these as fact; check the code."
+    return evidence.summary()
+
+
 def body_lines(header: Header) -> tuple[list[str], bool]:
     """The memory's body (frontmatter removed, outer blank lines dropped), and whether the read was cut."""
     from memdir.frontmatter_io import parse_header
@@ -65,7 +74,8 @@ def body_lines(header: Header) -> tuple[list[str], bool]:
 
 
 def render_memory(header: Header, now: float | None = None, cache_dir: Path | None = None,
-                  max_body_lines: int = C.RECALL_TRIM_BODY_LINES, _lines: tuple[list[str], bool] | None = None) -> str:
+                  max_body_lines: int = C.RECALL_TRIM_BODY_LINES, _lines: tuple[list[str], bool] | None = None,
+                  verification: str = "") -> str:
     """One memory: type, age and path; a freshness warning past a day; description; the first body lines."""
     from prompts import render_slotted
 
@@ -85,11 +95,14 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
         "recall_memory.j2",
         # Printed-only values are slots, so a new type or path never costs the hook a jinja2 render.
         slots={"path": header.abs_path, "description": header.description or "(no description)",
-               "content": "\n".join(shown).strip("\n"), "more": more, "type": header.type or "untyped"},
+               "content": "\n".join(shown).strip("\n"), "more": more, "type": header.type or "untyped",
+               "verification": verification},
         cache_dir=cache_dir,
         has_content=any(line.strip() for line in shown),
         days=days,
         trimmed=trimmed,
+        # Only when set: the skeletons hooks use (and _warm caches) stay keyed exactly as before.
+        **({"checked": True} if verification else {}),
     ).strip("\n")
 
 
@@ -118,7 +131,7 @@ def _frame(part: str, cache_dir: Path | None, path: str = "", description: str =
 
 
 def render_all(headers: list[Header], now: float | None = None, cache_dir: Path | None = None,
-               budget: int = C.HOOK_OUTPUT_BUDGET) -> str:
+               budget: int = C.HOOK_OUTPUT_BUDGET, evidence: dict | None = None) -> str:
     """The recalled memories in rank order, fitted into `budget` UTF-16 units ("" when none fit).
 
     Passes, so the fifth memory is not squeezed out by the first one's long body: first every
@@ -129,13 +142,15 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: Path 
     """
     if not headers:
         return ""
+    checks = {rel: verification_line(ev) for rel, ev in (evidence or {}).items()}  # memdir.verify results
     intro = _frame("intro", cache_dir)
     used = units(intro)
     chosen: list[tuple[Header, tuple[list[str], bool], str]] = []
     left_out: list[Header] = []
     for header in headers:
         lines = body_lines(header)
-        block = render_memory(header, now, cache_dir, 0, _lines=lines)
+        block = render_memory(header, now, cache_dir, 0, _lines=lines,
+                              verification=checks.get(header.rel_path, ""))
         if used + 2 + units(block) <= budget:
             chosen.append((header, lines, block))
             used += 2 + units(block)
@@ -157,7 +172,8 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: Path 
     for sizes in GROWTH_PASSES:
         for i, (header, lines, block) in enumerate(chosen):
             for max_lines in sizes:
-                grown = render_memory(header, now, cache_dir, max_lines, _lines=lines)
+                grown = render_memory(header, now, cache_dir, max_lines, _lines=lines,
+                                       verification=checks.get(header.rel_path, ""))
                 growth = units(grown) - units(block)  # may be negative: the whole body beats a "read the rest" note
                 if used + growth <= budget and units(grown) <= MEMORY_MAX_UNITS:
                     chosen[i] = (header, lines, grown)

@@ -164,6 +164,26 @@ class Ranker:
         self.words = BM25(self.docs)
         self.grams = BM25(gram_docs)
 
+    def coverage(self, query: str) -> tuple[list[float], list[int], int]:
+        """Per memory, the share of the query's information (idf mass) it contains, an absolute
+        measure in [0, 1] unlike BM25 scores, and how many distinct query words it contains; plus
+        the number of distinct query words. A query word no memory has counts at the highest idf:
+        an unknown topic ("the capital of Portugal") lowers every memory's coverage."""
+        terms = set(tokens(query))
+        n = len(self.docs)
+        if not terms or not n:
+            return [0.0] * n, [0] * n, len(terms)
+        unseen = math.log(1 + (n + 0.5) / 0.5)
+        total = sum(self.words.idf.get(t, unseen) for t in terms)
+        share, matched = [0.0] * n, [0] * n
+        for term in terms:
+            idf = self.words.idf.get(term)
+            if idf is not None:
+                for i in self.words.postings[term]:
+                    share[i] += idf / total
+                    matched[i] += 1
+        return share, matched, len(terms)
+
     def rank(self, query: str) -> list[tuple[int, float]]:
         """(index, score) for every memory with a positive score, best first."""
         query_terms = tokens(query)

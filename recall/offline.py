@@ -1,4 +1,10 @@
-"""The offline selector: lexical ranking with a relevance floor, no network, no key."""
+"""The offline selector: lexical ranking fused with meaning (when the model is loaded), then a bar.
+
+Selectivity: a memory is returned only when it clears an absolute relevance bar, so a prompt that
+no memory helps gets none (an empty list is a fine answer), plus a floor relative to the best match.
+The bars were picked on LoCoMo conversations 0-4 and on the recall eval cases that expect nothing
+(benchmarks/recall_locomo.py --calibrate prints precision and hit@5 across bar values).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,12 @@ from memdir.scan import Header
 from recall.manifest import ranker
 
 RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "only what clearly helps"
+# Fusion and bars, picked on LoCoMo conversations 0-4 and the recall eval cases (5-9 held out):
+LEXICAL_WEIGHT, DENSE_WEIGHT = 1.0, 1.0
+DENSE_FLOOR_QUANTILE = 0.75  # cosines at or under this quantile of the folder add nothing
+COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.coverage) a memory must hold,
+SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning);
+SIMILARITY_BAR = 0.83  # or a cosine this high alone (no recall eval case expecting nothing reaches 0.822)
 _USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
 _GOTCHA = re.compile(
     r"\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b", re.I
@@ -21,11 +33,55 @@ def is_tool_usage_doc(header: Header, tools: list[str]) -> bool:
     return mentions and bool(_USAGE_DOC.search(text)) and not _GOTCHA.search(text)
 
 
-def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None) -> list[Header]:
-    ranked = ranker(headers).rank(query)
+def _dense_boost(similarities: list[float | None]) -> list[float]:
+    """Cosine similarities rescaled per query: the folder's upper quartile 0, the closest memory 1.
+
+    e5's cosines crowd into a narrow band (0.75-0.9) whose position moves with the query, so only
+    their spread within this folder says which memories stand out.
+    """
+    known = sorted(s for s in similarities if s is not None)
+    if not known:
+        return [0.0] * len(similarities)
+    floor, top = known[int((len(known) - 1) * DENSE_FLOOR_QUANTILE)], known[-1]
+    span = top - floor
+    if span <= 0:
+        return [0.0] * len(similarities)
+    return [0.0 if s is None else max(0.0, (s - floor) / span) for s in similarities]
+
+
+def relevant(coverage: float, similarity: float | None) -> bool:
+    """The absolute bar: enough of the prompt's rare words (and, with the model, not far in
+    meaning), or very close in meaning. A memory without a vector yet is judged by its words."""
+    if similarity is None:
+        return coverage >= COVERAGE_BAR
+    return (coverage >= COVERAGE_BAR and similarity >= SIMILARITY_FLOOR) or similarity >= SIMILARITY_BAR
+
+
+def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
+                   similarities: list[float | None] | None = None) -> list[Header]:
+    """The memories that clear the relevance bar, best first, at most `limit`.
+
+    `similarities`: the dense model's cosine per header (None where no vector is cached yet);
+    without them the ranking is lexical only.
+    """
+    lexical = ranker(headers)
+    ranked = lexical.rank(query)
+    best_lexical = ranked[0][1] if ranked else 0.0
+    scores = [0.0] * len(headers)
+    for i, score in ranked:
+        scores[i] = LEXICAL_WEIGHT * score / best_lexical
+    dense = similarities is not None and any(s is not None for s in similarities)
+    if dense:
+        for i, boost in enumerate(_dense_boost(similarities)):
+            scores[i] += DENSE_WEIGHT * boost
+    else:
+        similarities = [None] * len(headers)
+    coverage = lexical.coverage(query)[0]
+    order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
     if tools:
-        ranked = [(i, score) for i, score in ranked if not is_tool_usage_doc(headers[i], tools)]
-    if not ranked:
+        order = [i for i in order if not is_tool_usage_doc(headers[i], tools)]
+    if not order:
         return []
-    best = ranked[0][1]
-    return [headers[i] for i, score in ranked[:limit] if score >= best * RELATIVE_FLOOR]
+    best = scores[order[0]]
+    return [headers[i] for i in order[:limit]
+            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i])]

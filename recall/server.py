@@ -9,6 +9,11 @@ The socket lives in a 0700 folder of the user's config home and its name hashes 
 depends on (memdir's version, the Python, the endpoint and key, the MEMDIR_* settings), so a
 changed key or upgrade simply starts a new server; an idle server exits after 30 minutes.
 `MEMDIR_RECALL_SERVER=0` turns it off (the hook then imports the SDK itself).
+
+The server is also where the optional dense model lives (recall/dense.py): numpy and the weights load
+once here, offline prompts are answered here too when the model is installed, and a background thread
+embeds memories that lack a vector after each answer. Hooks never load the model; without a server
+they answer lexically.
 """
 
 from __future__ import annotations
@@ -81,22 +86,90 @@ def start_in_background(env=None) -> None:
 
 
 # --- server -----------------------------------------------------------------------------------------
-def handle(request: dict, client) -> dict:
+class Embedder:
+    """The dense model, loaded once, and a background thread that embeds memories lacking a vector.
+
+    The prompt is answered first with the vectors already cached; the folder is then queued here, so
+    a new or edited memory gets its vector within moments, without any prompt waiting for it.
+    """
+
+    def __init__(self, model) -> None:
+        import queue
+        import threading
+
+        self.model = model
+        self.pending: queue.Queue = queue.Queue()
+        self.queued: set[str] = set()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._work, daemon=True).start()
+
+    def refresh_later(self, memory_dir: str) -> None:
+        with self.lock:
+            if memory_dir in self.queued:
+                return
+            self.queued.add(memory_dir)
+        self.pending.put(memory_dir)
+
+    def _work(self) -> None:
+        from pathlib import Path
+
+        while True:
+            memory_dir = self.pending.get()
+            with self.lock:
+                self.queued.discard(memory_dir)
+            try:
+                refresh_embeddings(self.model, Path(memory_dir))
+            except Exception:  # noqa: BLE001 - a bad folder must not stop the thread serving others
+                pass
+
+
+def refresh_embeddings(model, memory_dir) -> int:
+    """Embed every memory of the folder that has no vector yet; drop vectors of deleted memories."""
+    from memdir.scan import scan
+    from recall.dense import MODEL_ID, passage_text
+    from recall.embed_cache import content_key
+
+    headers = scan(memory_dir).headers
+    added = model.embed_missing(memory_dir, headers)
+    cache = model.cache(memory_dir)
+    live = {content_key(MODEL_ID, passage_text(h)) for h in headers}
+    if len(cache.rows) > 2 * max(len(live), 50):
+        cache.compact(live)
+    return added
+
+
+def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
     from pathlib import Path
 
     from memdir.config import Settings
     from recall.api import recall
 
+    from memdir.verify import project_root
+
+    engine = request.get("engine") or "llm"
+    cwd = request.get("cwd")
     result = recall(
         Path(request["memory_dir"]),
         str(request["query"]),
-        settings=Settings.from_env().with_overrides(engine="llm"),
+        settings=Settings.from_env().with_overrides(engine=engine),
+        engine=engine,
         tools=[str(t) for t in request.get("tools") or []],
         session_id=request.get("session_id"),
         client=client,
+        dense=embedder.model if embedder else None,
+        project_root=project_root(cwd) if cwd and os.path.isdir(cwd) else None,
     )
+    if embedder is not None:
+        embedder.refresh_later(str(request["memory_dir"]))
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
-            "selected": [h.rel_path for h in result.selected]}
+            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
+
+
+def load_embedder() -> Embedder | None:
+    from recall.dense import shared_model
+
+    model = shared_model()
+    return Embedder(model) if model is not None else None
 
 
 def claim(path: str) -> int | None:
@@ -131,6 +204,7 @@ def serve(path: str, idle: float | None = None) -> None:
     if lock is None:
         return  # another server owns this socket
     client = make_client(timeout=Settings.from_env().recall_timeout)  # the import this server exists to pay once
+    embedder = load_embedder()  # the dense model (numpy + weights), the other cost paid once here
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     aside = f"{path}.{os.getpid()}.tmp"
     try:
@@ -157,7 +231,7 @@ def serve(path: str, idle: float | None = None) -> None:
                     if not chunk:
                         break
                     data += chunk
-                reply = handle(json.loads(data), client)
+                reply = handle(json.loads(data), client, embedder)
             except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
             try:

@@ -1,0 +1,389 @@
+"""Checking what a memory claims about the code against the code as it is today.
+
+A memory names file paths, symbols (functions, classes, constants), commands and flags. A refactor
+removes or renames them and the memory goes stale without anyone noticing; an agent that trusts it
+then edits a file that no longer exists or calls a function that was renamed. This module finds
+those names in a memory's text and checks them cheaply:
+- paths: one `stat` each, relative to the project root;
+- symbols and flags: one bounded walk over the project's text files, every name searched at once,
+  stopping when all are found or the time budget runs out (unfound names then read
+  "not checked (budget)", never "gone"); git-ignored files are skipped by reading `.gitignore`
+  (no `git` process on the prompt path; the CLI may pass `git ls-files` output instead);
+- commands: `make X`, `npm run X`, `just X` against the Makefile / package.json / justfile.
+
+Pure stdlib and plain functions: recall calls `check_text` for each memory it injects; `memdir
+verify` and `doctor` call `verify_folder`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import time
+
+# --- what a memory names ---------------------------------------------------------------------------
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+_PATH = re.compile(
+    r"(?<![\w./:@~-])((?:\.{0,2}/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*[\w+-]|[\w-]+\.(?:%s))(?![\w/-])" % "|".join(
+        "py pyi js jsx mjs cjs ts tsx go rs java kt rb php c h cc cpp hpp cs swift scala sh bash zsh "
+        "toml yaml yml json ini cfg conf sql proto graphql md rst txt lock env gradle tf".split()
+    )
+)
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w-])")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\(\)")
+_IDENT = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
+_COMMAND = re.compile(r"^(make|just|npm run|yarn|pnpm run|pnpm|bun run)\s+([\w:.-]+)")
+_BARE_IDENT = re.compile(r"(?<![\w./:@~\[-])([A-Za-z_]\w*_\w+)(?![\w/.(\]-])")
+_LINK = re.compile(r"\[\[[^\]]*\]\]")
+_URLISH = re.compile(r"^(?:[a-z]+://|(?:[\w-]+\.)+(?:com|org|net|io|dev|app|co|ai|sh)/|www\.)", re.I)
+_EXTENSION = re.compile(r"\.[A-Za-z][\w]{0,9}$")
+
+
+class Claim:
+    __slots__ = ("kind", "text")
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind, self.text = kind, text
+
+    def __repr__(self) -> str:
+        return f"Claim({self.kind!r}, {self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Claim) and (self.kind, self.text) == (other.kind, other.text)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.text))
+
+
+def _looks_like_symbol(word: str) -> bool:
+    """snake_case, CamelCase, CONSTANT or dotted names: not plain English words."""
+    last = word.rsplit(".", 1)[-1]
+    if len(last) < 3:
+        return False
+    return "_" in last or "." in word or (any(c.isupper() for c in last[1:]) and any(c.islower() for c in last))
+
+
+def extract_claims(text: str) -> list[Claim]:
+    """Paths, symbols, commands and flags a memory names, in order of first mention, without repeats."""
+    claims: list[Claim] = []
+
+    def add(kind: str, value: str) -> None:
+        claim = Claim(kind, value)
+        if claim not in claims:
+            claims.append(claim)
+
+    spans = _CODE_SPAN.findall(text)
+    for span in spans:
+        span = span.strip()
+        command = _COMMAND.match(span)
+        if command:
+            add("command", f"{command.group(1)} {command.group(2)}")
+        elif _IDENT.match(span.removesuffix("()")) and _looks_like_symbol(span.removesuffix("()")) and "/" not in span:
+            if not _PATH.fullmatch(span):
+                add("symbol", span.removesuffix("()"))
+    quoted = {span.strip() for span in spans}
+    for match in _PATH.finditer(text):
+        value = match.group(1).rstrip(".")
+        start = max(text.rfind(" ", 0, match.start()), text.rfind("(", 0, match.start())) + 1
+        if _URLISH.match(text[start : match.end()]) or _URLISH.match(value):
+            continue
+        # Prose writes "UI/UX" and "grants/funding": outside backticks a path needs a file extension.
+        if value not in quoted and not _EXTENSION.search(value):
+            continue
+        add("path", value)
+    for match in _CALL.finditer(text):
+        if _looks_like_symbol(match.group(1)) or match.group(1).islower():
+            add("symbol", match.group(1))
+    for match in _BARE_IDENT.finditer(_LINK.sub(" ", text)):
+        if len(match.group(1).strip("_")) >= 4:
+            add("symbol", match.group(1))
+    for match in _FLAG.finditer(text):
+        add("flag", match.group(1))
+    return claims
+
+
+# --- the project -------------------------------------------------------------------------------------
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
+                       ".pytest_cache", ".tox", ".ruff_cache", "dist", "build", ".memdir", ".idea", ".next"})
+MAX_FILE_BYTES = 512 * 1024
+BINARY_SUFFIXES = frozenset(".png .jpg .jpeg .gif .ico .pdf .zip .gz .tar .whl .so .dylib .dll .exe .bin .pyc "
+                            ".woff .woff2 .ttf .mp4 .mp3 .lock .sqlite .db .npy .onnx".split())
+
+
+def project_root(start: str) -> str:
+    """The nearest folder at or above `start` holding `.git` (or `start` itself)."""
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return os.path.abspath(start)
+        folder = parent
+
+
+def _ignore_patterns(root: str) -> list[str]:
+    try:
+        with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(65536).splitlines()
+    except OSError:
+        return []
+    return [line.strip().rstrip("/") for line in lines if line.strip() and not line.startswith(("#", "!"))]
+
+
+def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if "/" in pattern.lstrip("/"):
+            if fnmatch.fnmatch(rel, pattern.lstrip("/")):
+                return True
+        elif fnmatch.fnmatch(name, pattern.lstrip("/")):
+            return True
+    return False
+
+
+def walk_files(root: str, patterns: list[str] | None = None):
+    """Project text files (rel path, abs path), git-ignored and vendored folders skipped."""
+    patterns = _ignore_patterns(root) if patterns is None else patterns
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = sorted(os.scandir(os.path.join(root, rel_dir)), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if _ignored(rel, entry.name, patterns):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS:
+                        stack.append(rel)
+                elif entry.is_file(follow_symlinks=False) and os.path.splitext(entry.name)[1].lower() not in BINARY_SUFFIXES:
+                    yield rel, entry.path
+            except OSError:
+                continue
+
+
+def git_files(root: str) -> list[str] | None:
+    """Tracked and untracked-but-not-ignored files per `git ls-files` (CLI/batch path only)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z"],
+                             capture_output=True, timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [p for p in out.decode("utf-8", "replace").split("\0") if p]
+
+
+# --- checking ----------------------------------------------------------------------------------------
+OK, STALE, UNCHECKED = "ok", "stale", "unchecked"
+
+
+class Evidence:
+    """The result for one memory: status ok | stale | unchecked, and one line per finding."""
+
+    __slots__ = ("status", "gone", "found", "unchecked", "claims")
+
+    def __init__(self, claims: list[Claim]) -> None:
+        self.claims = claims
+        self.gone: list[str] = []
+        self.found: list[str] = []
+        self.unchecked: list[str] = []
+        self.status = UNCHECKED
+
+    def finish(self) -> Evidence:
+        self.status = STALE if self.gone else (OK if self.found and not self.unchecked else UNCHECKED)
+        return self
+
+    def summary(self) -> str:
+        """One line for the injected header: what was checked and what is gone."""
+        if not self.claims:
+            return ""
+        if self.gone:
+            line = "; ".join(self.gone)
+            if self.unchecked:
+                line += f"; {len(self.unchecked)} other name(s) not checked (budget)"
+            return line
+        if self.unchecked:
+            return "not checked (budget)" if not self.found else f"{len(self.found)} name(s) still there; others not checked (budget)"
+        return "still there: " + ", ".join(f"`{f}`" for f in self.found[:6])
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "gone": self.gone, "found": self.found, "unchecked": self.unchecked,
+                "summary": self.summary()}
+
+
+_GONE_WORDS = {"path": "no longer exists", "symbol": "is no longer in the code",
+               "flag": "is no longer in the code", "command": "no longer exists"}
+
+
+def _command_exists(root: str, command: str) -> bool | None:
+    tool, target = command.split(" ", 1) if " " in command else (command, "")
+    tool = tool.split()[0]
+    try:
+        if tool == "make":
+            with open(os.path.join(root, "Makefile"), encoding="utf-8", errors="replace") as handle:
+                return re.search(rf"^{re.escape(target)}\s*:", handle.read(MAX_FILE_BYTES), re.M) is not None
+        if tool == "just":
+            with open(os.path.join(root, "justfile"), encoding="utf-8", errors="replace") as handle:
+                return re.search(rf"^{re.escape(target)}\b.*:", handle.read(MAX_FILE_BYTES), re.M) is not None
+        if tool in ("npm", "yarn", "pnpm", "bun"):
+            with open(os.path.join(root, "package.json"), encoding="utf-8") as handle:
+                scripts = json.loads(handle.read(MAX_FILE_BYTES)).get("scripts") or {}
+            return target in scripts
+    except (OSError, ValueError, AttributeError):
+        return None
+    return None
+
+
+def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files: list[str] | None = None) -> dict[Claim, bool | None]:
+    """True (still there), False (gone) or None (not checked) per claim.
+
+    `files`: the project's file list (from `git ls-files`); when None the tree is walked, skipping
+    what `.gitignore` names. Names are searched as whole words in every text file until all are found
+    or `budget_s` runs out.
+    """
+    deadline = time.monotonic() + budget_s
+    result: dict[Claim, bool | None] = {}
+    words: dict[str, list[Claim]] = {}
+    for claim in claims:
+        if claim.kind == "path":
+            path = claim.text.lstrip("./") if claim.text.startswith("./") else claim.text
+            if os.path.isabs(path):
+                result[claim] = os.path.exists(path) if path.startswith(root + os.sep) else None
+            elif "/" in path.strip("/"):
+                result[claim] = os.path.exists(os.path.join(root, path))
+            elif os.path.exists(os.path.join(root, path)):
+                result[claim] = True
+            else:
+                words.setdefault("\0file:" + path, []).append(claim)  # a bare file name: anywhere in the tree
+        elif claim.kind == "command":
+            result[claim] = _command_exists(root, claim.text)
+        else:
+            needle = claim.text.rsplit(".", 1)[-1] if claim.kind == "symbol" else claim.text
+            words.setdefault(needle, []).append(claim)
+    if words and budget_s > 0:
+        found = _scan(root, set(words), deadline, files)
+        complete = found.pop("\0complete", False)
+        for needle, owners in words.items():
+            for claim in owners:
+                result[claim] = True if needle in found else (False if complete else None)
+    return result
+
+
+def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None) -> dict[str, bool]:
+    names = {n.split(":", 1)[1] for n in needles if n.startswith("\0file:")}
+    terms = [n for n in needles if not n.startswith("\0file:")]
+    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])" for t in sorted(terms, key=len, reverse=True))) if terms else None
+    found: dict[str, bool] = {}
+    entries = ((rel, os.path.join(root, rel)) for rel in files) if files is not None else walk_files(root)
+    for rel, path in entries:
+        if time.monotonic() > deadline:
+            return found
+        base = rel.rsplit("/", 1)[-1]
+        if base in names:
+            found["\0file:" + base] = True
+        if pattern is None or os.path.splitext(base)[1].lower() in BINARY_SUFFIXES:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES)
+        except OSError:
+            continue
+        if b"\0" in data[:1024]:
+            continue
+        for match in pattern.finditer(data.decode("utf-8", "replace")):
+            found[match.group(0)] = True
+        if len(found) == len(needles):
+            break
+    found["\0complete"] = True
+    return found
+
+
+def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files: list[str] | None = None,
+               ignore: set[str] = frozenset()) -> dict[str, Evidence]:
+    """Evidence per memory (keyed as given), all names checked in one walk of the project.
+    `ignore`: file names never checked (the memory folder's own files)."""
+    claims = {key: [c for c in extract_claims(text) if not (c.kind == "path" and os.path.basename(c.text) in ignore)]
+              for key, text in texts.items()}
+    verdicts = check_claims(root, list(dict.fromkeys(c for cs in claims.values() for c in cs)),
+                            budget_s=budget_s, files=files)
+    out: dict[str, Evidence] = {}
+    for key, own in claims.items():
+        evidence = out[key] = Evidence(own)
+        for claim in own:
+            there = verdicts.get(claim)
+            if there is True:
+                evidence.found.append(claim.text)
+            elif there is False:
+                evidence.gone.append(f"`{claim.text}` {_GONE_WORDS[claim.kind]}")
+            else:
+                evidence.unchecked.append(claim.text)
+        evidence.finish()
+    return out
+
+
+def check_text(root: str, text: str, *, budget_s: float = 0.2, files: list[str] | None = None) -> Evidence:
+    """Evidence for one memory's text (frontmatter included: descriptions name things too)."""
+    return check_many(root, {"": text}, budget_s=budget_s, files=files)[""]
+
+
+# --- a whole memory folder ---------------------------------------------------------------------------
+FOLDER_BUDGET_S = 20.0  # `memdir verify` and doctor: a big repository is still bounded
+
+
+def verify_folder(memory_dir, root: str, *, use_git: bool = True, budget_s: float = FOLDER_BUDGET_S,
+                  read_bytes: int = 8192) -> dict[str, Evidence]:
+    """Evidence per memory file (rel path) of the folder, checked against the project at `root`.
+
+    Names of memory files themselves (`feedback_x.md`, MEMORY.md) are links between memories, not
+    claims about the code, and are not checked.
+    """
+    from memdir.scan import iter_memory_files
+
+    memory_dir = str(memory_dir)
+    paths = sorted(iter_memory_files(memory_dir))
+    own_names = {os.path.basename(p) for p in paths} | {"MEMORY.md"}
+    texts: dict[str, str] = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                texts[os.path.relpath(path, memory_dir).replace(os.sep, "/")] = handle.read(read_bytes)
+        except OSError:
+            continue
+    files = git_files(root) if use_git and os.path.exists(os.path.join(root, ".git")) else None
+    return check_many(root, texts, budget_s=budget_s, files=files, ignore=own_names)
+
+
+def head_commit(root: str) -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.decode().strip() or None
+
+
+def record_verified(store, rel_path: str, commit: str | None, date: str) -> None:
+    """Note in the memory's frontmatter what it was checked against: `metadata.verified: {commit, date}`.
+
+    Nested under `metadata:` like Claude Code's own `metadata.type`, so Claude Code still reads the
+    file. The file's mtime is kept: being checked is not being re-saved, and recall shows age by it.
+    """
+    path = store.resolve_rel(rel_path)
+    before = os.stat(path)
+    from memdir.fsio import read_text
+
+    text = read_text(path)
+    memory = store.load(rel_path)
+    metadata = memory.extra.get("metadata")
+    metadata = dict(metadata) if isinstance(metadata, dict) else {}
+    metadata["verified"] = {"commit": commit or "", "date": date}
+    memory.extra["metadata"] = metadata
+    store.save(memory, rel_path=rel_path, expected_text=text, allow_secrets=True)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))

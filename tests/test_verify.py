@@ -1,0 +1,174 @@
+"""Verification of what memories name against the code (memdir.verify, `memdir verify`, doctor, recall)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from memdir.verify import STALE, Claim, check_text, extract_claims, project_root, verify_folder
+
+MEMORIES = {
+    "project_tokens.md": ("Token storage", "Token storage lives in src/auth/tokens.py",
+                          "Tokens are written by `src/auth/tokens.py`."),
+    "project_refresh.md": ("Session refresh", "Sessions are refreshed by `renew_session()`",
+                           "Call `renew_session()` from src/auth/session.py when a token expires."),
+    "feedback_dry_run.md": ("Dry run first", "Always run the migrate command with --dry-run first",
+                            "Use --dry-run before every real migration.\n\n**Why:** a bad run wiped staging\n"
+                            "**How to apply:** every migration"),
+}
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)})
+
+
+@pytest.fixture
+def refactored(tmp_path):
+    """A repo where tokens.py was deleted and renew_session was renamed; --dry-run still exists."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "tokens.py").write_text("TOKENS = {}\n")
+    (repo / "src" / "auth" / "session.py").write_text("def renew_session(token):\n    return token\n")
+    (repo / "src" / "cli.py").write_text('import argparse\np = argparse.ArgumentParser()\n'
+                                         'p.add_argument("--dry-run", action="store_true")\n')
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "before")
+    (repo / "src" / "auth" / "tokens.py").unlink()
+    (repo / "src" / "auth" / "session.py").write_text("def refresh_session(token):\n    return token\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "refactor")
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    for rel, (name, description, body) in MEMORIES.items():
+        kind = rel.split("_", 1)[0]
+        (memory / rel).write_text(f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n")
+    return repo, memory
+
+
+def test_extracts_paths_symbols_commands_and_flags_not_prose():
+    claims = extract_claims("Flags live in src/flags/registry.py (FLAG_REGISTRY); run `make test` with --no-cache "
+                            "and call `load_flags()`. See [[feedback_terse]], UI/UX notes, 9/10 and "
+                            "grafana.example.com/d/latency or https://x.io/a/b.py.")
+    assert claims == [Claim("command", "make test"), Claim("symbol", "load_flags"),
+                      Claim("path", "src/flags/registry.py"), Claim("symbol", "FLAG_REGISTRY"),
+                      Claim("flag", "--no-cache")]
+
+
+def test_verify_reports_exactly_the_deleted_file_and_the_renamed_function(refactored, cli):
+    repo, memory = refactored
+    code, out, _ = cli("--dir", str(memory), "verify", "--project", str(repo), "--json")
+    report = json.loads(out)
+    assert code == 1
+    stale = {rel: m["gone"] for rel, m in report["memories"].items() if m["status"] == "stale"}
+    assert stale == {"project_tokens.md": ["`src/auth/tokens.py` no longer exists"],
+                     "project_refresh.md": ["`renew_session` is no longer in the code"]}
+    assert report["memories"]["feedback_dry_run.md"] == {
+        "status": "ok", "gone": [], "found": ["--dry-run"], "unchecked": [], "summary": "still there: `--dry-run`"}
+
+
+def test_verify_text_output_lists_the_evidence(refactored, cli):
+    repo, memory = refactored
+    code, out, _ = cli("--dir", str(memory), "verify", "--project", str(repo))
+    assert code == 1
+    assert "2 stale" in out
+    assert "`src/auth/tokens.py` no longer exists" in out and "dry_run" not in out
+
+
+def test_gitignored_files_do_not_count_as_the_code(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "build_out").mkdir(parents=True)
+    (repo / ".gitignore").write_text("build_out/\n")
+    (repo / "build_out" / "gen.py").write_text("def old_helper(): pass\n")
+    (repo / "main.py").write_text("print('hi')\n")
+    evidence = check_text(str(repo), "Use `old_helper()` for that.")
+    assert evidence.status == STALE
+
+
+def test_out_of_budget_names_are_not_checked_rather_than_gone(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    evidence = check_text(str(tmp_path), "Call `compute_totals()` in a.py", budget_s=0.0)
+    assert evidence.found == ["a.py"]
+    assert evidence.unchecked == ["compute_totals"] and evidence.status != STALE
+    assert "not checked (budget)" in evidence.summary()
+
+
+def test_project_root_is_the_git_root(refactored):
+    repo, _ = refactored
+    assert project_root(str(repo / "src" / "auth")) == str(repo)
+
+
+def test_memory_file_links_are_not_claims_about_code(refactored):
+    repo, memory = refactored
+    (memory / "project_links.md").write_text("---\nname: Links\ndescription: see feedback_dry_run.md\n"
+                                             "type: project\n---\n\nAlso MEMORY.md.\n")
+    assert verify_folder(memory, str(repo))["project_links.md"].claims == []
+
+
+def test_record_keeps_claude_code_format_and_round_trips(refactored, cli):
+    repo, memory = refactored
+    path = memory / "feedback_dry_run.md"
+    mtime = path.stat().st_mtime_ns
+    code, _, _ = cli("--dir", str(memory), "verify", "--project", str(repo), "--record")
+    assert code == 1
+    from memdir.frontmatter_io import parse_document
+    from memdir.scan import read_header
+
+    fields = parse_document(path.read_text()).fields
+    verified = fields["metadata"]["verified"]
+    assert len(verified["commit"]) == 40 and verified["date"][:2] == "20"
+    assert fields["name"] == "Dry run first" and "--dry-run before every real migration" in path.read_text()
+    assert path.stat().st_mtime_ns == mtime  # checked is not re-saved: the memory's age stays
+    header = read_header(path, memory)
+    assert header.problem is None and header.description.startswith("Always run")
+    # A second record rewrites the same key rather than nesting or duplicating it.
+    cli("--dir", str(memory), "verify", "--project", str(repo), "--record")
+    assert path.read_text().count("verified:") == 1
+
+
+def test_doctor_counts_stale_memories(refactored, cli, monkeypatch):
+    repo, memory = refactored
+    monkeypatch.chdir(repo)
+    _, out, _ = cli("--dir", str(memory), "doctor", "--json")
+    assert json.loads(out)["stale_memories"] == 2
+
+
+def test_recall_shows_what_was_checked(refactored):
+    from recall.api import recall
+
+    repo, memory = refactored
+    result = recall(memory, "how are sessions refreshed when a token expires?", engine="offline",
+                    project_root=str(repo), record=False)
+    assert "project_refresh.md" in [h.rel_path for h in result.selected]
+    assert "Checked against the current code: `renew_session` is no longer in the code" in result.context
+    assert "Do not present what this memory says about these as fact" in result.context
+    assert result.as_dict()["selected"][0]["verification"]["status"] in ("stale", "ok", "unchecked")
+
+
+def test_behaviour_case_shows_the_removed_function_as_flagged(tmp_path):
+    """The behaviour eval's agent sees the verification line the hook would inject."""
+    from evals.cases import load_suite
+    from evals.judge import recalled_context
+    from evals.runner import seed
+
+    case = next(c for c in load_suite("behaviour")[0] if c.id == "removed-function-flagged-not-fact")
+    memory = tmp_path / "memory"
+    seed(memory, case.memories, __import__("time").time())
+    context = recalled_context(case, memory)
+    assert "Checked against the current code: `renew_session` is no longer in the code" in context
+    assert "Do not present what this memory says about these as fact" in context
+
+
+def test_recall_server_checks_memories_against_the_hooks_cwd(refactored):
+    """The hook sends its cwd; the server (which has the time budget) verifies what it recalls."""
+    from recall import server
+
+    repo, memory = refactored
+    reply = server.handle({"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
+                           "engine": "offline", "cwd": str(repo / "src")}, client=None)
+    assert "project_refresh.md" in reply["selected"]
+    assert "`renew_session` is no longer in the code" in reply["context"]
