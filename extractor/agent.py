@@ -19,7 +19,7 @@ from extractor import decision_tool
 from extractor.excerpt import excerpt_messages
 from extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
-from recall.manifest import manifest
+from memdir.manifest import manifest
 
 log = logging.getLogger("memdir")
 

@@ -79,7 +79,7 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         from memdir.llm import describe_error
         from memdir.scan import scan
         from prompts import render
-        from recall.manifest import manifest
+        from memdir.manifest import manifest
 
         toolbox = Toolbox(memory_dir, dry_run=dry_run)
         before = {h.rel_path for h in scan(memory_dir).headers}

@@ -19,7 +19,7 @@ from memdir.frontmatter_io import dump_document
 from memdir.model import Memory, MemoryType, compose_body
 from memdir.record import Record
 from memdir.store import MemoryStore
-from recall.lexical import STOPWORDS, tokens
+from memdir.words import STOPWORDS, tokens
 
 if TYPE_CHECKING:
     from extractor.offline import Draft, Forget

@@ -19,53 +19,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+from memdir.words import _TOKEN, STOPWORDS, _stem, _stem_cache, stem, tokens  # noqa: F401  (shared with the extractor)
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having
-    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
-    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too under until up very
-    was we were what when where which while who whom why will with would you your yours yourself yourselves
-    ever also any anything something someone get got go going went like likely might may must shall
-    kind sort ones one lot lots much many thing things way ways time times""".split()
-)
-
-# Inflectional suffixes, longest first; a stem keeps at least three letters.
-_SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments", "ment",
-             "ings", "ing", "edly", "ies", "ied", "ers", "er", "est", "ed", "ly", "es", "s")
-
-
-_stem_cache: dict[str, str] = {}
 _gram_cache: dict[tuple[str, int], tuple[str, ...]] = {}
-
-
-def stem(word: str) -> str:
-    cached = _stem_cache.get(word)
-    if cached is None:
-        cached = _stem_cache[word] = _stem(word)
-    return cached
-
-
-def _stem(word: str) -> str:
-    if len(word) <= 3 or word.isdigit():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                return base + "y"
-            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]  # running -> run, planned -> plan
-            if base.endswith("e"):
-                base = base[:-1]
-            return base
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
-
-
-def tokens(text: str) -> list[str]:
-    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
 
 
 class BM25:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
+
 
 from memdir.scan import Header
 from recall.lexical import Ranker, tokens
@@ -61,17 +61,4 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
     return [older[i] for i, _ in best]
 
 
-def manifest_line(h: Header) -> str:
-    """`- [type] path.md (2026-03-28T10:30:00Z): description`, type and description omitted when missing."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
-    line = "- "
-    if h.type:
-        line += f"[{h.type}] "
-    line += f"{h.rel_path} ({stamp})"
-    if h.description:
-        line += f": {h.description}"
-    return line
-
-
-def manifest(headers: list[Header]) -> str:
-    return "\n".join(manifest_line(h) for h in headers)
+from memdir.manifest import manifest, manifest_line  # noqa: E402,F401  (core: both stages list memories)

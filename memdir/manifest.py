@@ -1,0 +1,27 @@
+"""Manifest lines (SPEC §4): how a memory is listed for a model choosing or updating memories.
+
+Core, because both stages list memories: recall's selector and the extraction agent (which must
+see what exists to update rather than duplicate).
+"""
+
+from __future__ import annotations
+
+import time
+
+from memdir.scan import Header
+
+
+def manifest_line(h: Header) -> str:
+    """`- [type] path.md (2026-03-28T10:30:00Z): description`, type and description omitted when missing."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
+    line = "- "
+    if h.type:
+        line += f"[{h.type}] "
+    line += f"{h.rel_path} ({stamp})"
+    if h.description:
+        line += f": {h.description}"
+    return line
+
+
+def manifest(headers: list[Header]) -> str:
+    return "\n".join(manifest_line(h) for h in headers)
