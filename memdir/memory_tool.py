@@ -314,7 +314,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         if kind == "file":
             self._forget(rel)
         else:
-            self._move_tree(rel, None)
+            self._forget_tree(rel)
         return f"Successfully deleted {command.path}"
 
     def _forget(self, rel: str) -> None:
@@ -334,27 +334,58 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         if kind == "dir" and (new + "/").startswith(old + "/"):
             raise ToolError(f"Cannot move {command.old_path} into itself")
         self._check_parents(new)
-        if kind == "file":
-            self._move_file(old, new)
-        else:
-            self._move_tree(old, new)
+        moves = self._planned_moves(old, new, kind)  # everything is checked before anything is written
+        for src, dst in moves:
+            self._move_file(src, dst)
+        if kind == "dir":
+            self._remove_empty_folders(old)
         return f"Successfully renamed {command.old_path} to {command.new_path}"
+
+    def _planned_moves(self, old: str, new: str, kind: str) -> list[tuple[str, str]]:
+        """(from, to) for every file a rename moves, refused up front unless each one can be moved.
+
+        A rename writes the new file and then forgets the old one; a refusal half-way would leave
+        both behind, so every file is checked first: a memory memdir sees, valid as a memory at its
+        new path, and free of secrets.
+        """
+        from memdir.secrets import guard
+
+        seen = {h.rel_path for h in self.store.scan().headers}
+        if kind == "file":
+            files = [old]
+        else:
+            files = [rel for rel, k in safefs.walk(self.root, old) if k != "dir"]
+        moves = []
+        for rel in files:
+            if rel not in seen:
+                raise ToolError(
+                    f"{ROOT}/{rel} is not a memory file memdir can see (a non-.md file, a link or unreadable "
+                    f"frontmatter), so nothing was renamed; view or delete it first, or run `memdir doctor`"
+                )
+            dst = new + rel[len(old):]
+            try:
+                self._as_memory(dst, self._read(rel))
+                guard(self._read(rel), f"{ROOT}/{rel}")
+            except (ToolError, MemdirError) as exc:
+                raise ToolError(f"nothing was renamed: {' '.join(str(exc).split())}") from None
+            moves.append((rel, dst))
+        return moves
 
     def _move_file(self, old: str, new: str) -> None:
         """Write the new file first, then forget the old one: a crash in between loses nothing."""
         self._save(new, self._read(old), expected="")
         self._forget(old)
 
-    def _move_tree(self, old_dir: str, new_dir: str | None) -> None:
-        """Move (or, with no destination, forget) every memory in a folder, then drop the empty folders.
+    def _forget_tree(self, old_dir: str) -> None:
+        """Forget every memory in a folder, then drop the empty folders.
 
         Anything that is not a memory (a stray .txt, a link) stays where it is, and so does its folder.
         """
         for rel in self._memory_files(old_dir):
-            if new_dir is None:
-                self._forget(rel)
-            else:
-                self._move_file(rel, new_dir + rel[len(old_dir):])
+            self._forget(rel)
+        self._remove_empty_folders(old_dir)
+
+    def _remove_empty_folders(self, old_dir: str) -> None:
         folders = [rel for rel, kind in safefs.walk(self.root, old_dir) if kind == "dir"]
         for folder in sorted(folders, key=lambda rel: rel.count("/"), reverse=True) + [old_dir]:
             parent, _, name = folder.rpartition("/")

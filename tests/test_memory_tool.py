@@ -125,6 +125,31 @@ def test_rename_refuses_an_existing_destination_and_keeps_the_index(tool, memory
     index_in_sync(memory_dir)
 
 
+def test_rename_into_a_subfolder_with_the_same_file_name_moves_it_whole(tool, memory_dir):
+    # Regression: the bare name `note.md` matched the new copy, so the old file was never forgotten.
+    run(tool, command="create", path="/memories/note.md", file_text="hello\n")
+    run(tool, command="create", path="/memories/a/deep.md", file_text="deep\n")
+    assert "Successfully renamed" in run(tool, command="rename", old_path="/memories/note.md",
+                                          new_path="/memories/sub/note.md")
+    assert not (memory_dir / "note.md").exists() and "hello" in (memory_dir / "sub/note.md").read_text()
+    assert any("hello" in p.read_text() for p in (memory_dir / ".memdir/history/note.md").iterdir())
+    run(tool, command="rename", old_path="/memories/sub", new_path="/memories/a/sub")
+    assert not (memory_dir / "sub").exists() and (memory_dir / "a/sub/note.md").exists()
+    assert sorted(linked_files(MemoryStore(memory_dir).index())) == ["a/deep.md", "a/sub/note.md"]
+    index_in_sync(memory_dir)
+
+
+def test_a_rename_that_cannot_finish_is_refused_before_anything_moves(tool, memory_dir):
+    run(tool, command="create", path="/memories/box/a.md", file_text="Fact A.\n")
+    (memory_dir / "box/notes.txt").write_text("not a memory\n")
+    before = sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if ".memdir" not in p.parts)
+    index = MemoryStore(memory_dir).index()
+    message = fails(tool, "nothing was renamed", command="rename", old_path="/memories/box", new_path="/memories/crate")
+    assert "\n" not in message and "box/notes.txt" in message
+    after = sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if ".memdir" not in p.parts)
+    assert after == before and MemoryStore(memory_dir).index() == index
+
+
 def test_delete_keeps_the_bytes_and_the_index_in_sync(tool, memory_dir):
     run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
     run(tool, command="create", path="/memories/dir/b.md", file_text="Fact B.\n")
