@@ -108,6 +108,42 @@ def test_insert_bounds(tool, memory_dir):
     fails(tool, "does not exist", command="insert", path="/memories/missing.md", insert_line=0, insert_text="x")
 
 
+HAND = "---\nname: Hand x\ndescription: hand desc\ntype: feedback\n---\n\nBody line.\n"
+
+
+def test_text_that_memdir_would_drop_is_refused_not_reported_as_saved(tool, memory_dir):
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    (memory_dir / "feedback_x.md").write_text(HAND)
+    # A sentence inserted inside the frontmatter breaks its YAML; read leniently it would vanish.
+    message = fails(tool, "Nothing was written", command="insert", path="/memories/feedback_x.md", insert_line=1,
+                    insert_text="remember to check the staging log first")
+    assert "\n" not in message and "below the closing `---`" in message
+    assert (memory_dir / "feedback_x.md").read_text() == HAND
+    fails(tool, "Nothing was written", command="str_replace", path="/memories/feedback_x.md",
+          old_str="type: feedback\n", new_str="type: feedback\ntags: [a, b\n")
+    assert (memory_dir / "feedback_x.md").read_text() == HAND
+
+    # The same sentence below the frontmatter, and a valid list inside it, are kept.
+    run(tool, command="insert", path="/memories/feedback_x.md", insert_line=6,
+        insert_text="remember to check the staging log first")
+    run(tool, command="str_replace", path="/memories/feedback_x.md", old_str="type: feedback\n",
+        new_str="type: feedback\ntags:\n  - staging\n  - logs\n")
+    saved = (memory_dir / "feedback_x.md").read_text()
+    assert "remember to check the staging log first" in saved and "- staging\n- logs" in saved
+    index_in_sync(memory_dir)
+
+
+def test_an_insert_into_an_already_malformed_header_is_refused_too(tool, memory_dir):
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    broken = "---\nname: Broken: header\ndescription: d\ntype: user\n---\nBody.\n"
+    (memory_dir / "user_broken.md").write_text(broken)
+    fails(tool, "the text you added", command="insert", path="/memories/user_broken.md", insert_line=2,
+          insert_text="a note that is not yaml")
+    assert (memory_dir / "user_broken.md").read_text() == broken
+    run(tool, command="insert", path="/memories/user_broken.md", insert_line=6, insert_text="More body.")
+    assert "More body." in (memory_dir / "user_broken.md").read_text()
+
+
 def test_rename_refuses_an_existing_destination_and_keeps_the_index(tool, memory_dir):
     run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
     run(tool, command="create", path="/memories/b.md", file_text="Fact B.\n")
