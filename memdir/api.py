@@ -159,19 +159,6 @@ def _saved(result) -> Saved:
     return Saved(result.rel_path, result.path, result.created, result.changed, result.kept)
 
 
-def _split_body(body: str) -> tuple[str, str | None, str | None]:
-    """(rule, why, how) from a body written by `compose_body`; other bodies are all rule."""
-    rule_lines, why, how = [], None, None
-    for line in body.splitlines():
-        if line.startswith(C.WHY_PREFIX):
-            why = line[len(C.WHY_PREFIX) :].strip()
-        elif line.startswith(C.HOW_PREFIX):
-            how = line[len(C.HOW_PREFIX) :].strip()
-        else:
-            rule_lines.append(line)
-    return "\n".join(rule_lines).strip(), why, how
-
-
 # --- the API ------------------------------------------------------------------
 def remember(
     text: str,
@@ -217,19 +204,27 @@ def update(
 
     Refused when the file changed on disk since it was read here (no lost update).
     """
-    from memdir.model import Memory, compose_body, parse_type
+    from memdir import body_sections as sections
+    from memdir.model import Memory, parse_type
 
     if all(v is None for v in (text, description, why, how, type, name)):
         raise MemdirError(f"update {ref!r}: nothing to change; pass text, description, why, how, type or name")
     store = _store(folder, team)
     memory, header = store.read(ref)
     before = store.read_file(header.rel_path)
-    rule, old_why, old_how = _split_body(memory.body)
     changes: dict[str, object] = {}
-    if text is not None or why is not None or how is not None:
-        changes["body"] = compose_body(
-            text if text is not None else rule, why if why is not None else old_why, how if how is not None else old_how
-        )
+    body = memory.body
+    if text is not None:  # a new rule or fact; the Why and How sections already there stay, as written
+        body = text.strip()
+        for prefix in (C.WHY_PREFIX, C.HOW_PREFIX):
+            if (kept := sections.section(memory.body, prefix)) is not None:
+                body = sections.set_section(body, prefix, kept[len(prefix) :])
+    # Each given section replaces the whole existing one (label to the next **Label:**), never adding an empty one.
+    for prefix, value in ((C.WHY_PREFIX, why), (C.HOW_PREFIX, how)):
+        if value is not None:
+            body = sections.set_section(body, prefix, value)
+    if body != memory.body:
+        changes["body"] = body
     if description is not None:
         changes["description"] = description
     if type is not None:

@@ -317,6 +317,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import os
 
     from memdir.mcp_server import serve
+    from memdir.paths import project_root
 
     if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
         args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
@@ -326,7 +327,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
         print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
               file=sys.stderr)
-    serve(root, team=args.team)
+    # The decision tools read the journal and graph of the project we were started for (also with --dir).
+    serve(root, team=args.team, project=resolution.project_root or project_root(Path(args.cwd or Path.cwd())))
     return 0
 
 

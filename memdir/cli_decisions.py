@@ -71,12 +71,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
         return 0
     if not found.entities:
         print(f"nothing in {path} matches {args.term!r}", file=sys.stderr)
-    for entity in found.entities.values():
-        print(f"{entity['name']}  ({entity['entityType']})")
-        for observation in entity["observations"]:
-            print(f"    - {observation}")
-    for source, target, rtype in found.relations:
-        print(f"{source} -{rtype}-> {target}")
+    for line in graph.render_lines(found):
+        print(line)
     if loaded.corrupt_lines:
         print(f"memdir: skipped {loaded.corrupt_lines} corrupt line(s) in {path}; see `memdir status`", file=sys.stderr)
     return 0

@@ -132,6 +132,7 @@ COMPAT_ARCHIVED_MARKER = "_...older decisions archived..._"
 MORE_DECISIONS_HINT = "- _(additional decisions available: `memdir graph search TERM`, or `{journal}`)_"
 QUEUE_DEGRADED_DEPTH = 500  # a graph queue deeper than this means the Stop worker is not flushing
 JOURNAL_TAIL_BYTES = 256 * 1024  # the read path looks only this far back for recent decisions
+MCP_DECISIONS_MAX = 50  # the most `recent_decisions` shows at once (the tail read holds far more)
 DECISION_TEXT_MAX_CHARS = 500
 INBOX_MAX_PROMPT_CHARS = 8_000  # a pasted log is not a decision; the rest is not queued
 DEDUP_MIN_SIMILARITY = 0.5  # promoted decision vs an existing memory: above this, update it

@@ -260,6 +260,16 @@ def search(graph: Graph, term: str) -> Graph:
     return found
 
 
+def render_lines(found: Graph) -> list[str]:
+    """Entities with their observations, then relations: what `memdir graph search` prints."""
+    lines = []
+    for entity in found.entities.values():
+        lines.append(f"{entity['name']}  ({entity['entityType']})")
+        lines.extend(f"    - {observation}" for observation in entity["observations"])
+    lines.extend(f"{source} -{rtype}-> {target}" for source, target, rtype in found.relations)
+    return lines
+
+
 def show(graph: Graph, name: str) -> Graph | None:
     entity = graph.entities.get(name) or next(
         (e for n, e in graph.entities.items() if n.casefold() == name.casefold()), None

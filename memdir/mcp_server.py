@@ -30,6 +30,8 @@ READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 FORGETS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
+
+
 INSTRUCTIONS = """\
 memdir is the user's persistent memory, shared by every agent they use (Claude Code, Cursor, \
 Codex, Claude Desktop...). Call `recall` with the task at hand before starting work that may \
@@ -102,8 +104,12 @@ def _entry(info: api.MemoryInfo) -> str:
     return f"- {info.file} ({info.type or '?'}, {age_label(info.modified)}): {info.description or info.name or ''}{flag}"
 
 
-def build_server(folder: Path, *, team: bool = False) -> MCPServer:
-    """The server for one memory folder (`team`: the folder's shared team memory instead)."""
+def build_server(folder: Path, *, team: bool = False, project: Path | None = None) -> MCPServer:
+    """The server for one memory folder (`team`: the folder's shared team memory instead).
+
+    `project`: the repository whose decision journal and graph the decision tools read (default: the
+    project around the current directory, as the CLI finds it).
+    """
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), middleware=[_one_line_tool_errors])
 
     @server.tool(
@@ -218,6 +224,57 @@ def build_server(folder: Path, *, team: bool = False) -> MCPServer:
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
 
+    def project_root() -> Path:
+        from memdir.paths import project_root as find_project_root
+
+        return project if project is not None else find_project_root(Path.cwd())
+
+    @server.tool(
+        description=(
+            "The project's most recent decisions, preferences and known problems from its decision journal "
+            "(.claude/memory/decisions.jsonl), newest first, as memdir's prompt hook shows them at the start "
+            "of a session. Call it when starting work in a project or before changing an approach, to avoid "
+            f"repeating what was tried and rejected. `limit`: how many (1-{C.MCP_DECISIONS_MAX}, default "
+            f"{C.RECENT_DECISIONS_SHOWN})."
+        ),
+        structured_output=False,
+        annotations=READS,
+    )
+    @_tool_errors
+    def recent_decisions(limit: int = C.RECENT_DECISIONS_SHOWN) -> str:
+        from memdir.decision_context import recent_decisions_markdown
+        from memdir.decisions import journal_path
+
+        if not 1 <= limit <= C.MCP_DECISIONS_MAX:
+            raise ToolError(f"recent_decisions: argument 'limit': pass a number from 1 to {C.MCP_DECISIONS_MAX}")
+        journal = journal_path(project_root())
+        if not journal.is_file():
+            return f"No decisions recorded yet for this project ({journal} does not exist)."
+        return recent_decisions_markdown(str(journal), limit=limit) or f"No decisions recorded yet in {journal}."
+
+    @server.tool(
+        description=(
+            "Search the project's decision knowledge graph (entities such as libraries, services and files, "
+            "with the observations and relations memdir recorded about them) for a word or name, e.g. "
+            "'postgres' or 'retry'. Returns the matching entities with their observations and the relations "
+            "touching them; same as `memdir graph search TERM`."
+        ),
+        structured_output=False,
+        annotations=READS,
+    )
+    @_tool_errors
+    def search_graph(term: str) -> str:
+        from memdir import graph
+
+        if not term.strip():
+            raise ToolError("search_graph: argument 'term': pass a word or name to look for")
+        path = graph.graph_path(project_root())
+        loaded = graph.load_graph(path)
+        lines = graph.render_lines(graph.search(loaded, term.strip()))
+        if loaded.corrupt_lines:
+            lines.append(f"(skipped {loaded.corrupt_lines} corrupt line(s) in {path}; see `memdir status`)")
+        return "\n".join(lines) if lines else f"Nothing in the decision graph ({path}) matches {term.strip()!r}."
+
     @server.resource(
         INDEX_URI,
         name=C.INDEX_NAME,
@@ -241,6 +298,6 @@ def _version() -> str:
     return __version__
 
 
-def serve(folder: Path, *, team: bool = False) -> None:
+def serve(folder: Path, *, team: bool = False, project: Path | None = None) -> None:
     """Serve `folder` over stdin/stdout until the client closes the connection."""
-    build_server(folder, team=team).run("stdio")
+    build_server(folder, team=team, project=project).run("stdio")

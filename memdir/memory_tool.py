@@ -36,7 +36,7 @@ from anthropic.types.beta import (
 from memdir import constants as C
 from memdir import safefs
 from memdir.errors import MemdirError
-from memdir.frontmatter_io import parse_document
+from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
 from memdir.store import MemoryStore
 
@@ -77,6 +77,13 @@ def _first_line(text: str) -> str:
         if line:
             return line
     return ""
+
+
+def _kept(stored: object, written: object) -> bool:
+    """`written` survives as `stored` (a mapping may gain keys, e.g. the `modified` stamp memdir adds)."""
+    if isinstance(written, dict) and isinstance(stored, dict):
+        return all(_kept(stored.get(key), value) for key, value in written.items())
+    return stored == written
 
 
 class MemdirMemoryTool(BetaAbstractMemoryTool):
@@ -192,8 +199,41 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             )
         return memory, note
 
-    def _save(self, rel: str, text: str, expected: str) -> str:
+    def _checked(self, rel: str, text: str, baseline: str, added: str = "") -> tuple[Memory, str]:
+        """`_as_memory`, refused when storing it would silently drop text the model wrote.
+
+        A frontmatter block that no longer parses is read leniently (raw `key: value` lines), so a
+        sentence or a list inside it would vanish while the tool reported success. `baseline` is the
+        text before the edit: a header that was already malformed there is not the edit's doing, but
+        the `added` text must still come through it.
+        """
         memory, note = self._as_memory(rel, text)
+        parsed = parse_document(text)
+        if parsed.problem and not parse_document(baseline).problem:
+            reason = parsed.problem.split(";")[0]
+            raise ToolError(
+                f"Nothing was written: this edit puts text into the frontmatter of {ROOT}/{rel} ({reason}), "
+                f"where memdir would drop it; put notes below the closing `---`, or keep the frontmatter valid YAML"
+            )
+        rendered = dump_document(memory.frontmatter(), memory.body)
+        stored = parse_document(rendered)
+        metadata = stored.fields.get("metadata")
+        lost = [
+            key for key, value in parsed.fields.items()
+            if not _kept(stored.fields.get(key), value) and not (isinstance(metadata, dict) and _kept(metadata.get(key), value))
+        ]
+        what = f"frontmatter key(s) {', '.join(lost)}" if lost else ""
+        if parsed.problem and any(line.strip() not in rendered for line in added.splitlines()):
+            what = "the text you added"  # read leniently, the malformed header keeps only `key: value` lines
+        elif not what and stored.body != parsed.body:
+            what = "part of the body"
+        if what:
+            raise ToolError(f"Nothing was written: memdir would not keep {what} in {ROOT}/{rel}; "
+                            "write it as plain `key: value` frontmatter or as body text below the closing `---`")
+        return memory, note
+
+    def _save(self, rel: str, text: str, expected: str, baseline: str | None = None, added: str = "") -> str:
+        memory, note = self._checked(rel, text, expected if baseline is None else baseline, added)
         self.store.save(memory, rel_path=rel, expected_text=expected)
         return note
 
@@ -285,7 +325,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 f"{', '.join(lines)}. Please ensure it is unique"
             )
         changed_line = content.count("\n", 0, content.find(command.old_str))
-        note = self._save(rel, content.replace(command.old_str, command.new_str, 1), expected=content)
+        note = self._save(rel, content.replace(command.old_str, command.new_str, 1), expected=content,
+                          added=command.new_str)
         saved_text = self._read(rel)
         if command.new_str and (at := saved_text.find(command.new_str)) != -1:
             changed_line = saved_text.count("\n", 0, at)  # memdir may have rewritten the frontmatter above
@@ -303,7 +344,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 f"Invalid `insert_line` parameter: {command.insert_line}. It should be within the range [0, {len(lines)}]."
             )
         lines.insert(command.insert_line, command.insert_text.rstrip("\n"))
-        note = self._save(rel, "\n".join(lines) + "\n", expected=content)
+        note = self._save(rel, "\n".join(lines) + "\n", expected=content, added=command.insert_text)
         return f"The file {command.path} has been edited.{note}"
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
@@ -314,7 +355,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         if kind == "file":
             self._forget(rel)
         else:
-            self._move_tree(rel, None)
+            self._forget_tree(rel)
         return f"Successfully deleted {command.path}"
 
     def _forget(self, rel: str) -> None:
@@ -334,27 +375,59 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         if kind == "dir" and (new + "/").startswith(old + "/"):
             raise ToolError(f"Cannot move {command.old_path} into itself")
         self._check_parents(new)
-        if kind == "file":
-            self._move_file(old, new)
-        else:
-            self._move_tree(old, new)
+        moves = self._planned_moves(old, new, kind)  # everything is checked before anything is written
+        for src, dst in moves:
+            self._move_file(src, dst)
+        if kind == "dir":
+            self._remove_empty_folders(old)
         return f"Successfully renamed {command.old_path} to {command.new_path}"
+
+    def _planned_moves(self, old: str, new: str, kind: str) -> list[tuple[str, str]]:
+        """(from, to) for every file a rename moves, refused up front unless each one can be moved.
+
+        A rename writes the new file and then forgets the old one; a refusal half-way would leave
+        both behind, so every file is checked first: a memory memdir sees, valid as a memory at its
+        new path, and free of secrets.
+        """
+        from memdir.secrets import guard
+
+        seen = {h.rel_path for h in self.store.scan().headers}
+        if kind == "file":
+            files = [old]
+        else:
+            files = [rel for rel, k in safefs.walk(self.root, old) if k != "dir"]
+        moves = []
+        for rel in files:
+            if rel not in seen:
+                raise ToolError(
+                    f"{ROOT}/{rel} is not a memory file memdir can see (a non-.md file, a link or unreadable "
+                    f"frontmatter), so nothing was renamed; view or delete it first, or run `memdir doctor`"
+                )
+            dst = new + rel[len(old):]
+            try:
+                self._checked(dst, self._read(rel), baseline=self._read(rel))
+                guard(self._read(rel), f"{ROOT}/{rel}")
+            except (ToolError, MemdirError) as exc:
+                raise ToolError(f"nothing was renamed: {' '.join(str(exc).split())}") from None
+            moves.append((rel, dst))
+        return moves
 
     def _move_file(self, old: str, new: str) -> None:
         """Write the new file first, then forget the old one: a crash in between loses nothing."""
-        self._save(new, self._read(old), expected="")
+        text = self._read(old)
+        self._save(new, text, expected="", baseline=text)
         self._forget(old)
 
-    def _move_tree(self, old_dir: str, new_dir: str | None) -> None:
-        """Move (or, with no destination, forget) every memory in a folder, then drop the empty folders.
+    def _forget_tree(self, old_dir: str) -> None:
+        """Forget every memory in a folder, then drop the empty folders.
 
         Anything that is not a memory (a stray .txt, a link) stays where it is, and so does its folder.
         """
         for rel in self._memory_files(old_dir):
-            if new_dir is None:
-                self._forget(rel)
-            else:
-                self._move_file(rel, new_dir + rel[len(old_dir):])
+            self._forget(rel)
+        self._remove_empty_folders(old_dir)
+
+    def _remove_empty_folders(self, old_dir: str) -> None:
         folders = [rel for rel, kind in safefs.walk(self.root, old_dir) if kind == "dir"]
         for folder in sorted(folders, key=lambda rel: rel.count("/"), reverse=True) + [old_dir]:
             parent, _, name = folder.rpartition("/")

@@ -218,3 +218,42 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert scope["answer"].engine == "offline"
     assert [r.status for r in scope["runs"]] == ["saved"]
     assert scope["saved"].file not in memdir.read_index()
+
+
+def test_update_replaces_whole_hand_written_sections(realdata, memory_dir):
+    # A real hand-written body: a multi-line **How to apply:** with bullets, other bold-labelled sections after it.
+    source = realdata / "memory-folders/application-pipeline/feedback_gemini_collaboration.md"
+    original = source.read_text()
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    (memory_dir / source.name).write_text(original)
+    old_why = next(line for line in original.splitlines() if line.startswith("**Why:**"))
+    how_bullets = original.split("**How to apply:**\n", 1)[1].split("\n\n", 1)[0]
+
+    memdir.update(source.name, why="it cannot see the rules it breaks", folder=memory_dir)
+    text = (memory_dir / source.name).read_text()
+    assert old_why not in text and text.count("**Why:**") == 1 and text.count("**How to apply:**") == 1
+    assert "**Why:** it cannot see the rules it breaks\n\n**How to apply:**\n" + how_bullets in text
+    assert text.split("**Why:**")[0] == original.split("**Why:**")[0]  # everything above is untouched
+    assert text.split(how_bullets)[1] == original.split(how_bullets)[1]  # and everything below
+    assert not text.rstrip().endswith("**How to apply:**")
+
+    memdir.update(source.name, how="only for isolated, stateless tasks", folder=memory_dir)
+    text = (memory_dir / source.name).read_text()
+    assert "**How to apply:** only for isolated, stateless tasks\n\n**2026-03-30 update" in text
+    assert how_bullets.splitlines()[0] not in text  # the old bullets went with their section
+    assert "This confirms the core assessment" in text
+
+
+def test_update_text_keeps_sections_and_never_adds_an_empty_one(memory_dir):
+    saved = memdir.remember("Standups are at 9:30.", type="project", folder=memory_dir)
+    memdir.update(saved.file, why="the team spans two time zones", how="\n- book rooms for 9:30\n- remind new joiners",
+                  folder=memory_dir)
+    memdir.update(saved.file, text="Standups are at 10:00.", folder=memory_dir)
+    body = memdir.read(saved.file, folder=memory_dir).body
+    assert body.startswith("Standups are at 10:00.\n\n**Why:** the team spans two time zones\n")
+    assert "**How to apply:**\n- book rooms for 9:30\n- remind new joiners" in body and "9:30." not in body
+
+    plain = memdir.remember("Prefers tabs.", type="user", folder=memory_dir)
+    memdir.update(plain.file, why="their editor is set up for tabs", folder=memory_dir)
+    body = memdir.read(plain.file, folder=memory_dir).body
+    assert "**Why:** their editor is set up for tabs" in body and "**How to apply:**" not in body

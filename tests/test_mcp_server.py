@@ -192,3 +192,51 @@ def test_argument_errors_fold_to_one_line():
            "string [type=string_type, input_value=5, input_type=int]\n    For further information visit https://x")
     assert one_line_argument_errors(sdk) == "forget: argument 'file': Input should be a valid string"
     assert one_line_argument_errors("Unknown tool:\n  nope") == "Unknown tool: nope"
+
+
+def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_home):
+    import json
+
+    from memdir.decisions import Decision, append
+
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    append(project, [
+        Decision(kind="decision", what="Use Postgres for the job queue", why="one database to run", confidence=0.9,
+                 entities=["postgres"]),
+        Decision(kind="anti-pattern", what="Never retry payment calls blindly", confidence=0.8),
+    ])
+    from memdir.graph import graph_path
+
+    graph_file = graph_path(project)
+    graph_file.write_text(
+        json.dumps({"type": "entity", "name": "postgres", "entityType": "technology",
+                    "observations": ["holds the job queue"]}) + "\n"
+        + json.dumps({"type": "entity", "name": "redis", "entityType": "technology", "observations": ["cache only"]})
+        + "\n" + json.dumps({"type": "relation", "from": "api", "to": "postgres", "relationType": "uses"}) + "\n"
+    )
+    params = _server(tmp_path / "memory", isolated_home)
+    params.args[2:2] = ["--cwd", str(project)]  # the project whose journal and graph the tools read
+
+    async def body(session: ClientSession, init):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["recent_decisions"].annotations.read_only_hint
+        assert tools["search_graph"].annotations.read_only_hint
+        recent = _text(await session.call_tool("recent_decisions", {}))
+        lines = recent.splitlines()
+        assert lines[0] == "## Recent Project Decisions"
+        assert lines[1].startswith("- **[Anti-pattern]** Never retry payment calls blindly")  # newest first
+        assert "Use Postgres for the job queue _(because: one database to run)_ [postgres]" in lines[2]
+        one = _text(await session.call_tool("recent_decisions", {"limit": 1}))
+        assert "Never retry" in one and "Postgres for the job queue" not in one
+        bad = await session.call_tool("recent_decisions", {"limit": 0})
+        assert bad.is_error and "\n" not in _text(bad)
+
+        found = _text(await session.call_tool("search_graph", {"term": "queue"}))
+        assert "postgres  (technology)" in found and "    - holds the job queue" in found
+        assert "api -uses-> postgres" in found and "redis" not in found
+        none = _text(await session.call_tool("search_graph", {"term": "kafka"}))
+        assert "matches 'kafka'" in none
+
+    anyio.run(_session_run, params, body)
+    assert not (tmp_path / "memory").exists() or not list((tmp_path / "memory").glob("*.md"))  # read-only

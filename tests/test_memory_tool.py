@@ -108,6 +108,42 @@ def test_insert_bounds(tool, memory_dir):
     fails(tool, "does not exist", command="insert", path="/memories/missing.md", insert_line=0, insert_text="x")
 
 
+HAND = "---\nname: Hand x\ndescription: hand desc\ntype: feedback\n---\n\nBody line.\n"
+
+
+def test_text_that_memdir_would_drop_is_refused_not_reported_as_saved(tool, memory_dir):
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    (memory_dir / "feedback_x.md").write_text(HAND)
+    # A sentence inserted inside the frontmatter breaks its YAML; read leniently it would vanish.
+    message = fails(tool, "Nothing was written", command="insert", path="/memories/feedback_x.md", insert_line=1,
+                    insert_text="remember to check the staging log first")
+    assert "\n" not in message and "below the closing `---`" in message
+    assert (memory_dir / "feedback_x.md").read_text() == HAND
+    fails(tool, "Nothing was written", command="str_replace", path="/memories/feedback_x.md",
+          old_str="type: feedback\n", new_str="type: feedback\ntags: [a, b\n")
+    assert (memory_dir / "feedback_x.md").read_text() == HAND
+
+    # The same sentence below the frontmatter, and a valid list inside it, are kept.
+    run(tool, command="insert", path="/memories/feedback_x.md", insert_line=6,
+        insert_text="remember to check the staging log first")
+    run(tool, command="str_replace", path="/memories/feedback_x.md", old_str="type: feedback\n",
+        new_str="type: feedback\ntags:\n  - staging\n  - logs\n")
+    saved = (memory_dir / "feedback_x.md").read_text()
+    assert "remember to check the staging log first" in saved and "- staging\n- logs" in saved
+    index_in_sync(memory_dir)
+
+
+def test_an_insert_into_an_already_malformed_header_is_refused_too(tool, memory_dir):
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    broken = "---\nname: Broken: header\ndescription: d\ntype: user\n---\nBody.\n"
+    (memory_dir / "user_broken.md").write_text(broken)
+    fails(tool, "the text you added", command="insert", path="/memories/user_broken.md", insert_line=2,
+          insert_text="a note that is not yaml")
+    assert (memory_dir / "user_broken.md").read_text() == broken
+    run(tool, command="insert", path="/memories/user_broken.md", insert_line=6, insert_text="More body.")
+    assert "More body." in (memory_dir / "user_broken.md").read_text()
+
+
 def test_rename_refuses_an_existing_destination_and_keeps_the_index(tool, memory_dir):
     run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
     run(tool, command="create", path="/memories/b.md", file_text="Fact B.\n")
@@ -123,6 +159,31 @@ def test_rename_refuses_an_existing_destination_and_keeps_the_index(tool, memory
     fails(tool, "into itself", command="rename", old_path="/memories/old", new_path="/memories/old/deeper")
     fails(tool, "does not exist", command="rename", old_path="/memories/nope.md", new_path="/memories/x.md")
     index_in_sync(memory_dir)
+
+
+def test_rename_into_a_subfolder_with_the_same_file_name_moves_it_whole(tool, memory_dir):
+    # Regression: the bare name `note.md` matched the new copy, so the old file was never forgotten.
+    run(tool, command="create", path="/memories/note.md", file_text="hello\n")
+    run(tool, command="create", path="/memories/a/deep.md", file_text="deep\n")
+    assert "Successfully renamed" in run(tool, command="rename", old_path="/memories/note.md",
+                                          new_path="/memories/sub/note.md")
+    assert not (memory_dir / "note.md").exists() and "hello" in (memory_dir / "sub/note.md").read_text()
+    assert any("hello" in p.read_text() for p in (memory_dir / ".memdir/history/note.md").iterdir())
+    run(tool, command="rename", old_path="/memories/sub", new_path="/memories/a/sub")
+    assert not (memory_dir / "sub").exists() and (memory_dir / "a/sub/note.md").exists()
+    assert sorted(linked_files(MemoryStore(memory_dir).index())) == ["a/deep.md", "a/sub/note.md"]
+    index_in_sync(memory_dir)
+
+
+def test_a_rename_that_cannot_finish_is_refused_before_anything_moves(tool, memory_dir):
+    run(tool, command="create", path="/memories/box/a.md", file_text="Fact A.\n")
+    (memory_dir / "box/notes.txt").write_text("not a memory\n")
+    before = sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if ".memdir" not in p.parts)
+    index = MemoryStore(memory_dir).index()
+    message = fails(tool, "nothing was renamed", command="rename", old_path="/memories/box", new_path="/memories/crate")
+    assert "\n" not in message and "box/notes.txt" in message
+    after = sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if ".memdir" not in p.parts)
+    assert after == before and MemoryStore(memory_dir).index() == index
 
 
 def test_delete_keeps_the_bytes_and_the_index_in_sync(tool, memory_dir):
