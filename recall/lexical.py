@@ -95,6 +95,9 @@ def _normalised(scores: list[float]) -> list[float]:
     return [s / top for s in scores] if top > 0 else scores
 
 
+COVERAGE_PSEUDO_DOCS = 50
+
+
 class Ranker:
     """Ranks memories given as (name, description, type, body) fields."""
 
@@ -129,11 +132,18 @@ class Ranker:
         n = len(self.docs)
         if not terms or not n:
             return [0.0] * n, [0] * n, len(terms)
-        unseen = math.log(1 + (n + 0.5) / 0.5)
-        total = sum(self.words.idf.get(t, unseen) for t in terms)
+        # idf against the folder plus COVERAGE_PSEUDO_DOCS imagined memories without the word: in a small
+        # folder every word a memory has is "common" (a one-memory folder gives it idf 0.29 against an
+        # unseen word's 1.39), so the one memory that says "don't use npm" covered 4% of "install the
+        # dependencies with npm" and was never recalled. Large folders barely change.
+        df = {t: len(self.words.postings[t]) for t in terms if t in self.words.postings}
+        size = n + COVERAGE_PSEUDO_DOCS
+        idf_of = {t: math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
+        unseen = math.log(1 + (size + 0.5) / 0.5)
+        total = sum(idf_of.get(t, unseen) for t in terms)
         share, matched = [0.0] * n, [0] * n
         for term in terms:
-            idf = self.words.idf.get(term)
+            idf = idf_of.get(term)
             if idf is not None:
                 for i in self.words.postings[term]:
                     share[i] += idf / total

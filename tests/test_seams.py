@@ -84,3 +84,17 @@ def test_remember_then_forget_in_one_window_saves_nothing(tmp_path, memory_dir):
     transcript.write_text("\n".join(lines) + "\n")
     extract_transcript(transcript, memory_dir, engine="offline")
     assert not [p for p in memory_dir.glob("*.md") if p.name != "MEMORY.md"]
+
+
+def test_a_small_folder_still_recalls_the_memory_that_clearly_helps(store, memory_dir):
+    """Issue 13's relevance bar met issue 11's real-client session: in a one-memory folder every word
+    the memory has looked common, so "don't use npm" was never recalled for an npm prompt."""
+    from memdir.manual import remember
+    from recall.api import recall
+
+    remember(store, "Don't use npm in this repo, use pnpm instead of npm", type_="feedback", name="dont-use-npm",
+             why="the lockfile is pnpm's", how="use pnpm for every install")
+    hit = recall(memory_dir, "install the dependencies and run the tests with npm please", engine="offline")
+    assert [h.rel_path for h in hit.selected] == ["feedback_dont_use_npm.md"]
+    miss = recall(memory_dir, "what is the capital of Portugal", engine="offline")
+    assert miss.selected == []
