@@ -32,8 +32,9 @@ class Job(Record):
 
 
 class FolderRow(Record):
-    __slots__ = ("memory_dir", "transcripts", "windows", "saved", "skipped", "failed", "tokens", "cost")
-    _defaults = {"transcripts": 0, "windows": 0, "saved": 0, "skipped": 0, "failed": 0, "tokens": 0, "cost": 0.0}
+    __slots__ = ("memory_dir", "transcripts", "windows", "saved", "updated", "skipped", "failed", "tokens", "cost")
+    _defaults = {"transcripts": 0, "windows": 0, "saved": 0, "updated": 0, "skipped": 0, "failed": 0, "tokens": 0,
+                 "cost": 0.0}
 
 
 class BatchReport(Record):
@@ -150,8 +151,12 @@ async def _run_job(job: Job, *, settings: Settings, engine: str, size: int, dry_
             row.failed += 1
             report.errors.append(f"{job.transcript}: {result.reason}")
             return  # the cursor stays before this window: a rerun retries it
-        row.saved += len(result.saved)
-        progress.saved += len(result.saved)
+        # "saved" counts new memory files, "updated" changed ones (each with its previous version kept).
+        updated = sum(1 for c in result.changes if c["action"] == "updated" and c["file"] != C.INDEX_NAME)
+        created = sum(1 for c in result.changes if c["action"] == "created")
+        row.saved += created
+        row.updated += updated
+        progress.saved += created
         row.skipped += result.status == "skipped"
         if not dry_run:
             state.save_cursor(job.memory_dir, job.session_id, next((m.uuid for m in reversed(window) if m.uuid), cursor))
@@ -204,11 +209,11 @@ def run_batch(paths: list[Path] | None = None, *, settings: Settings, engine: st
 
 
 def summary_table(report: BatchReport, settings: Settings) -> str:
-    lines = [f"{'memory folder':<60} {'transcripts':>11} {'windows':>7} {'saved':>5} {'skipped':>7} "
+    lines = [f"{'memory folder':<60} {'transcripts':>11} {'windows':>7} {'saved':>5} {'updated':>7} {'skipped':>7} "
              f"{'failed':>6} {'tokens':>10} {'est. USD':>9}"]
     for row in report.rows.values():
         folder = row.memory_dir if len(row.memory_dir) <= 60 else "…" + row.memory_dir[-59:]
-        lines.append(f"{folder:<60} {row.transcripts:>11} {row.windows:>7} {row.saved:>5} {row.skipped:>7} "
+        lines.append(f"{folder:<60} {row.transcripts:>11} {row.windows:>7} {row.saved:>5} {row.updated:>7} {row.skipped:>7} "
                      f"{row.failed:>6} {row.tokens:>10,} {row.cost:>9.4f}")
     inp, out = price(settings.extract_model)
     lines.append(f"(cost estimated at {inp}/{out} USD per million input/output tokens; see memdir/pricing.py)")

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from extractor import state
-from extractor.batch import discover, run_batch, windows
+from extractor.batch import discover, run_batch, summary_table, windows
 from memdir.config import Settings
 from memdir.paths import sanitize
 from tests import api_payloads as P
@@ -209,3 +209,26 @@ def test_batch_api_resumes_the_batch_in_flight(api, tmp_path, isolated_home, mon
     report = B.run_batch_api([tmp_path / "projects"], settings=Settings(engine="llm", max_attempts=1), poll=0)
     assert len(created) == 1  # the in-flight batch was polled again, never resubmitted
     assert sum(r.windows for r in report.rows.values()) == 2 and not report.errors
+
+
+def test_summary_counts_updates_apart_from_new_memories(tmp_path, isolated_home, monkeypatch):
+    """An update (previous version kept) is counted as updated, not as a new saved memory."""
+    from extractor import batch, report as changes
+    from extractor.run import ExtractResult
+
+    def extracted(window, memory_dir, **_):
+        return ExtractResult("saved", saved=["feedback_a.md", "project_b.md"], changes=[
+            changes.change("created", "feedback_a.md"),
+            changes.change("updated", "project_b.md", ".memdir/history/project_b.md/v1.md"),
+            changes.change("updated", "MEMORY.md", ".memdir/history/MEMORY.md/v1.md")])
+
+    monkeypatch.setattr(batch, "extract_messages", extracted)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    projects = isolated_home / ".claude" / "projects"
+    first = _transcript(projects / sanitize(str(repo)) / "s1.jsonl", str(repo), ["Remember that A."], "s1")
+    result = run_batch([first], settings=Settings(engine="offline"), engine="offline")
+    (row,) = result.rows.values()
+    assert (row.saved, row.updated) == (1, 1)  # MEMORY.md's own change is not a memory
+    header, line = summary_table(result, Settings(engine="offline")).splitlines()[:2]
+    assert header.split()[4:6] == ["saved", "updated"] and line.split()[3:5] == ["1", "1"]
