@@ -59,46 +59,23 @@ def is_temp_file(path: Path) -> bool:
 def locked(lock_path: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold an exclusive inter-process lock on `lock_path` (created if missing)."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # Windows
+    if os.name != "posix":  # Windows
         from filelock import FileLock
 
         with FileLock(str(lock_path), timeout=timeout):
             yield
         return
-    import time
+    from memdir.safefs import hold_lock
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    from memdir.errors import MemdirError
-
-                    raise MemdirError(
-                        f"{lock_path}: still locked after {timeout:.0f}s by another memdir process; retry later"
-                    ) from None
-                time.sleep(0.005)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    with hold_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644), str(lock_path), timeout):
+        yield
 
 
 @contextlib.contextmanager
 def try_locked(lock_path: Path) -> Iterator[bool]:
     """Non-blocking variant: yields True while holding the lock, False when someone else holds it."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # Windows
+    if os.name != "posix":  # Windows
         from filelock import FileLock, Timeout
 
         lock = FileLock(str(lock_path), timeout=0)
@@ -112,19 +89,10 @@ def try_locked(lock_path: Path) -> Iterator[bool]:
         finally:
             lock.release()
         return
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    from memdir.safefs import try_hold_lock
+
+    with try_hold_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)) as got:
+        yield got
 
 
 def read_text(path: Path) -> str:

@@ -368,23 +368,13 @@ def walk(root: str | os.PathLike, rel_dir: str = "", *, skip_top: tuple[str, ...
 
 
 @contextlib.contextmanager
-def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
-    """An exclusive inter-process lock on a lock file inside the folder, opened without following symlinks."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no symlink attacks of this kind to defend against in the same way
-        from pathlib import Path
+def hold_lock(fd: int, shown: str, timeout: float = 30.0):
+    """Hold an exclusive flock on the open descriptor `fd` (POSIX), waiting up to `timeout`; closes `fd`.
 
-        from memdir.fsio import locked as plain_locked
-
-        with plain_locked(Path(os.fspath(root), *split_rel(rel)), timeout):
-            yield
-        return
+    The one lock loop: `locked` below opens without following symlinks, `memdir.fsio.locked` by path."""
+    import fcntl
     import time
 
-    parent, name = _parent_and_name(rel)
-    with open_dir(root, parent, create=True) as dfd:
-        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -393,8 +383,9 @@ def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise MemdirError(f"{rel}: still locked after {timeout:.0f}s by another memdir process; "
-                                      "retry later") from None
+                    raise MemdirError(
+                        f"{shown}: still locked after {timeout:.0f}s by another memdir process; retry later"
+                    ) from None
                 time.sleep(0.005)
         try:
             yield
@@ -405,21 +396,10 @@ def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
 
 
 @contextlib.contextmanager
-def try_locked(root: str | os.PathLike, rel: str):
-    """Non-blocking: yields True while holding the lock, False when another process holds it."""
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        from pathlib import Path
+def try_hold_lock(fd: int):
+    """Non-blocking `hold_lock`: yields True while holding the lock, False when another process holds it."""
+    import fcntl
 
-        from memdir.fsio import try_locked as plain_try_locked
-
-        with plain_try_locked(Path(os.fspath(root), *split_rel(rel))) as got:
-            yield got
-        return
-    parent, name = _parent_and_name(rel)
-    with open_dir(root, parent, create=True) as dfd:
-        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -432,6 +412,42 @@ def try_locked(root: str | os.PathLike, rel: str):
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
+    """An exclusive inter-process lock on a lock file inside the folder, opened without following symlinks."""
+    if os.name != "posix":  # Windows: no symlink attacks of this kind to defend against in the same way
+        from pathlib import Path
+
+        from memdir.fsio import locked as plain_locked
+
+        with plain_locked(Path(os.fspath(root), *split_rel(rel)), timeout):
+            yield
+        return
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent, create=True) as dfd:
+        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
+    with hold_lock(fd, rel, timeout):
+        yield
+
+
+@contextlib.contextmanager
+def try_locked(root: str | os.PathLike, rel: str):
+    """Non-blocking: yields True while holding the lock, False when another process holds it."""
+    if os.name != "posix":  # Windows
+        from pathlib import Path
+
+        from memdir.fsio import try_locked as plain_try_locked
+
+        with plain_try_locked(Path(os.fspath(root), *split_rel(rel))) as got:
+            yield got
+        return
+    parent, name = _parent_and_name(rel)
+    with open_dir(root, parent, create=True) as dfd:
+        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
+    with try_hold_lock(fd) as got:
+        yield got
 
 
 def check_inside(root: str | os.PathLike, rel_dir: str) -> None:
