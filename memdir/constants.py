@@ -36,6 +36,9 @@ DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
 
 # --- least privilege: bounded, symlink-free access inside the memory folder (issue 9) ---------
+# Atomic writes go through `.<name>.tmp-<pid>-<rand>` (memdir/fsio.py, memdir/safefs.py); such names never end
+# in .md, so scans skip them, and `doctor` recognises a stale one by this marker.
+TEMP_MARKER = ".tmp-"
 SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, MEMORY.md, state JSON: refused above this
 HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-TEMP_MARKER = ".tmp-"  # temp files: `.<name>.tmp-<pid>-<rand>`; never end in .md, so scans skip them
+from memdir.constants import TEMP_MARKER  # one place knows it
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -25,7 +25,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getat
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-TEMP_MARKER = ".tmp-"
+TEMP_MARKER = C.TEMP_MARKER  # the same marker fsio uses, so doctor finds stale temps from either
 
 
 class UnsafePath(MemdirError, OSError):
