@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine in ("offline", "all"):
         selectors.append(("offline lexical", engine_selector("offline")))
     if args.engine in ("dense", "all"):
-        from recall.dense import shared_model
+        from memdir.embeddings import shared_model
 
         model = shared_model()
         if model is None:

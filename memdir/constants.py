@@ -144,4 +144,11 @@ INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this un
 
 # --- recall by meaning and verification (issue 13) -------------------------------
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
+DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage recipe) gets a new file
+DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed
+DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
+DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning
+DENSE_QUERY_CHARS = 2000
+EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many records per live memory ...
+EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names

@@ -286,12 +286,13 @@ def prompt_output(payload: HookPayload) -> str:
 def _use_recall_server() -> bool:
     """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
     wanted, or the dense model is installed (it loads only there, never in a hook process)."""
+    from memdir import embeddings
     from memdir.config import Settings, choose_engine
-    from recall import dense, server
+    from recall import server
 
     if not server.enabled():
         return False
-    return choose_engine(Settings.from_env().engine, quiet=True) == "llm" or dense.installed()
+    return choose_engine(Settings.from_env().engine, quiet=True) == "llm" or embeddings.installed()
 
 
 def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,

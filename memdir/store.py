@@ -9,13 +9,14 @@ folder is read or written through a symlink.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir import constants as C
-from memdir import history
+from memdir import embeddings, history
 from memdir import index as index_text
 from memdir import safefs
 from memdir.errors import MemdirError
@@ -29,6 +30,24 @@ def slugify(name: str) -> str:
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     slug = re.sub(r"[^a-z0-9]+", "_", ascii_name).strip("_")
     return slug[: C.SLUG_MAX_CHARS].rstrip("_") or "memory"
+
+
+def _then_embed(rel_of):
+    """Once a write (and its folder lock) is done: the written memory's vector, when the dense model
+    is installed (memdir/embeddings.py; it never fails the write), so recall by meaning knows it at once."""
+
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self: MemoryStore, *args, **kwargs):
+            result = method(self, *args, **kwargs)
+            rel = rel_of(result)
+            if rel != C.INDEX_NAME:
+                embeddings.embed_written(self.base, [self.root / rel])
+            return result
+
+        return run
+
+    return wrap
 
 
 @dataclass(frozen=True)
@@ -202,6 +221,7 @@ class MemoryStore:
         """(rel_path, exists): where `save` would put this memory (for dry runs and reports)."""
         return self._pick_filename(memory)
 
+    @_then_embed(lambda result: result.rel_path)
     def save(
         self,
         memory: Memory,
@@ -286,6 +306,7 @@ class MemoryStore:
         self._write(C.INDEX_NAME, new_text)
         return kept
 
+    @_then_embed(lambda result: result.rel_path)
     def rename(self, ref: str, new_name: str) -> SaveResult:
         memory, header = self.read(ref)
         renamed = memory.model_copy(update={"name": new_name})
@@ -339,6 +360,7 @@ class MemoryStore:
                     return rel
             raise
 
+    @_then_embed(lambda result: result[0])
     def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
         """(rel_path, restored version name, kept current version): the current bytes are kept first."""
         rel = self.history_key(ref)

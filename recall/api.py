@@ -70,7 +70,7 @@ def recall(
     project_root: str | None = None,
     verify_budget_s: float = VERIFY_BUDGET_S,
 ) -> RecallResult:
-    """`dense`: a loaded `recall.dense.DenseModel` (the warm server's), whose cached vectors are fused
+    """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
     memory names is checked against that project (memdir.verify) and the result shown with it."""
     settings = settings or Settings.from_env()

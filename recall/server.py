@@ -10,9 +10,10 @@ depends on (memdir's version, the Python, the endpoint and key, the MEMDIR_* set
 changed key or upgrade simply starts a new server; an idle server exits after 30 minutes.
 `MEMDIR_RECALL_SERVER=0` turns it off (the hook then imports the SDK itself).
 
-The server is also where the optional dense model lives (recall/dense.py): numpy and the weights load
+The server is also where recall's dense model lives (memdir/embeddings.py): numpy and the weights load
 once here, offline prompts are answered here too when the model is installed, and a background thread
-embeds memories that lack a vector after each answer. Hooks never load the model; without a server
+embeds memories that lack a vector after each answer (memories written through memdir already have
+one: the writer stores it) and compacts the vector file. Hooks never load the model; without a server
 they answer lexically.
 """
 
@@ -124,18 +125,9 @@ class Embedder:
 
 
 def refresh_embeddings(model, memory_dir) -> int:
-    """Embed every memory of the folder that has no vector yet; drop vectors of deleted memories."""
-    from memdir.scan import scan
-    from recall.dense import MODEL_ID, passage_text
-    from recall.embed_cache import content_key
-
-    headers = scan(memory_dir).headers
-    added = model.embed_missing(memory_dir, headers)
-    cache = model.cache(memory_dir)
-    live = {content_key(MODEL_ID, passage_text(h)) for h in headers}
-    if len(cache.rows) > 2 * max(len(live), 50):
-        cache.compact(live)
-    return added
+    """Embed every memory of the folder that has no vector yet (files written by hand or by Claude
+    Code itself); drop vectors of edited and deleted memories once they outnumber the live ones."""
+    return model.refresh(memory_dir)
 
 
 def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
@@ -166,7 +158,7 @@ def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
 
 
 def load_embedder() -> Embedder | None:
-    from recall.dense import shared_model
+    from memdir.embeddings import shared_model
 
     model = shared_model()
     return Embedder(model) if model is not None else None

