@@ -7,6 +7,10 @@
 2. Reading the last 20 messages of a 200 MB transcript vs a 2 MB one (budget: about 1x).
 3. What the Stop hook's worker reads on each turn: every message after the session's cursor (here the
    cursor sits 20 messages from the end), 200 MB vs 2 MB (budget: about 1x).
+4. What a memory write costs with the dense model installed (its vector is stored before the write
+   returns) vs the same write with MEMDIR_DENSE=0, in the same run: `MemoryStore.save` in a warm
+   process, and a whole `memdir remember` process (numpy import and model load included).
+   `--writes-only` runs just this part.
 """
 
 from __future__ import annotations
@@ -40,12 +44,70 @@ def write_transcript(path: Path, megabytes: int) -> None:
             n += 1
 
 
+def write_speed(repeat: int) -> None:
+    """Item 4: the extra time a write costs when it also stores the memory's vector."""
+    import itertools
+    import os
+
+    from memdir import constants as C
+    from memdir import embeddings
+    from memdir.manual import remember
+    from memdir.store import MemoryStore
+
+    if not embeddings.installed():
+        print("memory write with the dense model: skipped, pip install 'memdir[dense]'")
+        return
+    counter = itertools.count()
+
+    def save(store: MemoryStore, dense: bool) -> None:
+        os.environ[C.DENSE_DISABLE_ENV] = "1" if dense else "0"
+        n = next(counter)  # new words each time: every write embeds a passage it has not seen
+        remember(store, f"Deploy {n} of payments waits for the ledger freeze {n * 7}", type_="project",
+                 name=f"Deploy rule {n}")
+
+    previous = os.environ.get(C.DENSE_DISABLE_ENV)
+    try:
+        with tempfile.TemporaryDirectory(prefix="memdir-wspeed-") as tmp:
+            store = MemoryStore(Path(tmp) / "memory")
+            for dense in (False, True):  # warm: the model is loaded before anything is timed
+                save(store, dense)
+            without = median_seconds(lambda: save(store, False), repeat * 3)
+            with_model = median_seconds(lambda: save(store, True), repeat * 3)
+            print(f"memory write (MemoryStore.save, warm process): {with_model * 1000:.1f} ms with the dense model "
+                  f"vs {without * 1000:.1f} ms without = {with_model / without:.2f}x "
+                  f"(+{(with_model - without) * 1000:.1f} ms for the vector)")
+
+            script = Path(sys.executable).with_name("memdir")
+            cli = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry"]
+
+            def remember_process(dense: bool) -> None:
+                n = next(counter)
+                run_process([*cli, "--dir", str(Path(tmp) / "cli"), "remember", f"Release {n} ships after review {n}",
+                             "--type", "project", "--name", f"Release rule {n}"], "",
+                            {C.DENSE_DISABLE_ENV: "1" if dense else "0"})
+
+            remember_process(False), remember_process(True)
+            without = median_seconds(lambda: remember_process(False), repeat)
+            with_model = median_seconds(lambda: remember_process(True), repeat)
+            print(f"memdir remember (whole process): {with_model * 1000:.0f} ms with the dense model vs "
+                  f"{without * 1000:.0f} ms without = {with_model / without:.2f}x")
+    finally:
+        if previous is None:
+            os.environ.pop(C.DENSE_DISABLE_ENV, None)
+        else:
+            os.environ[C.DENSE_DISABLE_ENV] = previous
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big-mb", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--writes-only", action="store_true", help="only the write cost with/without the model")
     args = parser.parse_args(argv)
     precompile()
+    write_speed(args.repeat)
+    if args.writes_only:
+        return 0
     with tempfile.TemporaryDirectory(prefix="memdir-xspeed-") as tmp:
         root = Path(tmp)
         small, big = root / "small.jsonl", root / "big.jsonl"
