@@ -151,4 +151,5 @@ DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lin
 DENSE_QUERY_CHARS = 2000
 EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many records per live memory ...
 EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
+EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any memory folder
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names

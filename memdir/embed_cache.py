@@ -8,6 +8,9 @@ crash mid-append leaves a partial record at the end, which readers ignore and th
 off. A renamed or touched memory keeps its key and costs nothing; an edited one adds a record.
 Records of edited or deleted memories stay until `compact()` rewrites the file atomically.
 
+Every access goes through memdir/safefs.py: a symlinked `.memdir/` or `embeddings/` is refused,
+never followed out of the memory folder (writers include the extractor, which may touch only it).
+
 Only writers (after a memory is written), the warm recall server and batch paths import this
 module: it needs numpy, and numpy's import alone exceeds the prompt hook's budget.
 """
@@ -22,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from memdir import constants as C
-from memdir.fsio import atomic_write_bytes, locked
+from memdir import safefs
 
 KEY_BYTES = 16
 
@@ -34,22 +37,26 @@ def content_key(model_id: str, text: str) -> bytes:
 class EmbeddingCache:
     """The vectors of one memory folder for one model, reloaded only when the file changed."""
 
-    def __init__(self, path: Path, dim: int) -> None:
-        self.path, self.dim = path, dim
+    def __init__(self, path: Path, dim: int, root: Path | None = None) -> None:
+        """`root`: the trusted folder `path` lies in (the memory folder); nothing below it is followed."""
+        self.path, self.dim = Path(path), dim
+        self.root = Path(root) if root is not None else self.path.parent
+        self.rel = safefs.rel_to(self.root, self.path)
+        self.lock_rel = self.rel.removesuffix(".bin") + ".lock"
         self.record = np.dtype([("key", f"S{KEY_BYTES}"), ("vector", "<f4", (dim,))])
         self.rows: dict[bytes, np.ndarray] = {}
         self._seen: tuple[int, int] | None = None
 
     @classmethod
     def for_memory_dir(cls, memory_dir: Path, model_id: str, dim: int) -> EmbeddingCache:
-        return cls(memory_dir / C.STATE_DIRNAME / C.EMBEDDINGS_DIRNAME / f"{model_id}.bin", dim)
+        return cls(memory_dir / C.STATE_DIRNAME / C.EMBEDDINGS_DIRNAME / f"{model_id}.bin", dim, root=memory_dir)
 
     def _stamp(self) -> tuple[int, int] | None:
         try:
-            st = os.stat(self.path)
+            st = safefs.lstat(self.root, self.rel)
         except OSError:
             return None
-        return (st.st_size, st.st_mtime_ns)
+        return None if st is None else (st.st_size, st.st_mtime_ns)
 
     def refresh(self) -> None:
         """Re-read the file if another process wrote to it since the last read."""
@@ -59,9 +66,9 @@ class EmbeddingCache:
             self._seen = stamp
 
     def _read(self) -> dict[bytes, np.ndarray]:
-        try:
-            data = self.path.read_bytes()
-        except OSError:
+        try:  # bounded: records past the cap are simply not known (re-embedded, then compacted away)
+            data = safefs.read_bytes(self.root, self.rel, C.EMBED_CACHE_MAX_BYTES, prefix=True)
+        except (FileNotFoundError, NotADirectoryError):
             return {}
         whole = len(data) // self.record.itemsize * self.record.itemsize
         table = np.frombuffer(data[:whole], dtype=self.record)
@@ -77,14 +84,17 @@ class EmbeddingCache:
         fresh = [(k, v) for k, v in zip(keys, vectors) if k not in self.rows]
         if not fresh:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with locked(self.path.with_suffix(".lock")):
+        with safefs.locked(self.root, self.lock_rel):
             stored = self._read()
             fresh = list({k: v for k, v in fresh if k not in stored}.items())  # one record per key
             if fresh:
                 table = np.array(fresh, dtype=self.record)
-                with open(self.path, "ab") as handle:
-                    whole = handle.tell() // self.record.itemsize * self.record.itemsize
+                folder, _, name = self.rel.rpartition("/")
+                with safefs.open_dir(self.root, folder, create=True) as dfd:
+                    fd = safefs.open_file_at(dfd, name, self.rel, os.O_RDWR | os.O_CREAT)
+                with os.fdopen(fd, "r+b") as handle:
+                    end = handle.seek(0, os.SEEK_END)
+                    whole = end // self.record.itemsize * self.record.itemsize
                     handle.truncate(whole)  # a partial record left by a crash
                     handle.seek(whole)
                     handle.write(table.tobytes())
@@ -98,15 +108,16 @@ class EmbeddingCache:
         `live` may be a function: it is then called under the lock, so a memory written (and its
         vector added) while the folder was being read is never dropped.
         """
-        if not self.path.exists():
+        if self._stamp() is None:
             return 0
-        with locked(self.path.with_suffix(".lock")):
+        with safefs.locked(self.root, self.lock_rel):
             wanted = live() if callable(live) else live
             stored = self._read()
             kept = [(k, v) for k, v in stored.items() if k in wanted]
             dropped = len(stored) - len(kept)
             if dropped:
-                atomic_write_bytes(self.path, np.array(kept, dtype=self.record).tobytes(), durable=False)
+                data = np.array(kept, dtype=self.record).tobytes()
+                safefs.write_bytes(self.root, self.rel, data, durable=False)
             self.rows = dict(kept)
             self._seen = self._stamp()
             return dropped

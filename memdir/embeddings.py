@@ -198,8 +198,9 @@ def embed_written(memory_dir: Path, paths: list[Path]) -> int:
             model.compact_if_bloated(memory_dir)
         return len(todo)
     except Exception as exc:  # noqa: BLE001 - the memory is written; its vector can come later
-        _log(memory_dir, f"no vector for {', '.join(str(p) for p in paths)} ({type(exc).__name__}: {exc}); "
-                         "the recall server adds it later")
+        names = ", ".join(os.path.relpath(p, memory_dir) for p in paths)
+        _log(memory_dir, f"no vector for {names} ({type(exc).__name__}: {exc}); it is recalled by its words until "
+                         "the recall server adds one")
         return 0
 
 

@@ -241,3 +241,14 @@ def test_every_writer_leaves_its_vectors(tmp_path, fresh):
         key, vector = expected(folder, h.rel_path, fresh)
         assert np.allclose(rows[key], vector, atol=1e-5), h.rel_path
     assert len(rows) == 4
+
+
+def test_a_symlinked_embeddings_folder_is_never_followed(tmp_path):
+    """Writers include the extractor, which may touch only the memory folder: the cache is no way out."""
+    folder, outside = tmp_path / "memory", tmp_path / "outside"
+    outside.mkdir()
+    (folder / ".memdir").mkdir(parents=True)
+    (folder / ".memdir" / "embeddings").symlink_to(outside)
+    saved = remember(MemoryStore(folder), "Events go through Kafka", type_="project", name="Broker")
+    assert saved.path.exists() and list(outside.iterdir()) == []
+    assert "symlink" in (folder / ".memdir" / "hook.log").read_text()
