@@ -23,10 +23,10 @@ from __future__ import annotations
 import _thread
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from memdir import constants as C
 
+TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -252,3 +252,71 @@ def test_a_symlinked_embeddings_folder_is_never_followed(tmp_path):
     saved = remember(MemoryStore(folder), "Events go through Kafka", type_="project", name="Broker")
     assert saved.path.exists() and list(outside.iterdir()) == []
     assert "symlink" in (folder / ".memdir" / "hook.log").read_text()
+
+
+WRITER = """
+import sys
+from memdir.manual import remember
+from memdir.store import MemoryStore
+store = MemoryStore(sys.argv[1])
+saved = [remember(store, f"Service {i} deploys from the {i} pipeline", type_="project", name=f"Service {i}")
+         for i in range(4)]
+for round_ in range(4):
+    for i, result in enumerate(saved):
+        memory, _ = store.read(result.rel_path)
+        store.save(memory.model_copy(update={"body": f"Service {i} deploys from pipeline {i} (rev {round_})."}),
+                   rel_path=result.rel_path)
+"""
+
+
+def test_the_servers_compaction_never_drops_a_vector_a_writer_is_adding(tmp_path, fresh, monkeypatch):
+    """The recall server compacts (here as often as it can) while a writer process edits memories:
+    every memory on disk at the end still has exactly its own vector, and no record is torn."""
+    import threading
+    import time
+
+    from memdir import constants as C
+
+    class NeverEmbeds:
+        dim = DIM
+
+        def passage(self, texts):
+            raise AssertionError("this stand-in only compacts")
+
+    folder = tmp_path / "memory"
+    MemoryStore(folder)  # nothing yet: the writer creates everything
+    monkeypatch.setattr(C, "EMBED_COMPACT_FACTOR", 0)  # compact on every pass, not only once bloated
+    read_folder = embeddings.live_keys
+
+    def like_a_big_folder(memory_dir):  # a slow scan: the window a writer's add could fall into
+        keys = read_folder(memory_dir)
+        time.sleep(0.2)
+        return keys
+
+    monkeypatch.setattr(embeddings, "live_keys", like_a_big_folder)
+    server_side = DenseModel(NeverEmbeds())
+    stop, dropped = threading.Event(), []
+
+    def compact_forever() -> None:
+        while not stop.is_set():
+            dropped.append(server_side.compact_if_bloated(folder) if folder.exists() else 0)
+            stop.wait(0.05)  # the server compacts after each refresh, not back to back
+
+    thread = threading.Thread(target=compact_forever)
+    thread.start()
+    try:
+        out = subprocess.run([sys.executable, "-c", WRITER, str(folder)], capture_output=True, text=True,
+                             timeout=300)
+    finally:
+        stop.set()
+        thread.join()
+    assert out.returncode == 0, out.stderr
+    assert sum(dropped) > 0  # compactions really ran while the writer was adding
+    cache = EmbeddingCache.for_memory_dir(folder, MODEL_ID, DIM)
+    assert cache.path.stat().st_size % cache.record.itemsize == 0
+    rows = cached(folder)
+    headers = scan(folder).headers
+    assert len(headers) == 4
+    for h in headers:
+        key, vector = expected(folder, h.rel_path, fresh)
+        assert np.allclose(rows[key], vector, atol=1e-5), h.rel_path
