@@ -134,7 +134,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     width = len(str(len(found)))
     for v in found:
         size = v.path.stat().st_size
-        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}")
+        shared = f"  (old name shared with {', '.join(v.shared_with)}; not restored)" if v.shared_with else ""
+        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}{shared}")
     return 0
 
 

@@ -1,8 +1,15 @@
 """No-loss edits: the previous bytes of a memory file or MEMORY.md, kept before any change.
 
 `.memdir/history/<file key>/<UTC time>-<n>-<action>.md` holds one version each. The file key is the
-relative path with `/` turned into `__`, so a deleted memory's history is still found by its name.
-Names are made unique with an exclusive create (two forgets in the same microsecond keep two copies).
+relative path with `%`, `/` and every second `_` of a run escaped (`team/notes.md` -> `team%2Fnotes.md`,
+`a__b.md` -> `a_%5Fb.md`): one key per path and back, so a deleted memory's history is still found by
+its name and no memory ever sees another's bytes. Names are made unique with an exclusive create (two
+forgets in the same microsecond keep two copies).
+
+Before this scheme the key was the path with `/` turned into `__`, so `team/notes.md` and
+`team__notes.md` shared one folder. Those folders are still read (users have them on disk); new keys
+never contain `__`, so the two schemes cannot meet. An old-scheme version that another existing
+spelling could also own is shown but never restored silently (see `pick`).
 
 Every read and write goes through `memdir.safefs` (issue 9): a symlink planted anywhere inside the
 memory folder, `.memdir/history/` included, is refused, never followed.
@@ -14,11 +21,11 @@ can tell its own memories from ones a person wrote or edited by hand: those are 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,7 +42,7 @@ def _base(state_dir: Path) -> tuple[Path, str]:
     return state_dir.parent, state_dir.name
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Version:
     """One kept version. `number` 1 is the newest."""
 
@@ -45,6 +52,7 @@ class Version:
     action: str
     base: Path
     rel: str  # relative to `base`, for symlink-proof reads
+    shared_with: tuple[str, ...] = ()  # other paths the old `/` -> `__` key also named (old versions only)
 
     @property
     def name(self) -> str:
@@ -58,15 +66,93 @@ def history_root(state_dir: Path) -> Path:
     return Path(state_dir) / C.HISTORY_DIRNAME
 
 
-def file_key(rel_path: str) -> str:
-    """The history folder name for `rel_path`; a name that looks like a secret is replaced by its
-    hash, so no secret (or slug of one) ever becomes a file name under .memdir/ (issue 9)."""
+_SECRET_KEY_PREFIX = "%secret-"  # never produced by the escaping below (`%` is always `%25`, `%2F`, `%5F`)
+_ESCAPED = {"%25": "%", "%2F": "/", "%5F": "_"}
+_MAX_SPELLINGS = 64  # bound on the old-scheme spellings checked for one path
+
+
+def _legacy_flat(rel_path: str) -> str:
+    return rel_path.replace("/", "__")
+
+
+def _secret_name(rel_path: str) -> bool:
     from memdir.secrets import looks_secret
 
-    flat = rel_path.replace("/", "__")
-    if looks_secret(flat) or looks_secret(flat.replace("_", "-")):
+    flat = _legacy_flat(rel_path)
+    return looks_secret(flat) or looks_secret(flat.replace("_", "-"))
+
+
+def file_key(rel_path: str) -> str:
+    """The history folder name for `rel_path`, one per path (decoded by `_decode_key`). A name that
+    looks like a secret is replaced by a hash, so no secret (or slug of one) ever becomes a file name
+    under .memdir/ (issue 9)."""
+    if _secret_name(rel_path):
+        return f"{_SECRET_KEY_PREFIX}{hashlib.sha256(rel_path.encode()).hexdigest()[:16]}"
+    out, previous = [], ""
+    for ch in rel_path:
+        if ch == "%":
+            out.append("%25")
+        elif ch == "/":
+            out.append("%2F")
+        elif ch == "_" and previous == "_":
+            out.append("%5F")  # so a key never holds `__`, the old scheme's separator
+        else:
+            out.append(ch)
+        previous = ch
+    return "".join(out)
+
+
+def _decode_key(key: str) -> str:
+    return re.sub("%(25|2F|5F)", lambda m: _ESCAPED[m.group(0)], key)
+
+
+def _legacy_key(rel_path: str) -> str:
+    """The key memdir wrote before the injective scheme (read only, never written)."""
+    flat = _legacy_flat(rel_path)
+    if _secret_name(rel_path):
         return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
     return flat
+
+
+def _legacy_key_to_read(rel_path: str) -> str | None:
+    """The old-scheme folder that may hold older versions of `rel_path`, when it is not the new one.
+    (A name with `%` but no `/` or `__` is skipped: its old folder could be another path's new one.)"""
+    old = _legacy_key(rel_path)
+    if old == file_key(rel_path) or not ("__" in old or _secret_name(rel_path)):
+        return None
+    return old
+
+
+def _spellings(flat: str) -> list[str]:
+    """Every path whose old key is `flat`: each run of `_` may have been `_`s and `/`s (`/` = `__`)."""
+    found = [""]
+    for run in re.split(r"(_{2,})", flat):
+        if not run.startswith("__"):
+            found = [f + run for f in found]
+            continue
+        ways = _runs(len(run))
+        found = [f + w for f in found for w in ways][:_MAX_SPELLINGS]
+    return found
+
+
+def _runs(n: int) -> list[str]:
+    if n < 2:
+        return ["_" * n]
+    return ["_" + rest for rest in _runs(n - 1)] + ["/" + rest for rest in _runs(n - 2)]
+
+
+def _other_owners(base: Path, state_rel: str, rel_path: str) -> tuple[str, ...]:
+    """Other paths that exist (as a memory file or with new-scheme history) and had `rel_path`'s old key."""
+    owners = []
+    for other in _spellings(_legacy_flat(rel_path)):
+        if other == rel_path:
+            continue
+        try:
+            if safefs.is_regular_file(base, other) or safefs.exists(base, _folder_rel(state_rel, other)):
+                owners.append(other)
+        except (OSError, ValueError):
+            continue  # not a usable path (e.g. a leading `/`): nobody can own it
+    return tuple(owners)
 
 
 def _folder_rel(state_rel: str, rel_path: str) -> str:
@@ -121,21 +207,31 @@ def _prune(dfd: int) -> None:
             os.unlink(old, dir_fd=dfd)
 
 
-def versions(state_dir: Path, rel_path: str) -> list[Version]:
-    """Kept versions of `rel_path`, newest first."""
-    base, state_rel = _base(state_dir)
-    folder = _folder_rel(state_rel, rel_path)
+def _listed(base: Path, folder: str, shared_with: tuple[str, ...] = ()) -> list[Version]:
     try:
         entries = safefs.listdir(base, folder)
     except safefs.UnsafePath:
         return []
-    files = sorted((name for name, kind in entries if kind == "file"), reverse=True)
     out = []
-    for i, name in enumerate(files, 1):
+    for name, kind in entries:
+        if kind != "file":
+            continue
         stamp, _, rest = name.removesuffix(".md").partition("-")
         action = rest.partition("-")[2] or "changed"
-        out.append(Version(i, base / folder / name, stamp, action, base, f"{folder}/{name}"))
+        out.append(Version(0, base / folder / name, stamp, action, base, f"{folder}/{name}", shared_with))
     return out
+
+
+def versions(state_dir: Path, rel_path: str) -> list[Version]:
+    """Kept versions of `rel_path`, newest first (old-scheme versions included)."""
+    base, state_rel = _base(state_dir)
+    found = _listed(base, _folder_rel(state_rel, rel_path))
+    legacy = _legacy_key_to_read(rel_path)
+    if legacy:
+        owners = _other_owners(base, state_rel, rel_path)
+        found += _listed(base, f"{state_rel}/{C.HISTORY_DIRNAME}/{legacy}", owners)
+    found.sort(key=lambda v: v.name, reverse=True)  # names start with the UTC time
+    return [dataclasses.replace(v, number=i) for i, v in enumerate(found, 1)]
 
 
 def known_files(state_dir: Path) -> list[str]:
@@ -145,7 +241,15 @@ def known_files(state_dir: Path) -> list[str]:
         entries = safefs.listdir(base, f"{state_rel}/{C.HISTORY_DIRNAME}")
     except safefs.UnsafePath:
         return []
-    return sorted(name.replace("__", "/") for name, kind in entries if kind == "dir")
+    names: set[str] = set()
+    for name, kind in entries:
+        if kind != "dir" or name.startswith(_SECRET_KEY_PREFIX):
+            continue
+        if "__" in name:  # an old-scheme folder: any spelling may be the one the user means
+            names.update(s for s in _spellings(name) if not s.startswith("/") and "//" not in s)
+        else:
+            names.add(_decode_key(name))
+    return sorted(names)
 
 
 def pick(state_dir: Path, rel_path: str, version: str | None) -> Version:
@@ -153,13 +257,16 @@ def pick(state_dir: Path, rel_path: str, version: str | None) -> Version:
     found = versions(state_dir, rel_path)
     if not found:
         raise MemdirError(f"no kept versions of {rel_path}; see `memdir history {rel_path}`")
-    if version is None:
-        return found[0]
-    wanted = version.strip()
-    for v in found:
-        if wanted in (str(v.number), v.name, v.path.stem):
-            return v
-    raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {rel_path}` lists them (1 = newest)")
+    chosen = found[0] if version is None else next(
+        (v for v in found if version.strip() in (str(v.number), v.name, v.path.stem)), None)
+    if chosen is None:
+        raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {rel_path}` lists them (1 = newest)")
+    if chosen.shared_with:
+        raise MemdirError(
+            f"version {chosen.number} of {rel_path} was kept by an older memdir in a folder it shared with "
+            f"{' and '.join(chosen.shared_with)}, so it may hold that memory's bytes: read {chosen.rel} "
+            f"and copy back by hand what is yours (or pick another version with --version)")
+    return chosen
 
 
 def display(root: Path, kept: Path | None) -> str:
