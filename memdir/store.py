@@ -135,25 +135,29 @@ class MemoryStore:
         return scan(self.root, exclude_dirs=exclude)
 
     def find(self, ref: str) -> Header:
-        """A memory by relative path, file name (with or without .md) or name (case-insensitive)."""
+        """A memory by relative path, file name (with or without .md) or name (case-insensitive).
+
+        Anything but an exact relative path may name several memories (two types sharing a
+        Claude Code `name:` slug, one file name in two subfolders, one memory's file name another's
+        name): then it is a one-line error listing them, never an arbitrary pick."""
         headers = self.scan().headers
         wanted = ref.strip()
-        # An exact relative path wins over a bare file name that a file in a subfolder also has.
+        # An exact relative path wins over a bare file name that a file in a subfolder also has. A bare
+        # stem ("testing") is not a path: another memory may be named that.
         for header in headers:
-            if wanted in (header.rel_path, header.rel_path.removesuffix(".md")):
-                return header
-        for header in headers:
-            if wanted in (header.path.name, header.path.stem):
+            if wanted == header.rel_path or ("/" in wanted and wanted == header.rel_path.removesuffix(".md")):
                 return header
         from memdir.model import kebab_slug
 
         # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
-        by_name = [h for h in headers if h.name and h.name.casefold() in (wanted.casefold(), kebab_slug(wanted))]
-        if len(by_name) == 1:
-            return by_name[0]
-        if len(by_name) > 1:
-            choices = ", ".join(h.rel_path for h in by_name)
-            raise MemdirError(f"{ref!r} names several memories ({choices}); pass the file name instead")
+        names = (wanted.casefold(), kebab_slug(wanted))
+        matches = [h for h in headers
+                   if wanted in (h.path.name, h.path.stem) or (h.name and h.name.casefold() in names)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            choices = ", ".join(f"{h.rel_path} ({h.type or 'no type'})" for h in sorted(matches, key=lambda h: h.rel_path))
+            raise MemdirError(f"{ref!r} names several memories: {choices}; pass the one you mean by its path")
         raise MemdirError(f"no memory named {ref!r} in {self.root}; see `memdir list`")
 
     def read(self, ref: str) -> tuple[Memory, Header]:

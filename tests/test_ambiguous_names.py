@@ -1,0 +1,104 @@
+"""A reference that names several memories is a one-line error listing them by path, on every
+surface (CLI, Python API, MCP, memory tool): acting on an arbitrary one could forget or rewrite
+the wrong memory."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from memdir import api
+from memdir.errors import MemdirError
+
+CLAUDE_CODE_FORM = "---\nname: {name}\ndescription: {description}\nmetadata:\n  type: {type}\n---\n{body}\n"
+
+
+def _memory(folder, rel: str, name: str, type_: str, body: str = "") -> None:
+    path = folder / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CLAUDE_CODE_FORM.format(name=name, description=f"{type_} notes on {name}", type=type_,
+                                            body=body or f"The {type_} side of {name}."))
+
+
+@pytest.fixture
+def twins(memory_dir):
+    """Claude Code's own form: two types, one `name:` slug."""
+    _memory(memory_dir, "feedback_testing.md", "testing", "feedback", "Use pytest, never mocks of the DB.")
+    _memory(memory_dir, "project_testing.md", "testing", "project", "The test plan for the March release.")
+    (memory_dir / "MEMORY.md").write_text("# Memory\n- [testing](feedback_testing.md) — how I test\n"
+                                          "- [testing](project_testing.md) — the test plan\n")
+    return memory_dir
+
+
+def _untouched(folder) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.md"))}
+
+
+def _one_line_naming_both(message: str) -> None:
+    assert "\n" not in message.strip() and "Traceback" not in message
+    assert "feedback_testing.md" in message and "project_testing.md" in message
+
+
+@pytest.mark.parametrize("argv", [["show", "testing"], ["forget", "testing"], ["history", "testing"],
+                                  ["restore", "testing"], ["show", "Testing"]])
+def test_cli_refuses_an_ambiguous_name(twins, cli, argv):
+    before = _untouched(twins)
+    code, out, err = cli("--dir", str(twins), *argv)
+    assert code != 0 and out == ""
+    _one_line_naming_both(err.removeprefix("memdir: error: "))
+    assert _untouched(twins) == before
+
+
+def test_cli_acts_on_the_path_given(twins, cli):
+    code, out, _ = cli("--dir", str(twins), "show", "project_testing.md")
+    assert code == 0 and "March release" in out and "pytest" not in out
+
+
+def test_api_update_and_forget_refuse_an_ambiguous_name(twins):
+    before = _untouched(twins)
+    for call in (lambda: api.update("testing", text="Use unittest.", folder=twins),
+                 lambda: api.forget("testing", folder=twins),
+                 lambda: api.read("testing", folder=twins)):
+        with pytest.raises(MemdirError) as refused:
+            call()
+        _one_line_naming_both(str(refused.value))
+    assert _untouched(twins) == before
+
+
+def test_mcp_tools_refuse_an_ambiguous_name(twins):
+    from memdir.mcp_server import build_server
+
+    server = build_server(twins)
+    before = _untouched(twins)
+
+    async def run(tool: str, args: dict) -> str:
+        result = await server.call_tool(tool, args)
+        blocks = result[0] if isinstance(result, tuple) else result
+        return "\n".join(getattr(b, "text", "") for b in getattr(blocks, "content", blocks))
+
+    for tool, args in (("forget", {"file": "testing"}), ("read_memory", {"file": "testing"}),
+                       ("update_memory", {"file": "testing", "text": "Use unittest."})):
+        try:
+            text = anyio.run(run, tool, args)
+        except Exception as exc:  # the SDK may surface a tool error as an exception
+            text = str(exc)
+        _one_line_naming_both(text.replace("Error executing tool forget: ", ""))
+    assert _untouched(twins) == before
+
+
+def test_one_file_name_in_two_subfolders_is_ambiguous(store, memory_dir):
+    _memory(memory_dir, "ops/deploy.md", "Ops deploys", "project")
+    _memory(memory_dir, "mine/deploy.md", "My deploys", "project")
+    with pytest.raises(MemdirError) as refused:
+        store.find("deploy")
+    assert "ops/deploy.md" in str(refused.value) and "mine/deploy.md" in str(refused.value)
+    assert store.find("ops/deploy").rel_path == "ops/deploy.md"
+
+
+def test_a_file_name_that_is_another_memorys_name_is_ambiguous(store, memory_dir):
+    _memory(memory_dir, "testing.md", "How the CI runs", "reference")
+    _memory(memory_dir, "project_testing.md", "testing", "project")
+    with pytest.raises(MemdirError) as refused:
+        store.delete("testing")
+    assert "testing.md" in str(refused.value) and "project_testing.md" in str(refused.value)
+    assert (memory_dir / "testing.md").exists() and (memory_dir / "project_testing.md").exists()
