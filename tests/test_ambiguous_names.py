@@ -102,3 +102,26 @@ def test_a_file_name_that_is_another_memorys_name_is_ambiguous(store, memory_dir
         store.delete("testing")
     assert "testing.md" in str(refused.value) and "project_testing.md" in str(refused.value)
     assert (memory_dir / "testing.md").exists() and (memory_dir / "project_testing.md").exists()
+
+
+def test_a_spoken_forget_that_fits_two_memories_forgets_neither(memory_dir):
+    """The offline extractor's "forget ..." names memories by their words: a tie is not a choice."""
+    from datetime import date
+
+    from extractor.offline import apply
+    from memdir.store import MemoryStore
+    from memdir.transcript import Message
+
+    _memory(memory_dir, "feedback_testing.md", "testing", "feedback")
+    _memory(memory_dir, "project_testing.md", "testing", "project")
+    for rel in ("feedback_testing.md", "project_testing.md"):  # the same subject words in both
+        text = (memory_dir / rel).read_text()
+        (memory_dir / rel).write_text(text.replace(text.split("description: ")[1].split("\n")[0],
+                                                   "Integration tests run against the staging database"))
+    said = Message(role="user", content=[{"type": "text", "text": "Please forget that integration tests run "
+                                          "against the staging database."}], uuid="u1", timestamp="2026-03-02T10:00:00Z")
+    before = _untouched(memory_dir)
+    outcome = apply(MemoryStore(memory_dir), [said], today=date(2026, 3, 2))
+    assert outcome.deleted == [] and _untouched(memory_dir) == before
+    (error,) = outcome.errors
+    _one_line_naming_both(error)
