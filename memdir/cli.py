@@ -126,11 +126,11 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     store = _store(args)
     rel = store.history_key(args.name)
-    found = history.versions(store.state_dir, rel)
+    found = store.history_versions(rel)
     if not found:
         print(f"no kept versions of {rel}")
         return 0
-    print(f"kept versions of {rel} (1 = newest; `memdir restore {rel} --version N`):")
+    print(f"kept versions of {rel} (1 = newest; `memdir restore {store.shown_ref(rel)} --version N`):")
     width = len(str(len(found)))
     for v in found:
         size = v.path.stat().st_size

@@ -6,10 +6,15 @@ relative path with `%`, `/` and every second `_` of a run escaped (`team/notes.m
 its name and no memory ever sees another's bytes. Names are made unique with an exclusive create (two
 forgets in the same microsecond keep two copies).
 
-Before this scheme the key was the path with `/` turned into `__`, so `team/notes.md` and
-`team__notes.md` shared one folder. Those folders are still read (users have them on disk); new keys
-never contain `__`, so the two schemes cannot meet. An old-scheme version that another existing
-spelling could also own is shown but never restored silently (see `pick`).
+The path is relative to the memory folder `.memdir/` sits in, so a team memory is `team/<name>`
+and never shares a history with the personal memory of the same name.
+
+Before this scheme the key was the path with `/` turned into `__`, so `ops/notes.md` and
+`ops__notes.md` shared one folder, and team memory was filed under its bare name, with the personal
+memory of that name. Those folders are still read (users have them on disk); new keys never contain
+`__`, and `.memdir/history-since` records when the new keys began, so an old version is told from a
+new one. An old version another existing path could also own is shown but never restored silently
+(see `pick`), and an old team version is never restored at all (it may be personal bytes).
 
 Every read and write goes through `memdir.safefs` (issue 9): a symlink planted anywhere inside the
 memory folder, `.memdir/history/` included, is refused, never followed.
@@ -114,15 +119,6 @@ def _legacy_key(rel_path: str) -> str:
     return flat
 
 
-def _legacy_key_to_read(rel_path: str) -> str | None:
-    """The old-scheme folder that may hold older versions of `rel_path`, when it is not the new one.
-    (A name with `%` but no `/` or `__` is skipped: its old folder could be another path's new one.)"""
-    old = _legacy_key(rel_path)
-    if old == file_key(rel_path) or not ("__" in old or _secret_name(rel_path)):
-        return None
-    return old
-
-
 def _spellings(flat: str) -> list[str]:
     """Every path whose old key is `flat`: each run of `_` may have been `_`s and `/`s (`/` = `__`)."""
     found = [""]
@@ -142,17 +138,37 @@ def _runs(n: int) -> list[str]:
 
 
 def _other_owners(base: Path, state_rel: str, rel_path: str) -> tuple[str, ...]:
-    """Other paths that exist (as a memory file or with new-scheme history) and had `rel_path`'s old key."""
+    """Other paths the old scheme filed in `rel_path`'s old folder that exist (as a memory file or with
+    new-scheme history): its other spellings, and team memories of any spelling (team memory's old
+    key was its name inside team/, the same as a personal memory's)."""
     owners = []
-    for other in _spellings(_legacy_flat(rel_path)):
-        if other == rel_path:
-            continue
-        try:
-            if safefs.is_regular_file(base, other) or safefs.exists(base, _folder_rel(state_rel, other)):
-                owners.append(other)
-        except (OSError, ValueError):
-            continue  # not a usable path (e.g. a leading `/`): nobody can own it
+    for spelling in _spellings(_legacy_flat(rel_path)):
+        for other in (spelling, f"{C.TEAM_DIRNAME}/{spelling}"):
+            if other == rel_path:
+                continue
+            try:
+                if safefs.is_regular_file(base, other) or safefs.exists(base, _folder_rel(state_rel, other)):
+                    owners.append(other)
+            except (OSError, ValueError):
+                continue  # not a usable path (e.g. a leading `/`): nobody can own it
     return tuple(owners)
+
+
+def _since(base: Path, state_rel: str) -> str:
+    """The stamp from which this folder's versions are kept one folder per path: an older version
+    in a folder the old scheme shared may be another path's. "~" sorts after every stamp: when no
+    version was kept with the new keys yet, every version is an old one."""
+    try:
+        text = safefs.read_text_or(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}", "").strip()
+    except OSError:
+        return "~"
+    return text if re.fullmatch(r"\d{8}T\d{6}\.\d{6}Z", text) else "~"
+
+
+def _mark_since(base: Path, state_rel: str, stamp: str) -> None:
+    """Record when the first version was kept with the new keys (once; never moved later)."""
+    if _since(base, state_rel) == "~" and not safefs.exists(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}"):
+        safefs.write_text(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}", stamp + "\n")
 
 
 def _folder_rel(state_rel: str, rel_path: str) -> str:
@@ -169,6 +185,7 @@ def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path
     folder = _folder_rel(state_rel, rel_path)
     action = re.sub(r"[^a-z-]", "", action.lower()) or "changed"
     stamp = _now_stamp()
+    _mark_since(base, state_rel, stamp)
     with safefs.open_dir(base, folder, create=True) as dfd:
         for n in range(1, 10_000):
             name = f"{stamp}-{n:04d}-{action}.md"  # the counter keeps same-instant copies in order
@@ -190,11 +207,12 @@ def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path
 def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None:
     """Keep the current bytes of `root/rel_path` before it changes; None when there is no file."""
     base, _ = _base(state_dir)
+    full = safefs.rel_to(base, Path(root) / rel_path)  # team memory is `team/<name>`: its own history
     try:
-        data = safefs.read_bytes(base, safefs.rel_to(base, Path(root) / rel_path))
+        data = safefs.read_bytes(base, full)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return keep_bytes(state_dir, rel_path, data, action)
+    return keep_bytes(state_dir, full, data, action)
 
 
 def _prune(dfd: int) -> None:
@@ -223,13 +241,30 @@ def _listed(base: Path, folder: str, shared_with: tuple[str, ...] = ()) -> list[
 
 
 def versions(state_dir: Path, rel_path: str) -> list[Version]:
-    """Kept versions of `rel_path`, newest first (old-scheme versions included)."""
+    """Kept versions of `rel_path` (relative to the folder `state_dir` sits in, so a team memory is
+    `team/<name>`), newest first, old-scheme versions included and marked when they may be another's."""
     base, state_rel = _base(state_dir)
+    history_rel = f"{state_rel}/{C.HISTORY_DIRNAME}"
+    since = _since(base, state_rel)
     found = _listed(base, _folder_rel(state_rel, rel_path))
-    legacy = _legacy_key_to_read(rel_path)
-    if legacy:
-        owners = _other_owners(base, state_rel, rel_path)
-        found += _listed(base, f"{state_rel}/{C.HISTORY_DIRNAME}/{legacy}", owners)
+    team = f"{C.TEAM_DIRNAME}/"
+    if rel_path.startswith(team):
+        # The old scheme filed team memory under its bare name, in the folder of the personal memory of
+        # that name: those versions are shown, never restored (team memory must not receive personal bytes).
+        bare = rel_path[len(team):]
+        old = [v for v in _listed(base, f"{history_rel}/{_legacy_key(bare)}") if v.stamp < since]
+        found += [dataclasses.replace(v, shared_with=(bare,)) for v in old]
+    else:
+        old_key = _legacy_key(rel_path)
+        if old_key == file_key(rel_path):  # one folder for both schemes: its versions before `since` are old
+            old = [v for v in found if v.stamp < since]
+            found = [v for v in found if v.stamp >= since]
+        elif "__" in old_key or _secret_name(rel_path):
+            old = _listed(base, f"{history_rel}/{old_key}")
+        else:
+            old = []  # a name with `%`: its old folder could be another path's new one
+        owners = _other_owners(base, state_rel, rel_path) if old else ()
+        found += [dataclasses.replace(v, shared_with=owners) for v in old]
     found.sort(key=lambda v: v.name, reverse=True)  # names start with the UTC time
     return [dataclasses.replace(v, number=i) for i, v in enumerate(found, 1)]
 
@@ -252,15 +287,17 @@ def known_files(state_dir: Path) -> list[str]:
     return sorted(names)
 
 
-def pick(state_dir: Path, rel_path: str, version: str | None) -> Version:
-    """A version by number (1 = newest), by file name, or the newest when `version` is None."""
+def pick(state_dir: Path, rel_path: str, version: str | None, shown: str | None = None) -> Version:
+    """A version by number (1 = newest), by file name, or the newest when `version` is None.
+    `shown`: the name as the user gives it to `memdir history` (e.g. `--team deploy.md`)."""
     found = versions(state_dir, rel_path)
+    shown = shown or rel_path
     if not found:
-        raise MemdirError(f"no kept versions of {rel_path}; see `memdir history {rel_path}`")
+        raise MemdirError(f"no kept versions of {rel_path}; see `memdir history {shown}`")
     chosen = found[0] if version is None else next(
         (v for v in found if version.strip() in (str(v.number), v.name, v.path.stem)), None)
     if chosen is None:
-        raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {rel_path}` lists them (1 = newest)")
+        raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {shown}` lists them (1 = newest)")
     if chosen.shared_with:
         raise MemdirError(
             f"version {chosen.number} of {rel_path} was kept by an older memdir in a folder it shared with "

@@ -364,15 +364,32 @@ class MemoryStore:
             return self.find(ref).rel_path
         except MemdirError:
             wanted = ref.strip()
-            for rel in history.known_files(self.state_dir):
+            for rel in self._known_files():
                 if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
                     return rel
             raise
 
+    def _known_files(self) -> list[str]:
+        """Paths (relative to this store) with history: team memory's are kept as `team/<name>`."""
+        team = f"{C.TEAM_DIRNAME}/"
+        known = history.known_files(self.state_dir)
+        if not self.prefix:
+            return [rel for rel in known if not rel.startswith(team)]
+        # a bare name may be a team memory's version kept before team memory had its own history
+        return [rel[len(self.prefix):] if rel.startswith(self.prefix) else rel for rel in known]
+
+    def history_versions(self, rel_path: str) -> list[history.Version]:
+        """Kept versions of a memory of this store (or its MEMORY.md), newest first."""
+        return history.versions(self.state_dir, self._rel(rel_path))
+
+    def shown_ref(self, rel_path: str) -> str:
+        """How the user names this file on the command line."""
+        return f"--team {rel_path}" if self.team else rel_path
+
     def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
         """(rel_path, restored version name, kept current version): the current bytes are kept first."""
         rel = self.history_key(ref)
-        chosen = history.pick(self.state_dir, rel, version)
+        chosen = history.pick(self.state_dir, self._rel(rel), version, self.shown_ref(rel))
         if rel != C.INDEX_NAME:
             self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
         data = chosen.read()
