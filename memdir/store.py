@@ -182,6 +182,8 @@ class MemoryStore:
                 return f"{rel} is a folder, not a memory; `memdir list` shows the memories"
             if kind != "a regular file":
                 return _refused_entry(rel, kind)
+            if not self.team and rel.startswith(f"{C.TEAM_DIRNAME}/"):
+                return f"{rel} is team memory; pass --team {rel[len(C.TEAM_DIRNAME) + 1:]}"
             return (f"{rel} is not a memory memdir reads (memories are .md files outside hidden folders); "
                     "`memdir list` shows them")
         return None

@@ -67,3 +67,12 @@ def test_restore_onto_a_symlink_with_history_names_it(odd_folder, store, cli):
     code, _, err = cli("--dir", str(odd_folder), "restore", "link.md")
     assert code != 0 and "a symlink" in err and "memdir doctor" in err
     assert (odd_folder / "link.md").is_symlink()
+
+
+def test_a_team_memory_named_from_the_personal_folder_points_to_team(odd_folder, cli):
+    (odd_folder / "team").mkdir()
+    (odd_folder / "team" / "project_deploy.md").write_text(MEMORY.replace("real", "deploy"))
+    code, _, err = cli("--dir", str(odd_folder), "show", "team/project_deploy.md")
+    assert code != 0 and "no memory named" not in err and "--team project_deploy.md" in err
+    code, out, _ = cli("--dir", str(odd_folder), "show", "--team", "project_deploy.md")
+    assert code == 0 and "deploy" in out
