@@ -57,7 +57,7 @@ class Version:
     action: str
     base: Path
     rel: str  # relative to `base`, for symlink-proof reads
-    shared_with: tuple[str, ...] = ()  # other paths the old `/` -> `__` key also named (old versions only)
+    shared_with: tuple[str, ...] = ()  # an old-scheme version: other existing paths it may belong to
 
     @property
     def name(self) -> str:
