@@ -21,6 +21,7 @@ from memdir import safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
+from memdir.not_a_memory import not_a_memory, refused_entry
 from memdir.scan import Header, ScanResult, read_header, scan
 from memdir.secrets import guard
 
@@ -120,7 +121,7 @@ class MemoryStore:
             safefs.check_inside(self.base, parent)  # a symlinked folder on the way is refused
             st = safefs.lstat(self.base, self._rel(rel_path))
             if st is not None and not safefs.is_regular_file(self.base, self._rel(rel_path)):
-                raise MemdirError(_refused_entry(rel_path, safefs.kind_of(st.st_mode)))
+                raise MemdirError(refused_entry(rel_path, safefs.kind_of(st.st_mode)))
         return self.root / rel_path
 
     # --- reading ------------------------------------------------------------
@@ -157,36 +158,7 @@ class MemoryStore:
         if len(matches) > 1:
             choices = ", ".join(f"{h.rel_path} ({h.type or 'no type'})" for h in sorted(matches, key=lambda h: h.rel_path))
             raise MemdirError(f"{ref!r} names several memories: {choices}; pass the one you mean by its path")
-        raise MemdirError(self._not_a_memory(wanted) or f"no memory named {ref!r} in {self.root}; see `memdir list`")
-
-    def _not_a_memory(self, wanted: str) -> str | None:
-        """Why `wanted` names something in the folder that is not a memory memdir reads (None: nothing
-        is there), so a refusal never reads as "no memory named" when there is one the user can see."""
-        candidates = (wanted,) if wanted.endswith(".md") else (wanted, wanted + ".md")
-        if wanted == C.INDEX_NAME:
-            return f"{C.INDEX_NAME} is the index, not a memory; `memdir index` prints it"
-        unreadable = dict(self.scan().unreadable)
-        for rel in candidates:
-            if rel in unreadable:
-                return f"{rel}: memdir cannot read it ({unreadable[rel]}); `memdir doctor` says how to fix it"
-            try:
-                st = safefs.lstat(self.base, self._rel(rel))
-            except safefs.UnsafePath as exc:
-                return str(exc)
-            except (OSError, ValueError):
-                continue
-            if st is None:
-                continue
-            kind = safefs.kind_of(st.st_mode)
-            if kind == "a folder":
-                return f"{rel} is a folder, not a memory; `memdir list` shows the memories"
-            if kind != "a regular file":
-                return _refused_entry(rel, kind)
-            if not self.team and rel.startswith(f"{C.TEAM_DIRNAME}/"):
-                return f"{rel} is team memory; pass --team {rel[len(C.TEAM_DIRNAME) + 1:]}"
-            return (f"{rel} is not a memory memdir reads (memories are .md files outside hidden folders); "
-                    "`memdir list` shows them")
-        return None
+        raise MemdirError(not_a_memory(self, wanted) or f"no memory named {ref!r} in {self.root}; see `memdir list`")
 
     def read(self, ref: str) -> tuple[Memory, Header]:
         header = self.find(ref)
@@ -403,11 +375,6 @@ class MemoryStore:
                 line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")
                 self._write_index(index_text.upsert(self.index(), rel, line), "updated")
         return rel, chosen.name, kept
-
-
-def _refused_entry(rel_path: str, kind: str) -> str:
-    return (f"{rel_path} is {kind}, not a regular file: memdir refuses symlinks, FIFOs and devices in the "
-            "memory folder and never follows or replaces them; `memdir doctor` lists them")
 
 
 def _same_title(old_text: str, memory: Memory) -> bool:
