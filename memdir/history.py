@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -72,8 +73,11 @@ def history_root(state_dir: Path) -> Path:
 
 
 _SECRET_KEY_PREFIX = "%secret-"  # never produced by the escaping below (`%` is always `%25`, `%2F`, `%5F`)
+_LONG_KEY_PREFIX = "%long-"  # a path whose escaped key would not fit in a folder name: its hash
+_MAX_KEY_BYTES = 200
 _ESCAPED = {"%25": "%", "%2F": "/", "%5F": "_"}
 _MAX_SPELLINGS = 64  # bound on the old-scheme spellings checked for one path
+_MAX_RUN = 32  # longer runs of `_` are checked as written only
 
 
 def _legacy_flat(rel_path: str) -> str:
@@ -92,7 +96,14 @@ def file_key(rel_path: str) -> str:
     looks like a secret is replaced by a hash, so no secret (or slug of one) ever becomes a file name
     under .memdir/ (issue 9)."""
     if _secret_name(rel_path):
-        return f"{_SECRET_KEY_PREFIX}{hashlib.sha256(rel_path.encode()).hexdigest()[:16]}"
+        return f"{_SECRET_KEY_PREFIX}{hashlib.sha256(rel_path.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+    escaped = _escape(rel_path)
+    if len(escaped.encode("utf-8", "surrogatepass")) > _MAX_KEY_BYTES:  # a folder name has 255 bytes at most
+        return f"{_LONG_KEY_PREFIX}{hashlib.sha256(rel_path.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
+    return escaped
+
+
+def _escape(rel_path: str) -> str:
     out, previous = [], ""
     for ch in rel_path:
         if ch == "%":
@@ -115,26 +126,29 @@ def _legacy_key(rel_path: str) -> str:
     """The key memdir wrote before the injective scheme (read only, never written)."""
     flat = _legacy_flat(rel_path)
     if _secret_name(rel_path):
-        return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
+        return f"memory-{hashlib.sha256(flat.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md"
     return flat
 
 
 def _spellings(flat: str) -> list[str]:
-    """Every path whose old key is `flat`: each run of `_` may have been `_`s and `/`s (`/` = `__`)."""
+    """Paths whose old key is `flat` (at most _MAX_SPELLINGS): each run of `_` may have been `_`s and
+    `/`s (`/` = `__`)."""
     found = [""]
     for run in re.split(r"(_{2,})", flat):
-        if not run.startswith("__"):
-            found = [f + run for f in found]
-            continue
-        ways = _runs(len(run))
+        ways = list(itertools.islice(_runs(len(run)), _MAX_SPELLINGS)) if run.startswith("__") else [run]
         found = [f + w for f in found for w in ways][:_MAX_SPELLINGS]
     return found
 
 
-def _runs(n: int) -> list[str]:
-    if n < 2:
-        return ["_" * n]
-    return ["_" + rest for rest in _runs(n - 1)] + ["/" + rest for rest in _runs(n - 2)]
+def _runs(n: int):
+    """Each way to write a run of `n` underscores as `_` and `/` (lazily: a long run has very many)."""
+    if n < 2 or n > _MAX_RUN:
+        yield "_" * n  # past _MAX_RUN only the literal run: the recursion stays shallow
+        return
+    for rest in _runs(n - 1):
+        yield "_" + rest
+    for rest in _runs(n - 2):
+        yield "/" + rest
 
 
 def _other_owners(base: Path, state_rel: str, rel_path: str) -> tuple[str, ...]:
@@ -278,10 +292,10 @@ def known_files(state_dir: Path) -> list[str]:
         return []
     names: set[str] = set()
     for name, kind in entries:
-        if kind != "dir" or name.startswith(_SECRET_KEY_PREFIX):
+        if kind != "dir" or name.startswith((_SECRET_KEY_PREFIX, _LONG_KEY_PREFIX)):
             continue
         if "__" in name:  # an old-scheme folder: any spelling may be the one the user means
-            names.update(s for s in _spellings(name) if not s.startswith("/") and "//" not in s)
+            names.update(s for s in _spellings(name) if not (s.startswith("/") or s.endswith("/") or "//" in s))
         else:
             names.add(_decode_key(name))
     return sorted(names)

@@ -135,3 +135,17 @@ def test_old_team_versions_are_shown_but_never_restored_into_either_folder(store
     _deploy(store, "mine later")
     code, _, _ = cli("--dir", str(store.root), "restore", "project_deploy.md")
     assert code == 0 and "mine now" in (store.root / "project_deploy.md").read_text()
+
+
+def test_a_name_made_of_underscores_is_listed_quickly(store):
+    """The old-scheme spellings of a name grow like Fibonacci in its `_` runs: they stay bounded."""
+    import time
+
+    store.root.mkdir(parents=True, exist_ok=True)
+    name = "a" + "_" * 120 + "b.md"
+    _legacy_version(store, name, b"old")
+    history.keep_bytes(store.state_dir, "x" + "_/" * 60 + "y.md", b"deep", "updated")
+    started = time.monotonic()
+    assert [v.read() for v in history.versions(store.state_dir, name)] == [b"old"]
+    assert history.known_files(store.state_dir)
+    assert time.monotonic() - started < 5  # seconds; unbounded, this never returns
