@@ -86,22 +86,18 @@ def test_mcp_tools_refuse_an_ambiguous_name(twins):
     assert _untouched(twins) == before
 
 
-def test_one_file_name_in_two_subfolders_is_ambiguous(store, memory_dir):
-    _memory(memory_dir, "ops/deploy.md", "Ops deploys", "project")
-    _memory(memory_dir, "mine/deploy.md", "My deploys", "project")
+@pytest.mark.parametrize("files, ref, exact", [
+    ([("ops/deploy.md", "Ops deploys"), ("mine/deploy.md", "My deploys")], "deploy", "ops/deploy"),  # one file name, two folders
+    ([("testing.md", "How the CI runs"), ("project_testing.md", "testing")], "testing", "testing.md"),  # a file name, another's name
+])
+def test_other_ambiguous_references_forget_nothing(store, memory_dir, files, ref, exact):
+    for rel, name in files:
+        _memory(memory_dir, rel, name, "project")
     with pytest.raises(MemdirError) as refused:
-        store.find("deploy")
-    assert "ops/deploy.md" in str(refused.value) and "mine/deploy.md" in str(refused.value)
-    assert store.find("ops/deploy").rel_path == "ops/deploy.md"
-
-
-def test_a_file_name_that_is_another_memorys_name_is_ambiguous(store, memory_dir):
-    _memory(memory_dir, "testing.md", "How the CI runs", "reference")
-    _memory(memory_dir, "project_testing.md", "testing", "project")
-    with pytest.raises(MemdirError) as refused:
-        store.delete("testing")
-    assert "testing.md" in str(refused.value) and "project_testing.md" in str(refused.value)
-    assert (memory_dir / "testing.md").exists() and (memory_dir / "project_testing.md").exists()
+        store.delete(ref)
+    assert all(rel in str(refused.value) for rel, _ in files)
+    assert all((memory_dir / rel).exists() for rel, _ in files)
+    assert store.find(exact).rel_path == files[0][0]  # a path is never ambiguous
 
 
 def test_a_spoken_forget_that_fits_two_memories_forgets_neither(memory_dir):
