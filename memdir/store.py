@@ -341,6 +341,9 @@ class MemoryStore:
             for rel in self._known_files():
                 if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
                     return rel
+            for rel in (wanted, wanted + ".md"):  # a hashed key (long or secret-like name) is found by its path
+                if rel.endswith(".md") and history.versions(self.state_dir, self._rel(rel)):
+                    return rel
             raise
 
     def _known_files(self) -> list[str]:

@@ -149,3 +149,13 @@ def test_a_name_made_of_underscores_is_listed_quickly(store):
     assert [v.read() for v in history.versions(store.state_dir, name)] == [b"old"]
     assert history.known_files(store.state_dir)
     assert time.monotonic() - started < 5  # seconds; unbounded, this never returns
+
+
+def test_a_deleted_memory_with_a_hashed_key_is_found_by_its_path(store, cli):
+    long_name = "project_" + "very_long_subject_" * 12 + "notes.md"  # its escaped key would not fit
+    _write(store, long_name, "long notes v1")
+    store.root.joinpath("MEMORY.md").write_text("# Memory\n")
+    store.delete(long_name)
+    assert history.file_key(long_name).startswith("%long-")
+    code, out, _ = cli("--dir", str(store.root), "restore", long_name)
+    assert code == 0 and "long notes v1" in (store.root / long_name).read_text()
