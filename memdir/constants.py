@@ -145,3 +145,6 @@ INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this un
 # --- recall by meaning and verification (issue 13) -------------------------------
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
+
+# --- history keys (safety follow-ups) ---------------------------------------------
+HISTORY_SINCE_NAME = "history-since"  # in .memdir/: when versions began to be kept under one folder per path
