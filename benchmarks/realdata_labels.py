@@ -115,19 +115,24 @@ class Tally:
 
     @property
     def precision(self) -> float | None:
-        return self.relevant_picks / self.picks if self.picks else None
+        return _share(self.relevant_picks, self.picks)
 
     @property
     def recall(self) -> float | None:
-        return self.gold_picked / self.gold if self.gold else None
+        return _share(self.gold_picked, self.gold)
 
     @property
     def mean_picks(self) -> float:
-        return self.picks / self.prompts if self.prompts else 0.0
+        return _share(self.picks, self.prompts) or 0.0
 
     @property
     def mean_chars(self) -> float:
-        return self.chars / self.prompts if self.prompts else 0.0
+        return _share(self.chars, self.prompts) or 0.0
+
+
+def _share(part: int, whole: int) -> float | None:
+    """part / whole, None when there is nothing to divide by (no picks has no precision)."""
+    return part / whole if whole else None
 
 
 @dataclass
