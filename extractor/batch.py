@@ -151,9 +151,7 @@ async def _run_job(job: Job, *, settings: Settings, engine: str, size: int, dry_
             row.failed += 1
             report.errors.append(f"{job.transcript}: {result.reason}")
             return  # the cursor stays before this window: a rerun retries it
-        # "saved" counts new memory files, "updated" changed ones (each with its previous version kept).
-        updated = sum(1 for c in result.changes if c["action"] == "updated" and c["file"] != C.INDEX_NAME)
-        created = sum(1 for c in result.changes if c["action"] == "created")
+        created, updated = count_changes(result.changes)
         row.saved += created
         row.updated += updated
         progress.saved += created
@@ -161,6 +159,14 @@ async def _run_job(job: Job, *, settings: Settings, engine: str, size: int, dry_
         if not dry_run:
             state.save_cursor(job.memory_dir, job.session_id, next((m.uuid for m in reversed(window) if m.uuid), cursor))
         progress.show()
+
+
+def count_changes(changes: list[dict]) -> tuple[int, int]:
+    """(new memories, updated memories): "saved" counts new memory files, "updated" changed ones (each
+    with its previous version kept). MEMORY.md's own change is not a memory."""
+    created = sum(1 for c in changes if c["action"] == "created" and c["file"] != C.INDEX_NAME)
+    updated = sum(1 for c in changes if c["action"] == "updated" and c["file"] != C.INDEX_NAME)
+    return created, updated
 
 
 async def _run_all(jobs: list[Job], *, settings: Settings, engine: str, size: int, dry_run: bool, client,

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from extractor import state
 from extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
-from extractor.batch import BatchReport, FolderRow, estimate_usd, plan, windows
-from extractor.run import _choose
+from extractor import report as changes_report
+from extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
+from extractor.run import _choose, _existing
 from extractor.tools import Toolbox
 from memdir import constants as C
 from memdir import runlog, usage
@@ -156,6 +157,8 @@ def _apply_one(job: dict, message, settings: Settings) -> None:
     run = AgentRun(turns=job["turns"], usage=job["usage"], cost_usd=job["cost"], refusals=job["refusals"],
                    max_tokens_retries=job["max_tokens_retries"], model=job["request"]["model"])
     box = _toolbox(job)
+    if "before" not in job:  # the folder as this job first found it: what it writes there later is an update
+        job["before"] = sorted(_existing(Path(job["memory_dir"])))
     try:
         if _truncated(run, job["request"], message, run.model):
             more = True  # asked again next batch with the larger budget job["request"] now carries
@@ -206,19 +209,22 @@ def _finish(jobs: dict, report: BatchReport, settings: Settings, today: date, bu
         budget["spent"] += spent
         if job["usage"]:
             usage.add_usage(memory_dir, today, job["usage"])
+        changes = changes_report.from_toolbox(set(job.get("before", ())), job["written"], job["deleted"],
+                                              memory_dir / C.STATE_DIRNAME, memory_dir, False)
         try:
             runlog.append_run(memory_dir, {
                 "kind": "batch-api", "session": job["session_id"], "engine": "llm", "model": job["request"]["model"],
                 "status": "failed" if job["status"] == "failed" else ("saved" if job["written"] else "nothing"),
-                "saved": job["written"], "usage": job["usage"], "turns": job["turns"], "refusals": job["refusals"],
-                "cost_usd": round(spent, 6), "reason": job.get("reason", "")})
+                "saved": job["written"], "changes": changes, "usage": job["usage"], "turns": job["turns"],
+                "refusals": job["refusals"], "cost_usd": round(spent, 6), "reason": job.get("reason", "")})
         except OSError as exc:  # an unsafe .memdir/ is doctor's to report; the run itself stands
             report.errors.append(f"{memory_dir}: run not logged ({exc})")
         if job["status"] == "failed":
             row.failed += 1
             report.errors.append(f"{job['transcript']}: {job.get('reason')}")
             continue
-        row.saved += len(job["written"])
+        created, updated = count_changes(changes)
+        row.saved, row.updated = row.saved + created, row.updated + updated
         state.save_cursor(memory_dir, job["session_id"], job["window_end"])
 
 

@@ -12,13 +12,10 @@ import calendar
 import re
 from datetime import date, timedelta
 
-WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-MONTHS["sept"] = 9
+from memdir.dates import MONTH_ALTERNATION as _MONTH
+from memdir.dates import MONTHS, WEEKDAYS
 
 _WEEKDAY = "|".join(WEEKDAYS)
-_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 DATE_PATTERN = re.compile(
     rf"""\b(?:
         (?P<iso>\d{{4}}-\d{{2}}-\d{{2}})

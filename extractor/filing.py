@@ -18,6 +18,7 @@ from memdir.fsio import read_text
 from memdir.frontmatter_io import dump_document
 from memdir.model import Memory, MemoryType, compose_body
 from memdir.record import Record
+from memdir.secrets import redact
 from memdir.store import MemoryStore
 from memdir.words import STOPWORDS, tokens
 
@@ -113,20 +114,24 @@ class OfflineOutcome(Record):
     _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list, "changes": list}
 
 
-def _forget_target(store: MemoryStore, phrase: str) -> str | None:
-    """The memory a "forget ..." request names: most of its subject words, two at least when few."""
+def _forget_targets(store: MemoryStore, phrase: str) -> list[str]:
+    """The memory a "forget ..." request names: most of its subject words, two at least when few.
+    Several memories fitting it equally well are all returned: the caller refuses to pick one."""
     wanted = _content_stems(phrase) - STOPWORDS
     if not wanted:
-        return None
-    best, best_score = None, 0.0
+        return []
+    best: list[str] = []
+    best_score = 0.0
     for h in store.scan().headers:
         shared = wanted & _about(h)
         if len(shared) < min(2, len(wanted)):
             continue
         score = len(shared) / len(wanted)
         if score > best_score:
-            best, best_score = h.rel_path, score
-    return best if best_score >= 0.5 else None
+            best, best_score = [h.rel_path], score
+        elif score == best_score:
+            best.append(h.rel_path)
+    return sorted(best) if best_score >= 0.5 else []
 
 
 def _ours(store: MemoryStore, rel: str) -> bool:
@@ -182,8 +187,14 @@ def apply_drafts(
     real file names it would touch, with a diff for each update."""
     outcome = OfflineOutcome(drafts=drafts)
     for forget in forgets:
-        target = _forget_target(store, forget.phrase)
-        if target:
+        targets = _forget_targets(store, forget.phrase)
+        if len(targets) > 1:  # forgetting an arbitrary one of them could remove the wrong memory
+            said = redact(forget.phrase)[:80]  # errors reach logs: never a secret the user said
+            outcome.errors.append(f"'forget {said}' fits several memories ({', '.join(targets)}); "
+                                  "nothing forgotten: `memdir forget PATH` removes the one meant")
+            continue
+        if targets:
+            target = targets[0]
             if dry_run:
                 outcome.changes.append(report.change("deleted", target))
             else:

@@ -126,15 +126,16 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     store = _store(args)
     rel = store.history_key(args.name)
-    found = history.versions(store.state_dir, rel)
+    found = store.history_versions(rel)
     if not found:
         print(f"no kept versions of {rel}")
         return 0
-    print(f"kept versions of {rel} (1 = newest; `memdir restore {rel} --version N`):")
+    print(f"kept versions of {rel} (1 = newest; `memdir restore {store.shown_ref(rel)} --version N`):")
     width = len(str(len(found)))
     for v in found:
         size = v.path.stat().st_size
-        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}")
+        shared = f"  (old name shared with {', '.join(v.shared_with)}; not restored)" if v.shared_with else ""
+        print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}{shared}")
     return 0
 
 

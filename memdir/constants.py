@@ -153,3 +153,6 @@ EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many reco
 EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
 EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any memory folder
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
+
+# --- history keys (safety follow-ups) ---------------------------------------------
+HISTORY_SINCE_NAME = "history-since"  # in .memdir/: when versions began to be kept under one folder per path

@@ -1,8 +1,20 @@
 """No-loss edits: the previous bytes of a memory file or MEMORY.md, kept before any change.
 
 `.memdir/history/<file key>/<UTC time>-<n>-<action>.md` holds one version each. The file key is the
-relative path with `/` turned into `__`, so a deleted memory's history is still found by its name.
-Names are made unique with an exclusive create (two forgets in the same microsecond keep two copies).
+relative path with `%`, `/` and every second `_` of a run escaped (`team/notes.md` -> `team%2Fnotes.md`,
+`a__b.md` -> `a_%5Fb.md`): one key per path and back, so a deleted memory's history is still found by
+its name and no memory ever sees another's bytes. Names are made unique with an exclusive create (two
+forgets in the same microsecond keep two copies).
+
+The path is relative to the memory folder `.memdir/` sits in, so a team memory is `team/<name>`
+and never shares a history with the personal memory of the same name.
+
+Before this scheme the key was the path with `/` turned into `__`, so `ops/notes.md` and
+`ops__notes.md` shared one folder, and team memory was filed under its bare name, with the personal
+memory of that name. Those folders are still read (users have them on disk); new keys never contain
+`__`, and `.memdir/history-since` records when the new keys began, so an old version is told from a
+new one. An old version another existing path could also own is shown but never restored silently
+(see `pick`), and an old team version is never restored at all (it may be personal bytes).
 
 Every read and write goes through `memdir.safefs` (issue 9): a symlink planted anywhere inside the
 memory folder, `.memdir/history/` included, is refused, never followed.
@@ -14,11 +26,12 @@ can tell its own memories from ones a person wrote or edited by hand: those are 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,7 +48,7 @@ def _base(state_dir: Path) -> tuple[Path, str]:
     return state_dir.parent, state_dir.name
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Version:
     """One kept version. `number` 1 is the newest."""
 
@@ -45,6 +58,7 @@ class Version:
     action: str
     base: Path
     rel: str  # relative to `base`, for symlink-proof reads
+    shared_with: tuple[str, ...] = ()  # an old-scheme version: other existing paths it may belong to
 
     @property
     def name(self) -> str:
@@ -58,15 +72,117 @@ def history_root(state_dir: Path) -> Path:
     return Path(state_dir) / C.HISTORY_DIRNAME
 
 
-def file_key(rel_path: str) -> str:
-    """The history folder name for `rel_path`; a name that looks like a secret is replaced by its
-    hash, so no secret (or slug of one) ever becomes a file name under .memdir/ (issue 9)."""
+_SECRET_KEY_PREFIX = "%secret-"  # never produced by the escaping below (`%` is always `%25`, `%2F`, `%5F`)
+_LONG_KEY_PREFIX = "%long-"  # a path whose escaped key would not fit in a folder name: its hash
+_MAX_KEY_BYTES = 200
+_ESCAPED = {"%25": "%", "%2F": "/", "%5F": "_"}
+_MAX_SPELLINGS = 64  # bound on the old-scheme spellings checked for one path
+_MAX_RUN = 32  # longer runs of `_` are checked as written only
+
+
+def _legacy_flat(rel_path: str) -> str:
+    return rel_path.replace("/", "__")
+
+
+def _secret_name(rel_path: str) -> bool:
     from memdir.secrets import looks_secret
 
-    flat = rel_path.replace("/", "__")
-    if looks_secret(flat) or looks_secret(flat.replace("_", "-")):
-        return f"memory-{hashlib.sha256(flat.encode()).hexdigest()[:12]}.md"
+    flat = _legacy_flat(rel_path)
+    return looks_secret(flat) or looks_secret(flat.replace("_", "-"))
+
+
+def file_key(rel_path: str) -> str:
+    """The history folder name for `rel_path`, one per path (decoded by `_decode_key`). A name that
+    looks like a secret is replaced by a hash, so no secret (or slug of one) ever becomes a file name
+    under .memdir/ (issue 9)."""
+    if _secret_name(rel_path):
+        return f"{_SECRET_KEY_PREFIX}{hashlib.sha256(rel_path.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+    escaped = _escape(rel_path)
+    if len(escaped.encode("utf-8", "surrogatepass")) > _MAX_KEY_BYTES:  # a folder name has 255 bytes at most
+        return f"{_LONG_KEY_PREFIX}{hashlib.sha256(rel_path.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
+    return escaped
+
+
+def _escape(rel_path: str) -> str:
+    out, previous = [], ""
+    for ch in rel_path:
+        if ch == "%":
+            out.append("%25")
+        elif ch == "/":
+            out.append("%2F")
+        elif ch == "_" and previous == "_":
+            out.append("%5F")  # so a key never holds `__`, the old scheme's separator
+        else:
+            out.append(ch)
+        previous = ch
+    return "".join(out)
+
+
+def _decode_key(key: str) -> str:
+    return re.sub("%(25|2F|5F)", lambda m: _ESCAPED[m.group(0)], key)
+
+
+def _legacy_key(rel_path: str) -> str:
+    """The key memdir wrote before the injective scheme (read only, never written)."""
+    flat = _legacy_flat(rel_path)
+    if _secret_name(rel_path):
+        return f"memory-{hashlib.sha256(flat.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md"
     return flat
+
+
+def _spellings(flat: str) -> list[str]:
+    """Paths whose old key is `flat` (at most _MAX_SPELLINGS): each run of `_` may have been `_`s and
+    `/`s (`/` = `__`)."""
+    found = [""]
+    for run in re.split(r"(_{2,})", flat):
+        ways = list(itertools.islice(_runs(len(run)), _MAX_SPELLINGS)) if run.startswith("__") else [run]
+        found = [f + w for f in found for w in ways][:_MAX_SPELLINGS]
+    return found
+
+
+def _runs(n: int):
+    """Each way to write a run of `n` underscores as `_` and `/` (lazily: a long run has very many)."""
+    if n < 2 or n > _MAX_RUN:
+        yield "_" * n  # past _MAX_RUN only the literal run: the recursion stays shallow
+        return
+    for rest in _runs(n - 1):
+        yield "_" + rest
+    for rest in _runs(n - 2):
+        yield "/" + rest
+
+
+def _other_owners(base: Path, state_rel: str, rel_path: str) -> tuple[str, ...]:
+    """Other paths the old scheme filed in `rel_path`'s old folder that exist (as a memory file or with
+    new-scheme history): its other spellings, and team memories of any spelling (team memory's old
+    key was its name inside team/, the same as a personal memory's)."""
+    owners = []
+    for spelling in _spellings(_legacy_flat(rel_path)):
+        for other in (spelling, f"{C.TEAM_DIRNAME}/{spelling}"):
+            if other == rel_path:
+                continue
+            try:
+                if safefs.is_regular_file(base, other) or safefs.exists(base, _folder_rel(state_rel, other)):
+                    owners.append(other)
+            except (OSError, ValueError):
+                continue  # not a usable path (e.g. a leading `/`): nobody can own it
+    return tuple(owners)
+
+
+def _since(base: Path, state_rel: str) -> str:
+    """The stamp from which this folder's versions are kept one folder per path: an older version
+    in a folder the old scheme shared may be another path's. "~" sorts after every stamp: when no
+    version was kept with the new keys yet, every version is an old one."""
+    try:
+        text = safefs.read_text_or(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}", "").strip()
+    except OSError:
+        return "~"
+    return text if re.fullmatch(r"\d{8}T\d{6}\.\d{6}Z", text) else "~"
+
+
+def _mark_since(base: Path, state_rel: str, stamp: str) -> None:
+    """Record when the first version was kept with the new keys (once; never moved later)."""
+    if _since(base, state_rel) == "~" and not safefs.exists(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}"):
+        safefs.write_text(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}", stamp + "\n")
 
 
 def _folder_rel(state_rel: str, rel_path: str) -> str:
@@ -83,6 +199,7 @@ def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path
     folder = _folder_rel(state_rel, rel_path)
     action = re.sub(r"[^a-z-]", "", action.lower()) or "changed"
     stamp = _now_stamp()
+    _mark_since(base, state_rel, stamp)
     with safefs.open_dir(base, folder, create=True) as dfd:
         for n in range(1, 10_000):
             name = f"{stamp}-{n:04d}-{action}.md"  # the counter keeps same-instant copies in order
@@ -104,11 +221,12 @@ def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path
 def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None:
     """Keep the current bytes of `root/rel_path` before it changes; None when there is no file."""
     base, _ = _base(state_dir)
+    full = safefs.rel_to(base, Path(root) / rel_path)  # team memory is `team/<name>`: its own history
     try:
-        data = safefs.read_bytes(base, safefs.rel_to(base, Path(root) / rel_path))
+        data = safefs.read_bytes(base, full)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return keep_bytes(state_dir, rel_path, data, action)
+    return keep_bytes(state_dir, full, data, action)
 
 
 def _prune(dfd: int) -> None:
@@ -121,21 +239,48 @@ def _prune(dfd: int) -> None:
             os.unlink(old, dir_fd=dfd)
 
 
-def versions(state_dir: Path, rel_path: str) -> list[Version]:
-    """Kept versions of `rel_path`, newest first."""
-    base, state_rel = _base(state_dir)
-    folder = _folder_rel(state_rel, rel_path)
+def _listed(base: Path, folder: str, shared_with: tuple[str, ...] = ()) -> list[Version]:
     try:
         entries = safefs.listdir(base, folder)
     except safefs.UnsafePath:
         return []
-    files = sorted((name for name, kind in entries if kind == "file"), reverse=True)
     out = []
-    for i, name in enumerate(files, 1):
+    for name, kind in entries:
+        if kind != "file":
+            continue
         stamp, _, rest = name.removesuffix(".md").partition("-")
         action = rest.partition("-")[2] or "changed"
-        out.append(Version(i, base / folder / name, stamp, action, base, f"{folder}/{name}"))
+        out.append(Version(0, base / folder / name, stamp, action, base, f"{folder}/{name}", shared_with))
     return out
+
+
+def versions(state_dir: Path, rel_path: str) -> list[Version]:
+    """Kept versions of `rel_path` (relative to the folder `state_dir` sits in, so a team memory is
+    `team/<name>`), newest first, old-scheme versions included and marked when they may be another's."""
+    base, state_rel = _base(state_dir)
+    history_rel = f"{state_rel}/{C.HISTORY_DIRNAME}"
+    since = _since(base, state_rel)
+    found = _listed(base, _folder_rel(state_rel, rel_path))
+    team = f"{C.TEAM_DIRNAME}/"
+    if rel_path.startswith(team):
+        # The old scheme filed team memory under its bare name, in the folder of the personal memory of
+        # that name: those versions are shown, never restored (team memory must not receive personal bytes).
+        bare = rel_path[len(team):]
+        old = [v for v in _listed(base, f"{history_rel}/{_legacy_key(bare)}") if v.stamp < since]
+        found += [dataclasses.replace(v, shared_with=(bare,)) for v in old]
+    else:
+        old_key = _legacy_key(rel_path)
+        if old_key == file_key(rel_path):  # one folder for both schemes: its versions before `since` are old
+            old = [v for v in found if v.stamp < since]
+            found = [v for v in found if v.stamp >= since]
+        elif "__" in old_key or _secret_name(rel_path):
+            old = _listed(base, f"{history_rel}/{old_key}")
+        else:
+            old = []  # a name with `%`: its old folder could be another path's new one
+        owners = _other_owners(base, state_rel, rel_path) if old else ()
+        found += [dataclasses.replace(v, shared_with=owners) for v in old]
+    found.sort(key=lambda v: v.name, reverse=True)  # names start with the UTC time
+    return [dataclasses.replace(v, number=i) for i, v in enumerate(found, 1)]
 
 
 def known_files(state_dir: Path) -> list[str]:
@@ -145,21 +290,34 @@ def known_files(state_dir: Path) -> list[str]:
         entries = safefs.listdir(base, f"{state_rel}/{C.HISTORY_DIRNAME}")
     except safefs.UnsafePath:
         return []
-    return sorted(name.replace("__", "/") for name, kind in entries if kind == "dir")
+    names: set[str] = set()
+    for name, kind in entries:
+        if kind != "dir" or name.startswith((_SECRET_KEY_PREFIX, _LONG_KEY_PREFIX)):
+            continue
+        if "__" in name:  # an old-scheme folder: any spelling may be the one the user means
+            names.update(s for s in _spellings(name) if not (s.startswith("/") or s.endswith("/") or "//" in s))
+        else:
+            names.add(_decode_key(name))
+    return sorted(names)
 
 
-def pick(state_dir: Path, rel_path: str, version: str | None) -> Version:
-    """A version by number (1 = newest), by file name, or the newest when `version` is None."""
+def pick(state_dir: Path, rel_path: str, version: str | None, shown: str | None = None) -> Version:
+    """A version by number (1 = newest), by file name, or the newest when `version` is None.
+    `shown`: the name as the user gives it to `memdir history` (e.g. `--team deploy.md`)."""
     found = versions(state_dir, rel_path)
+    shown = shown or rel_path
     if not found:
-        raise MemdirError(f"no kept versions of {rel_path}; see `memdir history {rel_path}`")
-    if version is None:
-        return found[0]
-    wanted = version.strip()
-    for v in found:
-        if wanted in (str(v.number), v.name, v.path.stem):
-            return v
-    raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {rel_path}` lists them (1 = newest)")
+        raise MemdirError(f"no kept versions of {rel_path}; see `memdir history {shown}`")
+    chosen = found[0] if version is None else next(
+        (v for v in found if version.strip() in (str(v.number), v.name, v.path.stem)), None)
+    if chosen is None:
+        raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {shown}` lists them (1 = newest)")
+    if chosen.shared_with:
+        raise MemdirError(
+            f"version {chosen.number} of {rel_path} was kept by an older memdir in a folder it shared with "
+            f"{' and '.join(chosen.shared_with)}, so it may hold that memory's bytes: read {chosen.rel} "
+            f"and copy back by hand what is yours (or pick another version with --version)")
+    return chosen
 
 
 def display(root: Path, kept: Path | None) -> str:

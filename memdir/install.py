@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import sys
-import time
+from datetime import datetime
 from pathlib import Path
 
 from memdir.errors import MemdirError
@@ -125,10 +125,36 @@ def _write(path: Path, data: dict, original: str | None, dry_run: bool) -> str |
     if not pristine.exists():
         atomic_write_text(pristine, original or "")  # "" records that there was no file at all
     if original is not None:
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        atomic_write_text(backup, original)
+        backup = _keep_backup(path, original)
     atomic_write_text(_write_target(path), text)
     return str(backup) if backup else None
+
+
+def _backup_stamp() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S-%f")  # local time, as the user reads it
+
+
+def _keep_backup(path: Path, original: str) -> Path:
+    """Keep `original` as `settings.json.bak-<time>` under a name nobody has: the exclusive create
+    never replaces an earlier backup, even for two changes in the same instant."""
+    stamp = _backup_stamp()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for n in range(1, 1000):
+        backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            fd = os.open(backup, flags, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise MemdirError(f"{backup}: cannot keep a backup of {path.name} ({exc.strerror}); "
+                              "check the folder's permissions, nothing was changed") from None
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(original)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return backup
+    raise MemdirError(f"{path.parent}: too many settings backups named {path.name}.bak-{stamp}; "
+                      "remove old ones, nothing was changed")
 
 
 def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = None, no_index: bool = False,
@@ -197,8 +223,7 @@ def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = 
     before = _pristine_text(pristine_path)
     if before is not None and _pristine(path, default={"hooks": None}) == updated:
         if not dry_run:
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-            atomic_write_text(backup, original)
+            backup = _keep_backup(path, original)
             if before:
                 atomic_write_text(_write_target(path), before)  # byte-identical to the file before memdir
             elif path.is_symlink():

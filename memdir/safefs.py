@@ -82,6 +82,11 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def kind_of(mode: int) -> str:
+    """What an entry is ("a symlink", "a FIFO", "a folder"...), for messages that say so."""
+    return _kind(mode)
+
+
 def _symlink_refusal(shown: str) -> UnsafePath:
     return UnsafePath(f"{shown} is a symlink; memdir never follows symlinks inside the memory folder "
                       "(replace it with a regular file or folder)")

@@ -22,6 +22,7 @@ from memdir import safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
+from memdir.not_a_memory import not_a_memory, refused_entry
 from memdir.scan import Header, ScanResult, read_header, scan
 from memdir.secrets import guard
 
@@ -139,8 +140,7 @@ class MemoryStore:
             safefs.check_inside(self.base, parent)  # a symlinked folder on the way is refused
             st = safefs.lstat(self.base, self._rel(rel_path))
             if st is not None and not safefs.is_regular_file(self.base, self._rel(rel_path)):
-                raise MemdirError(f"{rel_path}: not a regular file (a symlink, FIFO or folder); memdir does not "
-                                  "follow or replace it — see `memdir doctor`")
+                raise MemdirError(refused_entry(rel_path, safefs.kind_of(st.st_mode)))
         return self.root / rel_path
 
     # --- reading ------------------------------------------------------------
@@ -154,26 +154,30 @@ class MemoryStore:
         return scan(self.root, exclude_dirs=exclude)
 
     def find(self, ref: str) -> Header:
-        """A memory by relative path, file name (with or without .md) or name (case-insensitive)."""
+        """A memory by relative path, file name (with or without .md) or name (case-insensitive).
+
+        Anything but an exact relative path may name several memories (two types sharing a
+        Claude Code `name:` slug, one file name in two subfolders, one memory's file name another's
+        name): then it is a one-line error listing them, never an arbitrary pick."""
         headers = self.scan().headers
         wanted = ref.strip()
-        # An exact relative path wins over a bare file name that a file in a subfolder also has.
+        # An exact relative path wins over a bare file name that a file in a subfolder also has. A bare
+        # stem ("testing") is not a path: another memory may be named that.
         for header in headers:
-            if wanted in (header.rel_path, header.rel_path.removesuffix(".md")):
-                return header
-        for header in headers:
-            if wanted in (header.path.name, header.path.stem):
+            if wanted == header.rel_path or ("/" in wanted and wanted == header.rel_path.removesuffix(".md")):
                 return header
         from memdir.model import kebab_slug
 
         # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
-        by_name = [h for h in headers if h.name and h.name.casefold() in (wanted.casefold(), kebab_slug(wanted))]
-        if len(by_name) == 1:
-            return by_name[0]
-        if len(by_name) > 1:
-            choices = ", ".join(h.rel_path for h in by_name)
-            raise MemdirError(f"{ref!r} names several memories ({choices}); pass the file name instead")
-        raise MemdirError(f"no memory named {ref!r} in {self.root}; see `memdir list`")
+        names = (wanted.casefold(), kebab_slug(wanted))
+        matches = [h for h in headers
+                   if wanted in (h.path.name, h.path.stem) or (h.name and h.name.casefold() in names)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            choices = ", ".join(f"{h.rel_path} ({h.type or 'no type'})" for h in sorted(matches, key=lambda h: h.rel_path))
+            raise MemdirError(f"{ref!r} names several memories: {choices}; pass the one you mean by its path")
+        raise MemdirError(not_a_memory(self, wanted) or f"no memory named {ref!r} in {self.root}; see `memdir list`")
 
     def read(self, ref: str) -> tuple[Memory, Header]:
         header = self.find(ref)
@@ -355,16 +359,36 @@ class MemoryStore:
             return self.find(ref).rel_path
         except MemdirError:
             wanted = ref.strip()
-            for rel in history.known_files(self.state_dir):
+            for rel in self._known_files():
                 if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
                     return rel
+            for rel in (wanted, wanted + ".md"):  # a hashed key (long or secret-like name) is found by its path
+                if rel.endswith(".md") and history.versions(self.state_dir, self._rel(rel)):
+                    return rel
             raise
+
+    def _known_files(self) -> list[str]:
+        """Paths (relative to this store) with history: team memory's are kept as `team/<name>`."""
+        team = f"{C.TEAM_DIRNAME}/"
+        known = history.known_files(self.state_dir)
+        if not self.prefix:
+            return [rel for rel in known if not rel.startswith(team)]
+        # a bare name may be a team memory's version kept before team memory had its own history
+        return [rel[len(self.prefix):] if rel.startswith(self.prefix) else rel for rel in known]
+
+    def history_versions(self, rel_path: str) -> list[history.Version]:
+        """Kept versions of a memory of this store (or its MEMORY.md), newest first."""
+        return history.versions(self.state_dir, self._rel(rel_path))
+
+    def shown_ref(self, rel_path: str) -> str:
+        """How the user names this file on the command line."""
+        return f"--team {rel_path}" if self.team else rel_path
 
     @_then_embed(lambda result: result[0])
     def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
         """(rel_path, restored version name, kept current version): the current bytes are kept first."""
         rel = self.history_key(ref)
-        chosen = history.pick(self.state_dir, rel, version)
+        chosen = history.pick(self.state_dir, self._rel(rel), version, self.shown_ref(rel))
         if rel != C.INDEX_NAME:
             self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
         data = chosen.read()

@@ -18,8 +18,9 @@ STOPWORDS = frozenset(
     that the their theirs them themselves then there these they this those through to too under until up very
     was we were what when where which while who whom why will with would you your yours yourself yourselves
     ever also any anything something someone get got go going went like likely might may must shall
-    kind sort ones one lot lots much many thing things way ways time times""".split()
-)
+    kind sort ones one lot lots much many thing things way ways time times
+    s t d ll re ve m don doesn didn isn wasn aren weren won wouldn shouldn couldn hasn haven""".split()
+)  # the last line: what contractions leave behind ("that's" -> that, s), which is never the topic
 
 # Inflectional suffixes, longest first; a stem keeps at least three letters.
 _SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments", "ment",
@@ -40,8 +41,10 @@ def _stem(word: str) -> str:
     if len(word) <= 3 or word.isdigit():
         return word
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (4 if suffix == "ly" else 3):
             base = word[: -len(suffix)]
+            if suffix == "ly" and base.endswith("i"):
+                continue  # family/families, not an adverb of "fami" (apply/reply: the base is too short)
             if suffix in ("ies", "ied"):
                 return base + "y"
             if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":

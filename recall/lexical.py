@@ -5,7 +5,9 @@ Tuned on LoCoMo conversations 0-4 (benchmarks/recall_locomo.py), each part measu
 - character 4-grams of words, fused at equal weight, catch what stemming misses
   (destress/stress, persue/pursue, paint/painting);
 - pseudo-relevance feedback: the top 5 documents' most specific terms are added at half weight;
-- a proper name in the query (Alice, Kafka) boosts memories whose name carries it.
+- a proper name in the query (Alice, Kafka) boosts memories whose name carries it;
+- a misspelt query word no memory contains ("databse migraton") counts as the folder's word it is one
+  or two edits from (database, migrations), in both the ranking and the coverage bar.
 
 Hand-written rather than `bm25s`/`rank_bm25`: both pull in NumPy (and SciPy), whose import alone
 is more than the prompt hook's whole time budget, and the collections here are small (hundreds to
@@ -88,6 +90,26 @@ NAME_WEIGHT, DESCRIPTION_WEIGHT = 3, 2
 GRAM_WEIGHT = 1.0
 FEEDBACK_DOCS, FEEDBACK_TERMS, FEEDBACK_WEIGHT = 5, 10, 0.5
 NAME_BOOST = 0.6
+TYPO_MIN_LEN = 5  # shorter words are too often another real word one edit away (cat/car)
+TYPO_WEIGHT = 0.75  # a corrected word is probably, not surely, the word meant
+
+
+def within_edits(a: str, b: str, limit: int) -> bool:
+    """Whether the optimal-string-alignment distance (edits incl. one swap of neighbours) is <= limit."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return False
+        previous2, previous = previous, current
+    return previous[-1] <= limit
 
 
 def _normalised(scores: list[float]) -> list[float]:
@@ -105,11 +127,17 @@ class Ranker:
         self.docs: list[list[str]] = []
         gram_docs: list[list[str]] = []
         self.names: list[set[str]] = []
+        self.spellings: dict[str, dict[str, str]] = {}  # first two letters -> {word as written: its stem}
         for name, desc, kind, body in fields:
             doc: list[str] = []
             grams: list[str] = []
             for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (body, 1)):
                 words = [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS]
+                for w in words:
+                    if len(w) >= TYPO_MIN_LEN - 1 and not w.isdigit():
+                        # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)".
+                        for spelling in (w, stem(w)):
+                            self.spellings.setdefault(spelling[:2], {})[spelling] = stem(w)
                 stems = [stem(w) for w in words]
                 field_grams = [g for w in words for g in _word_grams(w, 4)]
                 doc.extend(stems * weight)
@@ -123,36 +151,58 @@ class Ranker:
         self.words = BM25(self.docs)
         self.grams = BM25(gram_docs)
 
+    def corrections(self, query: str) -> dict[str, str]:
+        """Query words no memory contains, each mapped to the stem of the folder word it most likely
+        misspells (one edit for words up to 7 letters, two beyond; same first two letters, as
+        typos rarely hit the start of a word)."""
+        out: dict[str, str] = {}
+        for word in set(_TOKEN.findall(query.lower())):
+            if len(word) < TYPO_MIN_LEN or word in STOPWORDS or word.isdigit() or stem(word) in self.words.idf:
+                continue
+            candidates = self.spellings.get(word[:2], {})
+            for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
+                close = sorted({s for w, s in candidates.items() if within_edits(word, w, limit)},
+                               key=lambda s: (-len(self.words.postings.get(s, ())), s))  # the commoner word
+                if close:
+                    out[word] = close[0]
+                    break
+        return out
+
     def coverage(self, query: str) -> tuple[list[float], list[int], int]:
         """Per memory, the share of the query's information (idf mass) it contains, an absolute
         measure in [0, 1] unlike BM25 scores, and how many distinct query words it contains; plus
         the number of distinct query words. A query word no memory has counts at the highest idf:
         an unknown topic ("the capital of Portugal") lowers every memory's coverage."""
-        terms = set(tokens(query))
         n = len(self.docs)
+        fixed = self.corrections(query) if n else {}
+        # A misspelt word stands for the folder's word, at TYPO_WEIGHT of its information.
+        stand_in = {stem(word): (right, TYPO_WEIGHT) for word, right in fixed.items()}
+        terms = set(tokens(query))
         if not terms or not n:
             return [0.0] * n, [0] * n, len(terms)
         # idf against the folder plus COVERAGE_PSEUDO_DOCS imagined memories without the word: in a small
         # folder every word a memory has is "common" (a one-memory folder gives it idf 0.29 against an
         # unseen word's 1.39), so the one memory that says "don't use npm" covered 4% of "install the
         # dependencies with npm" and was never recalled. Large folders barely change.
-        df = {t: len(self.words.postings[t]) for t in terms if t in self.words.postings}
+        looked_up = {t: stand_in.get(t, (t, 1.0)) for t in terms}
+        df = {t: len(self.words.postings[t]) for t, _ in looked_up.values() if t in self.words.postings}
         size = n + COVERAGE_PSEUDO_DOCS
         idf_of = {t: math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
         unseen = math.log(1 + (size + 0.5) / 0.5)
-        total = sum(idf_of.get(t, unseen) for t in terms)
+        total = sum(idf_of.get(t, unseen) for t, _ in looked_up.values())
         share, matched = [0.0] * n, [0] * n
-        for term in terms:
+        for term, weight in looked_up.values():
             idf = idf_of.get(term)
             if idf is not None:
                 for i in self.words.postings[term]:
-                    share[i] += idf / total
+                    share[i] += weight * idf / total
                     matched[i] += 1
         return share, matched, len(terms)
 
     def rank(self, query: str) -> list[tuple[int, float]]:
         """(index, score) for every memory with a positive score, best first."""
-        query_terms = tokens(query)
+        fixed = {stem(word): right for word, right in self.corrections(query).items()}
+        query_terms = [fixed.get(t, t) for t in tokens(query)]
         scores = self.words.scores(query_terms)
         top = sorted(range(len(scores)), key=lambda i: -scores[i])[:FEEDBACK_DOCS]
         weights: Counter[str] = Counter()
@@ -163,7 +213,9 @@ class Ranker:
         for term in query_terms:
             weights.pop(term, None)
         if weights:
-            extra = self.words.scores([t for t, _ in weights.most_common(FEEDBACK_TERMS)])
+            # Ties broken by the term itself: set order varies with string hashing between runs.
+            best_terms = sorted(weights.items(), key=lambda pair: (-pair[1], pair[0]))[:FEEDBACK_TERMS]
+            extra = self.words.scores([t for t, _ in best_terms])
             scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra)]
         gram_scores = self.grams.scores(char_grams(query))
         fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores))]

@@ -9,7 +9,10 @@ The bars were picked on LoCoMo conversations 0-4 and on the recall eval cases th
 from __future__ import annotations
 
 import re
+import time
+from datetime import date, datetime, timedelta
 
+from memdir.dates import days_mentioned
 from memdir.scan import Header
 from recall.manifest import ranker
 
@@ -18,8 +21,14 @@ RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "
 LEXICAL_WEIGHT, DENSE_WEIGHT = 1.0, 1.0
 DENSE_FLOOR_QUANTILE = 0.75  # cosines at or under this quantile of the folder add nothing
 COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.coverage) a memory must hold,
+MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance)
 SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning);
 SIMILARITY_BAR = 0.83  # or a cosine this high alone (no recall eval case expecting nothing reaches 0.822)
+# A prompt that names a day or month ("on 1 May, 2022", "in August 2025", "yesterday") is about what was
+# written then: a memory last written within DATE_SLACK_DAYS of it ranks DATE_WEIGHT higher (1.0 = as
+# much as the best lexical match) and clears the bar if its words or meaning match at all.
+DATE_WEIGHT = 1.0
+DATE_SLACK_DAYS = 1
 _USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
 _GOTCHA = re.compile(
     r"\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b", re.I
@@ -49,16 +58,32 @@ def _dense_boost(similarities: list[float | None]) -> list[float]:
     return [0.0 if s is None else max(0.0, (s - floor) / span) for s in similarities]
 
 
-def relevant(coverage: float, similarity: float | None) -> bool:
+def written_on_named_day(headers: list[Header], query: str, now: float | None = None) -> list[bool]:
+    """Per memory, whether it was last written on (or within DATE_SLACK_DAYS of) a day the query names."""
+    spans = days_mentioned(query, date.fromtimestamp(now if now is not None else time.time()))
+    if not spans:
+        return [False] * len(headers)
+    slack = timedelta(days=DATE_SLACK_DAYS)
+    spans = [(first - slack, last + slack) for first, last in spans]
+    days = [datetime.fromtimestamp(h.mtime).date() if h.mtime else None for h in headers]
+    return [day is not None and any(first <= day <= last for first, last in spans) for day in days]
+
+
+def relevant(coverage: float, similarity: float | None, dated: bool = False, words_matched: int = MIN_WORDS_MATCHED,
+             query_words: int = MIN_WORDS_MATCHED) -> bool:
     """The absolute bar: enough of the prompt's rare words (and, with the model, not far in
-    meaning), or very close in meaning. A memory without a vector yet is judged by its words."""
+    meaning), or very close in meaning, or written on the day the prompt asks about (the ranking
+    already required some match). A memory without a vector yet is judged by its words."""
+    if dated:
+        return True
+    worded = coverage >= COVERAGE_BAR and words_matched >= min(MIN_WORDS_MATCHED, query_words)
     if similarity is None:
-        return coverage >= COVERAGE_BAR
-    return (coverage >= COVERAGE_BAR and similarity >= SIMILARITY_FLOOR) or similarity >= SIMILARITY_BAR
+        return worded
+    return (worded and similarity >= SIMILARITY_FLOOR) or similarity >= SIMILARITY_BAR
 
 
 def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
-                   similarities: list[float | None] | None = None) -> list[Header]:
+                   similarities: list[float | None] | None = None, now: float | None = None) -> list[Header]:
     """The memories that clear the relevance bar, best first, at most `limit`.
 
     `similarities`: the dense model's cosine per header (None where no vector is cached yet);
@@ -76,7 +101,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
             scores[i] += DENSE_WEIGHT * boost
     else:
         similarities = [None] * len(headers)
-    coverage = lexical.coverage(query)[0]
+    # The date adds to a match; alone it is not one.
+    dated = [on_day and score > 0 for on_day, score in zip(written_on_named_day(headers, query, now), scores)]
+    for i in (i for i, on_day in enumerate(dated) if on_day):
+        scores[i] += DATE_WEIGHT
+    coverage, words_matched, query_words = lexical.coverage(query)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
     if tools:
         order = [i for i in order if not is_tool_usage_doc(headers[i], tools)]
@@ -84,4 +113,4 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
         return []
     best = scores[order[0]]
     return [headers[i] for i in order[:limit]
-            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i])]
+            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i], dated[i], words_matched[i], query_words)]

@@ -171,3 +171,26 @@ def test_the_interruption_points_cover_every_save(api, tmp_path, isolated_home, 
     _two_projects(tmp_path)
     _batches_routes(api, MEMORY, PLAN)
     assert _count_saves(api, tmp_path, monkeypatch) == 10  # keep the parametrized range above in step
+
+
+def test_updated_memories_are_counted_apart_from_new_ones(api, tmp_path, isolated_home):
+    """As `memdir batch` does: a memory the run changed (previous version kept) is 'updated', not 'saved'."""
+    from extractor.batch import summary_table
+
+    projects = _two_projects(tmp_path)
+    alpha, beta = _folders(isolated_home, projects)
+    alpha.mkdir(parents=True)
+    (alpha / "project_deploy_day.md").write_text(MEMORY.replace("Fridays", "Thursdays"))
+    plan = [PLAN[0],
+            lambda folder: ([P.tool_use("Read", {"file_path": f"{folder}/project_deploy_day.md"})], "tool_use"),
+            PLAN[1]]
+    _batches_routes(api, MEMORY, plan)
+    report = B.run_batch_api([tmp_path / "projects"], settings=_settings(), poll=0)
+    assert not report.errors
+    rows = {("alpha" if "alpha" in r.memory_dir else "beta"): r for r in report.rows.values()}
+    assert (rows["alpha"].saved, rows["alpha"].updated) == (0, 1)
+    assert (rows["beta"].saved, rows["beta"].updated) == (1, 0)
+    assert "Fridays" in (alpha / "project_deploy_day.md").read_text() and (beta / "project_deploy_day.md").exists()
+    runs = [json.loads(line) for line in (alpha / ".memdir" / "runs.jsonl").read_text().splitlines()]
+    assert [(c["action"], c["file"]) for c in runs[-1]["changes"]] == [("updated", "project_deploy_day.md")]
+    assert "updated" in summary_table(report, _settings()).splitlines()[0]

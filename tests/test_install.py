@@ -108,3 +108,31 @@ def test_cli_install_uses_the_installed_executable(cli, isolated_home):
     data = json.loads((isolated_home / ".claude" / "settings.json").read_text())
     command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert code == 0 and command.endswith("memdir hook stop") and command.startswith("/")
+
+
+def test_changes_within_one_second_keep_every_backup(settings):
+    """Each change to settings.json keeps the bytes it replaced; a second change in the same second
+    must not overwrite the first one's backup (that backup is the only copy of those bytes)."""
+    path, original = settings
+    replaced = []
+    for exe in (EXE, "/second/bin/memdir", "/third/bin/memdir"):
+        replaced.append(path.read_text())
+        assert install("user", executable=exe).backup
+    replaced.append(path.read_text())
+    assert uninstall("user").backup
+    backups = sorted(path.parent.glob("settings.json.bak-*"))
+    assert len(backups) == 4
+    assert sorted(b.read_text() for b in backups) == sorted(replaced) and original in replaced
+
+
+def test_a_backup_name_already_taken_is_never_overwritten(settings, monkeypatch):
+    import memdir.install as install_module
+
+    path, _ = settings
+    monkeypatch.setattr(install_module, "_backup_stamp", lambda: "20260101-000000-000000")  # a frozen clock
+    taken = path.with_name("settings.json.bak-20260101-000000-000000")
+    taken.write_text("someone else's backup")
+    first = install("user", executable=EXE).backup
+    second = install("user", executable="/second/bin/memdir").backup
+    assert taken.read_text() == "someone else's backup"
+    assert len({first, second, str(taken)}) == 3

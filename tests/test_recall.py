@@ -331,3 +331,25 @@ def test_recall_cli_json(folder, cli):
     code, out, err = cli("--dir", str(folder.root), "recall", "payments latency dashboard", "--json")
     data = json.loads(out)
     assert code == 0 and data["engine"] == "offline" and data["selected"][0]["type"] == "reference"
+
+
+def test_a_misspelt_prompt_still_finds_the_memory_it_means(store):
+    """"databse migraton" shares no word with "Database migrations": the typo stands in for the folder's word."""
+    store.save(Memory(name="Migrations", description="Database migrations must be backwards compatible for one release",
+                      type="feedback", body="Compatible."), rel_path="feedback_migrations.md")
+    store.save(Memory(name="Sentry", description="Errors are in Sentry project payments-api", type="reference",
+                      body="Sentry."), rel_path="reference_sentry.md")
+    chosen = recall(store.root, "add a databse migraton that drops the legacy column", engine="offline", record=False)
+    assert [h.rel_path for h in chosen.selected] == ["feedback_migrations.md"]
+    # A real word the folder lacks is not bent into one it has when it is more than one edit away (short words).
+    assert recall(store.root, "center this div horizontally", engine="offline", record=False).selected == []
+
+
+def test_typo_correction_is_bounded_edit_distance():
+    from recall.lexical import Ranker, within_edits
+
+    assert within_edits("databse", "database", 1) and within_edits("teh", "the", 1)  # a swap is one edit
+    assert not within_edits("kitten", "sitting", 2) and within_edits("kitten", "sitting", 3)
+    ranker = Ranker([("Deploys", "Deploys go out on Thursdays", "project", "")])
+    assert ranker.corrections("when do we deplyo?") == {"deplyo": "deploy"}
+    assert ranker.corrections("when do we ship?") == {}  # unknown but nothing close: no guess

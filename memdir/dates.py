@@ -1,0 +1,69 @@
+"""Calendar words and the dates a text mentions, shared by both stages.
+
+The extractor turns relative dates into absolute ones (extractor/dates.py); recall asks which days a
+prompt is about ("what did we decide on 5 March 2026?", "in August 2025", "yesterday") so memories
+written on those days can rank higher. Hand-written: dateparser costs ~0.5 s to import, more than a
+prompt hook may spend, and cannot find dates inside sentences reliably.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, timedelta
+
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+MONTHS["sept"] = 9
+MONTH_ALTERNATION = "|".join(sorted(MONTHS, key=len, reverse=True))
+
+_MENTION = re.compile(
+    rf"""\b(?:
+        (?P<iso>\d{{4}}-\d{{2}}-\d{{2}})
+      | (?P<day1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month1>{MONTH_ALTERNATION})\.?,?\s+(?P<year1>\d{{4}})
+      | (?P<month2>{MONTH_ALTERNATION})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>\d{{4}})
+      | (?P<month3>{MONTH_ALTERNATION})\.?,?\s+(?P<year3>\d{{4}})
+      | (?P<rel>today|yesterday|last\s+week)
+    )\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _day(year: str, month: int, day: str) -> date | None:
+    try:
+        return date(int(year), month, int(day))
+    except ValueError:
+        return None
+
+
+def days_mentioned(text: str, today: date) -> list[tuple[date, date]]:
+    """The spans of days `text` names, first to last day inclusive: a date is one day, a month
+    with its year the whole month; "yesterday" and "last week" count back from `today`. Dates
+    without a year are skipped: in a question they are as likely last year's as this year's."""
+    spans: list[tuple[date, date]] = []
+    for match in _MENTION.finditer(text):
+        g = match.groupdict()
+        if g["iso"]:
+            try:
+                day = date.fromisoformat(g["iso"])
+            except ValueError:
+                continue
+            spans.append((day, day))
+        elif g["month1"] or g["month2"]:
+            month = MONTHS[(g["month1"] or g["month2"]).lower()]
+            day = _day(g["year1"] or g["year2"], month, g["day1"] or g["day2"])
+            if day is not None:
+                spans.append((day, day))
+        elif g["month3"]:
+            year, month = int(g["year3"]), MONTHS[g["month3"].lower()]
+            spans.append((date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])))
+        else:
+            rel = " ".join(g["rel"].lower().split())
+            if rel == "today":
+                spans.append((today, today))
+            elif rel == "yesterday":
+                spans.append((today - timedelta(days=1), today - timedelta(days=1)))
+            else:
+                spans.append((today - timedelta(days=7 + today.weekday()), today - timedelta(days=1 + today.weekday())))
+    return spans

@@ -1,0 +1,35 @@
+"""The memory tool's paths: `/memories/a/b.md` as a plain name inside the memory folder, or a refusal.
+
+Hidden names and memdir's own `.memdir/` are never reachable; MEMORY.md (kept in sync by memdir),
+team/ and logs/ are readable but not writable through the tool.
+"""
+
+from __future__ import annotations
+
+from anthropic.lib.tools import ToolError
+
+from memdir import constants as C
+
+ROOT = C.MEMORY_TOOL_ROOT
+
+
+def tool_rel(path: str, *, write: bool = False) -> str:
+    """`/memories/a/b.md` -> `a/b.md`, refusing anything that is not a plain in-folder name."""
+    if path != ROOT and not path.startswith(ROOT + "/"):
+        raise ToolError(f"Path must start with {ROOT}, got: {path}")
+    parts = [p for p in path[len(ROOT):].split("/") if p]
+    for part in parts:
+        if part in (".", "..") or "\x00" in part or "\\" in part:
+            raise ToolError(f"{path}: use plain names inside {ROOT}; '.', '..' and backslashes are refused")
+    if parts and parts[0] == C.STATE_DIRNAME:
+        raise ToolError(f"{path}: {C.STATE_DIRNAME}/ holds memdir's own state (history, locks) and is off limits")
+    if any(p.startswith(".") for p in parts):
+        raise ToolError(f"{path}: hidden names are reserved for memdir's own state")
+    if write:
+        if not parts:
+            raise ToolError(f"{ROOT} itself cannot be changed; name a file inside it")
+        if parts[-1] == C.INDEX_NAME:
+            raise ToolError(f"{path}: {C.INDEX_NAME} is the index memdir keeps in sync itself; edit the memories")
+        if parts[0] in (C.TEAM_DIRNAME, C.LOGS_DIRNAME):
+            raise ToolError(f"{path}: {parts[0]}/ is read-only here (team memory and daily logs have their own commands)")
+    return "/".join(parts)
