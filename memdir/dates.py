@@ -24,7 +24,7 @@ _MENTION = re.compile(
       | (?P<day1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month1>{MONTH_ALTERNATION})\.?,?\s+(?P<year1>\d{{4}})
       | (?P<month2>{MONTH_ALTERNATION})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>\d{{4}})
       | (?P<month3>{MONTH_ALTERNATION})\.?,?\s+(?P<year3>\d{{4}})
-      | (?P<rel>today|yesterday|last\s+week)
+      | (?P<rel>yesterday|last\s+week)
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -40,7 +40,8 @@ def _day(year: str, month: int, day: str) -> date | None:
 def days_mentioned(text: str, today: date) -> list[tuple[date, date]]:
     """The spans of days `text` names, first to last day inclusive: a date is one day, a month
     with its year the whole month; "yesterday" and "last week" count back from `today`. Dates
-    without a year are skipped: in a question they are as likely last year's as this year's."""
+    without a year are skipped: in a question they are as likely last year's as this year's.
+    "Today" is skipped too: "that's all for today" is about now, not about what was written today."""
     spans: list[tuple[date, date]] = []
     for match in _MENTION.finditer(text):
         g = match.groupdict()
@@ -60,9 +61,7 @@ def days_mentioned(text: str, today: date) -> list[tuple[date, date]]:
             spans.append((date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])))
         else:
             rel = " ".join(g["rel"].lower().split())
-            if rel == "today":
-                spans.append((today, today))
-            elif rel == "yesterday":
+            if rel == "yesterday":
                 spans.append((today - timedelta(days=1), today - timedelta(days=1)))
             else:
                 spans.append((today - timedelta(days=7 + today.weekday()), today - timedelta(days=1 + today.weekday())))

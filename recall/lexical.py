@@ -127,17 +127,14 @@ class Ranker:
         self.docs: list[list[str]] = []
         gram_docs: list[list[str]] = []
         self.names: list[set[str]] = []
-        self.spellings: dict[str, dict[str, str]] = {}  # first two letters -> {word as written: its stem}
+        self.written: set[str] = set()  # every word as written, for typo correction
+        self._spellings: dict[str, dict[str, str]] | None = None
         for name, desc, kind, body in fields:
             doc: list[str] = []
             grams: list[str] = []
             for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (body, 1)):
                 words = [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS]
-                for w in words:
-                    if len(w) >= TYPO_MIN_LEN - 1 and not w.isdigit():
-                        # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)".
-                        for spelling in (w, stem(w)):
-                            self.spellings.setdefault(spelling[:2], {})[spelling] = stem(w)
+                self.written.update(words)
                 stems = [stem(w) for w in words]
                 field_grams = [g for w in words for g in _word_grams(w, 4)]
                 doc.extend(stems * weight)
@@ -151,6 +148,17 @@ class Ranker:
         self.words = BM25(self.docs)
         self.grams = BM25(gram_docs)
 
+    def spellings(self) -> dict[str, dict[str, str]]:
+        """First two letters -> {spelling: stem}, built on the first unknown query word (most prompts have none)."""
+        if self._spellings is None:
+            self._spellings = {}
+            for w in self.written:
+                if len(w) >= TYPO_MIN_LEN - 1 and not w.isdigit():
+                    # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)".
+                    for spelling in (w, stem(w)):
+                        self._spellings.setdefault(spelling[:2], {})[spelling] = stem(w)
+        return self._spellings
+
     def corrections(self, query: str) -> dict[str, str]:
         """Query words no memory contains, each mapped to the stem of the folder word it most likely
         misspells (one edit for words up to 7 letters, two beyond; same first two letters, as
@@ -159,7 +167,7 @@ class Ranker:
         for word in set(_TOKEN.findall(query.lower())):
             if len(word) < TYPO_MIN_LEN or word in STOPWORDS or word.isdigit() or stem(word) in self.words.idf:
                 continue
-            candidates = self.spellings.get(word[:2], {})
+            candidates = self.spellings().get(word[:2], {})
             for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
                 close = sorted({s for w, s in candidates.items() if within_edits(word, w, limit)},
                                key=lambda s: (-len(self.words.postings.get(s, ())), s))  # the commoner word

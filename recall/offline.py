@@ -2,6 +2,8 @@
 
 Selectivity: a memory is returned only when it clears an absolute relevance bar, so a prompt that
 no memory helps gets none (an empty list is a fine answer), plus a floor relative to the best match.
+In a folder big enough to have a typical cosine, it must also stand out from it. A memory written on
+a day the prompt names ranks higher (memdir.dates).
 The bars were picked on LoCoMo conversations 0-4 and on the recall eval cases that expect nothing
 (benchmarks/recall_locomo.py --calibrate prints precision and hit@5 across bar values).
 """
@@ -24,9 +26,17 @@ COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.coverage) a memory
 MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance)
 SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning);
 SIMILARITY_BAR = 0.83  # or a cosine this high alone (no recall eval case expecting nothing reaches 0.822)
+# How high a cosine is depends on the folder's writing (long session notes all sit near 0.82 to any
+# prompt), so in a folder big enough to say what "typical" is, a memory must also stand out from the
+# folder's median cosine for this prompt: by MARGIN_ALONE to pass on meaning alone, by MARGIN_WORDED
+# with shared words. On the real 55-file folder no off-topic prompt's best memory stands out by
+# 0.028; relevant ones mostly do by 0.03-0.08.
+MARGIN_MIN_MEMORIES = 20
+MARGIN_ALONE, MARGIN_WORDED = 0.03, 0.01
 # A prompt that names a day or month ("on 1 May, 2022", "in August 2025", "yesterday") is about what was
 # written then: a memory last written within DATE_SLACK_DAYS of it ranks DATE_WEIGHT higher (1.0 = as
-# much as the best lexical match) and clears the bar if its words or meaning match at all.
+# much as the best lexical match) and clears the bar, if its words or meaning already put it within
+# RELATIVE_FLOOR of the best match.
 DATE_WEIGHT = 1.0
 DATE_SLACK_DAYS = 1
 _USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
@@ -70,16 +80,30 @@ def written_on_named_day(headers: list[Header], query: str, now: float | None = 
 
 
 def relevant(coverage: float, similarity: float | None, dated: bool = False, words_matched: int = MIN_WORDS_MATCHED,
-             query_words: int = MIN_WORDS_MATCHED) -> bool:
+             query_words: int = MIN_WORDS_MATCHED, margin: float | None = None) -> bool:
     """The absolute bar: enough of the prompt's rare words (and, with the model, not far in
     meaning), or very close in meaning, or written on the day the prompt asks about (the ranking
-    already required some match). A memory without a vector yet is judged by its words."""
+    already required some match). A memory without a vector yet is judged by its words.
+    `margin`: the cosine minus the folder's median cosine (None in a folder too small to say)."""
     if dated:
         return True
     worded = coverage >= COVERAGE_BAR and words_matched >= min(MIN_WORDS_MATCHED, query_words)
     if similarity is None:
         return worded
-    return (worded and similarity >= SIMILARITY_FLOOR) or similarity >= SIMILARITY_BAR
+    if margin is None:
+        return (worded and similarity >= SIMILARITY_FLOOR) or similarity >= SIMILARITY_BAR
+    return ((worded and similarity >= SIMILARITY_FLOOR and margin >= MARGIN_WORDED)
+            or (similarity >= SIMILARITY_BAR and margin >= MARGIN_ALONE))
+
+
+def _margins(similarities: list[float | None]) -> list[float | None]:
+    """Each cosine minus the folder's median cosine, or None when too few memories have one."""
+    known = sorted(s for s in similarities if s is not None)
+    if len(known) < MARGIN_MIN_MEMORIES:
+        return [None] * len(similarities)
+    middle = len(known) // 2
+    median = known[middle] if len(known) % 2 else (known[middle - 1] + known[middle]) / 2
+    return [None if s is None else s - median for s in similarities]
 
 
 def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
@@ -101,11 +125,14 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
             scores[i] += DENSE_WEIGHT * boost
     else:
         similarities = [None] * len(headers)
-    # The date adds to a match; alone it is not one.
-    dated = [on_day and score > 0 for on_day, score in zip(written_on_named_day(headers, query, now), scores)]
+    # The date adds to a match; alone it is not one (nor is the faint score feedback terms give everything).
+    least = RELATIVE_FLOOR * max(scores, default=0.0)
+    dated = [on_day and score > 0 and score >= least
+             for on_day, score in zip(written_on_named_day(headers, query, now), scores)]
     for i in (i for i, on_day in enumerate(dated) if on_day):
         scores[i] += DATE_WEIGHT
     coverage, words_matched, query_words = lexical.coverage(query)
+    margins = _margins(similarities)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
     if tools:
         order = [i for i in order if not is_tool_usage_doc(headers[i], tools)]
@@ -113,4 +140,4 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
         return []
     best = scores[order[0]]
     return [headers[i] for i in order[:limit]
-            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i], dated[i], words_matched[i], query_words)]
+            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i], dated[i], words_matched[i], query_words, margins[i])]

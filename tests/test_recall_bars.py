@@ -1,0 +1,72 @@
+"""The offline selector's bars: dates named in the prompt, two shared words, standing out from the folder."""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime
+
+from memdir.dates import days_mentioned
+from memdir.model import Memory
+from memdir.scan import Header
+from recall.api import recall
+from recall.offline import MARGIN_MIN_MEMORIES, select_offline
+
+TODAY = date(2026, 11, 22)  # a Sunday
+
+
+def test_days_mentioned_reads_dates_months_and_recent_days():
+    assert days_mentioned("what did Joanna watch on 1 May, 2022?", TODAY) == [(date(2022, 5, 1), date(2022, 5, 1))]
+    assert days_mentioned("the call on October 13th, 2023", TODAY) == [(date(2023, 10, 13), date(2023, 10, 13))]
+    assert days_mentioned("freeze since 2026-03-05", TODAY) == [(date(2026, 3, 5), date(2026, 3, 5))]
+    assert days_mentioned("what happened in August 2025", TODAY) == [(date(2025, 8, 1), date(2025, 8, 31))]
+    assert days_mentioned("what did we decide yesterday", TODAY) == [(date(2026, 11, 21), date(2026, 11, 21))]
+    assert days_mentioned("last week's outage", TODAY) == [(date(2026, 11, 9), date(2026, 11, 15))]
+    # Chit-chat "today", dates without a year, and impossible dates name no day.
+    assert days_mentioned("thanks, that's all for today", TODAY) == []
+    assert days_mentioned("the demo on March 5", TODAY) == []
+    assert days_mentioned("on 31 February, 2023", TODAY) == []
+
+
+def _dated(store, rel, name, description, day):
+    result = store.save(Memory(name=name, description=description, type="project", body=description), rel_path=rel)
+    stamp = datetime(day.year, day.month, day.day, 12).timestamp()
+    os.utime(result.path, (stamp, stamp))
+
+
+def test_a_memory_written_on_the_day_the_prompt_names_wins(store):
+    """Two memories match "movie" equally; the one written on the day asked about comes first."""
+    _dated(store, "project_movie_a.md", "Joanna movie", "Joanna watched a movie with friends", date(2022, 1, 21))
+    _dated(store, "project_movie_b.md", "Joanna film", "Joanna watched a movie she loved", date(2022, 5, 1))
+    _dated(store, "project_garden.md", "Garden", "Nate planted tomatoes in the garden", date(2022, 5, 1))
+    chosen = recall(store.root, "What movie did Joanna watch on 1 May, 2022?", engine="offline", record=False)
+    names = [h.rel_path for h in chosen.selected]
+    assert names[0] == "project_movie_b.md"
+    assert "project_garden.md" not in names  # written that day, but nothing else matches: a date alone is no match
+
+
+def test_one_chance_word_does_not_clear_the_lexical_bar(store):
+    store.save(Memory(name="Funding", description="Non-dilutive capital sources for the studio", type="project",
+                      body="Grants and loans."), rel_path="project_funding.md")
+    assert recall(store.root, "what is the capital of Portugal?", engine="offline", record=False).selected == []
+    hit = recall(store.root, "list the non-dilutive capital sources", engine="offline", record=False)
+    assert [h.rel_path for h in hit.selected] == ["project_funding.md"]
+
+
+def _headers(n):
+    return [Header(f"m{i}.md", f"/x/m{i}.md", 0.0, f"Note {i}", f"Session note {i}", "project") for i in range(n)]
+
+
+def test_in_a_big_folder_a_memory_must_stand_out_from_the_median_cosine():
+    """Long session notes all sit near 0.84 to any prompt: a high cosine alone is not relevance."""
+    headers = _headers(MARGIN_MIN_MEMORIES + 10)
+    flat = [0.84 + 0.0005 * (i % 7) for i in range(len(headers))]  # every memory "close", none stands out
+    assert select_offline("rename the loop variable in this script", headers, 5, None, flat) == []
+    standing_out = list(flat)
+    standing_out[3] = 0.90
+    assert [h.rel_path for h in select_offline("rename the loop variable", headers, 5, None, standing_out)] == ["m3.md"]
+
+
+def test_a_small_folder_keeps_the_absolute_bar():
+    """With too few memories to say what is typical, a cosine over the absolute bar is enough."""
+    headers = _headers(3)
+    assert [h.rel_path for h in select_offline("an unrelated prompt", headers, 5, None, [0.86, 0.80, 0.79])] == ["m0.md"]
