@@ -160,7 +160,10 @@ def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
 def load_embedder() -> Embedder | None:
     from memdir.embeddings import shared_model
 
-    model = shared_model()
+    # One thread: a prompt's query is one short text, and on a busy machine (Claude Code itself, builds,
+    # tests) a second OpenMP thread waits for a core: measured 29 ms with one thread vs 45 ms with two
+    # under load. Background filling is slower, but nothing waits for it.
+    model = shared_model(threads=1)
     return Embedder(model) if model is not None else None
 
 
