@@ -82,10 +82,11 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             score = evaluate(samples, indices, selector, args.limit)
             rows.append((name, half, score, time.perf_counter() - started))
-    print(f"{'engine':<22} {'convs':<5} {'questions':>9} {'hit@5':>6} {'ev-recall@5':>11} {'avg sel':>7} {'ms/q':>6}")
+    print(f"{'engine':<22} {'convs':<5} {'questions':>9} {'hit@5':>6} {'ev-recall@5':>11} {'precision':>9} "
+          f"{'avg sel':>7} {'ms/q':>6}")
     for name, half, s, seconds in rows:
         print(
-            f"{name:<22} {half:<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f} "
+            f"{name:<22} {half:<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f} {s.precision:>9.3f} "
             f"{s.selected / max(1, s.questions):>7.2f} {1000 * seconds / max(1, s.questions):>6.1f}"
         )
     by_engine: dict[str, Score] = {}
@@ -95,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         total.hits += s.hits
         total.evidence_recall += s.evidence_recall
         total.selected += s.selected
+        total.gold_selected += s.gold_selected
     for name, s in by_engine.items():
-        print(f"{name:<22} {'all':<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f}")
+        print(f"{name:<22} {'all':<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f} {s.precision:>9.3f} "
+              f"{s.selected / max(1, s.questions):>7.2f}")
     return 0
 
 

@@ -110,6 +110,7 @@ class Score:
     hits: int = 0
     evidence_recall: float = 0.0
     selected: int = 0
+    gold_selected: int = 0
 
     def add(self, gold: set[str], chosen: list[str]) -> None:
         self.questions += 1
@@ -117,10 +118,16 @@ class Score:
         self.hits += found > 0
         self.evidence_recall += found / len(gold)
         self.selected += len(chosen)
+        self.gold_selected += found
 
     @property
     def hit_at_5(self) -> float:
         return self.hits / self.questions if self.questions else 0.0
+
+    @property
+    def precision(self) -> float:
+        """Share of the recalled memories that are evidence for the question."""
+        return self.gold_selected / self.selected if self.selected else 0.0
 
     @property
     def recall_at_5(self) -> float:

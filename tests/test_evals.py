@@ -187,3 +187,13 @@ def test_unreadable_yaml_names_the_file(tmp_path):
     path.write_text("- id: [unclosed")
     cases, errors = load_file(path, "recall")
     assert cases == [] and "cannot read YAML" in errors[0].message and errors[0].file == str(path)
+
+
+def test_locomo_score_counts_hits_evidence_recall_and_precision():
+    from evals.locomo import Score
+
+    score = Score()
+    score.add({"a.md", "b.md"}, ["a.md", "x.md", "y.md"])  # hit, 1 of 2 evidence, 1 of 3 picks
+    score.add({"c.md"}, [])  # nothing recalled: a miss that costs no precision
+    assert (score.hit_at_5, score.recall_at_5) == (0.5, 0.25)
+    assert score.precision == 1 / 3 and score.selected == 3
