@@ -6,6 +6,7 @@ Stdlib only. `list`, `doctor` and recall all see the folder through this one fun
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from memdir import constants as C
@@ -116,6 +117,28 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
     return Header(rel, path, mtime, text("name"), text("description"), mtype, problem, parsed.body.strip())
 
 
+# Headers already read, by path, with the (inode, size, mtime, ctime) they were read at. A hook process
+# scans once and exits; the warm recall server scans the same folder every prompt, where reading 200
+# headers was half its answer time. Any write (even one that restores the mtime) changes ctime.
+_seen_headers: dict[str, tuple[tuple[int, int, int, int], int, Header]] = {}
+SEEN_HEADERS_MAX = 50_000
+
+
+def _read_header_cached(path: str, root: Path, max_lines: int, dfd: int) -> Header:
+    st = os.stat(os.path.basename(path), dir_fd=dfd, follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        return read_header(path, root, max_lines, dir_fd=dfd)  # refuses it with the usual error
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    seen = _seen_headers.get(path)
+    if seen is not None and seen[0] == stamp and seen[1] == max_lines:
+        return seen[2]
+    header = read_header(path, root, max_lines, dir_fd=dfd)
+    if len(_seen_headers) >= SEEN_HEADERS_MAX:
+        _seen_headers.clear()
+    _seen_headers[path] = (stamp, max_lines, header)
+    return header
+
+
 def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
     """Headers of every memory file below root; what cannot be read safely is listed in `unreadable`."""
     headers: list[Header] = []
@@ -130,7 +153,7 @@ def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEAD
             with safefs.open_dir(root, rel_folder) as dfd:  # a folder swapped for a symlink is refused here
                 for path in paths:
                     try:
-                        headers.append(read_header(path, root, max_lines, dir_fd=dfd))
+                        headers.append(_read_header_cached(path, root, max_lines, dfd))
                     except OSError as exc:
                         unreadable.append((path[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)))
         except OSError as exc:
