@@ -176,6 +176,12 @@ class Ranker:
                     break
         return out
 
+    def named(self, query: str) -> list[bool]:
+        """Per memory, whether its name carries one of the query's words: a memory titled "don't use
+        npm" is about npm, however few of the prompt's other words it shares."""
+        terms = set(tokens(query))
+        return [bool(terms & name) for name in self.names]
+
     def coverage(self, query: str) -> tuple[list[float], list[int], int]:
         """Per memory, the share of the query's information (idf mass) it contains, an absolute
         measure in [0, 1] unlike BM25 scores, and how many distinct query words it contains; plus

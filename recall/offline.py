@@ -23,7 +23,8 @@ RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "
 LEXICAL_WEIGHT, DENSE_WEIGHT = 1.0, 1.0
 DENSE_FLOOR_QUANTILE = 0.75  # cosines at or under this quantile of the folder add nothing
 COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.coverage) a memory must hold,
-MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance)
+MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance),
+# unless the one shared word is in the memory's name (a memory named for npm is about npm)
 SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning);
 SIMILARITY_BAR = 0.83  # or a cosine this high alone (no recall eval case expecting nothing reaches 0.822)
 # How high a cosine is depends on the folder's writing (long session notes all sit near 0.82 to any
@@ -80,14 +81,14 @@ def written_on_named_day(headers: list[Header], query: str, now: float | None = 
 
 
 def relevant(coverage: float, similarity: float | None, dated: bool = False, words_matched: int = MIN_WORDS_MATCHED,
-             query_words: int = MIN_WORDS_MATCHED, margin: float | None = None) -> bool:
+             query_words: int = MIN_WORDS_MATCHED, margin: float | None = None, named: bool = False) -> bool:
     """The absolute bar: enough of the prompt's rare words (and, with the model, not far in
     meaning), or very close in meaning, or written on the day the prompt asks about (the ranking
     already required some match). A memory without a vector yet is judged by its words.
     `margin`: the cosine minus the folder's median cosine (None in a folder too small to say)."""
     if dated:
         return True
-    worded = coverage >= COVERAGE_BAR and words_matched >= min(MIN_WORDS_MATCHED, query_words)
+    worded = coverage >= COVERAGE_BAR and (named or words_matched >= min(MIN_WORDS_MATCHED, query_words))
     if similarity is None:
         return worded
     if margin is None:
@@ -132,6 +133,7 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     for i in (i for i, on_day in enumerate(dated) if on_day):
         scores[i] += DATE_WEIGHT
     coverage, words_matched, query_words = lexical.coverage(query)
+    named = lexical.named(query)
     margins = _margins(similarities)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
     if tools:
@@ -139,5 +141,5 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     if not order:
         return []
     best = scores[order[0]]
-    return [headers[i] for i in order[:limit]
-            if scores[i] >= best * RELATIVE_FLOOR and relevant(coverage[i], similarities[i], dated[i], words_matched[i], query_words, margins[i])]
+    return [headers[i] for i in order[:limit] if scores[i] >= best * RELATIVE_FLOOR
+            and relevant(coverage[i], similarities[i], dated[i], words_matched[i], query_words, margins[i], named[i])]

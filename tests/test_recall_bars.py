@@ -70,3 +70,12 @@ def test_a_small_folder_keeps_the_absolute_bar():
     """With too few memories to say what is typical, a cosine over the absolute bar is enough."""
     headers = _headers(3)
     assert [h.rel_path for h in select_offline("an unrelated prompt", headers, 5, None, [0.86, 0.80, 0.79])] == ["m0.md"]
+
+
+def test_one_shared_word_is_enough_when_the_memory_is_named_for_it(store):
+    """A one-memory folder, as in the real-client test: "npm" is the only shared word, and the memory's name."""
+    store.save(Memory(name="dont-use-npm-in-this-repo", description="Don't use npm in this repo, use pnpm instead",
+                      type="feedback", body="Use pnpm.\n\n**Why:** the lockfile is pnpm's\n**How to apply:** pnpm install"),
+               rel_path="feedback_npm.md")
+    hit = recall(store.root, "install the dependencies and run the tests with npm please", engine="offline", record=False)
+    assert [h.rel_path for h in hit.selected] == ["feedback_npm.md"]
