@@ -208,12 +208,9 @@ def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -
     """
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
-    if C.DISABLE_ENV in env:
-        value = env[C.DISABLE_ENV].strip().lower()
-        if value in C.TRUTHY:
-            return Enablement(False, f"{C.DISABLE_ENV}={env[C.DISABLE_ENV]}")
-        if value in C.FALSY:
-            return Enablement(True, f"{C.DISABLE_ENV}={env[C.DISABLE_ENV]} forces memory on")
+    forced = _forced_by_env(env, C.DISABLE_ENV, "memory")
+    if forced is not None:
+        return forced
     if env.get(C.BARE_MODE_ENV, "").strip().lower() in C.TRUTHY:
         return Enablement(False, f"bare mode ({C.BARE_MODE_ENV})")
     root = project_root(cwd)
@@ -231,6 +228,18 @@ def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -
     return Enablement(True, "enabled by default")
 
 
+def _forced_by_env(env, variable: str, what: str) -> Enablement | None:
+    """A *_DISABLE variable decides alone when set: truthy turns `what` off, defined falsy forces it on."""
+    if variable not in env:
+        return None
+    value = env[variable].strip().lower()
+    if value in C.TRUTHY:
+        return Enablement(False, f"{variable}={env[variable]}")
+    if value in C.FALSY:
+        return Enablement(True, f"{variable}={env[variable]} forces {what} on")
+    return None
+
+
 native_auto_memory = memory_enabled  # the name says what it answers; memory_enabled stays for callers
 
 
@@ -242,12 +251,9 @@ def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = 
     forces it on. Unreadable config files are ignored here (doctor reports them).
     """
     env = os.environ if env is None else env
-    if C.MEMDIR_DISABLE_ENV in env:
-        value = env[C.MEMDIR_DISABLE_ENV].strip().lower()
-        if value in C.TRUTHY:
-            return Enablement(False, f"{C.MEMDIR_DISABLE_ENV}={env[C.MEMDIR_DISABLE_ENV]}")
-        if value in C.FALSY:
-            return Enablement(True, f"{C.MEMDIR_DISABLE_ENV}={env[C.MEMDIR_DISABLE_ENV]} forces memdir on")
+    forced = _forced_by_env(env, C.MEMDIR_DISABLE_ENV, "memdir")
+    if forced is not None:
+        return forced
     candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
     if memory_dir is not None:
         candidates.append(memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
