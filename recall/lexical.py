@@ -129,6 +129,7 @@ class Ranker:
         self.names: list[set[str]] = []
         self.written: set[str] = set()  # every word as written, for typo correction
         self._spellings: dict[str, dict[str, str]] | None = None
+        self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and coverage() ask for the same query
         for name, desc, kind, body in fields:
             doc: list[str] = []
             grams: list[str] = []
@@ -163,6 +164,8 @@ class Ranker:
         """Query words no memory contains, each mapped to the stem of the folder word it most likely
         misspells (one edit for words up to 7 letters, two beyond; same first two letters, as
         typos rarely hit the start of a word)."""
+        if self._corrected[0] == query:
+            return self._corrected[1]
         out: dict[str, str] = {}
         for word in set(_TOKEN.findall(query.lower())):
             if len(word) < TYPO_MIN_LEN or word in STOPWORDS or word.isdigit() or stem(word) in self.words.idf:
@@ -174,6 +177,7 @@ class Ranker:
                 if close:
                     out[word] = close[0]
                     break
+        self._corrected = (query, out)
         return out
 
     def named(self, query: str) -> list[bool]:
