@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = json.dumps({"session_id": "bench", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
                               "prompt": prompt})
         script = Path(sys.executable).with_name("memdir")
-        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.cli", "hook", "prompt"]
+        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook", "prompt"]
         env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
         for argv_ in (BARE_PYTHON, hook):
             run_process(argv_, payload, env)

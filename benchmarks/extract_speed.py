@@ -51,7 +51,7 @@ def write_speed(repeat: int) -> None:
 
     from memdir import constants as C
     from memdir import embeddings
-    from memdir.manual import remember
+    from memdir.entry.manual import remember
     from memdir.store import MemoryStore
 
     if not embeddings.installed():
@@ -78,7 +78,7 @@ def write_speed(repeat: int) -> None:
                   f"(+{(with_model - without) * 1000:.1f} ms for the vector)")
 
             script = Path(sys.executable).with_name("memdir")
-            cli = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry"]
+            cli = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry.main"]
 
             def remember_process(dense: bool) -> None:
                 n = next(counter)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = json.dumps({"session_id": "bench", "transcript_path": str(small), "cwd": tmp,
                               "hook_event_name": "Stop", "stop_hook_active": False})
         script = Path(sys.executable).with_name("memdir")
-        hook = [str(script), "hook", "stop"] if script.exists() else [sys.executable, "-m", "memdir.cli", "hook", "stop"]
+        hook = [str(script), "hook", "stop"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook", "stop"]
         # Memory switched off for the worker, so the measurement is not disturbed by its work.
         env = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_PATH": str(root / "memory")}
         for argv_ in (BARE_PYTHON, hook):

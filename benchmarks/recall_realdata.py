@@ -31,13 +31,13 @@ from pathlib import Path
 
 from benchmarks.realdata_labels import (DEFAULT_LABELS, TABLE_HEADER, LabelError, Labels, Outcome, Run,
                                         load_labels, prompt_lines, table_row, unknown_gold)
-from evals.realdata_path import locate_realdata, missing_reason
+from memdir.evals.realdata_path import locate_realdata, missing_reason
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.scan import scan
-from recall.api import recall
-from recall.inject import render_all
-from recall.manifest import candidates, ranker
+from memdir.stages.recall.api import recall
+from memdir.stages.recall.inject import render_all
+from memdir.stages.recall.manifest import candidates, ranker
 
 BASELINE_TOP = 5
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process, write_memories
 from memdir.scan import scan
-from recall.manifest import candidates, manifest
+from memdir.stages.recall.manifest import candidates, manifest
 
 
 def plain_loop(root: Path) -> int:
@@ -45,7 +45,7 @@ def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, run
 
     from memdir import embeddings
     from memdir.embed_cache import EmbeddingCache
-    from recall import server
+    from memdir.stages.recall import server
 
     if not embeddings.installed():
         print("hook prompt (offline + dense via the recall server): skipped, pip install 'memdir[dense]'")
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                               "prompt": query})
         # The console script Claude Code runs, not `python -m` (runpy adds its own import cost).
         script = Path(sys.executable).with_name("memdir")
-        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.cli", "hook", "prompt"]
+        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook", "prompt"]
         env = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
         for argv_ in (BARE_PYTHON, hook):  # warm-up: .pyc files, page cache
             run_process(argv_, payload, env)
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         import os
         import signal
 
-        from recall import server
+        from memdir.stages.recall import server
         from tests.fake_api import FakeAPI
 
         answer = {"id": "msg_local", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from memdir.model import MemoryType
 
-from evals.cli import SUITE_NAMES
+from memdir.evals.cli import SUITE_NAMES
 
 SUITES = SUITE_NAMES  # the one list of suites lives with the CLI, which must not import pydantic
 CASES_DIR = Path(__file__).resolve().parent / "cases"

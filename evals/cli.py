@@ -12,8 +12,8 @@ SUITE_NAMES = ("extraction", "recall", "behaviour")
 
 
 def run_realdata(args) -> int:
-    from evals.realdata import render, run_suite
-    from evals.realdata_path import locate_realdata, missing_reason
+    from memdir.evals.realdata import render, run_suite
+    from memdir.evals.realdata_path import locate_realdata, missing_reason
     from memdir.config import choose_engine
 
     root = locate_realdata()
@@ -34,9 +34,9 @@ def run_realdata(args) -> int:
 def run(args) -> int:
     if args.suite == "realdata":
         return run_realdata(args)
-    from evals.cases import SUITES, load_suite
-    from evals.report import summary
-    from evals.runner import Progress, run_cases, write_results
+    from memdir.evals.cases import SUITES, load_suite
+    from memdir.evals.report import summary
+    from memdir.evals.runner import Progress, run_cases, write_results
     from memdir.config import Settings, choose_engine
 
     settings = Settings.from_env().with_overrides(
@@ -60,7 +60,7 @@ def run(args) -> int:
     records = run_cases(cases, engine=engine, settings=settings, repeat=args.repeat, concurrency=args.concurrency,
                         variant=args.variant, progress=Progress(jobs)) if cases else []
     if args.suite == "locomo":
-        from evals.locomo import run_records
+        from memdir.evals.locomo import run_records
 
         records += run_records(engine, settings, limit=args.limit)
     write_results(records, out / "results.jsonl")
@@ -72,7 +72,7 @@ def run(args) -> int:
 
 
 def compare_runs(args) -> int:
-    from evals.report import compare, load_run
+    from memdir.evals.report import compare, load_run
 
     a, b = Path(args.run_a), Path(args.run_b)
     print(compare(load_run(a), load_run(b), a.name, b.name))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pydantic import BaseModel
 
-from evals.cases import ExtractionCase, RecallCase
+from memdir.evals.cases import ExtractionCase, RecallCase
 from memdir import constants as C
 
 

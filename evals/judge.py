@@ -7,12 +7,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from evals.cases import BehaviourCase
-from evals.graders import Grade
+from memdir.evals.cases import BehaviourCase
+from memdir.evals.graders import Grade
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
 from memdir.scan import scan
-from recall.inject import render_all
+from memdir.stages.recall.inject import render_all
 
 AGENT_MAX_TOKENS = 4096  # thinking counts toward it on every current model
 JUDGE_EFFORT = "medium"
@@ -33,7 +33,7 @@ def recalled_context(case: BehaviourCase, memory_dir: Path) -> str:
     headers = scan(memory_dir).headers
     evidence = None
     if case.project:
-        from recall.api import verify_selected
+        from memdir.stages.recall.api import verify_selected
 
         root = memory_dir.parent / "project"
         for rel, text in case.project.items():
@@ -46,8 +46,8 @@ def recalled_context(case: BehaviourCase, memory_dir: Path) -> str:
 def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, client, usage: dict) -> tuple[str, str]:
     """(situation shown to the judge, the agent's reply)."""
     from memdir import index as index_text
-    from prompts import render
-    from extractor.agent import add_usage
+    from memdir.prompts import render
+    from memdir.stages.extractor.agent import add_usage
 
     index = (memory_dir / "MEMORY.md").read_text(encoding="utf-8") if (memory_dir / "MEMORY.md").exists() else ""
     system = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
@@ -71,8 +71,8 @@ def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, clien
 
 
 def judge(case: BehaviourCase, situation: str, reply: str, settings: Settings, client, usage: dict) -> list[Grade]:
-    from prompts import render
-    from extractor.agent import add_usage
+    from memdir.prompts import render
+    from memdir.stages.extractor.agent import add_usage
 
     from memdir import constants as C
     from memdir.llm import thinking_options

@@ -25,7 +25,7 @@ ADVERSARIAL = 5
 
 def default_data_path() -> Path:
     """`shared/bench/locomo/locomo10.json`, found beside the real data (evals.realdata_path's one locator)."""
-    from evals.realdata_path import REPO, locate_realdata
+    from memdir.evals.realdata_path import REPO, locate_realdata
 
     real = locate_realdata()
     shared = real.parent if real is not None else REPO.parent / "shared"
@@ -152,7 +152,7 @@ def run_records(engine: str, settings, limit: int | None = None, progress=None) 
     """The LoCoMo recall benchmark as eval records (one per question; pass = hit@5)."""
     import time as _time
 
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     samples = load()
     records: list[dict] = []

@@ -82,7 +82,7 @@ def saved_memories(memory_dir: Path) -> list[dict]:
 def _extract(transcript: Path, memory_dir: Path, engine: str, settings):
     from datetime import date
 
-    from extractor.run import extract_transcript
+    from memdir.stages.extractor.run import extract_transcript
 
     return extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=date(2026, 3, 2))
 
@@ -135,7 +135,7 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
 
 
 def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True) -> dict:
-    from evals.realdata_path import main_sessions
+    from memdir.evals.realdata_path import main_sessions
     from memdir.config import Settings
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)

@@ -11,8 +11,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
-from evals.graders import Grade, grade_extraction, grade_recall
+from memdir.evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
+from memdir.evals.graders import Grade, grade_extraction, grade_recall
 from memdir.pricing import cost_usd
 from memdir import constants as C
 from memdir.config import Settings
@@ -89,7 +89,7 @@ def run_case(case: Case, *, engine: str, settings: Settings, client=None, repeat
 def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, record: dict) -> list[Grade] | None:
     now = time.time()
     if isinstance(case, ExtractionCase):
-        from extractor.run import extract_messages
+        from memdir.stages.extractor.run import extract_messages
 
         seed(memory_dir, case.existing, now)
         memory_dir.mkdir(parents=True, exist_ok=True)
@@ -107,7 +107,7 @@ def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, 
             return None
         return grade_extraction(case, before, after)
     if isinstance(case, RecallCase):
-        from recall.api import recall
+        from memdir.stages.recall.api import recall
 
         from memdir.embeddings import shared_model
 
@@ -129,7 +129,7 @@ def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, 
         if engine != "llm":
             record["status"], record["error"] = "skipped", "behaviour cases need an LLM (--engine llm)"
             return None
-        from evals.judge import run_behaviour
+        from memdir.evals.judge import run_behaviour
 
         seed(memory_dir, case.memories, now)
         grades, usage, reply = run_behaviour(case, memory_dir, settings, client)

@@ -15,9 +15,9 @@ from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
 from memdir.record import Record
 from memdir.scan import scan
-from extractor import decision_tool
-from extractor.excerpt import excerpt_messages
-from extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
+from memdir.stages.extractor import decision_tool
+from memdir.stages.extractor.excerpt import excerpt_messages
+from memdir.stages.extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
 from memdir.manifest import manifest
 
@@ -55,7 +55,7 @@ def build_request(
     log entries, given as `first_message`, into memory files). cache_ttl: "5m" for live runs,
     "1h" for the Batches API, whose rounds are minutes apart.
     """
-    from prompts import render
+    from memdir.prompts import render
     from memdir.llm import thinking_options
 
     system = render(

@@ -15,8 +15,8 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memdir.pricing import cost_usd, price
-from extractor import state
-from extractor.run import ExtractResult, aextract_messages, extract_messages
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import ExtractResult, aextract_messages, extract_messages
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import config_home, resolve_memory_dir

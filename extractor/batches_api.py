@@ -24,12 +24,12 @@ import time
 from datetime import date
 from pathlib import Path
 
-from extractor import state
-from extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
-from extractor import report as changes_report
-from extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
-from extractor.run import _choose, _existing
-from extractor.tools import Toolbox
+from memdir.stages.extractor import state
+from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
+from memdir.stages.extractor import report as changes_report
+from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
+from memdir.stages.extractor.run import _choose, _existing
+from memdir.stages.extractor.tools import Toolbox
 from memdir import constants as C
 from memdir import runlog, usage
 from memdir.config import Settings

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from extractor.capture_lexicon import CATEGORIES, NOT_ENTITIES, PATTERNS, TECHNOLOGIES
+from memdir.stages.extractor.capture_lexicon import CATEGORIES, NOT_ENTITIES, PATTERNS, TECHNOLOGIES
 from memdir.decisions import Decision, Relation
 
 # (kind, base confidence, pattern): the first that matches a sentence decides its kind.

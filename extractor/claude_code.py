@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from extractor.agent import EFFORT, AgentRun, StopReasonError, build_request
-from extractor.tools import TOOL_SCHEMAS, Toolbox
+from memdir.stages.extractor.agent import EFFORT, AgentRun, StopReasonError, build_request
+from memdir.stages.extractor.tools import TOOL_SCHEMAS, Toolbox
 from memdir import claude_code as cc
 from memdir import constants as C
 from memdir.config import Settings
@@ -20,7 +20,7 @@ from memdir.transcript import Message
 def run_claude_code_agent(messages: list[Message], toolbox: Toolbox, settings: Settings, *, today: date,
                           mode: str = "topics", first_message: str | None = None, transport=None) -> AgentRun:
     """One extraction session; raises ClaudeCodeError / StopReasonError when it must not count as done."""
-    from prompts import render
+    from memdir.prompts import render
 
     request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log,
                             first_message=first_message)

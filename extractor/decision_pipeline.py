@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from extractor.capture import Captured, capture_text
-from extractor.promote import Promotion, promote
+from memdir.stages.extractor.capture import Captured, capture_text
+from memdir.stages.extractor.promote import Promotion, promote
 from memdir import constants as C
 from memdir import decisions as journal
 from memdir import graph

@@ -58,7 +58,7 @@ class DecisionCall(BaseModel):
 
 def run(toolbox, tool_input: dict):
     """Validate and record one call; returns the toolbox's ToolResult."""
-    from extractor.tools import ToolResult
+    from memdir.stages.extractor.tools import ToolResult
     from memdir.decisions import append_lines
 
     try:

@@ -12,10 +12,10 @@ import time
 from datetime import date
 from pathlib import Path
 
-from extractor import offline, report
-from extractor.offline import Draft, Forget
-from extractor.run import ExtractResult
-from extractor.tools import Toolbox
+from memdir.stages.extractor import offline, report
+from memdir.stages.extractor.offline import Draft, Forget
+from memdir.stages.extractor.run import ExtractResult
+from memdir.stages.extractor.tools import Toolbox
 from memdir import constants as C
 from memdir import usage
 from memdir.config import Settings, choose_engine
@@ -75,10 +75,10 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
         result.changes = outcome.changes
     else:
-        from extractor.agent import run_agent
+        from memdir.stages.extractor.agent import run_agent
         from memdir.llm import describe_error
         from memdir.scan import scan
-        from prompts import render
+        from memdir.prompts import render
         from memdir.manifest import manifest
 
         toolbox = Toolbox(memory_dir, dry_run=dry_run)

@@ -11,7 +11,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING
 
-from extractor import report
+from memdir.stages.extractor import report
 from memdir import history
 from memdir.errors import MemdirError
 from memdir.fsio import read_text
@@ -23,7 +23,7 @@ from memdir.store import MemoryStore
 from memdir.words import STOPWORDS, tokens
 
 if TYPE_CHECKING:
-    from extractor.offline import Draft, Forget
+    from memdir.stages.extractor.offline import Draft, Forget
 
 NAME_WORDS = 7
 

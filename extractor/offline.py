@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from extractor.dates import DATE_PATTERN, absolutize
-from extractor.excerpt import message_date
-from extractor import prose
-from extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
+from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
+from memdir.stages.extractor.excerpt import message_date
+from memdir.stages.extractor import prose
+from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
 from memdir.record import Record
 from memdir.store import MemoryStore
 from memdir.transcript import Message
@@ -234,7 +234,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
 
 def _taken_back(phrase: str, rule: str) -> bool:
     """A "forget ..." request names this draft: most of its subject words (two at least when few)."""
-    from extractor.filing import _content_stems
+    from memdir.stages.extractor.filing import _content_stems
 
     wanted = _content_stems(phrase)
     shared = wanted & _content_stems(rule)

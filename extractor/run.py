@@ -8,11 +8,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from extractor import offline, report, state
-from extractor.window import chunks
+from memdir.stages.extractor import offline, report, state
+from memdir.stages.extractor.window import chunks
 from memdir import constants as C
 from memdir import usage
-from extractor.tools import WRITE_TOOLS, Toolbox
+from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
 from memdir.record import Record
@@ -177,14 +177,14 @@ def extract_messages(
     if result.engine not in ("llm", "claude-code"):
         result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
-    from extractor.agent import run_agent
+    from memdir.stages.extractor.agent import run_agent
 
     toolbox, mode = _toolbox(memory_dir, dry_run, today)
     before = _existing(memory_dir)
     run = error = None
     try:
         if result.engine == "claude-code":
-            from extractor.claude_code import run_claude_code_agent
+            from memdir.stages.extractor.claude_code import run_claude_code_agent
 
             run = run_claude_code_agent(messages, toolbox, settings, today=today, mode=mode,
                                         transport=client)  # tests pass a scripted CLI as `client`
@@ -215,7 +215,7 @@ async def aextract_messages(
     if result.engine != "llm":
         result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
-    from extractor.agent import arun_agent
+    from memdir.stages.extractor.agent import arun_agent
 
     toolbox, mode = _toolbox(memory_dir, dry_run, today)
     before = _existing(memory_dir)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from extractor import state
-from extractor.run import ExtractResult, extract_transcript
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import ExtractResult, extract_transcript
 from memdir.config import Settings
 from memdir import constants as C
 from memdir import safefs

@@ -27,7 +27,7 @@ from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
 from memdir.store import MemoryStore
-from extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
+from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
 
 __all__ = ["TOOL_SCHEMAS", "WRITE_TOOLS", "Refused", "ToolResult", "Toolbox"]
 

@@ -6,7 +6,7 @@ the model, and the cursor moves past a chunk only once that chunk was processed.
 
 from __future__ import annotations
 
-from extractor.excerpt import MESSAGE_CHARS, block_text
+from memdir.stages.extractor.excerpt import MESSAGE_CHARS, block_text
 from memdir.transcript import Message
 
 CHARS_PER_TOKEN = 4  # a rough, deliberately pessimistic estimate for English and code

@@ -1,7 +1,7 @@
 """memdir: persistent, typed memory for AI coding agents.
 
 Kept import-free on purpose: hook entry points start from here and must stay fast. The public
-Python API (`memdir.remember`, `memdir.recall`, ...; see memdir/api.py and the README) is loaded
+Python API (`memdir.remember`, `memdir.recall`, ...; see memdir/entry/api.py and the README) is loaded
 on first attribute access through a module `__getattr__` (PEP 562), so `import memdir` alone
 costs nothing.
 """
@@ -17,7 +17,7 @@ __all__ = ["__version__", *_API]
 
 def __getattr__(name: str):
     if name in _API:
-        from memdir import api
+        from memdir.entry import api
 
         value = getattr(api, name)
         globals()[name] = value  # later look-ups skip this function

@@ -208,6 +208,6 @@ def embed_written(memory_dir: Path, paths: list[Path]) -> int:
 
 
 def _log(memory_dir: Path, message: str) -> None:
-    from memdir.hooks import log  # the hook log doctor shows; never raises
+    from memdir.hooklog import log  # the hook log doctor shows; never raises
 
     log(memory_dir, "embed", message)

@@ -125,7 +125,7 @@ def load_for_context(text: str, max_lines: int = C.INDEX_MAX_LINES, max_chars: i
     capped = cap(text, max_lines, max_chars)
     if not capped.truncated:
         return capped.text
-    from prompts import render
+    from memdir.prompts import render
 
     warning = render(
         "index_truncated.j2",

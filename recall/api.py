@@ -9,10 +9,10 @@ from memdir import constants as C
 from memdir.config import Settings, choose_engine
 from memdir.record import Record
 from memdir.scan import Header, scan
-from recall import state
-from recall.inject import render_all
-from recall.manifest import candidates
-from recall.offline import select_offline
+from memdir.stages.recall import state
+from memdir.stages.recall.inject import render_all
+from memdir.stages.recall.manifest import candidates
+from memdir.stages.recall.offline import select_offline
 
 
 class RecallResult(Record):
@@ -128,7 +128,7 @@ def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: lis
         result.debug.append(f"endpoint {down['endpoint']} unreachable recently ({down['error']}); "
                             f"used the offline selector until {time.strftime('%H:%M:%S', time.localtime(down['until']))}")
         return None
-    from recall.llm_select import select_llm
+    from memdir.stages.recall.llm_select import select_llm
 
     started = time.monotonic()
     try:
@@ -165,7 +165,7 @@ def _log_model_use(memory_dir: Path, result: RecallResult, settings: Settings, s
 def _select_claude_code(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings,
                         transport=None):
     """The selection through the user's own `claude` login, or None to use the offline answer."""
-    from recall.claude_code_select import select_claude_code
+    from memdir.stages.recall.claude_code_select import select_claude_code
 
     started = time.monotonic()
     try:

@@ -12,7 +12,7 @@ from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import config_home
 from memdir.scan import Header
-from recall.llm_select import EFFORT, LLMSelection, Selection, UnusableAnswer, request_messages
+from memdir.stages.recall.llm_select import EFFORT, LLMSelection, Selection, UnusableAnswer, request_messages
 
 
 def select_claude_code(query: str, candidates: list[Header], tools: list[str], settings: Settings,

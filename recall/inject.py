@@ -77,7 +77,7 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
                   max_body_lines: int = C.RECALL_TRIM_BODY_LINES, _lines: tuple[list[str], bool] | None = None,
                   verification: str = "") -> str:
     """One memory: type, age and path; a freshness warning past a day; description; the first body lines."""
-    from prompts import render_slotted
+    from memdir.template_cache import render_slotted
 
     lines, cut = _lines if _lines is not None else body_lines(header)
     shown = [line if len(line) <= LINE_MAX_CHARS else line[: LINE_MAX_CHARS - 1] + "…"
@@ -112,7 +112,7 @@ _warmed: set[tuple[str, int]] = set()
 def _warm(cache_dir: Path, days: int) -> None:
     """Once jinja2 is loaded anyway, cache every skeleton variant for this age, so a later hook
     process that meets a longer or shorter memory of the same age never has to import jinja2."""
-    from prompts import render_slotted
+    from memdir.template_cache import render_slotted
 
     if (str(cache_dir), days) in _warmed:
         return
@@ -124,7 +124,7 @@ def _warm(cache_dir: Path, days: int) -> None:
 
 
 def _frame(part: str, cache_dir: Path | None, path: str = "", description: str = "") -> str:
-    from prompts import render_slotted
+    from memdir.template_cache import render_slotted
 
     return render_slotted("recall_context.j2", slots={"path": path, "description": description},
                           cache_dir=cache_dir, part=part).strip("\n")

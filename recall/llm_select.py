@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
 from memdir.scan import Header
-from recall.manifest import manifest
+from memdir.stages.recall.manifest import manifest
 
 EFFORT = "low"  # a short pick from a list: the cheapest, fastest level is enough
 
@@ -45,7 +45,7 @@ def _output_format() -> dict:
 def request_messages(
     query: str, candidates: list[Header], tools: list[str], max_selected: int
 ) -> tuple[str, list[dict]]:
-    from prompts import render
+    from memdir.prompts import render
 
     system = render("recall_system.j2", max_selected=max_selected)
     user = render("recall_user.j2", query=query, manifest=manifest(candidates), tools=tools)

@@ -11,7 +11,7 @@ import math
 
 
 from memdir.scan import Header
-from recall.lexical import Ranker, tokens
+from memdir.stages.recall.lexical import Ranker, tokens
 
 NEWEST = 200
 OLDER_MATCHES = 50

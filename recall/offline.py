@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 
 from memdir.dates import days_mentioned
 from memdir.scan import Header
-from recall.manifest import ranker
+from memdir.stages.recall.manifest import ranker
 
 RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "only what clearly helps"
 # Fusion and bars, picked on LoCoMo conversations 0-4 and the recall eval cases (5-9 held out):

@@ -80,7 +80,7 @@ def start_in_background(env=None) -> None:
         folder = os.path.dirname(path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        os.posix_spawn(sys.executable, [sys.executable, "-m", "recall.server", path],
+        os.posix_spawn(sys.executable, [sys.executable, "-m", "memdir.stages.recall.server", path],
                        dict(os.environ if env is None else env), file_actions=devnull, setsid=True)
     except (OSError, AttributeError):
         pass
@@ -134,7 +134,7 @@ def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
     from pathlib import Path
 
     from memdir.config import Settings
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     from memdir.verify import project_root
 

@@ -54,7 +54,7 @@ def store(memory_dir):
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""
-    from memdir.cli import main
+    from memdir.entry.cli import main
 
     def run(*argv: str) -> tuple[int, str, str]:
         code = main(list(argv))
@@ -94,7 +94,7 @@ def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cw
     """Run the installed `memdir` entry point as a real process (as Claude Code's hooks do)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "memdir.cli", *argv],
+        [sys.executable, "-m", "memdir.entry.cli", *argv],
         input=stdin,
         capture_output=True,
         text=True,
@@ -107,7 +107,7 @@ def run_memdir(*argv: str, stdin: str | None = None, env: dict | None = None, cw
 @pytest.fixture(scope="session")
 def realdata() -> Path:
     """The shared real data (evals/realdata_path.py is the one locator); skipped only when truly absent."""
-    from evals.realdata_path import locate_realdata, missing_reason
+    from memdir.evals.realdata_path import locate_realdata, missing_reason
 
     found = locate_realdata()
     if found is None:

@@ -72,7 +72,7 @@ def band(confidence: float) -> str:
 
 
 def outcome(text: str) -> tuple[str | None, str]:
-    from extractor.capture import capture_text
+    from memdir.stages.extractor.capture import capture_text
 
     found = capture_text(text, project="demo")
     if not found:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from memdir import api
+from memdir.entry import api
 from memdir.errors import MemdirError
 
 CLAUDE_CODE_FORM = "---\nname: {name}\ndescription: {description}\nmetadata:\n  type: {type}\n---\n{body}\n"
@@ -66,7 +66,7 @@ def test_api_update_and_forget_refuse_an_ambiguous_name(twins):
 
 
 def test_mcp_tools_refuse_an_ambiguous_name(twins):
-    from memdir.mcp_server import build_server
+    from memdir.entry.mcp_server import build_server
 
     server = build_server(twins)
     before = _untouched(twins)
@@ -104,7 +104,7 @@ def test_a_spoken_forget_that_fits_two_memories_forgets_neither(memory_dir):
     """The offline extractor's "forget ..." names memories by their words: a tie is not a choice."""
     from datetime import date
 
-    from extractor.offline import apply
+    from memdir.stages.extractor.offline import apply
     from memdir.store import MemoryStore
     from memdir.transcript import Message
 

@@ -23,15 +23,15 @@ def test_import_memdir_pulls_in_nothing_heavy():
 
 def test_api_is_loaded_on_first_attribute_access():
     code = (
-        "import sys, memdir; before = 'memdir.api' in sys.modules; f = memdir.remember; "
-        "print(before, 'memdir.api' in sys.modules, f.__module__)"
+        "import sys, memdir; before = 'memdir.entry.api' in sys.modules; f = memdir.remember; "
+        "print(before, 'memdir.entry.api' in sys.modules, f.__module__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "True", "memdir.api"]
+    assert out.split() == ["False", "True", "memdir.entry.api"]
 
 
 def test_public_surface_is_exactly_the_documented_names():
-    from memdir import api
+    from memdir.entry import api
 
     assert set(memdir.__all__) - {"__version__"} == set(api.__all__)
     for name in api.__all__:

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from extractor import state
-from extractor.batch import discover, run_batch, summary_table, windows
+from memdir.stages.extractor import state
+from memdir.stages.extractor.batch import discover, run_batch, summary_table, windows
 from memdir.config import Settings
 from memdir.paths import sanitize
 from tests import api_payloads as P
@@ -99,7 +99,7 @@ def test_resume_after_kill_repeats_no_finished_window_and_loses_none(tmp_path):
     memory = tmp_path / "memory"
     with FakeAPI(lambda body, n: P.message([P.text("Nothing new.")]), delay=0.4) as api:
         env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "MEMDIR_PATH": str(memory)}
-        argv = [sys.executable, "-m", "memdir.cli", "batch", str(transcript), "--engine", "llm", "--last", "2"]
+        argv = [sys.executable, "-m", "memdir.entry.cli", "batch", str(transcript), "--engine", "llm", "--last", "2"]
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
         while len(api.requests) < 3 and time.monotonic() < deadline:
@@ -163,7 +163,7 @@ def _batches_routes(api, memory_text, turn_plan, status=None):
 
 
 def test_batch_api_lockstep(api, tmp_path, isolated_home):
-    from extractor.batches_api import run_batch_api, state_path
+    from memdir.stages.extractor.batches_api import run_batch_api, state_path
 
     projects = _two_projects(tmp_path)
     memory = ("---\nname: Deploy day\ndescription: Deploys happen on Fridays\ntype: project\n---\n"
@@ -188,7 +188,7 @@ def test_batch_api_lockstep(api, tmp_path, isolated_home):
 
 
 def test_batch_api_resumes_the_batch_in_flight(api, tmp_path, isolated_home, monkeypatch):
-    import extractor.batches_api as B
+    import memdir.stages.extractor.batches_api as B
 
     _two_projects(tmp_path)
     plan = [lambda folder: ([P.text("Nothing to save.")], "end_turn")]
@@ -213,8 +213,8 @@ def test_batch_api_resumes_the_batch_in_flight(api, tmp_path, isolated_home, mon
 
 def test_summary_counts_updates_apart_from_new_memories(tmp_path, isolated_home, monkeypatch):
     """An update (previous version kept) is counted as updated, not as a new saved memory."""
-    from extractor import batch, report as changes
-    from extractor.run import ExtractResult
+    from memdir.stages.extractor import batch, report as changes
+    from memdir.stages.extractor.run import ExtractResult
 
     def extracted(window, memory_dir, **_):
         return ExtractResult("saved", saved=["feedback_a.md", "project_b.md"], changes=[

@@ -9,8 +9,8 @@ from datetime import date
 import httpx
 import pytest
 
-import extractor.batches_api as B
-from extractor import state
+import memdir.stages.extractor.batches_api as B
+from memdir.stages.extractor import state
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import sanitize
@@ -175,7 +175,7 @@ def test_the_interruption_points_cover_every_save(api, tmp_path, isolated_home, 
 
 def test_updated_memories_are_counted_apart_from_new_ones(api, tmp_path, isolated_home):
     """As `memdir batch` does: a memory the run changed (previous version kept) is 'updated', not 'saved'."""
-    from extractor.batch import summary_table
+    from memdir.stages.extractor.batch import summary_table
 
     projects = _two_projects(tmp_path)
     alpha, beta = _folders(isolated_home, projects)

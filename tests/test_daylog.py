@@ -7,9 +7,9 @@ from datetime import date
 import httpx
 import pytest
 
-from extractor import dream
-from extractor.run import extract_messages
-from extractor.tools import Toolbox
+from memdir.stages.extractor import dream
+from memdir.stages.extractor.run import extract_messages
+from memdir.stages.extractor.tools import Toolbox
 from memdir.config import Settings
 from memdir.daylog import entries, log_path
 from memdir.transcript import Message

@@ -7,8 +7,8 @@ from datetime import date
 
 import httpx
 
-from extractor.decision_pipeline import stop_step
-from extractor.run import extract_transcript
+from memdir.stages.extractor.decision_pipeline import stop_step
+from memdir.stages.extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.decisions import read_journal
 from memdir import graph

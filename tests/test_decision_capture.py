@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extractor.capture import capture_explicit, capture_text
+from memdir.stages.extractor.capture import capture_explicit, capture_text
 from tests import decision_cases
 from tests.realdata import user_words_containing
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor.capture import capture_text
-from extractor.decision_pipeline import flush, record
+from memdir.stages.extractor.capture import capture_text
+from memdir.stages.extractor.decision_pipeline import flush, record
 from memdir import graph
 
 SERVER_PACKAGE = "@modelcontextprotocol/server-memory"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 import json
 
-from extractor.decision_pipeline import stop_step
+from memdir.stages.extractor.decision_pipeline import stop_step
 from memdir import constants as C
 from memdir.decision_context import recent_decisions_markdown
 from memdir.decisions import Decision, append, journal_path, read_journal
-from memdir.hooks import main as hook_main
+from memdir.entry.hooks import main as hook_main
 
 
 def run_prompt(project, memory, monkeypatch, prompt, session="s1"):
@@ -90,7 +90,7 @@ def test_real_hook_processes_capture_through_the_stop_worker(tmp_path):
                                       "message": {"role": "user", "content": "hello there"}}) + "\n")
     env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
     script = Path(sys.executable).with_name("memdir")
-    argv = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry"]
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "memdir.entry.main"]
     prompt = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
               "transcript_path": str(transcript), "prompt": "We chose Vitest over Jest since it shares the Vite config."}
     out = subprocess.run([*argv, "hook", "prompt"], input=json.dumps(prompt), capture_output=True, text=True, env=env,

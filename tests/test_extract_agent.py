@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from extractor import state
+from memdir.stages.extractor import state
 from memdir import usage
-from extractor.run import extract_transcript
+from memdir.stages.extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.model import Memory
 from memdir.store import MemoryStore

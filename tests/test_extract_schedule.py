@@ -5,8 +5,8 @@ import subprocess
 import sys
 import time
 
-from extractor import state
-from extractor.schedule import request_extraction
+from memdir.stages.extractor import state
+from memdir.stages.extractor.schedule import request_extraction
 from memdir.config import Settings
 from memdir.fsio import locked
 from memdir.index import linked_files
@@ -22,7 +22,7 @@ def _user(uuid: str, text: str) -> str:
 def _spawn(*argv: str, env: dict) -> subprocess.Popen:
     import os
 
-    return subprocess.Popen([sys.executable, "-m", "memdir.cli", *argv], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "memdir.entry.cli", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from extractor.tools import TOOL_SCHEMAS, Toolbox
+from memdir.stages.extractor.tools import TOOL_SCHEMAS, Toolbox
 
 GOOD = "---\nname: {name}\ndescription: {desc}\ntype: {type}\n---\n{body}\n"
 WHY = "\n\n**Why:** because\n**How to apply:** always"

@@ -21,13 +21,13 @@ MEMDIR = Path(sys.executable).with_name("memdir")  # the console script Claude C
 
 
 def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
-    argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry"]
+    argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry.main"]
     return subprocess.run([*argv, "hook", event], input=json.dumps(payload),
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
 
 
 def _socket(env: dict) -> str:
-    from recall.server import socket_path
+    from memdir.stages.recall.server import socket_path
 
     return socket_path({**os.environ, **env})
 
@@ -129,7 +129,7 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
 
 def test_stop_hook_never_blocks_on_bad_input(tmp_path):
     for stdin in ("", "nope", "[1]"):
-        proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "stop"], input=stdin, capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "hook", "stop"], input=stdin, capture_output=True,
                               text=True, env={**os.environ, "MEMDIR_PATH": str(tmp_path / "m")}, timeout=30)
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
@@ -138,7 +138,7 @@ def test_session_start_gives_instructions_index_and_notice_once(session):
     project, transcript, memory = session
     # Claude Code's auto memory off, memdir on: memdir gives the instructions and the index itself.
     env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
-    from memdir.manual import remember
+    from memdir.entry.manual import remember
     from memdir.notices import add_notice
     from memdir.store import MemoryStore
 
@@ -153,14 +153,14 @@ def test_session_start_gives_instructions_index_and_notice_once(session):
     assert data["systemMessage"] == f"Memory saved since last session: {memory / 'user_alice.md'}"
     again = json.loads(_hook("session-start", payload, env).stdout)
     assert "systemMessage" not in again
-    proc = subprocess.run([sys.executable, "-m", "memdir.cli", "hook", "session-start", "--no-index"],
+    proc = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "hook", "session-start", "--no-index"],
                           input=json.dumps(payload), capture_output=True, text=True, env={**os.environ, **env})
     assert "user_alice.md" not in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_session_start_beside_native_auto_memory_adds_no_index_and_no_instructions(session):
     project, transcript, memory = session
-    from memdir.manual import remember
+    from memdir.entry.manual import remember
     from memdir.store import MemoryStore
 
     remember(MemoryStore(memory), "Alice leads payments", type_="user", name="Alice")
@@ -179,7 +179,7 @@ def test_session_start_beside_native_auto_memory_adds_no_index_and_no_instructio
 def test_session_start_fits_the_hook_budget_with_a_huge_index(session):
     project, transcript, memory = session
     from memdir import constants as C
-    from recall.inject import units
+    from memdir.stages.recall.inject import units
 
     memory.mkdir(parents=True)
     (memory / "MEMORY.md").write_text("".join(f"- [Memory {i}](user_m{i}.md) — " + "x" * 120 + "\n" for i in range(190)))
@@ -195,7 +195,7 @@ HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "
 PROBE = """
 import json, sys
 sys.argv = ["memdir", "hook", EVENT]
-from memdir.entry import main
+from memdir.entry.main import main
 code = main()
 sys.stderr.write(json.dumps({"code": code, "heavy": [m for m in HEAVY if m in sys.modules]}))
 """
@@ -213,7 +213,7 @@ def test_hot_hooks_stay_light(session):
     """The budgets in DESIGN.md depend on what the hooks do not import; guard that, not timings."""
     project, transcript, memory = session
     env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}
-    from memdir.manual import remember
+    from memdir.entry.manual import remember
     from memdir.store import MemoryStore
 
     remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
@@ -231,7 +231,7 @@ def test_llm_configured_prompt_hook_never_imports_the_sdk(session):
     project, transcript, memory = session
     env = {"MEMDIR_PATH": str(memory), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "MEMDIR_RECALL_SERVER": "1",
            "MEMDIR_RECALL_SERVER_IDLE": "20"}
-    from memdir.manual import remember
+    from memdir.entry.manual import remember
     from memdir.store import MemoryStore
 
     remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memdir.errors import MemdirError
-from memdir.install import install, uninstall
+from memdir.entry.install import install, uninstall
 
 EXE = "/opt/memdir/bin/memdir"
 FOREIGN = {
@@ -126,7 +126,7 @@ def test_changes_within_one_second_keep_every_backup(settings):
 
 
 def test_a_backup_name_already_taken_is_never_overwritten(settings, monkeypatch):
-    import memdir.install as install_module
+    import memdir.entry.install as install_module
 
     path, _ = settings
     monkeypatch.setattr(install_module, "_backup_stamp", lambda: "20260101-000000-000000")  # a frozen clock

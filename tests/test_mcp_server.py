@@ -23,7 +23,7 @@ def _server(memory_dir: Path, home: Path, *extra: str) -> StdioServerParameters:
     env = {"HOME": str(home), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0", "PYTHONPATH": str(REPO)}
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memdir.entry", "--dir", str(memory_dir), "mcp", *extra],
+        args=["-m", "memdir.entry.main", "--dir", str(memory_dir), "mcp", *extra],
         env=env,
         cwd=str(REPO),
     )
@@ -165,7 +165,7 @@ def test_team_flag_serves_team_memory(tmp_path, isolated_home):
 
 
 def test_mcp_is_a_cli_command(capsys):
-    from memdir.cli import main
+    from memdir.entry.cli import main
 
     with pytest.raises(SystemExit) as exited:
         main(["mcp", "--help"])
@@ -178,7 +178,7 @@ def test_started_outside_a_project_it_says_how_to_point_it(tmp_path, isolated_ho
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "memdir.entry", "mcp"], cwd="/", input="", capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "memdir.entry.main", "mcp"], cwd="/", input="", capture_output=True, text=True, timeout=60,
         env={"HOME": str(isolated_home), "PYTHONPATH": str(REPO), "MEMDIR_RECALL_SERVER": "0"},
     )
     assert proc.returncode == 0, proc.stderr
@@ -186,7 +186,7 @@ def test_started_outside_a_project_it_says_how_to_point_it(tmp_path, isolated_ho
 
 
 def test_argument_errors_fold_to_one_line():
-    from memdir.mcp_server import one_line_argument_errors
+    from memdir.entry.mcp_server import one_line_argument_errors
 
     sdk = ("Error executing tool forget: 1 validation error for forgetArguments\nfile\n  Input should be a valid "
            "string [type=string_type, input_value=5, input_type=int]\n    For further information visit https://x")

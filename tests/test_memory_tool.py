@@ -8,7 +8,7 @@ import pytest
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 from memdir.index import linked_files
-from memdir.memory_tool import MemdirMemoryTool
+from memdir.entry.memory_tool import MemdirMemoryTool
 from memdir.store import MemoryStore
 
 NOTE = "---\nname: Review style\ndescription: PR reviews are short and list blockers first\ntype: feedback\n---\n" \
@@ -284,7 +284,7 @@ def test_async_backend_follows_the_same_rules(memory_dir):
     import anyio
 
     from anthropic.lib.tools import BetaAsyncAbstractMemoryTool
-    from memdir.memory_tool import AsyncMemdirMemoryTool
+    from memdir.entry.memory_tool import AsyncMemdirMemoryTool
 
     tool = AsyncMemdirMemoryTool(memory_dir)
     assert isinstance(tool, BetaAsyncAbstractMemoryTool) and tool.to_dict()["type"] == "memory_20250818"

@@ -108,8 +108,8 @@ def test_with_native_memory_off_only_the_main_agent_check_applies(tmp_path, monk
 
 
 def test_extraction_skips_the_window_and_advances_the_cursor(tmp_path):
-    from extractor import state
-    from extractor.run import extract_transcript
+    from memdir.stages.extractor import state
+    from memdir.stages.extractor.run import extract_transcript
 
     memory, project = tmp_path / "memory", tmp_path / "project"
     project.mkdir()

@@ -7,11 +7,11 @@ from datetime import date
 
 import pytest
 
-from extractor.offline import apply
-from extractor.run import extract_transcript
+from memdir.stages.extractor.offline import apply
+from memdir.stages.extractor.run import extract_transcript
 from memdir import history
 from memdir.config import Settings
-from memdir.demo import SAMPLE
+from memdir.entry.demo import SAMPLE
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 
@@ -158,7 +158,7 @@ def test_dry_run_names_real_files_and_shows_update_diffs(store):
                 today=date(2026, 3, 2), dry_run=True)
     change = dry.changes[0]
     assert change["action"] == "updated" and change["file"] == rel and "+" in change["diff"]
-    from extractor import report
+    from memdir.stages.extractor import report
 
     assert report.lines(dry.changes, dry_run=True)[0] == f"would update {rel} (the current version would be kept)"
     assert (store.root / rel).read_bytes() == before
@@ -192,7 +192,7 @@ def test_version_and_the_offline_notice_said_once(cli, capsys):
 def test_hook_log_says_what_changed_in_plain_words(tmp_path, monkeypatch):
     import json
 
-    from extractor import worker
+    from memdir.entry import worker
 
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s", "cwd": str(tmp_path),

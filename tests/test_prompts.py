@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-import prompts
-from prompts import render, render_slotted, template_names
+from memdir import prompts
+from memdir.prompts import render, template_names
+from memdir.template_cache import render_slotted
 
 
 def test_every_template_renders_strictly():

@@ -8,7 +8,7 @@ import pytest
 
 import memdir
 from memdir.index import entry_file, linked_files
-from memdir.memory_tool import MemdirMemoryTool
+from memdir.entry.memory_tool import MemdirMemoryTool
 
 FOLDER = "memory-folders/application-pipeline"
 

@@ -11,13 +11,13 @@ import pytest
 
 from memdir import constants as C
 from memdir.config import Settings
-from memdir.hooks import main as hook_main
+from memdir.entry.hooks import main as hook_main
 from memdir.model import Memory
 from memdir.scan import scan
-from recall import state
-from recall.api import recall
-from recall.inject import render_memory
-from recall.manifest import candidates, manifest_line
+from memdir.stages.recall import state
+from memdir.stages.recall.api import recall
+from memdir.stages.recall.inject import render_memory
+from memdir.stages.recall.manifest import candidates, manifest_line
 from tests import api_payloads as P
 
 DAY = 86400
@@ -220,7 +220,7 @@ def test_short_memory_is_shown_whole_without_a_read_the_rest_note(store):
 
 
 def test_all_recalled_memories_share_one_budget_filled_by_rank(store):
-    from recall.inject import render_all, units
+    from memdir.stages.recall.inject import render_all, units
 
     for i in range(12):
         _save(store, f"Fact {i:02}", f"fact number {i:02}", "user", body="\n".join(f"{i:02}:" + "y" * 60 for _ in range(20)))
@@ -243,7 +243,7 @@ def test_all_recalled_memories_share_one_budget_filled_by_rank(store):
 
 
 def test_budget_counts_utf16_units_as_claude_code_does(store):
-    from recall.inject import render_all, units
+    from memdir.stages.recall.inject import render_all, units
 
     _save(store, "Emoji", "emoji", "user", body="\n".join("😀" * 200 for _ in range(10)))
     context = render_all(scan(store.root).headers, budget=3000)
@@ -346,7 +346,7 @@ def test_a_misspelt_prompt_still_finds_the_memory_it_means(store):
 
 
 def test_typo_correction_is_bounded_edit_distance():
-    from recall.lexical import Ranker, within_edits
+    from memdir.stages.recall.lexical import Ranker, within_edits
 
     assert within_edits("databse", "database", 1) and within_edits("teh", "the", 1)  # a swap is one edit
     assert not within_edits("kitten", "sitting", 2) and within_edits("kitten", "sitting", 3)

@@ -8,8 +8,8 @@ from datetime import date, datetime
 from memdir.dates import days_mentioned
 from memdir.model import Memory
 from memdir.scan import Header
-from recall.api import recall
-from recall.offline import MARGIN_MIN_MEMORIES, select_offline
+from memdir.stages.recall.api import recall
+from memdir.stages.recall.offline import MARGIN_MIN_MEMORIES, select_offline
 
 TODAY = date(2026, 11, 22)  # a Sunday
 

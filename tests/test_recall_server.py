@@ -9,7 +9,7 @@ import pytest
 
 from memdir.model import Memory
 from memdir.store import MemoryStore
-from recall import server
+from memdir.stages.recall import server
 from tests import api_payloads as P
 
 
@@ -87,7 +87,7 @@ def test_two_servers_started_together_leave_exactly_one(tmp_path):
 
     path = str(tmp_path / "run" / "r.sock")
     env = {**os.environ, "MEMDIR_RECALL_SERVER_IDLE": "20", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-    procs = [subprocess.Popen([sys.executable, "-m", "recall.server", path], env=env,
+    procs = [subprocess.Popen([sys.executable, "-m", "memdir.stages.recall.server", path], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
     try:
         deadline = time.monotonic() + 30
@@ -100,7 +100,7 @@ def test_two_servers_started_together_leave_exactly_one(tmp_path):
         assert int(open(path + ".pid").read()) == alive[0].pid
         assert "error" in _ask(path, {"query": "no folder"})  # the survivor owns the socket
         # A third one, started while the first serves, also steps aside.
-        third = subprocess.run([sys.executable, "-m", "recall.server", path], env=env, timeout=30)
+        third = subprocess.run([sys.executable, "-m", "memdir.stages.recall.server", path], env=env, timeout=30)
         assert third.returncode == 0 and alive[0].poll() is None
         assert "error" in _ask(path, {"query": "no folder"})
     finally:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from evals.realdata_path import main_sessions
+from memdir.evals.realdata_path import main_sessions
 from memdir.said import queued_prompt, words_of_user_line
 from memdir.transcript import _as_blocks
 
@@ -47,18 +47,18 @@ def _prompts_in_file(lines: list[dict]) -> tuple[set[str], list[int]]:
 @pytest.fixture
 def inline_worker(monkeypatch):
     """`memdir hook stop` spawns a detached worker; here the worker runs in this process instead."""
-    from extractor import worker
+    from memdir.entry import worker
 
     def spawn(path, argv, env, **kwargs):
-        assert argv[1:3] == ["-m", "extractor.worker"]
+        assert argv[1:3] == ["-m", "memdir.entry.worker"]
         worker.main(argv[3:])
 
     monkeypatch.setattr(os, "posix_spawn", spawn)
 
 
 def test_every_prompt_of_every_real_session_is_read(realdata, tmp_path, monkeypatch, inline_worker):
-    import extractor.run as run
-    from memdir.hooks import main as hook_main
+    import memdir.stages.extractor.run as run
+    from memdir.entry.hooks import main as hook_main
 
     seen: set[str] = set()
     original = run.extract_messages

@@ -25,7 +25,7 @@ def test_a_secret_in_the_content_is_not_echoed_through_the_file_name(cli, memory
 
 
 def test_doctor_fix_keeps_the_index_it_rewrites(cli, memory_dir, store):
-    from memdir.manual import remember
+    from memdir.entry.manual import remember
 
     remember(store, "Alice leads payments", type_="user", name="Alice")
     index = memory_dir / "MEMORY.md"
@@ -72,7 +72,7 @@ def test_remember_then_forget_in_one_window_saves_nothing(tmp_path, memory_dir):
     """The user took it back in the same window: what was said last wins."""
     import json
 
-    from extractor.run import extract_transcript
+    from memdir.stages.extractor.run import extract_transcript
 
     lines = []
     for i, text in enumerate(["Remember that the staging database is reset every Monday.",
@@ -89,8 +89,8 @@ def test_remember_then_forget_in_one_window_saves_nothing(tmp_path, memory_dir):
 def test_a_small_folder_still_recalls_the_memory_that_clearly_helps(store, memory_dir):
     """Issue 13's relevance bar met issue 11's real-client session: in a one-memory folder every word
     the memory has looked common, so "don't use npm" was never recalled for an npm prompt."""
-    from memdir.manual import remember
-    from recall.api import recall
+    from memdir.entry.manual import remember
+    from memdir.stages.recall.api import recall
 
     remember(store, "Don't use npm in this repo, use pnpm instead of npm", type_="feedback", name="dont-use-npm",
              why="the lockfile is pnpm's", how="use pnpm for every install")

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from extractor import state
-from extractor.run import extract_transcript
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import extract_transcript
 from memdir.config import Settings
 from tests import api_payloads as P
 

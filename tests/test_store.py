@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from memdir.errors import MemdirError
-from memdir.manual import remember
+from memdir.entry.manual import remember
 from memdir.model import Memory
 from memdir.store import MemoryStore, slugify
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from evals.realdata_path import main_sessions
-from extractor.prose import own_prose, sentences
+from memdir.evals.realdata_path import main_sessions
+from memdir.stages.extractor.prose import own_prose, sentences
 from memdir.transcript import read_transcript
 
 

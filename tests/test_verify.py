@@ -138,7 +138,7 @@ def test_doctor_counts_stale_memories(refactored, cli, monkeypatch):
 
 
 def test_recall_shows_what_was_checked(refactored):
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     repo, memory = refactored
     result = recall(memory, "how are sessions refreshed when a token expires?", engine="offline",
@@ -151,9 +151,9 @@ def test_recall_shows_what_was_checked(refactored):
 
 def test_behaviour_case_shows_the_removed_function_as_flagged(tmp_path):
     """The behaviour eval's agent sees the verification line the hook would inject."""
-    from evals.cases import load_suite
-    from evals.judge import recalled_context
-    from evals.runner import seed
+    from memdir.evals.cases import load_suite
+    from memdir.evals.judge import recalled_context
+    from memdir.evals.runner import seed
 
     case = next(c for c in load_suite("behaviour")[0] if c.id == "removed-function-flagged-not-fact")
     memory = tmp_path / "memory"
@@ -165,7 +165,7 @@ def test_behaviour_case_shows_the_removed_function_as_flagged(tmp_path):
 
 def test_recall_server_checks_memories_against_the_hooks_cwd(refactored):
     """The hook sends its cwd; the server (which has the time budget) verifies what it recalls."""
-    from recall import server
+    from memdir.stages.recall import server
 
     repo, memory = refactored
     reply = server.handle({"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",

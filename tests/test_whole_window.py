@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-import extractor.run as run
-from extractor import state
-from extractor.run import ExtractResult, extract_transcript
-from extractor.window import chunks, message_tokens
+import memdir.stages.extractor.run as run
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import ExtractResult, extract_transcript
+from memdir.stages.extractor.window import chunks, message_tokens
 from memdir.config import Settings
 from memdir.transcript import Message
 
@@ -71,7 +71,7 @@ def test_cursor_stops_before_the_first_chunk_that_failed(tmp_path, monkeypatch):
 
 
 def test_cost_guard_is_looser_than_the_saving_rules():
-    from extractor.offline import detect, possibly_memorable
+    from memdir.stages.extractor.offline import detect, possibly_memorable
 
     said = [Message("user", [{"type": "text", "text": "I install my Python tools with uv tool, how do I upgrade?"}])]
     assert detect(said) == ([], [])  # the offline rules save nothing here...

@@ -114,7 +114,7 @@ def run_cli(tally: Tally, *argv: str, stdin: str | None = None, env: dict | None
     """`memdir ...` as a real process, counted: a traceback or a timeout is recorded, not raised."""
     tally.tried += 1
     try:
-        proc = subprocess.run([sys.executable, "-m", "memdir.entry", *argv], input=stdin, capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "memdir.entry.main", *argv], input=stdin, capture_output=True,
                               text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=timeout)
     except subprocess.TimeoutExpired:
         tally.hangs += 1
@@ -143,7 +143,7 @@ def run_inproc(tally: Tally, *argv: str, timeout: float = TIMEOUT) -> tuple[int,
     """
     import signal
 
-    from memdir.cli import main
+    from memdir.entry.cli import main
 
     tally.tried += 1
     out, err = io.StringIO(), io.StringIO()

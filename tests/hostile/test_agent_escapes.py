@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from extractor.tools import Toolbox
+from memdir.stages.extractor.tools import Toolbox
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 from tests.hostile.conftest import ANTHROPIC_KEY, CANARY, count_lost, record_escape, run_cli, snapshot

@@ -114,9 +114,9 @@ line_objects = st.fixed_dictionaries(
 @given(lines=st.lists(line_objects.map(json.dumps) | st.text(max_size=30), max_size=12),
        last_n=st.none() | st.integers(1, 5), cursor=st.none() | st.text(max_size=5))
 def test_transcript_reader(tally, tmp_path_factory, lines, last_n, cursor):
-    from extractor import offline
-    from extractor.excerpt import excerpt_messages
-    from extractor.run import main_agent_wrote_memory
+    from memdir.stages.extractor import offline
+    from memdir.stages.extractor.excerpt import excerpt_messages
+    from memdir.stages.extractor.run import main_agent_wrote_memory
     from memdir.transcript import read_transcript, recent_tool_names
 
     path = _scratch(tmp_path_factory) / "t.jsonl"
@@ -169,7 +169,7 @@ def paths(draw, memory, outside):
 @BOUNDED
 @given(data=st.data())
 def test_every_tool(tally, fuzz_folder, data):
-    from extractor.tools import Toolbox
+    from memdir.stages.extractor.tools import Toolbox
 
     memory, outside = fuzz_folder
     before_outside = snapshot(outside)

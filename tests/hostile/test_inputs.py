@@ -64,7 +64,7 @@ def transcript(request, hostile_root):
 
 
 def test_malformed_transcripts_never_crash(transcript, memory, tally):
-    from extractor.run import extract_transcript
+    from memdir.stages.extractor.run import extract_transcript
     from memdir.errors import MemdirError
     from memdir.transcript import read_transcript
 
@@ -115,7 +115,7 @@ def test_batch_never_reads_memdir_state_as_transcripts(memory, tally, hostile_ho
     projects = hostile_home / ".claude" / "projects" / "-p"
     (projects / "memory" / ".memdir").mkdir(parents=True)
     (projects / "memory" / ".memdir" / "runs.jsonl").write_text(_line("Remember that this is a run log.") + "\n")
-    from extractor.batch import discover
+    from memdir.stages.extractor.batch import discover
 
     tally.tried += 1
     assert discover([hostile_home / ".claude" / "projects"]) == []
@@ -137,7 +137,7 @@ PAYLOADS = {
 @pytest.mark.parametrize("event", ["session-start", "prompt", "stop"])
 @pytest.mark.parametrize("name", sorted(PAYLOADS))
 def test_hook_payloads_never_create_a_memory_folder(name, event, hostile_home, tally, monkeypatch, hostile_root):
-    from memdir.hooks import main
+    from memdir.entry.hooks import main
 
     a_file = hostile_root / "inputs" / "a-file"
     a_file.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ def test_hook_payloads_never_create_a_memory_folder(name, event, hostile_home, t
 
 @pytest.mark.parametrize("stdin", ["", "null", "[]", "5", "{", '{"cwd": ["x"]}', '{"prompt": 3}', "\x00"])
 def test_hook_stdin_garbage(stdin, tally):
-    from memdir.hooks import main
+    from memdir.entry.hooks import main
 
     for event in ("session-start", "prompt", "stop"):
         tally.tried += 1

@@ -159,7 +159,7 @@ def test_doctor_calls_every_trap_unhealthy(trapped, tally):
 
 
 def _hook(tally, event: str, payload: dict, env_memory) -> str:
-    from memdir.hooks import main
+    from memdir.entry.hooks import main
 
     tally.tried += 1
     out = io.StringIO()

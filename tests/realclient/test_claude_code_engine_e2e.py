@@ -40,7 +40,7 @@ def test_extraction_and_recall_through_the_real_cli(sandbox, scripted_api, claud
     api = scripted_api(H.Script(side_reply=reply, memdir_reply=reply))
     env = {**H.claude_env(sandbox, api), "MEMDIR_CLAUDE_CLI": str(claude_bin), "MEMDIR_ENGINE": "claude-code",
            "MEMDIR_PATH": str(memory)}
-    done = subprocess.run([sys.executable, "-m", "memdir.cli", "extract", str(transcript), "--session", "s1",
+    done = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "extract", str(transcript), "--session", "s1",
                            "--engine", "claude-code", "--json"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "tech lead for payments" in (memory / "user_role.md").read_text()  # written through the store
@@ -58,7 +58,7 @@ def test_extraction_and_recall_through_the_real_cli(sandbox, scripted_api, claud
         assert "memory extraction agent" in request.system_text()
     print("extraction requests:", json.dumps([r.body.get("tools") and [t["name"] for t in r.body["tools"]]
                                               for r in api.messages() if r.body], indent=1))
-    done = subprocess.run([sys.executable, "-m", "memdir.cli", "recall", "who leads payments", "--engine",
+    done = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "recall", "who leads payments", "--engine",
                            "claude-code", "--json"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     print("recall requests:", json.dumps([[t["name"] for t in r.body.get("tools") or []] for r in api.messages()

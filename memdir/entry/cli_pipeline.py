@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.cli_support import memory_dir_of, print_json
+from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     from memdir.config import Settings, choose_engine
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     settings = Settings.from_env().with_overrides(
         engine=args.engine, recall_model=args.model, recall_timeout=args.timeout
@@ -39,7 +39,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from extractor.schedule import request_extraction
+    from memdir.stages.extractor.schedule import request_extraction
     from memdir.config import Settings, choose_engine
 
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
@@ -83,7 +83,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def cmd_batch(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from extractor.batch import run_batch, summary_table
+    from memdir.stages.extractor.batch import run_batch, summary_table
     from memdir.config import Settings, choose_engine
 
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model,
@@ -98,7 +98,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not path.exists():
             raise MemdirError(f"{path}: no such file or folder")
     if args.batch_api:
-        from extractor.batches_api import run_batch_api
+        from memdir.stages.extractor.batches_api import run_batch_api
 
         if engine != "llm" or args.dry_run:
             raise MemdirError("--batch-api needs the llm engine (ANTHROPIC_API_KEY) and cannot be a --dry-run")
@@ -111,7 +111,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_dream(args: argparse.Namespace) -> int:
-    from extractor.dream import dream
+    from memdir.stages.extractor.dream import dream
     from memdir.config import Settings, choose_engine
 
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)

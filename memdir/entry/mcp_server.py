@@ -1,6 +1,6 @@
 """`memdir mcp`: the memory folder as an MCP server over stdio, on the official `mcp` SDK.
 
-An entry point (top layer, like the CLI): every tool is a call into `memdir.api`, so writes go
+An entry point (top layer, like the CLI): every tool is a call into `memdir.entry.api`, so writes go
 through the store (atomic, locked, secret guard, MEMORY.md kept in sync) exactly as they do from
 the CLI. Tool descriptions are written for the model that reads them: when to call, what comes
 back. A failure becomes an MCP tool error with one line, never a crashed server.
@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir import api
+from memdir.entry import api
 from memdir import constants as C
 from memdir.errors import MemdirError
 

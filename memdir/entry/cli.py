@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from memdir.cli_support import memory_dir_of, print_json
+from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
@@ -95,8 +95,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    from memdir.cli_decisions import remember_decision, wants_decision
-    from memdir.manual import remember
+    from memdir.entry.cli_decisions import remember_decision, wants_decision
+    from memdir.entry.manual import remember
 
     if wants_decision(args):
         return remember_decision(args)
@@ -282,7 +282,7 @@ def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from memdir.install import install, uninstall
+    from memdir.entry.install import install, uninstall
 
     if args.command == "install":
         result = install(args.scope, dry_run=args.dry_run, cwd=Path(args.cwd) if args.cwd else None,
@@ -308,7 +308,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memdir.demo import run_demo
+    from memdir.entry.demo import run_demo
 
     return run_demo(Path(args.dir) if args.dir else None)
 
@@ -317,7 +317,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """`memdir mcp`: serve the memory folder to MCP clients over stdio (memdir/mcp_server.py)."""
     import os
 
-    from memdir.mcp_server import serve
+    from memdir.entry.mcp_server import serve
     from memdir.paths import project_root
 
     if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
@@ -381,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--how", help="how to apply it (feedback/project)")
     p.add_argument("--team", action="store_true", help="save to team memory (never holds secrets)")
     p.add_argument("--allow-secret", action="store_true", help="skip the secret guard (personal memory only)")
-    from memdir.cli_decisions import add_remember_flags
+    from memdir.entry.cli_decisions import add_remember_flags
 
     add_remember_flags(p)  # decision tiers (issue 14)
 
@@ -430,21 +430,42 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--no-index", action="store_true",
                            help="leave MEMORY.md out of session start (when Claude Code's auto-memory loads it)")
 
-    from evals.cli import add_parser as add_eval_parser
-    from memdir.cli_pipeline import add_parsers as add_pipeline_parsers
+    from memdir.entry.cli_pipeline import add_parsers as add_pipeline_parsers
 
     add_pipeline_parsers(command)
-    from memdir.cli_decisions import add_parsers as add_decision_parsers
+    from memdir.entry.cli_decisions import add_parsers as add_decision_parsers
 
     add_decision_parsers(command)  # decision tiers: status, graph (issue 14)
-    add_eval_parser(sub, command)
+    _add_eval_parser(sub, command)
     return parser
+
+
+def _add_eval_parser(sub, command) -> None:
+    """`memdir eval` from a source checkout; from the wheel, which leaves the harness out, one line saying so."""
+    import argparse
+
+    try:
+        from memdir.evals.cli import add_parser
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("memdir.evals", "memdir.evals.cli"):
+            raise
+        p = command("eval", _eval_not_installed, "measure extraction and recall quality (needs a source checkout)",
+                    folder=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        return
+    add_parser(sub, command)
+
+
+def _eval_not_installed(args: argparse.Namespace) -> int:
+    print("memdir eval: the eval harness is a developer tool and is not in the wheel; run it from a clone of the "
+          "repository (pip install -e '.[test]' there, then `memdir eval run`)", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["hook"]:  # the hot path: no argparse, no handlers it does not need
-        from memdir.hooks import main as hook_main
+        from memdir.entry.hooks import main as hook_main
 
         return hook_main(argv[1:])
     try:

@@ -16,6 +16,7 @@ import sys
 import time
 
 from memdir import constants as C
+from memdir.hooklog import log
 from memdir.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
@@ -59,28 +60,6 @@ class HookPayload(FrozenRecord):
             source=text_field("source"),
             stop_hook_active=bool(data.get("stop_hook_active", False)),
         )
-
-
-def log(memory_dir: Path | None, event: str, message: str) -> None:
-    """Append one line to the hook log (secrets redacted, never through a symlink); never raises.
-
-    The log goes into an existing memory folder's `.memdir/`, else `<config home>/memdir/`: logging
-    never creates a memory folder.
-    """
-    try:
-        from memdir import safefs
-        from memdir.paths import config_home
-        from memdir.secrets import redact
-
-        if memory_dir is not None and os.path.isdir(memory_dir):
-            root, rel = memory_dir, f"{C.STATE_DIRNAME}/hook.log"
-        else:
-            root, rel = config_home(), "memdir/hook.log"
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        flat = " ".join(str(message).split())[:2000]
-        safefs.append_text(root, rel, redact(f"{stamp} {event}: {flat}") + "\n")
-    except Exception:
-        pass
 
 
 def usable_cwd(raw: str | None) -> str | None:
@@ -128,7 +107,7 @@ def _native_on(payload: HookPayload) -> bool:
 
 def fit_index(index: str, budget: int, index_path: str) -> str:
     """MEMORY.md cut at a line so it fits `budget` UTF-16 units, saying where the rest is."""
-    from recall.inject import units
+    from memdir.stages.recall.inject import units
 
     if units(index) <= budget:
         return index
@@ -169,7 +148,7 @@ def stop_output(payload: HookPayload) -> str:
         log(None, "stop", "the payload's cwd is missing, '/', or not a folder: no memory folder for it")
         return ""
     request = json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path, "cwd": payload.cwd})
-    argv = [sys.executable, "-m", "extractor.worker", request]
+    argv = [sys.executable, "-m", "memdir.entry.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     if hasattr(os, "posix_spawn"):
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
@@ -206,8 +185,8 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     if memory_dir is None:
         return ""
     from memdir import index as index_text
-    from prompts import render
-    from recall.inject import units
+    from memdir.prompts import render
+    from memdir.stages.recall.inject import units
 
     native = _native_on(payload)
     include_index = include_index and not native
@@ -257,7 +236,7 @@ def prompt_output(payload: HookPayload) -> str:
     decisions = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14: queue, journal
     if not memory_dir.is_dir():
         return ""
-    from recall.api import recall
+    from memdir.stages.recall.api import recall
 
     notice = _saved_notice(memory_dir)
     tools = _recent_tools(payload)
@@ -288,7 +267,7 @@ def _use_recall_server() -> bool:
     wanted, or the dense model is installed (it loads only there, never in a hook process)."""
     from memdir import embeddings
     from memdir.config import Settings, choose_engine
-    from recall import server
+    from memdir.stages.recall import server
 
     if not server.enabled():
         return False
@@ -303,7 +282,7 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
     offline: paying the SDK import here would hold the user's prompt for ~2 s.
     """
     from memdir.config import Settings
-    from recall import server
+    from memdir.stages.recall import server
 
     budget = Settings.from_env().recall_timeout
     from memdir.config import choose_engine

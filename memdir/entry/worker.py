@@ -1,4 +1,4 @@
-"""The detached background worker the Stop hook starts: `python -m extractor.worker '<json>'`.
+"""The detached background worker the Stop hook starts: `python -m memdir.entry.worker '<json>'`.
 
 It resolves the memory folder (the hook itself does no work beyond starting this), runs the
 scheduled extraction, and records the outcome in `.memdir/`; the next prompt or session-start
@@ -15,7 +15,7 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     import os
 
-    from memdir.hooks import log
+    from memdir.hooklog import log
 
     workdir = os.environ.pop("MEMDIR_WORKER_CWD", None)
     if workdir and os.path.isdir(workdir):
@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     memory_dir = None
     try:
         request = json.loads(argv[0])
-        from memdir.hooks import usable_cwd
+        from memdir.entry.hooks import usable_cwd
         from memdir.paths import memdir_enabled, resolve_memory_dir
 
         cwd_text = usable_cwd(request.get("cwd") if isinstance(request.get("cwd"), str) else None)
@@ -38,9 +38,9 @@ def main(argv: list[str]) -> int:
         if not request.get("transcript"):
             log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
             return 0
-        from extractor.schedule import request_extraction
+        from memdir.stages.extractor.schedule import request_extraction
 
-        from extractor.report import summary as describe_changes
+        from memdir.stages.extractor.report import summary as describe_changes
 
         for result in request_extraction(memory_dir, {**request, "hook": True}):
             # One plain line: what changed ("created a.md; updated b.md (previous version kept: ...)"),
@@ -51,14 +51,14 @@ def main(argv: list[str]) -> int:
             else:
                 line = f"{result.status}{read}" + (f": {result.reason}" if result.reason else "")
             log(memory_dir, "stop", line)
-        from extractor.decision_pipeline import stop_step
+        from memdir.stages.extractor.decision_pipeline import stop_step
 
         for line in stop_step(memory_dir, request.get("cwd"), request.get("transcript")):  # decision tiers (issue 14)
             log(memory_dir, "stop", line)
         from memdir.daylog import memory_mode
 
         if memory_mode(memory_dir) == "daily-log":
-            from extractor import dream
+            from memdir.stages.extractor import dream
 
             dream.note_session(memory_dir, request.get("session_id"))
             if dream.due(memory_dir):

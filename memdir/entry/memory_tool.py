@@ -35,8 +35,8 @@ from anthropic.types.beta import (
 )
 
 from memdir.errors import MemdirError
-from memdir.memory_tool_folder import MemoryToolFolder
-from memdir.memory_tool_paths import ROOT, tool_rel
+from memdir.entry.memory_tool_folder import MemoryToolFolder
+from memdir.entry.memory_tool_paths import ROOT, tool_rel
 from memdir.store import MemoryStore
 
 __all__ = ["ROOT", "AsyncMemdirMemoryTool", "MemdirMemoryTool"]

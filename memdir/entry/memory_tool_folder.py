@@ -15,8 +15,8 @@ from anthropic.lib.tools import ToolError
 
 from memdir import safefs
 from memdir.errors import MemdirError
-from memdir.memory_tool_paths import ROOT
-from memdir.memory_tool_text import checked
+from memdir.entry.memory_tool_paths import ROOT
+from memdir.entry.memory_tool_text import checked
 from memdir.store import MemoryStore
 
 

@@ -8,7 +8,7 @@ returns a frozen dataclass; bad input raises `memdir.MemdirError` with one line 
 Layering: this module is an entry point, like the CLI and the MCP server, not core. It is the one
 place under `memdir/` besides them that imports both stages (`recall` for recall, `extractor` for
 extract); core modules never import it. The functions wrap the same library calls the CLI makes
-(`memdir.manual.remember`, `MemoryStore`, `recall.api.recall`, `extractor.schedule.request_extraction`).
+(`memdir.entry.manual.remember`, `MemoryStore`, `recall.api.recall`, `extractor.schedule.request_extraction`).
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def remember(
     Feedback and project memories carry **Why:** and **How to apply:** lines; missing ones are
     filled in plainly. A memory with the same name is updated in place. Secrets are refused.
     """
-    from memdir.manual import remember as manual_remember
+    from memdir.entry.manual import remember as manual_remember
 
     with _one_line_errors():
         result = manual_remember(
@@ -291,7 +291,7 @@ def recall(
     already surfaced in that session are skipped and these are recorded, as the hook does.
     """
     from memdir.config import Settings
-    from recall.api import recall as recall_query
+    from memdir.stages.recall.api import recall as recall_query
 
     if not query.strip():
         raise MemdirError("recall: the query is empty; pass the task or question memories should help with")
@@ -320,7 +320,7 @@ def extract(
     One run per folder at a time: when another is in progress the request is queued and the
     result says "stashed". API failures come back as status "failed", never raised.
     """
-    from extractor.schedule import request_extraction
+    from memdir.stages.extractor.schedule import request_extraction
     from memdir.config import Settings
 
     path = Path(transcript)

@@ -11,7 +11,7 @@ from anthropic.lib.tools import ToolError
 
 from memdir import constants as C
 from memdir.frontmatter_io import dump_document, parse_document
-from memdir.memory_tool_paths import ROOT
+from memdir.entry.memory_tool_paths import ROOT
 from memdir.model import Memory, memory_from_fields
 
 

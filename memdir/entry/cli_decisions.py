@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.cli_support import memory_dir_of, print_json
+from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
@@ -22,8 +22,8 @@ def _project_root(args: argparse.Namespace) -> Path:
 
 def remember_decision(args: argparse.Namespace) -> int:
     """`memdir remember TEXT --success|--failed|--global`: journal, graph, promotion, all at once."""
-    from extractor.capture import capture_explicit
-    from extractor.decision_pipeline import compat_enabled, record
+    from memdir.stages.extractor.capture import capture_explicit
+    from memdir.stages.extractor.decision_pipeline import compat_enabled, record
 
     if not args.text.strip():
         raise MemdirError("nothing to remember: pass the decision as text")

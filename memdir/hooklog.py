@@ -1,0 +1,37 @@
+"""The hook log (`.memdir/hook.log`): one redacted line per event, for `doctor` and for people.
+
+Core, not entry: the embedding model and the background worker log here as well as the hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from memdir import constants as C
+
+TYPE_CHECKING = False  # the hooks import this module: no typing or pathlib at run time
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def log(memory_dir: Path | None, event: str, message: str) -> None:
+    """Append one line to the hook log (secrets redacted, never through a symlink); never raises.
+
+    The log goes into an existing memory folder's `.memdir/`, else `<config home>/memdir/`: logging
+    never creates a memory folder.
+    """
+    try:
+        from memdir import safefs
+        from memdir.paths import config_home
+        from memdir.secrets import redact
+
+        if memory_dir is not None and os.path.isdir(memory_dir):
+            root, rel = memory_dir, f"{C.STATE_DIRNAME}/hook.log"
+        else:
+            root, rel = config_home(), "memdir/hook.log"
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        flat = " ".join(str(message).split())[:2000]
+        safefs.append_text(root, rel, redact(f"{stamp} {event}: {flat}") + "\n")
+    except Exception:
+        pass
