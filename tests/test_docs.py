@@ -18,10 +18,10 @@ SETTINGS_PAGE = DOCS / "settings.md"
 README_MAX_LINES = 150
 
 SETTING = re.compile(r"\bMEMDIR_[A-Z0-9_]*[A-Z0-9]\b")
-DOCUMENTED = re.compile(r"^### `(MEMDIR_[A-Z0-9_]+)`$", re.M)
-FENCE = re.compile(r"^\s*```.*?^\s*```", re.M | re.S)
+DOCUMENTED = re.compile(r"^### `(MEMDIR_[A-Z0-9_]+)`$", re.MULTILINE)
+FENCE = re.compile(r"^\s*```.*?^\s*```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-HEADING = re.compile(r"^#{1,6} (.+?)\s*#*$", re.M)
+HEADING = re.compile(r"^#{1,6} (.+?)\s*#*$", re.MULTILINE)
 
 
 # --- settings ----------------------------------------------------------------------------------------
