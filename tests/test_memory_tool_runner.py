@@ -1,4 +1,5 @@
-"""The README's memory-tool example, run as written by the SDK's tool runner against a mocked Messages API."""
+"""The memory-tool example in docs/mcp-and-memory-tool.md, run as written by the SDK's tool runner against a
+mocked Messages API."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ MEMORY_FILE = (
 
 
 def readme_example() -> str:
-    readme = (REPO / "README.md").read_text()
-    match = re.search(r"<!-- memory-tool-example[^>]*-->\n```python\n(.*?)```", readme, re.S)
-    assert match, "README lost its memory-tool example block"
+    page = (REPO / "docs" / "mcp-and-memory-tool.md").read_text()
+    match = re.search(r"<!-- memory-tool-example[^>]*-->\n```python\n(.*?)```", page, re.S)
+    assert match, "docs/mcp-and-memory-tool.md lost its memory-tool example block"
     return match.group(1)
 
 
@@ -45,7 +46,7 @@ def test_readme_example_drives_the_backend(api, tmp_path, isolated_home, monkeyp
             stop_reason="end_turn", model=MODEL, input_tokens=2150, output_tokens=18, cache_read=1600)),
     ])
 
-    exec(compile(readme_example(), "README.md", "exec"), {})  # noqa: S102 - the documented example, verbatim
+    exec(compile(readme_example(), "docs/mcp-and-memory-tool.md", "exec"), {})  # noqa: S102 - documented, verbatim
 
     assert capsys.readouterr().out.strip() == "Noted: you review pull requests only in the mornings."
     bodies = [json.loads(call.request.content) for call in route.calls]
@@ -78,7 +79,7 @@ def test_a_refused_command_reaches_the_model_as_a_tool_error(api, tmp_path, monk
             stop_reason="tool_use", model=MODEL)),
         httpx.Response(200, json=P.message([P.text("I could not save that.")], stop_reason="end_turn", model=MODEL)),
     ])
-    exec(compile(readme_example(), "README.md", "exec"), {})  # noqa: S102
+    exec(compile(readme_example(), "docs/mcp-and-memory-tool.md", "exec"), {})  # noqa: S102
     last = json.loads(route.calls[1].request.content)["messages"][-1]["content"][0]
     assert last["is_error"] is True and "plain names" in json.dumps(last["content"])
     assert not (tmp_path / ".bashrc").exists()
