@@ -1,7 +1,7 @@
 """Rendering recalled memories for the agent's context (SPEC §4, §6): plain text, age headers, one budget.
 
-Claude Code HTML-escapes hook output and labels it "UserPromptSubmit hook additional context:", and
-replaces any hook output over C.CLAUDE_CODE_HOOK_OUTPUT_LIMIT characters with a short preview. So
+Claude Code labels hook output "UserPromptSubmit hook additional context:" (escaping only a `<` that opens a
+`system-reminder` tag), and replaces any hook output over C.CLAUDE_CODE_HOOK_OUTPUT_LIMIT characters with a short preview. So
 the recalled memories are plain readable text (no tags of our own), and the whole block is fitted
 into C.HOOK_OUTPUT_BUDGET by rank: each memory shows its type, age and path, its description and the
 first lines of its body, then "read the rest at PATH"; memories that do not fit even as one line
