@@ -196,19 +196,19 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
 
 def unread_repo_journal(memory_dir, root) -> str:
     """When the repository holds `.claude/memory/decisions.jsonl` (OrchestKit's layout, or memdir before it
-    kept decisions in the memory folder) while that layout is off: what to tell the user, starting with
-    the journal's path. memdir neither reads nor writes it (a cloned repository's journal is not trusted),
-    and never moves or deletes it. "" when there is no such journal."""
-    from memdir.paths import decisions_dir, orchestkit_journal
+    kept decisions in the memory folder) and the user has not chosen a layout: what to tell them, starting
+    with the journal's path. memdir neither reads nor writes it (a cloned repository's journal is not
+    trusted), and never moves or deletes it. "" when there is no such journal or the user chose."""
+    from memdir.paths import decisions_dir, orchestkit_journal, orchestkit_setting
 
     legacy = orchestkit_journal(root)
-    if not legacy.is_file():
+    if not legacy.is_file() or orchestkit_setting(memory_dir, root) is not None:
         return ""
     here = decisions_dir(memory_dir, root, compat=False)
     config = os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME)
     return (f"{legacy} is not read: memdir keeps this project's decisions in {here} unless you opt in to "
             f"OrchestKit's layout. To keep using that journal, set {C.ORCHESTKIT_COMPAT_ENV}=1 or put "
-            f'{{"{C.ORCHESTKIT_COMPAT_KEY}": true}} in {config}')
+            f'{{"{C.ORCHESTKIT_COMPAT_KEY}": true}} in {config} (false there says you chose this layout)')
 
 
 def _say_once(memory_dir: str, message: str) -> str:

@@ -267,7 +267,7 @@ def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = 
     return Enablement(True, "on (memdir's default)")
 
 
-def _config_value(config_file: Path, key: str) -> object:
+def config_value(config_file: Path, key: str) -> object:
     """One key of a memdir config.json, or None when the file is absent, unreadable or lacks it
     (bounded, non-blocking read: never hangs on a FIFO)."""
     try:
@@ -280,7 +280,13 @@ def _config_value(config_file: Path, key: str) -> object:
 def orchestkit_compat(memory_dir: Path | None, project_root: Path | None = None,
                       env: dict[str, str] | None = None) -> Enablement:
     """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
-    `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository.
+    `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
+    return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
+
+
+def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None,
+                       env: dict[str, str] | None = None) -> Enablement | None:
+    """The user's own choice about OrchestKit's layout, or None when they made none.
 
     MEMDIR_ORCHESTKIT_COMPAT decides when set; else `orchestkit_compat` in `<memory>/.memdir/config.json`
     (this project's folder), else in `<config-home>/memdir/config.json` (every project). A folder
@@ -292,20 +298,26 @@ def orchestkit_compat(memory_dir: Path | None, project_root: Path | None = None,
         return Enablement(True, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
     if raw:
         return Enablement(False, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
+    for config_file in orchestkit_config_files(memory_dir, project_root, env):
+        value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
+        if isinstance(value, bool):
+            return Enablement(value, f"{C.ORCHESTKIT_COMPAT_KEY}: {str(value).lower()} in {config_file}")
+    return None
+
+
+def orchestkit_config_files(memory_dir: Path | None, project_root: Path | None = None,
+                            env: dict[str, str] | None = None) -> list[Path]:
+    """The config files that may hold `orchestkit_compat`, most specific first."""
     candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
     if memory_dir is not None and not _inside(memory_dir, project_root):
         candidates.insert(0, memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
-    for config_file in candidates:
-        value = _config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
-        if isinstance(value, bool):
-            return Enablement(value, f"{C.ORCHESTKIT_COMPAT_KEY}: {str(value).lower()} in {config_file}")
-    return Enablement(False, "off (memdir's default)")
+    return candidates
 
 
 def _inside(path: Path, folder: Path | None) -> bool:
     if folder is None:
         return False
-    return Path(os.path.abspath(path)).is_relative_to(os.path.abspath(folder))
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
 def decisions_dir(memory_dir: Path, project_root: Path, *, compat: bool) -> Path:

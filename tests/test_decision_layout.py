@@ -129,3 +129,20 @@ def test_a_journal_already_in_the_repository_is_named_once_and_never_moved(tmp_p
     assert "1 decision(s)" in out and "is not read" not in out
     assert journal_path(old_layout).read_bytes() == before and sorted(os.listdir(old_layout)) == [
         ".decisions.jsonl.lock", "decisions.jsonl"]
+
+
+def test_a_choice_in_the_config_quiets_the_notice_and_a_bad_value_is_named(tmp_path, config_home, cli):
+    repo = git_repo(tmp_path)
+    append(repo / ".claude" / "memory", [Decision(kind="decision", what="Use Postgres", confidence=0.9)])
+    config = resolve_memory_dir(repo).path / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({C.ORCHESTKIT_COMPAT_KEY: "yes"}))
+    code, out, _ = cli("--cwd", str(repo), "doctor")
+    assert f"[warning] {config}: {C.ORCHESTKIT_COMPAT_KEY} is 'yes', which is ignored" in out
+    assert "is not read" in out  # an ignored value is no choice
+    config.write_text(json.dumps({C.ORCHESTKIT_COMPAT_KEY: False}))  # the user chose memdir's layout
+    code, out, _ = cli("--cwd", str(repo), "doctor")
+    assert "is not read" not in out and "ignored" not in out
+    assert "systemMessage" not in prompt_hook(repo, "what were we doing here")
+    code, out, _ = cli("--cwd", str(repo), "status")
+    assert "is not read" not in out

@@ -109,19 +109,25 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def doctor_findings(args: argparse.Namespace) -> list:
-    """A warning when the repository holds a decision journal memdir does not read (OrchestKit's layout off)."""
+    """Warnings about the decision layout: an `orchestkit_compat` that is not true/false, and a journal in
+    the repository memdir does not read (OrchestKit's layout off and no choice made)."""
+    from memdir import constants as C
     from memdir.decision_context import unread_repo_journal
     from memdir.doctor import Finding
-    from memdir.paths import orchestkit_journal
+    from memdir.paths import config_value, orchestkit_config_files, orchestkit_journal
 
     memory_dir, root = memory_dir_of(args).path, _project_root(args)
-    if _compat(args, memory_dir, root):
-        return []
-    unread = unread_repo_journal(memory_dir, root)
-    if not unread:
-        return []
-    path = str(orchestkit_journal(root))
-    return [Finding("warning", "unread-decision-journal", path, unread.removeprefix(path).lstrip())]
+    findings = []
+    for config_file in orchestkit_config_files(memory_dir, root):
+        value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
+        if value is not None and not isinstance(value, bool):
+            findings.append(Finding("warning", "config", str(config_file), f"{C.ORCHESTKIT_COMPAT_KEY} is {value!r}, "
+                                    "which is ignored: write true or false (JSON, no quotes)"))
+    unread = "" if _compat(args, memory_dir, root) else unread_repo_journal(memory_dir, root)
+    if unread:
+        path = str(orchestkit_journal(root))
+        findings.append(Finding("warning", "unread-decision-journal", path, unread.removeprefix(path).lstrip()))
+    return findings
 
 
 def add_parsers(command) -> None:
