@@ -17,6 +17,10 @@ import time
 
 from memdir import constants as C
 
+TYPE_CHECKING = False  # typing's own import is not free on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
+
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
 
@@ -194,7 +198,7 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
         return "", ""
 
 
-def unread_repo_journal(memory_dir, root) -> str:
+def unread_repo_journal(memory_dir: Path, root: Path) -> str:
     """When the repository holds `.claude/memory/decisions.jsonl` (OrchestKit's layout, or memdir before it
     kept decisions in the memory folder) and the user has not chosen a layout: what to tell them, starting
     with the journal's path. memdir neither reads nor writes it (a cloned repository's journal is not
