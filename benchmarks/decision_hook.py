@@ -5,7 +5,7 @@
 1. In process: `for_prompt_hook` (queue the prompt; on a session's first prompt also read the last 10
    decisions of a large journal), beside the bare cost of appending one JSON line to a file.
    Budget: a later prompt under 1% of the whole hook's time, a first prompt under 5%.
-2. The whole `memdir hook prompt` process, with that journal in the project, vs bare python
+2. The whole `memdir hook prompt` process, with that journal in the memory folder, vs bare python
    (budget 5x, as benchmarks/recall_speed.py).
 """
 
@@ -21,6 +21,7 @@ from pathlib import Path
 from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process, write_memories
 from memdir.decision_context import for_prompt_hook, with_recent_decisions
 from memdir.decisions import Decision, append
+from memdir.paths import decisions_dir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,9 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         project, memory = Path(tmp) / "project", Path(tmp) / "memory"
         (project / ".git").mkdir(parents=True)
         write_memories(memory, 200)
-        append(project, [Decision(kind="decision", what=f"Decision {i} about the orders service",
-                                  why="the old one timed out", entities=["PostgreSQL", "Redis"], confidence=0.8)
-                         for i in range(args.decisions)])
+        journal_folder = decisions_dir(memory, project, compat=False)
+        append(journal_folder, [Decision(kind="decision", what=f"Decision {i} about the orders service",
+                                         why="the old one timed out", entities=["PostgreSQL", "Redis"], confidence=0.8)
+                                for i in range(args.decisions)])
         prompt = "let's use redis for the job queue because it is already deployed"
         bare_file = Path(tmp) / "bare.jsonl"
 
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         bare = median_seconds(bare_append, args.repeat)
         later = median_seconds(lambda: for_prompt_hook(str(memory), str(project), prompt, "same"), args.repeat)
         first = median_seconds(lambda: with_recent_decisions(
-            for_prompt_hook(str(memory), str(project), prompt, f"s{next(sessions)}"), ""), args.repeat)
+            for_prompt_hook(str(memory), str(project), prompt, f"s{next(sessions)}")[0], ""), args.repeat)
         print(f"bare append {bare * 1e3:.3f} ms; later prompt {later * 1e3:.3f} ms = {later / bare:.1f}x; "
               f"first prompt with {args.decisions} decisions {first * 1e3:.2f} ms")
 

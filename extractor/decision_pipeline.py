@@ -1,5 +1,7 @@
 """Captured decisions through the three tiers: journal (Tier 2), graph queue (Tier 1), promotion (Tier 3).
 
+The journal and graph live in the folder memdir.paths.decisions_dir names: the memory folder's state
+dir by default, the repository's `.claude/memory/` only in OrchestKit's layout (an opt-in).
 Each tier fails on its own: a graph file that cannot be written never stops the journal or the
 promotion, and the reason comes back in `TierOutcome.errors` (and in `memdir status`).
 Called by `memdir remember --success|--failed|--global`, the Stop worker (prompts the prompt hook
@@ -22,15 +24,20 @@ from memdir import decisions as journal
 from memdir import graph
 from memdir.decision_context import prune_session_markers, tail_records
 from memdir.errors import MemdirError
+from memdir.paths import decisions_dir, orchestkit_compat
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
 
-COMPAT_ENV = "MEMDIR_ORCHESTKIT_COMPAT"
+
+def compat_enabled(memory_dir: Path, project_root: Path) -> bool:
+    """OrchestKit's layout, as the user set it (flag aside): MEMDIR_ORCHESTKIT_COMPAT or a config key."""
+    return orchestkit_compat(memory_dir, project_root).enabled
 
 
-def compat_enabled(env=None) -> bool:
-    env = os.environ if env is None else env
-    return env.get(COMPAT_ENV, "").strip().lower() in C.TRUTHY
+def folder_for(memory_dir: Path, project_root: Path, compat: bool | None = None) -> Path:
+    """The decisions folder for this memory folder and project (`compat` None: the user's setting)."""
+    compat = compat_enabled(memory_dir, project_root) if compat is None else compat
+    return decisions_dir(memory_dir, project_root, compat=compat)
 
 
 @dataclass
@@ -42,23 +49,24 @@ class TierOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | None, compat_section: bool = False,
+def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, compat_section: bool = False,
            flush_graph: bool = False, team: bool = False) -> TierOutcome:
-    """Journal, queue and (with a memory folder) promote; `team` promotes into the folder's team memory."""
+    """Journal and queue in the decisions `folder`, and (with `memory_dir`) promote into that memory folder;
+    `team` promotes into the folder's team memory."""
     outcome = TierOutcome()
-    recent = {r.get("id") for r in tail_records(str(journal.journal_path(project_root)), 10_000)[0]}
+    recent = {r.get("id") for r in tail_records(str(journal.journal_path(folder)), 10_000)[0]}
     fresh = []
     for c in captured:
         found = find_secrets(f"{c.decision.what}\n{c.decision.why or ''}")
-        if found:  # the journal lives in the repo: a secret typed in a prompt must never land there
+        if found:  # the journal may live in the repo: a secret typed in a prompt must never land there
             outcome.errors.append(f"skipped a {c.decision.kind}: it looks like it contains {found[0].kind}")
         elif c.decision.id not in recent:
             fresh.append(c)
     try:
-        journal.append(project_root, [c.decision for c in fresh])
+        journal.append(folder, [c.decision for c in fresh])
         outcome.journaled = [c.decision.id for c in fresh]
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
-        outcome.errors.append(f"journal {journal.journal_path(project_root)}: {exc.strerror or exc}")
+        outcome.errors.append(f"journal {journal.journal_path(folder)}: {exc.strerror or exc}")
     shared = [c.decision.model_copy(update={"project": ""}) for c in fresh if c.decision.scope == "global"]
     if shared:
         try:  # cross-project best practices, anonymised: no project name
@@ -67,10 +75,10 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
             outcome.errors.append(f"global journal {global_journal_path()}: {exc.strerror or exc}")
     ops = [op for c in fresh for op in graph.ops_for_decision(c.decision, c.relations, c.entity_types)]
     try:
-        graph.enqueue(project_root, ops)
+        graph.enqueue(folder, ops)
         outcome.queued_ops = len(ops)
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
-        outcome.errors.append(f"graph queue {graph.queue_path(project_root)}: {exc.strerror or exc}")
+        outcome.errors.append(f"graph queue {graph.queue_path(folder)}: {exc.strerror or exc}")
     if memory_dir is not None:
         store = MemoryStore.team_store(memory_dir) if team else MemoryStore(memory_dir)
         for c in fresh:
@@ -79,7 +87,7 @@ def record(captured: list[Captured], *, project_root: Path, memory_dir: Path | N
             except Exception as exc:  # noqa: BLE001 - one bad promotion must not lose the others
                 outcome.errors.append(f"promotion of {c.decision.id}: {exc}")
     if flush_graph:
-        outcome.flush = flush(project_root, memory_dir)
+        outcome.flush = flush(folder, memory_dir)
         if outcome.flush.error:
             outcome.errors.append(outcome.flush.error)
     return outcome
@@ -91,16 +99,17 @@ def global_journal_path() -> Path:
     return config_home() / "memdir" / C.GLOBAL_DECISIONS_FILE
 
 
-def flush(project_root: Path, memory_dir: Path | None) -> graph.FlushResult:
-    """Queue and memory-file links into the graph; never raises.
+def flush(folder: Path, memory_dir: Path | None) -> graph.FlushResult:
+    """Queue and memory-file links into the graph in the decisions `folder`; never raises.
 
-    Links are added only once the project uses the decision tiers (its `.claude/memory/` exists):
-    memdir never starts writing into a repository on its own just because memory files link each other.
+    Links are added only once the project uses the decision tiers (its decisions folder exists):
+    memdir never starts a graph (in OrchestKit's layout: never writes into a repository) on its own
+    just because memory files link each other.
     """
     try:
-        in_use = journal.decisions_dir(project_root).is_dir() or graph.graph_path(project_root).exists()
+        in_use = Path(folder).is_dir() or graph.graph_path(folder).exists()
         links = graph.ops_for_links(memory_dir) if memory_dir is not None and in_use else None
-        return graph.flush(project_root, links=links)
+        return graph.flush(folder, links=links)
     except Exception as exc:  # noqa: BLE001
         return graph.FlushResult(error=f"graph flush failed: {exc}")
 
@@ -126,7 +135,7 @@ def _inbox_item(raw: bytes, default_cwd: str | None) -> tuple[Path, list[Capture
         return None
 
 
-def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle: float = 0.05,
+def drain_inbox(memory_dir: Path, *, compat: bool | None = None, settle: float = 0.05,
                 default_cwd: str | None = None) -> list[TierOutcome]:
     """Capture decisions from the prompts the prompt hook queued (and record what the extraction agent
     queued through RecordDecision), then empty the queue. Agent decisions are not promoted: the agent
@@ -134,8 +143,8 @@ def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle:
 
     The queue is renamed first (the hook's O_APPEND writers then start a new one), read after a short
     settle for a write already in flight, and deleted only once every prompt went through the tiers.
+    `compat`: OrchestKit's layout on or off for every project (None: the user's setting, per project).
     """
-    compat_section = compat_enabled() if compat_section is None else compat_section
     state = memory_dir / C.STATE_DIRNAME
     inbox = state / C.DECISION_INBOX
     if state.is_symlink() or inbox.is_symlink():
@@ -155,8 +164,9 @@ def drain_inbox(memory_dir: Path, *, compat_section: bool | None = None, settle:
                 if parsed is not None:
                     groups.setdefault((parsed[0], parsed[2]), []).extend(parsed[1])
         for (root, from_agent), captured in groups.items():
-            outcomes.append(record(captured, project_root=root, memory_dir=None if from_agent else memory_dir,
-                                   compat_section=compat_section))
+            on = compat_enabled(memory_dir, root) if compat is None else compat
+            outcomes.append(record(captured, folder=folder_for(memory_dir, root, on),
+                                   memory_dir=None if from_agent else memory_dir, compat_section=on))
         os.unlink(path)
     return outcomes
 
@@ -166,7 +176,7 @@ TRANSCRIPT_TAIL = 50
 
 
 def capture_transcript_tail(transcript: str | None, cwd: str | None, memory_dir: Path,
-                            compat_section: bool) -> list[TierOutcome]:
+                            compat: bool | None = None) -> list[TierOutcome]:
     """Decisions in the user's words the prompt hook never sees: the reason typed when rejecting a tool
     call ("use pnpm"), messages queued while the agent worked. The transcript reader decides what the
     user's words are. Re-reading the same tail is harmless: a decision already journaled is not repeated."""
@@ -181,7 +191,8 @@ def capture_transcript_tail(transcript: str | None, cwd: str | None, memory_dir:
             captured += capture_text(message.user_text(), source="prompt", project=root.name)
     if not captured:
         return []
-    return [record(captured, project_root=root, memory_dir=memory_dir, compat_section=compat_section)]
+    on = compat_enabled(memory_dir, root) if compat is None else compat
+    return [record(captured, folder=folder_for(memory_dir, root, on), memory_dir=memory_dir, compat_section=on)]
 
 
 def stop_step(memory_dir: Path, cwd: str | None, transcript: str | None = None) -> list[str]:
@@ -190,7 +201,7 @@ def stop_step(memory_dir: Path, cwd: str | None, transcript: str | None = None) 
     lines: list[str] = []
     outcomes = drain_inbox(memory_dir, default_cwd=cwd)
     try:
-        outcomes += capture_transcript_tail(transcript, cwd, memory_dir, compat_enabled())
+        outcomes += capture_transcript_tail(transcript, cwd, memory_dir)
     except Exception as exc:  # noqa: BLE001 - a transcript problem must not stop the flush below
         lines.append(f"decisions: transcript not read ({type(exc).__name__}: {exc})")
     for outcome in outcomes:
@@ -198,7 +209,7 @@ def stop_step(memory_dir: Path, cwd: str | None, transcript: str | None = None) 
             made = [f"{p.action} {p.rel_path}" for p in outcome.promotions if p.action != "skipped"]
             lines.append(f"decisions: journaled {len(outcome.journaled)}" + (f", {', '.join(made)}" if made else ""))
         lines += [f"decisions: {e}" for e in outcome.errors]
-    result = flush(_project_of(cwd), memory_dir)
+    result = flush(folder_for(memory_dir, _project_of(cwd)), memory_dir)
     if result.error:
         lines.append(f"graph: {result.error}")
     elif result.changed:

@@ -1,16 +1,25 @@
 """The read path of the decision journal: the last decisions as markdown for a session's first prompt.
 
-Stdlib only (json, os): it runs inside the prompt hook, whose budget has no room for pydantic.
+Stdlib only (json, os, re): it runs inside the prompt hook, whose budget has no room for pydantic.
 It reads only the journal's tail (JOURNAL_TAIL_BYTES), so a years-long journal costs what a new one does.
+
+Journal text is data, never trusted markup: in OrchestKit's layout it comes from the repository, which
+may be a hostile clone. Every entry is rendered on one line, under a frame that calls it notes, with
+line breaks, control and format characters and heading markers neutralised.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 
 from memdir import constants as C
+
+TYPE_CHECKING = False  # typing's own import is not free on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
@@ -58,16 +67,35 @@ def tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
     return list(reversed(records[:wanted])), more
 
 
+# C0/C1 controls, line and paragraph separators, zero-width and bidirectional format characters, BOM.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]+")
+_HEADING = re.compile(r"(?<!\S)(#{1,6})(?=\s|$)")  # a markdown heading marker, wherever a line break once was
+ENTITIES_MAX_CHARS = 200
+
+
+def one_line(text: object, limit: int = C.DECISION_TEXT_MAX_CHARS) -> str:
+    """`text` as inert single-line prose: unsafe characters become spaces, heading markers are escaped,
+    and at most `limit` characters are kept. Anything not a string is dropped."""
+    if not isinstance(text, str):
+        return ""
+    flat = " ".join(_UNSAFE.sub(" ", text).split())
+    flat = _HEADING.sub(lambda m: "\\#" * len(m.group(1)), flat)
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 def entry_markdown(record: dict) -> str:
-    content = record.get("content") or {}
-    label = LABELS.get(record.get("type"), "Note")
-    line = f"- **[{label}]** {content.get('what', '').strip()}"
-    why = (content.get("why") or "").strip()
+    content = record.get("content") if isinstance(record.get("content"), dict) else {}
+    kind = record.get("type")
+    label = LABELS.get(kind, "Note") if isinstance(kind, str) else "Note"
+    line = f"- **[{label}]** {one_line(content.get('what'))}"
+    why = one_line(content.get("why"))
     if why:
         line += f" _(because: {why})_"
-    entities = [e for e in record.get("entities") or [] if isinstance(e, str)]
+    raw_entities = record.get("entities") if isinstance(record.get("entities"), list) else []
+    names = [name for name in (one_line(e, 60) for e in raw_entities) if name]
+    entities = one_line(", ".join(names), ENTITIES_MAX_CHARS)
     if entities:
-        line += " [" + ", ".join(entities) + "]"
+        line += f" [{entities}]"
     return line
 
 
@@ -77,9 +105,9 @@ def recent_decisions_markdown(journal: str, limit: int = C.RECENT_DECISIONS_SHOW
     records, more = tail_records(journal, limit)
     if not records:
         return ""
-    hint = C.MORE_DECISIONS_HINT.format(journal=os.path.join(C.DECISIONS_DIR, C.DECISIONS_JOURNAL))
-    lines = [C.RECENT_DECISIONS_HEADING]
-    size = units(lines[0])
+    hint = C.MORE_DECISIONS_HINT.format(journal=one_line(journal, 1000))
+    lines = [C.RECENT_DECISIONS_HEADING, C.RECENT_DECISIONS_FRAME]
+    size = units(lines[0]) + 1 + units(lines[1])
     cut = False
     for record in reversed(records):
         line = entry_markdown(record)
@@ -90,7 +118,7 @@ def recent_decisions_markdown(journal: str, limit: int = C.RECENT_DECISIONS_SHOW
         size += 1 + units(line)
     if cut or more:
         lines.append(hint)
-    return "\n".join(lines) if len(lines) > 1 else ""
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def first_prompt_of_session(state_dir: str, session_id: str | None) -> bool:
@@ -143,11 +171,12 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
         os.close(fd)
 
 
-def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: str | None) -> str:
+def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: str | None) -> tuple[str, str]:
     """The prompt hook's share of the decision tiers, kept cheap: queue the prompt for capture (the Stop
-    worker does the parsing and writing) and, on a session's first prompt, return the journal to show
-    ("" otherwise; `with_recent_decisions` renders it). Never raises: decisions must not cost the user
-    their prompt."""
+    worker does the parsing and writing) and, on a session's first prompt, return (the journal to show,
+    a one-time notice for the user), each "" when there is none; `with_recent_decisions` renders the
+    journal. A repository's own journal is shown only when the user opted in to OrchestKit's layout.
+    Never raises: decisions must not cost the user their prompt."""
     state_dir = os.path.join(memory_dir, C.STATE_DIRNAME)
     try:
         enqueue_prompt(state_dir, prompt, cwd, session_id)
@@ -155,16 +184,49 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
         pass
     try:
         if not first_prompt_of_session(state_dir, session_id):
-            return ""
+            return "", ""
         from pathlib import Path
 
-        from memdir.paths import project_root
+        from memdir.paths import decisions_dir, orchestkit_compat, project_root
 
         root = project_root(Path(cwd) if cwd and os.path.isdir(cwd) else Path.cwd())
-        journal = root / C.DECISIONS_DIR / C.DECISIONS_JOURNAL
-        return str(journal) if journal.is_file() else ""
+        compat = orchestkit_compat(Path(memory_dir), root).enabled
+        journal = decisions_dir(Path(memory_dir), root, compat=compat) / C.DECISIONS_JOURNAL
+        notice = "" if compat else _say_once(memory_dir, unread_repo_journal(Path(memory_dir), root))
+        return (str(journal) if journal.is_file() else ""), notice
     except (OSError, ValueError):
+        return "", ""
+
+
+def unread_repo_journal(memory_dir: Path, root: Path) -> str:
+    """When the repository holds `.claude/memory/decisions.jsonl` (OrchestKit's layout, or memdir before it
+    kept decisions in the memory folder) and the user has not chosen a layout: what to tell them, starting
+    with the journal's path. memdir neither reads nor writes it (a cloned repository's journal is not
+    trusted), and never moves or deletes it. "" when there is no such journal or the user chose."""
+    from memdir.paths import decisions_dir, orchestkit_journal, orchestkit_setting
+
+    legacy = orchestkit_journal(root)
+    if not legacy.is_file() or orchestkit_setting(memory_dir, root) is not None:
         return ""
+    here = decisions_dir(memory_dir, root, compat=False)
+    config = os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME)
+    return (f"{legacy} is not read: memdir keeps this project's decisions in {here} unless you opt in to "
+            f"OrchestKit's layout. To keep using that journal, set {C.ORCHESTKIT_COMPAT_ENV}=1 or put "
+            f'{{"{C.ORCHESTKIT_COMPAT_KEY}": true}} in {config} (false there says you chose this layout)')
+
+
+def _say_once(memory_dir: str, message: str) -> str:
+    """`message` the first time for this memory folder (an O_EXCL marker in its state dir), then ""."""
+    if not message:
+        return ""
+    state_dir = os.path.join(memory_dir, C.STATE_DIRNAME)
+    try:
+        _refuse_symlinks(state_dir)
+        marker = os.path.join(state_dir, C.ORCHESTKIT_NOTICE_MARKER)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644))
+    except OSError:
+        return ""  # said before (or cannot remember saying it: doctor and `memdir status` still say it)
+    return f"memdir: {message}"
 
 
 def units(text: str) -> int:

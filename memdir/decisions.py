@@ -1,4 +1,7 @@
-"""Decision records and the Tier 2 journal, `.claude/memory/decisions.jsonl` in the repo (SPEC §8).
+"""Decision records and the Tier 2 journal, `decisions.jsonl` in the decisions folder (SPEC §8).
+
+Which folder that is (the memory folder's `.memdir/decisions/`, or the repository's `.claude/memory/`
+in OrchestKit's layout) is decided once, by memdir.paths.decisions_dir; everything here takes the folder.
 
 The journal is append-only: history is never rewritten. Every append happens under the folder's
 lock (memdir.fsio.locked) as one `write` of one line, fsynced. A writer killed mid-line leaves a
@@ -114,12 +117,8 @@ class JournalRead(BaseModel):
     path: Path
 
 
-def decisions_dir(project_root: Path) -> Path:
-    return Path(project_root) / C.DECISIONS_DIR
-
-
-def journal_path(project_root: Path) -> Path:
-    return decisions_dir(project_root) / C.DECISIONS_JOURNAL
+def journal_path(folder: Path) -> Path:
+    return Path(folder) / C.DECISIONS_JOURNAL
 
 
 def lock_for(path: Path) -> Path:
@@ -147,15 +146,15 @@ def append_lines(path: Path, records: list[dict]) -> None:
             os.close(fd)
 
 
-def append(project_root: Path, decisions: list[Decision]) -> Path:
-    path = journal_path(project_root)
+def append(folder: Path, decisions: list[Decision]) -> Path:
+    path = journal_path(folder)
     append_lines(path, [d.to_record() for d in decisions])
     return path
 
 
-def read_journal(project_root: Path, *, path: Path | None = None) -> JournalRead:
+def read_journal(folder: Path, *, path: Path | None = None) -> JournalRead:
     """Every well-formed record, oldest first; the rest are counted, never raised."""
-    path = path or journal_path(project_root)
+    path = path or journal_path(folder)
     decisions: list[Decision] = []
     corrupt = 0
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.decisions import Decision, Relation, lock_for, append_lines, decisions_dir
+from memdir.decisions import Decision, Relation, lock_for, append_lines
 from memdir.fsio import atomic_write_text, locked
 
 ENTITY_TYPES = {"decision": "Decision", "preference": "Preference", "pattern": "Pattern",
@@ -28,13 +28,14 @@ _LINK = re.compile(r"\[\[([^\[\]\n|#]{1,120})(?:[|#][^\[\]\n]*)?\]\]")
 ENTITY_NAME_MAX = 120
 
 
-def graph_path(project_root: Path) -> Path:
+def graph_path(folder: Path) -> Path:
+    """The graph file in the decisions folder (memdir.paths.decisions_dir), or MEMDIR_GRAPH_FILE's."""
     override = os.environ.get(C.GRAPH_FILE_ENV, "").strip()
-    return Path(override).expanduser() if override else decisions_dir(project_root) / C.GRAPH_FILE
+    return Path(override).expanduser() if override else Path(folder) / C.GRAPH_FILE
 
 
-def queue_path(project_root: Path) -> Path:
-    return decisions_dir(project_root) / C.GRAPH_QUEUE
+def queue_path(folder: Path) -> Path:
+    return Path(folder) / C.GRAPH_QUEUE
 
 
 @dataclass
@@ -165,8 +166,8 @@ def ops_for_links(memory_dir: Path) -> list[dict]:
     return ops
 
 
-def enqueue(project_root: Path, ops: list[dict]) -> Path:
-    path = queue_path(project_root)
+def enqueue(folder: Path, ops: list[dict]) -> Path:
+    path = queue_path(folder)
     append_lines(path, ops)
     return path
 
@@ -204,17 +205,17 @@ def drop_links(graph: Graph) -> None:
     graph.relations = {k: r for k, r in graph.relations.items() if r["relationType"] != C.LINK_RELATION}
 
 
-def flush(project_root: Path, extra_ops: list[dict] | None = None, *, links: list[dict] | None = None) -> FlushResult:
+def flush(folder: Path, extra_ops: list[dict] | None = None, *, links: list[dict] | None = None) -> FlushResult:
     """Merge the queue and `extra_ops` into the graph; empty the queue on success.
 
     `links`, when given, is the current reading of the memory files: it replaces the memory entities and
     LINKS_TO relations the graph had, so a link removed from a file is gone from the graph too.
     """
-    queue = queue_path(project_root)
-    target = graph_path(project_root)
+    queue = queue_path(folder)
+    target = graph_path(folder)
     result = FlushResult()
     if not extra_ops and links is None and not queue.exists():
-        return result  # nothing to do; and taking the lock would create the folder in the repo
+        return result  # nothing to do; and taking the lock would create the folder
     with locked(lock_for(queue)):
         ops, _corrupt = _read_ops(queue)
         all_ops = ops + list(extra_ops or []) + list(links or [])

@@ -267,6 +267,72 @@ def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = 
     return Enablement(True, "on (memdir's default)")
 
 
+def config_value(config_file: Path, key: str) -> object:
+    """One key of a memdir config.json, or None when the file is absent, unreadable or lacks it
+    (bounded, non-blocking read: never hangs on a FIFO)."""
+    try:
+        config = json.loads(_read_small_file(config_file).decode("utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    return config.get(key) if isinstance(config, dict) else None
+
+
+def orchestkit_compat(memory_dir: Path | None, project_root: Path | None = None,
+                      env: dict[str, str] | None = None) -> Enablement:
+    """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
+    `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
+    return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
+
+
+def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None,
+                       env: dict[str, str] | None = None) -> Enablement | None:
+    """The user's own choice about OrchestKit's layout, or None when they made none.
+
+    MEMDIR_ORCHESTKIT_COMPAT decides when set; else `orchestkit_compat` in `<memory>/.memdir/config.json`
+    (this project's folder), else in `<config-home>/memdir/config.json` (every project). A folder
+    config inside the repository itself is ignored: a cloned repository cannot opt itself in.
+    """
+    env = os.environ if env is None else env
+    raw = env.get(C.ORCHESTKIT_COMPAT_ENV, "").strip().lower()
+    if raw in C.TRUTHY:
+        return Enablement(True, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
+    if raw:
+        return Enablement(False, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
+    for config_file in orchestkit_config_files(memory_dir, project_root, env):
+        value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
+        if isinstance(value, bool):
+            return Enablement(value, f"{C.ORCHESTKIT_COMPAT_KEY}: {str(value).lower()} in {config_file}")
+    return None
+
+
+def orchestkit_config_files(memory_dir: Path | None, project_root: Path | None = None,
+                            env: dict[str, str] | None = None) -> list[Path]:
+    """The config files that may hold `orchestkit_compat`, most specific first."""
+    candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
+    if memory_dir is not None and not _inside(memory_dir, project_root):
+        candidates.insert(0, memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
+    return candidates
+
+
+def _inside(path: Path, folder: Path | None) -> bool:
+    if folder is None:
+        return False
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+
+
+def decisions_dir(memory_dir: Path, project_root: Path, *, compat: bool) -> Path:
+    """The ONE place that says where the decision journal, graph, graph queue and their locks live:
+    the memory folder's state dir, or with `compat` (OrchestKit's layout) the repository's `.claude/memory/`."""
+    if compat:
+        return Path(project_root) / C.ORCHESTKIT_DECISIONS_DIR
+    return Path(memory_dir) / C.STATE_DIRNAME / C.DECISIONS_DIRNAME
+
+
+def orchestkit_journal(project_root: Path) -> Path:
+    """Where OrchestKit's layout keeps the journal in a repository (read only when the user opts in)."""
+    return Path(project_root) / C.ORCHESTKIT_DECISIONS_DIR / C.DECISIONS_JOURNAL
+
+
 def team_dir(memory_dir: Path) -> Path:
     return memory_dir / C.TEAM_DIRNAME
 

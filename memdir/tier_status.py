@@ -1,6 +1,8 @@
 """`memdir status`: each decision tier healthy / degraded / unavailable, with the reason (SPEC §8).
 
-Read-only: it never creates, repairs or rewrites anything.
+Read-only: it never creates, repairs or rewrites anything. `folder` is the decisions folder
+(memdir.paths.decisions_dir): the memory folder's `.memdir/decisions/`, or the repository's
+`.claude/memory/` in OrchestKit's layout.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir import graph
-from memdir.decisions import decisions_dir, journal_path, read_journal
+from memdir.decision_context import unread_repo_journal
+from memdir.decisions import journal_path, read_journal
+from memdir.paths import decisions_dir, orchestkit_compat
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,12 @@ def _dir_problem(folder: Path) -> str:
     return ""
 
 
-def graph_health(project_root: Path) -> TierHealth:
+def graph_health(folder: Path) -> TierHealth:
     name = "1 graph"
-    path, queue = graph.graph_path(project_root), graph.queue_path(project_root)
+    path, queue = graph.graph_path(folder), graph.queue_path(folder)
     depth = _lines(queue)
-    if not path.exists() and not queue.exists() and not decisions_dir(project_root).is_dir():
-        return TierHealth(name, "unavailable", f"no {C.DECISIONS_DIR} folder in {project_root}: nothing captured yet")
+    if not path.exists() and not queue.exists() and not folder.is_dir():
+        return TierHealth(name, "unavailable", f"no decisions folder {folder} yet: nothing captured yet")
     problem = graph.writable_problem(path)
     if problem:
         return TierHealth(name, "degraded", f"graph file unwritable ({problem}); {depth} operation(s) wait in {queue}")
@@ -57,18 +61,17 @@ def graph_health(project_root: Path) -> TierHealth:
                                        f"queue depth {depth} ({path})")
 
 
-def journal_health(project_root: Path) -> TierHealth:
+def journal_health(folder: Path) -> TierHealth:
     name = "2 journal"
-    folder = decisions_dir(project_root)
     if not folder.is_dir():
-        return TierHealth(name, "unavailable", f"no {C.DECISIONS_DIR} folder in {project_root}: nothing captured yet")
+        return TierHealth(name, "unavailable", f"no decisions folder {folder} yet: nothing captured yet")
     problem = _dir_problem(folder)
-    path = journal_path(project_root)
+    path = journal_path(folder)
     if not problem and path.exists() and not os.access(path, os.W_OK):
         problem = f"{path} is not writable"
     if problem:
         return TierHealth(name, "degraded", problem)
-    read = read_journal(project_root)
+    read = read_journal(folder)
     if read.corrupt_lines:
         return TierHealth(name, "degraded", f"{path}: {read.corrupt_lines} corrupt line(s) skipped, "
                                             f"{len(read.decisions)} readable")
@@ -103,5 +106,13 @@ def memory_health(memory_dir: Path) -> TierHealth:
                                        f"{waiting} prompt(s) waiting for the Stop worker")
 
 
-def tier_status(project_root: Path, memory_dir: Path) -> list[TierHealth]:
-    return [graph_health(project_root), journal_health(project_root), memory_health(memory_dir)]
+def tier_status(project_root: Path, memory_dir: Path, *, compat: bool | None = None) -> list[TierHealth]:
+    """The three tiers for this project and memory folder (`compat` None: the user's OrchestKit setting).
+    A repository journal memdir no longer reads is named in the journal tier's reason, with the fix."""
+    compat = orchestkit_compat(memory_dir, project_root).enabled if compat is None else compat
+    folder = decisions_dir(memory_dir, project_root, compat=compat)
+    journal = journal_health(folder)
+    unread = "" if compat else unread_repo_journal(memory_dir, project_root)
+    if unread:
+        journal = TierHealth(journal.tier, journal.state, f"{journal.reason}; {unread}")
+    return [graph_health(folder), journal, memory_health(memory_dir)]

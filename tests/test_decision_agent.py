@@ -11,6 +11,7 @@ from memdir.stages.extractor.decision_pipeline import stop_step
 from memdir.stages.extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.decisions import read_journal
+from memdir.paths import decisions_dir
 from memdir import graph
 from tests import api_payloads as P
 
@@ -60,9 +61,10 @@ def test_agent_records_decisions_beside_its_memory_writes(api, tmp_path):
     assert results["toolu_d2"]["is_error"] and "field 'kind'" in results["toolu_d2"]["content"]
     assert not (project / ".claude").exists()  # the agent touched only the memory folder
     stop_step(memory, str(project))  # the Stop worker moves the queued decision into the project's tiers
-    [recorded] = read_journal(project).decisions
+    folder = decisions_dir(memory, project, compat=False)
+    [recorded] = read_journal(folder).decisions
     assert (recorded.source, recorded.confidence, recorded.project) == ("agent", 0.9, "orders")  # capped
     assert recorded.why == "we need JSONB"
-    loaded = graph.load_graph(graph.graph_path(project))
+    loaded = graph.load_graph(graph.graph_path(folder))
     assert ("PostgreSQL", "MySQL", "CHOSE_OVER") in loaded.relations
     assert not list(memory.glob("project_*.md"))  # not promoted: the agent writes its own memory files

@@ -30,8 +30,16 @@ def test_record_shape_is_spec_section_8(tmp_path):
         "metadata": {"timestamp": d.timestamp, "confidence": 0.8, "category": "api", "project": "shop",
                      "scope": "team", "source": "explicit"},
     }
-    assert journal_path(tmp_path) == tmp_path / ".claude" / "memory" / "decisions.jsonl"
+    assert journal_path(tmp_path) == tmp_path / "decisions.jsonl"
     assert read_journal(tmp_path).decisions == [d]
+
+
+def test_the_journal_lives_in_the_memory_folder_unless_orchestkit_layout_is_chosen(tmp_path):
+    from memdir.paths import decisions_dir
+
+    memory, repo = tmp_path / "memory", tmp_path / "repo"
+    assert decisions_dir(memory, repo, compat=False) == memory / ".memdir" / "decisions"
+    assert decisions_dir(memory, repo, compat=True) == repo / ".claude" / "memory"
 
 
 def test_appends_never_rewrite_history_and_corrupt_lines_are_counted(tmp_path):

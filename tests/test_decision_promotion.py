@@ -8,6 +8,7 @@ from memdir.stages.extractor.promote import memory_type_for, promote, similarity
 from memdir import compat
 from memdir import constants as C
 from memdir.decisions import Decision, read_journal
+from memdir.paths import decisions_dir
 from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore
 
@@ -106,7 +107,7 @@ def test_pipeline_promotes_only_high_confidence(tmp_path):
     memory = tmp_path / "memory"
     captured = capture_text("Let's use Redis for the job queue because it is already deployed. "
                             "Maybe we could try Kafka for the event bus.", project="shop")
-    outcome = record(captured, project_root=tmp_path / "shop", memory_dir=memory)
+    outcome = record(captured, folder=decisions_dir(memory, tmp_path / "shop", compat=False), memory_dir=memory)
     assert len(outcome.journaled) == 2
     assert [p.action for p in outcome.promotions] == ["created", "skipped"]
     assert len(MemoryStore(memory).scan().headers) == 1
@@ -124,10 +125,12 @@ def test_remember_cli_success_failed_global(tmp_path, cli, isolated_home):
     assert code == 0 and "memory: created feedback_" in out
     code, out, _ = cli(*base, "Validate input at API boundaries", "--global")
     assert code == 0
-    kinds = [(d.kind, d.scope, d.source) for d in read_journal(project).decisions]
-    assert kinds == [("pattern", "user", "explicit"), ("anti-pattern", "user", "explicit"),
-                     ("decision", "global", "explicit")]
-    assert all(d.confidence >= 0.85 for d in read_journal(project).decisions)
+    in_repo = read_journal(decisions_dir(memory, project, compat=True)).decisions  # --orchestkit-compat: the old layout
+    in_memory = read_journal(decisions_dir(memory, project, compat=False)).decisions  # the default
+    assert [(d.kind, d.scope, d.source) for d in in_repo] == [("pattern", "user", "explicit")]
+    assert [(d.kind, d.scope, d.source) for d in in_memory] == [("anti-pattern", "user", "explicit"),
+                                                                ("decision", "global", "explicit")]
+    assert all(d.confidence >= 0.85 for d in in_repo + in_memory)
     shared = (isolated_home / ".claude" / "memdir" / "decisions-global.jsonl").read_text()
     assert "Validate input at API boundaries" in shared and '"project": ""' in shared
     feedback = next(memory.glob("feedback_*.md")).read_text()
@@ -135,15 +138,17 @@ def test_remember_cli_success_failed_global(tmp_path, cli, isolated_home):
     assert "- **[Pattern]** Circuit breaker" in (memory / "MEMORY.md").read_text()
     code, out, _ = cli(*base, "Every service exposes /healthz for the load balancer", "--team", "--success")
     assert code == 0 and list((memory / "team").glob("project_*.md"))  # the team's folder, scope team
-    assert read_journal(project).decisions[-1].scope == "team"
+    assert read_journal(decisions_dir(memory, project, compat=False)).decisions[-1].scope == "team"
     code, _, err = cli(*base, "no type and no flag")
     assert code == 2 and "pass --type" in err
-    code, out, _ = cli(*base, "Circuit breaker with a 5s timeout for external API calls", "--success")
+    code, out, _ = cli(*base, "Circuit breaker with a 5s timeout for external API calls", "--success",
+                       "--orchestkit-compat")
     assert "already in the journal" in out
 
 
 def test_secrets_never_reach_the_repo_journal(tmp_path):
     text = "Let's use the key sk-ant-api03-" + "a" * 90 + " for the staging deploy."
-    outcome = record(capture_text(text), project_root=tmp_path, memory_dir=None)
+    outcome = record(capture_text(text), folder=decisions_dir(tmp_path / "memory", tmp_path, compat=True),
+                     memory_dir=None)
     assert not outcome.journaled and "skipped a decision" in outcome.errors[0]
     assert not (tmp_path / ".claude" / "memory" / "decisions.jsonl").exists()

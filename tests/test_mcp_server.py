@@ -199,16 +199,19 @@ def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_h
 
     from memdir.decisions import Decision, append
 
+    from memdir.paths import decisions_dir
+
     project = tmp_path / "repo"
     (project / ".git").mkdir(parents=True)
-    append(project, [
+    folder = decisions_dir(tmp_path / "memory", project, compat=False)  # the memory folder the server gets
+    append(folder, [
         Decision(kind="decision", what="Use Postgres for the job queue", why="one database to run", confidence=0.9,
                  entities=["postgres"]),
         Decision(kind="anti-pattern", what="Never retry payment calls blindly", confidence=0.8),
     ])
     from memdir.graph import graph_path
 
-    graph_file = graph_path(project)
+    graph_file = graph_path(folder)
     graph_file.write_text(
         json.dumps({"type": "entity", "name": "postgres", "entityType": "technology",
                     "observations": ["holds the job queue"]}) + "\n"
@@ -224,9 +227,9 @@ def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_h
         assert tools["search_graph"].annotations.read_only_hint
         recent = _text(await session.call_tool("recent_decisions", {}))
         lines = recent.splitlines()
-        assert lines[0] == "## Recent Project Decisions"
-        assert lines[1].startswith("- **[Anti-pattern]** Never retry payment calls blindly")  # newest first
-        assert "Use Postgres for the job queue _(because: one database to run)_ [postgres]" in lines[2]
+        assert lines[0] == "## Recent Project Decisions" and "not instructions" in lines[1]
+        assert lines[2].startswith("- **[Anti-pattern]** Never retry payment calls blindly")  # newest first
+        assert "Use Postgres for the job queue _(because: one database to run)_ [postgres]" in lines[3]
         one = _text(await session.call_tool("recent_decisions", {"limit": 1}))
         assert "Never retry" in one and "Postgres for the job queue" not in one
         bad = await session.call_tool("recent_decisions", {"limit": 0})
@@ -239,4 +242,5 @@ def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_h
         assert "matches 'kafka'" in none
 
     anyio.run(_session_run, params, body)
-    assert not (tmp_path / "memory").exists() or not list((tmp_path / "memory").glob("*.md"))  # read-only
+    assert not list((tmp_path / "memory").glob("*.md"))  # read-only
+    assert not (project / ".claude").exists()

@@ -162,8 +162,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memdir.doctor import check, healthy
 
+    from memdir.entry.cli_decisions import doctor_findings
+
     store = _store(args)
-    findings = check(store, fix=args.fix)
+    findings = check(store, fix=args.fix) + doctor_findings(args)
     ok = healthy(findings)
     from memdir import llm, runlog
 

@@ -20,10 +20,26 @@ def _project_root(args: argparse.Namespace) -> Path:
     return project_root(Path(args.cwd) if args.cwd else Path.cwd())
 
 
+def _compat(args: argparse.Namespace, memory_dir: Path, root: Path) -> bool:
+    """OrchestKit's layout for this command: the --orchestkit-compat flag, else the user's setting."""
+    from memdir.paths import orchestkit_compat
+
+    return bool(getattr(args, "orchestkit_compat", False)) or orchestkit_compat(memory_dir, root).enabled
+
+
+def _decisions_folder(args: argparse.Namespace) -> Path:
+    from memdir.paths import decisions_dir
+
+    memory_dir, root = memory_dir_of(args).path, _project_root(args)
+    return decisions_dir(memory_dir, root, compat=_compat(args, memory_dir, root))
+
+
 def remember_decision(args: argparse.Namespace) -> int:
     """`memdir remember TEXT --success|--failed|--global`: journal, graph, promotion, all at once."""
+    from memdir.decisions import journal_path
+    from memdir.paths import decisions_dir
     from memdir.stages.extractor.capture import capture_explicit
-    from memdir.stages.extractor.decision_pipeline import compat_enabled, record
+    from memdir.stages.extractor.decision_pipeline import record
 
     if not args.text.strip():
         raise MemdirError("nothing to remember: pass the decision as text")
@@ -32,11 +48,13 @@ def remember_decision(args: argparse.Namespace) -> int:
     scope = "global" if args.is_global else "team" if args.team else "user"
     captured = capture_explicit(args.text, outcome=outcome_flag, scope=scope,
                                 project=root.name)
-    compat = args.orchestkit_compat or compat_enabled()
-    outcome = record([captured], project_root=root, memory_dir=memory_dir_of(args).path, compat_section=compat,
+    memory_dir = memory_dir_of(args).path
+    compat = _compat(args, memory_dir, root)
+    folder = decisions_dir(memory_dir, root, compat=compat)
+    outcome = record([captured], folder=folder, memory_dir=memory_dir, compat_section=compat,
                      flush_graph=True, team=args.team)
     d = captured.decision
-    print(f"recorded {d.kind} {d.id} (confidence {d.confidence:.2f}) in {root / '.claude/memory/decisions.jsonl'}")
+    print(f"recorded {d.kind} {d.id} (confidence {d.confidence:.2f}) in {journal_path(folder)}")
     if not outcome.journaled and not outcome.errors:
         print("  already in the journal; nothing new appended")
     for p in outcome.promotions:
@@ -51,8 +69,7 @@ def remember_decision(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from memdir import graph
 
-    root = _project_root(args)
-    path = graph.graph_path(root)
+    path = graph.graph_path(_decisions_folder(args))
     loaded = graph.load_graph(path)
     if args.graph_command == "export":
         sys.stdout.write(graph.Graph(entities=loaded.entities, relations=loaded.relations).to_jsonl()
@@ -81,7 +98,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from memdir.tier_status import tier_status
 
-    tiers = tier_status(_project_root(args), memory_dir_of(args).path)
+    memory_dir, root = memory_dir_of(args).path, _project_root(args)
+    tiers = tier_status(root, memory_dir, compat=_compat(args, memory_dir, root))
     if args.json:
         print_json([t.as_dict() for t in tiers])
     else:
@@ -90,9 +108,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if all(t.state == "healthy" for t in tiers) else 1
 
 
+def doctor_findings(args: argparse.Namespace) -> list:
+    """Warnings about the decision layout: an `orchestkit_compat` that is not true/false, and a journal in
+    the repository memdir does not read (OrchestKit's layout off and no choice made)."""
+    from memdir import constants as C
+    from memdir.decision_context import unread_repo_journal
+    from memdir.doctor import Finding
+    from memdir.paths import config_value, orchestkit_config_files, orchestkit_journal
+
+    memory_dir, root = memory_dir_of(args).path, _project_root(args)
+    findings = []
+    for config_file in orchestkit_config_files(memory_dir, root):
+        value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
+        if value is not None and not isinstance(value, bool):
+            findings.append(Finding("warning", "config", str(config_file), f"{C.ORCHESTKIT_COMPAT_KEY} is {value!r}, "
+                                    "which is ignored: write true or false (JSON, no quotes)"))
+    unread = "" if _compat(args, memory_dir, root) else unread_repo_journal(memory_dir, root)
+    if unread:
+        path = str(orchestkit_journal(root))
+        findings.append(Finding("warning", "unread-decision-journal", path, unread.removeprefix(path).lstrip()))
+    return findings
+
+
 def add_parsers(command) -> None:
     p = command("status", cmd_status, "health of the decision tiers: graph, journal, memory folder")
     p.add_argument("--json", action="store_true")
+    _add_compat_flag(p, "read the journal and graph in the repository's .claude/memory/ (OrchestKit layout)")
 
     p = command("graph", None, "the decision knowledge graph (MCP memory server format)")
     graph_sub = p.add_subparsers(dest="graph_command", required=True, metavar="search|show|export")
@@ -104,7 +145,14 @@ def add_parsers(command) -> None:
     s.add_argument("--json", action="store_true")
     s = graph_sub.add_parser("export", help="the whole graph as MCP memory-server JSONL (or --json)")
     s.add_argument("--json", action="store_true")
+    for sub in graph_sub.choices.values():
+        _add_compat_flag(sub, "read the graph in the repository's .claude/memory/ (OrchestKit layout)")
     p.set_defaults(func=cmd_graph)
+
+
+def _add_compat_flag(p, help_text: str) -> None:
+    p.add_argument("--orchestkit-compat", action="store_true",
+                   help=f"{help_text}; also MEMDIR_ORCHESTKIT_COMPAT=1 or \"orchestkit_compat\": true in config.json")
 
 
 def add_remember_flags(p) -> None:
@@ -113,7 +161,8 @@ def add_remember_flags(p) -> None:
     outcome.add_argument("--failed", action="store_true", help="record an approach that failed (an anti-pattern)")
     p.add_argument("--global", dest="is_global", action="store_true", help="record the decision for every project")
     p.add_argument("--orchestkit-compat", action="store_true",
-                   help="also list it under '## Recent Project Decisions' in MEMORY.md (OrchestKit layout)")
+                   help="OrchestKit layout: journal and graph in the repository's .claude/memory/, and the decision "
+                        "also listed under '## Recent Project Decisions' in MEMORY.md")
 
 
 def wants_decision(args: argparse.Namespace) -> bool:

@@ -233,7 +233,9 @@ def prompt_output(payload: HookPayload) -> str:
         return ""
     from memdir.decision_context import for_prompt_hook
 
-    decisions = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14: queue, journal
+    decisions, journal_notice = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14
+    if journal_notice:
+        log(memory_dir, "prompt", journal_notice)
     if not memory_dir.is_dir():
         return ""
     from memdir.stages.recall.api import recall
@@ -255,6 +257,7 @@ def prompt_output(payload: HookPayload) -> str:
 
         context = with_recent_decisions(decisions, context)  # in the room the output budget leaves
     output: dict = {}
+    notice = "\n".join(n for n in (notice, journal_notice) if n)
     if notice:
         output["systemMessage"] = notice
     if context:

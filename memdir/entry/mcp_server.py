@@ -224,15 +224,17 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
 
-    def project_root() -> Path:
-        from memdir.paths import project_root as find_project_root
+    def decisions_folder() -> Path:
+        """The journal and graph of the project we serve: memdir.paths.decisions_dir decides where."""
+        from memdir.paths import decisions_dir, orchestkit_compat, project_root as find_project_root
 
-        return project if project is not None else find_project_root(Path.cwd())
+        root = project if project is not None else find_project_root(Path.cwd())
+        return decisions_dir(folder, root, compat=orchestkit_compat(folder, root).enabled)
 
     @server.tool(
         description=(
-            "The project's most recent decisions, preferences and known problems from its decision journal "
-            "(.claude/memory/decisions.jsonl), newest first, as memdir's prompt hook shows them at the start "
+            "The project's most recent decisions, preferences and known problems from its decision journal, "
+            "newest first, as memdir's prompt hook shows them at the start "
             "of a session. Call it when starting work in a project or before changing an approach, to avoid "
             f"repeating what was tried and rejected. `limit`: how many (1-{C.MCP_DECISIONS_MAX}, default "
             f"{C.RECENT_DECISIONS_SHOWN})."
@@ -247,7 +249,7 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
 
         if not 1 <= limit <= C.MCP_DECISIONS_MAX:
             raise ToolError(f"recent_decisions: argument 'limit': pass a number from 1 to {C.MCP_DECISIONS_MAX}")
-        journal = journal_path(project_root())
+        journal = journal_path(decisions_folder())
         if not journal.is_file():
             return f"No decisions recorded yet for this project ({journal} does not exist)."
         return recent_decisions_markdown(str(journal), limit=limit) or f"No decisions recorded yet in {journal}."
@@ -268,7 +270,7 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
 
         if not term.strip():
             raise ToolError("search_graph: argument 'term': pass a word or name to look for")
-        path = graph.graph_path(project_root())
+        path = graph.graph_path(decisions_folder())
         loaded = graph.load_graph(path)
         lines = graph.render_lines(graph.search(loaded, term.strip()))
         if loaded.corrupt_lines:
