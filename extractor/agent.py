@@ -13,7 +13,7 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
-from memdir.record import Record
+from memdir.record import Record, field
 from memdir.scan import scan
 from memdir.stages.extractor import decision_tool
 from memdir.stages.extractor.excerpt import excerpt_messages
@@ -39,10 +39,15 @@ class StopReasonError(RuntimeError):
 
 
 class AgentRun(Record):
-    __slots__ = ("turns", "usage", "stop_reason", "hit_turn_cap", "final_text", "refusals", "max_tokens_retries",
-                 "cost_usd", "model")
-    _defaults = {"turns": 0, "usage": dict, "stop_reason": None, "hit_turn_cap": False, "final_text": "",
-                 "refusals": 0, "max_tokens_retries": 0, "cost_usd": 0.0, "model": None}
+    turns: int = 0
+    usage: dict = field(default_factory=dict)
+    stop_reason: str | None = None
+    hit_turn_cap: bool = False
+    final_text: str = ""
+    refusals: int = 0
+    max_tokens_retries: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
 
 
 def build_request(

@@ -18,7 +18,7 @@ from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor import prose
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
-from memdir.record import Record
+from memdir.record import Record, field
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 
@@ -26,12 +26,17 @@ from memdir.transcript import Message
 class Draft(Record):
     """A memory the rules want to save; `correction` drafts may supersede an older memory."""
 
-    __slots__ = ("type", "rule", "why", "how", "kind", "correction", "said_on")
-    _defaults = {"why": None, "how": None, "correction": False, "said_on": None}
+    type: str
+    rule: str
+    why: str | None = None
+    how: str | None = None
+    kind: str = field(kw_only=True)  # which rule matched: "correction", "preference", "remember"...
+    correction: bool = False
+    said_on: date | None = None
 
 
 class Forget(Record):
-    __slots__ = ("phrase",)
+    phrase: str
 
 
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)

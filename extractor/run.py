@@ -15,7 +15,7 @@ from memdir import usage
 from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
-from memdir.record import Record
+from memdir.record import Record, field
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 
@@ -29,28 +29,25 @@ class ExtractResult(Record):
     `prompts_seen`: user prompts (the user's own words) read; `chunks`: runs over the window.
     """
 
-    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor",
-                 "changes", "prompts_seen", "chunks", "model", "cost_usd", "refusals")
-    _defaults = {
-        "changes": list,
-        "prompts_seen": 0,
-        "chunks": 0,
-        "engine": None,
-        "saved": list,
-        "deleted": list,
-        "usage": dict,
-        "turns": 0,
-        "reason": "",
-        "errors": list,
-        "dry_run": False,
-        "cursor": None,
-        "model": None,
-        "cost_usd": 0.0,
-        "refusals": 0,
-    }
+    status: str
+    engine: str | None = None
+    saved: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)
+    turns: int = 0
+    reason: str = ""
+    errors: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    cursor: str | None = None
+    changes: list[dict] = field(default_factory=list)
+    prompts_seen: int = 0
+    chunks: int = 0
+    model: str | None = None
+    cost_usd: float = 0.0
+    refusals: int = 0
 
     def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in self._fields}
 
     def report_lines(self) -> list[str]:
         """"created X", "updated X (previous version kept: ...)", "would update X" + diff, ..."""

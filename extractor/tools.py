@@ -39,8 +39,8 @@ MAX_LISTED = 1000
 WRITE_TOOLS = ("Write", "Edit")
 
 class ToolResult(Record):
-    __slots__ = ("content", "is_error")
-    _defaults = {"is_error": False}
+    content: str
+    is_error: bool = False
 
 
 class Toolbox:

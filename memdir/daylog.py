@@ -58,7 +58,11 @@ def append(memory_dir: Path, day: date, lines: list[str]) -> Path:
 
 
 class LogEntry(Record):
-    __slots__ = ("file", "line_no", "type", "text", "why")
+    file: str
+    line_no: int
+    type: str
+    text: str
+    why: str | None
 
 
 def entries(memory_dir: Path) -> list[LogEntry]:

@@ -24,9 +24,12 @@ _YAML_STRUCTURE = ("|", ">", "[", "{", "&", "*", "!", "%", "@", "`")
 class Parsed(Record):
     """fields, body; problem is set when the header was malformed and read leniently."""
 
-    __slots__ = ("fields", "body", "problem", "has_header")
+    fields: dict
+    body: str = ""
+    problem: str | None = None
+    has_header: bool = True
 
-    def __init__(self, fields, body="", problem=None, has_header=True):
+    def __init__(self, fields: dict, body: str = "", problem: str | None = None, has_header: bool = True) -> None:
         self.fields, self.body, self.problem, self.has_header = fields, body, problem, has_header
 
 

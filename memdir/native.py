@@ -92,7 +92,10 @@ def preferred_form(memory_dir: Path) -> str:
 class Coexistence(FrozenRecord):
     """native: Claude Code's auto memory on; memdir: memdir on; *_why: the reasons, for people."""
 
-    __slots__ = ("native", "native_why", "memdir", "memdir_why")
+    native: bool
+    native_why: str
+    memdir: bool
+    memdir_why: str
 
     def lines(self) -> list[str]:
         """Which parts run natively and which memdir adds, in plain words (install and doctor)."""

@@ -165,7 +165,9 @@ def user_settings_path(env: dict[str, str] | None = None) -> Path:
 
 
 class Resolution(FrozenRecord):
-    __slots__ = ("path", "rule", "project_root")  # rule: which rule chose the folder, for `memdir path`
+    path: Path
+    rule: str  # which rule chose the folder, for `memdir path`
+    project_root: Path | None
 
 
 def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = None) -> Resolution:
@@ -195,7 +197,8 @@ def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = Non
 
 
 class Enablement(FrozenRecord):
-    __slots__ = ("enabled", "reason")
+    enabled: bool
+    reason: str
 
 
 def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -> Enablement:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir import safefs
-from memdir.record import Record
+from memdir.record import Record, field
 
 
 class Surfaced(Record):
-    __slots__ = ("paths", "bytes")
-    _defaults = {"paths": list, "bytes": 0}
+    paths: list[str] = field(default_factory=list)
+    bytes: int = 0
 
 
 def _folder(session_id: str) -> str:
