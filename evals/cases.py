@@ -12,6 +12,7 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from memdir.model import MemoryType
 
@@ -111,7 +112,8 @@ class BehaviourCase(_Case):
     rubric: list[str] = Field(min_length=1)
 
 
-CASE_MODELS = {"extraction": ExtractionCase, "recall": RecallCase, "behaviour": BehaviourCase}
+CASE_MODELS: dict[str, type[ExtractionCase] | type[RecallCase] | type[BehaviourCase]] = {
+    "extraction": ExtractionCase, "recall": RecallCase, "behaviour": BehaviourCase}
 Case = ExtractionCase | RecallCase | BehaviourCase
 
 
@@ -120,7 +122,7 @@ class CaseError(BaseModel):
     message: str
 
 
-def _field_path(error: dict) -> str:
+def _field_path(error: ErrorDetails) -> str:
     return ".".join(str(p) for p in error["loc"]) or "case"
 
 

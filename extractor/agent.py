@@ -37,6 +37,10 @@ def ephemeral(ttl: str = "5m") -> dict:
 class StopReasonError(RuntimeError):
     """The run ended in a way that must not count as done (truncated twice, an unknown reason)."""
 
+    def __init__(self, message: str, run: AgentRun) -> None:
+        super().__init__(message)
+        self.run = run  # its tokens were spent: the caller still records them
+
 
 class AgentRun(Record):
     turns: int = 0
@@ -75,7 +79,7 @@ def build_request(
         intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
         transcript = render("extract_transcript.j2", messages=excerpt)
     cache = ephemeral(cache_ttl)
-    first = [{"type": "text", "text": intro}]
+    first: list[dict[str, object]] = [{"type": "text", "text": intro}]
     if transcript.strip():
         first.append({"type": "text", "text": transcript})
     first[-1]["cache_control"] = cache
@@ -111,7 +115,7 @@ def _record(run: AgentRun, response, model: str) -> list[dict]:
 
     run.turns += 1
     add_usage(run.usage, response.usage)
-    one = {}
+    one: dict[str, int] = {}
     add_usage(one, response.usage)
     run.cost_usd += cost_usd(model, one)  # per response: Haiku 5.5's price depends on each prompt's length
     run.stop_reason = response.stop_reason
@@ -138,9 +142,7 @@ def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolb
             conversation.append({"role": "assistant", "content": kept})
         return True
     if reason not in (*FINISHED, "tool_use"):
-        error = StopReasonError(f"the model stopped with stop_reason={reason!r}; nothing was applied")
-        error.run = run
-        raise error
+        raise StopReasonError(f"the model stopped with stop_reason={reason!r}; nothing was applied", run)
     calls = [b for b in blocks if b.get("type") == "tool_use"]
     if not calls:
         return False
@@ -174,12 +176,9 @@ def _truncated(run: AgentRun, request: dict, response, model: str) -> bool:
     _record(run, response, model)
     run.turns -= 1  # the retry stands in for this turn
     if run.max_tokens_retries >= 1 or request["max_tokens"] >= C.MAX_TOKENS_CEILING:
-        error = StopReasonError(
+        raise StopReasonError(
             f"the reply hit max_tokens={request['max_tokens']} twice (thinking counts toward it); "
-            "the window stays unprocessed and is retried on the next run"
-        )
-        error.run = run  # its tokens were spent: the caller still records them
-        raise error
+            "the window stays unprocessed and is retried on the next run", run)
     run.max_tokens_retries += 1
     request["max_tokens"] = min(C.MAX_TOKENS_CEILING, request["max_tokens"] * C.MAX_TOKENS_RETRY_FACTOR)
     return True

@@ -154,16 +154,17 @@ def _results(client, batch_id: str, settings: Settings) -> list:
 
 
 def _apply_one(job: dict, message, settings: Settings) -> None:
+    model: str = job["request"]["model"]
     run = AgentRun(turns=job["turns"], usage=job["usage"], cost_usd=job["cost"], refusals=job["refusals"],
-                   max_tokens_retries=job["max_tokens_retries"], model=job["request"]["model"])
+                   max_tokens_retries=job["max_tokens_retries"], model=model)
     box = _toolbox(job)
     if "before" not in job:  # the folder as this job first found it: what it writes there later is an update
         job["before"] = sorted(_existing(Path(job["memory_dir"])))
     try:
-        if _truncated(run, job["request"], message, run.model):
+        if _truncated(run, job["request"], message, model):
             more = True  # asked again next batch with the larger budget job["request"] now carries
         else:
-            more = _take_turn(run, job["conversation"], message, box, run.model)
+            more = _take_turn(run, job["conversation"], message, box, model)
     except StopReasonError as exc:
         job["status"], job["reason"], more = "failed", str(exc), False
     job.update(turns=run.turns, usage=run.usage, cost=run.cost_usd, refusals=run.refusals,

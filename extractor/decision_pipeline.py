@@ -40,6 +40,11 @@ def folder_for(memory_dir: Path, project_root: Path, compat: bool | None = None)
     return decisions_dir(memory_dir, project_root, compat=compat)
 
 
+def _reason(exc: Exception) -> str:
+    """An OSError's plain reason ("Permission denied"), else the error's own one line (a lock held too long)."""
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
 @dataclass
 class TierOutcome:
     journaled: list[str] = field(default_factory=list)
@@ -66,19 +71,19 @@ def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, c
         journal.append(folder, [c.decision for c in fresh])
         outcome.journaled = [c.decision.id for c in fresh]
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
-        outcome.errors.append(f"journal {journal.journal_path(folder)}: {exc.strerror or exc}")
+        outcome.errors.append(f"journal {journal.journal_path(folder)}: {_reason(exc)}")
     shared = [c.decision.model_copy(update={"project": ""}) for c in fresh if c.decision.scope == "global"]
     if shared:
         try:  # cross-project best practices, anonymised: no project name
             journal.append_lines(global_journal_path(), [d.to_record() for d in shared])
         except (OSError, MemdirError) as exc:
-            outcome.errors.append(f"global journal {global_journal_path()}: {exc.strerror or exc}")
+            outcome.errors.append(f"global journal {global_journal_path()}: {_reason(exc)}")
     ops = [op for c in fresh for op in graph.ops_for_decision(c.decision, c.relations, c.entity_types)]
     try:
         graph.enqueue(folder, ops)
         outcome.queued_ops = len(ops)
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
-        outcome.errors.append(f"graph queue {graph.queue_path(folder)}: {exc.strerror or exc}")
+        outcome.errors.append(f"graph queue {graph.queue_path(folder)}: {_reason(exc)}")
     if memory_dir is not None:
         store = MemoryStore.team_store(memory_dir) if team else MemoryStore(memory_dir)
         for c in fresh:

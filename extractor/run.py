@@ -121,7 +121,7 @@ def _existing(memory_dir: Path) -> set[str]:
 
 
 def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today,
-                before: set[str] = frozenset()):
+                before: frozenset[str] | set[str] = frozenset()):
     from memdir.llm import describe_error
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
@@ -269,7 +269,7 @@ def extract_transcript(
     failed; when the main agent already wrote memory in the window, it advances without a run.
     """
     settings = settings or Settings.from_env()
-    cursor = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
+    cursor: dict = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
     read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"])
     messages = read.messages
     if not messages:

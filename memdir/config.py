@@ -17,6 +17,7 @@ from memdir.record import FrozenRecord
 TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 # Current, non-deprecated ids from anthropic 2.12's own model list.
 DEFAULT_EXTRACT_MODEL = "claude-sonnet-5-5"
@@ -91,7 +92,7 @@ class Settings(FrozenRecord):
             max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d.max_attempts)),
         )
 
-    def with_overrides(self, **overrides: object) -> Settings:
+    def with_overrides(self, **overrides: Any) -> Settings:  # field values of any type; None: not given
         given = {k: v for k, v in overrides.items() if v is not None}
         if "extract_last_n" in given:
             _positive(given["extract_last_n"], "--last")

@@ -37,19 +37,14 @@ class Finding:
 
 def _temp_files(store: MemoryStore) -> list[str]:
     """Leftover temp files (store-root-relative), listed without following symlinks."""
-    out = []
+    out: list[str] = []
     for folder in ("", C.TEAM_DIRNAME) if not store.prefix else ("",):
         try:
             names = safefs.listdir(store.base, store.prefix + folder)
         except OSError:
             continue
-        out.extend(f"{folder}/{n}" if folder else n for n, kind in names if kind == "file" and is_temp_file(_Named(n)))
+        out.extend(f"{folder}/{n}" if folder else n for n, kind in names if kind == "file" and is_temp_file(n))
     return out
-
-
-class _Named:
-    def __init__(self, name: str) -> None:
-        self.name = name
 
 
 def _entries_memdir_refuses(store: MemoryStore) -> list[Finding]:

@@ -181,7 +181,8 @@ class FlushResult:
 
 
 def _read_ops(path: Path) -> tuple[list[dict], int]:
-    ops, corrupt = [], 0
+    ops: list[dict] = []
+    corrupt = 0
     try:
         handle = open(path, "rb")
     except FileNotFoundError:

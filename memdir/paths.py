@@ -15,10 +15,14 @@ from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
+TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
-def config_home(env: dict[str, str] | None = None) -> Path:
+def config_home(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     override = env.get(C.CONFIG_HOME_ENV, "").strip()
     return Path(override).expanduser() if override else Path.home() / ".claude"
@@ -160,7 +164,7 @@ def read_settings(path: Path) -> dict:
     return data
 
 
-def user_settings_path(env: dict[str, str] | None = None) -> Path:
+def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
     return config_home(env) / "settings.json"
 
 
@@ -170,7 +174,7 @@ class Resolution(FrozenRecord):
     project_root: Path | None
 
 
-def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = None) -> Resolution:
+def resolve_memory_dir(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Resolution:
     """SPEC §1 order: env override, then the USER settings' autoMemoryDirectory, then the default.
 
     A repo's own `.claude/settings.json` is never consulted for the location: a hostile repository
@@ -201,7 +205,7 @@ class Enablement(FrozenRecord):
     reason: str
 
 
-def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
+def memory_enabled(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Enablement:
     """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)?
 
     Off for a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false. A
@@ -246,7 +250,7 @@ def _forced_by_env(env, variable: str, what: str) -> Enablement | None:
 native_auto_memory = memory_enabled  # the name says what it answers; memory_enabled stays for callers
 
 
-def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
+def memdir_enabled(memory_dir: Path | None = None, env: Mapping[str, str] | None = None) -> Enablement:
     """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory.
 
     Off for a truthy MEMDIR_DISABLE, or `{"enabled": false}` in `<config-home>/memdir/config.json`
@@ -370,7 +374,7 @@ def safe_team_path(memory_dir: Path, key: str) -> Path:
     return candidate
 
 
-def agent_memory_dir(agent_type: str, scope: str, repo_root: Path, env: dict[str, str] | None = None) -> Path:
+def agent_memory_dir(agent_type: str, scope: str, repo_root: Path, env: Mapping[str, str] | None = None) -> Path:
     """Per-agent memory (SPEC §1): scope user | project | local; `:` in the type becomes `-`."""
     safe_type = agent_type.replace(":", "-")
     if not re.fullmatch(r"[A-Za-z0-9._-]+", safe_type) or safe_type in (".", ".."):

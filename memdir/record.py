@@ -113,7 +113,7 @@ class _Base(metaclass=_RecordMeta):
         return tuple(getattr(self, name) for name in self._fields)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._values() == self._values()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other._values() == self._values()
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
@@ -125,9 +125,10 @@ class _Base(metaclass=_RecordMeta):
 
 @dataclass_transform(field_specifiers=(field,))
 class Record(_Base):
-    # Unhashable, like a plain (mutable) dataclass. The checker wants __hash__ callable, but None is
-    # Python's documented way to say "unhashable" (typeshed silences the same error for list).
-    __hash__ = None  # type: ignore[assignment]
+    # Unhashable, like a plain (mutable) dataclass; a subclass may still hash by identity (scan.Header).
+    # The checker wants object's callable __hash__, but None is Python's documented way to say "unhashable"
+    # (typeshed silences the same error for list).
+    __hash__: ClassVar[Callable[[object], int] | None] = None  # type: ignore[assignment]
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))

@@ -26,16 +26,16 @@ class Header(Record):
     rel_path: str
     abs_path: str
     mtime: float
-    name: str
-    description: str
-    type: str
+    name: str | None
+    description: str | None
+    type: str | None
     problem: str | None = None
     excerpt: str = ""
     __eq__ = object.__eq__  # identity: two files are never "equal"
     __hash__ = object.__hash__
 
-    def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str, description: str,
-                 type: str, problem: str | None = None, excerpt: str = "") -> None:  # noqa: A002
+    def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
+                 type: str | None, problem: str | None = None, excerpt: str = "") -> None:  # noqa: A002
         # Written out: built once per file per prompt, where Record's generic __init__ shows.
         self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
         self.name, self.description, self.type = name, description, type

@@ -223,11 +223,11 @@ class Ranker:
         query_terms = [fixed.get(t, t) for t in tokens(query)]
         scores = self.words.scores(query_terms)
         top = sorted(range(len(scores)), key=lambda i: -scores[i])[:FEEDBACK_DOCS]
-        weights: Counter[str] = Counter()
+        weights: dict[str, float] = {}
         for i in top:
             if scores[i] > 0:
                 for term in set(self.docs[i]):
-                    weights[term] += self.words.idf.get(term, 0.0)
+                    weights[term] = weights.get(term, 0.0) + self.words.idf.get(term, 0.0)
         for term in query_terms:
             weights.pop(term, None)
         if weights:

@@ -120,8 +120,7 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     scores = [0.0] * len(headers)
     for i, score in ranked:
         scores[i] = LEXICAL_WEIGHT * score / best_lexical
-    dense = similarities is not None and any(s is not None for s in similarities)
-    if dense:
+    if similarities is not None and any(s is not None for s in similarities):
         for i, boost in enumerate(_dense_boost(similarities)):
             scores[i] += DENSE_WEIGHT * boost
     else:

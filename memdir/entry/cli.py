@@ -15,6 +15,7 @@ from memdir.errors import MemdirError
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 
 def _store(args: argparse.Namespace):
@@ -340,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> None:  # one line, no usage dump
+        def error(self, message: str) -> NoReturn:  # one line, no usage dump
             self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
 
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")
