@@ -14,9 +14,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
-from memdir.model import MemoryType
-
 from memdir.evals.cli import SUITE_NAMES
+from memdir.model import MemoryType
 
 SUITES = SUITE_NAMES  # the one list of suites lives with the CLI, which must not import pydantic
 CASES_DIR = Path(__file__).resolve().parent / "cases"

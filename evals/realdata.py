@@ -18,8 +18,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
-from memdir import constants as C
-from memdir import history
+from memdir import constants as C, history
 
 CASES = Path(__file__).with_name("cases") / "realdata.yaml"
 NO_LOSS_FOLDER = "memory-folders/application-pipeline"
@@ -135,8 +134,8 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
 
 
 def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True) -> dict:
-    from memdir.evals.realdata_path import main_sessions
     from memdir.config import Settings
+    from memdir.evals.realdata_path import main_sessions
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)
     suite = load_suite()

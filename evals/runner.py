@@ -12,12 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from memdir.evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
-from memdir.evals.graders import Grade, grade_extraction, grade_recall
-from memdir.pricing import cost_usd
 from memdir import constants as C
 from memdir.config import Settings
+from memdir.evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
+from memdir.evals.graders import Grade, grade_extraction, grade_recall
 from memdir.model import Memory
+from memdir.pricing import cost_usd
 from memdir.scan import scan
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
@@ -108,9 +108,8 @@ def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, 
             return None
         return grade_extraction(case, before, after)
     if isinstance(case, RecallCase):
-        from memdir.stages.recall.api import recall
-
         from memdir.embeddings import shared_model
+        from memdir.stages.recall.api import recall
 
         seed(memory_dir, case.memories, now)
         dense = shared_model()  # as the warm recall server answers when the model is installed

@@ -13,13 +13,13 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
+from memdir.manifest import manifest
 from memdir.record import Record, field
 from memdir.scan import scan
 from memdir.stages.extractor import decision_tool
 from memdir.stages.extractor.excerpt import excerpt_messages
 from memdir.stages.extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
-from memdir.manifest import manifest
 
 log = logging.getLogger("memdir")
 
@@ -64,8 +64,8 @@ def build_request(
     log entries, given as `first_message`, into memory files). cache_ttl: "5m" for live runs,
     "1h" for the Batches API, whose rounds are minutes apart.
     """
-    from memdir.prompts import render
     from memdir.llm import thinking_options
+    from memdir.prompts import render
 
     system = render(
         "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat(),

@@ -24,20 +24,18 @@ import time
 from datetime import date
 from pathlib import Path
 
-from memdir.stages.extractor import state
-from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
-from memdir.stages.extractor import report as changes_report
-from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
-from memdir.stages.extractor.run import _choose, _existing
-from memdir.stages.extractor.tools import Toolbox
-from memdir import constants as C
-from memdir import runlog, usage
+from memdir import constants as C, runlog, usage
 from memdir.config import Settings
 from memdir.daylog import log_path, memory_mode
 from memdir.fsio import atomic_write_text
 from memdir.llm import call_with_retries, describe_error
 from memdir.paths import config_home
 from memdir.pricing import BATCH_DISCOUNT
+from memdir.stages.extractor import report as changes_report, state
+from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
+from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
+from memdir.stages.extractor.run import _choose, _existing
+from memdir.stages.extractor.tools import Toolbox
 from memdir.transcript import read_transcript
 
 POLL_SECONDS = 30.0

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memdir.stages.extractor.capture_lexicon import CATEGORIES, NOT_ENTITIES, PATTERNS, TECHNOLOGIES
 from memdir.decisions import Decision, Kind, Relation, RelationType, Scope, Source
+from memdir.stages.extractor.capture_lexicon import CATEGORIES, NOT_ENTITIES, PATTERNS, TECHNOLOGIES
 
 # (kind, base confidence, pattern): the first that matches a sentence decides its kind.
 _SIGNAL_ROWS: tuple[tuple[Kind, float, str], ...] = (

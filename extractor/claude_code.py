@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from datetime import date
 
+from memdir import claude_code as cc, constants as C
+from memdir.config import Settings
 from memdir.stages.extractor.agent import EFFORT, AgentRun, StopReasonError, build_request
 from memdir.stages.extractor.tools import TOOL_SCHEMAS, Toolbox
-from memdir import claude_code as cc
-from memdir import constants as C
-from memdir.config import Settings
 from memdir.transcript import Message
 
 

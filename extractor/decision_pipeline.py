@@ -17,15 +17,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.stages.extractor.capture import Captured, capture_text
-from memdir.stages.extractor.promote import Promotion, promote
-from memdir import constants as C
-from memdir import decisions as journal
-from memdir import graph
+from memdir import constants as C, decisions as journal, graph
 from memdir.decision_context import prune_session_markers, tail_records
 from memdir.errors import MemdirError
 from memdir.paths import decisions_dir, orchestkit_compat
 from memdir.secrets import find_secrets
+from memdir.stages.extractor.capture import Captured, capture_text
+from memdir.stages.extractor.promote import Promotion, promote
 from memdir.store import MemoryStore
 
 

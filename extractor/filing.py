@@ -11,14 +11,14 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING
 
-from memdir.stages.extractor import report
 from memdir import history
 from memdir.errors import MemdirError
-from memdir.fsio import read_text
 from memdir.frontmatter_io import dump_document
+from memdir.fsio import read_text
 from memdir.model import Memory, MemoryType, compose_body
 from memdir.record import Record, field
 from memdir.secrets import redact
+from memdir.stages.extractor import report
 from memdir.store import MemoryStore
 from memdir.words import STOPWORDS, tokens
 

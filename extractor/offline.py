@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from memdir.record import Record, field
+from memdir.stages.extractor import prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
-from memdir.stages.extractor import prose
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
-from memdir.record import Record, field
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 

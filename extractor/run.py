@@ -8,14 +8,13 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memdir.stages.extractor import offline, report, state
-from memdir.stages.extractor.window import chunks
-from memdir import constants as C
-from memdir import usage
-from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
+from memdir import constants as C, usage
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
 from memdir.record import Record, field
+from memdir.stages.extractor import offline, report, state
+from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
+from memdir.stages.extractor.window import chunks
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 

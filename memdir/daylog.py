@@ -12,8 +12,7 @@ import re
 from datetime import date, datetime
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.record import Record
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the hook path

@@ -12,9 +12,7 @@ import stat
 import time
 from dataclasses import asdict, dataclass
 
-from memdir import constants as C
-from memdir import index as index_text
-from memdir import safefs
+from memdir import constants as C, index as index_text, safefs
 from memdir.fsio import is_temp_file
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 
 KEY_BYTES = 16
 

@@ -9,8 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.frontmatter_io import memory_type, parse_header
 from memdir.record import Record
 

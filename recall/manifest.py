@@ -9,7 +9,6 @@ from __future__ import annotations
 import heapq
 import math
 
-
 from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
 

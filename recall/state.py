@@ -9,8 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.record import Record, field
 
 

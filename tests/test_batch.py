@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memdir.stages.extractor import state
-from memdir.stages.extractor.batch import discover, run_batch, summary_table, windows
 from memdir.config import Settings
 from memdir.paths import sanitize
+from memdir.stages.extractor import state
+from memdir.stages.extractor.batch import discover, run_batch, summary_table, windows
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 

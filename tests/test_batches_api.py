@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 import memdir.stages.extractor.batches_api as B
-from memdir.stages.extractor import state
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import sanitize
+from memdir.stages.extractor import state
 from tests import api_payloads as P
 from tests.test_batch import _batches_routes, _two_projects
 

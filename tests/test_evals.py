@@ -5,10 +5,10 @@ from pathlib import Path
 
 import httpx
 
+from memdir.config import Settings
 from memdir.evals.cases import load_file, load_suite
 from memdir.evals.report import compare, load_run, summary, wilson
 from memdir.evals.runner import run_cases, write_results
-from memdir.config import Settings
 from tests import api_payloads as P
 
 EXTRACTION_CASE = """

@@ -7,11 +7,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memdir.stages.extractor import state
 from memdir import usage
-from memdir.stages.extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.model import Memory
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import extract_transcript
 from memdir.store import MemoryStore
 from tests import api_payloads as P
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document, parse_header
 from memdir.model import Memory, compose_body, memory_from_fields
-from memdir.errors import MemdirError
 
 
 def test_round_trip_keeps_key_order_and_string_values():

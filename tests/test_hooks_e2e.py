@@ -16,7 +16,6 @@ import pytest
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
-
 MEMDIR = Path(sys.executable).with_name("memdir")  # the console script Claude Code runs
 
 

@@ -198,7 +198,6 @@ def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_h
     import json
 
     from memdir.decisions import Decision, append
-
     from memdir.paths import decisions_dir
 
     project = tmp_path / "repo"

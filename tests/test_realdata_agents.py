@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 import memdir
-from memdir.index import entry_file, linked_files
 from memdir.entry.memory_tool import MemdirMemoryTool
+from memdir.index import entry_file, linked_files
 
 FOLDER = "memory-folders/application-pipeline"
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from memdir.model import Memory
-from memdir.store import MemoryStore
 from memdir.stages.recall import server
+from memdir.store import MemoryStore
 from tests import api_payloads as P
 
 

@@ -162,7 +162,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memdir.doctor import check, healthy
-
     from memdir.entry.cli_decisions import doctor_findings
 
     store = _store(args)
@@ -270,8 +269,7 @@ def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
     """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
     import os
 
-    from memdir import constants as C
-    from memdir import safefs
+    from memdir import constants as C, safefs
 
     try:
         fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")

@@ -34,9 +34,9 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memdir.errors import MemdirError
 from memdir.entry.memory_tool_folder import MemoryToolFolder
 from memdir.entry.memory_tool_paths import ROOT, tool_rel
+from memdir.errors import MemdirError
 from memdir.store import MemoryStore
 
 __all__ = ["ROOT", "AsyncMemdirMemoryTool", "MemdirMemoryTool"]

@@ -15,9 +15,9 @@ from pathlib import Path
 from anthropic.lib.tools import ToolError
 
 from memdir import safefs
-from memdir.errors import MemdirError
 from memdir.entry.memory_tool_paths import ROOT
 from memdir.entry.memory_tool_text import checked
+from memdir.errors import MemdirError
 from memdir.store import MemoryStore
 
 
