@@ -94,7 +94,8 @@ def grade_session(spec: SessionSpec, memories: list[dict]) -> dict:
             forbidden.append(m)
         if not any(e.matches(m) for e in [*spec.expect, *spec.acceptable]):
             unmatched.append(m)
-    return {"expected": len(spec.expect), "found": sum(matched), "missed": [e.what for e, ok in zip(spec.expect, matched) if not ok],
+    missed = [e.what for e, ok in zip(spec.expect, matched, strict=True) if not ok]
+    return {"expected": len(spec.expect), "found": sum(matched), "missed": missed,
             "saved": len(memories), "unmatched": unmatched, "forbidden": forbidden}
 
 
@@ -129,8 +130,8 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
             if not any(k.is_file() and k.read_bytes() == data for k in kept) or rel not in reported:
                 lost_files.append(rel)
                 lost_bytes += len(data)
-        return {"transcripts": len(sessions), "files": len(before), "changed": changed, "reported": sorted(reported), "lost_files": lost_files,
-                "lost_bytes": lost_bytes}
+        return {"transcripts": len(sessions), "files": len(before), "changed": changed, "reported": sorted(reported),
+                "lost_files": lost_files, "lost_bytes": lost_bytes}
 
 
 def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True) -> dict:

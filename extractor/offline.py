@@ -45,7 +45,8 @@ _REMEMBER = re.compile(
     re.I,
 )
 _FORGET = re.compile(
-    r"^(?:please\s+|actually,?\s+|oh,?\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
+    r"^(?:please\s+|actually,?\s+|oh,?\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b"
+    r"[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
     re.I,
 )
 _ROLE = re.compile(
@@ -163,10 +164,10 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     """What one sentence of the user's prose asks to keep (a question asks for help, it is not a rule)."""
     drafts: list[Draft] = []
     question = sentence.rstrip().endswith("?")
-    if m := _ROLE.search(sentence):
+    if _ROLE.search(sentence):
         # "Since last week I'm the tech lead, not just a backend engineer": the user corrects who they are.
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role", correction=bool(_CHANGED.search(sentence))))
-    elif m := _NEW_TO.search(sentence):
+    elif _NEW_TO.search(sentence):
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
     if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
@@ -177,10 +178,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         if done:
             drafts.append(Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
                                 kind="confirmation"))
-    elif _PREFERENCE.search(sentence):
-        rule, why = _split_rationale(sentence.rstrip(" .!?"))
-        drafts.append(Draft("feedback", rule, why, kind="preference"))
-    elif m := _SUGGESTION.match(sentence):
+    elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
     if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence):

@@ -11,6 +11,7 @@ import math
 import os
 
 from memdir import constants as C
+from memdir.engines import ENGINES, normalize as _normalize_engine
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 DEFAULT_EXTRACT_MODEL = "claude-sonnet-5-5"
 DEFAULT_RECALL_MODEL = "claude-haiku-5-5"
 DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
-
-from memdir.engines import ENGINES, normalize as _normalize_engine
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:

@@ -159,7 +159,7 @@ def read_journal(folder: Path, *, path: Path | None = None) -> JournalRead:
     decisions: list[Decision] = []
     corrupt = 0
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
     except FileNotFoundError:
         return JournalRead(decisions=[], corrupt_lines=0, path=path)
     with handle:

@@ -89,7 +89,7 @@ class Graph:
 def load_graph(path: Path) -> Graph:
     graph = Graph()
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
     except FileNotFoundError:
         return graph
     with handle:
@@ -184,7 +184,7 @@ def _read_ops(path: Path) -> tuple[list[dict], int]:
     ops: list[dict] = []
     corrupt = 0
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
     except FileNotFoundError:
         return ops, 0
     with handle:

@@ -32,7 +32,7 @@ import itertools
 import json
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir import constants as C, safefs
@@ -189,7 +189,7 @@ def _folder_rel(state_rel: str, rel_path: str) -> str:
 
 
 def _now_stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path:

@@ -104,9 +104,9 @@ def compose_body(rule: str, why: str | None = None, how: str | None = None) -> s
 
 def _utc_stamp() -> str:
     """Now as Claude Code stamps `metadata.modified`: ISO 8601 UTC with milliseconds and a Z."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def kebab_slug(name: str) -> str:

@@ -93,7 +93,7 @@ class _Base(metaclass=_RecordMeta):
         fields, defaults, factories = self._fields, self._defaults, self._factories
         if len(args) > len(self._positional):
             raise TypeError(f"{type(self).__name__} takes at most {len(self._positional)} positional arguments")
-        values = dict(zip(self._positional, args))
+        values = dict(zip(self._positional, args, strict=False))  # fewer args than fields: the rest by keyword
         for key, value in kwargs.items():
             if key not in fields:
                 raise TypeError(f"{type(self).__name__} has no field {key!r}")
@@ -120,7 +120,7 @@ class _Base(metaclass=_RecordMeta):
         return f"{type(self).__name__}({inner})"
 
     def replace(self, **changes: Any) -> Self:
-        return type(self)(**{**dict(zip(self._fields, self._values())), **changes})
+        return type(self)(**{**dict(zip(self._fields, self._values(), strict=True)), **changes})
 
 
 @dataclass_transform(field_specifiers=(field,))

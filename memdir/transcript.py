@@ -146,10 +146,10 @@ def _timestamp(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from datetime import datetime, timezone
+        from datetime import UTC, datetime
 
         try:
-            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc).isoformat()
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC).isoformat()
         except (OverflowError, OSError, ValueError):
             return None
     return None

@@ -80,9 +80,9 @@ def extract_claims(text: str) -> list[Claim]:
         command = _COMMAND.match(span)
         if command:
             add("command", f"{command.group(1)} {command.group(2)}")
-        elif _IDENT.match(span.removesuffix("()")) and _looks_like_symbol(span.removesuffix("()")) and "/" not in span:
-            if not _PATH.fullmatch(span):
-                add("symbol", span.removesuffix("()"))
+        elif (_IDENT.match(span.removesuffix("()")) and _looks_like_symbol(span.removesuffix("()")) and "/" not in span
+              and not _PATH.fullmatch(span)):
+            add("symbol", span.removesuffix("()"))
     quoted = {span.strip() for span in spans}
     for match in _PATH.finditer(text):
         value = match.group(1).rstrip(".")

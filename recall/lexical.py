@@ -234,9 +234,9 @@ class Ranker:
             # Ties broken by the term itself: set order varies with string hashing between runs.
             best_terms = sorted(weights.items(), key=lambda pair: (-pair[1], pair[0]))[:FEEDBACK_TERMS]
             extra = self.words.scores([t for t, _ in best_terms])
-            scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra)]
+            scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra, strict=True)]
         gram_scores = self.grams.scores(char_grams(query))
-        fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores))]
+        fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores), strict=True)]
         names = proper_names(query)
         if names:
             fused = [s * (1 + NAME_BOOST) if names & self.names[i] else s for i, s in enumerate(fused)]

@@ -28,7 +28,7 @@ def _transcript(path: Path, cwd: str, texts: list[str], session: str) -> Path:
         lines.append({"type": "assistant", "uuid": f"{session}-a{i}", "sessionId": session, "cwd": cwd,
                       "timestamp": "2026-03-02T09:00:05Z",
                       "message": {"id": f"msg-{session}-{i}", "role": "assistant", "content": [P.text("Noted.")]}})
-    path.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
 
 

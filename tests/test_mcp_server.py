@@ -31,10 +31,9 @@ def _server(memory_dir: Path, home: Path, *extra: str) -> StdioServerParameters:
 
 async def _session_run(params: StdioServerParameters, body) -> object:
     with anyio.fail_after(TIMEOUT):
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                return await body(session, init)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            return await body(session, init)
 
 
 def _text(result) -> str:

@@ -59,7 +59,7 @@ def run_demo(folder: Path | None = None) -> int:
         recalled = recall(root, DEMO_PROMPT, settings=settings, record=False)
         print(recalled.context or "(nothing clearly applies)")
         if throwaway:
-            print(f"\nEverything is plain markdown. Keep a copy with: memdir demo --dir ./memdir-demo")
+            print("\nEverything is plain markdown. Keep a copy with: memdir demo --dir ./memdir-demo")
         else:
             print(f"\nEverything is plain markdown: ls {root}")
     finally:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 
 from memdir import constants as C
 from memdir.hooklog import log
