@@ -49,6 +49,9 @@ class _RecordMeta(type):
         if "__slots__" in namespace and any(isinstance(base, _RecordMeta) for base in bases):
             raise TypeError(f"{name}: declare Record fields as class annotations (`name: type = default`), "
                             "not __slots__/_defaults")
+        if "__annotations__" not in namespace and any(key.startswith("__annotate") for key in namespace):
+            # Python 3.14+ evaluates annotations lazily and leaves none here, unless the module asks for strings.
+            raise TypeError(f"{name}: add `from __future__ import annotations` to its module (Record reads them)")
         own = [key for key, hint in namespace.get("__annotations__", {}).items()
                if not str(hint).split("[")[0].endswith("ClassVar")]
         fields: list[str] = []

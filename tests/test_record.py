@@ -63,3 +63,9 @@ def test_old_style_slots_declaration_is_refused_with_the_fix():
     with pytest.raises(TypeError, match="declare Record fields as class annotations"):
         class Old(Record):  # noqa: F841
             __slots__ = ("a",)
+
+
+def test_lazily_evaluated_annotations_are_refused_not_read_as_no_fields():
+    # What Python 3.14 puts in a class body without `from __future__ import annotations`.
+    with pytest.raises(TypeError, match="from __future__ import annotations"):
+        type(Record)("Lazy", (Record,), {"__annotate__": lambda fmt: {"a": int}})
