@@ -285,14 +285,14 @@ def config_value(config_file: Path, key: str) -> object:
 
 
 def orchestkit_compat(memory_dir: Path | None, project_root: Path | None = None,
-                      env: dict[str, str] | None = None) -> Enablement:
+                      env: Mapping[str, str] | None = None) -> Enablement:
     """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
     `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
     return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
 
 
 def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None,
-                       env: dict[str, str] | None = None) -> Enablement | None:
+                       env: Mapping[str, str] | None = None) -> Enablement | None:
     """The user's own choice about OrchestKit's layout, or None when they made none.
 
     MEMDIR_ORCHESTKIT_COMPAT decides when set; else `orchestkit_compat` in `<memory>/.memdir/config.json`
@@ -313,7 +313,7 @@ def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None
 
 
 def orchestkit_config_files(memory_dir: Path | None, project_root: Path | None = None,
-                            env: dict[str, str] | None = None) -> list[Path]:
+                            env: Mapping[str, str] | None = None) -> list[Path]:
     """The config files that may hold `orchestkit_compat`, most specific first."""
     candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
     if memory_dir is not None and not _inside(memory_dir, project_root):
