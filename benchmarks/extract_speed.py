@@ -49,8 +49,7 @@ def write_speed(repeat: int) -> None:
     import itertools
     import os
 
-    from memdir import constants as C
-    from memdir import embeddings
+    from memdir import constants as C, embeddings
     from memdir.entry.manual import remember
     from memdir.store import MemoryStore
 

@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from memdir.evals.locomo import Score, default_data_path, evaluate, load
 from memdir.config import Settings, llm_configured
+from memdir.evals.locomo import Score, default_data_path, evaluate, load
 from memdir.scan import scan
 from memdir.stages.recall.api import recall
 from memdir.stages.recall.lexical import BM25

@@ -29,11 +29,21 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.realdata_labels import (DEFAULT_LABELS, TABLE_HEADER, LabelError, Labels, Outcome, Run,
-                                        load_labels, prompt_lines, table_row, unknown_gold)
-from memdir.evals.realdata_path import locate_realdata, missing_reason
+from benchmarks.realdata_labels import (
+    DEFAULT_LABELS,
+    TABLE_HEADER,
+    LabelError,
+    Labels,
+    Outcome,
+    Run,
+    load_labels,
+    prompt_lines,
+    table_row,
+    unknown_gold,
+)
 from memdir import constants as C
 from memdir.config import Settings
+from memdir.evals.realdata_path import locate_realdata, missing_reason
 from memdir.scan import scan
 from memdir.stages.recall.api import recall
 from memdir.stages.recall.inject import render_all

@@ -69,7 +69,7 @@ def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, run
             lambda: run_process(hook, payload.replace('"bench"', f'"dense{next(runs)}"'), env), repeat * 2)
     finally:
         if os.path.exists(sock + ".pid"):
-            os.kill(int(open(sock + ".pid").read()), signal.SIGTERM)
+            os.kill(int(Path(sock + ".pid").read_text()), signal.SIGTERM)
     print(f"hook prompt (offline, 200 memories, recall server up: lexical + dense, {len(cache.rows)} vectors cached): "
           f"{took * 1000:.0f} ms = {took / bare:.2f}x bare python (budget 5x)")
 
@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
             root = Path(tmp) / f"m{n}"
             write_memories(root, n)
             plain_loop(root), scan_and_manifest(root, query)  # warm the page cache for both
-            base = median_seconds(lambda: plain_loop(root), args.repeat)
-            ours = median_seconds(lambda: scan_and_manifest(root, query), args.repeat)
+            base = median_seconds(lambda root=root: plain_loop(root), args.repeat)
+            ours = median_seconds(lambda root=root: scan_and_manifest(root, query), args.repeat)
             per_file[n] = ours / n * 1e6
             base_per_file[n] = base / n * 1e6
             print(f"{n:>7} {base * 1000:>13.1f} {ours * 1000:>16.1f} {ours / base:>6.2f} {per_file[n]:>8.1f}")
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             finally:
                 if os.path.exists(sock + ".pid"):
-                    os.kill(int(open(sock + ".pid").read()), signal.SIGTERM)
+                    os.kill(int(Path(sock + ".pid").read_text()), signal.SIGTERM)
         print(f"hook prompt (llm engine via the warm recall server, instant local API): {llm * 1000:.0f} ms "
               f"= {llm / bare:.1f}x bare python ({len(api.requests)} API requests)")
     return 0

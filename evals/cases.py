@@ -12,10 +12,10 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-from memdir.model import MemoryType
+from pydantic_core import ErrorDetails
 
 from memdir.evals.cli import SUITE_NAMES
+from memdir.model import MemoryType
 
 SUITES = SUITE_NAMES  # the one list of suites lives with the CLI, which must not import pydantic
 CASES_DIR = Path(__file__).resolve().parent / "cases"
@@ -111,7 +111,8 @@ class BehaviourCase(_Case):
     rubric: list[str] = Field(min_length=1)
 
 
-CASE_MODELS = {"extraction": ExtractionCase, "recall": RecallCase, "behaviour": BehaviourCase}
+CASE_MODELS: dict[str, type[ExtractionCase] | type[RecallCase] | type[BehaviourCase]] = {
+    "extraction": ExtractionCase, "recall": RecallCase, "behaviour": BehaviourCase}
 Case = ExtractionCase | RecallCase | BehaviourCase
 
 
@@ -120,7 +121,7 @@ class CaseError(BaseModel):
     message: str
 
 
-def _field_path(error: dict) -> str:
+def _field_path(error: ErrorDetails) -> str:
     return ".".join(str(p) for p in error["loc"]) or "case"
 
 

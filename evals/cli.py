@@ -12,9 +12,9 @@ SUITE_NAMES = ("extraction", "recall", "behaviour")
 
 
 def run_realdata(args) -> int:
+    from memdir.config import choose_engine
     from memdir.evals.realdata import render, run_suite
     from memdir.evals.realdata_path import locate_realdata, missing_reason
-    from memdir.config import choose_engine
 
     root = locate_realdata()
     if root is None:
@@ -34,10 +34,10 @@ def run_realdata(args) -> int:
 def run(args) -> int:
     if args.suite == "realdata":
         return run_realdata(args)
+    from memdir.config import Settings, choose_engine
     from memdir.evals.cases import SUITES, load_suite
     from memdir.evals.report import summary
     from memdir.evals.runner import Progress, run_cases, write_results
-    from memdir.config import Settings, choose_engine
 
     settings = Settings.from_env().with_overrides(
         extract_model=args.model, recall_model=args.recall_model or args.model, judge_model=args.judge_model

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+
 from pydantic import BaseModel
 
-from memdir.evals.cases import ExtractionCase, RecallCase
 from memdir import constants as C
+from memdir.evals.cases import ExtractionCase, RecallCase
 
 
 class Grade(BaseModel):

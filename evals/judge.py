@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from memdir.config import Settings
 from memdir.evals.cases import BehaviourCase
 from memdir.evals.graders import Grade
-from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
 from memdir.scan import scan
 from memdir.stages.recall.inject import render_all
@@ -71,11 +71,10 @@ def agent_reply(case: BehaviourCase, memory_dir: Path, settings: Settings, clien
 
 
 def judge(case: BehaviourCase, situation: str, reply: str, settings: Settings, client, usage: dict) -> list[Grade]:
-    from memdir.prompts import render
-    from memdir.stages.extractor.agent import add_usage
-
     from memdir import constants as C
     from memdir.llm import thinking_options
+    from memdir.prompts import render
+    from memdir.stages.extractor.agent import add_usage
 
     response = call_with_retries(
         lambda: client.messages.parse(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from memdir.model import Memory
+from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore
 
 _EVIDENCE = re.compile(r"D\d+:\d+")
@@ -82,7 +82,7 @@ def build(sample: dict, index: int, root: Path) -> Conversation:
         for speaker, observations in per_speaker.items():
             for n, (fact, evidence) in enumerate(observations):
                 rel = f"user_{session}_{speaker.lower()}_{n}.md"
-                memory = Memory(name=f"{speaker} {session} #{n}", description=fact, type="user", body=fact)
+                memory = Memory(name=f"{speaker} {session} #{n}", description=fact, type=MemoryType.user, body=fact)
                 text = f"---\nname: {memory.name}\ndescription: {json.dumps(fact)}\ntype: user\n---\n\n{fact}\n"
                 (root / rel).write_text(text, encoding="utf-8")
                 if stamp:

@@ -18,8 +18,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
-from memdir import constants as C
-from memdir import history
+from memdir import constants as C, history
 
 CASES = Path(__file__).with_name("cases") / "realdata.yaml"
 NO_LOSS_FOLDER = "memory-folders/application-pipeline"
@@ -95,7 +94,8 @@ def grade_session(spec: SessionSpec, memories: list[dict]) -> dict:
             forbidden.append(m)
         if not any(e.matches(m) for e in [*spec.expect, *spec.acceptable]):
             unmatched.append(m)
-    return {"expected": len(spec.expect), "found": sum(matched), "missed": [e.what for e, ok in zip(spec.expect, matched) if not ok],
+    missed = [e.what for e, ok in zip(spec.expect, matched, strict=True) if not ok]
+    return {"expected": len(spec.expect), "found": sum(matched), "missed": missed,
             "saved": len(memories), "unmatched": unmatched, "forbidden": forbidden}
 
 
@@ -130,13 +130,13 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
             if not any(k.is_file() and k.read_bytes() == data for k in kept) or rel not in reported:
                 lost_files.append(rel)
                 lost_bytes += len(data)
-        return {"transcripts": len(sessions), "files": len(before), "changed": changed, "reported": sorted(reported), "lost_files": lost_files,
-                "lost_bytes": lost_bytes}
+        return {"transcripts": len(sessions), "files": len(before), "changed": changed, "reported": sorted(reported),
+                "lost_files": lost_files, "lost_bytes": lost_bytes}
 
 
 def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True) -> dict:
-    from memdir.evals.realdata_path import main_sessions
     from memdir.config import Settings
+    from memdir.evals.realdata_path import main_sessions
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)
     suite = load_suite()

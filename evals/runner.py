@@ -10,13 +10,14 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
-from memdir.evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
-from memdir.evals.graders import Grade, grade_extraction, grade_recall
-from memdir.pricing import cost_usd
 from memdir import constants as C
 from memdir.config import Settings
+from memdir.evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, SeedMemory
+from memdir.evals.graders import Grade, grade_extraction, grade_recall
 from memdir.model import Memory
+from memdir.pricing import cost_usd
 from memdir.scan import scan
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
@@ -61,7 +62,7 @@ def inputs_hash(case: Case, variant: str | None) -> str:
 def run_case(case: Case, *, engine: str, settings: Settings, client=None, repeat: int = 0,
              variant: str | None = None) -> dict:
     started = time.monotonic()
-    record = {"case": case.id, "suite": case.suite, "tags": case.tags, "repeat": repeat, "engine": engine,
+    record: dict[str, Any] = {"case": case.id, "suite": case.suite, "tags": case.tags, "repeat": repeat, "engine": engine,
               "model": None, "inputs_hash": inputs_hash(case, variant), "status": "pass", "grades": [],
               "outputs": {}, "usage": {}, "cost_usd": 0.0, "cache_hit": False, "error": None}
     try:
@@ -107,22 +108,21 @@ def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, 
             return None
         return grade_extraction(case, before, after)
     if isinstance(case, RecallCase):
-        from memdir.stages.recall.api import recall
-
         from memdir.embeddings import shared_model
+        from memdir.stages.recall.api import recall
 
         seed(memory_dir, case.memories, now)
         dense = shared_model()  # as the warm recall server answers when the model is installed
         if dense is not None:
             dense.embed_missing(memory_dir, [h for h in scan(memory_dir).headers])
-        result = recall(memory_dir, case.query, settings=settings, engine=engine, tools=case.tools, record=False,
+        recalled = recall(memory_dir, case.query, settings=settings, engine=engine, tools=case.tools, record=False,
                         now=now, client=client, dense=dense)
-        selected = [h.rel_path for h in result.selected]
+        selected = [h.rel_path for h in recalled.selected]
         record["model"] = settings.recall_model if engine == "llm" else None
-        record["usage"] = {k: v for k, v in result.usage.items() if isinstance(v, int)}
-        record["outputs"] = {"selected": selected, "engine": result.engine, "debug": result.debug}
-        if engine == "llm" and result.engine != "llm":
-            record["status"], record["error"] = "error", "; ".join(result.debug) or "the llm selector failed"
+        record["usage"] = {k: v for k, v in recalled.usage.items() if isinstance(v, int)}
+        record["outputs"] = {"selected": selected, "engine": recalled.engine, "debug": recalled.debug}
+        if engine == "llm" and recalled.engine != "llm":
+            record["status"], record["error"] = "error", "; ".join(recalled.debug) or "the llm selector failed"
             return None
         return grade_recall(case, selected)
     if isinstance(case, BehaviourCase):

@@ -13,13 +13,13 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
-from memdir.record import Record
+from memdir.manifest import manifest
+from memdir.record import Record, field
 from memdir.scan import scan
 from memdir.stages.extractor import decision_tool
 from memdir.stages.extractor.excerpt import excerpt_messages
 from memdir.stages.extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
-from memdir.manifest import manifest
 
 log = logging.getLogger("memdir")
 
@@ -37,12 +37,21 @@ def ephemeral(ttl: str = "5m") -> dict:
 class StopReasonError(RuntimeError):
     """The run ended in a way that must not count as done (truncated twice, an unknown reason)."""
 
+    def __init__(self, message: str, run: AgentRun) -> None:
+        super().__init__(message)
+        self.run = run  # its tokens were spent: the caller still records them
+
 
 class AgentRun(Record):
-    __slots__ = ("turns", "usage", "stop_reason", "hit_turn_cap", "final_text", "refusals", "max_tokens_retries",
-                 "cost_usd", "model")
-    _defaults = {"turns": 0, "usage": dict, "stop_reason": None, "hit_turn_cap": False, "final_text": "",
-                 "refusals": 0, "max_tokens_retries": 0, "cost_usd": 0.0, "model": None}
+    turns: int = 0
+    usage: dict = field(default_factory=dict)
+    stop_reason: str | None = None
+    hit_turn_cap: bool = False
+    final_text: str = ""
+    refusals: int = 0
+    max_tokens_retries: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
 
 
 def build_request(
@@ -55,8 +64,8 @@ def build_request(
     log entries, given as `first_message`, into memory files). cache_ttl: "5m" for live runs,
     "1h" for the Batches API, whose rounds are minutes apart.
     """
-    from memdir.prompts import render
     from memdir.llm import thinking_options
+    from memdir.prompts import render
 
     system = render(
         "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat(),
@@ -70,7 +79,7 @@ def build_request(
         intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
         transcript = render("extract_transcript.j2", messages=excerpt)
     cache = ephemeral(cache_ttl)
-    first = [{"type": "text", "text": intro}]
+    first: list[dict[str, object]] = [{"type": "text", "text": intro}]
     if transcript.strip():
         first.append({"type": "text", "text": transcript})
     first[-1]["cache_control"] = cache
@@ -106,7 +115,7 @@ def _record(run: AgentRun, response, model: str) -> list[dict]:
 
     run.turns += 1
     add_usage(run.usage, response.usage)
-    one = {}
+    one: dict[str, int] = {}
     add_usage(one, response.usage)
     run.cost_usd += cost_usd(model, one)  # per response: Haiku 5.5's price depends on each prompt's length
     run.stop_reason = response.stop_reason
@@ -133,9 +142,7 @@ def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolb
             conversation.append({"role": "assistant", "content": kept})
         return True
     if reason not in (*FINISHED, "tool_use"):
-        error = StopReasonError(f"the model stopped with stop_reason={reason!r}; nothing was applied")
-        error.run = run
-        raise error
+        raise StopReasonError(f"the model stopped with stop_reason={reason!r}; nothing was applied", run)
     calls = [b for b in blocks if b.get("type") == "tool_use"]
     if not calls:
         return False
@@ -169,12 +176,9 @@ def _truncated(run: AgentRun, request: dict, response, model: str) -> bool:
     _record(run, response, model)
     run.turns -= 1  # the retry stands in for this turn
     if run.max_tokens_retries >= 1 or request["max_tokens"] >= C.MAX_TOKENS_CEILING:
-        error = StopReasonError(
+        raise StopReasonError(
             f"the reply hit max_tokens={request['max_tokens']} twice (thinking counts toward it); "
-            "the window stays unprocessed and is retried on the next run"
-        )
-        error.run = run  # its tokens were spent: the caller still records them
-        raise error
+            "the window stays unprocessed and is retried on the next run", run)
     run.max_tokens_retries += 1
     request["max_tokens"] = min(C.MAX_TOKENS_CEILING, request["max_tokens"] * C.MAX_TOKENS_RETRY_FACTOR)
     return True

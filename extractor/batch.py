@@ -14,13 +14,13 @@ import sys
 from datetime import date, datetime
 from pathlib import Path
 
-from memdir.pricing import cost_usd, price
-from memdir.stages.extractor import state
-from memdir.stages.extractor.run import ExtractResult, aextract_messages, extract_messages
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import config_home, resolve_memory_dir
-from memdir.record import Record
+from memdir.pricing import cost_usd, price
+from memdir.record import Record, field
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import ExtractResult, aextract_messages, extract_messages
 from memdir.transcript import Message, read_transcript
 
 PROMPT_OVERHEAD_TOKENS = 3000  # system prompt, tools and manifest, roughly
@@ -28,18 +28,27 @@ OUTPUT_TOKENS_GUESS = 800
 
 
 class Job(Record):
-    __slots__ = ("transcript", "memory_dir", "session_id")
+    transcript: Path
+    memory_dir: Path
+    session_id: str
 
 
 class FolderRow(Record):
-    __slots__ = ("memory_dir", "transcripts", "windows", "saved", "updated", "skipped", "failed", "tokens", "cost")
-    _defaults = {"transcripts": 0, "windows": 0, "saved": 0, "updated": 0, "skipped": 0, "failed": 0, "tokens": 0,
-                 "cost": 0.0}
+    memory_dir: str
+    transcripts: int = 0
+    windows: int = 0
+    saved: int = 0
+    updated: int = 0
+    skipped: int = 0
+    failed: int = 0
+    tokens: int = 0
+    cost: float = 0.0
 
 
 class BatchReport(Record):
-    __slots__ = ("rows", "stopped", "errors")
-    _defaults = {"rows": dict, "stopped": None, "errors": list}
+    rows: dict[str, FolderRow] = field(default_factory=dict)  # by memory folder
+    stopped: str | None = None  # why the batch stopped early
+    errors: list[str] = field(default_factory=list)
 
 
 def discover(paths: list[Path] | None = None, since: date | None = None) -> list[Path]:

@@ -24,20 +24,18 @@ import time
 from datetime import date
 from pathlib import Path
 
-from memdir.stages.extractor import state
-from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
-from memdir.stages.extractor import report as changes_report
-from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
-from memdir.stages.extractor.run import _choose, _existing
-from memdir.stages.extractor.tools import Toolbox
-from memdir import constants as C
-from memdir import runlog, usage
+from memdir import constants as C, runlog, usage
 from memdir.config import Settings
 from memdir.daylog import log_path, memory_mode
 from memdir.fsio import atomic_write_text
 from memdir.llm import call_with_retries, describe_error
 from memdir.paths import config_home
 from memdir.pricing import BATCH_DISCOUNT
+from memdir.stages.extractor import report as changes_report, state
+from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
+from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
+from memdir.stages.extractor.run import _choose, _existing
+from memdir.stages.extractor.tools import Toolbox
 from memdir.transcript import read_transcript
 
 POLL_SECONDS = 30.0
@@ -154,16 +152,17 @@ def _results(client, batch_id: str, settings: Settings) -> list:
 
 
 def _apply_one(job: dict, message, settings: Settings) -> None:
+    model: str = job["request"]["model"]
     run = AgentRun(turns=job["turns"], usage=job["usage"], cost_usd=job["cost"], refusals=job["refusals"],
-                   max_tokens_retries=job["max_tokens_retries"], model=job["request"]["model"])
+                   max_tokens_retries=job["max_tokens_retries"], model=model)
     box = _toolbox(job)
     if "before" not in job:  # the folder as this job first found it: what it writes there later is an update
         job["before"] = sorted(_existing(Path(job["memory_dir"])))
     try:
-        if _truncated(run, job["request"], message, run.model):
+        if _truncated(run, job["request"], message, model):
             more = True  # asked again next batch with the larger budget job["request"] now carries
         else:
-            more = _take_turn(run, job["conversation"], message, box, run.model)
+            more = _take_turn(run, job["conversation"], message, box, model)
     except StopReasonError as exc:
         job["status"], job["reason"], more = "failed", str(exc), False
     job.update(turns=run.turns, usage=run.usage, cost=run.cost_usd, refusals=run.refusals,

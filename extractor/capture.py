@@ -15,40 +15,38 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memdir.decisions import Decision, Kind, Relation, RelationType, Scope, Source
 from memdir.stages.extractor.capture_lexicon import CATEGORIES, NOT_ENTITIES, PATTERNS, TECHNOLOGIES
-from memdir.decisions import Decision, Relation
 
 # (kind, base confidence, pattern): the first that matches a sentence decides its kind.
-SIGNALS: tuple[tuple[str, float, re.Pattern], ...] = tuple(
-    (kind, conf, re.compile(rx, re.I))
-    for kind, conf, rx in (
-        ("anti-pattern", 0.75, r"\b(?:never again|was a (?:big )?mistake|caused (?:an? )?(?:outage|incident|regression|"
-                               r"data loss|timeouts?)|(?:didn'?t|did not|doesn'?t|does not|won'?t) (?:work|scale)\b.*"
-                               r"\b(?:because|since|so)\b|burned us|bit us|backfired)"),
-        ("decision", 0.8, r"\b(?:we|i|the team)(?:'ve| have)? (?:decided|agreed) (?:to|that|on)\b"),
-        ("decision", 0.8, r"\b(?:chose|choose|picked|selected|opted for|went with)\b.+\b(?:over|instead of|rather than)\b"),
-        ("decision", 0.75, r"\blet'?s (?:just )?(?:use|go with|switch to|stick with|move to|adopt|keep using|standardi[sz]e on)\b"),
-        ("decision", 0.75, r"\b(?:we'?re|we are|i'?m|i am)? ?going (?:with|to go with|to use|to switch to)\b"),
-        ("decision", 0.75, r"\buse\s+\S+(?:\s+\S+)?\s+(?:instead of|rather than|over|not)\s+\S+"),
-        ("decision", 0.7, r"\b(?:we|i)(?:'ll| will| should| must)? (?:switch(?:ed)?|migrat(?:e|ed)|mov(?:e|ed)) (?:from \S+ )?to\b"),
-        ("decision", 0.7, r"\bwe(?:'ll| will)? (?:use|standardi[sz]e on)\b"),
-        ("preference", 0.8, r"\b(?:always|never)\s+(?:use|run|write|add|put|keep|commit|push|call|import|mock|test|"
-                            r"validate|check|ask|format|lint|prefer)\b"),
-        ("preference", 0.75, r"\bi (?:really |strongly |much )?prefer\b|\bi'?d (?:rather|prefer)\b|\bmy preference is\b"),
-        ("preference", 0.75, r"\b(?:please )?(?:don'?t|do not) (?:ever )?(?:use|add|write|run|make|assume|mock|commit|"
-                             r"push|create|touch|change|install|rely on)\b"),
-        ("preference", 0.7, r"\bi (?:don'?t|do not) want (?:to|you to|it to|any)\b|\bi want (?:you to |it to )?(?:always|"
-                            r"keep|use)\b"),
-        # "I'd love that test to be ..." states a wish about how; "I'd like to add ..." is a request, not a rule.
-        ("preference", 0.7, r"\bi'?d (?:actually |really )?(?:love|like) (?:that|it|this|the)\b"),
-        ("preference", 0.7, r"\b(?:from now on|going forward|in future|in the future)\b"),
-        # A short imperative ("use pnpm", typed as a rejection reason); a long one is a one-off task instruction.
-        ("preference", 0.7, r"^(?:please )?(?:use|prefer|stick to|stick with)\s+`?[\w.@/-]+`?(?:[\s,]+\S+){0,4}\s*[.!]?$"),
-        ("decision", 0.7, r"\b(?:we|i) (?:could|should|might|can) (?:go with|use|try|switch to|adopt)\b"),
-        ("problem", 0.6, r"\bthe (?:real |main |root )?(?:issue|problem|bug|cause) (?:is|was)\b|\bblocked (?:by|on)\b|"
-                         r"\b(?:keeps?|kept) (?:failing|crashing|timing out|breaking)\b"),
-    )
+_SIGNAL_ROWS: tuple[tuple[Kind, float, str], ...] = (
+    ("anti-pattern", 0.75, r"\b(?:never again|was a (?:big )?mistake|caused (?:an? )?(?:outage|incident|regression|"
+                           r"data loss|timeouts?)|(?:didn'?t|did not|doesn'?t|does not|won'?t) (?:work|scale)\b.*"
+                           r"\b(?:because|since|so)\b|burned us|bit us|backfired)"),
+    ("decision", 0.8, r"\b(?:we|i|the team)(?:'ve| have)? (?:decided|agreed) (?:to|that|on)\b"),
+    ("decision", 0.8, r"\b(?:chose|choose|picked|selected|opted for|went with)\b.+\b(?:over|instead of|rather than)\b"),
+    ("decision", 0.75, r"\blet'?s (?:just )?(?:use|go with|switch to|stick with|move to|adopt|keep using|standardi[sz]e on)\b"),
+    ("decision", 0.75, r"\b(?:we'?re|we are|i'?m|i am)? ?going (?:with|to go with|to use|to switch to)\b"),
+    ("decision", 0.75, r"\buse\s+\S+(?:\s+\S+)?\s+(?:instead of|rather than|over|not)\s+\S+"),
+    ("decision", 0.7, r"\b(?:we|i)(?:'ll| will| should| must)? (?:switch(?:ed)?|migrat(?:e|ed)|mov(?:e|ed)) (?:from \S+ )?to\b"),
+    ("decision", 0.7, r"\bwe(?:'ll| will)? (?:use|standardi[sz]e on)\b"),
+    ("preference", 0.8, r"\b(?:always|never)\s+(?:use|run|write|add|put|keep|commit|push|call|import|mock|test|"
+                        r"validate|check|ask|format|lint|prefer)\b"),
+    ("preference", 0.75, r"\bi (?:really |strongly |much )?prefer\b|\bi'?d (?:rather|prefer)\b|\bmy preference is\b"),
+    ("preference", 0.75, r"\b(?:please )?(?:don'?t|do not) (?:ever )?(?:use|add|write|run|make|assume|mock|commit|"
+                         r"push|create|touch|change|install|rely on)\b"),
+    ("preference", 0.7, r"\bi (?:don'?t|do not) want (?:to|you to|it to|any)\b|\bi want (?:you to |it to )?(?:always|"
+                        r"keep|use)\b"),
+    # "I'd love that test to be ..." states a wish about how; "I'd like to add ..." is a request, not a rule.
+    ("preference", 0.7, r"\bi'?d (?:actually |really )?(?:love|like) (?:that|it|this|the)\b"),
+    ("preference", 0.7, r"\b(?:from now on|going forward|in future|in the future)\b"),
+    # A short imperative ("use pnpm", typed as a rejection reason); a long one is a one-off task instruction.
+    ("preference", 0.7, r"^(?:please )?(?:use|prefer|stick to|stick with)\s+`?[\w.@/-]+`?(?:[\s,]+\S+){0,4}\s*[.!]?$"),
+    ("decision", 0.7, r"\b(?:we|i) (?:could|should|might|can) (?:go with|use|try|switch to|adopt)\b"),
+    ("problem", 0.6, r"\bthe (?:real |main |root )?(?:issue|problem|bug|cause) (?:is|was)\b|\bblocked (?:by|on)\b|"
+                     r"\b(?:keeps?|kept) (?:failing|crashing|timing out|breaking)\b"),
 )
+SIGNALS = tuple((kind, conf, re.compile(rx, re.I)) for kind, conf, rx in _SIGNAL_ROWS)
 RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|due to|given that|as otherwise)\b\s*", re.I)
 LEADING_BECAUSE = re.compile(r"^(?:because|since)\s+(?P<why>[^,]+),\s*(?P<what>.+)$", re.I)
 REASON_SENTENCE = re.compile(r"^(?:because|since|that'?s because|the reason (?:is|being)|reason:)\s*", re.I)
@@ -60,7 +58,7 @@ FILLER = re.compile(r"^(?:(?:ok(?:ay)?|so|yeah|yes|well|alright|hey claude|hi cl
                     r"also|and|but|please|now|great|cool|thanks|perfect|good|nice)\b[,!.]?\s*)+", re.I)
 NOT_PROSE = re.compile(r"^\s*(?:>|\$ |#|at |File \"|Traceback|[A-Za-z]+Error\b|\d+\s*\|)|https?://\S+$")
 CONNECTOR = re.compile(r"\s*,?\s+(?:over|instead of|rather than|not|and not|in place of)\s+", re.I)
-VERB_RELATIONS = (
+VERB_RELATIONS: tuple[tuple[RelationType, re.Pattern], ...] = (
     ("REQUIRES", re.compile(r"(?P<a>[\w.@/+-]+)\s+(?:requires|needs|depends on)\s+(?P<b>[\w.@/+-]+)", re.I)),
     ("ENABLES", re.compile(r"(?P<a>[\w.@/+-]+)\s+(?:enables|lets us|allows|unlocks)\s+(?P<b>[\w.@/+-]+)", re.I)),
     ("USES", re.compile(r"(?P<a>[\w.@/+-]+)\s+uses\s+(?P<b>[\w.@/+-]+)", re.I)),
@@ -138,27 +136,27 @@ def _entity_spans(text: str, entities: dict[str, str]) -> list[tuple[int, int, s
     return sorted(set(spans))
 
 
-def _relations(kind: str, text: str, entities: dict[str, str], project: str, signal_at: int) -> list[Relation]:
+def _relations(kind: Kind, text: str, entities: dict[str, str], project: str, signal_at: int) -> list[Relation]:
     rels: list[Relation] = []
     spans = _entity_spans(text, entities)
     for match in CONNECTOR.finditer(text):
         before = [name for s, e, name in spans if e <= match.start()]
         after = [name for s, e, name in spans if s >= match.end()]
         if before and after and before[-1] != after[0]:
-            rels.append(Relation(**{"from": before[-1], "to": after[0], "relationType": "CHOSE_OVER"}))
+            rels.append(Relation.model_validate({"from": before[-1], "to": after[0], "relationType": "CHOSE_OVER"}))
     for rtype, rx in VERB_RELATIONS:
         for match in rx.finditer(text):
             a, b = _resolve(match.group("a"), entities), _resolve(match.group("b"), entities)
             if a in entities or b in entities:
-                rels.append(Relation(**{"from": a, "to": b, "relationType": rtype}))
+                rels.append(Relation.model_validate({"from": a, "to": b, "relationType": rtype}))
     rejected = {r.to for r in rels if r.relationType == "CHOSE_OVER"}
     named_after = list(dict.fromkeys(name for s, e, name in spans if s >= signal_at and name not in rejected))
     if kind in ("decision", "pattern") and project:
         for name in named_after:
-            rels.append(Relation(**{"from": project, "to": name, "relationType": "USES"}))
+            rels.append(Relation.model_validate({"from": project, "to": name, "relationType": "USES"}))
     if kind == "preference":
         for name in named_after:
-            rels.append(Relation(**{"from": "user", "to": name, "relationType": "PREFERS"}))
+            rels.append(Relation.model_validate({"from": "user", "to": name, "relationType": "PREFERS"}))
     unique = {(r.from_, r.to, r.relationType): r for r in rels}
     return list(unique.values())
 
@@ -177,7 +175,7 @@ def _clean(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-def _classify(sentence: str) -> tuple[str, float, int] | None:
+def _classify(sentence: str) -> tuple[Kind, float, int] | None:
     """(kind, base confidence, where the signal starts in `sentence`) for the first signal that matches."""
     stripped = FILLER.sub("", sentence)
     offset = len(sentence) - len(stripped)
@@ -188,16 +186,16 @@ def _classify(sentence: str) -> tuple[str, float, int] | None:
     return None
 
 
-def capture_text(text: str, *, source: str = "prompt", project: str = "", scope: str = "user") -> list[Captured]:
+def capture_text(text: str, *, source: Source = "prompt", project: str = "", scope: Scope = "user") -> list[Captured]:
     """Every decision-like statement in `text` (the user's words), scored."""
     out: list[Captured] = []
     for sentence in sentences(text):
         reason = REASON_SENTENCE.match(sentence)
         if reason and out and not out[-1].decision.why:  # "Because X." right after the decision explains it
             prev = out[-1]
-            why = _clean(sentence[reason.end():])
-            if why:
-                prev.decision = prev.decision.model_copy(update={"why": why, "confidence": min(0.95, prev.decision.confidence + 0.1)})
+            because = _clean(sentence[reason.end():])
+            if because:
+                prev.decision = prev.decision.model_copy(update={"why": because, "confidence": min(0.95, prev.decision.confidence + 0.1)})
             continue
         if not (MIN_CHARS <= len(sentence) <= MAX_CHARS):
             continue
@@ -238,7 +236,7 @@ def capture_text(text: str, *, source: str = "prompt", project: str = "", scope:
     return out
 
 
-def capture_explicit(text: str, *, outcome: str | None = None, scope: str = "user", project: str = "") -> Captured:
+def capture_explicit(text: str, *, outcome: str | None = None, scope: Scope = "user", project: str = "") -> Captured:
     """`memdir remember "..." --success|--failed`: always one record, high confidence.
 
     --failed records an anti-pattern (what went wrong is the lesson); --success a proven pattern.
@@ -254,7 +252,8 @@ def capture_explicit(text: str, *, outcome: str | None = None, scope: str = "use
                             entities=list(entities), category=_category(entities, flat), confidence=0.85,
                             project=project, scope=scope, source="explicit")
         base = Captured(decision, _relations("decision", flat, entities, project, 0), entities)
-    kind = {"success": "pattern", "failed": "anti-pattern"}.get(outcome or "", base.decision.kind)
+    by_outcome: dict[str, Kind] = {"success": "pattern", "failed": "anti-pattern"}
+    kind = by_outcome.get(outcome or "", base.decision.kind)
     confidence = 0.9 if outcome else base.decision.confidence
     base.decision = base.decision.model_copy(update={"kind": kind, "confidence": confidence, "id": ""})
     base.decision = Decision.model_validate(base.decision.model_dump())  # a fresh id for the new kind

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from datetime import date
 
+from memdir import claude_code as cc, constants as C
+from memdir.config import Settings
 from memdir.stages.extractor.agent import EFFORT, AgentRun, StopReasonError, build_request
 from memdir.stages.extractor.tools import TOOL_SCHEMAS, Toolbox
-from memdir import claude_code as cc
-from memdir import constants as C
-from memdir.config import Settings
 from memdir.transcript import Message
 
 
@@ -42,8 +41,6 @@ def run_claude_code_agent(messages: list[Message], toolbox: Toolbox, settings: S
     if session.subtype == "error_max_turns":
         run.hit_turn_cap = True  # what was written stands, as with the API engine's cap
     elif session.is_error or session.subtype != "success":
-        error = StopReasonError(f"the claude-code session ended with {session.subtype}"
-                                f"{': ' + session.text[:200] if session.text else ''}")
-        error.run = run
-        raise error
+        raise StopReasonError(f"the claude-code session ended with {session.subtype}"
+                              f"{': ' + session.text[:200] if session.text else ''}", run)
     return run

@@ -12,8 +12,7 @@ import calendar
 import re
 from datetime import date, timedelta
 
-from memdir.dates import MONTH_ALTERNATION as _MONTH
-from memdir.dates import MONTHS, WEEKDAYS
+from memdir.dates import MONTH_ALTERNATION as _MONTH, MONTHS, WEEKDAYS
 
 _WEEKDAY = "|".join(WEEKDAYS)
 DATE_PATTERN = re.compile(

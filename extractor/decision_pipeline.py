@@ -17,15 +17,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.stages.extractor.capture import Captured, capture_text
-from memdir.stages.extractor.promote import Promotion, promote
-from memdir import constants as C
-from memdir import decisions as journal
-from memdir import graph
+from memdir import constants as C, decisions as journal, graph
 from memdir.decision_context import prune_session_markers, tail_records
 from memdir.errors import MemdirError
 from memdir.paths import decisions_dir, orchestkit_compat
 from memdir.secrets import find_secrets
+from memdir.stages.extractor.capture import Captured, capture_text
+from memdir.stages.extractor.promote import Promotion, promote
 from memdir.store import MemoryStore
 
 
@@ -38,6 +36,11 @@ def folder_for(memory_dir: Path, project_root: Path, compat: bool | None = None)
     """The decisions folder for this memory folder and project (`compat` None: the user's setting)."""
     compat = compat_enabled(memory_dir, project_root) if compat is None else compat
     return decisions_dir(memory_dir, project_root, compat=compat)
+
+
+def _reason(exc: Exception) -> str:
+    """An OSError's plain reason ("Permission denied"), else the error's own one line (a lock held too long)."""
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 @dataclass
@@ -66,19 +69,19 @@ def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, c
         journal.append(folder, [c.decision for c in fresh])
         outcome.journaled = [c.decision.id for c in fresh]
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
-        outcome.errors.append(f"journal {journal.journal_path(folder)}: {exc.strerror or exc}")
+        outcome.errors.append(f"journal {journal.journal_path(folder)}: {_reason(exc)}")
     shared = [c.decision.model_copy(update={"project": ""}) for c in fresh if c.decision.scope == "global"]
     if shared:
         try:  # cross-project best practices, anonymised: no project name
             journal.append_lines(global_journal_path(), [d.to_record() for d in shared])
         except (OSError, MemdirError) as exc:
-            outcome.errors.append(f"global journal {global_journal_path()}: {exc.strerror or exc}")
+            outcome.errors.append(f"global journal {global_journal_path()}: {_reason(exc)}")
     ops = [op for c in fresh for op in graph.ops_for_decision(c.decision, c.relations, c.entity_types)]
     try:
         graph.enqueue(folder, ops)
         outcome.queued_ops = len(ops)
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
-        outcome.errors.append(f"graph queue {graph.queue_path(folder)}: {exc.strerror or exc}")
+        outcome.errors.append(f"graph queue {graph.queue_path(folder)}: {_reason(exc)}")
     if memory_dir is not None:
         store = MemoryStore.team_store(memory_dir) if team else MemoryStore(memory_dir)
         for c in fresh:

@@ -58,8 +58,8 @@ class DecisionCall(BaseModel):
 
 def run(toolbox, tool_input: dict):
     """Validate and record one call; returns the toolbox's ToolResult."""
-    from memdir.stages.extractor.tools import ToolResult
     from memdir.decisions import append_lines
+    from memdir.stages.extractor.tools import ToolResult
 
     try:
         call = DecisionCall.model_validate(tool_input)

@@ -12,15 +12,13 @@ import time
 from datetime import date
 from pathlib import Path
 
+from memdir import constants as C, safefs, usage
+from memdir.config import Settings, choose_engine
+from memdir.daylog import LogEntry, entries
 from memdir.stages.extractor import offline, report
 from memdir.stages.extractor.offline import Draft, Forget
 from memdir.stages.extractor.run import ExtractResult
 from memdir.stages.extractor.tools import Toolbox
-from memdir import constants as C
-from memdir import usage
-from memdir.config import Settings, choose_engine
-from memdir.daylog import LogEntry, entries
-from memdir import safefs
 from memdir.store import MemoryStore
 
 MIN_HOURS, MIN_SESSIONS = 24, 5
@@ -75,11 +73,11 @@ def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | N
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
         result.changes = outcome.changes
     else:
-        from memdir.stages.extractor.agent import run_agent
         from memdir.llm import describe_error
-        from memdir.scan import scan
-        from memdir.prompts import render
         from memdir.manifest import manifest
+        from memdir.prompts import render
+        from memdir.scan import scan
+        from memdir.stages.extractor.agent import run_agent
 
         toolbox = Toolbox(memory_dir, dry_run=dry_run)
         before = {h.rel_path for h in scan(memory_dir).headers}

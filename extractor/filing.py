@@ -11,14 +11,14 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING
 
-from memdir.stages.extractor import report
 from memdir import history
 from memdir.errors import MemdirError
-from memdir.fsio import read_text
 from memdir.frontmatter_io import dump_document
+from memdir.fsio import read_text
 from memdir.model import Memory, MemoryType, compose_body
-from memdir.record import Record
+from memdir.record import Record, field
 from memdir.secrets import redact
+from memdir.stages.extractor import report
 from memdir.store import MemoryStore
 from memdir.words import STOPWORDS, tokens
 
@@ -110,8 +110,12 @@ CORRECTION_WEIGHT = 1.5  # a correction naming one subject word of three is clea
 class OfflineOutcome(Record):
     """saved: created files; updated: rewritten files; changes: extractor/report.py dicts for all of it."""
 
-    __slots__ = ("saved", "updated", "deleted", "drafts", "errors", "changes")
-    _defaults = {"saved": list, "updated": list, "deleted": list, "drafts": list, "errors": list, "changes": list}
+    saved: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    drafts: list[Draft] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    changes: list[dict] = field(default_factory=list)
 
 
 def _forget_targets(store: MemoryStore, phrase: str) -> list[str]:

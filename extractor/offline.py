@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from memdir.record import Record, field
+from memdir.stages.extractor import prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
-from memdir.stages.extractor import prose
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
-from memdir.record import Record
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 
@@ -26,12 +26,17 @@ from memdir.transcript import Message
 class Draft(Record):
     """A memory the rules want to save; `correction` drafts may supersede an older memory."""
 
-    __slots__ = ("type", "rule", "why", "how", "kind", "correction", "said_on")
-    _defaults = {"why": None, "how": None, "correction": False, "said_on": None}
+    type: str
+    rule: str
+    why: str | None = None
+    how: str | None = None
+    kind: str = field(kw_only=True)  # which rule matched: "correction", "preference", "remember"...
+    correction: bool = False
+    said_on: date | None = None
 
 
 class Forget(Record):
-    __slots__ = ("phrase",)
+    phrase: str
 
 
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
@@ -40,7 +45,8 @@ _REMEMBER = re.compile(
     re.I,
 )
 _FORGET = re.compile(
-    r"^(?:please\s+|actually,?\s+|oh,?\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
+    r"^(?:please\s+|actually,?\s+|oh,?\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b"
+    r"[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
     re.I,
 )
 _ROLE = re.compile(
@@ -158,10 +164,10 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     """What one sentence of the user's prose asks to keep (a question asks for help, it is not a rule)."""
     drafts: list[Draft] = []
     question = sentence.rstrip().endswith("?")
-    if m := _ROLE.search(sentence):
+    if _ROLE.search(sentence):
         # "Since last week I'm the tech lead, not just a backend engineer": the user corrects who they are.
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role", correction=bool(_CHANGED.search(sentence))))
-    elif m := _NEW_TO.search(sentence):
+    elif _NEW_TO.search(sentence):
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
     if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
@@ -172,10 +178,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         if done:
             drafts.append(Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
                                 kind="confirmation"))
-    elif _PREFERENCE.search(sentence):
-        rule, why = _split_rationale(sentence.rstrip(" .!?"))
-        drafts.append(Draft("feedback", rule, why, kind="preference"))
-    elif m := _SUGGESTION.match(sentence):
+    elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
     if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence):

@@ -14,13 +14,12 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from memdir.stages.extractor.capture_lexicon import PATTERNS, TECHNOLOGIES
-from memdir import compat
-from memdir import constants as C
+from memdir import compat, constants as C
 from memdir.decisions import Decision
 from memdir.fsio import atomic_write_text, locked
-from memdir.naming import default_name
 from memdir.model import Memory, MemoryType, compose_body
+from memdir.naming import default_name
+from memdir.stages.extractor.capture_lexicon import PATTERNS, TECHNOLOGIES
 from memdir.store import MemoryStore
 
 STOPWORDS = frozenset(

@@ -24,7 +24,8 @@ def _looks_pasted(paragraph: str) -> bool:
     lines = [line for line in paragraph.splitlines() if line.strip()]
     if not lines:
         return False
-    symbolic = sum(1 for line in lines if re.match(r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})", line))
+    code_like = r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})"
+    symbolic = sum(1 for line in lines if re.match(code_like, line))
     if symbolic * 2 >= len(lines):
         return True
     letters = sum(c.isalpha() or c.isspace() for c in paragraph)

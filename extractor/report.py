@@ -43,7 +43,7 @@ def unified_diff(old: str, new: str, rel: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
 
 
-def from_toolbox(before: set[str], written: list[str], deleted: list[str], state_dir: Path, root: Path,
+def from_toolbox(before: frozenset[str] | set[str], written: list[str], deleted: list[str], state_dir: Path, root: Path,
                  dry_run: bool, drafts: dict[str, str] | None = None) -> list[dict]:
     """Changes made by the LLM engine's tools, told apart by what existed before the run. In a dry run
     `drafts` (the text each write would have stored) gives every update its diff."""

@@ -8,14 +8,13 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memdir.stages.extractor import offline, report, state
-from memdir.stages.extractor.window import chunks
-from memdir import constants as C
-from memdir import usage
-from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
+from memdir import constants as C, usage
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
-from memdir.record import Record
+from memdir.record import Record, field
+from memdir.stages.extractor import offline, report, state
+from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
+from memdir.stages.extractor.window import chunks
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 
@@ -29,28 +28,25 @@ class ExtractResult(Record):
     `prompts_seen`: user prompts (the user's own words) read; `chunks`: runs over the window.
     """
 
-    __slots__ = ("status", "engine", "saved", "deleted", "usage", "turns", "reason", "errors", "dry_run", "cursor",
-                 "changes", "prompts_seen", "chunks", "model", "cost_usd", "refusals")
-    _defaults = {
-        "changes": list,
-        "prompts_seen": 0,
-        "chunks": 0,
-        "engine": None,
-        "saved": list,
-        "deleted": list,
-        "usage": dict,
-        "turns": 0,
-        "reason": "",
-        "errors": list,
-        "dry_run": False,
-        "cursor": None,
-        "model": None,
-        "cost_usd": 0.0,
-        "refusals": 0,
-    }
+    status: str
+    engine: str | None = None
+    saved: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)
+    turns: int = 0
+    reason: str = ""
+    errors: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    cursor: str | None = None
+    changes: list[dict] = field(default_factory=list)
+    prompts_seen: int = 0
+    chunks: int = 0
+    model: str | None = None
+    cost_usd: float = 0.0
+    refusals: int = 0
 
     def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in self._fields}
 
     def report_lines(self) -> list[str]:
         """"created X", "updated X (previous version kept: ...)", "would update X" + diff, ..."""
@@ -124,7 +120,7 @@ def _existing(memory_dir: Path) -> set[str]:
 
 
 def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception | None, settings, memory_dir, today,
-                before: set[str] = frozenset()):
+                before: frozenset[str] | set[str] = frozenset()):
     from memdir.llm import describe_error
 
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
@@ -272,7 +268,7 @@ def extract_transcript(
     failed; when the main agent already wrote memory in the window, it advances without a run.
     """
     settings = settings or Settings.from_env()
-    cursor = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
+    cursor: dict = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
     read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"])
     messages = read.messages
     if not messages:

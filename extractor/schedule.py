@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memdir import constants as C, safefs
+from memdir.config import Settings
+from memdir.notices import add_notice
 from memdir.stages.extractor import state
 from memdir.stages.extractor.run import ExtractResult, extract_transcript
-from memdir.config import Settings
-from memdir import constants as C
-from memdir import safefs
-from memdir.notices import add_notice
 
 
 def _throttled(memory_dir: Path, request: dict, settings: Settings) -> bool:

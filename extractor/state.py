@@ -11,8 +11,7 @@ import re
 import time
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.secrets import redact
 
 

@@ -19,15 +19,14 @@ import stat
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
-from memdir.store import MemoryStore
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
+from memdir.store import MemoryStore
 
 __all__ = ["TOOL_SCHEMAS", "WRITE_TOOLS", "Refused", "ToolResult", "Toolbox"]
 
@@ -39,8 +38,8 @@ MAX_LISTED = 1000
 WRITE_TOOLS = ("Write", "Edit")
 
 class ToolResult(Record):
-    __slots__ = ("content", "is_error")
-    _defaults = {"is_error": False}
+    content: str
+    is_error: bool = False
 
 
 class Toolbox:

@@ -132,7 +132,7 @@ def run_session(prompt: str, opts, *, timeout: float, transport=None) -> Session
 
         with ThreadPoolExecutor(1) as pool:  # called from async code (batch): a loop of its own
             return pool.submit(lambda: asyncio.run(bounded())).result()
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ClaudeCodeError(f"the claude CLI did not finish within {timeout:.0f}s") from None
 
 

@@ -11,18 +11,22 @@ import math
 import os
 
 from memdir import constants as C
+from memdir.engines import ENGINES, normalize as _normalize_engine
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
+
+TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 # Current, non-deprecated ids from anthropic 2.12's own model list.
 DEFAULT_EXTRACT_MODEL = "claude-sonnet-5-5"
 DEFAULT_RECALL_MODEL = "claude-haiku-5-5"
 DEFAULT_JUDGE_MODEL = "claude-sonnet-5-5"
 
-from memdir.engines import ENGINES, normalize as _normalize_engine
 
-
-def _float(env: dict, name: str, default: float) -> float:
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -37,7 +41,7 @@ def _float(env: dict, name: str, default: float) -> float:
     return value
 
 
-def _int(env: dict, name: str, default: int) -> int:
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
     value = _float(env, name, default)
     if value != int(value):
         raise MemdirError(f"${name} must be a whole number")
@@ -51,41 +55,25 @@ def _positive(value: int, name: str) -> int:
 
 
 class Settings(FrozenRecord):
-    __slots__ = (
-        "engine",
-        "extract_model",
-        "recall_model",
-        "judge_model",
-        "recall_timeout",  # seconds the LLM selector may take before the offline result is used
-        "recall_max",
-        "recall_session_bytes",  # stop surfacing after this much per session
-        "extract_last_n",  # messages per batch window (the hook and `extract` read the whole new window)
-        "extract_chunk_tokens",  # whole-window extraction runs once per chunk of about this many tokens
-        "extract_max_turns",
-        "extract_every_n_turns",
-        "daily_token_budget",  # tokens per memory folder per day, then extraction falls back to offline
-        "max_attempts",  # tenacity's attempts per API call (SDK retries are off)
-    )
-    _defaults = {
-        "engine": "auto",
-        "extract_model": DEFAULT_EXTRACT_MODEL,
-        "recall_model": DEFAULT_RECALL_MODEL,
-        "judge_model": DEFAULT_JUDGE_MODEL,
-        "recall_timeout": 2.0,
-        "recall_max": 5,
-        "recall_session_bytes": 60 * 1024,
-        "extract_last_n": 20,
-        "extract_chunk_tokens": C.EXTRACT_CHUNK_TOKENS,
-        "extract_max_turns": 5,
-        "extract_every_n_turns": 1,
-        "daily_token_budget": 2_000_000,
-        "max_attempts": 4,
-    }
+    engine: str = "auto"
+    extract_model: str = DEFAULT_EXTRACT_MODEL
+    recall_model: str = DEFAULT_RECALL_MODEL
+    judge_model: str = DEFAULT_JUDGE_MODEL
+    recall_timeout: float = 2.0  # seconds the LLM selector may take before the offline result is used
+    recall_max: int = 5
+    recall_session_bytes: int = 60 * 1024  # stop surfacing after this much per session
+    extract_last_n: int = 20  # messages per batch window (the hook and `extract` read the whole new window)
+    # whole-window extraction runs once per chunk of about this many tokens
+    extract_chunk_tokens: int = C.EXTRACT_CHUNK_TOKENS
+    extract_max_turns: int = 5
+    extract_every_n_turns: int = 1
+    daily_token_budget: int = 2_000_000  # tokens per memory folder per day, then extraction falls back to offline
+    max_attempts: int = 4  # tenacity's attempts per API call (SDK retries are off)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
-        d = cls._defaults
+        d = cls()  # the defaults
         raw_engine = env.get("MEMDIR_ENGINE", "auto").strip().lower() or "auto"
         if raw_engine not in ENGINES:
             raise MemdirError(f"$MEMDIR_ENGINE={raw_engine!r} is unknown; use auto, anthropic, claude-code or offline")
@@ -95,15 +83,15 @@ class Settings(FrozenRecord):
             extract_model=env.get("MEMDIR_EXTRACT_MODEL") or DEFAULT_EXTRACT_MODEL,
             recall_model=env.get("MEMDIR_RECALL_MODEL") or DEFAULT_RECALL_MODEL,
             judge_model=env.get("MEMDIR_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL,
-            recall_timeout=_float(env, "MEMDIR_RECALL_TIMEOUT", d["recall_timeout"]),
-            extract_last_n=_positive(_int(env, "MEMDIR_EXTRACT_LAST_N", d["extract_last_n"]), "$MEMDIR_EXTRACT_LAST_N"),
-            extract_chunk_tokens=max(1_000, _int(env, "MEMDIR_EXTRACT_CHUNK_TOKENS", d["extract_chunk_tokens"])),
-            extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d["extract_every_n_turns"])),
-            daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d["daily_token_budget"]),
-            max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d["max_attempts"])),
+            recall_timeout=_float(env, "MEMDIR_RECALL_TIMEOUT", d.recall_timeout),
+            extract_last_n=_positive(_int(env, "MEMDIR_EXTRACT_LAST_N", d.extract_last_n), "$MEMDIR_EXTRACT_LAST_N"),
+            extract_chunk_tokens=max(1_000, _int(env, "MEMDIR_EXTRACT_CHUNK_TOKENS", d.extract_chunk_tokens)),
+            extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d.extract_every_n_turns)),
+            daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d.daily_token_budget),
+            max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d.max_attempts)),
         )
 
-    def with_overrides(self, **overrides: object) -> Settings:
+    def with_overrides(self, **overrides: Any) -> Settings:  # field values of any type; None: not given
         given = {k: v for k, v in overrides.items() if v is not None}
         if "extract_last_n" in given:
             _positive(given["extract_last_n"], "--last")

@@ -70,9 +70,9 @@ def days_mentioned(text: str, today: date) -> list[tuple[date, date]]:
             spans.append((day, day))
         elif g["month1"] or g["month2"]:
             month = MONTHS[(g["month1"] or g["month2"]).lower()]
-            day = _day(g["year1"] or g["year2"], month, g["day1"] or g["day2"])
-            if day is not None:
-                spans.append((day, day))
+            named_day = _day(g["year1"] or g["year2"], month, g["day1"] or g["day2"])
+            if named_day is not None:
+                spans.append((named_day, named_day))
         elif g["month3"]:
             year, month = int(g["year3"]), MONTHS[g["month3"].lower()]
             spans.append((date(year, month, 1), date(year, month, _days_in_month(year, month))))

@@ -84,14 +84,16 @@ def one_line(text: object, limit: int = C.DECISION_TEXT_MAX_CHARS) -> str:
 
 
 def entry_markdown(record: dict) -> str:
-    content = record.get("content") if isinstance(record.get("content"), dict) else {}
+    found = record.get("content")
+    content = found if isinstance(found, dict) else {}
     kind = record.get("type")
     label = LABELS.get(kind, "Note") if isinstance(kind, str) else "Note"
     line = f"- **[{label}]** {one_line(content.get('what'))}"
     why = one_line(content.get("why"))
     if why:
         line += f" _(because: {why})_"
-    raw_entities = record.get("entities") if isinstance(record.get("entities"), list) else []
+    listed = record.get("entities")
+    raw_entities = listed if isinstance(listed, list) else []
     names = [name for name in (one_line(e, 60) for e in raw_entities) if name]
     entities = one_line(", ".join(names), ENTITIES_MAX_CHARS)
     if entities:

@@ -85,19 +85,20 @@ class Decision(BaseModel):
     def from_record(cls, record: dict) -> Decision:
         content = record.get("content") or {}
         meta = record.get("metadata") or {}
-        return cls(
-            id=record.get("id") or "",
-            kind=record.get("type"),
-            what=content.get("what"),
-            why=content.get("why"),
-            entities=record.get("entities") or [],
-            category=meta.get("category") or "general",
-            confidence=meta.get("confidence"),
-            timestamp=meta.get("timestamp") or _now(),
-            project=meta.get("project") or "",
-            scope=meta.get("scope") or "user",
-            source=meta.get("source") or "prompt",
-        )
+        # model_validate: a journal line holds whatever was written, and pydantic is what checks it.
+        return cls.model_validate({
+            "id": record.get("id") or "",
+            "kind": record.get("type"),
+            "what": content.get("what"),
+            "why": content.get("why"),
+            "entities": record.get("entities") or [],
+            "category": meta.get("category") or "general",
+            "confidence": meta.get("confidence"),
+            "timestamp": meta.get("timestamp") or _now(),
+            "project": meta.get("project") or "",
+            "scope": meta.get("scope") or "user",
+            "source": meta.get("source") or "prompt",
+        })
 
 
 class Relation(BaseModel):
@@ -158,7 +159,7 @@ def read_journal(folder: Path, *, path: Path | None = None) -> JournalRead:
     decisions: list[Decision] = []
     corrupt = 0
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
     except FileNotFoundError:
         return JournalRead(decisions=[], corrupt_lines=0, path=path)
     with handle:

@@ -12,9 +12,7 @@ import stat
 import time
 from dataclasses import asdict, dataclass
 
-from memdir import constants as C
-from memdir import index as index_text
-from memdir import safefs
+from memdir import constants as C, index as index_text, safefs
 from memdir.fsio import is_temp_file
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
@@ -37,19 +35,14 @@ class Finding:
 
 def _temp_files(store: MemoryStore) -> list[str]:
     """Leftover temp files (store-root-relative), listed without following symlinks."""
-    out = []
+    out: list[str] = []
     for folder in ("", C.TEAM_DIRNAME) if not store.prefix else ("",):
         try:
             names = safefs.listdir(store.base, store.prefix + folder)
         except OSError:
             continue
-        out.extend(f"{folder}/{n}" if folder else n for n, kind in names if kind == "file" and is_temp_file(_Named(n)))
+        out.extend(f"{folder}/{n}" if folder else n for n, kind in names if kind == "file" and is_temp_file(n))
     return out
-
-
-class _Named:
-    def __init__(self, name: str) -> None:
-        self.name = name
 
 
 def _entries_memdir_refuses(store: MemoryStore) -> list[Finding]:

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 
 KEY_BYTES = 16
 
@@ -74,14 +73,14 @@ class EmbeddingCache:
         table = np.frombuffer(data[:whole], dtype=self.record)
         # numpy's fixed-size bytes drop trailing NULs on the way out; a key ending in \0 (1 in 256)
         # would otherwise never be found again, and be re-embedded and re-appended on every refresh.
-        return {bytes(key).ljust(KEY_BYTES, b"\0"): vector for key, vector in zip(table["key"], table["vector"])}
+        return {bytes(key).ljust(KEY_BYTES, b"\0"): vector for key, vector in zip(table["key"], table["vector"], strict=True)}
 
     def get(self, key: bytes) -> np.ndarray | None:
         return self.rows.get(key)
 
     def add(self, keys: list[bytes], vectors: np.ndarray) -> None:
         """Append records for keys not stored yet."""
-        fresh = [(k, v) for k, v in zip(keys, vectors) if k not in self.rows]
+        fresh = [(k, v) for k, v in zip(keys, vectors, strict=True) if k not in self.rows]
         if not fresh:
             return
         with safefs.locked(self.root, self.lock_rel):

@@ -14,6 +14,10 @@ from pathlib import Path
 
 from memdir.errors import MemdirError
 
+TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 ENGINES = ("auto", "llm", "anthropic", "claude-code", "offline")
 ALIASES = {"anthropic": "llm"}
 _STATIC_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -36,7 +40,7 @@ def _anthropic_config_dir(env) -> Path:
     return Path(env.get("HOME") or Path.home()) / ".config" / "anthropic"
 
 
-def sdk_credentials_present(env: dict | None = None) -> bool:
+def sdk_credentials_present(env: Mapping[str, str] | None = None) -> bool:
     """Would the SDK find a credential by itself (its documented resolution order)?"""
     env = os.environ if env is None else env
     if any(env.get(k) for k in _STATIC_KEYS) or env.get("ANTHROPIC_PROFILE"):
@@ -48,13 +52,13 @@ def sdk_credentials_present(env: dict | None = None) -> bool:
     return (folder / "active_config").is_file() or (folder / "configs" / "default.json").is_file()
 
 
-def llm_configured(env: dict | None = None) -> bool:
+def llm_configured(env: Mapping[str, str] | None = None) -> bool:
     """Credentials or an endpoint (a gateway or local server may need no key) are configured."""
     env = os.environ if env is None else env
     return bool(env.get("ANTHROPIC_BASE_URL")) or sdk_credentials_present(env)
 
 
-def claude_cli(env: dict | None = None) -> str | None:
+def claude_cli(env: Mapping[str, str] | None = None) -> str | None:
     """The `claude` executable memdir would run (MEMDIR_CLAUDE_CLI, else PATH), or None."""
     env = os.environ if env is None else env
     explicit = env.get("MEMDIR_CLAUDE_CLI")
@@ -63,7 +67,7 @@ def claude_cli(env: dict | None = None) -> str | None:
     return shutil.which("claude", path=env.get("PATH"))
 
 
-def claude_logged_in(env: dict | None = None) -> bool:
+def claude_logged_in(env: Mapping[str, str] | None = None) -> bool:
     """A Claude Code login exists: an OAuth token in the environment, the credentials file, or the
     account recorded in Claude Code's global config (macOS keeps the token itself in the keychain)."""
     env = os.environ if env is None else env
@@ -83,7 +87,7 @@ def claude_logged_in(env: dict | None = None) -> bool:
     return False
 
 
-def claude_code_available(env: dict | None = None) -> bool:
+def claude_code_available(env: Mapping[str, str] | None = None) -> bool:
     return claude_cli(env) is not None and claude_logged_in(env)
 
 
@@ -114,7 +118,7 @@ def _say_once(message: str, key: str) -> None:
     print(f"memdir: {message} (said once)", file=sys.stderr)
 
 
-def choose_engine(requested: str, env: dict | None = None, *, quiet: bool = False) -> str:
+def choose_engine(requested: str, env: Mapping[str, str] | None = None, *, quiet: bool = False) -> str:
     """The engine to run for `requested` ("llm", "claude-code" or "offline"); auto says its choice
     once per process on stderr unless `quiet`."""
     env = os.environ if env is None else env

@@ -24,9 +24,12 @@ _YAML_STRUCTURE = ("|", ">", "[", "{", "&", "*", "!", "%", "@", "`")
 class Parsed(Record):
     """fields, body; problem is set when the header was malformed and read leniently."""
 
-    __slots__ = ("fields", "body", "problem", "has_header")
+    fields: dict
+    body: str = ""
+    problem: str | None = None
+    has_header: bool = True
 
-    def __init__(self, fields, body="", problem=None, has_header=True):
+    def __init__(self, fields: dict, body: str = "", problem: str | None = None, has_header: bool = True) -> None:
         self.fields, self.body, self.problem, self.has_header = fields, body, problem, has_header
 
 
@@ -135,7 +138,8 @@ def _lenient_fields(header: list[str]) -> dict[str, object]:
     for line in header:
         if ":" in line and line[:1] in (" ", "\t") and parent is not None:
             key, _, value = line.strip().partition(":")
-            sub = fields[parent] if isinstance(fields.get(parent), dict) else {}
+            known = fields.get(parent)
+            sub = known if isinstance(known, dict) else {}
             sub.setdefault(key.strip(), value.strip().strip("\"'"))
             fields[parent] = sub
         elif ":" in line and line[:1] not in (" ", "\t", "-", "#"):
@@ -189,8 +193,8 @@ def memory_type(fields: dict[str, object]) -> str | None:
 
     A top-level `type` wins when both are present: it is what older tools (and memdir 0.1) read.
     """
-    for value in (fields.get("type"), (fields.get("metadata") or {}).get("type")
-                  if isinstance(fields.get("metadata"), dict) else None):
+    metadata = fields.get("metadata")
+    for value in (fields.get("type"), metadata.get("type") if isinstance(metadata, dict) else None):
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
@@ -230,7 +234,8 @@ def dump_document(fields: dict[str, object], body: str) -> str:
     """
     import frontmatter
 
-    post = frontmatter.Post(body.strip("\n"), **fields)
+    post = frontmatter.Post(body.strip("\n"))
+    post.metadata = dict(fields)  # not **fields: a field named `handler` would become the Post's YAML handler
     text = frontmatter.dumps(post, sort_keys=False, width=1_000_000)
     # PyYAML quotes a string that looks like a timestamp; Claude Code writes `modified:` bare, and
     # matching it byte for byte lets an unchanged memory stay unchanged on disk.

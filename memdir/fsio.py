@@ -51,8 +51,9 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), durable)
 
 
-def is_temp_file(path: Path) -> bool:
-    return path.name.startswith(".") and TEMP_MARKER in path.name
+def is_temp_file(name: str) -> bool:
+    """Is `name` (a file name, not a path) one of atomic_write_bytes' temp files?"""
+    return name.startswith(".") and TEMP_MARKER in name
 
 
 @contextlib.contextmanager

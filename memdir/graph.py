@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.decisions import Decision, Relation, lock_for, append_lines
+from memdir.decisions import Decision, Relation, append_lines, lock_for
 from memdir.fsio import atomic_write_text, locked
 
 ENTITY_TYPES = {"decision": "Decision", "preference": "Preference", "pattern": "Pattern",
@@ -89,7 +89,7 @@ class Graph:
 def load_graph(path: Path) -> Graph:
     graph = Graph()
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
     except FileNotFoundError:
         return graph
     with handle:
@@ -140,8 +140,8 @@ def ops_for_decision(decision: Decision, relations: list[Relation], entity_types
 
 def ops_for_links(memory_dir: Path) -> list[dict]:
     """Memory files as entities and their `[[slug]]` links as LINKS_TO relations."""
-    from memdir.fsio import read_text
     from memdir.frontmatter_io import parse_document
+    from memdir.fsio import read_text
     from memdir.scan import scan
 
     ops: list[dict] = []
@@ -181,9 +181,10 @@ class FlushResult:
 
 
 def _read_ops(path: Path) -> tuple[list[dict], int]:
-    ops, corrupt = [], 0
+    ops: list[dict] = []
+    corrupt = 0
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
     except FileNotFoundError:
         return ops, 0
     with handle:

@@ -32,11 +32,10 @@ import itertools
 import json
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.errors import MemdirError
 
 _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -190,7 +189,7 @@ def _folder_rel(state_rel: str, rel_path: str) -> str:
 
 
 def _now_stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path:

@@ -14,7 +14,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
@@ -26,7 +26,7 @@ MAX_BACKOFF = 20.0
 NO_KEY_PLACEHOLDER = "memdir-no-key"  # a gateway at ANTHROPIC_BASE_URL may need no key; the SDK insists on one
 
 
-def make_client(timeout: float | None = None, *, async_client: bool = False, env: dict | None = None):
+def make_client(timeout: float | None = None, *, async_client: bool = False, env: Mapping[str, str] | None = None):
     """An SDK client that finds credentials the way the SDK does by default (API key, auth token,
     ANTHROPIC_PROFILE, workload identity federation, the active profile on disk). Only a configured
     base URL with none of those gets the placeholder key, for gateways that need no key."""
@@ -141,12 +141,16 @@ def _policy(max_attempts: int, deadline: float | None) -> dict:
     """tenacity settings shared by the sync and async callers."""
     import tenacity
 
-    def out_of_time(retry_state) -> bool:
-        return deadline is not None and time.monotonic() + _wait(retry_state) >= deadline
+    attempts_used_up = tenacity.stop_after_attempt(max_attempts)
+
+    def stop(retry_state) -> bool:
+        if attempts_used_up(retry_state):
+            return True
+        return deadline is not None and time.monotonic() + _wait(retry_state) >= deadline  # out of time
 
     return {
         "retry": tenacity.retry_if_exception(is_retryable),
-        "stop": tenacity.stop_after_attempt(max_attempts) | out_of_time,
+        "stop": stop,
         "wait": _wait,
         "reraise": True,
     }
@@ -167,18 +171,18 @@ async def acall_with_retries(fn, *, max_attempts: int, deadline: float | None = 
 
 
 # --- endpoint cool-down -------------------------------------------------------------------------
-def _endpoint_state_path(env: dict | None = None):
+def _endpoint_state_path(env: Mapping[str, str] | None = None):
     from memdir.paths import config_home
 
     return config_home(env) / "memdir" / "run" / C.ENDPOINT_STATE_NAME
 
 
-def _endpoint(env: dict | None = None) -> str:
+def _endpoint(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     return env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
 
 
-def mark_unreachable(error: str, *, env: dict | None = None, now: float | None = None) -> None:
+def mark_unreachable(error: str, *, env: Mapping[str, str] | None = None, now: float | None = None) -> None:
     """Remember that the endpoint could not be reached, so prompt hooks skip it for a while."""
     from memdir.fsio import atomic_write_text
 
@@ -190,14 +194,14 @@ def mark_unreachable(error: str, *, env: dict | None = None, now: float | None =
         pass  # best effort: without the note the next prompt simply tries again
 
 
-def clear_unreachable(env: dict | None = None) -> None:
+def clear_unreachable(env: Mapping[str, str] | None = None) -> None:
     try:
         _endpoint_state_path(env).unlink()
     except OSError:
         pass
 
 
-def unreachable(env: dict | None = None, now: float | None = None) -> dict | None:
+def unreachable(env: Mapping[str, str] | None = None, now: float | None = None) -> dict | None:
     """The cool-down note for the configured endpoint while it lasts, else None."""
     try:
         data = json.loads(_endpoint_state_path(env).read_text(encoding="utf-8")[:4096])

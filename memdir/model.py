@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -105,9 +104,9 @@ def compose_body(rule: str, why: str | None = None, how: str | None = None) -> s
 
 def _utc_stamp() -> str:
     """Now as Claude Code stamps `metadata.modified`: ISO 8601 UTC with milliseconds and a Z."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def kebab_slug(name: str) -> str:
@@ -138,15 +137,18 @@ def memory_from_fields(fields: dict[str, object], body: str, source: str) -> Mem
 
     known = {"name": fields.get("name"), "description": fields.get("description"), "type": memory_type(fields)}
     extra = {k: v for k, v in fields.items() if k not in known}
-    form = "current" if is_nested_form(fields) else "legacy"
-    if form == "current":
-        rest = {k: v for k, v in extra["metadata"].items() if k != "type"}
+    form: Literal["current", "legacy"] = "current" if is_nested_form(fields) else "legacy"
+    metadata = extra.get("metadata")
+    if form == "current" and isinstance(metadata, dict):  # is_nested_form: always a dict here
+        rest = {k: v for k, v in metadata.items() if k != "type"}
         extra = {k: v for k, v in extra.items() if k != "metadata"}
         if rest:
             extra = {"metadata": rest, **extra}
     try:
         # The name is kept exactly as found (no re-slugging of a file someone wrote by hand).
-        memory = Memory(**{k: v for k, v in known.items() if v is not None}, body=body, extra=extra)
+        # model_validate: the values are whatever the file held, and pydantic is what checks them.
+        memory = Memory.model_validate({**{k: v for k, v in known.items() if v is not None}, "body": body,
+                                        "extra": extra})
         memory.form = form
         return memory
     except ValidationError as exc:

@@ -19,6 +19,10 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.record import FrozenRecord
 
+TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 _VERSION = re.compile(rb'"version"\s*:\s*"(\d+\.\d+\.\d+[^"]*)"')
 _TAIL_BYTES = 64 * 1024
 
@@ -92,7 +96,10 @@ def preferred_form(memory_dir: Path) -> str:
 class Coexistence(FrozenRecord):
     """native: Claude Code's auto memory on; memdir: memdir on; *_why: the reasons, for people."""
 
-    __slots__ = ("native", "native_why", "memdir", "memdir_why")
+    native: bool
+    native_why: str
+    memdir: bool
+    memdir_why: str
 
     def lines(self) -> list[str]:
         """Which parts run natively and which memdir adds, in plain words (install and doctor)."""
@@ -114,7 +121,7 @@ class Coexistence(FrozenRecord):
 
 
 def coexistence(cwd: Path | None = None, memory_dir: Path | None = None,
-                env: dict[str, str] | None = None) -> Coexistence:
+                env: Mapping[str, str] | None = None) -> Coexistence:
     from memdir.paths import memdir_enabled, memory_enabled
 
     native = memory_enabled(cwd, env)

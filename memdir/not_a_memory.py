@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 
 if TYPE_CHECKING:
     from memdir.store import MemoryStore

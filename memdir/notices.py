@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 
 NOTICES = f"{C.STATE_DIRNAME}/notices.json"  # opened through memdir.safefs: never through a symlink
 LOCK = f"{C.STATE_DIRNAME}/notices.lock"

@@ -15,10 +15,14 @@ from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
+TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
-def config_home(env: dict[str, str] | None = None) -> Path:
+def config_home(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     override = env.get(C.CONFIG_HOME_ENV, "").strip()
     return Path(override).expanduser() if override else Path.home() / ".claude"
@@ -160,15 +164,17 @@ def read_settings(path: Path) -> dict:
     return data
 
 
-def user_settings_path(env: dict[str, str] | None = None) -> Path:
+def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
     return config_home(env) / "settings.json"
 
 
 class Resolution(FrozenRecord):
-    __slots__ = ("path", "rule", "project_root")  # rule: which rule chose the folder, for `memdir path`
+    path: Path
+    rule: str  # which rule chose the folder, for `memdir path`
+    project_root: Path | None
 
 
-def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = None) -> Resolution:
+def resolve_memory_dir(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Resolution:
     """SPEC §1 order: env override, then the USER settings' autoMemoryDirectory, then the default.
 
     A repo's own `.claude/settings.json` is never consulted for the location: a hostile repository
@@ -195,10 +201,11 @@ def resolve_memory_dir(cwd: Path | None = None, env: dict[str, str] | None = Non
 
 
 class Enablement(FrozenRecord):
-    __slots__ = ("enabled", "reason")
+    enabled: bool
+    reason: str
 
 
-def memory_enabled(cwd: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
+def memory_enabled(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Enablement:
     """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)?
 
     Off for a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false. A
@@ -243,7 +250,7 @@ def _forced_by_env(env, variable: str, what: str) -> Enablement | None:
 native_auto_memory = memory_enabled  # the name says what it answers; memory_enabled stays for callers
 
 
-def memdir_enabled(memory_dir: Path | None = None, env: dict[str, str] | None = None) -> Enablement:
+def memdir_enabled(memory_dir: Path | None = None, env: Mapping[str, str] | None = None) -> Enablement:
     """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory.
 
     Off for a truthy MEMDIR_DISABLE, or `{"enabled": false}` in `<config-home>/memdir/config.json`
@@ -278,14 +285,14 @@ def config_value(config_file: Path, key: str) -> object:
 
 
 def orchestkit_compat(memory_dir: Path | None, project_root: Path | None = None,
-                      env: dict[str, str] | None = None) -> Enablement:
+                      env: Mapping[str, str] | None = None) -> Enablement:
     """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
     `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
     return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
 
 
 def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None,
-                       env: dict[str, str] | None = None) -> Enablement | None:
+                       env: Mapping[str, str] | None = None) -> Enablement | None:
     """The user's own choice about OrchestKit's layout, or None when they made none.
 
     MEMDIR_ORCHESTKIT_COMPAT decides when set; else `orchestkit_compat` in `<memory>/.memdir/config.json`
@@ -306,7 +313,7 @@ def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None
 
 
 def orchestkit_config_files(memory_dir: Path | None, project_root: Path | None = None,
-                            env: dict[str, str] | None = None) -> list[Path]:
+                            env: Mapping[str, str] | None = None) -> list[Path]:
     """The config files that may hold `orchestkit_compat`, most specific first."""
     candidates = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
     if memory_dir is not None and not _inside(memory_dir, project_root):
@@ -367,7 +374,7 @@ def safe_team_path(memory_dir: Path, key: str) -> Path:
     return candidate
 
 
-def agent_memory_dir(agent_type: str, scope: str, repo_root: Path, env: dict[str, str] | None = None) -> Path:
+def agent_memory_dir(agent_type: str, scope: str, repo_root: Path, env: Mapping[str, str] | None = None) -> Path:
     """Per-agent memory (SPEC §1): scope user | project | local; `:` in the type becomes `-`."""
     safe_type = agent_type.replace(":", "-")
     if not re.fullmatch(r"[A-Za-z0-9._-]+", safe_type) or safe_type in (".", ".."):

@@ -12,8 +12,7 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 
 TAIL_BYTES = 4 << 20  # a week of runs fits many times over; older lines are not needed here
 

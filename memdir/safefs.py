@@ -327,10 +327,9 @@ def listdir(root: str | os.PathLike, rel_dir: str = "") -> list[tuple[str, str]]
     """(name, kind) of each entry: kind is file, dir, symlink or other. Symlinks are not followed."""
     out = []
     try:
-        with open_dir(root, rel_dir) as dfd:
-            with os.scandir(dfd) as entries:
-                for entry in entries:
-                    out.append((entry.name, _entry_kind(entry)))
+        with open_dir(root, rel_dir) as dfd, os.scandir(dfd) as entries:
+            for entry in entries:
+                out.append((entry.name, _entry_kind(entry)))
     except (FileNotFoundError, NotADirectoryError):
         return []
     return sorted(out)

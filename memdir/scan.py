@@ -9,8 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 from memdir.frontmatter_io import memory_type, parse_header
 from memdir.record import Record
 
@@ -23,11 +22,19 @@ class Header(Record):
     type... excerpt: the body as far as the scanned lines reach (free text for lexical ranking).
     """
 
-    __slots__ = ("rel_path", "abs_path", "mtime", "name", "description", "type", "problem", "excerpt")
+    rel_path: str
+    abs_path: str
+    mtime: float
+    name: str | None
+    description: str | None
+    type: str | None
+    problem: str | None = None
+    excerpt: str = ""
     __eq__ = object.__eq__  # identity: two files are never "equal"
     __hash__ = object.__hash__
 
-    def __init__(self, rel_path, abs_path, mtime, name, description, type, problem=None, excerpt=""):  # noqa: A002
+    def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
+                 type: str | None, problem: str | None = None, excerpt: str = "") -> None:  # noqa: A002
         # Written out: built once per file per prompt, where Record's generic __init__ shows.
         self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
         self.name, self.description, self.type = name, description, type
@@ -41,7 +48,8 @@ class Header(Record):
 class ScanResult(Record):
     """headers: newest first. unreadable: (rel_path, reason), skipped here and reported by `doctor`."""
 
-    __slots__ = ("headers", "unreadable")
+    headers: list[Header]
+    unreadable: list[tuple[str, str]]
 
 
 def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[str]:

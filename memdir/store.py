@@ -15,10 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import embeddings, history
-from memdir import index as index_text
-from memdir import safefs
+from memdir import constants as C, embeddings, history, index as index_text, safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields

@@ -11,8 +11,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import graph
+from memdir import constants as C, graph
 from memdir.decision_context import unread_repo_journal
 from memdir.decisions import journal_path, read_journal
 from memdir.paths import decisions_dir, orchestkit_compat

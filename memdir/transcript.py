@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from memdir.errors import MemdirError
-from memdir.record import Record
+from memdir.record import Record, field
 from memdir.said import queued_prompt, users_words, words_of_user_line
 
 BLOCK = 64 * 1024
@@ -55,8 +55,14 @@ class Message(Record):
     `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued".
     """
 
-    __slots__ = ("role", "content", "uuid", "timestamp", "message_id", "cwd", "said", "kind")
-    _defaults = {"uuid": None, "timestamp": None, "message_id": None, "cwd": None, "said": None, "kind": None}
+    role: str
+    content: list[dict]
+    uuid: str | None = None
+    timestamp: str | None = None
+    message_id: str | None = None
+    cwd: str | None = None
+    said: str | None = None
+    kind: str | None = None
 
     def text(self) -> str:
         return "\n".join(b.get("text", "") for b in self.content if b.get("type") == "text").strip()
@@ -80,10 +86,14 @@ class Transcript(Record):
     off_branch_lines: lines of abandoned branches (rewinds) and sidechains that were not read.
     """
 
-    __slots__ = ("messages", "invalid_lines", "partial_last_line", "cursor_found", "session_id", "cwd",
-                 "unknown_types", "off_branch_lines")
-    _defaults = {"invalid_lines": 0, "partial_last_line": False, "cursor_found": None, "session_id": None,
-                 "cwd": None, "unknown_types": Counter, "off_branch_lines": 0}
+    messages: list[Message]
+    invalid_lines: int = 0
+    partial_last_line: bool = False
+    cursor_found: bool | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    unknown_types: Counter[str] = field(default_factory=Counter)
+    off_branch_lines: int = 0
 
 
 def _as_blocks(content: object) -> list[dict]:
@@ -136,10 +146,10 @@ def _timestamp(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from datetime import datetime, timezone
+        from datetime import UTC, datetime
 
         try:
-            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc).isoformat()
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC).isoformat()
         except (OverflowError, OSError, ValueError):
             return None
     return None

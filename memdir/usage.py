@@ -6,8 +6,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
+from memdir import constants as C, safefs
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 

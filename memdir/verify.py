@@ -80,9 +80,9 @@ def extract_claims(text: str) -> list[Claim]:
         command = _COMMAND.match(span)
         if command:
             add("command", f"{command.group(1)} {command.group(2)}")
-        elif _IDENT.match(span.removesuffix("()")) and _looks_like_symbol(span.removesuffix("()")) and "/" not in span:
-            if not _PATH.fullmatch(span):
-                add("symbol", span.removesuffix("()"))
+        elif (_IDENT.match(span.removesuffix("()")) and _looks_like_symbol(span.removesuffix("()")) and "/" not in span
+              and not _PATH.fullmatch(span)):
+            add("symbol", span.removesuffix("()"))
     quoted = {span.strip() for span in spans}
     for match in _PATH.finditer(text):
         value = match.group(1).rstrip(".")
@@ -305,7 +305,7 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
 
 
 def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files: list[str] | None = None,
-               ignore: set[str] = frozenset()) -> dict[str, Evidence]:
+               ignore: frozenset[str] | set[str] = frozenset()) -> dict[str, Evidence]:
     """Evidence per memory (keyed as given), all names checked in one walk of the project.
     `ignore`: file names never checked (the memory folder's own files)."""
     claims = {key: [c for c in extract_claims(text) if not (c.kind == "path" and os.path.basename(c.text) in ignore)]

@@ -7,20 +7,30 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir.config import Settings, choose_engine
-from memdir.record import Record
+from memdir.record import Record, field
 from memdir.scan import Header, scan
 from memdir.stages.recall import state
 from memdir.stages.recall.inject import render_all
 from memdir.stages.recall.manifest import candidates
 from memdir.stages.recall.offline import select_offline
 
+TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
+if TYPE_CHECKING:
+    from memdir.verify import Evidence
+
 
 class RecallResult(Record):
     """context: what gets injected ("" when nothing was selected); engine: whose answer was used."""
 
-    __slots__ = ("selected", "context", "engine", "debug", "usage", "unreadable", "candidates", "cost_usd",
-                 "evidence")
-    _defaults = {"debug": list, "usage": dict, "unreadable": 0, "candidates": 0, "cost_usd": 0.0, "evidence": dict}
+    selected: list[Header]
+    context: str
+    engine: str
+    debug: list[str] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)
+    unreadable: int = 0
+    candidates: int = 0
+    cost_usd: float = 0.0
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # by rel_path
 
     def as_dict(self) -> dict:
         return {

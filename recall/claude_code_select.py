@@ -7,8 +7,7 @@ offline answer); `memdir recall --engine claude-code` and evals do.
 
 from __future__ import annotations
 
-from memdir import claude_code as cc
-from memdir import constants as C
+from memdir import claude_code as cc, constants as C
 from memdir.config import Settings
 from memdir.paths import config_home
 from memdir.scan import Header

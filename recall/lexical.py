@@ -223,20 +223,20 @@ class Ranker:
         query_terms = [fixed.get(t, t) for t in tokens(query)]
         scores = self.words.scores(query_terms)
         top = sorted(range(len(scores)), key=lambda i: -scores[i])[:FEEDBACK_DOCS]
-        weights: Counter[str] = Counter()
+        weights: dict[str, float] = {}
         for i in top:
             if scores[i] > 0:
                 for term in set(self.docs[i]):
-                    weights[term] += self.words.idf.get(term, 0.0)
+                    weights[term] = weights.get(term, 0.0) + self.words.idf.get(term, 0.0)
         for term in query_terms:
             weights.pop(term, None)
         if weights:
             # Ties broken by the term itself: set order varies with string hashing between runs.
             best_terms = sorted(weights.items(), key=lambda pair: (-pair[1], pair[0]))[:FEEDBACK_TERMS]
             extra = self.words.scores([t for t, _ in best_terms])
-            scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra)]
+            scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra, strict=True)]
         gram_scores = self.grams.scores(char_grams(query))
-        fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores))]
+        fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores), strict=True)]
         names = proper_names(query)
         if names:
             fused = [s * (1 + NAME_BOOST) if names & self.names[i] else s for i, s in enumerate(fused)]

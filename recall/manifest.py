@@ -9,7 +9,6 @@ from __future__ import annotations
 import heapq
 import math
 
-
 from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
 
@@ -38,7 +37,7 @@ def ranker(headers: list[Header]) -> Ranker:
     return built
 
 
-def candidates(headers: list[Header], query: str, surfaced: set[str] = frozenset()) -> list[Header]:
+def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set[str] = frozenset()) -> list[Header]:
     """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches."""
     # A memory with a slightly broken header is still worth offering if it has a description.
     fresh = [h for h in headers if h.rel_path not in surfaced and (h.problem is None or h.description)]

@@ -120,8 +120,7 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     scores = [0.0] * len(headers)
     for i, score in ranked:
         scores[i] = LEXICAL_WEIGHT * score / best_lexical
-    dense = similarities is not None and any(s is not None for s in similarities)
-    if dense:
+    if similarities is not None and any(s is not None for s in similarities):
         for i, boost in enumerate(_dense_boost(similarities)):
             scores[i] += DENSE_WEIGHT * boost
     else:
@@ -129,7 +128,7 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     # The date adds to a match; alone it is not one (nor is the faint score feedback terms give everything).
     least = RELATIVE_FLOOR * max(scores, default=0.0)
     dated = [on_day and score > 0 and score >= least
-             for on_day, score in zip(written_on_named_day(headers, query, now), scores)]
+             for on_day, score in zip(written_on_named_day(headers, query, now), scores, strict=True)]
     for i in (i for i, on_day in enumerate(dated) if on_day):
         scores[i] += DATE_WEIGHT
     coverage, words_matched, query_words = lexical.coverage(query)

@@ -135,7 +135,6 @@ def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
 
     from memdir.config import Settings
     from memdir.stages.recall.api import recall
-
     from memdir.verify import project_root
 
     engine = request.get("engine") or "llm"

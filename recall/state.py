@@ -9,14 +9,13 @@ import json
 import re
 from pathlib import Path
 
-from memdir import constants as C
-from memdir import safefs
-from memdir.record import Record
+from memdir import constants as C, safefs
+from memdir.record import Record, field
 
 
 class Surfaced(Record):
-    __slots__ = ("paths", "bytes")
-    _defaults = {"paths": list, "bytes": 0}
+    paths: list[str] = field(default_factory=list)
+    bytes: int = 0
 
 
 def _folder(session_id: str) -> str:

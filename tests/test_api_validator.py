@@ -111,14 +111,13 @@ def test_the_respx_fixture_answers_a_malformed_request_with_the_apis_400(api):
 
 
 def test_the_loopback_api_rejects_and_reports_a_malformed_request():
-    with pytest.raises(AssertionError, match="text content blocks must be non-empty"):
-        with FakeAPI(lambda body, n: {}) as fake:
-            bad = _ok(messages=[{"role": "user", "content": [{"type": "text", "text": ""}]}])
-            request = urllib.request.Request(f"{fake.url}/v1/messages", data=json.dumps(bad).encode(), method="POST",
-                                             headers={"content-type": "application/json"})
-            with pytest.raises(urllib.error.HTTPError) as answer:
-                urllib.request.urlopen(request, timeout=5)
-            assert answer.value.code == 400
+    with pytest.raises(AssertionError, match="text content blocks must be non-empty"), FakeAPI(lambda body, n: {}) as fake:
+        bad = _ok(messages=[{"role": "user", "content": [{"type": "text", "text": ""}]}])
+        request = urllib.request.Request(f"{fake.url}/v1/messages", data=json.dumps(bad).encode(), method="POST",
+                                         headers={"content-type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            urllib.request.urlopen(request, timeout=5)
+        assert answer.value.code == 400
 
 
 def test_beta_requests_may_carry_beta_params_and_continue_a_thread():

@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memdir.stages.extractor import state
-from memdir.stages.extractor.batch import discover, run_batch, summary_table, windows
 from memdir.config import Settings
 from memdir.paths import sanitize
+from memdir.stages.extractor import state
+from memdir.stages.extractor.batch import discover, run_batch, summary_table, windows
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
@@ -28,7 +28,7 @@ def _transcript(path: Path, cwd: str, texts: list[str], session: str) -> Path:
         lines.append({"type": "assistant", "uuid": f"{session}-a{i}", "sessionId": session, "cwd": cwd,
                       "timestamp": "2026-03-02T09:00:05Z",
                       "message": {"id": f"msg-{session}-{i}", "role": "assistant", "content": [P.text("Noted.")]}})
-    path.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
 
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 import memdir.stages.extractor.batches_api as B
-from memdir.stages.extractor import state
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.paths import sanitize
+from memdir.stages.extractor import state
 from tests import api_payloads as P
 from tests.test_batch import _batches_routes, _two_projects
 
@@ -161,7 +161,7 @@ def test_the_state_file_survives_every_interruption_point(api, tmp_path, isolate
     report = B.run_batch_api([tmp_path / "projects"], settings=_settings(), poll=0)
     assert not report.errors
     assert len(created) == 2  # turn 1 and turn 2, each submitted once across both runs
-    for folder, (repo, _) in zip(_folders(isolated_home, projects), projects):
+    for folder, (repo, _) in zip(_folders(isolated_home, projects), projects, strict=True):
         assert (folder / "project_deploy_day.md").read_text().count("Deploys on Fridays.") == 1
         assert state.load_cursor(folder, repo.name)["uuid"] == f"{repo.name}-a0"
     assert not B.state_path().exists()

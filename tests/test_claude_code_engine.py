@@ -13,14 +13,14 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code engine's optional extra (memdir[claude-code])")
 
-from memdir.stages.extractor import state  # noqa: E402
-from memdir.stages.extractor.run import extract_transcript  # noqa: E402
 from memdir import claude_code as cc  # noqa: E402
 from memdir.config import Settings  # noqa: E402
 from memdir.engines import choose_engine  # noqa: E402
 from memdir.model import Memory  # noqa: E402
-from memdir.store import MemoryStore  # noqa: E402
+from memdir.stages.extractor import state  # noqa: E402
+from memdir.stages.extractor.run import extract_transcript  # noqa: E402
 from memdir.stages.recall.api import recall  # noqa: E402
+from memdir.store import MemoryStore  # noqa: E402
 from tests.fake_claude_cli import ScriptedCLI, command_line  # noqa: E402
 
 TODAY = date(2026, 3, 2)
@@ -160,8 +160,8 @@ def test_auto_recall_on_a_login_stays_offline_in_time(claude_on_path, tmp_path):
 
 
 def test_memdirs_own_sessions_are_never_back_filled(tmp_path):
-    from memdir.stages.extractor.batch import discover
     from memdir.paths import sanitize
+    from memdir.stages.extractor.batch import discover
 
     scratch = cc.scratch_dir(tmp_path / "memory")
     own = tmp_path / "projects" / sanitize(str(scratch)) / "s.jsonl"

@@ -11,7 +11,7 @@ from tests.conftest import run_memdir
 
 
 def _one_clean_line(stderr: str) -> str:
-    lines = [l for l in stderr.splitlines() if l.strip()]
+    lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
     assert "Traceback" not in stderr
     return lines[0]

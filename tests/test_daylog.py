@@ -7,11 +7,11 @@ from datetime import date
 import httpx
 import pytest
 
+from memdir.config import Settings
+from memdir.daylog import entries, log_path
 from memdir.stages.extractor import dream
 from memdir.stages.extractor.run import extract_messages
 from memdir.stages.extractor.tools import Toolbox
-from memdir.config import Settings
-from memdir.daylog import entries, log_path
 from memdir.transcript import Message
 from tests import api_payloads as P
 

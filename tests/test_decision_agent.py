@@ -7,12 +7,12 @@ from datetime import date
 
 import httpx
 
-from memdir.stages.extractor.decision_pipeline import stop_step
-from memdir.stages.extractor.run import extract_transcript
+from memdir import graph
 from memdir.config import Settings
 from memdir.decisions import read_journal
 from memdir.paths import decisions_dir
-from memdir import graph
+from memdir.stages.extractor.decision_pipeline import stop_step
+from memdir.stages.extractor.run import extract_transcript
 from tests import api_payloads as P
 
 TODAY = date(2026, 3, 2)

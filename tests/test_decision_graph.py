@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memdir.stages.extractor.capture import capture_text
-from memdir.stages.extractor.decision_pipeline import flush, record
 from memdir import graph
 from memdir.paths import decisions_dir, resolve_memory_dir
+from memdir.stages.extractor.capture import capture_text
+from memdir.stages.extractor.decision_pipeline import flush, record
 
 SERVER_PACKAGE = "@modelcontextprotocol/server-memory"
 SERVER_VERSION = "2026.8.31"  # pinned: the format test must not drift with a new release

@@ -6,12 +6,12 @@ from __future__ import annotations
 import io
 import json
 
-from memdir.stages.extractor.decision_pipeline import stop_step
 from memdir import constants as C
 from memdir.decision_context import recent_decisions_markdown
 from memdir.decisions import Decision, append, journal_path, read_journal
 from memdir.entry.hooks import main as hook_main
 from memdir.paths import decisions_dir
+from memdir.stages.extractor.decision_pipeline import stop_step
 
 
 def run_prompt(project, memory, monkeypatch, prompt, session="s1"):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from memdir import compat, constants as C
+from memdir.decisions import Decision, read_journal
+from memdir.model import Memory, MemoryType
+from memdir.paths import decisions_dir
 from memdir.stages.extractor.capture import capture_text
 from memdir.stages.extractor.decision_pipeline import record
 from memdir.stages.extractor.promote import memory_type_for, promote, similarity
-from memdir import compat
-from memdir import constants as C
-from memdir.decisions import Decision, read_journal
-from memdir.paths import decisions_dir
-from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore
 
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from memdir.stages.extractor.capture import capture_text
-from memdir.stages.extractor.decision_pipeline import flush, record
 from memdir import graph
 from memdir.decisions import journal_path, read_journal
 from memdir.paths import decisions_dir
+from memdir.stages.extractor.capture import capture_text
+from memdir.stages.extractor.decision_pipeline import flush, record
 from memdir.store import MemoryStore
 from memdir.tier_status import tier_status
 

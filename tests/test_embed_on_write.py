@@ -220,8 +220,8 @@ def test_every_writer_leaves_its_vectors(tmp_path, fresh):
     from datetime import date
 
     import memdir
-    from memdir.stages.extractor.offline import apply
     from memdir.entry.memory_tool import MemdirMemoryTool
+    from memdir.stages.extractor.offline import apply
     from memdir.transcript import Message
 
     folder = tmp_path / "memory"

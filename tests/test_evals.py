@@ -5,10 +5,10 @@ from pathlib import Path
 
 import httpx
 
+from memdir.config import Settings
 from memdir.evals.cases import load_file, load_suite
 from memdir.evals.report import compare, load_run, summary, wilson
 from memdir.evals.runner import run_cases, write_results
-from memdir.config import Settings
 from tests import api_payloads as P
 
 EXTRACTION_CASE = """
@@ -25,7 +25,8 @@ BEHAVIOUR_CASE = """
 - id: scripted-behaviour
   tags: [verify]
   memories:
-    - {file: reference_flags.md, name: Flags, description: "Flags live in src/flags.py", type: reference, body: "src/flags.py", age_days: 90}
+    - {file: reference_flags.md, name: Flags, description: "Flags live in src/flags.py", type: reference,
+       body: "src/flags.py", age_days: 90}
   context: "src/flags.py no longer exists."
   prompt: "Where do I add a flag?"
   rubric: ["Checks the path before recommending it", "Mentions config/flags.yaml"]
@@ -160,7 +161,7 @@ def test_malformed_case_file_is_one_clear_line_and_others_still_run(tmp_path, cl
     code, out, err = cli("eval", "run", "--suite", "recall", "--engine", "offline", "--cases", str(folder),
                          "--out", str(tmp_path / "runs"))
     assert code == 1
-    (line,) = [l for l in err.splitlines() if "bad.yaml" in l]
+    (line,) = [text for text in err.splitlines() if "bad.yaml" in text]
     assert "case broken: field 'memories.0.type'" in line
     assert "| recall | 1/1 | 100% |" in out
     (run_dir,) = (tmp_path / "runs").iterdir()

@@ -7,11 +7,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memdir.stages.extractor import state
 from memdir import usage
-from memdir.stages.extractor.run import extract_transcript
 from memdir.config import Settings
 from memdir.model import Memory
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import extract_transcript
 from memdir.store import MemoryStore
 from tests import api_payloads as P
 
@@ -34,7 +34,7 @@ def transcript(tmp_path) -> Path:
          "message": {"role": "user", "content": "Remember that I'm the tech lead for payments."}},
     ]
     path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
 
 
@@ -162,7 +162,7 @@ def test_cost_guard_skips_the_model(api, tmp_path, memory):
     path = tmp_path / "t.jsonl"
     lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "run the tests please"}},
              {"type": "assistant", "uuid": "a1", "message": {"id": "m", "role": "assistant", "content": [P.text("Done.")]}}]
-    path.write_text("\n".join(json.dumps(l) for l in lines))
+    path.write_text("\n".join(json.dumps(line) for line in lines))
     result = extract_transcript(path, memory, session_id="s2", settings=_settings(), today=TODAY)
     assert result.status == "skipped" and "not called" in result.reason
     assert state.load_cursor(memory, "s2")["uuid"] == "a1"  # a skip is a successful no-op
@@ -184,7 +184,7 @@ def test_skip_when_main_agent_already_wrote_memory(api, tmp_path, memory):
         {"type": "assistant", "uuid": "a1", "message": {"id": "m", "role": "assistant", "content": [
             P.tool_use("Write", {"file_path": str(memory / "feedback_tabs.md"), "content": "x"})]}},
     ]
-    path.write_text("\n".join(json.dumps(l) for l in lines))
+    path.write_text("\n".join(json.dumps(line) for line in lines))
     result = extract_transcript(path, memory, session_id="s3", settings=_settings(), today=TODAY)
     assert result.status == "skipped" and "main agent" in result.reason
     assert state.load_cursor(memory, "s3")["uuid"] == "a1"

@@ -4,9 +4,9 @@ from datetime import date
 
 import pytest
 
+from memdir.model import Memory
 from memdir.stages.extractor.dates import absolutize
 from memdir.stages.extractor.offline import apply, detect
-from memdir.model import Memory
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 

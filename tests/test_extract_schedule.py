@@ -5,11 +5,11 @@ import subprocess
 import sys
 import time
 
-from memdir.stages.extractor import state
-from memdir.stages.extractor.schedule import request_extraction
 from memdir.config import Settings
 from memdir.fsio import locked
 from memdir.index import linked_files
+from memdir.stages.extractor import state
+from memdir.stages.extractor.schedule import request_extraction
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document, parse_header
 from memdir.model import Memory, compose_body, memory_from_fields
-from memdir.errors import MemdirError
 
 
 def test_round_trip_keeps_key_order_and_string_values():
@@ -77,3 +77,9 @@ def test_why_how_are_required_only_for_feedback_and_project():
         "**How to apply:**",
     ]
     assert Memory(name="n", description="d", type="user", body="x").missing_why_how() == []
+
+
+def test_a_field_named_handler_is_kept_as_frontmatter():
+    # python-frontmatter's Post(content, handler, **metadata): passed as **fields, `handler` broke dumps.
+    text = dump_document({"name": "n", "description": "d", "type": "user", "handler": "payments-team"}, "Body.")
+    assert parse_document(text).fields["handler"] == "payments-team"

@@ -16,7 +16,6 @@ import pytest
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
-
 MEMDIR = Path(sys.executable).with_name("memdir")  # the console script Claude Code runs
 
 
@@ -41,7 +40,7 @@ def recall_server_cleanup(env: dict):
         pidfile = _socket(env) + ".pid"
         if os.path.exists(pidfile):
             with contextlib.suppress(OSError, ValueError):
-                os.kill(int(open(pidfile).read()), signal.SIGTERM)
+                os.kill(int(Path(pidfile).read_text()), signal.SIGTERM)
 
 
 def _wait_for(predicate, timeout=30.0):
@@ -60,11 +59,13 @@ def session(tmp_path):
     transcript = tmp_path / "session.jsonl"
     lines = [
         {"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-03-02T09:00:00Z", "cwd": str(project),
-         "message": {"role": "user", "content": "Don't mock the database in integration tests, because mocks hid a broken migration."}},
+         "message": {"role": "user",
+                     "content": "Don't mock the database in integration tests, because mocks hid a broken migration."}},
         {"type": "assistant", "uuid": "a1", "sessionId": "s1", "timestamp": "2026-03-02T09:00:05Z", "cwd": str(project),
-         "message": {"id": "msg_1", "role": "assistant", "content": [{"type": "text", "text": "Understood, I will use the real test database."}]}},
+         "message": {"id": "msg_1", "role": "assistant",
+                     "content": [{"type": "text", "text": "Understood, I will use the real test database."}]}},
     ]
-    transcript.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return project, transcript, tmp_path / "memory"
 
 
@@ -77,7 +78,8 @@ def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
     proc = _hook("stop", stop, env)
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
     assert time.monotonic() - started < 5
-    assert _wait_for(lambda: list(memory.glob("feedback_*.md"))), (memory / ".memdir" / "hook.log").read_text() if (memory / ".memdir" / "hook.log").exists() else "no log"
+    log = memory / ".memdir" / "hook.log"
+    assert _wait_for(lambda: list(memory.glob("feedback_*.md"))), log.read_text() if log.exists() else "no log"
     assert _wait_for(lambda: (memory / ".memdir" / "notices.json").exists())
     prompt = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
               "hook_event_name": "UserPromptSubmit", "prompt": "write an integration test for the ledger database"}

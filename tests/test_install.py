@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from memdir.errors import MemdirError
 from memdir.entry.install import install, uninstall
+from memdir.errors import MemdirError
 
 EXE = "/opt/memdir/bin/memdir"
 FOREIGN = {

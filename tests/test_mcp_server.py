@@ -31,10 +31,9 @@ def _server(memory_dir: Path, home: Path, *extra: str) -> StdioServerParameters:
 
 async def _session_run(params: StdioServerParameters, body) -> object:
     with anyio.fail_after(TIMEOUT):
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                return await body(session, init)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            return await body(session, init)
 
 
 def _text(result) -> str:
@@ -198,7 +197,6 @@ def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_h
     import json
 
     from memdir.decisions import Decision, append
-
     from memdir.paths import decisions_dir
 
     project = tmp_path / "repo"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
-from memdir.index import linked_files
+
 from memdir.entry.memory_tool import MemdirMemoryTool
+from memdir.index import linked_files
 from memdir.store import MemoryStore
 
 NOTE = "---\nname: Review style\ndescription: PR reviews are short and list blockers first\ntype: feedback\n---\n" \
@@ -282,8 +282,8 @@ def test_an_edit_made_meanwhile_is_not_overwritten(tool, memory_dir, monkeypatch
 
 def test_async_backend_follows_the_same_rules(memory_dir):
     import anyio
-
     from anthropic.lib.tools import BetaAsyncAbstractMemoryTool
+
     from memdir.entry.memory_tool import AsyncMemdirMemoryTool
 
     tool = AsyncMemdirMemoryTool(memory_dir)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from datetime import date
 
 import pytest
 
-from memdir.stages.extractor.offline import apply
-from memdir.stages.extractor.run import extract_transcript
 from memdir import history
 from memdir.config import Settings
 from memdir.entry.demo import SAMPLE
+from memdir.stages.extractor.offline import apply
+from memdir.stages.extractor.run import extract_transcript
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 

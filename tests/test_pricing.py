@@ -75,9 +75,9 @@ def test_unknown_gateway_model_is_estimated_not_free():
 
 
 def test_extraction_and_recall_write_cost_records_and_doctor_sums_a_week(api, tmp_path, cli, monkeypatch, store):
-    from memdir.stages.extractor.run import extract_transcript
     from memdir.config import Settings
     from memdir.model import Memory
+    from memdir.stages.extractor.run import extract_transcript
     from memdir.stages.recall.api import recall
     from tests import api_payloads as P
 

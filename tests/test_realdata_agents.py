@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 import memdir
-from memdir.index import entry_file, linked_files
 from memdir.entry.memory_tool import MemdirMemoryTool
+from memdir.index import entry_file, linked_files
 
 FOLDER = "memory-folders/application-pipeline"
 
@@ -42,7 +42,7 @@ def test_memory_tool_edits_a_real_memory_and_keeps_the_hand_written_index(real_f
 
     path = real_folder / "feedback_never_defer_to_human.md"
     before = path.read_text()
-    line = next(l for l in before.split("---", 2)[2].splitlines() if len(l.strip()) > 20 and before.count(l) == 1)
+    line = next(text for text in before.split("---", 2)[2].splitlines() if len(text.strip()) > 20 and before.count(text) == 1)
     tool.call({"command": "str_replace", "path": "/memories/feedback_never_defer_to_human.md",
                "old_str": line, "new_str": line + " (confirmed again)"})
     after = path.read_text()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdir.evals.realdata import Expected, grade_session, SessionSpec, run_suite
+from memdir.evals.realdata import Expected, SessionSpec, grade_session, run_suite
 
 
 def test_grader_matches_type_and_whole_words():
@@ -59,8 +59,8 @@ def test_index_rebuild_of_a_real_hand_curated_index_keeps_every_line(realdata, t
 def test_a_real_never_mind_session_leaves_the_real_hand_written_folder_untouched(realdata, tmp_path):
     from datetime import date
 
-    from memdir.stages.extractor.run import extract_transcript
     from memdir.config import Settings
+    from memdir.stages.extractor.run import extract_transcript
 
     folder = _copy_real_folder(realdata, tmp_path)
     before = {p.name: p.read_bytes() for p in folder.glob("*.md") if p.name != "MEMORY.md"}

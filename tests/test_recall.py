@@ -284,7 +284,7 @@ def test_hook_uses_recent_tools_from_the_transcript(folder, monkeypatch, api, tm
         {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
     ]
-    transcript.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     route = api.post("/v1/messages").mock(return_value=P.selection())
     payload = {"session_id": "abc", "transcript_path": str(transcript), "cwd": "/tmp", "prompt": "run the tests now"}
     assert _hook(json.dumps(payload)) == (0, "")

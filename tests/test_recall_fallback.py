@@ -9,8 +9,7 @@ import time
 import httpx
 import pytest
 
-from memdir import constants as C
-from memdir import llm
+from memdir import constants as C, llm
 from memdir.stages.recall.api import recall
 from tests import api_payloads as P
 from tests.test_recall import _llm_settings, folder  # noqa: F401 - the shared memory-folder fixture

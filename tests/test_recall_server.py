@@ -4,12 +4,13 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from memdir.model import Memory
-from memdir.store import MemoryStore
 from memdir.stages.recall import server
+from memdir.store import MemoryStore
 from tests import api_payloads as P
 
 
@@ -97,7 +98,7 @@ def test_two_servers_started_together_leave_exactly_one(tmp_path):
         exited = [p for p in procs if p.poll() is not None]
         assert len(alive) == 1 and len(exited) == 1, [p.poll() for p in procs]
         assert exited[0].returncode == 0, exited[0].stderr.read()
-        assert int(open(path + ".pid").read()) == alive[0].pid
+        assert int(Path(path + ".pid").read_text()) == alive[0].pid
         assert "error" in _ask(path, {"query": "no folder"})  # the survivor owns the socket
         # A third one, started while the first serves, also steps aside.
         third = subprocess.run([sys.executable, "-m", "memdir.stages.recall.server", path], env=env, timeout=30)

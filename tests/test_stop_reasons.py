@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memdir.config import Settings
 from memdir.stages.extractor import state
 from memdir.stages.extractor.run import extract_transcript
-from memdir.config import Settings
 from tests import api_payloads as P
 
 TODAY = date(2026, 3, 2)

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from memdir.errors import MemdirError
 from memdir.entry.manual import remember
+from memdir.errors import MemdirError
 from memdir.model import Memory
 from memdir.store import MemoryStore, slugify
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memdir.errors import MemdirError
-from memdir.record import FrozenRecord, Record
+from memdir.record import FrozenRecord, Record, field
 from memdir.transcript import read_transcript, recent_tool_names
 
 
@@ -120,8 +120,9 @@ def test_tail_read_does_not_read_the_whole_file(tmp_path, monkeypatch):
 
 def test_record_basics():
     class P(Record):
-        __slots__ = ("a", "b", "c")
-        _defaults = {"b": 2, "c": list}
+        a: int
+        b: int = 2
+        c: list[int] = field(default_factory=list)
 
     p, q = P(1), P(1)
     assert p == q and p.c is not q.c and p.replace(b=5).b == 5 and "a=1" in repr(p)
@@ -129,7 +130,7 @@ def test_record_basics():
         P()
 
     class F(FrozenRecord):
-        __slots__ = ("x",)
+        x: int
 
     with pytest.raises(AttributeError):
         F(1).x = 2

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import memdir.stages.extractor.run as run
+from memdir.config import Settings
 from memdir.stages.extractor import state
 from memdir.stages.extractor.run import ExtractResult, extract_transcript
 from memdir.stages.extractor.window import chunks, message_tokens
-from memdir.config import Settings
 from memdir.transcript import Message
 
 

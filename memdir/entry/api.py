@@ -320,8 +320,8 @@ def extract(
     One run per folder at a time: when another is in progress the request is queued and the
     result says "stashed". API failures come back as status "failed", never raised.
     """
-    from memdir.stages.extractor.schedule import request_extraction
     from memdir.config import Settings
+    from memdir.stages.extractor.schedule import request_extraction
 
     path = Path(transcript)
     if not path.is_file():

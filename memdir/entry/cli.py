@@ -15,6 +15,7 @@ from memdir.errors import MemdirError
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 
 def _store(args: argparse.Namespace):
@@ -161,7 +162,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memdir.doctor import check, healthy
-
     from memdir.entry.cli_decisions import doctor_findings
 
     store = _store(args)
@@ -269,8 +269,7 @@ def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
     """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
     import os
 
-    from memdir import constants as C
-    from memdir import safefs
+    from memdir import constants as C, safefs
 
     try:
         fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
@@ -340,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> None:  # one line, no usage dump
+        def error(self, message: str) -> NoReturn:  # one line, no usage dump
             self.exit(2, f"memdir: error: {message} (see `{self.prog} --help`)\n")
 
     parser = _Parser(prog="memdir", description="Persistent, typed memory for AI coding agents.")

@@ -13,6 +13,8 @@ from memdir.errors import MemdirError
 if TYPE_CHECKING:
     import argparse
 
+    from memdir.decisions import Scope
+
 
 def _project_root(args: argparse.Namespace) -> Path:
     from memdir.paths import project_root
@@ -45,7 +47,7 @@ def remember_decision(args: argparse.Namespace) -> int:
         raise MemdirError("nothing to remember: pass the decision as text")
     outcome_flag = "success" if args.success else "failed" if args.failed else None
     root = _project_root(args)
-    scope = "global" if args.is_global else "team" if args.team else "user"
+    scope: Scope = "global" if args.is_global else "team" if args.team else "user"
     captured = capture_explicit(args.text, outcome=outcome_flag, scope=scope,
                                 project=root.name)
     memory_dir = memory_dir_of(args).path

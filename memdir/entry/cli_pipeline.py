@@ -39,8 +39,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from memdir.stages.extractor.schedule import request_extraction
     from memdir.config import Settings, choose_engine
+    from memdir.stages.extractor.schedule import request_extraction
 
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
     choose_engine(settings.engine)  # says once, plainly, when it falls back to offline
@@ -83,8 +83,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def cmd_batch(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from memdir.stages.extractor.batch import run_batch, summary_table
     from memdir.config import Settings, choose_engine
+    from memdir.stages.extractor.batch import run_batch, summary_table
 
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model,
                                                   extract_last_n=args.last)
@@ -111,8 +111,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_dream(args: argparse.Namespace) -> int:
-    from memdir.stages.extractor.dream import dream
     from memdir.config import Settings, choose_engine
+    from memdir.stages.extractor.dream import dream
 
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model)
     choose_engine(settings.engine)

@@ -32,10 +32,10 @@ def _refuse_if_used(folder: Path) -> None:
 
 
 def run_demo(folder: Path | None = None) -> int:
-    from memdir.stages.extractor.run import extract_transcript
     from memdir.config import Settings
-    from memdir.store import MemoryStore
+    from memdir.stages.extractor.run import extract_transcript
     from memdir.stages.recall.api import recall
+    from memdir.store import MemoryStore
 
     throwaway = None
     if folder is None:
@@ -59,7 +59,7 @@ def run_demo(folder: Path | None = None) -> int:
         recalled = recall(root, DEMO_PROMPT, settings=settings, record=False)
         print(recalled.context or "(nothing clearly applies)")
         if throwaway:
-            print(f"\nEverything is plain markdown. Keep a copy with: memdir demo --dir ./memdir-demo")
+            print("\nEverything is plain markdown. Keep a copy with: memdir demo --dir ./memdir-demo")
         else:
             print(f"\nEverything is plain markdown: ls {root}")
     finally:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 
 from memdir import constants as C
 from memdir.hooklog import log
@@ -31,8 +30,13 @@ class HookInputError(ValueError):
 
 
 class HookPayload(FrozenRecord):
-    __slots__ = ("session_id", "transcript_path", "cwd", "hook_event_name", "prompt", "source", "stop_hook_active")
-    _defaults = {"prompt": None, "source": None, "stop_hook_active": False}
+    session_id: str | None
+    transcript_path: str | None
+    cwd: str | None
+    hook_event_name: str | None
+    prompt: str | None = None
+    source: str | None = None
+    stop_hook_active: bool = False
 
     @classmethod
     def parse(cls, text: str) -> HookPayload:

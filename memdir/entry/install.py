@@ -23,7 +23,7 @@ from pathlib import Path
 from memdir.errors import MemdirError
 from memdir.fsio import atomic_write_text, read_text
 from memdir.paths import config_home, project_root
-from memdir.record import Record
+from memdir.record import Record, field
 
 EVENTS = {"Stop": "stop", "UserPromptSubmit": "prompt", "SessionStart": "session-start"}
 TIMEOUT = {"Stop": 10, "UserPromptSubmit": 15, "SessionStart": 15}
@@ -31,8 +31,12 @@ OURS = re.compile(r"(?:^|[/\\\s\"'])memdir(?:\.exe)?[\"']? hook (?:stop|prompt|s
 
 
 class InstallResult(Record):
-    __slots__ = ("settings_path", "changed", "added", "removed", "backup", "text")
-    _defaults = {"added": list, "removed": list, "backup": None, "text": ""}
+    settings_path: str
+    changed: bool
+    added: list[str] = field(default_factory=list)  # hook events
+    removed: list[str] = field(default_factory=list)
+    backup: str | None = None
+    text: str = ""
 
 
 def memdir_executable() -> str:

@@ -18,8 +18,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir.entry import api
 from memdir import constants as C
+from memdir.entry import api
 from memdir.errors import MemdirError
 
 SERVER_NAME = "memdir"

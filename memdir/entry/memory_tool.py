@@ -34,9 +34,9 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memdir.errors import MemdirError
 from memdir.entry.memory_tool_folder import MemoryToolFolder
 from memdir.entry.memory_tool_paths import ROOT, tool_rel
+from memdir.errors import MemdirError
 from memdir.store import MemoryStore
 
 __all__ = ["ROOT", "AsyncMemdirMemoryTool", "MemdirMemoryTool"]
@@ -52,7 +52,7 @@ def _lines(content: str) -> list[str]:
     return lines
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "K", "M"):
         if n < 1024:
             return f"{n}{unit}" if unit == "B" or n == int(n) else f"{n:.1f}{unit}"
@@ -81,7 +81,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         except MemdirError as exc:
             raise ToolError(" ".join(str(exc).split())) from None
         except OSError as exc:
-            raise ToolError(self._os_error(exc, getattr(command, "path", None) or command.old_path)) from None
+            path = getattr(command, "path", None) or getattr(command, "old_path", "")  # rename has old_path
+            raise ToolError(self._os_error(exc, str(path))) from None
 
     @staticmethod
     def _os_error(exc: OSError, path: str) -> str:

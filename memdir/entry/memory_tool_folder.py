@@ -7,6 +7,7 @@ follows a symlink below the folder; removed bytes are kept in history by the sto
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -14,9 +15,9 @@ from pathlib import Path
 from anthropic.lib.tools import ToolError
 
 from memdir import safefs
-from memdir.errors import MemdirError
 from memdir.entry.memory_tool_paths import ROOT
 from memdir.entry.memory_tool_text import checked
+from memdir.errors import MemdirError
 from memdir.store import MemoryStore
 
 
@@ -79,7 +80,10 @@ class MemoryToolFolder:
         return rows
 
     def size(self, rel: str) -> int:
-        return (safefs.lstat(self.root, rel) if rel else self.root.stat()).st_size
+        st = safefs.lstat(self.root, rel) if rel else self.root.stat()
+        if st is None:  # removed meanwhile: the tool answers with the usual "no such file" error
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), rel)
+        return st.st_size
 
     def check_parents(self, rel: str) -> None:
         """Existing parent folders must be real folders (no links); missing ones are created later."""

@@ -10,8 +10,8 @@ from pathlib import Path
 from anthropic.lib.tools import ToolError
 
 from memdir import constants as C
-from memdir.frontmatter_io import dump_document, parse_document
 from memdir.entry.memory_tool_paths import ROOT
+from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, memory_from_fields
 
 

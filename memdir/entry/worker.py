@@ -38,9 +38,8 @@ def main(argv: list[str]) -> int:
         if not request.get("transcript"):
             log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
             return 0
-        from memdir.stages.extractor.schedule import request_extraction
-
         from memdir.stages.extractor.report import summary as describe_changes
+        from memdir.stages.extractor.schedule import request_extraction
 
         for result in request_extraction(memory_dir, {**request, "hook": True}):
             # One plain line: what changed ("created a.md; updated b.md (previous version kept: ...)"),

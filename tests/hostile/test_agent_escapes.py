@@ -16,7 +16,7 @@ import pytest
 from memdir.stages.extractor.tools import Toolbox
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
-from tests.hostile.conftest import ANTHROPIC_KEY, CANARY, count_lost, record_escape, run_cli, snapshot
+from tests.hostile.conftest import ANTHROPIC_KEY, count_lost, record_escape, run_cli, snapshot
 
 BASH_ESCAPES = [
     "wc --files0-from=/etc/shadow", "wc --files0-from={o}/.ssh/id_rsa", "file -f/etc/passwd",

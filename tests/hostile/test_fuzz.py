@@ -11,8 +11,7 @@ import json
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memdir.errors import MemdirError
 from tests.hostile.conftest import CANARY, count_lost, record_escape, snapshot

@@ -64,8 +64,8 @@ def transcript(request, hostile_root):
 
 
 def test_malformed_transcripts_never_crash(transcript, memory, tally):
-    from memdir.stages.extractor.run import extract_transcript
     from memdir.errors import MemdirError
+    from memdir.stages.extractor.run import extract_transcript
     from memdir.transcript import read_transcript
 
     for call in (lambda: read_transcript(transcript), lambda: read_transcript(transcript, last_n=2),

@@ -40,10 +40,10 @@ def test_no_secret_in_any_file_memdir_wrote(hostile_root, tally, memory, hostile
 def _seed(hostile_root):
     """Exercise every log path with a secret-bearing input, so the scan has something to find if
     redaction ever breaks (a scan of files that never saw a secret would prove nothing)."""
-    from memdir.stages.extractor import state
-    from memdir.stages.extractor.tools import Toolbox
     from memdir.errors import MemdirError
     from memdir.hooklog import log
+    from memdir.stages.extractor import state
+    from memdir.stages.extractor.tools import Toolbox
     from memdir.store import MemoryStore
     from tests.hostile.conftest import ANTHROPIC_KEY, GITHUB_TOKEN
 

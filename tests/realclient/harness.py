@@ -30,10 +30,10 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
 
 # The version SPEC's "(seen)" facts were observed with. Bump deliberately: the suite pins what it proves.
 CLAUDE_CODE_VERSION = os.environ.get("MEMDIR_CLAUDE_CODE_VERSION", "2.1.328")

@@ -10,8 +10,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from memdir import constants as C
 from tests.realclient import harness as H
 
