@@ -120,8 +120,13 @@ LOOPING_WRITER = textwrap.dedent("""
 def test_sigkill_at_random_points_never_glues_records(tmp_path):
     path = tmp_path / "journal.jsonl"
     for round_ in range(4):
+        size = path.stat().st_size if path.exists() else 0
         proc = subprocess.Popen([sys.executable, "-c", LOOPING_WRITER, str(path)], cwd=REPO)
-        time.sleep(1.0 + 0.13 * round_)  # past start-up, into the append loop
+        deadline = time.monotonic() + 60  # a hang guard: start-up can take seconds on a loaded machine
+        while (path.stat().st_size if path.exists() else 0) <= size:  # until it is in its append loop
+            assert proc.poll() is None and time.monotonic() < deadline, "the writer never appended"
+            time.sleep(0.005)
+        time.sleep(0.05 + 0.013 * round_)  # then a few more appends, so each kill lands somewhere else
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         append_lines(path, [{"marker": round_}])
