@@ -1,6 +1,6 @@
 """Tier 1: the graph in the MCP reference memory server's JSONL format, its queue and links.
 
-That the real server reads it: tests/realclient/test_mcp_memory_server.py (needs node and npm, runs with --realclient)."""
+That the real server reads it: tests/realclient/test_mcp_memory_server.py (node and npm; --realclient)."""
 
 from __future__ import annotations
 

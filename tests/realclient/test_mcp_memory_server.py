@@ -74,6 +74,7 @@ def test_the_real_mcp_memory_server_reads_the_graph_memdir_wrote(tmp_path):
     ours = graph.load_graph(graph.graph_path(project)).as_dict()
     full, found = asyncio.run(asyncio.wait_for(_read_back(_server_entry(), graph.graph_path(project)), 120))
     assert full == ours  # every entity and relation, exactly as memdir wrote them
-    assert ("db-choice", "analytics", "LINKS_TO") in {(r["from"], r["to"], r["relationType"]) for r in full["relations"]}
+    links = {(r["from"], r["to"], r["relationType"]) for r in full["relations"]}
+    assert ("db-choice", "analytics", "LINKS_TO") in links
     assert "MySQL" in [e["name"] for e in found["entities"]]
     assert {"from": "PostgreSQL", "to": "MySQL", "relationType": "CHOSE_OVER"} in found["relations"]
