@@ -12,7 +12,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from memdir import history
-from memdir.errors import MemdirError
+from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import dump_document
 from memdir.fsio import read_text
 from memdir.model import Memory, MemoryType, compose_body
@@ -226,6 +226,8 @@ def apply_drafts(
             continue
         try:
             result = store.save(memory, rel_path=rel, authored=True)
+        except FolderBusy:
+            raise  # not this memory's fault: the whole run fails, its cursor stays, and the next run retries
         except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest
             outcome.errors.append(str(exc))
             continue

@@ -11,6 +11,7 @@ from pathlib import Path
 from memdir import constants as C, usage
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
+from memdir.errors import FolderBusy
 from memdir.record import Record, field
 from memdir.stages.extractor import offline, report, state
 from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
@@ -132,6 +133,8 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
         result.cost_usd, result.refusals = round(run.cost_usd, 6), run.refusals
         if not result.dry_run and run.usage:
             usage.add_usage(memory_dir, today, run.usage)
+    if error is None and toolbox.busy:  # a write found the folder locked: retry the whole window later
+        error = FolderBusy(toolbox.busy)
     if error is not None:  # API failure after retries, or a truncated reply: the caller keeps its cursor
         result.status, result.reason = "failed", describe_error(error)
         _note_unreachable(error)

@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 
 from memdir import constants as C, safefs
-from memdir.errors import MemdirError
+from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
@@ -56,6 +56,7 @@ class Toolbox:
         self.written: list[str] = []  # rel paths saved (or that would be, in a dry run)
         self.deleted: list[str] = []
         self.errors: list[str] = []
+        self.busy = ""  # set when a write found the folder locked by another process: the run must fail
 
     # --- confinement ---------------------------------------------------------
     def _rel(self, raw: str, what: str = "path") -> str:
@@ -127,6 +128,9 @@ class Toolbox:
             check_input(name, tool_input)
             handler = getattr(self, f"_tool_{name.lower()}")
             return ToolResult(handler(**{k: v for k, v in tool_input.items() if v is not None}))
+        except FolderBusy as exc:
+            self.busy = str(exc)  # the run is reported failed, so its cursor stays and the window is read again
+            return self._refuse(f"{name}: {exc}")
         except (Refused, MemdirError) as exc:
             return self._refuse(str(exc))
         except (FileNotFoundError, NotADirectoryError):

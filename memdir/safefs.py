@@ -19,7 +19,7 @@ import os
 import stat
 
 from memdir import constants as C
-from memdir.errors import MemdirError
+from memdir.errors import FolderBusy, MemdirError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -387,7 +387,7 @@ def hold_lock(fd: int, shown: str, timeout: float = 30.0):
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise MemdirError(
+                    raise FolderBusy(
                         f"{shown}: still locked after {timeout:.0f}s by another memdir process; retry later"
                     ) from None
                 time.sleep(0.005)
