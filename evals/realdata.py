@@ -151,7 +151,7 @@ def grade_session(spec: SessionSpec, memories: list[dict]) -> dict:
     missed = [e.what for e, ok in zip(spec.expect, matched, strict=True) if not ok]
     return {"expected": len(spec.expect), "found": sum(matched), "missed": missed,
             "saved": len(memories), "unmatched": unmatched, "forbidden": forbidden,
-            "memories": [{k: m[k] for k in ("file", "type", "description")} for m in memories]}
+            "memories": [{k: m.get(k) for k in ("file", "type", "description")} for m in memories]}
 
 
 def no_loss_check(root: Path, sessions: list[Path], engine: str, settings, loop=None) -> dict:
