@@ -128,7 +128,8 @@ class ModelLoop:
         answer = self.misses / f"{stem}.nearest-response.json"
         answer.write_text(json.dumps(restore(nearest.response, self.volatile), indent=1, ensure_ascii=False) + "\n",
                           encoding="utf-8")
-        return f"the change against the nearest request recorded in {self.replay.folder}: {diff}"
+        return (f"the change against the nearest request recorded in {self.replay.folder}: {diff}; "
+                f"that request's recorded answer: {answer}")
 
     def finish(self) -> list[Path]:
         """After a successful run: the record cassette lists the sessions run and drops what they no longer send."""

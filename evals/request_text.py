@@ -93,5 +93,5 @@ def render_request(body: dict) -> str:
 def render_for_relay(body: dict, *, number: str, session: str, note: str = "") -> str:
     """The relay's NNNN.request.md: how to answer, why it was not replayed (if it was not), then the request."""
     head = f"# Relay request {number}" + (f" (session {session})" if session else "")
-    why = f"Not in the cassette: {note}. The nearest request's recorded answer is beside that diff.\n\n" if note else ""
+    why = f"Not in the cassette: {note}.\n\n" if note else ""
     return f"{head}\n\n{ANSWER_HELP.format(name=f'{number}.response.json')}\n\n{why}{render_request(body)}"
