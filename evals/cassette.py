@@ -1,9 +1,10 @@
 """Cassettes: what the model answered, recorded against the request memdir sent, replayed in CI.
 
 One JSON file per (request, response) pair, keyed by a hash of the normalised request. Normalising
-drops only what differs between two runs of the same session: the `metadata` field (user ids) and the
+drops only what differs between two runs of the same session: the `metadata` field (user ids), the
 run's temporary memory folder, which the system prompt and tool results name and the model's file paths
-repeat. The harness registers that folder per session (`volatile`); it becomes `<memory-dir>` in the
+repeat, and the times of files written during the run (the existing-memories list shows each file's
+mtime). The harness registers the folder per session (`volatile`); it becomes `<memory-dir>` in the
 cassette and is put back, as this run's folder, in a replayed answer. Everything else counts: a changed
 prompt template, excerpt or tool schema changes the key, and the miss report diffs what the model would
 now be sent against the nearest recorded request.
@@ -11,10 +12,12 @@ now be sent against the nearest recorded request.
 
 from __future__ import annotations
 
+import calendar
 import difflib
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from memdir.evals.request_text import render_request
 from memdir.record import Record
 
 MEMORY_DIR = "<memory-dir>"
+RUN_TIME = "<during-run>"
+STAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\b")
 MANIFEST = "sessions.json"
 VOLATILE_FIELDS = ("metadata",)
 
@@ -43,11 +48,25 @@ def _substitute(value: object, pairs: Iterable[tuple[str, str]]) -> dict:
     return json.loads(text)
 
 
-def normalise(body: Mapping, volatile: Mapping[str, str]) -> dict:
-    """`body` without its volatile parts: `volatile` maps this run's text to its placeholder."""
+def _run_stamps(text: str, since: float) -> str:
+    """Manifest stamps (`2026-11-23T15:21:05Z`, a file's mtime) of files written during this run, which differ
+    between runs; a stamp from before the run (a copied real folder keeps its files' times) is kept."""
+
+    def swap(match: re.Match) -> str:
+        return RUN_TIME if calendar.timegm(time.strptime(match.group(0), "%Y-%m-%dT%H:%M:%SZ")) >= since else match.group(0)
+
+    return STAMP.sub(swap, text)
+
+
+def normalise(body: Mapping, volatile: Mapping[str, str], since: float | None = None) -> dict:
+    """`body` without its volatile parts: `volatile` maps this run's text to its placeholder; stamps at or after
+    `since` (the run's start) become `<during-run>`."""
     kept = {key: value for key, value in body.items() if key not in VOLATILE_FIELDS}
     longest_first = sorted(volatile.items(), key=lambda pair: -len(pair[0]))
-    return _substitute(kept, longest_first)
+    normalised = _substitute(kept, longest_first)
+    if since is None:
+        return normalised
+    return json.loads(_run_stamps(json.dumps(normalised, ensure_ascii=False), since))
 
 
 def restore(body: Mapping, volatile: Mapping[str, str]) -> dict:

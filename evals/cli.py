@@ -33,9 +33,7 @@ def run_realdata(args) -> int:
         engine = "llm" if loop is not None else choose_engine(requested)
         try:
             settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
-            # --replay alone runs the sessions its cassette covers
-            only = args.session or (loop.replay.sessions if loop is not None and loop.replay is not None else None)
-            report = run_suite(root, engine=engine, settings=settings, only=only or None,
+            report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
                                with_no_loss=not args.skip_no_loss, loop=loop)
         except EvalError as exc:
             print(f"memdir eval: {exc}", file=sys.stderr)
@@ -51,6 +49,17 @@ def run_realdata(args) -> int:
     print(text, end="")
     print(f"summary: {out / 'summary.md'}", file=sys.stderr)
     return 0
+
+
+def _sessions_to_run(args, loop) -> list[str] | None:
+    """--session; else, replaying, the sessions the cassette covers (all of them, and the no-loss check, when it
+    was recorded on the whole suite); else None: every session."""
+    if args.session or loop is None or loop.replay is None or not loop.replay.sessions:
+        return args.session
+    covered = loop.replay.sessions
+    from memdir.evals.realdata import NO_LOSS_PREFIX
+
+    return None if any(s.startswith(NO_LOSS_PREFIX) for s in covered) else covered
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -66,6 +67,7 @@ class ModelLoop:
         self.sessions: set[str] = set()
         self.server = LoopbackAPI(self.answer)
         self._missed = 0
+        self.started = float(int(time.time()))  # manifest stamps are whole seconds
         self._lock = threading.Lock()  # the server answers on a thread per request
 
     def begin(self, session: str, memory_dir: Path) -> None:
@@ -93,7 +95,7 @@ class ModelLoop:
         return make_client(timeout=self.client_timeout)
 
     def answer(self, incoming: Incoming) -> dict:
-        request = normalise(incoming.body, self.volatile)
+        request = normalise(incoming.body, self.volatile, self.started)
         key = request_key(request)
         recorded = self.replay.get(key) if self.replay is not None else None
         if recorded is not None:
@@ -107,7 +109,7 @@ class ModelLoop:
             response = self.fallback(incoming, key, self.session, note)
         if self.record is not None:
             with self._lock:
-                self.record.put(key, self.session, request, normalise(response, self.volatile))
+                self.record.put(key, self.session, request, normalise(response, self.volatile, self.started))
         return response
 
     def _write_miss(self, request: dict) -> str:

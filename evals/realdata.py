@@ -33,6 +33,7 @@ from memdir.errors import MemdirError
 
 CASES = Path(__file__).with_name("cases") / "realdata.yaml"
 NO_LOSS_FOLDER = "memory-folders/application-pipeline"
+NO_LOSS_PREFIX = "no-loss/"  # the model loop's name for the no-loss check's extractions (and a cassette's)
 
 
 class Expected(BaseModel):
@@ -167,7 +168,7 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings, loop=
         before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
         reported: dict[str, list[str]] = {}
         for transcript in sessions:
-            result = _extract(transcript, folder, engine, settings, loop, "no-loss/" + session_key(root, transcript))
+            result = _extract(transcript, folder, engine, settings, loop, NO_LOSS_PREFIX + session_key(root, transcript))
             for change in result.changes:
                 if change["action"] in ("updated", "deleted") and change.get("kept"):
                     reported.setdefault(change["file"], []).append(change["kept"])

@@ -253,6 +253,9 @@ def test_normalising_drops_only_what_differs_between_runs(tmp_path):
     assert a == b and "metadata" not in a and a["system"][0]["text"] == "Write inside <memory-dir>. Today is 2026-03-02."
     assert request_key(a) == request_key(b)
     assert request_key(a) != request_key({**a, "max_tokens": 101})
+    listed = {**_body(), "system": "- [user] a.md (2026-03-01T10:00:00Z): old\n- [user] b.md (2026-11-23T15:00:01Z): new"}
+    assert normalise(listed, {}, since=1_795_000_000.0)["system"] == (  # 2026-11-18: only b.md was written since
+        "- [user] a.md (2026-03-01T10:00:00Z): old\n- [user] b.md (<during-run>): new")
     answer = {"content": [{"type": "tool_use", "input": {"file_path": "<memory-dir>/x.md"}}]}
     assert restore(answer, {str(second): "<memory-dir>"})["content"][0]["input"]["file_path"] == f"{second}/x.md"
 
