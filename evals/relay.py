@@ -117,6 +117,8 @@ class LoopbackAPI:
             return upstream.status, upstream.body, upstream.headers
         except LoopError as exc:
             return self._error(exc.status, exc.kind, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a fault of the loop itself ends the run in one line, not a hang
+            return self._error(500, "api_error", f"the eval loop failed: {type(exc).__name__}: {exc}")
         return 200, json.dumps(body, ensure_ascii=False).encode("utf-8"), {}
 
     def _error(self, status: int, kind: str, message: str) -> tuple[int, bytes, dict]:
