@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # Imports are inside the handlers: building the parser happens on every `memdir` command, and the
@@ -12,28 +15,76 @@ SUITE_NAMES = ("extraction", "recall", "behaviour")
 
 
 def run_realdata(args) -> int:
-    from memdir.config import choose_engine
-    from memdir.evals.realdata import render, run_suite
+    import json
+
+    from memdir.config import Settings, choose_engine
+    from memdir.evals.model_loop import model_loop
+    from memdir.evals.realdata import EvalError, render, run_suite
     from memdir.evals.realdata_path import locate_realdata, missing_reason
 
     root = locate_realdata()
     if root is None:
         print(f"memdir eval: {missing_reason()}", file=sys.stderr)
         return 2
-    engine = choose_engine(args.engine or "auto")
-    report = run_suite(root, engine=engine)
+    requested = args.engine or "auto"
+    out = Path(args.out) / (time.strftime("%Y%m%d-%H%M%S") + f"-realdata-{requested}")
+    with _variant(args.variant), model_loop(requested, relay_dir=args.relay_dir, record=args.record,
+                                            replay=args.replay, misses=out / "replay-misses") as loop:
+        engine = "llm" if loop is not None else choose_engine(requested)
+        try:
+            settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
+            report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
+                               with_no_loss=not args.skip_no_loss, loop=loop)
+        except EvalError as exc:
+            print(f"memdir eval: {exc}", file=sys.stderr)
+            return 1
+        if loop is not None:
+            for removed in loop.finish():
+                print(f"memdir eval: removed {removed}: a request memdir no longer sends", file=sys.stderr)
+    report["engine"] = loop.label(requested) if loop is not None else engine
     text = render(report)
-    out = Path(args.out) / (time.strftime("%Y%m%d-%H%M%S") + f"-realdata-{engine}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.md").write_text(text, encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     print(text, end="")
     print(f"summary: {out / 'summary.md'}", file=sys.stderr)
     return 0
 
 
+def _sessions_to_run(args, loop) -> list[str] | None:
+    """--session; else, replaying, the sessions the cassette covers (all of them, and the no-loss check, when it
+    was recorded on the whole suite); else None: every session."""
+    if args.session or loop is None or loop.replay is None or not loop.replay.sessions:
+        return args.session
+    covered = loop.replay.sessions
+    from memdir.evals.realdata import NO_LOSS_PREFIX
+
+    return None if any(s.startswith(NO_LOSS_PREFIX) for s in covered) else covered
+
+
+@contextmanager
+def _variant(variant: str | None) -> Iterator[None]:
+    """$MEMDIR_PROMPT_VARIANT set to `variant` for the run, as `--variant` promises."""
+    previous = os.environ.get("MEMDIR_PROMPT_VARIANT")
+    if variant:
+        os.environ["MEMDIR_PROMPT_VARIANT"] = str(Path(variant).resolve())
+    try:
+        yield
+    finally:
+        if variant:
+            if previous is None:
+                os.environ.pop("MEMDIR_PROMPT_VARIANT", None)
+            else:
+                os.environ["MEMDIR_PROMPT_VARIANT"] = previous
+
+
 def run(args) -> int:
     if args.suite == "realdata":
         return run_realdata(args)
+    if args.engine == "relay" or args.record or args.replay or args.session:
+        print("memdir eval: --engine relay, --record, --replay and --session work with --suite realdata only",
+              file=sys.stderr)
+        return 2
     from memdir.config import Settings, choose_engine
     from memdir.evals.cases import SUITES, load_suite
     from memdir.evals.report import summary
@@ -85,7 +136,16 @@ def add_parser(sub, command) -> None:
     r = evsub.add_parser("run", help="run eval cases", description="run eval cases")
     r.add_argument("--suite", choices=[*SUITE_NAMES, "locomo", "realdata", "all"], default="all",
                    help="realdata: every real session in ../shared/realdata (or $MEMDIR_REALDATA)")
-    r.add_argument("--engine", choices=["auto", "llm", "anthropic", "claude-code", "offline"], default=None)
+    r.add_argument("--engine", choices=["auto", "llm", "anthropic", "claude-code", "offline", "relay"], default=None,
+                   help="relay (realdata only): a person or another agent answers each request as a file in --relay-dir")
+    r.add_argument("--relay-dir", help="--engine relay: where NNNN.request.md is written and NNNN.response.json read")
+    r.add_argument("--record", metavar="DIR", help="realdata: record every answer the model gave as a cassette in DIR")
+    r.add_argument("--replay", metavar="DIR",
+                   help="realdata: answer from the cassette in DIR; a request it lacks fails the run with a diff "
+                        "(or goes to --engine relay/anthropic when given)")
+    r.add_argument("--session", action="append", metavar="PATTERN",
+                   help="realdata: only the sessions whose key matches (e.g. sessions2/ko-push-nothing); repeatable")
+    r.add_argument("--skip-no-loss", action="store_true", help="realdata: leave out the no-loss check")
     r.add_argument("--model", help="extraction/agent model")
     r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
     r.add_argument("--judge-model", help="model for rubric grading")

@@ -6,28 +6,41 @@ verbatim so a person can judge it), memories saved on "nothing here" sessions, a
 that extracts every session into a copy of a real hand-curated memory folder and then rebuilds its
 index: every pre-existing file must be byte-identical unless memdir reported an update and kept the
 old bytes. Held-out sessions are reported apart.
+
+Two sets: `claude-code-log/` (graded from evals/cases/realdata.yaml) and `sessions2/` (graded from the
+data's own items.json: an item is found when a saved memory of its type contains every keyword as a
+case-insensitive substring, as that file's README prescribes). `only` runs the sessions whose key matches
+a pattern (and skips the no-loss check); `loop` (evals/model_loop.py) is the relay or cassette behind the
+anthropic engine, told which session each request belongs to. A session whose extraction fails ends the
+run (`EvalError`): its figures would otherwise count a failure as "saved nothing".
 """
 
 from __future__ import annotations
 
+import fnmatch
+import json
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
 from memdir import constants as C, history
+from memdir.errors import MemdirError
 
 CASES = Path(__file__).with_name("cases") / "realdata.yaml"
 NO_LOSS_FOLDER = "memory-folders/application-pipeline"
+NO_LOSS_PREFIX = "no-loss/"  # the model loop's name for the no-loss check's extractions (and a cassette's)
 
 
 class Expected(BaseModel):
     what: str
     type: list[str] = Field(default_factory=list)  # empty: any type
     terms: list[list[str]]
+    substring: bool = False  # sessions2's keywords are stems ("подтвержд"): matched inside words
 
     @field_validator("type", mode="before")
     @classmethod
@@ -38,6 +51,8 @@ class Expected(BaseModel):
         if self.type and memory["type"] not in self.type:
             return False
         text = memory["text"].lower()
+        if self.substring:
+            return all(any(term.lower() in text for term in group) for group in self.terms)
         return all(any(_has_term(text, term) for term in group) for group in self.terms)
 
 
@@ -52,6 +67,10 @@ class Suite(BaseModel):
     sessions: dict[str, SessionSpec]
 
 
+class EvalError(MemdirError):
+    """The run cannot give true figures (an extraction failed, the relay timed out, a replay missed)."""
+
+
 def _has_term(text: str, term: str) -> bool:
     """A whole-word (or whole-phrase) occurrence: "act" must not match "actually" or "react"."""
     return re.search(r"(?<![\w-])" + re.escape(term.lower()) + r"(?![\w-])", text) is not None
@@ -61,9 +80,38 @@ def load_suite(path: Path = CASES) -> Suite:
     return Suite.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
+def sessions2_specs(root: Path) -> dict[str, SessionSpec]:
+    """sessions2/items.json as session specs: `sessions2/<file stem>` -> its items (none: a nothing session)."""
+    items = json.loads((root / "sessions2" / "items.json").read_text(encoding="utf-8"))
+    specs: dict[str, SessionSpec] = {}
+    for item in items:
+        spec = specs.setdefault(f"sessions2/{Path(item['file']).stem}", SessionSpec())
+        if not item.get("nothing"):
+            spec.expect.append(Expected(what=item["text"], type=item["type"], substring=True,
+                                        terms=[[keyword] for keyword in item["keywords"]]))
+    return specs
+
+
 def session_key(root: Path, transcript: Path) -> str:
-    """`<project folder>/<first 8 chars of the session id>`, as the README names sessions."""
+    """`<project folder>/<first 8 chars of the session id>`, as the README names sessions; `sessions2/<stem>`."""
+    if transcript.parent.name == "sessions2":
+        return f"sessions2/{transcript.stem}"
     return f"{transcript.parent.name}/{transcript.stem[:8]}"
+
+
+def choose_sessions(root: Path, sets: Sequence[str], only: Sequence[str] | None) -> list[Path]:
+    """The transcripts of `sets` whose key matches a pattern of `only` (every one when `only` is None)."""
+    from memdir.evals.realdata_path import main_sessions, sessions2
+
+    found = (main_sessions(root) if "claude-code-log" in sets else []) + (sessions2(root) if "sessions2" in sets else [])
+    if only is None:
+        return found
+    keys = {t: session_key(root, t) for t in found}
+    unmatched = [p for p in only if not any(fnmatch.fnmatchcase(k, p) for k in keys.values())]
+    if unmatched:
+        raise EvalError(f"--session {unmatched[0]} matches no session; keys look like sessions2/ko-push-nothing or "
+                        "-src-deep-manifest/a7da6a22 (shell patterns allowed)")
+    return [t for t, k in keys.items() if any(fnmatch.fnmatchcase(k, p) for p in only)]
 
 
 def saved_memories(memory_dir: Path) -> list[dict]:
@@ -78,12 +126,19 @@ def saved_memories(memory_dir: Path) -> list[dict]:
     return out
 
 
-def _extract(transcript: Path, memory_dir: Path, engine: str, settings):
+def _extract(transcript: Path, memory_dir: Path, engine: str, settings, loop=None, label: str = ""):
     from datetime import date
 
     from memdir.stages.extractor.run import extract_transcript
 
-    return extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=date(2026, 3, 2))
+    if loop is not None:
+        loop.begin(label, memory_dir)
+    result = extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=date(2026, 3, 2),
+                                client=loop.client() if loop is not None else None)
+    if result.status == "failed":
+        failure = loop.failure if loop is not None else None
+        raise EvalError(failure or f"{label}: the extraction failed: {result.reason}")
+    return result
 
 
 def grade_session(spec: SessionSpec, memories: list[dict]) -> dict:
@@ -96,10 +151,11 @@ def grade_session(spec: SessionSpec, memories: list[dict]) -> dict:
             unmatched.append(m)
     missed = [e.what for e, ok in zip(spec.expect, matched, strict=True) if not ok]
     return {"expected": len(spec.expect), "found": sum(matched), "missed": missed,
-            "saved": len(memories), "unmatched": unmatched, "forbidden": forbidden}
+            "saved": len(memories), "unmatched": unmatched, "forbidden": forbidden,
+            "memories": [{k: m.get(k) for k in ("file", "type", "description")} for m in memories]}
 
 
-def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> dict:
+def no_loss_check(root: Path, sessions: list[Path], engine: str, settings, loop=None) -> dict:
     """Extract every session into a copy of a real memory folder, then rebuild its index."""
     from memdir.store import MemoryStore
 
@@ -112,7 +168,7 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
         before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
         reported: dict[str, list[str]] = {}
         for transcript in sessions:
-            result = _extract(transcript, folder, engine, settings)
+            result = _extract(transcript, folder, engine, settings, loop, NO_LOSS_PREFIX + session_key(root, transcript))
             for change in result.changes:
                 if change["action"] in ("updated", "deleted") and change.get("kept"):
                     reported.setdefault(change["file"], []).append(change["kept"])
@@ -134,41 +190,46 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings) -> di
                 "lost_files": lost_files, "lost_bytes": lost_bytes}
 
 
-def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True) -> dict:
+def run_suite(root: Path, *, engine: str = "offline", settings=None, with_no_loss: bool = True,
+              sets: Sequence[str] = ("claude-code-log", "sessions2"), only: Sequence[str] | None = None,
+              loop=None) -> dict:
     from memdir.config import Settings
-    from memdir.evals.realdata_path import main_sessions
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)
     suite = load_suite()
-    sessions = main_sessions(root)
-    known = {session_key(root, t) for t in sessions}
+    specs = {**suite.sessions, **(sessions2_specs(root) if "sessions2" in sets else {})}
+    sessions = choose_sessions(root, sets, only)
+    known = {session_key(root, t) for t in choose_sessions(root, ("claude-code-log", "sessions2"), None)}
     unknown = sorted(set(suite.sessions) - known) + sorted(set(suite.held_out) - known)
     if unknown:
         raise ValueError(f"{CASES}: sessions not in {root}: {', '.join(unknown)}")
     parts: dict[str, dict] = {"tuning": _empty(), "held_out": _empty()}
     for transcript in sessions:
         key = session_key(root, transcript)
-        spec = suite.sessions.get(key, SessionSpec())
+        spec = specs.get(key, SessionSpec())
         with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
             memory_dir = Path(tmp) / "memory"
-            result = _extract(transcript, memory_dir, engine, settings)
+            result = _extract(transcript, memory_dir, engine, settings, loop, key)
             graded = grade_session(spec, saved_memories(memory_dir))
-        graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect and not spec.acceptable)
+        graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect and not spec.acceptable,
+                      status=result.status, reason=result.reason, model_calls=result.turns)
         _fold(parts["held_out" if key in suite.held_out else "tuning"], graded)
     report = {"engine": engine, "root": str(root), **{name: _figures(p) for name, p in parts.items()}}
-    if with_no_loss:  # every transcript, subagents included, into one copy of the real folder
+    if with_no_loss and only is None:  # every transcript, subagents included, into one copy of the real folder
         everything = sorted((root / "claude-code-log").rglob("*.jsonl"))
-        report["no_loss"] = no_loss_check(root, everything, engine, settings)
+        report["no_loss"] = no_loss_check(root, everything, engine, settings, loop)
     return report
 
 
 def _empty() -> dict:
-    return {"sessions": [], "expected": 0, "found": 0, "saved": 0, "unmatched": [], "forbidden": [],
+    return {"sessions": [], "per_session": [], "expected": 0, "found": 0, "saved": 0, "unmatched": [], "forbidden": [],
             "nothing_sessions": 0, "nothing_saved": 0, "missed": []}
 
 
 def _fold(part: dict, graded: dict) -> None:
     part["sessions"].append(graded["session"])
+    part["per_session"].append({k: graded[k] for k in ("session", "status", "reason", "model_calls", "expected", "found",
+                                                       "saved", "missed", "memories")})
     for key in ("expected", "found", "saved"):
         part[key] += graded[key]
     part["unmatched"] += [{**m, "session": graded["session"]} for m in graded["unmatched"]]
@@ -191,7 +252,7 @@ def _pct(value) -> str:
 
 
 def render(report: dict) -> str:
-    lines = [f"# memdir eval: realdata suite ({report['engine']} engine)", f"data: {report['root']}", ""]
+    lines = [f"# memdir eval: realdata suite, engine: {report['engine']}", f"data: {report['root']}", ""]
     for name, title in (("tuning", "Tuning sessions"), ("held_out", "Held-out sessions (never tuned on)")):
         p = report[name]
         lines += [
@@ -201,6 +262,10 @@ def render(report: dict) -> str:
             f"nothing-to-save sessions: {p['nothing_saved']} memories saved over {p['nothing_sessions']} sessions",
             f"forbidden memories (rewound branch, command output): {len(p['forbidden'])}",
         ]
+        for one in p["per_session"]:
+            why = f" ({one['reason']})" if one["reason"] else ""
+            lines.append(f"  {one['session']}: {one['status']}, {one['model_calls']} model calls, {one['saved']} saved, "
+                         f"{one['found']} of {one['expected']} found{why}")
         for what in p["missed"]:
             lines.append(f"  missed: {what}")
         for m in p["unmatched"]:

@@ -40,3 +40,8 @@ def main_sessions(root: Path) -> list[Path]:
     """Every main-session transcript (subagent files left out), in a stable order."""
     log = root / "claude-code-log"
     return sorted(p for p in log.glob("*/*.jsonl") if not p.name.startswith("agent-"))
+
+
+def sessions2(root: Path) -> list[Path]:
+    """The second, hand-annotated set (`sessions2/`, graded from its items.json), in a stable order."""
+    return sorted((root / "sessions2").glob("*.jsonl"))

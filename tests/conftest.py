@@ -98,11 +98,11 @@ API = "https://api.anthropic.com"
 @pytest.fixture
 def api(monkeypatch):
     """respx router for the Anthropic API. Any request no route answers fails the test, and so does
-    any request the real API would reject (tests/api_validator.py): it is answered with the API's
+    any request the real API would reject (evals/api_validator.py): it is answered with the API's
     400 first, so the code under test sees what it would see in production."""
     import respx
 
-    from tests import api_validator
+    from memdir.evals import api_validator
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with respx.mock(base_url=API, assert_all_mocked=False, assert_all_called=False) as router:

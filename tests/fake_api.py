@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # Imported here, not per request: the validator reads the SDK's types (anthropic's ~2 s import),
 # which would otherwise delay the first answer and skew tests that time concurrent processes.
-from tests.api_validator import error_body, validate
+from memdir.evals.api_validator import error_body, validate
 
 
 class FakeAPI:
@@ -21,7 +21,7 @@ class FakeAPI:
         """`respond(body: dict, n: int) -> dict` builds the JSON answer to the n-th request (0-based)."""
         self.respond, self.delay = respond, delay
         self.requests: list[dict] = []
-        self.violations: list[str] = []  # requests the real API would reject (tests/api_validator.py)
+        self.violations: list[str] = []  # requests the real API would reject (evals/api_validator.py)
         self._lock = threading.Lock()
         api = self
 

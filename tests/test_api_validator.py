@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from tests.api_validator import validate_batch_request, validate_message_request
+from memdir.evals.api_validator import validate_batch_request, validate_message_request
 from tests.fake_api import FakeAPI
 
 
@@ -121,7 +121,7 @@ def test_the_loopback_api_rejects_and_reports_a_malformed_request():
 
 
 def test_beta_requests_may_carry_beta_params_and_continue_a_thread():
-    from tests.api_validator import validate_message_request
+    from memdir.evals.api_validator import validate_message_request
 
     first = {"model": "claude-sonnet-5-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}],
              "thread": {"type": "create"}}

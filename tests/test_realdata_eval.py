@@ -16,7 +16,8 @@ def test_grader_matches_type_and_whole_words():
 
 
 def test_offline_engine_meets_its_realdata_targets(realdata):
-    report = run_suite(realdata, engine="offline")
+    # Its targets were set on claude-code-log; sessions2 (other languages, platforms) is issue 20's offline work.
+    report = run_suite(realdata, engine="offline", sets=("claude-code-log",))
     tuning, held_out = report["tuning"], report["held_out"]
     assert tuning["recall"] >= 0.5 and tuning["precision"] >= 0.7, (tuning["missed"], tuning["unmatched"])
     for part in (tuning, held_out):
@@ -69,3 +70,15 @@ def test_a_real_never_mind_session_leaves_the_real_hand_written_folder_untouched
     result = extract_transcript(transcript, folder, settings=Settings(engine="offline"), today=date(2026, 3, 2))
     assert {p.name: p.read_bytes() for p in folder.glob("*.md") if p.name in before} == before
     assert not [c for c in result.changes if c["file"] in before]
+
+
+def test_sessions2_is_graded_from_its_own_items_with_keyword_stems(realdata):
+    from memdir.evals.realdata import sessions2_specs
+
+    specs = sessions2_specs(realdata)
+    assert len(specs) == 15 and sum(len(s.expect) for s in specs.values()) == 44
+    assert sorted(k for k, s in specs.items() if not s.expect) == [
+        "sessions2/es-win-jarvis-nothing", "sessions2/ko-push-nothing", "sessions2/v1-compress-nothing"]
+    loyalty = next(e for e in specs["sessions2/ru-claudemd-profile"].expect if e.type == ["project"])
+    assert loyalty.matches({"type": "project", "text": "Её проекты — развитие программы лояльности."})  # a stem, inside a word
+    assert not loyalty.matches({"type": "user", "text": "Её проекты — развитие программы лояльности."})

@@ -156,7 +156,7 @@ def test_base_url_is_honoured(folder, monkeypatch):
     import respx
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/gateway")
-    from tests import api_validator
+    from memdir.evals import api_validator
 
     with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
         api_validator.install(router)

@@ -3,7 +3,9 @@
 The rules come from the API reference and the SDK's own types (anthropic 2.12), not from what
 memdir happens to send: our mocks answer anything, the real API does not. Every respx route
 (the `api` fixture) and the loopback FakeAPI run these checks first and answer a violation the
-way the API would, with a 400 invalid_request_error, and the test fails at teardown.
+way the API would, with a 400 invalid_request_error, and the test fails at teardown. The eval relay
+(evals/relay.py) checks every request it hands to a person, or replays from a cassette, the same way.
+It lives in evals/ (not tests/) so that the eval harness can use it; the tests import it from here.
 
 Rules:
 - top-level parameters: only those in `MessageCreateParams` (headers such as workspace_id are not

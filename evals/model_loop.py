@@ -1,0 +1,181 @@
+"""What answers memdir's requests in an eval run, behind one loopback Messages API (evals/relay.py).
+
+In order: a recorded answer from a cassette (`--replay DIR`); else the relay folder (`--engine relay
+--relay-dir DIR`: a person or another agent answers) or the real API (`--engine anthropic`, forwarded
+as sent); else, when replaying alone, the run fails and the request is written with a unified diff
+against the nearest recorded one. With `--record DIR` every answer given (replayed ones too) is written
+to a cassette, and at the end of a successful run that cassette's entries for the sessions run but no
+longer sent are removed. Recording into the folder one replays from is how a cassette is re-recorded:
+requests memdir still sends are answered from it, changed ones go to the relay or the API.
+
+memdir itself runs unchanged: the anthropic engine, its client pointed at the loopback server through
+ANTHROPIC_BASE_URL for the length of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memdir.errors import MemdirError
+from memdir.evals.cassette import MEMORY_DIR, Cassette, miss_diff, normalise, request_key, restore
+from memdir.evals.relay import Incoming, LoopbackAPI, LoopError, PassThrough, RelayDir, relay_timeout
+from memdir.evals.request_text import render_request
+
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+FORWARDED_HEADERS = ("x-api-key", "authorization", "anthropic-version", "anthropic-beta", "content-type")
+UPSTREAM_TIMEOUT = 600.0
+
+Fallback = Callable[[Incoming, str, str, str], dict]  # (request, key, session, note on a replay miss) -> response
+
+
+def forward_to(upstream: str) -> Fallback:
+    """The real API (or a gateway) answers: the request is sent on as it came, with its credentials."""
+
+    def forward(incoming: Incoming, key: str, session: str, note: str) -> dict:
+        headers = {k: v for k, v in incoming.headers.items() if k in FORWARDED_HEADERS}
+        data = json.dumps(incoming.body).encode("utf-8")
+        request = urllib.request.Request(upstream.rstrip("/") + incoming.path, data=data, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=UPSTREAM_TIMEOUT) as response:  # noqa: S310 - https or loopback
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:  # memdir's retry rules decide, as they would without the loop
+            raise PassThrough(exc.code, exc.read(), dict(exc.headers.items())) from None
+        except (urllib.error.URLError, TimeoutError) as exc:
+            body = json.dumps({"type": "error", "error": {"type": "api_error", "message": f"{upstream}: {exc}"}})
+            raise PassThrough(502, body.encode(), {"x-should-retry": "true"}) from None
+
+    return forward
+
+
+class ModelLoop:
+    """The answer chain for one run; `begin` names the session and its memory folder before each extraction."""
+
+    def __init__(self, *, replay: Cassette | None, fallback: Fallback | None, record: Cassette | None,
+                 misses: Path, client_timeout: float | None = None) -> None:
+        self.replay, self.fallback, self.record, self.misses = replay, fallback, record, misses
+        self.client_timeout = client_timeout
+        self.session = ""
+        self.volatile: dict[str, str] = {}
+        self.sessions: set[str] = set()
+        self.server = LoopbackAPI(self.answer)
+        self._missed = 0
+        self.started = float(int(time.time()))  # manifest stamps are whole seconds
+        self._lock = threading.Lock()  # the server answers on a thread per request
+
+    def begin(self, session: str, memory_dir: Path) -> None:
+        self.session = session
+        self.sessions.add(session)
+        self.volatile = {str(memory_dir): MEMORY_DIR, str(memory_dir.resolve()): MEMORY_DIR}
+
+    def label(self, engine: str) -> str:
+        """What answered, for the report: "relay", "replay of DIR + relay", "anthropic, recorded to DIR"."""
+        parts = [f"replay of {self.replay.folder}"] if self.replay is not None else []
+        parts += [engine] if self.fallback is not None else []
+        recorded = f", recorded to {self.record.folder}" if self.record is not None else ""
+        return " + ".join(parts) + recorded
+
+    @property
+    def failure(self) -> str | None:
+        return self.server.failure
+
+    def client(self):
+        """The SDK client memdir uses in the run: the default one, or one that waits as long as the relay does."""
+        if self.client_timeout is None:
+            return None
+        from memdir.llm import make_client
+
+        return make_client(timeout=self.client_timeout)
+
+    def answer(self, incoming: Incoming) -> dict:
+        request = normalise(incoming.body, self.volatile, self.started)
+        key = request_key(request)
+        recorded = self.replay.get(key) if self.replay is not None else None
+        if recorded is not None:
+            response = restore(recorded.response, self.volatile)
+        else:
+            with self._lock:
+                note = self._write_miss(request) if self.replay is not None else ""
+            if self.fallback is None:
+                raise LoopError(f"{self.session}: no recorded answer for what memdir now sends; {note} "
+                                "(to re-record: docs/evals-and-benchmarks.md#cassettes)", status=404, kind="not_found_error")
+            response = self.fallback(incoming, key, self.session, note)
+        if self.record is not None:
+            with self._lock:
+                self.record.put(key, self.session, request, normalise(response, self.volatile, self.started))
+        return response
+
+    def _write_miss(self, request: dict) -> str:
+        """The request the cassette lacks, its diff against the nearest recorded one and that one's answer
+        (with this run's memory folder put back, ready to reuse if it still fits); says where they are."""
+        assert self.replay is not None
+        self._missed += 1
+        self.misses.mkdir(parents=True, exist_ok=True)
+        stem = f"{self._missed:04d}"
+        (self.misses / f"{stem}.request.json").write_text(json.dumps(request, indent=1, ensure_ascii=False) + "\n",
+                                                          encoding="utf-8")
+        (self.misses / f"{stem}.request.md").write_text(render_request(request), encoding="utf-8")
+        nearest = self.replay.nearest(request, self.session)
+        diff = self.misses / f"{stem}.diff"
+        diff.write_text(miss_diff(request, nearest), encoding="utf-8")
+        if nearest is None:
+            return f"the cassette {self.replay.folder} is empty; the request is in {diff}"
+        answer = self.misses / f"{stem}.nearest-response.json"
+        answer.write_text(json.dumps(restore(nearest.response, self.volatile), indent=1, ensure_ascii=False) + "\n",
+                          encoding="utf-8")
+        return (f"the change against the nearest request recorded in {self.replay.folder}: {diff}; "
+                f"that request's recorded answer: {answer}")
+
+    def finish(self) -> list[Path]:
+        """After a successful run: the record cassette lists the sessions run and drops what they no longer send."""
+        return self.record.finish(self.sessions) if self.record is not None else []
+
+
+def _fallback(engine: str, relay_dir: str | None) -> tuple[Fallback | None, float | None]:
+    if engine == "relay":
+        if not relay_dir:
+            raise MemdirError("--engine relay needs --relay-dir DIR: the folder where requests and answers are written")
+        timeout = relay_timeout()
+        relay = RelayDir(Path(relay_dir), timeout)
+        return (lambda incoming, key, session, note: relay.ask(incoming.body, key, session, note)), timeout + 60
+    if engine in ("llm", "anthropic"):
+        from memdir.config import choose_engine
+
+        choose_engine(engine)  # credentials or a base URL, or the one-line error `--engine anthropic` gives
+        return forward_to(os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM), None
+    return None, None
+
+
+@contextmanager
+def model_loop(engine: str, *, relay_dir: str | None, record: str | None, replay: str | None,
+               misses: Path) -> Iterator[ModelLoop | None]:
+    """The loop for `memdir eval run`, or None when the engine runs without one (no relay, record or replay).
+    The caller calls `finish()` after a run that succeeded, and only then."""
+    if engine != "relay" and not record and not replay:
+        yield None
+        return
+    if engine not in ("relay", "llm", "anthropic", "auto"):
+        raise MemdirError(f"--record and --replay work with --engine relay or anthropic, not {engine}")
+    if engine == "auto" and not replay:
+        raise MemdirError("--record needs --engine relay or --engine anthropic: the model whose answers are recorded")
+    fallback, client_timeout = _fallback(engine, relay_dir)
+    loop = ModelLoop(replay=Cassette(Path(replay)) if replay else None, fallback=fallback,
+                     record=Cassette(Path(record), create=True) if record else None, misses=misses,
+                     client_timeout=client_timeout)
+    previous = os.environ.get("ANTHROPIC_BASE_URL")
+    with loop.server:
+        os.environ["ANTHROPIC_BASE_URL"] = loop.server.url
+        try:
+            yield loop
+        finally:
+            if previous is None:
+                os.environ.pop("ANTHROPIC_BASE_URL", None)
+            else:
+                os.environ["ANTHROPIC_BASE_URL"] = previous

@@ -1,0 +1,97 @@
+"""A Messages API request as the model reads it: system, tools and messages in plain text.
+
+The relay writes this next to each request so that a person (or another agent) acting as the model can
+read what memdir sent, and cassette replay diffs two of these renderings so that a change to a prompt,
+an excerpt or a tool shows as a change to the text the model is given. Every part that changes what the
+model sees is rendered (cache breakpoints too, as one short marker); nothing is summarised away.
+"""
+
+from __future__ import annotations
+
+import json
+
+ANSWER_HELP = """\
+Answer as the model: write `{name}` in this folder, a Messages API response body. The short form is enough:
+
+    {{"content": [{{"type": "text", "text": "..."}},
+                 {{"type": "tool_use", "name": "Write", "input": {{"file_path": "...", "content": "..."}}}}],
+     "stop_reason": "tool_use"}}
+
+`id`, `model`, `usage` and the tool_use ids are filled in; `stop_reason` defaults to `tool_use` when a
+tool is called, else `end_turn`. Only the tools listed below exist. Write the file in one go (or write it
+elsewhere and rename it in): a file that is not yet valid JSON is read again when it changes."""
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True)
+
+
+def _cache_mark(block: dict) -> list[str]:
+    mark = block.get("cache_control")
+    return [f"[cache_control: {mark.get('type')} {mark.get('ttl', '5m')}]"] if isinstance(mark, dict) else []
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content if isinstance(content, list) else []:
+        parts.append(block.get("text", "") if block.get("type") == "text" else f"[{block.get('type')} block]")
+    return "\n".join(parts)
+
+
+def block_text(block: dict) -> list[str]:
+    """One content block as lines of text."""
+    kind = block.get("type")
+    if kind == "text":
+        lines = [str(block.get("text", ""))]
+    elif kind == "tool_use":
+        lines = [f"[tool_use {block.get('id', '')}: {block.get('name')}]", _json(block.get("input"))]
+    elif kind == "tool_result":
+        error = " (is_error)" if block.get("is_error") else ""
+        lines = [f"[tool_result for {block.get('tool_use_id')}{error}]", _result_text(block.get("content"))]
+    elif kind in ("thinking", "redacted_thinking"):
+        lines = [f"[{kind}]", str(block.get("thinking", ""))]
+    else:
+        lines = [f"[{kind} block]"]
+    return lines + _cache_mark(block)
+
+
+def _content_blocks(content: object) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def _settings_line(body: dict) -> str:
+    shown = {key: body[key] for key in sorted(body) if key not in ("system", "tools", "messages")}
+    return ", ".join(f"{key}: {json.dumps(value, sort_keys=True)}" for key, value in shown.items())
+
+
+def _rule(title: str, char: str = "=") -> str:
+    """A section line that cannot be mistaken for the prompt's own markdown headings."""
+    return f"{char * 8} {title} {char * 8}"
+
+
+def render_request(body: dict) -> str:
+    """The whole request as plain text, stable for diffs (sorted keys, one block per paragraph)."""
+    out = [_rule("request"), _settings_line(body), "", _rule("system")]
+    for block in _content_blocks(body.get("system")):
+        out += [*block_text(block), ""]
+    out.append(_rule("tools"))
+    for tool in body.get("tools") or []:
+        out += [_rule(f"tool {tool.get('name')}", "-"), str(tool.get("description", "")),
+                "input_schema: " + _json(tool.get("input_schema")), *_cache_mark(tool), ""]
+    out.append(_rule("messages"))
+    for n, message in enumerate(body.get("messages") or [], start=1):
+        out.append(_rule(f"message {n}: {message.get('role')}", "-"))
+        for block in _content_blocks(message.get("content")):
+            out += [*block_text(block), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_for_relay(body: dict, *, number: str, session: str, note: str = "") -> str:
+    """The relay's NNNN.request.md: how to answer, why it was not replayed (if it was not), then the request."""
+    head = f"# Relay request {number}" + (f" (session {session})" if session else "")
+    why = f"Not in the cassette: {note}.\n\n" if note else ""
+    return f"{head}\n\n{ANSWER_HELP.format(name=f'{number}.response.json')}\n\n{why}{render_request(body)}"
