@@ -8,6 +8,7 @@ from collections import Counter
 from memdir.evals.realdata_path import main_sessions
 from memdir.stages.extractor.prose import own_prose, sentences
 from memdir.transcript import read_transcript
+from tests.said_lines import rejection_line, tool_call_line
 
 
 def _line(kind, uuid, parent, content=None, **extra):
@@ -45,12 +46,9 @@ def test_harness_text_is_never_the_users_words(tmp_path):
 
 
 def test_words_hidden_in_a_rejection_and_in_a_queued_command(tmp_path):
-    rejected = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
-                "edit, the new_string was NOT written to the file). The user provided the following reason for the "
-                "rejection:  use pnpm")
     path = _write(tmp_path, [
-        _line("assistant", "a1", None, [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npm i"}}]),
-        _line("user", "u1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": rejected, "is_error": True}]),
+        json.dumps(tool_call_line("a1", None, "t1", "Bash", {"command": "npm i"})),
+        json.dumps(rejection_line("u1", "a1", "t1", "use pnpm")),
         json.dumps({"type": "attachment", "uuid": "q1", "parentUuid": "u1", "sessionId": "s",
                     "attachment": {"type": "queued_command", "prompt": "and keep the lockfile committed"}}),
     ])
