@@ -57,10 +57,11 @@ REJECTION_PREFIX = ("The user doesn't want to proceed with this tool use. The to
 # The line-level `toolUseResult` of a rejection: "Error: " + the content, or (newer versions) this.
 REJECTED_RESULT = "User rejected tool use"
 # Tools whose error text Claude Code writes itself, so it never starts with outside text: a
-# rejection of one of them is told apart from a failure by the line's shape alone.
+# rejection of one of them is told apart from a failure by the line's shape alone. (Retired tools
+# whose errors were never seen, such as LS, are left out: the list only grows on evidence.)
 OWN_ERROR_TOOLS = frozenset({
-    "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "NotebookRead", "Glob", "Grep", "LS", "WebFetch",
-    "WebSearch", "ExitPlanMode", "EnterPlanMode", "TodoWrite", "Skill", "SlashCommand", "KillShell", "KillBash",
+    "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "Glob", "Grep", "WebFetch", "WebSearch",
+    "ExitPlanMode", "EnterPlanMode", "TodoWrite", "Skill", "KillShell", "KillBash",
 })
 # A failed shell command's result holds its raw output. Since Claude Code 2.0.37 (the earliest
 # version seen doing it) that output follows an "Exit code N" line; before, it came first, and a
