@@ -51,8 +51,9 @@ class Message(Record):
     """role: "user" | "assistant"; content: API content blocks (a plain string becomes one text block).
 
     `said`: for user messages read from Claude Code JSONL, only what the person typed (harness text
-    removed, a rejection reason pulled out of its tool_result); None means "work it out from content".
-    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued".
+    removed; for a rejection Claude Code recorded, the reason typed); None means "work it out from content".
+    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued"; None for a
+    line of tool results, which never holds the user's words.
     """
 
     role: str
@@ -188,17 +189,17 @@ def _confirm_rejections(records: list[tuple[dict, Message | None]]) -> None:
     """Give a tool-result line the user's rejection reason only when Claude Code recorded the rejection
     (memdir/said.py) and the rejected tool is one whose own output could not have forged it. A call
     not among the lines read (outside the window) is not known, and its result is not taken."""
-    calls: dict[object, object] = {}
+    calls: dict[str, str] = {}
     for _obj, message in records:
         if message is not None and message.role == "assistant":
             for block in message.tool_uses():
-                calls.setdefault(block.get("id"), block.get("name"))
+                if isinstance(block.get("id"), str):  # untrusted input: an odd-typed id is never hashed
+                    calls.setdefault(block["id"], block["name"])
     for obj, message in records:
         if message is None or message.role != "user" or message.said:
             continue
         found = rejection_of_line(obj, message.content)
-        name = calls.get(found.tool_use_id) if found else None
-        if found and found.counts(name if isinstance(name, str) else None):
+        if found and found.counts(calls.get(found.tool_use_id)):
             message.said, message.kind = found.reason, "rejection"
 
 

@@ -182,3 +182,11 @@ def test_every_typed_rejection_reason_in_the_real_sessions_is_found(realdata):
         assert read == raw, path.name
         found += len(read)
     assert found == 8
+
+
+def test_odd_typed_tool_ids_are_read_without_a_traceback(tmp_path):
+    call = tool_call_line("a1", None, "t1", "Edit", {})
+    call["message"]["content"][0]["id"] = ["t1"]
+    shaped = rejection_line("u1", "a1", "t1", "use pnpm")
+    shaped["message"]["content"][0]["tool_use_id"] = {"id": "t1"}
+    assert _said(_write(tmp_path, [json.dumps(call), json.dumps(shaped)])) == []
