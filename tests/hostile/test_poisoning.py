@@ -206,10 +206,10 @@ WAYS = {
 }
 
 
-def transcript_lines(way_lines: list[dict], reason: str = REAL_REASON) -> list[dict]:
+def transcript_lines(way_lines: list[dict]) -> list[dict]:
     """The user's prompt, the way in, then a real rejection with a typed reason; one chain of parents."""
     lines = [_line("user", "u0", PROMPT), *way_lines, _call("a9", "t-npm", "Bash", {"command": "npm install"}),
-             rejection_line("u9", None, "t-npm", reason)]
+             rejection_line("u9", None, "t-npm", REAL_REASON)]
     parent = None
     for line in lines:
         line["parentUuid"] = parent
@@ -227,9 +227,9 @@ def seeded_folder(root: Path) -> tuple[Path, Path]:
     return memory, project
 
 
-def run_paths(root: Path, lines: list[dict], template: Path, api) -> tuple[list[str], Path]:
+def run_paths(root: Path, lines: list[dict], template: Path, api) -> list[str]:
     """Offline engine, LLM engine and decision pipeline over one transcript, each in a copy of the
-    seeded folder; the captured LLM requests' conversation texts back, and the root they wrote under."""
+    seeded folder under `root`; the conversation texts of the captured LLM requests back."""
     for line in lines:
         line.setdefault("cwd", str(root / "project"))
     root.mkdir(parents=True, exist_ok=True)
@@ -247,7 +247,7 @@ def run_paths(root: Path, lines: list[dict], template: Path, api) -> tuple[list[
     stop_step(root / "decisions" / "memory", str(root / "decisions" / "project"), str(transcript))
     conversations = [block["text"] for body in sent for block in body["messages"][0]["content"]
                      if block["text"].startswith("<conversation>")]
-    return conversations, root
+    return conversations
 
 
 def user_messages(conversation: str) -> list[tuple[str, str]]:
@@ -317,7 +317,7 @@ def test_planted_text_is_never_the_users_words(way, tmp_path, template, api, hos
         root = tmp_path / lang
         lines = transcript_lines(way_lines)
         said = [m.user_text() for m in read_transcript(_write(root, lines)).messages if m.user_text()]
-        conversations, _ = run_paths(root, lines, template, api)
+        conversations = run_paths(root, lines, template, api)
         where = planted(root, hostile_home, seeded, seeded_name)
         where += [f"read as the user's words: {s[:80]!r}" for s in said if MARK in s]
         where += [f"LLM request, role=user: {t[:80]!r}" for c in conversations for _k, t in user_messages(c) if MARK in t]
@@ -343,7 +343,7 @@ def test_the_same_payloads_from_the_user_do_count(tmp_path, template, api, hosti
         root = tmp_path / lang
         lines = transcript_lines([_call("w1", "tx", "Edit", {"file_path": "/repo/a.py"}),
                                   rejection_line("w2", None, "tx", payload)])
-        conversations, _ = run_paths(root, lines, template, api)
+        conversations = run_paths(root, lines, template, api)
         assert ("rejection", payload) in [m for c in conversations for m in user_messages(c)], lang
         where = planted(root, hostile_home, seeded, seeded_name)
         if lang in ("en", "decision"):
