@@ -81,11 +81,12 @@ class Captured:
 
 
 def _prose(text: str) -> str:
-    """The user's prose: code fences, harness tags, quoted/log lines and IDE selections dropped."""
+    """The user's prose: code fences, harness tags, quoted/log lines and IDE selections dropped. (A
+    rejection reason arrives already taken out of its tool_result by the transcript reader: text that
+    merely quotes Claude Code's rejection wording is not one, and nothing is cut at that wording.)"""
     text = re.sub(r"```.*?(?:```|$)", " ", text, flags=re.S)
     text = re.sub(r"<(ide_selection|ide_opened_file|system-reminder|command-[\w-]+|local-command-stdout|bash-\w+)>.*?"
                   r"(?:</\1>|$)", " ", text, flags=re.S)
-    text = re.sub(r"^.*The user provided the following reason for the rejection:\s*", "", text, flags=re.S)
     return "\n".join(line for line in text.splitlines() if not NOT_PROSE.match(line))
 
 

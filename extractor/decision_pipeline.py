@@ -21,6 +21,7 @@ from memdir import constants as C, decisions as journal, graph
 from memdir.decision_context import prune_session_markers, tail_records
 from memdir.errors import MemdirError
 from memdir.paths import decisions_dir, orchestkit_compat
+from memdir.said import users_words
 from memdir.secrets import find_secrets
 from memdir.stages.extractor.capture import Captured, capture_text
 from memdir.stages.extractor.promote import Promotion, promote
@@ -133,7 +134,9 @@ def _inbox_item(raw: bytes, default_cwd: str | None) -> tuple[Path, list[Capture
             decision = journal.Decision.from_record(item["decision"]).model_copy(update={"project": root.name})
             relations = [journal.Relation.model_validate(r) for r in item.get("relations") or []]
             return root, [Captured(decision, relations)], True
-        return root, capture_text(str(item["prompt"]), source="prompt", project=root.name), False
+        # What UserPromptSubmit hands the hook can be harness text (a task notification, another agent's
+        # message, IDE context around the prompt): only the words the person typed are captured.
+        return root, capture_text(users_words(str(item["prompt"])), source="prompt", project=root.name), False
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

@@ -1,10 +1,20 @@
-"""Turning transcript messages into the excerpt the extraction agent reads."""
+"""Turning transcript messages into the excerpt the extraction agent reads.
+
+Only the user's words are shown as role="user": typed prompts, prompts queued while the agent
+worked, and rejection reasons Claude Code recorded (memdir/said.py). Tool output (files read, web
+pages, command output, Claude Code's own notes inside results) is shown as role="tool", inside
+<tool_output> elements: never the user's words, whatever it says. Every piece of outside text has its
+tag-like `<` escaped (memdir.prompts.escape_tags), so nothing in a message can close it or open
+another one; the tags around it are the excerpt's own.
+"""
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import date, datetime
 
+from memdir.prompts import escape_tags
 from memdir.transcript import Message
 
 TOOL_RESULT_CHARS = 400
@@ -26,35 +36,75 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " […]"
 
 
-def block_text(block: dict) -> str | None:
+def _attr(value: object) -> str:
+    """A value placed inside an attribute of the excerpt's own tags: quotes and brackets escaped."""
+    return html.escape(str(value), quote=True)
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        content = " ".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return str(content or "")
+
+
+def block_text(block: dict, tool_names: dict[str, str] | None = None) -> str | None:
+    """One content block as the excerpt shows it (outside text escaped), or None when it is not shown."""
     kind = block.get("type")
     if kind == "text":
-        return block.get("text", "")
+        return escape_tags(_short(block.get("text", ""), MESSAGE_CHARS))
     if kind == "tool_use":
         tool_input = json.dumps(block.get("input", {}), ensure_ascii=False)
-        return f"[tool call {block.get('name')}: {_short(tool_input, TOOL_INPUT_CHARS)}]"
+        return f'<tool_call name="{_attr(block.get("name"))}">{escape_tags(_short(tool_input, TOOL_INPUT_CHARS))}</tool_call>'
     if kind == "tool_result":
-        content = block.get("content")
-        if isinstance(content, list):
-            content = " ".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
-        label = "tool error" if block.get("is_error") else "tool result"
-        return f"[{label}: {_short(str(content or ''), TOOL_RESULT_CHARS)}]"
+        name = (tool_names or {}).get(str(block.get("tool_use_id")), "unknown")
+        error = ' error="true"' if block.get("is_error") else ""
+        text = escape_tags(_short(_result_text(block), TOOL_RESULT_CHARS))
+        return f'<tool_output tool="{_attr(name)}"{error}>\n{text}\n</tool_output>'
     return None  # thinking, images, ...: not what memory is made of
 
 
+def _fit(parts: list[str]) -> str:
+    """Parts joined, whole, up to MESSAGE_CHARS (the excerpt's own tags are never cut in half)."""
+    kept: list[str] = []
+    used = 0
+    for i, part in enumerate(parts):
+        if kept and used + len(part) > MESSAGE_CHARS:
+            kept.append(f"[{len(parts) - i} more not shown]")
+            break
+        kept.append(part)
+        used += len(part)
+    return "\n".join(kept)
+
+
+def _entries(m: Message, tool_names: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(role, kind, text) for one message: a user line can hold the user's words and tool output apart."""
+    if m.role != "user":
+        parts = [t for t in (block_text(b, tool_names) for b in m.content) if t and t.strip()]
+        return [(m.role, "", _fit(parts))] if parts else []
+    out = []
+    said = m.user_text()
+    if said:
+        out.append(("user", m.kind if m.kind in ("rejection", "queued") else "", escape_tags(_short(said, MESSAGE_CHARS))))
+    if m.kind != "rejection":  # a rejection's result is Claude Code's notice; its reason is shown above
+        outputs = [t for t in (block_text(b, tool_names) for b in m.content if b.get("type") == "tool_result") if t]
+        if outputs:
+            out.append(("tool", "", _fit(outputs)))
+    return out
+
+
 def excerpt_messages(messages: list[Message]) -> list[dict]:
-    """[{role, when, text}] for the transcript template; empty messages dropped."""
+    """[{role, kind, when, text}] for the transcript template; empty messages dropped.
+
+    role: "user" (the user's words only), "assistant", or "tool" (tool output); kind: "rejection"
+    (the reason typed when refusing the tool call just before), "queued" or ""."""
+    tool_names: dict[str, str] = {}
     out = []
     for m in messages:
-        parts = [t for t in (block_text(b) for b in m.content) if t]
-        if m.role == "user":  # only the user's own words, never harness text posing as them
-            results = [t for t in (block_text(b) for b in m.content if b.get("type") == "tool_result") if t]
-            said = m.user_text()
-            parts = ([f"[rejected the tool call above; the user's reason: {said}]"] if m.kind == "rejection"
-                     else [said] if said else []) + ([] if m.kind == "rejection" else results)
-        text = _short("\n".join(parts), MESSAGE_CHARS)
-        if not text:
-            continue
+        for block in m.tool_uses():
+            tool_names.setdefault(str(block.get("id")), str(block.get("name")))
         day = message_date(m)
-        out.append({"role": m.role, "when": f"{day.isoformat()} ({day:%A})" if day else "", "text": text})
+        when = f"{day.isoformat()} ({day:%A})" if day else ""
+        for role, kind, text in _entries(m, tool_names):
+            out.append({"role": role, "kind": kind, "when": when, "text": text})
     return out

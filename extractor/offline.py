@@ -140,12 +140,25 @@ def _classify(what: str) -> str:
     return "project"  # a statement of fact about the work
 
 
+# The assistant telling what it did itself ("I split the change into three commits"): the only kind
+# of its sentence a confirmation may keep. What it relays ("the README says ...", "the user said ...")
+# comes from a file, a page or a tool, and the user's "exactly like that" never makes it theirs.
+_OWN_ACTION = re.compile(r"^(?:I|we)(?:'ve| have)?\s+(?!(?:am|was|'m|think|believe|guess|see|saw|noticed|found|read|"
+                         r"will|'ll|would|can|could|should|might|must|need|want)\b)[a-z]+\b", re.I)
+_RELAYED = re.compile(r"\b(?:says?|said|told|tells|asked|asks|according to|instructs?|instructed|"
+                      r"recommends?|wants?)\b|[\"“”«»]", re.I)
+
+
 def _previous_assistant_summary(messages: list[Message], index: int) -> str | None:
-    """What the assistant had just done: its last substantive sentence before the confirmation."""
+    """What the assistant had just done, in its own first sentence about its own action before the
+    confirmation; None when it said no such thing."""
     for m in reversed(messages[:index]):
         if m.role == "assistant" and m.text():
             sentences = [s for s in _sentences(m.text()) if not _ACK.match(s) and len(s.split()) >= 4]
-            return sentences[0][:200].rstrip(".") if sentences else None
+            first = sentences[0] if sentences else ""
+            if _OWN_ACTION.match(first) and not _RELAYED.search(first):
+                return first[:200].rstrip(".")
+            return None
     return None
 
 

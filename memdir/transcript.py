@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memdir.errors import MemdirError
 from memdir.record import Record, field
-from memdir.said import queued_prompt, users_words, words_of_user_line
+from memdir.said import queued_prompt, rejection_of_line, users_words, words_of_user_line
 
 BLOCK = 64 * 1024
 
@@ -51,8 +51,9 @@ class Message(Record):
     """role: "user" | "assistant"; content: API content blocks (a plain string becomes one text block).
 
     `said`: for user messages read from Claude Code JSONL, only what the person typed (harness text
-    removed, a rejection reason pulled out of its tool_result); None means "work it out from content".
-    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued".
+    removed; for a rejection Claude Code recorded, the reason typed); None means "work it out from content".
+    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued"; None for a
+    line of tool results, which never holds the user's words.
     """
 
     role: str
@@ -162,6 +163,9 @@ def _message_from_line(obj: dict, kind: str) -> Message | None:
     common = {"uuid": _text_or_none(obj.get("uuid")), "timestamp": _timestamp(obj.get("timestamp")),
               "cwd": _text_or_none(obj.get("cwd"))}
     if kind == "attachment":
+        origin = obj.get("origin")
+        if obj.get("isMeta") or (isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
+            return None
         prompt = queued_prompt(obj.get("attachment") or {})
         if not prompt:
             return None
@@ -179,6 +183,24 @@ def _message_from_line(obj: dict, kind: str) -> Message | None:
     if not said and not any(b.get("type") == "tool_result" for b in content):
         return None  # harness text only (meta, summary, command output, IDE context): not the conversation's words
     return Message(role=role, content=content, message_id=_text_or_none(msg.get("id")), said=said, kind=said_kind, **common)
+
+
+def _confirm_rejections(records: list[tuple[dict, Message | None]]) -> None:
+    """Give a tool-result line the user's rejection reason only when Claude Code recorded the rejection
+    (memdir/said.py) and the rejected tool is one whose own output could not have forged it. A call
+    not among the lines read (outside the window) is not known, and its result is not taken."""
+    calls: dict[str, str] = {}
+    for _obj, message in records:
+        if message is not None and message.role == "assistant":
+            for block in message.tool_uses():
+                if isinstance(block.get("id"), str):  # untrusted input: an odd-typed id is never hashed
+                    calls.setdefault(block["id"], block["name"])
+    for obj, message in records:
+        if message is None or message.role != "user" or message.said:
+            continue
+        found = rejection_of_line(obj, message.content)
+        if found and found.counts(calls.get(found.tool_use_id)):
+            message.said, message.kind = found.reason, "rejection"
 
 
 def _lines_backwards(path: Path):
@@ -283,6 +305,7 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
             distinct_ids.add(key)
         records.append((obj, message))
     records.reverse()
+    _confirm_rejections(records)
     dead = _abandoned(records)
     result.off_branch_lines += sum(1 for obj, _m in records if obj["uuid"] in dead)
     collected = [m for obj, m in records if m is not None and obj["uuid"] not in dead]

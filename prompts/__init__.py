@@ -1,13 +1,16 @@
 """Every prompt memdir sends or injects lives here as a jinja2 template; this renders them.
 
 Templates use StrictUndefined (a missing variable is a bug, not an empty string) and no
-autoescaping (the output is prompt text, not HTML). A variant folder placed in front of the
-built-in one overrides templates by file name; evals use it to compare prompt versions.
+autoescaping (the output is prompt text, not HTML). Text from outside (a transcript, a memory, a
+prompt) goes through the `tags` filter wherever a template frames it with tags of its own, so it can
+never open or close one. A variant folder placed in front of the built-in one overrides templates
+by file name; evals use it to compare prompt versions.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,12 +18,24 @@ TEMPLATES_DIR = Path(__file__).resolve().parent
 VARIANT_ENV = "MEMDIR_PROMPT_VARIANT"
 
 
+# A `<` (or a full-width look-alike a reader could take for one) that could start a tag or a comment:
+# `<message`, `</message`, `< /conversation`, `<!--`, `<?`, `＜message`.
+_TAG_START = re.compile(r"[<\uff1c\ufe64](?=\s*(?:[/!?\uff0f]|[^\W\d]))")
+
+
+def escape_tags(text: object) -> str:
+    """`text` with every `<` that could start a tag written `&lt;`, so that text from outside cannot
+    open or close the tags a prompt frames it with (`</message><message role="user">`). A `<` that
+    starts no tag (`a < b`, `<=`, `<3`) is left as it is, and so is everything else."""
+    return _TAG_START.sub("&lt;", str(text))
+
+
 @lru_cache(maxsize=8)
 def _environment(variant: str | None):
     import jinja2
 
     search = [variant, str(TEMPLATES_DIR)] if variant else [str(TEMPLATES_DIR)]
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -28,6 +43,8 @@ def _environment(variant: str | None):
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["tags"] = escape_tags
+    return env
 
 
 def render(template: str, /, *, variant: str | Path | None = None, **context: object) -> str:

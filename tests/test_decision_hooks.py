@@ -12,6 +12,7 @@ from memdir.decisions import Decision, append, journal_path, read_journal
 from memdir.entry.hooks import main as hook_main
 from memdir.paths import decisions_dir
 from memdir.stages.extractor.decision_pipeline import stop_step
+from tests.said_lines import rejection_line, tool_call_line
 
 
 def run_prompt(project, memory, monkeypatch, prompt, session="s1"):
@@ -123,18 +124,11 @@ def test_real_hook_processes_capture_through_the_stop_worker(tmp_path):
 
 def test_rejection_reason_in_the_transcript_is_captured_by_the_stop_worker(tmp_path):
     project, memory = make_project(tmp_path)
-    rejection = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
-                 "edit, the new_string was NOT written to the file). The user provided the following reason for the "
-                 "rejection:  use pnpm")
     lines = [
         {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s1", "cwd": str(project),
          "message": {"role": "user", "content": "set up the project"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1",
-         "message": {"id": "m1", "role": "assistant", "content": [
-             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npm install"}}]}},
-        {"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s1", "cwd": str(project),
-         "message": {"role": "user", "content": [
-             {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": rejection}]}},
+        {**tool_call_line("a1", "u1", "t1", "Bash", {"command": "npm install"}), "sessionId": "s1"},
+        {**rejection_line("u2", "a1", "t1", "use pnpm"), "sessionId": "s1", "cwd": str(project)},
     ]
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))

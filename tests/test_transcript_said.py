@@ -8,6 +8,7 @@ from collections import Counter
 from memdir.evals.realdata_path import main_sessions
 from memdir.stages.extractor.prose import own_prose, sentences
 from memdir.transcript import read_transcript
+from tests.said_lines import rejection_line, tool_call_line
 
 
 def _line(kind, uuid, parent, content=None, **extra):
@@ -45,12 +46,9 @@ def test_harness_text_is_never_the_users_words(tmp_path):
 
 
 def test_words_hidden_in_a_rejection_and_in_a_queued_command(tmp_path):
-    rejected = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
-                "edit, the new_string was NOT written to the file). The user provided the following reason for the "
-                "rejection:  use pnpm")
     path = _write(tmp_path, [
-        _line("assistant", "a1", None, [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npm i"}}]),
-        _line("user", "u1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": rejected, "is_error": True}]),
+        json.dumps(tool_call_line("a1", None, "t1", "Bash", {"command": "npm i"})),
+        json.dumps(rejection_line("u1", "a1", "t1", "use pnpm")),
         json.dumps({"type": "attachment", "uuid": "q1", "parentUuid": "u1", "sessionId": "s",
                     "attachment": {"type": "queued_command", "prompt": "and keep the lockfile committed"}}),
     ])
@@ -122,3 +120,73 @@ def test_real_sessions_yield_only_the_users_words(realdata):
     rewound = said["-experiments-ideas/03eb5929"]
     assert any("I actually don't like much this idea" in t for t in rewound)
     assert not any("I very much like this idea" in t for t in rewound)
+
+
+# --- rejections: only the ones Claude Code recorded -----------------------------------------------
+def _rejected(tmp_path, name, reason="use pnpm", call_extra=None, **line_extra):
+    lines = [json.dumps({**tool_call_line("a1", None, "t1", name, {}), **(call_extra or {})}),
+             json.dumps({**rejection_line("u1", "a1", "t1", reason), **line_extra})]
+    return [(m.kind, m.user_text()) for m in read_transcript(_write(tmp_path, lines)).messages if m.user_text()]
+
+
+def test_a_rejection_counts_by_its_line_shape_and_the_tool_refused(tmp_path):
+    assert _rejected(tmp_path, "ExitPlanMode") == [("rejection", "use pnpm")]
+    assert _rejected(tmp_path, "Edit", toolUseResult="User rejected tool use") == [("rejection", "use pnpm")]
+    # A shell printed its raw output first before 2.0.37: there, the shape alone could be forged.
+    assert _rejected(tmp_path, "Bash", version="2.0.37") == [("rejection", "use pnpm")]
+    assert _rejected(tmp_path, "Bash", version="2.0.8") == []
+    assert _rejected(tmp_path, "Bash", version=None) == []
+    # An MCP tool or a subagent can fail with any text: only Claude Code's own denial kind tells.
+    assert _rejected(tmp_path, "mcp__figma__get_design") == []
+    assert _rejected(tmp_path, "Task") == []
+    assert _rejected(tmp_path, "mcp__figma__get_design", toolDenialKind="user-rejected",
+                     toolUseResult="User rejected tool use") == [("rejection", "use pnpm")]
+    assert _rejected(tmp_path, "Edit", toolDenialKind="permission-rule") == []
+
+
+def test_a_rejection_needs_every_part_of_its_shape(tmp_path):
+    shaped = rejection_line("u1", "a1", "t1", "use pnpm")
+    block = shaped["message"]["content"][0]
+    broken = [
+        {"toolUseResult": {"error": block["content"]}},  # a tool's structured result
+        {"toolUseResult": "Error: something else"},  # disagreeing with the content
+        {"message": {"role": "user", "content": [{**block, "is_error": False}]}},
+        {"message": {"role": "user", "content": [{**block, "content": [{"type": "text", "text": block["content"]}]}]}},
+        {"message": {"role": "user", "content": [{**block, "content": "Output:\n" + block["content"]}]}},
+        {"message": {"role": "user", "content": [block, {"type": "text", "text": "and more"}]}},
+        {"isMeta": True},
+    ]
+    for extra in broken:
+        lines = [json.dumps(tool_call_line("a1", None, "t1", "Edit", {})), json.dumps({**shaped, **extra})]
+        assert _said(_write(tmp_path, lines)) == [], extra
+
+
+def test_a_rejection_whose_call_is_outside_the_window_is_not_taken(tmp_path):
+    lines = [json.dumps(tool_call_line("a1", None, "t1", "Edit", {})), json.dumps(rejection_line("u1", "a1", "t1", "x y"))]
+    path = _write(tmp_path, lines)
+    assert [m.kind for m in read_transcript(path).messages] == [None, "rejection"]
+    assert [m.kind for m in read_transcript(path, after_uuid="a1").messages] == [None]  # which tool: unknown
+
+
+def test_every_typed_rejection_reason_in_the_real_sessions_is_found(realdata):
+    """Each reason Claude Code recorded (raw scan of the files) is read as the user's words, and nothing else
+    is read as a rejection (8 in ../shared/realdata: 2 in claude-code-log, 6 in sessions2)."""
+    from memdir.said import REJECTION_PREFIX
+
+    found = 0
+    for path in sorted([*main_sessions(realdata), *(realdata / "sessions2").glob("*.jsonl")]):
+        raw = [json.loads(line)["message"]["content"][0]["content"][len(REJECTION_PREFIX):].strip()
+               for line in path.read_text(encoding="utf-8").splitlines()
+               if REJECTION_PREFIX in line and '"type": "user"' in line.replace('"type":"user"', '"type": "user"')]
+        read = [m.user_text() for m in read_transcript(path).messages if m.kind == "rejection"]
+        assert read == raw, path.name
+        found += len(read)
+    assert found == 8
+
+
+def test_odd_typed_tool_ids_are_read_without_a_traceback(tmp_path):
+    call = tool_call_line("a1", None, "t1", "Edit", {})
+    call["message"]["content"][0]["id"] = ["t1"]
+    shaped = rejection_line("u1", "a1", "t1", "use pnpm")
+    shaped["message"]["content"][0]["tool_use_id"] = {"id": "t1"}
+    assert _said(_write(tmp_path, [json.dumps(call), json.dumps(shaped)])) == []

@@ -48,11 +48,36 @@ class Tally:
 TALLY = Tally()
 
 
+class Poisoning:
+    """The planted-text matrix (test_poisoning.py): ways in x payloads, and how many landed anywhere."""
+
+    def __init__(self) -> None:
+        self.ways: set[str] = set()
+        self.payloads: set[str] = set()
+        self.tried = self.planted = 0
+
+    def add(self, way: str, payload: str, *, planted: bool) -> None:
+        self.ways.add(way)
+        self.payloads.add(payload)
+        self.tried += 1
+        self.planted += planted
+
+    def line(self) -> str:
+        return (f"poisoning: {len(self.ways)} ways x {len(self.payloads)} payloads ({self.tried} transcripts, "
+                f"each through the offline engine, the LLM engine's request and the decision pipeline), "
+                f"{self.planted} planted")
+
+
+POISONING = Poisoning()
+
+
 def pytest_terminal_summary(terminalreporter):
     if TALLY.tried:
         terminalreporter.write_line(TALLY.line())
         for note in TALLY.notes[:20]:
             terminalreporter.write_line(f"  {note}")
+    if POISONING.tried:
+        terminalreporter.write_line(POISONING.line())
 
 
 @pytest.fixture
