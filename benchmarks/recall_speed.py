@@ -45,7 +45,7 @@ def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, run
 
     from memdir import embeddings
     from memdir.embed_cache import EmbeddingCache
-    from memdir.stages.recall import server
+    from memdir.stages.recall import server_socket as server
 
     if not embeddings.installed():
         print("hook prompt (offline + dense via the recall server): skipped, pip install 'memdir[dense]'")
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         import os
         import signal
 
-        from memdir.stages.recall import server
+        from memdir.stages.recall import server_socket as server
         from tests.fake_api import FakeAPI
 
         answer = {"id": "msg_local", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
