@@ -202,11 +202,11 @@ def _read_request(conn: socket.socket) -> dict:
     deadline = time.monotonic() + READ_SECONDS
     data = bytearray()
     while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError(f"the request did not arrive within {READ_SECONDS:g} s")
-        conn.settimeout(left)
-        chunk = conn.recv(65536)
+        try:
+            conn.settimeout(max(deadline - time.monotonic(), 0) or 1e-9)
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            raise TimeoutError(f"the request did not arrive within {READ_SECONDS:g} s") from None
         if not chunk:
             break
         data += chunk
@@ -246,7 +246,19 @@ def _dispatch(conn: socket.socket, slots: threading.BoundedSemaphore, clients: C
         except RuntimeError:  # no thread can be started now (a thread or memory limit)
             slots.release()
     with conn:
+        _drain(conn)  # a request left unread would reset the connection, losing the reply below
         _reply(conn, {"error": f"busy: {MAX_CONNECTIONS} requests in progress; answer offline"})
+
+
+def _drain(conn: socket.socket) -> None:
+    """Read (and drop) what the client has sent so far, without waiting for more."""
+    try:
+        conn.setblocking(False)
+        for _ in range(MAX_REQUEST // 65536 + 1):
+            if not conn.recv(65536):
+                break
+    except OSError:
+        pass
 
 
 # --- the server's life --------------------------------------------------------------------------
@@ -314,7 +326,7 @@ def _idle_seconds() -> float:
 def serve(path: str | None = None, idle: float | None = None) -> None:
     """Answer recall requests on `path` (by default: socket_path() of this environment) until idle
     for `idle` seconds. Returns at once when no private folder or another server holds the socket."""
-    from memdir.config import Settings
+    from memdir.config import Settings, llm_configured
 
     path = socket_path() if path is None else path
     if path is None or not make_private_folder(path):
@@ -324,8 +336,9 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     if lock is None:
         return  # another server owns this socket
     clients = ClientCache()
-    with contextlib.suppress(Exception):  # the import this server exists to pay once (a broken SDK: dense only)
-        clients.get(effective_env({}), Settings.from_env().recall_timeout)
+    if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits
+        with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve
+            clients.get(effective_env({}), Settings.from_env().recall_timeout)
     embedder = load_embedder()  # the dense model (numpy + weights), the other cost paid once here
     listener = _listen(path)
     if listener is None:
