@@ -367,7 +367,16 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
             os.close(lock)  # last: a new server may take over only once this one is gone
 
 
+def _exit_on_sigterm() -> None:
+    """`kill` ends the server through serve()'s cleanup: no socket or pid file is left behind for
+    the next hook to connect to in vain."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         sys.exit("memdir recall server: takes no arguments; it finds its socket from the environment")
+    _exit_on_sigterm()
     serve()

@@ -31,7 +31,8 @@ import zlib
 
 DISABLE_ENV = "MEMDIR_RECALL_SERVER"
 IDLE_SECONDS_ENV = "MEMDIR_RECALL_SERVER_IDLE"
-MAX_PATH_BYTES = 107  # sun_path is 108 bytes on Linux (104 on macOS, whose home paths are short) incl. NUL
+# sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, the final NUL included.
+MAX_PATH_BYTES = 107 if sys.platform.startswith("linux") else 103
 MAX_REPLY = 4 << 20  # the client reads at most this much: a reply is a few KB of rendered memories
 # Read per request by the server, so they never split one user's server into several.
 PER_REQUEST_ENV = frozenset({

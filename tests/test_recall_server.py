@@ -129,6 +129,9 @@ def test_two_servers_started_together_leave_exactly_one(tmp_path):
         third = subprocess.run(argv, env=env, timeout=30)
         assert third.returncode == 0 and alive[0].poll() is None
         assert "error" in _ask(path, {"query": "no folder"})
+        alive[0].terminate()  # `kill`: the server still cleans up after itself
+        assert alive[0].wait(timeout=10) == 0
+        assert not os.path.exists(path) and not os.path.exists(path + ".pid")
     finally:
         for p in procs:
             if p.poll() is None:
@@ -143,3 +146,22 @@ def test_a_dead_servers_leftovers_do_not_block_the_next(tmp_path):
     assert "error" in _ask(path, {"query": "no folder"})
     thread.join(timeout=10)
     assert not os.path.exists(path)
+
+
+def test_a_path_one_byte_past_the_limit_takes_the_short_form():
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(dir="/tmp")  # shorter than pytest's own folders, so HOME can be padded
+    try:
+        long_form = len("/.cache/memdir/run/recall-") + 16 + len(".sock")
+        home = os.path.join(base, "h" * (server_socket.MAX_PATH_BYTES + 1 - long_form - len(base) - 1))
+        path = server_socket.socket_path({"HOME": home})
+        assert path == os.path.join(home, ".cache", "memdir", "s", os.path.basename(path))
+        assert len(path.encode()) <= server_socket.MAX_PATH_BYTES and server_socket.make_private_folder(path)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.bind(path)  # the kernel takes it
+        one_less = server_socket.socket_path({"HOME": home[:-1]})
+        assert one_less.endswith(".sock") and len(one_less.encode()) == server_socket.MAX_PATH_BYTES
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
