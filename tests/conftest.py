@@ -47,6 +47,8 @@ _ENV_TO_CLEAR = (
     "MEMDIR_PROMPT_VARIANT",
     C.ORCHESTKIT_COMPAT_ENV,
     C.GRAPH_FILE_ENV,
+    "XDG_RUNTIME_DIR",  # where recall server sockets go: under each test's own HOME instead
+    "XDG_CACHE_HOME",
 )
 
 

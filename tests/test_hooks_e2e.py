@@ -26,7 +26,7 @@ def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
 
 
 def _socket(env: dict) -> str:
-    from memdir.stages.recall.server import socket_path
+    from memdir.stages.recall.server_socket import socket_path
 
     return socket_path({**os.environ, **env})
 

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -9,13 +12,15 @@ from pathlib import Path
 import pytest
 
 from memdir.model import Memory
-from memdir.stages.recall import server
+from memdir.stages.recall import server, server_socket
 from memdir.store import MemoryStore
 from tests import api_payloads as P
+from tests.fake_api import FakeAPI
 
 
 @pytest.fixture
-def folder(tmp_path):
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMDIR_PATH", str(tmp_path / "memory"))  # a configured folder: the server serves it
     store = MemoryStore(tmp_path / "memory")
     store.save(Memory(name="Dashboard", description="Payments latency is on grafana.example.com/d/pay",
                       type="reference"))
@@ -26,9 +31,21 @@ def _serve_in_thread(path: str, idle: float) -> threading.Thread:
     thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": idle}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
-    while not os.path.exists(path) and time.monotonic() < deadline:
+    while not os.path.exists(path + ".pid") and time.monotonic() < deadline:
         time.sleep(0.01)
     return thread
+
+
+def _ask(path: str, request: dict, env: dict | None = None) -> dict:
+    """What the hook sends (its per-request environment included), straight to `path`."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(path)
+        conn.sendall(json.dumps({**request, "env": server_socket.request_env(env)}).encode() + b"\n")
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return json.loads(data)
 
 
 def test_server_answers_with_the_llm_engine(api, folder, tmp_path):
@@ -43,20 +60,26 @@ def test_server_answers_with_the_llm_engine(api, folder, tmp_path):
     assert not thread.is_alive() and not os.path.exists(path)  # exits when idle, cleans up
 
 
-def _ask(path: str, request: dict) -> dict | None:
-    import socket
+def test_each_session_is_answered_through_its_own_endpoint(folder, tmp_path, monkeypatch):
+    """One server for sessions whose ANTHROPIC_BASE_URL differ: each request goes to its own endpoint."""
+    def respond(body, n):
+        return P.message([P.text(json.dumps({"selected_memories": ["reference_dashboard.md"]}))], model=body["model"])
 
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(5)
-        conn.connect(path)
-        conn.sendall(json.dumps(request).encode() + b"\n")
-        data = b""
-        while chunk := conn.recv(65536):
-            data += chunk
-    return json.loads(data)
+    path = str(tmp_path / "r.sock")
+    with FakeAPI(respond) as first, FakeAPI(respond) as second:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", first.url)  # the session that started the server
+        thread = _serve_in_thread(path, idle=1.0)
+        request = {"memory_dir": str(folder), "query": "where is the latency dashboard", "engine": "llm"}
+        for api, key in ((first, "key-one"), (second, "key-two"), (first, "key-one")):
+            env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": key}
+            reply = _ask(path, {**request, "session_id": key + str(time.monotonic())}, env)
+            assert reply["engine"] == "llm" and reply["selected"] == ["reference_dashboard.md"], reply
+        thread.join(timeout=10)
+    assert (len(first.requests), len(second.requests)) == (2, 1)
+    assert os.environ["ANTHROPIC_BASE_URL"] == first.url  # the server's own environment is left as it was
 
 
-def test_bad_request_gets_an_error_reply(api, tmp_path):
+def test_bad_request_gets_an_error_reply(tmp_path):
     path = str(tmp_path / "r.sock")
     thread = _serve_in_thread(path, idle=0.5)
     assert "error" in _ask(path, {"query": "no folder"})
@@ -64,32 +87,34 @@ def test_bad_request_gets_an_error_reply(api, tmp_path):
 
 
 def test_ask_without_a_server_is_none(tmp_path, monkeypatch):
-    monkeypatch.setattr(server, "socket_path", lambda env=None: str(tmp_path / "none.sock"))
-    assert server.ask({"query": "x"}, timeout=0.5) is None
+    monkeypatch.setattr(server_socket, "socket_path", lambda env=None: str(tmp_path / "none.sock"))
+    assert server_socket.ask({"query": "x"}, timeout=0.5) is None
 
 
-def test_socket_name_follows_the_configuration(monkeypatch):
-    base = {"HOME": os.environ["HOME"], "ANTHROPIC_API_KEY": "a"}
-    assert server.socket_path(base) == server.socket_path(dict(base))
-    assert server.socket_path(base) != server.socket_path({**base, "ANTHROPIC_API_KEY": "b"})
-    assert server.socket_path(base) != server.socket_path({**base, "MEMDIR_RECALL_MODEL": "claude-sonnet-5-5"})
-    assert server.socket_path(base) == server.socket_path({**base, "MEMDIR_RECALL_SERVER_IDLE": "5"})
+def test_one_socket_per_user_and_memory_root():
+    """Endpoint, key and per-request settings never split the server; what it reads at start does."""
+    base = {"HOME": os.environ["HOME"], "ANTHROPIC_API_KEY": "a", "MEMDIR_DENSE": "0"}
+    same = [{**base, "ANTHROPIC_API_KEY": "b"}, {**base, "ANTHROPIC_BASE_URL": "http://127.0.0.1:4001"},
+            {**base, "MEMDIR_RECALL_MODEL": "claude-sonnet-5-5"}, {**base, "MEMDIR_PATH": "/srv/notes/memory"},
+            {**base, "MEMDIR_RECALL_SERVER_IDLE": "5"}]
+    assert {server_socket.socket_path(env) for env in same} == {server_socket.socket_path(base)}
+    other = [{**base, "HOME": "/home/someone"}, {**base, "CLAUDE_CONFIG_DIR": "/srv/claude"},
+             {**base, "MEMDIR_DENSE": "1"}, {**base, "MEMDIR_MEMORY_FORM": "legacy"}]
+    assert server_socket.socket_path(base) not in {server_socket.socket_path(env) for env in other}
 
 
 def test_disabled_by_env():
-    assert not server.enabled({"MEMDIR_RECALL_SERVER": "0"})
-    assert server.enabled({}) == hasattr(__import__("socket"), "AF_UNIX")
+    assert not server_socket.enabled({"MEMDIR_RECALL_SERVER": "0"})
+    assert server_socket.enabled({}) == hasattr(socket, "AF_UNIX")
 
 
 def test_two_servers_started_together_leave_exactly_one(tmp_path):
     """Both race for the same socket: one serves, the other exits at once; none is orphaned."""
-    import subprocess
-    import sys
-
-    path = str(tmp_path / "run" / "r.sock")
-    env = {**os.environ, "MEMDIR_RECALL_SERVER_IDLE": "20", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-    procs = [subprocess.Popen([sys.executable, "-m", "memdir.stages.recall.server", path], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "MEMDIR_RECALL_SERVER_IDLE": "20",
+           "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    path = server_socket.socket_path(env)
+    argv = [sys.executable, "-m", "memdir.stages.recall.server"]  # no path: each derives it from env
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not (os.path.exists(path + ".pid") and any(p.poll() is not None for p in procs)):
@@ -101,9 +126,12 @@ def test_two_servers_started_together_leave_exactly_one(tmp_path):
         assert int(Path(path + ".pid").read_text()) == alive[0].pid
         assert "error" in _ask(path, {"query": "no folder"})  # the survivor owns the socket
         # A third one, started while the first serves, also steps aside.
-        third = subprocess.run([sys.executable, "-m", "memdir.stages.recall.server", path], env=env, timeout=30)
+        third = subprocess.run(argv, env=env, timeout=30)
         assert third.returncode == 0 and alive[0].poll() is None
         assert "error" in _ask(path, {"query": "no folder"})
+        alive[0].terminate()  # `kill`: the server still cleans up after itself
+        assert alive[0].wait(timeout=10) == 0
+        assert not os.path.exists(path) and not os.path.exists(path + ".pid")
     finally:
         for p in procs:
             if p.poll() is None:
@@ -111,19 +139,29 @@ def test_two_servers_started_together_leave_exactly_one(tmp_path):
                 p.wait(timeout=10)
 
 
-def test_a_dead_servers_leftovers_do_not_block_the_next(tmp_path, api):
+def test_a_dead_servers_leftovers_do_not_block_the_next(tmp_path):
     path = str(tmp_path / "r.sock")
     open(path, "w").close()  # a stale socket file from a crashed server; its lock died with it
-    thread = _serve_in_thread_when(path, idle=0.5)
+    thread = _serve_in_thread(path, idle=0.5)
     assert "error" in _ask(path, {"query": "no folder"})
     thread.join(timeout=10)
     assert not os.path.exists(path)
 
 
-def _serve_in_thread_when(path: str, idle: float) -> threading.Thread:
-    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": idle}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not os.path.exists(path + ".pid") and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return thread
+def test_a_path_one_byte_past_the_limit_takes_the_short_form():
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(dir="/tmp")  # shorter than pytest's own folders, so HOME can be padded
+    try:
+        long_form = len("/.cache/memdir/run/recall-") + 16 + len(".sock")
+        home = os.path.join(base, "h" * (server_socket.MAX_PATH_BYTES + 1 - long_form - len(base) - 1))
+        path = server_socket.socket_path({"HOME": home})
+        assert path == os.path.join(home, ".cache", "memdir", "s", os.path.basename(path))
+        assert len(path.encode()) <= server_socket.MAX_PATH_BYTES and server_socket.make_private_folder(path)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.bind(path)  # the kernel takes it
+        one_less = server_socket.socket_path({"HOME": home[:-1]})
+        assert one_less.endswith(".sock") and len(one_less.encode()) == server_socket.MAX_PATH_BYTES
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

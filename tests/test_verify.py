@@ -169,6 +169,6 @@ def test_recall_server_checks_memories_against_the_hooks_cwd(refactored):
 
     repo, memory = refactored
     reply = server.handle({"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
-                           "engine": "offline", "cwd": str(repo / "src")}, client=None)
+                           "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}})
     assert "project_refresh.md" in reply["selected"]
     assert "`renew_session` is no longer in the code" in reply["context"]

@@ -274,11 +274,16 @@ def _use_recall_server() -> bool:
     wanted, or the dense model is installed (it loads only there, never in a hook process)."""
     from memdir import embeddings
     from memdir.config import Settings, choose_engine
-    from memdir.stages.recall import server
+    from memdir.stages.recall import server_socket
 
-    if not server.enabled():
+    if not server_socket.enabled():
         return False
-    return choose_engine(Settings.from_env().engine, quiet=True) == "llm" or embeddings.installed()
+    if not (choose_engine(Settings.from_env().engine, quiet=True) == "llm" or embeddings.installed()):
+        return False
+    # No folder only this user can reach (a path over AF_UNIX's limit, or a folder of the wrong owner or
+    # mode): no server at all, and recall runs here, with the configured engine.
+    path = server_socket.socket_path()
+    return path is not None and server_socket.folder_state(path) != "unsafe"
 
 
 def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
@@ -288,18 +293,17 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
     When no server is running yet, one is started for the next prompts and this one is answered
     offline: paying the SDK import here would hold the user's prompt for ~2 s.
     """
-    from memdir.config import Settings
-    from memdir.stages.recall import server
+    from memdir.config import Settings, choose_engine
+    from memdir.stages.recall import server_socket
 
-    budget = Settings.from_env().recall_timeout
-    from memdir.config import choose_engine
-
+    settings = Settings.from_env()
     request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
-               "engine": choose_engine(Settings.from_env().engine, quiet=True), "cwd": cwd}
-    reply = server.ask(request, timeout=budget + 1.0)
+               "engine": choose_engine(settings.engine, quiet=True), "cwd": cwd}
+    reply = server_socket.ask(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
     if reply is None:
-        server.start_in_background()
-        log(memory_dir, "prompt", "no recall server yet: started one, answered this prompt offline")
+        started = server_socket.start_in_background()
+        log(memory_dir, "prompt", "no recall server yet: started one, answered this prompt offline" if started
+            else "no recall server, and none can start with a private socket here; answered this prompt offline")
         return None
     for line in reply.get("debug") or []:
         log(memory_dir, "prompt", f"server: {line}")
