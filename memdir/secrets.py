@@ -58,8 +58,9 @@ _STOPWORDS = frozenset(
     "true false null none nil undefined required optional string str bytes text int integer bool boolean number "
     "object any env empty masked omitted value default unset missing invalid expired sensitive".split())
 _CODE = (r"[()\[\]{}<>]|^[!*&@$%]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^(?:~|\.{1,2})?/|^[A-Z][a-z]+(?:[A-Z][a-z]+)+$")
-_CREDENTIAL_HINT = r"(?i)pass|pwd|secret|token|key|auth|cred"
+_CREDENTIAL_WORDS = frozenset("pass passwd password pwd secret token key apikey auth credential credentials".split())
 _SYMBOLS = frozenset("!@#$%^&*+=?~|")
+_WORDS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+"  # the words of an identifier: DB_PASS, apiKey, SECRET_KEY_BASE
 
 
 def _placeholder(value: str) -> bool:
@@ -90,8 +91,9 @@ def _reference(value: str) -> bool:
     """A placeholder, a type name or a reference to where the secret lives, not the secret itself."""
     if _placeholder(value) or value.lower() in _STOPWORDS or re.search(_CODE, value) or len(set(value)) == 1:
         return True
-    identifier = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) is not None
-    return identifier and ("_" in value or _cased(value[1:])) and re.search(_CREDENTIAL_HINT, value) is not None
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) is None:
+        return False  # a variable named for what it holds: `api_key`, `accessToken`, `DB_PASSWORD`
+    return len(words := re.findall(_WORDS, value)) > 1 and any(w.lower() in _CREDENTIAL_WORDS for w in words)
 
 
 def _typed(value: str) -> bool:
@@ -207,7 +209,6 @@ def _telegram(text: str, folded: str | None) -> Iterator[Span]:
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_HINT = r"pass|pwd|secret|token|credential|key|auth|sig"  # run on lowercased text
 _ASSIGNED = (r"""(?:\\*["'])?[*_]{0,2}[ \t]*(=>|:=|:|=)[*_]{0,2}[ \t]*((?:\\*["'`])?)([^\s"'`,;\\]+)""")
-_WORDS = (r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SUFFIXES = frozenset("value str string b64 base64 hex raw plain base enc encrypted".split())
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "secretkey", "privatekey")
 _STRONG_WORDS = frozenset("pwd credential credentials".split())
