@@ -50,21 +50,23 @@ class SecretFinding:
 
 # Patterns are kept as sources and compiled on first use (re caches them): importing stays cheap.
 # --- how values look ------------------------------------------------------------------------------
-_PLACEHOLDER = (
-    r"(?i)^(?:<[^>]*>?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\(?\w*\)?s?|\{\{.*|\*+|x{3,}|\.{3,}|(?:your|my|some)[_-].*|"
-    r"changeme|change[_-]?me|replace[_-]?me|placeholder|dummy|fake|example.*|redacted|\[redacted\]|1password|"
-    r"password|passwd|pass|pwd|secret|token|hidden)$")
+_PLACEHOLDER = (r"^(?:.*(?:\.{3}|…)|<[^>]*>?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\(?\w*\)?s?|\{\{.*|\*+|[xX]{3,}|"
+                r"(?i:your|my|some)[_-].*|(?i:example).*)$")
+_PLACEHOLDER_WORDS = frozenset(
+    "changeme change-me change_me replaceme replace-me replace_me placeholder dummy fake foobar unused notneeded "
+    "not-needed not_needed notset not-set not_set redacted [redacted] 1password password passwd pass pwd secret "
+    "token hidden".split())
 _STOPWORDS = frozenset(
     "true false null none nil undefined required optional string str bytes text int integer bool boolean number "
     "object any env empty masked omitted value default unset missing invalid expired sensitive".split())
-_CODE = (r"[()\[\]{}<>]|^[!*&@$%]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^(?:~|\.{1,2})?/|^[A-Z][a-z]+(?:[A-Z][a-z]+)+$")
+_CODE = (r"[()\[\]{}<>]|^[!*&@$%#]|^[A-Za-z_$][\w$]*(?:[?!]?\.[A-Za-z_$][\w$]*)+$|^(?:~|\.{1,2})?/|^[A-Z][a-z]+(?:[A-Z][a-z]+)+$")
 _CREDENTIAL_WORDS = frozenset("pass passwd password pwd secret token key apikey auth credential credentials".split())
 _SYMBOLS = frozenset("!@#$%^&*+=?~|")
 _WORDS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+"  # the words of an identifier: DB_PASS, apiKey, SECRET_KEY_BASE
 
 
 def _placeholder(value: str) -> bool:
-    return re.match(_PLACEHOLDER, value) is not None
+    return value.lower() in _PLACEHOLDER_WORDS or re.match(_PLACEHOLDER, value) is not None
 
 
 def _entropy(value: str) -> float:
@@ -92,8 +94,14 @@ def _reference(value: str) -> bool:
     if _placeholder(value) or value.lower() in _STOPWORDS or re.search(_CODE, value) or len(set(value)) == 1:
         return True
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) is None:
-        return False  # a variable named for what it holds: `api_key`, `accessToken`, `DB_PASSWORD`
-    return len(words := re.findall(_WORDS, value)) > 1 and any(w.lower() in _CREDENTIAL_WORDS for w in words)
+        return False  # a variable named for what it holds: `credentials`, `api_key`, `accessToken`, `DB_PASSWORD`
+    return any(word.lower() in _CREDENTIAL_WORDS for word in re.findall(_WORDS, value))
+
+
+def _wordy(value: str) -> bool:
+    """Words joined by `-`, `_` or `.` (`types-auth0-python`, a cache key), not generated characters."""
+    parts = [part for part in re.split(r"[-_.]", value) if part]
+    return len(parts) > 1 and 2 * sum(part.isalpha() for part in parts) >= len(parts)
 
 
 def _typed(value: str) -> bool:
@@ -207,22 +215,23 @@ def _telegram(text: str, folded: str | None) -> Iterator[Span]:
 
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_NAME_HINT = r"pass|pwd|secret|token|credential|key|auth|sig"  # run on lowercased text
-_ASSIGNED = (r"""(?:\\*["'])?[*_]{0,2}[ \t]*(=>|:=|:|=)[*_]{0,2}[ \t]*((?:\\*["'`])?)([^\s"'`,;\\]+)""")
+_NAME_HINT = r"pass|pwd|secret|token|credential|key|auth"  # run on lowercased text
+_ASSIGNED = (r"""(?:\\*["'])?[*_]{0,2}[ \t]*(?:=>|:=|:|=)[*_]{0,2}[ \t]*((?:\\*["'`])?)([^\s"'`,;\\]+)""")
 _SUFFIXES = frozenset("value str string b64 base64 hex raw plain base enc encrypted".split())
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "secretkey", "privatekey")
 _STRONG_WORDS = frozenset("pwd credential credentials".split())
 _KEY_STRONG = frozenset("api secret private access encryption signing master client app account service license "
                         "storage shared webhook admin session auth ssh gpg pgp deploy jwt hmac aes crypto".split())
 _KEY_NOT = frozenset("public primary foreign sort partition cache idempotency unique lookup routing dedup dedupe "
-                     "hash row object s3 i18n translation".split())
+                     "hash row object s3 i18n translation file node".split())
 _TOKEN_NOT = frozenset("max min input output next prev previous page continuation cursor sync cancellation cancel "
-                       "eos bos pad sep unk mask cls start end special num total count".split())
-_WEAK_WORDS = frozenset("key auth sig signature".split())
+                       "eos bos pad sep unk mask cls start end special num total count key".split())
+_WEAK_WORDS = frozenset(("key", "auth"))  # not "signature": thinking blocks carry one in every transcript
 
 
 def _name_strength(name: str) -> str:
-    """"strong" (any real value is a secret), "weak" (only a random-looking one), or "" (no credential)."""
+    """"strong" (any real value is a secret), "weak" (only a random-looking one), "quoted" (only a random-looking
+    one in quotes: a bare `key` or `auth`, as in "cache saved with the key: setup-uv-3.11-x86_64"), or ""."""
     words = [w.lower() for w in re.findall(_WORDS, name)]
     while len(words) > 1 and (words[-1] in _SUFFIXES or words[-1].isdigit()):
         words.pop()
@@ -233,9 +242,11 @@ def _name_strength(name: str) -> str:
         return ""
     if last.endswith(_STRONG_ENDINGS) or last in _STRONG_WORDS or (last == "pass" and prev):
         return "strong"
-    if last == "key":
-        return "" if prev in _KEY_NOT else "strong" if prev in _KEY_STRONG else "weak"
-    return "weak" if last in _WEAK_WORDS else ""
+    if last == "key" and (prev in _KEY_NOT or prev in _KEY_STRONG):
+        return "" if prev in _KEY_NOT else "strong"
+    if last in _WEAK_WORDS:
+        return "weak" if prev else "quoted"
+    return ""
 
 
 def _named_values(text: str, folded: str | None) -> Iterator[Span]:
@@ -255,14 +266,14 @@ def _named_values(text: str, folded: str | None) -> Iterator[Span]:
         strength = _name_strength(text[start:end].strip("_.-")) if assigned else ""
         if not assigned or not strength:
             continue
-        separator, quoted, value = assigned.group(1, 2, 3)
+        quoted, value = assigned.group(1, 2)
         if len(value) < 6 or _reference(value):
             continue
-        if strength == "weak" and not _random(value):
+        if not quoted and re.fullmatch(r"[A-Za-z_]+", value):
+            continue  # "Secret: caching", `token = Punctuation`, `key = in_memory`: a word or a name, not a value
+        if strength != "strong" and (not _random(value) or _wordy(value) or (strength == "quoted" and not quoted)):
             continue
-        if separator == ":" and not quoted and re.fullmatch(r"[A-Z]?[a-z]+", value):
-            continue  # "Secret: caching", "token: expired": a word after a colon is prose or a schema
-        yield assigned.span(3)
+        yield assigned.span(2)
 
 
 _PEM = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
@@ -274,36 +285,44 @@ RULES: tuple[_Rule, ...] = (
           rf"{_PEM}(?:[\s\S]{{0,8000}}?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|{_PEM_BODY})"
           r"|PuTTY-User-Key-File-\d:[^\n\"\\]*|Private-Lines: \d+(?:(?:\s|\\+[nr])+[A-Za-z0-9+/=]{4,})+",
           needles="private putty-user-key"),
-    _Rule("an Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}", _word_start, slug=True),
-    _Rule("an OpenAI-style API key", r"sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{32,}", _token, slug=True),
-    _Rule("an AWS access key id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _word_start),
+    _Rule("an Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}", _word_start, needles="sk-ant-", slug=True),
+    _Rule("an OpenAI-style API key", r"sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{32,}", _token,
+          needles="sk-", slug=True),
+    _Rule("an OpenRouter API key", r"sk-or-v1-[0-9a-f]{64}", _word_start, needles="sk-or-v1-", slug=True),
+    _Rule("an AWS access key id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", _word_start,
+          needles="akia asia abia acca a3t"),
     _Rule("an AWS secret access key",
           r"(?:(?i:aws|amazon)|AKIA[A-Z0-9]{16}|ASIA[A-Z0-9]{16})[^\n]{0,80}?"
           r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", _aws_secret, needles="aws amazon akia asia"),
-    _Rule("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,}", _word_start),
-    _Rule("a GitLab token", r"gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas)-[A-Za-z0-9_-]{20,}", _word_start, slug=True),
-    _Rule("a Slack token", r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}", _word_start, slug=True),
-    _Rule("a Slack webhook URL", r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"),
+    _Rule("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,}", _word_start,
+          needles="ghp_ gho_ ghu_ ghs_ ghr_ github_pat_"),
+    _Rule("a GitLab token", r"gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas)-[A-Za-z0-9_-]{20,}", _word_start,
+          needles="glpat- gldt- glrt- glptt- glsoat- glcbt- glft- glimt- gloas-", slug=True),
+    _Rule("a Slack token", r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}", _word_start,
+          needles="xox xapp-", slug=True),
+    _Rule("a Slack webhook URL", r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]+", needles="hooks.slack.com"),
     _Rule("a Discord token", _discord),
-    _Rule("a Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+"),
-    _Rule("a Google API key", r"AIza[0-9A-Za-z_-]{35}", _word_start),
-    _Rule("a Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{24,}", _word_start, slug=True),
+    _Rule("a Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", needles="discord"),
+    _Rule("a Google API key", r"AIza[0-9A-Za-z_-]{35}", _word_start, needles="aiza"),
+    _Rule("a Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{24,}", _word_start, needles="gocspx-", slug=True),
     _Rule("a Stripe secret key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{24,}", _word_start,
           needles="k_live_ k_test_ whsec_"),
-    _Rule("an npm token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", _word_start),
-    _Rule("a PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}", _word_start, slug=True),
-    _Rule("a Hugging Face token", r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", _word_start),
-    _Rule("a SendGrid API key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", _word_start),
+    _Rule("an npm token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", _word_start, needles="npm_"),
+    _Rule("a PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}", _word_start, needles="pypi-", slug=True),
+    _Rule("a Hugging Face token", r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", _word_start, needles="hf_"),
+    _Rule("a SendGrid API key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", _word_start, needles="sg."),
     _Rule("a Mailchimp API key", r"[0-9a-f]{32}-us\d{1,2}(?![0-9])", _word_start, needles="-us"),
     _Rule("a Square token", r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_+=-]{60}", _word_start,
           needles="sq0 eaaa", slug=True),
     _Rule("a Telegram bot token", _telegram),
     _Rule("a Twilio key", r"(?:AC|SK)[0-9a-f]{32}(?![A-Za-z0-9])", _word_start),
-    _Rule("a JSON web token", r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", _word_start),
+    _Rule("a JSON web token", r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", _word_start,
+          needles="eyj"),
     _Rule("an Azure storage key",
           r"(?i:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})|[?&]sig=([A-Za-z0-9%+/=]{30,})",
           needles="accountkey sharedaccesskey sig="),
-    _Rule("a password inside a URL", r"://[^/\s:@\"'<>]+:(?!\d{1,5}(?:[/?#\"'\s]|$))([^\s@\"'<>\\]{3,}?)@(?=[A-Za-z0-9\[])"),
+    _Rule("a password inside a URL",
+          r"://[^/\s:@\"'<>]+:(?!\d{1,5}(?:[/?#,\"'\s]|$))([^\s@\"'<>\\]{3,}?)@(?=[A-Za-z0-9\[])", needles="://"),
     _Rule("a .netrc password", r"machine\s+\S+\s+login\s+\S+\s+password\s+([^\s\"'\\]+)", fold=True, needles="machine"),
     _Rule("a Basic auth credential", r"basic\s+([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])", _basic, fold=True,
           needles="basic"),
@@ -313,8 +332,9 @@ RULES: tuple[_Rule, ...] = (
           fold=True, needles="authorization"),
     _Rule("a password in a sentence",
           rf"(?:{_IN_SENTENCE})s?(?:\s+(?:for|to|of|on|in)(?:\s+[\w./:@-]{{1,40}}){{1,3}}?)?"
-          r"\s+(?:is|was|is now|will be)\s*:?\s+[\"'`]?([^\s\"'`\\]*[^\s\"'`\\.,;:!?)\]}])", _typed_value, fold=True),
-    _Rule("a credential assignment", _named_values),
+          r"\s+(?:is|was|is now|will be)\s*:?\s+[\"'`]?([^\s\"'`\\]*[^\s\"'`\\.,;:!?)\]}])", _typed_value, fold=True,
+          needles="password passwd passphrase passcode secret token key"),
+    _Rule("a credential assignment", _named_values, needles="pass pwd secret token credential key auth"),
 )
 
 

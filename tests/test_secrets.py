@@ -57,6 +57,7 @@ CASES = [
     ("an OpenAI-style API key", "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",
      "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"),
     ("an Anthropic API key", "key sk-ant-api03-" + "x" * 40, "sk-ant-api03-" + "x" * 40),
+    ("an OpenRouter API key", "sk-or-v1-" + "0123456789abcdef" * 4, "sk-or-v1-" + "0123456789abcdef" * 4),
     ("a PyPI token", "pypi-AgEIcHlwaS5vcmc" + "Ab1-" * 16, "pypi-AgEIcHlwaS5vcmc" + "Ab1-" * 16),
     ("a private key block", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n"
                             "-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA1234567890abcdef"),
@@ -108,6 +109,13 @@ ALLOWED = [
     "max_tokens: 4096", "input_tokens: 123456", "token_count: 12345678", "PASSWORD_RESET_URL=https://example.com/reset",
     "primary_key: user_id", "idempotency_key: 123e4567-e89b-12d3-a456-426614174000", "monkey: 7f3e9c2b1a0d4e5f6a7b",
     "pwd: /home/user/project", "PWD=/home/user", "sk-learn-is-a-common-misspelling-of-scikit-learn-yes",
+    # found in real transcripts and 52 MB of installed packages by an earlier draft of this guard
+    "token = Punctuation", "Token:              '#ffffff',", "self.credentials = credentials",
+    "credentials = creds_file", '"auth0": "types-auth0-python"', 'publicKeyToken="1fc8b3b9a1e18e3b"',
+    'const idToken = session?.idToken ?? ""', '"fileKey": "Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1"',
+    '{"type": "thinking", "thinking": "", "signature": "EqQBCkYIBRgCKkDx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9"}',
+    "No GitHub Actions cache found for key: setup-uv-1-x86_64-unknown-linux-gnu-3.11.5-default",
+    'client = OpenAI(base_url="http://localhost:8000/v1", api_key="not-needed")', '"apiKey": "sk-..."',
     # hashes in lockfiles and sums
     'hash = "sha256:3a1f0c9d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f"',
     '"integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="',
