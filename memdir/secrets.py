@@ -59,7 +59,7 @@ _PLACEHOLDER_WORDS = frozenset(
 _STOPWORDS = frozenset(
     "true false null none nil undefined required optional string str bytes text int integer bool boolean number "
     "object any env empty masked omitted value default unset missing invalid expired sensitive".split())
-_CODE = (r"[()\[\]{}<>]|^[!*&@$%#]|^[A-Za-z_$][\w$]*(?:[?!]?\.[A-Za-z_$][\w$]*)+$|^(?:~|\.{1,2})?/|^[A-Z][a-z]+(?:[A-Z][a-z]+)+$")
+_CODE = r"[()\[\]{}<>]|^[!*&@$%#]|^[A-Za-z_$][\w$]*(?:[?!]?\.[A-Za-z_$][\w$]*)+$|^(?:~|\.{1,2})?/|^[A-Z][a-z]+(?:[A-Z][a-z]+)+$"
 _CREDENTIAL_WORDS = frozenset("pass passwd password pwd secret token key apikey auth credential credentials".split())
 _SYMBOLS = frozenset("!@#$%^&*+=?~|")
 _WORDS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+"  # the words of an identifier: DB_PASS, apiKey, SECRET_KEY_BASE
@@ -190,8 +190,8 @@ def _typed_value(text: str, start: int, end: int) -> bool:
 
 
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_DISCORD_TAIL = (r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
-_TELEGRAM_TAIL = (r":[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")
+_DISCORD_TAIL = r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"
+_TELEGRAM_TAIL = r":[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"
 
 
 def _discord(text: str, folded: str | None) -> Iterator[Span]:
@@ -216,7 +216,7 @@ def _telegram(text: str, folded: str | None) -> Iterator[Span]:
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_HINT = r"pass|pwd|secret|token|credential|key|auth"  # run on lowercased text
-_ASSIGNED = (r"""(?:\\*["'])?[*_]{0,2}[ \t]*(?:=>|:=|:|=)[*_]{0,2}[ \t]*((?:\\*["'`])?)([^\s"'`,;\\]+)""")
+_ASSIGNED = r"""(?:\\*["'])?[*_]{0,2}[ \t]*(?:=>|:=|:|=)[*_]{0,2}[ \t]*((?:\\*["'`])?)([^\s"'`,;\\]+)"""
 _SUFFIXES = frozenset("value str string b64 base64 hex raw plain base enc encrypted".split())
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "secretkey", "privatekey")
 _STRONG_WORDS = frozenset("pwd credential credentials".split())
