@@ -31,6 +31,7 @@ from memdir.fsio import atomic_write_text
 from memdir.llm import call_with_retries, describe_error
 from memdir.paths import config_home
 from memdir.pricing import BATCH_DISCOUNT
+from memdir.secrets import redact
 from memdir.stages.extractor import report as changes_report, state
 from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
 from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
@@ -47,7 +48,9 @@ def state_path() -> Path:
 
 
 def _save(data: dict) -> None:
-    atomic_write_text(state_path(), json.dumps(data))
+    """The round's state for a restart, redacted: it holds transcript windows (a restart then sends the
+    redacted conversation; a redacted memory snapshot only makes the agent read that file again)."""
+    atomic_write_text(state_path(), redact(json.dumps(data)))
 
 
 def _load() -> dict | None:

@@ -22,7 +22,7 @@ from memdir.decision_context import prune_session_markers, tail_records
 from memdir.errors import MemdirError
 from memdir.paths import decisions_dir, orchestkit_compat
 from memdir.said import users_words
-from memdir.secrets import find_secrets
+from memdir.secrets import REDACTED, find_secrets
 from memdir.stages.extractor.capture import Captured, capture_text
 from memdir.stages.extractor.promote import Promotion, promote
 from memdir.store import MemoryStore
@@ -61,9 +61,9 @@ def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, c
     recent = {r.get("id") for r in tail_records(str(journal.journal_path(folder)), 10_000)[0]}
     fresh = []
     for c in captured:
-        found = find_secrets(f"{c.decision.what}\n{c.decision.why or ''}")
-        if found:  # the journal may live in the repo: a secret typed in a prompt must never land there
-            outcome.errors.append(f"skipped a {c.decision.kind}: it looks like it contains {found[0].kind}")
+        held = _secret_held(c)
+        if held:  # the journal may live in the repo: a secret typed in a prompt must never land there
+            outcome.errors.append(f"skipped a {c.decision.kind}: it {held}")
         elif c.decision.id not in recent:
             fresh.append(c)
     try:
@@ -95,6 +95,18 @@ def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, c
         if outcome.flush.error:
             outcome.errors.append(outcome.flush.error)
     return outcome
+
+
+def _secret_held(c: Captured) -> str:
+    """Why this decision may not be written ("" when it may): every text of it goes to the journal or graph.
+    A prompt is queued redacted, so [redacted] in a decision means a secret was cut out of it."""
+    texts = [c.decision.what, c.decision.why or "", c.decision.category, *c.decision.entities, *c.entity_types,
+             *(name for r in c.relations for name in (r.from_, r.to))]
+    text = "\n".join(texts)
+    found = find_secrets(text)
+    if found:
+        return f"looks like it contains {found[0].kind}"
+    return "held a secret (redacted when the prompt was queued)" if REDACTED in text else ""
 
 
 def global_journal_path() -> Path:

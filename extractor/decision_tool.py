@@ -59,6 +59,8 @@ class DecisionCall(BaseModel):
 def run(toolbox, tool_input: dict):
     """Validate and record one call; returns the toolbox's ToolResult."""
     from memdir.decisions import append_lines
+    from memdir.errors import MemdirError
+    from memdir.secrets import guard
     from memdir.stages.extractor.tools import ToolResult
 
     try:
@@ -70,6 +72,12 @@ def run(toolbox, tool_input: dict):
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "input"
         return ToolResult(f"{NAME}: field '{field}': {err['msg']}; see the tool's schema", is_error=True)
+    texts = [decision.what, decision.why or "", decision.category, *decision.entities,
+             *(name for r in call.relations for name in (r.from_, r.to))]
+    try:  # the queue is a file and the journal may live in the repository: no secret reaches either
+        guard("\n".join(texts), "this decision")
+    except MemdirError as exc:
+        return ToolResult(f"{NAME}: {exc}", is_error=True)
     if toolbox.dry_run:
         return ToolResult(f"would record {decision.kind} {decision.id} (dry run: not written)")
     item = {"decision": decision.to_record(), "relations": [r.as_graph() for r in call.relations]}

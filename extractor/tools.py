@@ -73,23 +73,23 @@ class Toolbox:
                     rel = normal[len(root.rstrip("/")) + 1 :]
                     break
             else:
-                raise Refused(f"{raw[:200]} is outside the memory folder; this agent may only read and write "
+                raise Refused(f"{_shown(raw)} is outside the memory folder; this agent may only read and write "
                               f"markdown files inside {self.memory_dir}")
         else:
             rel = expanded
         parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
         if ".." in parts:
-            raise Refused(f"{raw[:200]}: '..' is not allowed; paths stay inside {self.memory_dir}")
+            raise Refused(f"{_shown(raw)}: '..' is not allowed; paths stay inside {self.memory_dir}")
         if any(p.startswith(".") for p in parts):
-            raise Refused(f"{raw[:200]}: hidden files and memdir's own state (.memdir/) are not readable by this agent")
+            raise Refused(f"{_shown(raw)}: hidden files and memdir's own state (.memdir/) are not readable by this agent")
         return "/".join(parts)
 
     def _readable_file(self, raw: str) -> str:
         rel = self._rel(raw, "file_path")
         if not rel:
-            raise Refused(f"{raw[:200]} is the memory folder itself; use Glob to list it")
+            raise Refused(f"{_shown(raw)} is the memory folder itself; use Glob to list it")
         if not rel.endswith(".md"):
-            raise Refused(f"{raw[:200]}: this agent reads only the markdown files of the memory folder")
+            raise Refused(f"{_shown(raw)}: this agent reads only the markdown files of the memory folder")
         return rel
 
     def _memory_rel(self, raw: str) -> str:
@@ -97,9 +97,9 @@ class Toolbox:
         try:
             rel = self._rel(raw, "file_path")
         except Refused:
-            raise Refused(f"{raw[:200]}: writes are only allowed to .md files directly inside {self.memory_dir}") from None
+            raise Refused(f"{_shown(raw)}: writes are only allowed to .md files directly inside {self.memory_dir}") from None
         if not rel or "/" in rel or not rel.endswith(".md"):
-            raise Refused(f"{raw[:200]}: write memory files as <type>_<topic>.md directly inside {self.memory_dir}")
+            raise Refused(f"{_shown(raw)}: write memory files as <type>_<topic>.md directly inside {self.memory_dir}")
         if rel == C.INDEX_NAME:
             raise Refused(f"{C.INDEX_NAME} is kept in sync automatically when you write memory files; do not write it")
         st = safefs.lstat(self.memory_dir, rel) if self.memory_dir.is_dir() else None
@@ -321,6 +321,12 @@ class Toolbox:
             raise Refused(f"old_string occurs {count} times in {rel}; add context or set replace_all")
         updated = current.replace(old_string, new_string) if replace_all else current.replace(old_string, new_string, 1)
         return self._save_text(rel, updated, current)
+
+
+def _shown(raw: str) -> str:
+    """A path the model gave, as a refusal quotes it: redacted before the cut, so no cut-off secret
+    slips past the redaction of the message (refusals reach runs.jsonl)."""
+    return redact(raw)[:200]
 
 
 def _cap(text: str) -> str:

@@ -147,6 +147,7 @@ JOURNAL_TAIL_BYTES = 256 * 1024  # the read path looks only this far back for re
 MCP_DECISIONS_MAX = 50  # the most `recent_decisions` shows at once (the tail read holds far more)
 DECISION_TEXT_MAX_CHARS = 500
 INBOX_MAX_PROMPT_CHARS = 8_000  # a pasted log is not a decision; the rest is not queued
+INBOX_REDACT_MARGIN_CHARS = 4_000  # redacted past the cut: a private key or JWT across it is still seen whole
 DEDUP_MIN_SIMILARITY = 0.5  # promoted decision vs an existing memory: above this, update it
 GLOBAL_DECISIONS_FILE = "decisions-global.jsonl"  # in <config home>/memdir/: --global decisions, project name removed
 INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this until the Stop worker drains it

@@ -160,8 +160,15 @@ def prune_session_markers(state_dir: str, max_age_days: float = 30.0) -> int:
 
 
 def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str | None) -> None:
-    """Queue the prompt for decision capture by the Stop worker: one small O_APPEND write, no parsing here."""
-    record = {"prompt": prompt[: C.INBOX_MAX_PROMPT_CHARS], "cwd": cwd, "session_id": session_id,
+    """Queue the prompt for decision capture by the Stop worker: one small O_APPEND write, no parsing here.
+
+    The queue is a file, so the prompt is queued redacted: a secret typed in a prompt never reaches the
+    disk through it (the worker then skips any decision holding [redacted]). Redacted a little beyond the
+    cut, so a secret the cut would halve is still recognised whole."""
+    from memdir.secrets import redact
+
+    kept = redact(prompt[: C.INBOX_MAX_PROMPT_CHARS + C.INBOX_REDACT_MARGIN_CHARS])[: C.INBOX_MAX_PROMPT_CHARS]
+    record = {"prompt": kept, "cwd": cwd, "session_id": session_id,
               "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     _refuse_symlinks(state_dir)
     os.makedirs(state_dir, exist_ok=True)

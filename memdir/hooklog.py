@@ -31,7 +31,7 @@ def log(memory_dir: Path | None, event: str, message: str) -> None:
         else:
             root, rel = config_home(), "memdir/hook.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        flat = " ".join(str(message).split())[:2000]
-        safefs.append_text(root, rel, redact(f"{stamp} {event}: {flat}") + "\n")
+        flat = redact(" ".join(str(message).split())[:8000])[:2000]  # redacted before the cut: no half secret
+        safefs.append_text(root, rel, f"{stamp} {redact(event)}: {flat}\n")
     except Exception:
         pass

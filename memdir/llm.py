@@ -185,11 +185,12 @@ def _endpoint(env: Mapping[str, str] | None = None) -> str:
 def mark_unreachable(error: str, *, env: Mapping[str, str] | None = None, now: float | None = None) -> None:
     """Remember that the endpoint could not be reached, so prompt hooks skip it for a while."""
     from memdir.fsio import atomic_write_text
+    from memdir.secrets import redact
 
     now = time.time() if now is None else now
     data = {"endpoint": _endpoint(env), "since": now, "until": now + C.ENDPOINT_COOLDOWN_SECONDS, "error": error[:300]}
-    try:
-        atomic_write_text(_endpoint_state_path(env), json.dumps(data))
+    try:  # redacted: ANTHROPIC_BASE_URL may carry a password, an error may quote a key
+        atomic_write_text(_endpoint_state_path(env), redact(json.dumps(data)))
     except OSError:
         pass  # best effort: without the note the next prompt simply tries again
 
@@ -208,7 +209,9 @@ def unreachable(env: Mapping[str, str] | None = None, now: float | None = None) 
     except (OSError, ValueError):
         return None
     now = time.time() if now is None else now
-    if not isinstance(data, dict) or data.get("endpoint") != _endpoint(env):
+    from memdir.secrets import redact
+
+    if not isinstance(data, dict) or data.get("endpoint") != redact(_endpoint(env)):  # stored redacted
         return None
     if not isinstance(data.get("until"), (int, float)) or data["until"] <= now:
         return None

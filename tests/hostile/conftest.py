@@ -5,7 +5,7 @@ four promises: no traceback reaches the user (one clear line and a non-zero exit
 no read or write outside the memory folder, nothing lost. The tally counts each input tried and each
 broken promise; the session ends with one summary line (quoted in the issue's closing note):
 
-    hostile suite: N inputs tried, 0 tracebacks, 0 hangs, 0 escapes, 0 bytes lost
+    hostile suite: N inputs tried, 0 tracebacks, 0 hangs, 0 escapes, 0 bytes lost, 0 secrets on disk
 
 Every file memdir writes during the suite lands under one session folder, so the last test
 (test_zz_secret_scan.py) can read all of it back and look for the planted secrets.
@@ -26,7 +26,21 @@ import pytest
 ANTHROPIC_KEY = "sk-ant-api03-" + "HOSTILEkey0123456789abcdefghijklmnopqrstuv"
 GITHUB_TOKEN = "ghp_" + "HOSTILE0123456789abcdefghijklmnopqrstuvwx"
 CANARY = "CANARY-7f3e9c-outside-the-memory-folder"  # content of every file outside the memory folder
-SECRETS = (ANTHROPIC_KEY, GITHUB_TOKEN, CANARY)
+# Secrets in the shapes people type (issue 22, finding 4): (a sentence holding it, the secret itself).
+TYPED_SECRETS = (
+    ("Let's use Django for the admin; SECRET_KEY=h0stile9f8e7d6c5b4a3f2e1d", "h0stile9f8e7d6c5b4a3f2e1d"),
+    ("We chose MySQL for reports, DB_PASS=H0stileDbPa55", "H0stileDbPa55"),
+    ("Let's use Redis because it is deployed; the password for staging is H0stile&Tr0ub4dor", "H0stile&Tr0ub4dor"),
+    ("We push over https://deploy:h0stile/pa55@git.example.com/shop.git", "h0stile/pa55"),
+    ("Let's use Azure blobs: AccountKey=H0st" + "ile+" * 20 + "Az==", "H0st" + "ile+" * 20 + "Az=="),
+    ("We chose the proxy; Authorization: Basic ZGVwbG95Omgwc3RpbGUtcGFzcw==", "ZGVwbG95Omgwc3RpbGUtcGFzcw=="),
+    ("Let's call the API with Authorization: Bearer H0stileBearer0123456789xyz", "H0stileBearer0123456789xyz"),
+    ("We use the hub with hf_H0stileAbCdEfGhIjKlMnOpQrStUvWxYz", "hf_H0stileAbCdEfGhIjKlMnOpQrStUvWxYz"),
+    ("We chose SendGrid: SG.H0stileSendGrid012345.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ",
+     "SG.H0stileSendGrid012345.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"),
+    ("We use S3; our AWS secret is H0stileAwsK7MDENG/bPxRfiCYEXAMPLEKEY0123", "H0stileAwsK7MDENG/bPxRfiCYEXAMPLEKEY0123"),
+)
+SECRETS = (ANTHROPIC_KEY, GITHUB_TOKEN, CANARY, *(secret for _sentence, secret in TYPED_SECRETS))
 TIMEOUT = 30  # seconds: a subprocess run longer than this is a hang
 
 
@@ -37,12 +51,12 @@ def secret_forms(secret: str) -> set[str]:
 
 class Tally:
     def __init__(self) -> None:
-        self.tried = self.tracebacks = self.hangs = self.escapes = self.bytes_lost = 0
+        self.tried = self.tracebacks = self.hangs = self.escapes = self.bytes_lost = self.secrets = 0
         self.notes: list[str] = []
 
     def line(self) -> str:
         return (f"hostile suite: {self.tried} inputs tried, {self.tracebacks} tracebacks, {self.hangs} hangs, "
-                f"{self.escapes} escapes, {self.bytes_lost} bytes lost")
+                f"{self.escapes} escapes, {self.bytes_lost} bytes lost, {self.secrets} secrets on disk")
 
 
 TALLY = Tally()
