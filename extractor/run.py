@@ -14,12 +14,14 @@ from memdir.daylog import log_path, memory_mode
 from memdir.errors import FolderBusy
 from memdir.record import Record, field
 from memdir.stages.extractor import offline, report, state
+from memdir.stages.extractor.platform_paths import inside
 from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.stages.extractor.window import chunks
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 
 MEMORY_WRITING_TOOLS = (*WRITE_TOOLS, "MultiEdit", "NotebookEdit")
+NO_USER_WORDS = "no words of the user (prompt, answer or rejection reason) in these messages; not sent to the model"
 
 
 class ExtractResult(Record):
@@ -54,19 +56,18 @@ class ExtractResult(Record):
         return report.lines(self.changes, self.dry_run)
 
 
-def main_agent_wrote_memory(messages: list[Message], memory_dir: Path) -> bool:
-    """Did the main agent itself write into the memory folder (then there is nothing to add)?"""
-    root = memory_dir.resolve()
+def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: str | None = None) -> bool:
+    """Did the main agent itself write into the memory folder (then there is nothing to add)?
+
+    Each `file_path` is read as the transcript's platform means it (extractor/platform_paths.py):
+    a relative path against the message's (or the session's) `cwd`, a Windows path with `ntpath`."""
     for message in messages:
         for call in message.tool_uses():
             if call.get("name") not in MEMORY_WRITING_TOOLS:
                 continue
             target = (call.get("input") or {}).get("file_path") or (call.get("input") or {}).get("notebook_path")
-            if isinstance(target, str) and target:
-                path = Path(target).expanduser()
-                resolved = path.resolve() if path.is_absolute() else (root / path).resolve()
-                if resolved == root or root in resolved.parents:
-                    return True
+            if isinstance(target, str) and target and inside(target, message.cwd or cwd, memory_dir):
+                return True
     return False
 
 
@@ -75,10 +76,10 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
     chosen = choose_engine(engine, quiet=True)
     if chosen not in ("llm", "claude-code"):  # the model engines share the cost guard and budget
         return chosen, ""
+    # The only reason not to call the model: the user said nothing here at all. Language, length
+    # and keywords never decide; cost is bounded by the chunk token budget and the daily budget.
     if not any(m.user_text() for m in messages):
-        return "skip", "no user-authored text in the new messages; the model was not called"
-    if not offline.possibly_memorable(messages):
-        return "skip", "nothing in the new messages looks memorable; the model was not called"
+        return "skip", NO_USER_WORDS
     used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
         return "offline", f"daily token budget reached ({used:,} of {settings.daily_token_budget:,}); used the offline engine"
@@ -277,7 +278,7 @@ def extract_transcript(
     if not messages:
         return ExtractResult("skipped", reason="no new messages since the last run", cursor=cursor["uuid"])
     newest = next((m.uuid for m in reversed(messages) if m.uuid), None)
-    if main_agent_wrote_memory(messages, memory_dir):
+    if main_agent_wrote_memory(messages, memory_dir, read.cwd):
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)

@@ -4,6 +4,8 @@ past what was processed."""
 from __future__ import annotations
 
 import json
+from datetime import date
+from pathlib import Path
 
 import memdir.stages.extractor.run as run
 from memdir.config import Settings
@@ -70,10 +72,13 @@ def test_cursor_stops_before_the_first_chunk_that_failed(tmp_path, monkeypatch):
     assert calls[-1][-1] == "a29" and state.load_cursor(memory, "s")["uuid"] == "a29"
 
 
-def test_cost_guard_is_looser_than_the_saving_rules():
-    from memdir.stages.extractor.offline import detect, possibly_memorable
+def test_any_words_of_the_user_reach_the_model_whatever_their_language_or_keywords(monkeypatch):
+    from memdir.stages.extractor.run import NO_USER_WORDS, _choose
 
-    said = [Message("user", [{"type": "text", "text": "I install my Python tools with uv tool, how do I upgrade?"}])]
-    assert detect(said) == ([], [])  # the offline rules save nothing here...
-    assert possibly_memorable(said)  # ...but the model may: who the user is, how they work
-    assert not possibly_memorable([Message("user", [{"type": "text", "text": "run the tests please"}])])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    settings = Settings(engine="llm")
+    for said in ("run the tests please", "ㄱㄱ", "Hazlo en español, por favor"):
+        messages = [Message("user", [{"type": "text", "text": said}])]
+        assert _choose("llm", messages, Path("/nonexistent"), settings, date(2026, 1, 1)) == ("llm", "")
+    tool_only = [Message("user", [{"type": "tool_result", "tool_use_id": "t", "content": "remember: I prefer uv"}])]
+    assert _choose("llm", tool_only, Path("/nonexistent"), settings, date(2026, 1, 1)) == ("skip", NO_USER_WORDS)
