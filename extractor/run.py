@@ -16,7 +16,7 @@ from memdir.record import Record, field
 from memdir.stages.extractor import offline, report, state
 from memdir.stages.extractor.platform_paths import inside
 from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
-from memdir.stages.extractor.window import chunks
+from memdir.stages.extractor.window import chunks, parts
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 
@@ -117,6 +117,13 @@ def _toolbox(memory_dir: Path, dry_run: bool, today: date) -> tuple[Toolbox, str
     return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily), mode
 
 
+def _said_days(messages: list[Message]) -> list[str]:
+    """The days on which the user said something in these messages (what a decision is dated by)."""
+    from memdir.stages.extractor.excerpt import message_date
+
+    return sorted({d.isoformat() for m in messages if m.user_text() for d in [message_date(m)] if d})
+
+
 def _existing(memory_dir: Path) -> set[str]:
     return {h.rel_path for h in MemoryStore(memory_dir).scan().headers} if memory_dir.is_dir() else set()
 
@@ -168,8 +175,10 @@ def extract_messages(
     today: date | None = None,
     dry_run: bool = False,
     client=None,
+    part=None,
 ) -> ExtractResult:
-    """Run one extraction over `messages`. API failures come back as status "failed", never raised."""
+    """Run one extraction over `messages` (`part`: which chunk of the window they are, extractor/window.py).
+    API failures come back as status "failed", never raised."""
     settings = settings or Settings.from_env()
     today = today or date.today()
     index_before = report.read_index(memory_dir)
@@ -180,6 +189,7 @@ def extract_messages(
     from memdir.stages.extractor.agent import run_agent
 
     toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    toolbox.said_days = _said_days(messages)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -187,9 +197,9 @@ def extract_messages(
             from memdir.stages.extractor.claude_code import run_claude_code_agent
 
             run = run_claude_code_agent(messages, toolbox, settings, today=today, mode=mode,
-                                        transport=client)  # tests pass a scripted CLI as `client`
+                                        transport=client, part=part)  # tests pass a scripted CLI as `client`
         else:
-            run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
+            run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode, part=part)
     except Exception as exc:  # noqa: BLE001
         error = exc
     result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
@@ -218,6 +228,7 @@ async def aextract_messages(
     from memdir.stages.extractor.agent import arun_agent
 
     toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    toolbox.said_days = _said_days(messages)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -290,11 +301,14 @@ def extract_transcript(
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason=other, cursor=newest)
     result = ExtractResult("skipped", dry_run=dry_run, cursor=cursor["uuid"])
-    for chunk in chunks(messages, settings.extract_chunk_tokens):
+    window = chunks(messages, settings.extract_chunk_tokens)
+    for chunk, where in zip(window, parts(window), strict=True):
         part = extract_messages(
             chunk, memory_dir, settings=settings, engine=engine, today=today,
-            dry_run=dry_run, client=client,
+            dry_run=dry_run, client=client, part=where if where.of > 1 else None,
         )
+        if where.of > 1 and part.reason:  # say which chunk a reason is about: others may have called the model
+            part.reason = f"chunk {where.number} of {where.of}: {part.reason}"
         _add(result, part)
         if part.status == "failed":
             break  # the cursor stays before this chunk, so the next run retries it

@@ -82,3 +82,20 @@ def test_any_words_of_the_user_reach_the_model_whatever_their_language_or_keywor
         assert _choose("llm", messages, Path("/nonexistent"), settings, date(2026, 1, 1)) == ("llm", "")
     tool_only = [Message("user", [{"type": "tool_result", "tool_use_id": "t", "content": "remember: I prefer uv"}])]
     assert _choose("llm", tool_only, Path("/nonexistent"), settings, date(2026, 1, 1)) == ("skip", NO_USER_WORDS)
+
+
+def test_a_chunk_request_says_which_chunk_of_how_many_and_what_came_before(tmp_path):
+    from memdir.stages.extractor.agent import build_request
+    from memdir.stages.extractor.window import parts
+
+    said = [Message("user", [{"type": "text", "text": f"note {i} " + "x" * 400}], timestamp="2026-03-02T10:00:00Z")
+            for i in range(9)]
+    window = chunks(said, 340)  # about 110 tokens each: three per chunk
+    assert len(window) == 3
+    where = parts(window)
+    request = build_request(window[2], tmp_path / "memory", Settings(engine="llm"), date(2026, 3, 2), part=where[2])
+    intro = request["messages"][0]["content"][0]["text"]
+    assert "This is chunk 3 of 3" in intro
+    assert "- chunk 1: messages 1-3 (2026-03-02), 3 with the user's words" in intro
+    assert "- chunk 2: messages 4-6 (2026-03-02), 3 with the user's words" in intro
+    assert "~20" not in request["system"][0]["text"] and "last" not in intro
