@@ -82,8 +82,9 @@ def run(toolbox, tool_input: dict):
         when = said_at(call, getattr(toolbox, "said_days", []))
         decision = Decision(kind=call.kind, what=call.what, why=call.why or None, entities=call.entities,
                             category=call.category[:40] or "general",
-                            confidence=min(call.confidence, AGENT_MAX_CONFIDENCE), source="agent",
-                            **({"timestamp": when} if when else {}))
+                            confidence=min(call.confidence, AGENT_MAX_CONFIDENCE), source="agent")
+        if when:
+            decision.timestamp = when
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "input"
