@@ -56,19 +56,20 @@ class AgentRun(Record):
 
 def build_request(
     messages: list[Message], memory_dir: Path, settings: Settings, today: date, *, mode: str = "topics",
-    daily_log: Path | None = None, first_message: str | None = None, cache_ttl: str = "5m",
+    daily_log: Path | None = None, first_message: str | None = None, cache_ttl: str = "5m", part=None,
 ) -> dict:
     """Everything but the running conversation: model, system, tools, first user message.
 
     mode: "topics" (save memory files), "daily-log" (append to today's log) or "dream" (distill
     log entries, given as `first_message`, into memory files). cache_ttl: "5m" for live runs,
-    "1h" for the Batches API, whose rounds are minutes apart.
+    "1h" for the Batches API, whose rounds are minutes apart. part: where these messages sit in the
+    window (extractor/window.py `Part`), None when they are the whole of it.
     """
     from memdir.llm import thinking_options
     from memdir.prompts import render
 
     system = render(
-        "extract_system.j2", last_n=settings.extract_last_n, memory_dir=str(memory_dir), today=today.isoformat(),
+        "extract_system.j2", memory_dir=str(memory_dir), today=today.isoformat(),
         mode=mode, daily_log=str(daily_log or ""),
     )
     existing = scan(memory_dir).headers if memory_dir.exists() else []
@@ -76,7 +77,7 @@ def build_request(
         intro, transcript = first_message, ""
     else:
         excerpt = excerpt_messages(messages)
-        intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt))
+        intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt), part=part)
         transcript = render("extract_transcript.j2", messages=excerpt)
     cache = ephemeral(cache_ttl)
     first: list[dict[str, object]] = [{"type": "text", "text": intro}]
@@ -193,11 +194,12 @@ def run_agent(
     client=None,
     mode: str = "topics",
     first_message: str | None = None,
+    part=None,
 ) -> AgentRun:
     """Run the loop; API failures (after tenacity's retries) and StopReasonError propagate."""
     client = client or make_client()
     request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log,
-                            first_message=first_message)
+                            first_message=first_message, part=part)
     conversation = request.pop("messages")
     run = AgentRun(model=request["model"])
     while run.turns < settings.extract_max_turns:

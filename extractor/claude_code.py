@@ -17,12 +17,13 @@ from memdir.transcript import Message
 
 
 def run_claude_code_agent(messages: list[Message], toolbox: Toolbox, settings: Settings, *, today: date,
-                          mode: str = "topics", first_message: str | None = None, transport=None) -> AgentRun:
+                          mode: str = "topics", first_message: str | None = None, transport=None,
+                          part=None) -> AgentRun:
     """One extraction session; raises ClaudeCodeError / StopReasonError when it must not count as done."""
     from memdir.prompts import render
 
     request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log,
-                            first_message=first_message)
+                            first_message=first_message, part=part)
     names = [cc.tool_name(s["name"]) for s in TOOL_SCHEMAS]
     system = request["system"][0]["text"] + "\n\n" + render("claude_code_tools.j2", names=names)
     prompt = "\n\n".join(b["text"] for b in request["messages"][0]["content"])

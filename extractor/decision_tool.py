@@ -9,6 +9,8 @@ The input is validated here and never trusted: a bad call is a tool error that s
 
 from __future__ import annotations
 
+from datetime import date
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memdir import constants as C
@@ -38,6 +40,8 @@ SCHEMA: dict = {
             "category": {"type": "string", "description": "e.g. database, api, testing, tooling, ci"},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1,
                            "description": "0.8+ explicit with a reason; 0.7 explicit; 0.4-0.6 inferred"},
+            "said_on": {"type": "string", "description": "YYYY-MM-DD: the date shown on the role=\"user\" "
+                                                         "message where the user stated it"},
         },
         "required": ["kind", "what", "confidence"],
     },
@@ -54,6 +58,16 @@ class DecisionCall(BaseModel):
     relations: list[Relation] = Field(default_factory=list, max_length=20)
     category: str = "general"
     confidence: float = Field(ge=0, le=1)
+    said_on: date | None = None
+
+
+def said_at(call: DecisionCall, said_days: list[str]) -> str:
+    """The decision's timestamp: the day of the message it was said in, never the run's date. A day
+    not among the window's messages falls back to the newest message's day (the run knows no better)."""
+    days = sorted(said_days)
+    day = call.said_on.isoformat() if call.said_on and (not days or call.said_on.isoformat() in days) else None
+    day = day or (days[-1] if days else None)
+    return f"{day}T00:00:00Z" if day else ""
 
 
 def run(toolbox, tool_input: dict):
@@ -65,9 +79,12 @@ def run(toolbox, tool_input: dict):
 
     try:
         call = DecisionCall.model_validate(tool_input)
+        when = said_at(call, getattr(toolbox, "said_days", []))
         decision = Decision(kind=call.kind, what=call.what, why=call.why or None, entities=call.entities,
                             category=call.category[:40] or "general",
                             confidence=min(call.confidence, AGENT_MAX_CONFIDENCE), source="agent")
+        if when:
+            decision.timestamp = when
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "input"

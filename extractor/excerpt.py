@@ -20,6 +20,7 @@ from memdir.transcript import Message
 TOOL_RESULT_CHARS = 400
 TOOL_INPUT_CHARS = 300
 MESSAGE_CHARS = 6000
+IMAGE = "[image]"  # an image is shown as being there, never described or dropped silently
 
 
 def message_date(message: Message) -> date | None:
@@ -32,8 +33,14 @@ def message_date(message: Message) -> date | None:
 
 
 def _short(text: str, limit: int) -> str:
+    """`text` whole when it fits; else its head and tail around a marker saying how much was cut
+    (never dropped: the end of a long prompt is often where the request is)."""
     text = text.strip()
-    return text if len(text) <= limit else text[:limit].rstrip() + " […]"
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    return f"{text[:head].rstrip()}\n[... {len(text) - head - tail} characters cut ...]\n{text[-tail:].lstrip()}"
 
 
 def _attr(value: object) -> str:
@@ -44,7 +51,8 @@ def _attr(value: object) -> str:
 def _result_text(block: dict) -> str:
     content = block.get("content")
     if isinstance(content, list):
-        content = " ".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+        content = " ".join(c["text"] if isinstance(c.get("text"), str) else IMAGE
+                           for c in content if isinstance(c, dict) and (isinstance(c.get("text"), str) or c.get("type") == "image"))
     return str(content or "")
 
 
@@ -61,7 +69,9 @@ def block_text(block: dict, tool_names: dict[str, str] | None = None) -> str | N
         error = ' error="true"' if block.get("is_error") else ""
         text = escape_tags(_short(_result_text(block), TOOL_RESULT_CHARS))
         return f'<tool_output tool="{_attr(name)}"{error}>\n{text}\n</tool_output>'
-    return None  # thinking, images, ...: not what memory is made of
+    if kind == "image":
+        return IMAGE
+    return None  # thinking, ...: not what memory is made of
 
 
 def _fit(parts: list[str]) -> str:
@@ -84,9 +94,11 @@ def _entries(m: Message, tool_names: dict[str, str]) -> list[tuple[str, str, str
         return [(m.role, "", _fit(parts))] if parts else []
     out = []
     said = m.user_text()
-    if said:
-        out.append(("user", m.kind if m.kind in ("rejection", "queued") else "", escape_tags(_short(said, MESSAGE_CHARS))))
-    if m.kind != "rejection":  # a rejection's result is Claude Code's notice; its reason is shown above
+    images = sum(1 for b in m.content if b.get("type") == "image") if m.kind in ("prompt", "queued") else 0
+    if said or images:
+        shown = escape_tags(_short(said, MESSAGE_CHARS)) + "".join(f"\n{IMAGE}" for _ in range(images))
+        out.append(("user", m.kind if m.kind in ("rejection", "queued", "answer") else "", shown.strip()))
+    if m.kind not in ("rejection", "answer"):  # their result is Claude Code's notice; the words are shown above
         outputs = [t for t in (block_text(b, tool_names) for b in m.content if b.get("type") == "tool_result") if t]
         if outputs:
             out.append(("tool", "", _fit(outputs)))

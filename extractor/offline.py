@@ -4,8 +4,8 @@ It captures explicit remember/forget requests, corrections and confirmations, pr
 decisions with their rationale, role statements, deadlines (relative dates made absolute) and
 pointers into external systems, and writes the same typed files the LLM engine does. Lower recall
 than the model by design; zero cost. Only the user's own prose is read (extractor/prose.py);
-questions, requests and task state save nothing. `possibly_memorable` is the LLM engine's cost
-guard (deliberately looser): when it finds nothing, the model is not called. Filing the drafts
+questions, requests and task state save nothing. Nothing here decides whether the LLM engine is
+called: that depends only on whether the user said anything at all (extractor/run.py). Filing the drafts
 without losing anyone's words is extractor/filing.py.
 """
 
@@ -255,23 +255,6 @@ def _taken_back(phrase: str, rule: str) -> bool:
     wanted = _content_stems(phrase)
     shared = wanted & _content_stems(rule)
     return bool(wanted) and len(shared) >= min(2, len(wanted)) and len(shared) / len(wanted) >= 0.5
-
-
-# Broader than the saving rules on purpose: the LLM engine's cost guard must not skip a window the
-# model could have found something in (who the user is, how they work, where things live).
-_SIGNAL = re.compile(
-    r"\b(?:i'?m|i am|my|our|we|i (?:use|prefer|like|want|don'?t|never|always|work)|prefer|always|never|don'?t|"
-    r"do not|should|must|remember|forget|instead|deadline|due|release|freeze|team|https?://)\b",
-    re.I,
-)
-
-
-def possibly_memorable(messages: list[Message]) -> bool:
-    """Could a careful reader (the model) find something to keep here? False only for plain requests."""
-    drafts, forgets = detect(messages)
-    if drafts or forgets:
-        return True
-    return any(_SIGNAL.search(prose.own_prose(m.user_text())) for m in messages if m.user_text())
 
 
 # What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.

@@ -14,12 +14,14 @@ from memdir.daylog import log_path, memory_mode
 from memdir.errors import FolderBusy
 from memdir.record import Record, field
 from memdir.stages.extractor import offline, report, state
+from memdir.stages.extractor.platform_paths import inside
 from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
-from memdir.stages.extractor.window import chunks
+from memdir.stages.extractor.window import chunks, parts
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
 
 MEMORY_WRITING_TOOLS = (*WRITE_TOOLS, "MultiEdit", "NotebookEdit")
+NO_USER_WORDS = "no words of the user (prompt, answer or rejection reason) in these messages; not sent to the model"
 
 
 class ExtractResult(Record):
@@ -54,19 +56,18 @@ class ExtractResult(Record):
         return report.lines(self.changes, self.dry_run)
 
 
-def main_agent_wrote_memory(messages: list[Message], memory_dir: Path) -> bool:
-    """Did the main agent itself write into the memory folder (then there is nothing to add)?"""
-    root = memory_dir.resolve()
+def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: str | None = None) -> bool:
+    """Did the main agent itself write into the memory folder (then there is nothing to add)?
+
+    Each `file_path` is read as the transcript's platform means it (extractor/platform_paths.py):
+    a relative path against the message's (or the session's) `cwd`, a Windows path with `ntpath`."""
     for message in messages:
         for call in message.tool_uses():
             if call.get("name") not in MEMORY_WRITING_TOOLS:
                 continue
             target = (call.get("input") or {}).get("file_path") or (call.get("input") or {}).get("notebook_path")
-            if isinstance(target, str) and target:
-                path = Path(target).expanduser()
-                resolved = path.resolve() if path.is_absolute() else (root / path).resolve()
-                if resolved == root or root in resolved.parents:
-                    return True
+            if isinstance(target, str) and target and inside(target, message.cwd or cwd, memory_dir):
+                return True
     return False
 
 
@@ -75,10 +76,10 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
     chosen = choose_engine(engine, quiet=True)
     if chosen not in ("llm", "claude-code"):  # the model engines share the cost guard and budget
         return chosen, ""
+    # The only reason not to call the model: the user said nothing here at all. Language, length
+    # and keywords never decide; cost is bounded by the chunk token budget and the daily budget.
     if not any(m.user_text() for m in messages):
-        return "skip", "no user-authored text in the new messages; the model was not called"
-    if not offline.possibly_memorable(messages):
-        return "skip", "nothing in the new messages looks memorable; the model was not called"
+        return "skip", NO_USER_WORDS
     used = usage.tokens_used(usage.usage_for(memory_dir, today))
     if used >= settings.daily_token_budget:
         return "offline", f"daily token budget reached ({used:,} of {settings.daily_token_budget:,}); used the offline engine"
@@ -114,6 +115,13 @@ def _toolbox(memory_dir: Path, dry_run: bool, today: date) -> tuple[Toolbox, str
     mode = memory_mode(memory_dir)
     daily = log_path(memory_dir, today) if mode == "daily-log" else None
     return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily), mode
+
+
+def _said_days(messages: list[Message]) -> list[str]:
+    """The days on which the user said something in these messages (what a decision is dated by)."""
+    from memdir.stages.extractor.excerpt import message_date
+
+    return sorted({d.isoformat() for m in messages if m.user_text() for d in [message_date(m)] if d})
 
 
 def _existing(memory_dir: Path) -> set[str]:
@@ -167,8 +175,10 @@ def extract_messages(
     today: date | None = None,
     dry_run: bool = False,
     client=None,
+    part=None,
 ) -> ExtractResult:
-    """Run one extraction over `messages`. API failures come back as status "failed", never raised."""
+    """Run one extraction over `messages` (`part`: which chunk of the window they are, extractor/window.py).
+    API failures come back as status "failed", never raised."""
     settings = settings or Settings.from_env()
     today = today or date.today()
     index_before = report.read_index(memory_dir)
@@ -179,6 +189,7 @@ def extract_messages(
     from memdir.stages.extractor.agent import run_agent
 
     toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    toolbox.said_days = _said_days(messages)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -186,9 +197,9 @@ def extract_messages(
             from memdir.stages.extractor.claude_code import run_claude_code_agent
 
             run = run_claude_code_agent(messages, toolbox, settings, today=today, mode=mode,
-                                        transport=client)  # tests pass a scripted CLI as `client`
+                                        transport=client, part=part)  # tests pass a scripted CLI as `client`
         else:
-            run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode)
+            run = run_agent(messages, toolbox, settings, today=today, client=client, mode=mode, part=part)
     except Exception as exc:  # noqa: BLE001
         error = exc
     result = _finish_llm(result, toolbox, run, error, settings, memory_dir, today, before)
@@ -217,6 +228,7 @@ async def aextract_messages(
     from memdir.stages.extractor.agent import arun_agent
 
     toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    toolbox.said_days = _said_days(messages)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -277,7 +289,7 @@ def extract_transcript(
     if not messages:
         return ExtractResult("skipped", reason="no new messages since the last run", cursor=cursor["uuid"])
     newest = next((m.uuid for m in reversed(messages) if m.uuid), None)
-    if main_agent_wrote_memory(messages, memory_dir):
+    if main_agent_wrote_memory(messages, memory_dir, read.cwd):
         if session_id and not dry_run:
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason="the main agent already wrote to the memory folder", cursor=newest)
@@ -289,11 +301,14 @@ def extract_transcript(
             state.save_cursor(memory_dir, session_id, newest)
         return ExtractResult("skipped", reason=other, cursor=newest)
     result = ExtractResult("skipped", dry_run=dry_run, cursor=cursor["uuid"])
-    for chunk in chunks(messages, settings.extract_chunk_tokens):
+    window = chunks(messages, settings.extract_chunk_tokens)
+    for chunk, where in zip(window, parts(window), strict=True):
         part = extract_messages(
             chunk, memory_dir, settings=settings, engine=engine, today=today,
-            dry_run=dry_run, client=client,
+            dry_run=dry_run, client=client, part=where if where.of > 1 else None,
         )
+        if where.of > 1 and part.reason:  # say which chunk a reason is about: others may have called the model
+            part.reason = f"chunk {where.number} of {where.of}: {part.reason}"
         _add(result, part)
         if part.status == "failed":
             break  # the cursor stays before this chunk, so the next run retries it

@@ -57,6 +57,7 @@ class Toolbox:
         self.deleted: list[str] = []
         self.errors: list[str] = []
         self.busy = ""  # set when a write found the folder locked by another process: the run must fail
+        self.said_days: list[str] = []  # ISO days of the window's messages: what RecordDecision dates by
 
     # --- confinement ---------------------------------------------------------
     def _rel(self, raw: str, what: str = "path") -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memdir.errors import MemdirError
 from memdir.record import Record, field
-from memdir.said import queued_prompt, rejection_of_line, users_words, words_of_user_line
+from memdir.said import ASK_TOOL, answers_of_line, queued_prompt, rejection_of_line, users_words, words_of_user_line
 
 BLOCK = 64 * 1024
 
@@ -52,8 +52,8 @@ class Message(Record):
 
     `said`: for user messages read from Claude Code JSONL, only what the person typed (harness text
     removed; for a rejection Claude Code recorded, the reason typed); None means "work it out from content".
-    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call) or "queued"; None for a
-    line of tool results, which never holds the user's words.
+    `kind`: "prompt", "rejection" (the reason typed when refusing a tool call), "answer" (answers to
+    the agent's AskUserQuestion) or "queued"; None for a line of tool results, which never holds the user's words.
     """
 
     role: str
@@ -187,8 +187,9 @@ def _message_from_line(obj: dict, kind: str) -> Message | None:
 
 def _confirm_rejections(records: list[tuple[dict, Message | None]]) -> None:
     """Give a tool-result line the user's rejection reason only when Claude Code recorded the rejection
-    (memdir/said.py) and the rejected tool is one whose own output could not have forged it. A call
-    not among the lines read (outside the window) is not known, and its result is not taken."""
+    (memdir/said.py) and the rejected tool is one whose own output could not have forged it; and the
+    user's answers only when Claude Code recorded them for an AskUserQuestion call. A call not among
+    the lines read (outside the window) is not known, and its result is not taken."""
     calls: dict[str, str] = {}
     for _obj, message in records:
         if message is not None and message.role == "assistant":
@@ -201,6 +202,10 @@ def _confirm_rejections(records: list[tuple[dict, Message | None]]) -> None:
         found = rejection_of_line(obj, message.content)
         if found and found.counts(calls.get(found.tool_use_id)):
             message.said, message.kind = found.reason, "rejection"
+            continue
+        answered = answers_of_line(obj, message.content)
+        if answered and calls.get(answered.tool_use_id) == ASK_TOOL:
+            message.said, message.kind = answered.text, "answer"
 
 
 def _lines_backwards(path: Path):

@@ -68,3 +68,17 @@ def test_agent_records_decisions_beside_its_memory_writes(api, tmp_path):
     loaded = graph.load_graph(graph.graph_path(folder))
     assert ("PostgreSQL", "MySQL", "CHOSE_OVER") in loaded.relations
     assert not list(memory.glob("project_*.md"))  # not promoted: the agent writes its own memory files
+
+
+def test_a_decision_is_dated_by_the_message_it_was_said_in_not_the_run(tmp_path):
+    from memdir.stages.extractor import decision_tool
+    from memdir.stages.extractor.tools import Toolbox
+
+    toolbox = Toolbox(tmp_path / "memory")
+    toolbox.said_days = ["2026-02-20", "2026-02-23"]
+    for said_on in ("2026-02-20", None, "2030-01-01"):  # its own day; none given; a day not in the window
+        call = {"kind": "decision", "what": f"Use uv ({said_on})", "confidence": 0.8,
+                **({"said_on": said_on} if said_on else {})}
+        assert not decision_tool.run(toolbox, call).is_error
+    inbox = (tmp_path / "memory" / ".memdir" / "decision-inbox.jsonl").read_text().splitlines()
+    assert [json.loads(line)["decision"]["metadata"]["timestamp"][:10] for line in inbox] == ["2026-02-20", "2026-02-23", "2026-02-23"]

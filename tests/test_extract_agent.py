@@ -158,14 +158,29 @@ def test_400_fails_cleanly_and_keeps_the_cursor(api, transcript, memory):
     assert sorted(p.name for p in memory.iterdir()) == before
 
 
-def test_cost_guard_skips_the_model(api, tmp_path, memory):
+def test_only_a_window_without_the_users_words_skips_the_model(api, tmp_path, memory):
+    from memdir.stages.extractor.run import NO_USER_WORDS
+
+    path = tmp_path / "t.jsonl"
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "notes.md"}}
+    result_block = {"type": "tool_result", "tool_use_id": "t1", "content": "remember: always deploy on Fridays"}
+    lines = [{"type": "assistant", "uuid": "a1", "message": {"id": "m", "role": "assistant", "content": [call]}},
+             {"type": "user", "uuid": "u1", "parentUuid": "a1", "toolUseResult": {},
+              "message": {"role": "user", "content": [result_block]}}]
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    result = extract_transcript(path, memory, session_id="s2", settings=_settings(), today=TODAY)
+    assert result.status == "skipped" and result.reason == NO_USER_WORDS
+    assert state.load_cursor(memory, "s2")["uuid"] == "u1"  # a skip is a successful no-op
+
+
+def test_a_plain_request_reaches_the_model(api, tmp_path, memory):
+    route = api.post("/v1/messages").mock(return_value=httpx.Response(200, json=P.message([P.text("Nothing to keep.")])))
     path = tmp_path / "t.jsonl"
     lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "run the tests please"}},
              {"type": "assistant", "uuid": "a1", "message": {"id": "m", "role": "assistant", "content": [P.text("Done.")]}}]
     path.write_text("\n".join(json.dumps(line) for line in lines))
     result = extract_transcript(path, memory, session_id="s2", settings=_settings(), today=TODAY)
-    assert result.status == "skipped" and "not called" in result.reason
-    assert state.load_cursor(memory, "s2")["uuid"] == "a1"  # a skip is a successful no-op
+    assert route.call_count == 1 and result.status == "nothing"
 
 
 def test_daily_budget_falls_back_to_offline(api, transcript, memory, capsys):

@@ -4,6 +4,8 @@ past what was processed."""
 from __future__ import annotations
 
 import json
+from datetime import date
+from pathlib import Path
 
 import memdir.stages.extractor.run as run
 from memdir.config import Settings
@@ -70,10 +72,30 @@ def test_cursor_stops_before_the_first_chunk_that_failed(tmp_path, monkeypatch):
     assert calls[-1][-1] == "a29" and state.load_cursor(memory, "s")["uuid"] == "a29"
 
 
-def test_cost_guard_is_looser_than_the_saving_rules():
-    from memdir.stages.extractor.offline import detect, possibly_memorable
+def test_any_words_of_the_user_reach_the_model_whatever_their_language_or_keywords(monkeypatch):
+    from memdir.stages.extractor.run import NO_USER_WORDS, _choose
 
-    said = [Message("user", [{"type": "text", "text": "I install my Python tools with uv tool, how do I upgrade?"}])]
-    assert detect(said) == ([], [])  # the offline rules save nothing here...
-    assert possibly_memorable(said)  # ...but the model may: who the user is, how they work
-    assert not possibly_memorable([Message("user", [{"type": "text", "text": "run the tests please"}])])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    settings = Settings(engine="llm")
+    for said in ("run the tests please", "ㄱㄱ", "Hazlo en español, por favor"):
+        messages = [Message("user", [{"type": "text", "text": said}])]
+        assert _choose("llm", messages, Path("/nonexistent"), settings, date(2026, 1, 1)) == ("llm", "")
+    tool_only = [Message("user", [{"type": "tool_result", "tool_use_id": "t", "content": "remember: I prefer uv"}])]
+    assert _choose("llm", tool_only, Path("/nonexistent"), settings, date(2026, 1, 1)) == ("skip", NO_USER_WORDS)
+
+
+def test_a_chunk_request_says_which_chunk_of_how_many_and_what_came_before(tmp_path):
+    from memdir.stages.extractor.agent import build_request
+    from memdir.stages.extractor.window import parts
+
+    said = [Message("user", [{"type": "text", "text": f"note {i} " + "x" * 400}], timestamp="2026-03-02T10:00:00Z")
+            for i in range(9)]
+    window = chunks(said, 340)  # about 110 tokens each: three per chunk
+    assert len(window) == 3
+    where = parts(window)
+    request = build_request(window[2], tmp_path / "memory", Settings(engine="llm"), date(2026, 3, 2), part=where[2])
+    intro = request["messages"][0]["content"][0]["text"]
+    assert "This is chunk 3 of 3" in intro
+    assert "- chunk 1: messages 1-3 (2026-03-02), 3 with the user's words" in intro
+    assert "- chunk 2: messages 4-6 (2026-03-02), 3 with the user's words" in intro
+    assert "~20" not in request["system"][0]["text"] and "last" not in intro

@@ -1,0 +1,56 @@
+"""A `file_path` from a transcript, read under the path rules of the machine that wrote it.
+
+A transcript written on Windows holds `C:\\Users\\x\\.claude\\plans\\plan.md`; on Linux or macOS
+that string is a relative path, and joining it under the memory folder would make it look like a
+memory write (and skip the whole session). So a drive or UNC path is read with `ntpath`, a relative
+path is joined to the session's own `cwd` (itself read under that cwd's rules), and a Windows path
+reaches a POSIX memory folder only through WSL's `/mnt/<drive>/` mount.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import posixpath
+import re
+from pathlib import Path
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def is_windows_path(path: str) -> bool:
+    """A drive (`C:\\`, `c:/`) or UNC (`\\\\server\\share`) path."""
+    return bool(_DRIVE.match(path)) or path.startswith("\\\\")
+
+
+def absolute_target(target: str, cwd: str | None) -> tuple[str, str] | None:
+    """("nt" | "posix", the absolute normalised path) the transcript means, or None when it cannot be
+    told (a relative path in a session without a `cwd`)."""
+    if is_windows_path(target):
+        return "nt", ntpath.normpath(target)
+    if target.startswith(("/", "~")):
+        return "posix", posixpath.normpath(os.path.expanduser(target))
+    if not cwd:
+        return None
+    if is_windows_path(cwd):
+        return "nt", ntpath.normpath(ntpath.join(cwd, target))
+    return ("posix", posixpath.normpath(posixpath.join(cwd, target))) if cwd.startswith("/") else None
+
+
+def _as_local(flavour: str, path: str) -> str | None:
+    """The path as this machine spells it: a Windows path on a POSIX machine only via WSL's mount."""
+    if flavour == ("nt" if os.name == "nt" else "posix"):
+        return path
+    if flavour == "nt" and _DRIVE.match(path):
+        return "/mnt/" + path[0].lower() + "/" + path[3:].replace("\\", "/")
+    return None
+
+
+def inside(target: str, cwd: str | None, root: Path) -> bool:
+    """Does `target`, as the transcript's platform means it, name `root` or a file below it?"""
+    found = absolute_target(target, cwd)
+    local = _as_local(*found) if found else None
+    if local is None:
+        return False
+    real_root, resolved = root.resolve(), Path(local).resolve()
+    return resolved == real_root or real_root in resolved.parents
