@@ -31,7 +31,8 @@ FILLER = STOPWORDS | frozenset(
     """use uses using used always never please make sure instead rather here every repo repository project
     codebase code really actually just also need needs want wants should must keep approach note remember
     mind thing stuff etc ok okay don't dont do not no can't cannot won't isn't let let's lets user user's
-    e.g i.e eg ie vs""".split()
+    e.g i.e eg ie vs i'd i'm im i've i'll we'd we're we've we'll you're it's that's there's think guess maybe
+    probably fine sure yes yeah great well honest honestly""".split()
 )
 _NEGATED_START = re.compile(r"^\s*(?:no[,.!]?\s+|actually,?\s+|please\s+)*(?P<neg>never|don'?t|do not|avoid|stop)\b",
                             re.I)
