@@ -1,8 +1,10 @@
 """Filing the offline engine's drafts as memories without losing anyone's words.
 
-A draft updates an existing memory only when it is clearly about the same thing, and only a memory
-memdir's extractor wrote itself (unchanged since) or one the user explicitly corrected; everything
-else becomes a new file. Every change keeps the previous bytes and is reported with real names.
+A draft updates an existing memory only when the user explicitly corrected it (it takes back what
+that memory says); a draft an existing memory already states is skipped; everything else becomes a
+new file, named by its own distinctive words and never over another memory, however many words it
+shares with one (issue 22: distinct facts stay distinct). Every change keeps the previous bytes and
+is reported with real names.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import dump_document
 from memdir.fsio import read_text
 from memdir.model import Memory, MemoryType, compose_body
+from memdir.naming import content_name
 from memdir.record import Record, field
+from memdir.scan import Header
 from memdir.secrets import redact
 from memdir.stages.extractor import report
 from memdir.store import MemoryStore
@@ -25,27 +29,29 @@ from memdir.words import STOPWORDS, tokens
 if TYPE_CHECKING:
     from memdir.stages.extractor.offline import Draft, Forget
 
-NAME_WORDS = 7
-
-
 # --- turning drafts into memories --------------------------------------------------
 _GENERIC = frozenset(
     "use make run do work want need please always never don don't dont stop keep like prefer instead code thing "
-    "project repo file test tests user anymor ago last next since day week month year today now".split()
+    "project repo file test tests user anymor ago last next since day week month year today now again still".split()
 )
 _LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
+# A clause that says what no longer holds: "don't use npm", "not just a backend engineer", "instead of npm".
+_NEGATED = re.compile(r"\b(?:don'?t|do not|never|not|no longer|no more|stop|avoid|instead of|rather than)\b"
+                      r"(?P<clause>[^,;.!?]*)", re.I)
 
 
 def _content_stems(text: str) -> set[str]:
-    """What a memory is about: its words minus generic verbs, time words and the Why/How labels."""
-    return {t for t in tokens(_LABELS.sub(" ", text)) if t not in _GENERIC and len(t) > 1}
+    """What a memory is about: its words minus generic verbs, time words and the Why/How labels.
+    A number stays ("billing-api-2" is not "billing-api")."""
+    return {t for t in tokens(_LABELS.sub(" ", text)) if t not in _GENERIC and (len(t) > 1 or t.isdigit())}
 
 
-def _title(rule: str) -> str:
-    words = re.sub(r"\s+", " ", rule).split()
-    title = " ".join(words[:NAME_WORDS]).rstrip(",;:")
-    title = title + ("…" if len(words) > NAME_WORDS else "")
-    return (title[:1].upper() + title[1:])[:100]
+# "... in the #deploys-prod channel now": the draft says what it replaces has changed.
+_CHANGED = re.compile(r"\b(?:now|no longer|any ?more|these days|from now on|instead)\b", re.I)
+
+
+def _negated_stems(text: str) -> set[str]:
+    return {t for m in _NEGATED.finditer(text) for t in _content_stems(m.group("clause"))}
 
 
 def _how(draft: Draft) -> str:
@@ -69,23 +75,27 @@ def to_memory(draft: Draft, today: date) -> Memory:
         body = compose_body(draft.rule, why, _how(draft))
     else:
         body = draft.rule + (f"\n\n**Why:** {draft.why}" if draft.why else "")
-    return Memory(name=_title(draft.rule), description=description, type=mtype, body=body)
+    return Memory(name=content_name(draft.rule), description=description, type=mtype, body=body)
+
+
+def _about_text(h) -> str:
+    """What an existing memory is about: its name and description (its body is detail, not subject)."""
+    return " ".join(filter(None, (h.name, h.description)))
 
 
 def _about(h) -> set[str]:
-    """What an existing memory is about: its name and description (its body is detail, not subject)."""
-    return _content_stems(" ".join(filter(None, (h.name, h.description))))
+    return _content_stems(_about_text(h))
 
 
-def _similar(store: MemoryStore, draft: Draft) -> str | None:
-    """An existing memory of the same type that this draft is clearly about, to update instead of duplicating.
+def _candidates(store: MemoryStore, draft: Draft) -> list[tuple[float, Header]]:
+    """Existing memories of the draft's type that share its subject words, best first.
 
-    Clearly about the same thing means sharing at least two subject words (filler such as "never",
-    "always", "please" does not count) covering most of the draft and a good part of the memory."""
+    Sharing means at least two subject words (filler such as "never", "always", "please" does not
+    count) covering most of the draft and a good part of the memory; a correction needs only one."""
     new = _content_stems(draft.rule)
     if len(new) < 2:
-        return None
-    best, best_score = None, 0.0
+        return []
+    found = []
     for h in store.scan().headers:
         if h.type != draft.type:
             continue
@@ -98,13 +108,25 @@ def _similar(store: MemoryStore, draft: Draft) -> str | None:
             score = min(1.0, CORRECTION_WEIGHT * len(shared) / len(new))
         else:
             continue
-        if score > best_score:
-            best, best_score = h.rel_path, score
-    return best if best_score >= SAME_SUBJECT else None
+        if score >= SAME_SUBJECT:
+            found.append((score, h))
+    return sorted(found, key=lambda pair: (-pair[0], pair[1].rel_path))
+
+
+def _corrects(draft: Draft, h) -> bool:
+    """The draft takes back what this memory is about: every subject word of what it negates ("don't
+    use npm", "not just a backend engineer") is in the memory's name or description.
+
+    Sharing words is not enough: "never deploy auth on Fridays" does not correct "never deploy billing
+    on Fridays" (auth is not in it), and "the auth service is owned by team X" is a fact beside "the
+    billing service is ...", never a correction of it."""
+    negated = _negated_stems(draft.rule)
+    return bool(negated) and negated <= _about(h)
 
 
 SAME_SUBJECT = 0.5
 CORRECTION_WEIGHT = 1.5  # a correction naming one subject word of three is clearly about that memory
+CHECKED_FOR_SAYING = 3  # the best-matching memories read in full to see whether one already says the draft
 
 
 class OfflineOutcome(Record):
@@ -143,42 +165,31 @@ def _ours(store: MemoryStore, rel: str) -> bool:
     return history.written_by_extractor(store.state_dir, store.root, rel)
 
 
-def _fresh_name(store: MemoryStore, memory: Memory) -> str:
-    """A file name for a new memory that never lands on an existing file."""
-    rel, exists = store.plan_filename(memory)
-    if not exists:
-        return rel
-    stem = rel.removesuffix(".md")
-    n = 2
-    while (store.root / f"{stem}_{n}.md").exists():
-        n += 1
-    return f"{stem}_{n}.md"
-
-
-ALREADY_SAID = 0.8
-
-
 def _already_says(store: MemoryStore, rel: str, draft: Draft) -> bool:
-    """The memory already states this rule (most of its words are in it): nothing to add or change."""
+    """The memory already states this rule: every subject word of the draft is in it. One word
+    missing is another fact ("the auth service ..." beside "the billing service ..."), not a repeat."""
     new = _content_stems(draft.rule)
     try:
         memory = store.load(rel)
     except MemdirError:
         return False
     have = _content_stems(" ".join((memory.name, memory.description, memory.body)))
-    return bool(new) and len(new & have) / len(new) >= ALREADY_SAID
+    return bool(new) and new <= have
 
 
 def _target(store: MemoryStore, draft: Draft) -> tuple[str | None, bool]:
-    """(memory to update, skip): one of ours about the same thing, or a person's memory that the user
-    explicitly corrected; skip when an existing memory already says it."""
-    existing = _similar(store, draft)
-    if existing is None:
-        return None, False
-    if _already_says(store, existing, draft):
+    """(memory to update, skip): a memory the user explicitly corrected (one of ours, or a person's),
+    or one of ours whose every subject word a draft saying "... now" repeats; skip when an existing
+    memory already says it. Anything else is a new memory: a distinct fact stays distinct, however
+    many words it shares with another."""
+    candidates = _candidates(store, draft)
+    if any(_already_says(store, h.rel_path, draft) for _, h in candidates[:CHECKED_FOR_SAYING]):
         return None, True
-    if _ours(store, existing) or draft.correction:
-        return existing, False
+    changed = bool(_CHANGED.search(draft.rule))
+    new = _content_stems(draft.rule)
+    for _, h in candidates:
+        if (draft.correction and _corrects(draft, h)) or (changed and _about(h) <= new and _ours(store, h.rel_path)):
+            return h.rel_path, False
     return None, False
 
 
@@ -216,7 +227,11 @@ def apply_drafts(
             continue
         if existing:
             memory = memory.model_copy(update={"name": store.load(existing).name})
-        rel = existing or _fresh_name(store, memory)
+            rel = existing
+        else:  # a new file, never another memory's; its name told apart from any other's
+            rel, found, memory = store.plan_filename(memory)
+            if found:  # a memory of this name already states this very rule
+                continue
         if dry_run:
             diff = None
             if existing:

@@ -48,7 +48,9 @@ TOOL_SCHEMAS: list[dict] = [
         "name": "Write",
         "description": "Create or replace a memory file (a .md file directly inside the memory folder) with "
         "frontmatter (name, description, type) and a body. Writing empty content deletes the memory. "
-        "Replacing an existing file requires reading it first in this run.",
+        "Replacing an existing file requires reading it first in this run. Name the file and `name` by the "
+        "memory's distinctive words (feedback_use_pnpm_not_npm.md), in the user's own script; a new memory "
+        "never takes a name another memory has.",
         "input_schema": {
             "type": "object",
             "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},

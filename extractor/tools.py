@@ -252,6 +252,7 @@ class Toolbox:
                 f"({parsed.problem or 'none found'})"
             )
         memory = memory_from_fields(parsed.fields, parsed.body, rel)
+        self._check_name_free(rel, memory.name, current)
         missing = memory.missing_why_how()
         if missing:
             raise Refused(f"{rel}: {memory.type.value} memories need {' and '.join(missing)} lines in the body")
@@ -265,6 +266,24 @@ class Toolbox:
         self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
         self.written.append(rel)
         return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")
+
+    def _check_name_free(self, rel: str, name: str, current: str) -> None:
+        """A memory's name is its own (it is also the `[[link]]` target): a new memory, or a renamed
+        one, never takes another memory's name, so a different fact never hides behind an existing one."""
+        from memdir.frontmatter_io import parse_header
+        from memdir.model import kebab_slug
+        from memdir.placing import names_in_use
+
+        if current:
+            try:
+                if kebab_slug(str(parse_header(current).fields.get("name") or "")) == kebab_slug(name):
+                    return  # an update that keeps the memory's own name
+            except MemdirError:
+                pass
+        holder = names_in_use(self.store, moving=rel).get(kebab_slug(name)) if self.memory_dir.is_dir() else None
+        if holder is not None:
+            raise Refused(f"{rel}: the name {name!r} is already {holder.rel_path}'s; if this is the same memory, "
+                          f"Read and update {holder.rel_path}, else name this one by its own distinctive words")
 
     def _append_log(self, file_path: str, content: str) -> str:
         from memdir.daylog import ENTRY

@@ -110,13 +110,11 @@ def _utc_stamp() -> str:
 
 
 def kebab_slug(name: str) -> str:
-    """`Terse replies` -> `terse-replies`: the name form Claude Code 2.1.x writes and links with."""
-    import unicodedata
+    """`Terse replies` -> `terse-replies`: the name form Claude Code 2.1.x writes and links with.
+    Letters of every script stay (`デプロイ手順`); see memdir/naming.py."""
+    from memdir.naming import slug
 
-    ascii_name = unicodedata.normalize("NFKD", name.replace("'", "").replace("\u2019", ""))
-    ascii_name = ascii_name.encode("ascii", "ignore").decode().lower()  # "don't" -> "dont", not "don-t"
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")
-    return slug[: C.SLUG_MAX_CHARS].rstrip("-") or "memory"
+    return slug(name.replace("'", "").replace("\u2019", ""), "-")  # "don't" -> "dont", not "don-t"
 
 
 def form_for_version(version: str | None) -> str:

@@ -10,24 +10,21 @@ folder is read or written through a symlink.
 from __future__ import annotations
 
 import functools
-import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir import constants as C, embeddings, history, index as index_text, safefs
+from memdir import constants as C, embeddings, history, index as index_text, naming, placing, safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
-from memdir.model import Memory, memory_from_fields
+from memdir.model import Memory, kebab_slug, memory_from_fields
 from memdir.not_a_memory import not_a_memory, refused_entry
 from memdir.scan import Header, ScanResult, read_header, scan
 from memdir.secrets import guard
 
 
 def slugify(name: str) -> str:
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-    slug = re.sub(r"[^a-z0-9]+", "_", ascii_name).strip("_")
-    return slug[: C.SLUG_MAX_CHARS].rstrip("_") or "memory"
+    """The file-name form of a memory's name: `Deploy: prod` -> `deploy_prod` (memdir/naming.py)."""
+    return naming.slug(name, "_")
 
 
 def _then_embed(rel_of):
@@ -55,9 +52,14 @@ class SaveResult:
     created: bool
     kept: str | None = None  # the previous version, relative to the memory folder (an update)
     changed: bool = True  # False when the file already held exactly these bytes
+    name: str = ""  # the memory's name as written
+    name_taken: str | None = None  # the name asked for, when another memory has it (this one is told apart)
 
     def describe(self) -> str:
         """What happened, in the words every command uses."""
+        if self.created and self.name_taken:
+            return (f"created {self.rel_path} as {self.name!r}: another memory is already named "
+                    f"{self.name_taken!r} and was left as it is")
         if self.created:
             return f"created {self.rel_path}"
         if not self.changed:
@@ -114,7 +116,8 @@ class MemoryStore:
         """`rel_path` (relative to this store's root) relative to the folder every open walks from."""
         return self.prefix + rel_path
 
-    def _exists(self, rel_path: str) -> bool:
+    def exists(self, rel_path: str) -> bool:
+        """Something (a file of any kind) is at `rel_path`, looked at without following a symlink."""
         return safefs.lstat(self.base, self._rel(rel_path)) is not None if self.base.is_dir() else False
 
     def read_file(self, rel_path: str) -> str:
@@ -163,8 +166,6 @@ class MemoryStore:
         for header in headers:
             if wanted == header.rel_path or ("/" in wanted and wanted == header.rel_path.removesuffix(".md")):
                 return header
-        from memdir.model import kebab_slug
-
         # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
         names = (wanted.casefold(), kebab_slug(wanted))
         matches = [h for h in headers
@@ -202,25 +203,16 @@ class MemoryStore:
         if self.team or not allow_secrets:
             guard(text, where + (" to team memory" if self.team else ""))
 
-    def _pick_filename(self, memory: Memory) -> tuple[str, bool]:
-        """(rel_path, exists): the derived `<type>_<slug>.md`, reusing it when it holds the same name."""
-        base = f"{memory.type.value}_{slugify(memory.name)}"
-        for n in range(1, 1000):
-            rel = f"{base}.md" if n == 1 else f"{base}_{n}.md"
-            path = self.root / rel
-            if not self._exists(rel):
-                return rel, False
-            try:
-                existing = read_header(path, self.root).name
-            except OSError:
-                continue
-            if existing and existing.casefold() == memory.name.casefold():
-                return rel, True
-        raise MemdirError(f"too many memories named like {memory.name!r}; choose a more specific name")
+    def plan_filename(self, memory: Memory) -> tuple[str, bool, Memory]:
+        """(rel_path, exists, memory as it would be saved): where `save` would put it (dry runs, reports)."""
+        return placing.place(self, memory)
 
-    def plan_filename(self, memory: Memory) -> tuple[str, bool]:
-        """(rel_path, exists): where `save` would put this memory (for dry runs and reports)."""
-        return self._pick_filename(memory)
+    def text_or_empty(self, rel_path: str) -> str:
+        """A file's text, or "" when it cannot be read (for comparisons that must never fail a write)."""
+        try:
+            return self.read_file(rel_path)
+        except (OSError, MemdirError, UnicodeDecodeError):
+            return ""
 
     @_then_embed(lambda result: result.rel_path)
     def save(
@@ -238,19 +230,19 @@ class MemoryStore:
         the save is refused if the file changed since, so no update is lost. `authored` marks a
         write by memdir's extractor (it may later update its own memories, never a person's).
         """
-        from memdir.native import preferred_form
-
-        on_disk = self._form_on_disk(rel_path)
-        if memory.form is not None and memory.form != on_disk:
-            memory = memory.model_copy(update={"form": None})  # the file's form wins over its new text's
-        memory = memory.in_form(on_disk or preferred_form(self.root))  # new files: what this Claude Code writes
-        text = dump_document(memory.frontmatter(), memory.body)
-        fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
-        if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
-            raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
+        memory = self._in_file_form(memory, rel_path)
+        self._check_size(memory)
+        taken_from = None
         with self._locked():
             if rel_path is None:
-                rel_path, exists = self._pick_filename(memory)
+                asked = memory.name
+                rel_path, found, memory = placing.place(self, memory)
+                if found:  # this very memory: written in its file's form, under its own name
+                    memory = self._in_file_form(memory, rel_path)
+                elif memory.name != asked:  # the name is another memory's: this one is told apart
+                    taken_from = asked
+            text = dump_document(memory.frontmatter(), memory.body)
+            fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
             path = self.resolve_rel(rel_path)
             self._guard(text, rel_path, allow_secrets)
             # A name or file name is never allowed to carry a secret, even where content may: it lands in
@@ -258,7 +250,7 @@ class MemoryStore:
             # `ghp_` as is, so both spellings are checked, and the name as given.
             for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
                 guard(spelling, "a memory named like a secret")
-            exists = self._exists(rel_path)
+            exists = self.exists(rel_path)
             current = self.read_file(rel_path) if exists else ""
             if expected_text is not None and current != expected_text:
                 raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")
@@ -266,20 +258,35 @@ class MemoryStore:
             if exists:
                 if current == text:
                     self._index_upsert(rel_path, memory, keep_line=True)
-                    return SaveResult(rel_path, path, created=False, changed=False)
+                    return SaveResult(rel_path, path, created=False, changed=False, name=memory.name)
                 kept = self._keep(rel_path, "updated")
             self._write(rel_path, fresh)
             if authored:
                 history.record_authored(self.state_dir, rel_path, fresh)
             # A person's own index line stays while the name and description it stands for are unchanged.
             self._index_upsert(rel_path, memory, keep_line=exists and _same_title(current, memory))
-        return SaveResult(rel_path, path, created=not exists, kept=kept)
+        return SaveResult(rel_path, path, created=not exists, kept=kept, name=memory.name, name_taken=taken_from)
+
+    def _in_file_form(self, memory: Memory, rel_path: str | None) -> Memory:
+        """`memory` in the form of the file at `rel_path`; a new file: what this Claude Code writes."""
+        from memdir.native import preferred_form
+
+        on_disk = self._form_on_disk(rel_path)
+        if memory.form is not None and memory.form != on_disk:
+            memory = memory.model_copy(update={"form": None})  # the file's form wins over its new text's
+        return memory.in_form(on_disk or preferred_form(self.root))
+
+    @staticmethod
+    def _check_size(memory: Memory) -> None:
+        text = dump_document(memory.frontmatter(), memory.body)
+        if len(text.encode("utf-8", "surrogatepass")) > C.SAFE_READ_MAX_BYTES:
+            raise MemdirError(f"a memory is a short note; this one is over {C.SAFE_READ_MAX_BYTES:,} bytes")
 
     def _form_on_disk(self, rel_path: str | None) -> str | None:
         """The form an existing memory file is written in ("current" | "legacy"); None for a new file."""
         from memdir.frontmatter_io import is_nested_form, parse_header
 
-        if rel_path is None or not self._exists(rel_path):
+        if rel_path is None or not self.exists(rel_path):
             return None
         try:
             return "current" if is_nested_form(parse_header(self.read_file(rel_path)).fields) else "legacy"
@@ -313,17 +320,18 @@ class MemoryStore:
         renamed = memory.model_copy(update={"name": new_name})
         renamed = Memory.model_validate(renamed.model_dump())
         with self._locked():
-            new_rel, _ = self._pick_filename(renamed)
+            holder = placing.names_in_use(self, moving=header.rel_path).get(kebab_slug(renamed.name))
+            if holder is not None:  # two memories under one name: `find` could no longer tell them apart
+                raise MemdirError(f"{new_name!r} is already the name of {holder.rel_path}; choose another name")
+            new_rel = placing.free_file(self, renamed, moving=header.rel_path)  # never another memory's file
             new_path = self.resolve_rel(new_rel)
             kept = self._keep(header.rel_path, "renamed")
-            if new_path != header.path:
-                self._keep(new_rel, "replaced")
             self._write(new_rel, dump_document(renamed.frontmatter(), renamed.body))
             if new_path != header.path:
                 safefs.unlink(self.base, self._rel(header.rel_path))
                 self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
             self._index_upsert(new_rel, renamed)
-        return SaveResult(new_rel, new_path, created=False, kept=kept)
+        return SaveResult(new_rel, new_path, created=False, kept=kept, name=renamed.name)
 
     def delete(self, ref: str) -> DeleteResult:
         """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""

@@ -128,7 +128,7 @@ def test_doctor_flags_secrets_missing_why_and_over_cap(store):
 def test_demo_runs_offline(tmp_path):
     proc = run_memdir("demo", "--dir", str(tmp_path / "demo"))
     assert proc.returncode == 0, proc.stderr
-    assert "created feedback_don_t_mock_the_database_in_integration_tests.md" in proc.stdout
+    assert "created feedback_never_mock_database_integration_tests.md" in proc.stdout
     assert "saved today):" in proc.stdout  # recall found it for the demo prompt
     assert (tmp_path / "demo" / "MEMORY.md").exists()
 

@@ -82,7 +82,8 @@ def test_an_old_version_two_spellings_shared_is_never_restored_silently(store, c
 def _deploy(store, body: str) -> None:
     from memdir.model import Memory
 
-    store.save(Memory(name="Deploy", description="how deploys go", type="project", body=body))
+    store.save(Memory(name="Deploy", description="how deploys go", type="project", body=body),
+               rel_path="project_deploy.md")
 
 
 def test_team_and_personal_memories_of_one_file_name_keep_apart_histories(store, cli):

@@ -73,12 +73,17 @@ def test_remember_then_extract_the_demo_session_keeps_the_remembered_bytes(cli, 
     assert rel not in [c["file"] for c in result.changes]
 
 
-def test_same_name_in_another_case_is_an_update_that_keeps_the_first(cli, memory_dir):
+def test_same_name_never_overwrites_another_fact_and_an_update_keeps_the_first(cli, memory_dir):
     cli("--dir", str(memory_dir), "remember", "Staging DB is at db.staging.internal", "--type", "reference",
         "--name", "Staging DB")
     first = (memory_dir / "reference_staging_db.md").read_bytes()
     code, out, _ = cli("--dir", str(memory_dir), "remember", "staging db moved to db2.staging.internal",
                        "--type", "reference", "--name", "staging db")
+    assert code == 0 and out.startswith("created reference_staging_db_") and "already named 'staging db'" in out
+    assert (memory_dir / "reference_staging_db.md").read_bytes() == first  # another fact: never over this one
+    # The same fact under its name (in another case) with a reason added is an update, the old bytes kept.
+    code, out, _ = cli("--dir", str(memory_dir), "remember", "Staging DB is at  db.staging.internal", "--type",
+                       "reference", "--name", "staging db", "--why", "ops moved it there in March")
     assert code == 0 and out.startswith("updated reference_staging_db.md (previous version kept: .memdir/history/")
     kept = out.split("previous version kept: ")[1].rstrip(")\n")
     assert (memory_dir / kept).read_bytes() == first
@@ -202,7 +207,7 @@ def test_hook_log_says_what_changed_in_plain_words(tmp_path, monkeypatch):
     request = {"session_id": "s", "transcript": str(transcript), "cwd": str(tmp_path)}
     assert worker.main([json.dumps(request)]) == 0
     line = (memory / ".memdir" / "hook.log").read_text().splitlines()[-1]
-    assert "stop: offline engine (1 prompt(s) read): created project_deploys_go_out_on_tuesdays.md" in line
+    assert "stop: offline engine (1 prompt(s) read): created project_deploys_tuesdays.md" in line
     assert "saved saved" not in line
 
 

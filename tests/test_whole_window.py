@@ -39,14 +39,14 @@ def test_extract_reads_the_whole_file_by_default_and_last_narrows(cli, tmp_path)
     code, out, _ = cli("--dir", str(tmp_path / "narrow"), "extract", str(transcript), "--engine", "offline", "--last", "20")
     assert code == 0 and "created" not in out
     code, out, _ = cli("--dir", str(tmp_path / "whole"), "extract", str(transcript), "--engine", "offline")
-    assert code == 0 and "1 prompt(s) read" in out and "created project_releases_go_out_on_tuesdays.md" in out
+    assert code == 0 and "1 prompt(s) read" in out and "created project_releases_tuesdays.md" in out
 
 
 def test_dry_run_says_would_create_with_the_real_name(cli, tmp_path):
     transcript = _transcript(tmp_path / "t.jsonl", n_filler=1)
     code, out, _ = cli("--dir", str(tmp_path / "m"), "extract", str(transcript), "--engine", "offline", "--dry-run")
-    assert code == 0 and "would create project_releases_go_out_on_tuesdays.md" in out
-    assert not (tmp_path / "m" / "project_releases_go_out_on_tuesdays.md").exists()
+    assert code == 0 and "would create project_releases_tuesdays.md" in out
+    assert not (tmp_path / "m" / "project_releases_tuesdays.md").exists()
 
 
 def test_cursor_stops_before_the_first_chunk_that_failed(tmp_path, monkeypatch):

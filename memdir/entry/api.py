@@ -77,13 +77,15 @@ class MemoryDoc:
 @dataclass(frozen=True)
 class Saved:
     """A write. `created`: a new file; `changed`: False when the file already held these bytes;
-    `kept`: where the previous version went (relative to the folder), for an update."""
+    `kept`: where the previous version went (relative to the folder), for an update; `name_taken`:
+    the name asked for when another memory has it (this one was saved under a name of its own)."""
 
     file: str
     path: Path
     created: bool
     changed: bool = True
     kept: str | None = None
+    name_taken: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,8 @@ def _one_line_errors() -> Iterator[None]:
 
 
 def _saved(result) -> Saved:
-    return Saved(result.rel_path, result.path, result.created, result.changed, result.kept)
+    return Saved(result.rel_path, result.path, result.created, result.changed, result.kept,
+                 result.name_taken)
 
 
 # --- the API ------------------------------------------------------------------
@@ -175,7 +178,8 @@ def remember(
     """Save a memory (what `memdir remember` does). type: user, feedback, project or reference.
 
     Feedback and project memories carry **Why:** and **How to apply:** lines; missing ones are
-    filled in plainly. A memory with the same name is updated in place. Secrets are refused.
+    filled in plainly. The same rule under the same name updates that memory in place; a different
+    one never overwrites it: it is saved under a name of its own (`Saved.name_taken`). Secrets are refused.
     """
     from memdir.entry.manual import remember as manual_remember
 

@@ -376,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("remember", cmd_remember, "save a memory by hand")
     p.add_argument("text", help="the rule or fact to remember")
     p.add_argument("--type", help="user, feedback, project or reference (not needed with --success/--failed/--global)")
-    p.add_argument("--name", help="short title (default: from the text)")
+    p.add_argument("--name", help="short title (default: the text's distinctive words; a name another memory has is never reused)")
     p.add_argument("--description", help="one line used to decide recall (default: from the text)")
     p.add_argument("--why", help="why it matters (feedback/project)")
     p.add_argument("--how", help="how to apply it (feedback/project)")

@@ -88,7 +88,9 @@ async def _one_line_tool_errors(ctx, call_next):
 
 
 def _described(saved: api.Saved) -> str:
-    if saved.created:
+    if saved.created and saved.name_taken:
+        what = f"Saved {saved.file} (another memory is already named {saved.name_taken!r}; it was left as is)"
+    elif saved.created:
         what = f"Saved {saved.file}"
     elif not saved.changed:
         what = f"{saved.file} already says exactly this; nothing changed"
@@ -165,7 +167,8 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
             "(decisions, deadlines, constraints; write dates as YYYY-MM-DD); reference = where things live "
             "outside the repo (dashboards, tickets, docs). `text` is the rule or fact in one or two sentences. "
             "For feedback and project give `why` (the reason, often the incident behind it) and `how` (when and "
-            "how to apply it). A memory with the same name is updated instead of duplicated. Text that looks "
+            "how to apply it). Name it by its distinctive words; a name another memory has is never reused (use "
+            "update_memory to change that memory). Text that looks "
             "like a secret (API keys, passwords, tokens) is refused: save where the secret is kept instead."
         ),
         structured_output=False,
