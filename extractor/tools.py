@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memdir import constants as C, safefs
 from memdir.errors import FolderBusy, MemdirError
-from memdir.frontmatter_io import parse_document
+from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
@@ -246,7 +246,9 @@ class Toolbox:
         if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
             raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
         parsed = parse_document(text)
-        if parsed.problem or not parsed.has_header:
+        # A description like "Timed take-home: Streamlit ..." is not valid YAML unquoted, yet it is a valid
+        # memory: the lenient `key: rest of line` reading is kept and the store writes it back quoted.
+        if not parsed.has_header or (parsed.problem and not parsed.problem.startswith(LENIENT_PROBLEM)):
             raise Refused(
                 f"{rel}: needs YAML frontmatter between '---' lines with name, description and type "
                 f"({parsed.problem or 'none found'})"

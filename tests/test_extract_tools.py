@@ -131,3 +131,27 @@ def test_project_files_are_never_read(box, name):
     assert box.run("Read", {"file_path": str(box.project / name)}).is_error
     assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN", "path": str(box.project)}).content
     assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN"}).content
+
+
+@pytest.mark.parametrize("header", [
+    "name: Timed take-home\ndescription: Timed take-home: Streamlit app built against a 3-hour clock\ntype: project",
+    "name: Personal CRM: no Gmail connector searches\ndescription: Do not search Gmail for the CRM\ntype: feedback",
+])
+def test_a_natural_description_that_is_not_valid_yaml_is_saved_quoted(box, header):
+    """The model's own words, as it wrote them: a colon inside a value must not cost the memory."""
+    result = box.run("Write", {"file_path": str(box.memory_dir / "project_x.md"),
+                               "content": f"---\n{header}\n---\nThe fact.{WHY}\n"})
+    assert not result.is_error, result.content
+    from memdir.frontmatter_io import parse_document
+
+    stored = parse_document((box.memory_dir / "project_x.md").read_text())
+    assert stored.problem is None  # written back as valid YAML
+    wanted = dict(line.split(": ", 1) for line in header.splitlines())
+    assert stored.fields["description"] == wanted["description"]
+    assert wanted["name"].split(":")[0].lower().split()[0] in str(stored.fields["name"]).lower()
+
+
+def test_an_unclosed_frontmatter_is_still_refused(box):
+    result = box.run("Write", {"file_path": str(box.memory_dir / "user_x.md"),
+                               "content": "---\nname: x\ndescription: y\ntype: user\nbody\n"})
+    assert result.is_error and "---" in result.content
