@@ -133,6 +133,8 @@ class Toolbox:
             self.busy = str(exc)  # the run is reported failed, so its cursor stays and the window is read again
             return self._refuse(f"{name}: {exc}")
         except (Refused, MemdirError) as exc:
+            if name in WRITE_TOOLS:  # the model must know this write did not stand, and that it may retry
+                return self._refuse(f"refused, nothing saved: {exc}; fix it and write again")
             return self._refuse(str(exc))
         except (FileNotFoundError, NotADirectoryError):
             return self._refuse(f"{name}: no such file in the memory folder")
@@ -266,7 +268,9 @@ class Toolbox:
             self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
         self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
         self.written.append(rel)
-        return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")
+        if self.dry_run:
+            return f"saved as {rel} (dry run: not written)"
+        return f"saved as {rel}. Read returns it in its stored form, which Edit matches against:\n{_header(self.snapshots[rel])}"
 
     def _append_log(self, file_path: str, content: str) -> str:
         from memdir.daylog import ENTRY
@@ -324,6 +328,13 @@ class Toolbox:
             raise Refused(f"old_string occurs {count} times in {rel}; add context or set replace_all")
         updated = current.replace(old_string, new_string) if replace_all else current.replace(old_string, new_string, 1)
         return self._save_text(rel, updated, current)
+
+
+def _header(text: str) -> str:
+    """The frontmatter block of a stored memory (what a model needs to Edit it), without the body."""
+    lines = text.split("\n")
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), 0)
+    return "\n".join(lines[: end + 1])
 
 
 def _shown(raw: str) -> str:
