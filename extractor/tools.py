@@ -53,6 +53,7 @@ class Toolbox:
         self._aliases = {str(self.memory_dir), os.path.realpath(self.memory_dir)}
         self.dry_run = dry_run
         self.snapshots: dict[str, str] = {}  # rel path -> text as last read by the agent ("" = absent)
+        self.as_written: dict[str, str] = {}  # rel path -> the text the agent wrote, before the store's form
         self.written: list[str] = []  # rel paths saved (or that would be, in a dry run)
         self.deleted: list[str] = []
         self.errors: list[str] = []
@@ -267,6 +268,7 @@ class Toolbox:
         else:
             self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
         self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
+        self.as_written[rel] = text
         self.written.append(rel)
         if self.dry_run:
             return f"saved as {rel} (dry run: not written)"
@@ -321,12 +323,18 @@ class Toolbox:
         if rel not in self.snapshots:
             raise Refused(f"Read {rel} before editing it")
         current = self._check_fresh(rel)
-        count = current.count(old_string) if old_string else 0
+        source = current
+        if old_string and old_string not in current and old_string in self.as_written.get(rel, ""):
+            # The model edits what it wrote in this run (`type: feedback` at the top) while the store
+            # keeps its own form (`metadata:` / `type:`): the text it wrote is the same memory, unchanged since.
+            source = self.as_written[rel]
+        count = source.count(old_string) if old_string else 0
         if count == 0:
-            raise Refused(f"old_string does not occur in {rel} (the file may have changed); Read it again")
+            raise Refused(f"old_string does not occur in {rel}; Read it again and copy old_string from what Read "
+                          "shows (the stored form, without the line-number prefixes)")
         if count > 1 and not replace_all:
             raise Refused(f"old_string occurs {count} times in {rel}; add context or set replace_all")
-        updated = current.replace(old_string, new_string) if replace_all else current.replace(old_string, new_string, 1)
+        updated = source.replace(old_string, new_string) if replace_all else source.replace(old_string, new_string, 1)
         return self._save_text(rel, updated, current)
 
 

@@ -155,3 +155,37 @@ def test_an_unclosed_frontmatter_is_still_refused(box):
     result = box.run("Write", {"file_path": str(box.memory_dir / "user_x.md"),
                                "content": "---\nname: x\ndescription: y\ntype: user\nbody\n"})
     assert result.is_error and "---" in result.content
+
+
+def _read_back(result) -> str:
+    """A Read result without its line-number prefixes: the text a model copies old_string from."""
+    return "\n".join(line.split("\t", 1)[1] for line in result.content.splitlines())
+
+
+def test_write_read_edit_round_trip_in_the_stored_form(box, monkeypatch):
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "current")
+    path = str(box.memory_dir / "feedback_real_db.md")
+    wrote = box.run("Write", {"file_path": path, "content": GOOD.format(
+        name="Real database in tests", desc="Integration tests hit a real database", type="feedback",
+        body="Never mock the DB." + WHY)})
+    assert not wrote.is_error and "name: real-database-in-tests" in wrote.content  # the stored form, shown
+    shown = _read_back(box.run("Read", {"file_path": path}))
+    assert "name: real-database-in-tests" in shown and "\n  type: feedback" in shown  # slug, type under metadata
+    old = next(line for line in shown.splitlines() if line.startswith("description:"))
+    edited = box.run("Edit", {"file_path": path, "old_string": old,
+                              "new_string": "description: Integration tests hit a real Postgres, never mocks"})
+    assert not edited.is_error, edited.content
+    assert "real Postgres, never mocks" in (box.memory_dir / "feedback_real_db.md").read_text()
+
+
+def test_edit_of_the_text_as_written_applies_to_the_stored_memory(box, monkeypatch):
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "current")
+    path = str(box.memory_dir / "feedback_real_db.md")
+    box.run("Write", {"file_path": path, "content": GOOD.format(
+        name="Real database", desc="Integration tests hit a real database", type="feedback", body="Never mock." + WHY)})
+    edited = box.run("Edit", {"file_path": path, "old_string": "type: feedback", "new_string": "type: project"})
+    assert not edited.is_error, edited.content
+    from memdir.frontmatter_io import memory_type, parse_document
+
+    stored = parse_document((box.memory_dir / "feedback_real_db.md").read_text())
+    assert memory_type(stored.fields) == "project" and "type" not in stored.fields  # still the stored form
