@@ -52,6 +52,14 @@ class AgentRun(Record):
     max_tokens_retries: int = 0
     cost_usd: float = 0.0
     model: str | None = None
+    write_refused: bool = False  # the last turn had a refused Write/Edit: the model gets a turn to fix it
+
+
+def may_continue(run: AgentRun, settings: Settings) -> bool:
+    """Another model call is allowed: under the turn cap, or one turn past it to fix a refused write
+    (the model must see why its write was refused, or a valid memory is lost to a typo)."""
+    cap = settings.extract_max_turns
+    return run.turns < cap or (run.turns == cap and run.write_refused)
 
 
 def build_request(
@@ -159,6 +167,7 @@ def _take_turn(run: AgentRun, conversation: list[dict], response, toolbox: Toolb
             result["is_error"] = True
         results.append(result)
     conversation.append({"role": "user", "content": results})
+    run.write_refused = any(r.get("is_error") and c["name"] in WRITE_TOOLS for c, r in zip(calls, results, strict=True))
     if all(c["name"] in (*WRITE_TOOLS, decision_tool.NAME) for c in calls) and not any(r.get("is_error") for r in results):
         # Every write landed: another turn would only be the model saying so. This is what keeps
         # the common case at two model calls (reads, then writes).
@@ -202,7 +211,7 @@ def run_agent(
                             first_message=first_message, part=part)
     conversation = request.pop("messages")
     run = AgentRun(model=request["model"])
-    while run.turns < settings.extract_max_turns:
+    while may_continue(run, settings):
         response = call_with_retries(
             lambda: client.messages.create(messages=conversation, **request), max_attempts=settings.max_attempts
         )
@@ -229,7 +238,7 @@ async def arun_agent(
     request = build_request(messages, toolbox.memory_dir, settings, today, mode=mode, daily_log=toolbox.daily_log)
     conversation = request.pop("messages")
     run = AgentRun(model=request["model"])
-    while run.turns < settings.extract_max_turns:
+    while may_continue(run, settings):
         async def send():
             return await client.messages.create(messages=conversation, **request)
 

@@ -33,7 +33,7 @@ from memdir.paths import config_home
 from memdir.pricing import BATCH_DISCOUNT
 from memdir.secrets import redact
 from memdir.stages.extractor import report as changes_report, state
-from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request
+from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request, may_continue
 from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
 from memdir.stages.extractor.run import _choose, _existing
 from memdir.stages.extractor.tools import Toolbox
@@ -175,7 +175,7 @@ def _apply_one(job: dict, message, settings: Settings) -> None:
         return
     if not more:
         job["status"] = "done"
-    elif run.turns >= settings.extract_max_turns:
+    elif not may_continue(run, settings):
         job["status"], job["reason"] = "done", f"stopped at the {settings.extract_max_turns}-turn cap"
 
 

@@ -50,7 +50,10 @@ TOOL_SCHEMAS: list[dict] = [
         "frontmatter (name, description, type) and a body. Writing empty content deletes the memory. "
         "Replacing an existing file requires reading it first in this run. Name the file and `name` by the "
         "memory's distinctive words (feedback_use_pnpm_not_npm.md), in the user's own script; a new memory "
-        "never takes a name another memory has.",
+        "never takes a name another memory has. The file is stored in the form this memory folder uses, which "
+        "Read then returns: in Claude Code 2.1.x's form the name becomes a kebab-case slug and the type moves "
+        "under `metadata:` (with node_type and modified), and values are quoted where YAML needs it. The result "
+        "of a Write shows the stored frontmatter.",
         "input_schema": {
             "type": "object",
             "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
@@ -60,7 +63,8 @@ TOOL_SCHEMAS: list[dict] = [
     {
         "name": "Edit",
         "description": "Replace old_string with new_string in a memory file you have read in this run. "
-        "old_string must occur exactly once unless replace_all is true.",
+        "old_string must occur exactly once unless replace_all is true. Match the text as Read returns it "
+        "(without the line-number prefixes), which is the stored form, not necessarily what you wrote.",
         "input_schema": {
             "type": "object",
             "properties": {

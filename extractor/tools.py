@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memdir import constants as C, safefs
 from memdir.errors import FolderBusy, MemdirError
-from memdir.frontmatter_io import parse_document
+from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
@@ -53,6 +53,7 @@ class Toolbox:
         self._aliases = {str(self.memory_dir), os.path.realpath(self.memory_dir)}
         self.dry_run = dry_run
         self.snapshots: dict[str, str] = {}  # rel path -> text as last read by the agent ("" = absent)
+        self.as_written: dict[str, str] = {}  # rel path -> the text the agent wrote, before the store's form
         self.written: list[str] = []  # rel paths saved (or that would be, in a dry run)
         self.deleted: list[str] = []
         self.errors: list[str] = []
@@ -133,6 +134,8 @@ class Toolbox:
             self.busy = str(exc)  # the run is reported failed, so its cursor stays and the window is read again
             return self._refuse(f"{name}: {exc}")
         except (Refused, MemdirError) as exc:
+            if name in WRITE_TOOLS:  # the model must know this write did not stand, and that it may retry
+                return self._refuse(f"refused, nothing saved: {exc}; fix it and write again")
             return self._refuse(str(exc))
         except (FileNotFoundError, NotADirectoryError):
             return self._refuse(f"{name}: no such file in the memory folder")
@@ -246,7 +249,9 @@ class Toolbox:
         if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
             raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
         parsed = parse_document(text)
-        if parsed.problem or not parsed.has_header:
+        # A description like "Timed take-home: Streamlit ..." is not valid YAML unquoted, yet it is a valid
+        # memory: the lenient `key: rest of line` reading is kept and the store writes it back quoted.
+        if not parsed.has_header or (parsed.problem and not parsed.problem.startswith(LENIENT_PROBLEM)):
             raise Refused(
                 f"{rel}: needs YAML frontmatter between '---' lines with name, description and type "
                 f"({parsed.problem or 'none found'})"
@@ -264,8 +269,11 @@ class Toolbox:
         else:
             self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
         self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
+        self.as_written[rel] = text
         self.written.append(rel)
-        return f"saved {self.memory_dir / rel}" + (" (dry run: not written)" if self.dry_run else "")
+        if self.dry_run:
+            return f"saved as {rel} (dry run: not written)"
+        return f"saved as {rel}. Read returns it in its stored form, which Edit matches against:\n{_header(self.snapshots[rel])}"
 
     def _check_name_free(self, rel: str, name: str, current: str) -> None:
         """A memory's name is its own (it is also the `[[link]]` target): a new memory, or a renamed
@@ -334,13 +342,26 @@ class Toolbox:
         if rel not in self.snapshots:
             raise Refused(f"Read {rel} before editing it")
         current = self._check_fresh(rel)
-        count = current.count(old_string) if old_string else 0
+        source = current
+        if old_string and old_string not in current and old_string in self.as_written.get(rel, ""):
+            # The model edits what it wrote in this run (`type: feedback` at the top) while the store
+            # keeps its own form (`metadata:` / `type:`): the text it wrote is the same memory, unchanged since.
+            source = self.as_written[rel]
+        count = source.count(old_string) if old_string else 0
         if count == 0:
-            raise Refused(f"old_string does not occur in {rel} (the file may have changed); Read it again")
+            raise Refused(f"old_string does not occur in {rel}; Read it again and copy old_string from what Read "
+                          "shows (the stored form, without the line-number prefixes)")
         if count > 1 and not replace_all:
             raise Refused(f"old_string occurs {count} times in {rel}; add context or set replace_all")
-        updated = current.replace(old_string, new_string) if replace_all else current.replace(old_string, new_string, 1)
+        updated = source.replace(old_string, new_string) if replace_all else source.replace(old_string, new_string, 1)
         return self._save_text(rel, updated, current)
+
+
+def _header(text: str) -> str:
+    """The frontmatter block of a stored memory (what a model needs to Edit it), without the body."""
+    lines = text.split("\n")
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), 0)
+    return "\n".join(lines[: end + 1])
 
 
 def _shown(raw: str) -> str:

@@ -18,6 +18,7 @@ import re
 from memdir.record import Record
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
+LENIENT_PROBLEM = "malformed YAML frontmatter"  # how a problem read leniently (`key: rest of line`) begins
 _YAML_STRUCTURE = ("|", ">", "[", "{", "&", "*", "!", "%", "@", "`")
 
 
@@ -172,7 +173,7 @@ def _yaml_fields(header: list[str]) -> tuple[dict[str, object], str | None]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return _lenient_fields(header), f"malformed YAML frontmatter{where} ({reason}); read leniently"
+        return _lenient_fields(header), f"{LENIENT_PROBLEM}{where} ({reason}); read leniently"
     if loaded is None:
         return {}, None
     if not isinstance(loaded, dict):

@@ -36,6 +36,13 @@ _COMPACT_SUMMARY = re.compile(
 )
 # A line that opens with a message from the harness or another agent is theirs to the end: a task
 # notification is followed by the harness's own "Read the output file to retrieve the result: ...".
+# Claude Code's own instructions to the model, written into user-role content: never the user's sentence.
+# The first is quoted in issue 20 from a real request; the second follows a tool call refused without a reason.
+_HARNESS_SENTENCES = re.compile(
+    r"^[ \t]*(?:The user's next message may contain a correction or preference\b[^\n]*"
+    r"|The user doesn't want to take this action right now\. STOP what you are doing[^\n]*)$",
+    re.M,
+)
 _MACHINE_MESSAGE = re.compile(
     r"^\s*(?:<(?:task-notification|teammate-message|agent-message|cross-session-message|channel)\b|\[SYSTEM NOTIFICATION)")
 
@@ -48,6 +55,7 @@ def users_words(text: str) -> str:
     text = _INTERRUPTED.sub("", text)
     text = _CAVEAT.sub("", text)
     text = _CLI_NOTICE.sub("", text)
+    text = _HARNESS_SENTENCES.sub("", text)
     return text.strip()
 
 

@@ -211,3 +211,32 @@ def test_dry_run_writes_nothing(api, transcript, memory):
         [P.tool_use("Write", {"file_path": str(memory / "user_role.md"), "content": content})], stop_reason="tool_use")))
     result = extract_transcript(transcript, memory, settings=_settings(), today=TODAY, dry_run=True)
     assert result.saved == ["user_role.md"] and not (memory / "user_role.md").exists()
+
+
+def test_a_refused_write_gets_a_turn_to_fix_it_even_at_the_turn_cap(api, transcript, memory):
+    target = str(memory / "feedback_real_database.md")
+    no_why = _memory_text("Real database", "Integration tests hit a real database", "feedback", "Never mock the DB.")
+    fixed = no_why.rstrip("\n") + WHY.format(why="mocks hid a failed migration", how="use the test DB") + "\n"
+    route = api.post("/v1/messages").mock(side_effect=[
+        httpx.Response(200, json=P.message([P.tool_use("Write", {"file_path": target, "content": no_why}, "toolu_w1")],
+                                           stop_reason="tool_use")),
+        httpx.Response(200, json=P.message([P.tool_use("Write", {"file_path": target, "content": fixed}, "toolu_w2")],
+                                           stop_reason="tool_use")),
+        httpx.Response(200, json=P.message([P.text("Done.")])),
+    ])
+    result = extract_transcript(transcript, memory, settings=_settings(extract_max_turns=1), today=TODAY)
+    assert route.call_count == 2 and result.turns == 2, result.as_dict()  # one turn past the cap, to fix the write
+    assert result.saved == ["feedback_real_database.md"]
+    refused = _requests(route)[1]["messages"][2]["content"][0]
+    assert refused["is_error"] and refused["content"].startswith("refused, nothing saved: ")
+    assert "**Why:**" in refused["content"] and refused["content"].endswith("fix it and write again")
+    assert "Never mock the DB." in (memory / "feedback_real_database.md").read_text()
+
+
+def test_write_results_say_which_file_stood(tmp_path):
+    from memdir.stages.extractor.tools import Toolbox
+
+    box = Toolbox(tmp_path)
+    stood = box.run("Write", {"file_path": str(tmp_path / "user_role.md"),
+                              "content": _memory_text("Role", "Tech lead for payments", "user", "Tech lead.")})
+    assert not stood.is_error and stood.content.startswith("saved as user_role.md")

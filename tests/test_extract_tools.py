@@ -131,3 +131,61 @@ def test_project_files_are_never_read(box, name):
     assert box.run("Read", {"file_path": str(box.project / name)}).is_error
     assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN", "path": str(box.project)}).content
     assert "TOKEN" not in box.run("Grep", {"pattern": "TOKEN"}).content
+
+
+@pytest.mark.parametrize("header", [
+    "name: Timed take-home\ndescription: Timed take-home: Streamlit app built against a 3-hour clock\ntype: project",
+    "name: Personal CRM: no Gmail connector searches\ndescription: Do not search Gmail for the CRM\ntype: feedback",
+])
+def test_a_natural_description_that_is_not_valid_yaml_is_saved_quoted(box, header):
+    """The model's own words, as it wrote them: a colon inside a value must not cost the memory."""
+    result = box.run("Write", {"file_path": str(box.memory_dir / "project_x.md"),
+                               "content": f"---\n{header}\n---\nThe fact.{WHY}\n"})
+    assert not result.is_error, result.content
+    from memdir.frontmatter_io import parse_document
+
+    stored = parse_document((box.memory_dir / "project_x.md").read_text())
+    assert stored.problem is None  # written back as valid YAML
+    wanted = dict(line.split(": ", 1) for line in header.splitlines())
+    assert stored.fields["description"] == wanted["description"]
+    assert wanted["name"].split(":")[0].lower().split()[0] in str(stored.fields["name"]).lower()
+
+
+def test_an_unclosed_frontmatter_is_still_refused(box):
+    result = box.run("Write", {"file_path": str(box.memory_dir / "user_x.md"),
+                               "content": "---\nname: x\ndescription: y\ntype: user\nbody\n"})
+    assert result.is_error and "---" in result.content
+
+
+def _read_back(result) -> str:
+    """A Read result without its line-number prefixes: the text a model copies old_string from."""
+    return "\n".join(line.split("\t", 1)[1] for line in result.content.splitlines())
+
+
+def test_write_read_edit_round_trip_in_the_stored_form(box, monkeypatch):
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "current")
+    path = str(box.memory_dir / "feedback_real_db.md")
+    wrote = box.run("Write", {"file_path": path, "content": GOOD.format(
+        name="Real database in tests", desc="Integration tests hit a real database", type="feedback",
+        body="Never mock the DB." + WHY)})
+    assert not wrote.is_error and "name: real-database-in-tests" in wrote.content  # the stored form, shown
+    shown = _read_back(box.run("Read", {"file_path": path}))
+    assert "name: real-database-in-tests" in shown and "\n  type: feedback" in shown  # slug, type under metadata
+    old = next(line for line in shown.splitlines() if line.startswith("description:"))
+    edited = box.run("Edit", {"file_path": path, "old_string": old,
+                              "new_string": "description: Integration tests hit a real Postgres, never mocks"})
+    assert not edited.is_error, edited.content
+    assert "real Postgres, never mocks" in (box.memory_dir / "feedback_real_db.md").read_text()
+
+
+def test_edit_of_the_text_as_written_applies_to_the_stored_memory(box, monkeypatch):
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "current")
+    path = str(box.memory_dir / "feedback_real_db.md")
+    box.run("Write", {"file_path": path, "content": GOOD.format(
+        name="Real database", desc="Integration tests hit a real database", type="feedback", body="Never mock." + WHY)})
+    edited = box.run("Edit", {"file_path": path, "old_string": "type: feedback", "new_string": "type: project"})
+    assert not edited.is_error, edited.content
+    from memdir.frontmatter_io import memory_type, parse_document
+
+    stored = parse_document((box.memory_dir / "feedback_real_db.md").read_text())
+    assert memory_type(stored.fields) == "project" and "type" not in stored.fields  # still the stored form

@@ -190,3 +190,16 @@ def test_odd_typed_tool_ids_are_read_without_a_traceback(tmp_path):
     shaped = rejection_line("u1", "a1", "t1", "use pnpm")
     shaped["message"]["content"][0]["tool_use_id"] = {"id": "t1"}
     assert _said(_write(tmp_path, [json.dumps(call), json.dumps(shaped)])) == []
+
+
+def test_claude_codes_instructions_in_user_content_are_not_the_users_words():
+    from memdir.said import users_words
+
+    harness = ("The user's next message may contain a correction or preference. Pay close attention: if they "
+               "explain what went wrong, remember it.")
+    assert users_words(f"{harness}\nuse pnpm, not npm") == "use pnpm, not npm"
+    assert users_words(harness) == ""
+    stop = ("The user doesn't want to take this action right now. STOP what you are doing and wait for the user "
+            "to tell you how to proceed.")
+    assert users_words(stop) == ""
+    assert users_words("The user's next message may contain typos, sorry") != ""  # the user's own sentence stays
