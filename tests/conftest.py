@@ -24,16 +24,19 @@ def pytest_addoption(parser):
                      help="run the tests that need node/npm: tests/realclient against the pinned claude CLI")
     parser.addoption("--dense", action="store_true",
                      help="also run the tests marked dense(opt_in=True): the slow ones with the real dense model")
+    parser.addoption("--slow", action="store_true",
+                     help="also run the tests marked slow: scale checks that keep the default run under 2.5 minutes")
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--dense"):
-        return
-    skip = pytest.mark.skip(reason="slow dense-model test: pass --dense to run it (.ci/run does)")
+    skip_dense = pytest.mark.skip(reason="slow dense-model test: pass --dense to run it (.ci/run does)")
+    skip_slow = pytest.mark.skip(reason="slow scale test: pass --slow to run it (.ci/run does)")
     for item in items:
         marker = item.get_closest_marker("dense")
-        if marker is not None and marker.kwargs.get("opt_in"):
-            item.add_marker(skip)
+        if not config.getoption("--dense") and marker is not None and marker.kwargs.get("opt_in"):
+            item.add_marker(skip_dense)
+        if not config.getoption("--slow") and item.get_closest_marker("slow") is not None:
+            item.add_marker(skip_slow)
 
 _ENV_TO_CLEAR = (
     *C.PATH_OVERRIDE_ENVS,

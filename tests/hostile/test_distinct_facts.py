@@ -60,6 +60,7 @@ def test_owned_by_requests_in_a_session_stay_three_memories(memory, tally, hosti
     assert _count_missing(tally, memory, [f[4:] for f in OWNED]) == []
 
 
+@pytest.mark.slow
 def test_dream_keeps_600_distinct_facts_live(memory, tally):
     facts = [f"The svc{i} service is owned by team t{i % 7}" for i in range(300)]
     facts += [f"Deploys of app{i} go through pipeline p{i % 5}" for i in range(300)]
