@@ -8,6 +8,9 @@ Tuned on LoCoMo conversations 0-4 (benchmarks/recall_locomo.py), each part measu
 - a proper name in the query (Alice, Kafka) boosts memories whose name carries it;
 - a misspelt query word no memory contains ("databse migraton") counts as the folder's word it is one
   or two edits from (database, migrations), in both the ranking and the coverage bar.
+Only words that can carry meaning count (issue 21): filler (memdir.words.FILLER: "use", "repo",
+"please") and the body's **Why:** / **How to apply:** labels are never indexed nor matched, and
+`Ranker.evidence` tells a match on words common to the folder from one on its own words.
 
 Hand-written rather than `bm25s`/`rank_bm25`: both pull in NumPy (and SciPy), whose import alone
 is more than the prompt hook's whole time budget, and the collections here are small (hundreds to
@@ -159,11 +162,10 @@ class Ranker:
         self.docs: list[list[str]] = []
         gram_docs: list[list[str]] = []
         self.names: list[set[str]] = []
-        self.titles: list[set[str]] = []  # name and description
         self.related: list[set[str]] = []  # what people call the job of the tools it names (recall.related)
         self.written: set[str] = set()  # every word as written, for typo correction
         self._spellings: dict[str, dict[str, str]] | None = None
-        self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and coverage() ask for the same query
+        self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and evidence() ask for the same query
         for name, desc, kind, body in fields:
             doc: list[str] = []
             grams: list[str] = []
@@ -184,7 +186,6 @@ class Ranker:
             if kind:
                 doc.append(kind)
             self.docs.append(doc)
-            self.titles.append(title)
             self.related.append(related)
             gram_docs.append(grams)
         self.words = BM25(self.docs)
