@@ -62,15 +62,12 @@ def tokens(text: str) -> list[str]:
 # Words of a request to a coding agent that never say what it is about (issue 21): a memory that says
 # "never use npm in this repo" is not about "use" or "repo", so "should I use tabs or spaces?" and
 # "rename the repo" must not recall it. Recall never matches on these, in a prompt or in a memory.
-# Kept short on purpose: a word that is a topic somewhere (work, test, build, run) is not filler;
-# words merely frequent in one folder are handled per folder (recall.lexical.Ranker.common).
+# Kept short on purpose: a longer list (need, make, help, know, show, good, great...) measurably lost
+# LoCoMo questions, whose memories are about people ("what did Melanie make?"); words merely frequent
+# in one folder are handled per folder (recall.lexical.Ranker.common).
 FILLER = frozenset(
-    """use uses used using need needs needed want wants wanted make makes made let lets please
-    thank thanks ok okay yes yeah sure really actually still already maybe probably perhaps instead
-    else even again try tried trying help helps know think tell say said ask look looks see show give
-    good great nice fine cool awesome excellent perfect best better
-    repo repos repository repositories project projects code codebase file files folder folders
-    stuff bit""".split()
+    """use uses used using please thank thanks ok okay yes yeah
+    repo repos repository repositories project projects code codebase file files folder folders stuff bit""".split()
 )
 
 
