@@ -102,25 +102,82 @@ def entry_markdown(record: dict) -> str:
 
 
 def recent_decisions_markdown(journal: str, limit: int = C.RECENT_DECISIONS_SHOWN,
-                              max_chars: int = C.RECENT_DECISIONS_MAX_CHARS) -> str:
+                              max_chars: int = C.RECENT_DECISIONS_MAX_CHARS, keep=None) -> str:
     """The newest `limit` decisions, newest first, at most `max_chars` with the hint when any are left out."""
+    return decisions_block(journal, limit, max_chars, keep)[0]
+
+
+def decisions_block(journal: str, limit: int = C.RECENT_DECISIONS_SHOWN, max_chars: int = C.RECENT_DECISIONS_MAX_CHARS,
+                    keep=None) -> tuple[str, list[dict]]:
+    """`recent_decisions_markdown` and the records it shows. `keep`: a filter over the newest `limit`
+    records (oldest first), e.g. only those relevant to the prompt; "" when it keeps none."""
     records, more = tail_records(journal, limit)
+    if keep is not None and records:
+        records = keep(records)
     if not records:
-        return ""
+        return "", []
     hint = C.MORE_DECISIONS_HINT.format(journal=one_line(journal, 1000))
     lines = [C.RECENT_DECISIONS_HEADING, C.RECENT_DECISIONS_FRAME]
     size = units(lines[0]) + 1 + units(lines[1])
     cut = False
+    shown: list[dict] = []
     for record in reversed(records):
         line = entry_markdown(record)
         if size + 1 + units(line) + 1 + units(hint) > max_chars:
             cut = True
             break
         lines.append(line)
+        shown.append(record)
         size += 1 + units(line)
     if cut or more:
         lines.append(hint)
-    return "\n".join(lines) if len(lines) > 2 else ""
+    return ("\n".join(lines), shown) if shown else ("", [])
+
+
+def decision_key(record: dict) -> str:
+    """What names a journal record across prompts: its id, else its text."""
+    found = record.get("id")
+    if isinstance(found, str) and found:
+        return found[:200]
+    content = record.get("content")
+    return one_line(content.get("what") if isinstance(content, dict) else "", 200)
+
+
+def shown_in_session(memory_dir: str, session_id: str | None) -> set[str]:
+    """The decisions already shown in this session (one key a line in the session's marker file)."""
+    marker = _session_marker(memory_dir, session_id)
+    if marker is None:
+        return set()
+    try:
+        fd = os.open(marker, os.O_RDONLY | NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(C.JOURNAL_TAIL_BYTES)
+    except OSError:
+        return set()
+    return {line for line in data.decode("utf-8", "replace").split("\n") if line}
+
+
+def note_shown(memory_dir: str, session_id: str | None, keys: list[str]) -> None:
+    """Remember that these decisions were shown in this session, so no later prompt repeats them."""
+    marker = _session_marker(memory_dir, session_id)
+    if marker is None or not keys:
+        return
+    try:
+        _refuse_symlinks(os.path.dirname(os.path.dirname(marker)), os.path.dirname(marker))
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        fd = os.open(marker, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, "".join(one_line(key, 200) + "\n" for key in keys).encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def _session_marker(memory_dir: str, session_id: str | None) -> str | None:
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return None
+    return os.path.join(memory_dir, C.STATE_DIRNAME, C.DECISION_SESSIONS_DIRNAME, session_id)
 
 
 def first_prompt_of_session(state_dir: str, session_id: str | None) -> bool:
@@ -182,18 +239,20 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
 
 def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: str | None) -> tuple[str, str]:
     """The prompt hook's share of the decision tiers, kept cheap: queue the prompt for capture (the Stop
-    worker does the parsing and writing) and, on a session's first prompt, return (the journal to show,
-    a one-time notice for the user), each "" when there is none; `with_recent_decisions` renders the
-    journal. A repository's own journal is shown only when the user opted in to OrchestKit's layout.
-    Never raises: decisions must not cost the user their prompt."""
+    worker does the parsing and writing) and return (the journal whose recent decisions may be shown,
+    a one-time notice for the user on the session's first prompt), each "" when there is none. Which
+    decisions the prompt gets is the caller's choice (those relevant to it, each once a session:
+    `decisions_block` with a filter). A repository's own journal is shown only when the user opted in
+    to OrchestKit's layout. Never raises: decisions must not cost the user their prompt."""
     state_dir = os.path.join(memory_dir, C.STATE_DIRNAME)
     try:
         enqueue_prompt(state_dir, prompt, cwd, session_id)
     except OSError:
         pass
     try:
-        if not first_prompt_of_session(state_dir, session_id):
+        if _session_marker(memory_dir, session_id) is None:
             return "", ""
+        first = first_prompt_of_session(state_dir, session_id)
         from pathlib import Path
 
         from memdir.paths import decisions_dir, orchestkit_compat, project_root
@@ -201,7 +260,7 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
         root = project_root(Path(cwd) if cwd and os.path.isdir(cwd) else Path.cwd())
         compat = orchestkit_compat(Path(memory_dir), root).enabled
         journal = decisions_dir(Path(memory_dir), root, compat=compat) / C.DECISIONS_JOURNAL
-        notice = "" if compat else _say_once(memory_dir, unread_repo_journal(Path(memory_dir), root))
+        notice = "" if compat or not first else _say_once(memory_dir, unread_repo_journal(Path(memory_dir), root))
         return (str(journal) if journal.is_file() else ""), notice
     except (OSError, ValueError):
         return "", ""
@@ -243,15 +302,20 @@ def units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def with_recent_decisions(journal: str, context: str, budget: int = C.HOOK_OUTPUT_BUDGET) -> str:
+def with_recent_decisions(journal: str, context: str, budget: int = C.HOOK_OUTPUT_BUDGET, keep=None) -> str:
     """The recent decisions before `context`, in whatever room the hook's one output budget leaves
     (at most RECENT_DECISIONS_MAX_CHARS): recalled memories answer this prompt, so they keep their room."""
+    return add_decisions(journal, context, budget, keep)[0]
+
+
+def add_decisions(journal: str, context: str, budget: int = C.HOOK_OUTPUT_BUDGET, keep=None) -> tuple[str, list[dict]]:
+    """`with_recent_decisions`, and the records it added (`keep` as for `decisions_block`)."""
     if not journal:
-        return context
+        return context, []
     room = budget - (units(context) + 2 if context else 0)
     if room < MIN_DECISIONS_ROOM:
-        return context
-    block = recent_decisions_markdown(journal, max_chars=min(C.RECENT_DECISIONS_MAX_CHARS, room))
+        return context, []
+    block, shown = decisions_block(journal, max_chars=min(C.RECENT_DECISIONS_MAX_CHARS, room), keep=keep)
     if not block:
-        return context
-    return f"{block}\n\n{context}" if context else block
+        return context, []
+    return (f"{block}\n\n{context}" if context else block), shown

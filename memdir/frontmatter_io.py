@@ -220,6 +220,11 @@ def parse_header(text: str, max_lines: int | None = None) -> Parsed:
     return Parsed(fields, body, problem)
 
 
+def body_of(text: str) -> str:
+    """The text after the frontmatter (all of it when there is none; "" when the header never closes)."""
+    return _split(text)[1]
+
+
 def parse_document(text: str) -> Parsed:
     """Full read. Same field semantics as `parse_header`; body with surrounding blank lines trimmed."""
     parsed = parse_header(text)

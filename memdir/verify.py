@@ -11,8 +11,8 @@ those names in a memory's text and checks them cheaply:
   (no `git` process on the prompt path; the CLI may pass `git ls-files` output instead);
 - commands: `make X`, `npm run X`, `just X` against the Makefile / package.json / justfile.
 
-Pure stdlib and plain functions: recall calls `check_text` for each memory it injects; `memdir
-verify` and `doctor` call `verify_folder`.
+Only a memory's body is read, never its frontmatter. Plain functions: recall calls `check_many`
+for the memories it injects; `memdir verify` and `doctor` call `verify_folder`.
 """
 
 from __future__ import annotations
@@ -307,8 +307,14 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
 def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files: list[str] | None = None,
                ignore: frozenset[str] | set[str] = frozenset()) -> dict[str, Evidence]:
     """Evidence per memory (keyed as given), all names checked in one walk of the project.
-    `ignore`: file names never checked (the memory folder's own files)."""
-    claims = {key: [c for c in extract_claims(text) if not (c.kind == "path" and os.path.basename(c.text) in ignore)]
+
+    Only the body is read: frontmatter keys and values (`node_type`, `originSessionId`, a `name` in
+    snake_case) are the memory's own bookkeeping, in Claude Code's `metadata:` form and the older
+    top-level one alike, never names of code. `ignore`: file names never checked (the memory folder's own files)."""
+    from memdir.frontmatter_io import body_of
+
+    claims = {key: [c for c in extract_claims(body_of(text))
+                    if not (c.kind == "path" and os.path.basename(c.text) in ignore)]
               for key, text in texts.items()}
     verdicts = check_claims(root, list(dict.fromkeys(c for cs in claims.values() for c in cs)),
                             budget_s=budget_s, files=files)
@@ -328,7 +334,7 @@ def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files
 
 
 def check_text(root: str, text: str, *, budget_s: float = 0.2, files: list[str] | None = None) -> Evidence:
-    """Evidence for one memory's text (frontmatter included: descriptions name things too)."""
+    """Evidence for one memory's text (its body: see check_many)."""
     return check_many(root, {"": text}, budget_s=budget_s, files=files)[""]
 
 

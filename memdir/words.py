@@ -57,3 +57,20 @@ def _stem(word: str) -> str:
 
 def tokens(text: str) -> list[str]:
     return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+# Words of a request to a coding agent that never say what it is about (issue 21): a memory that says
+# "never use npm in this repo" is not about "use" or "repo", so "should I use tabs or spaces?" and
+# "rename the repo" must not recall it. Recall never matches on these, in a prompt or in a memory.
+# Kept short on purpose: a longer list (need, make, help, know, show, good, great...) measurably lost
+# LoCoMo questions, whose memories are about people ("what did Melanie make?"); words merely frequent
+# in one folder are handled per folder (recall.lexical.Ranker.common).
+FILLER = frozenset(
+    """use uses used using please thank thanks ok okay yes yeah
+    repo repos repository repositories project projects code codebase file files folder folders stuff bit""".split()
+)
+
+
+def meaning_tokens(text: str) -> list[str]:
+    """`tokens(text)` without filler: the words that can say what a prompt or a memory is about."""
+    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS and t not in FILLER]

@@ -82,12 +82,14 @@ def recall(
     project_root: str | None = None,
     verify_budget_s: float = VERIFY_BUDGET_S,
     env: Mapping[str, str] | None = None,
+    index_loaded: bool = False,
 ) -> RecallResult:
     """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
     memory names is checked against that project (memdir.verify) and the result shown with it.
     `env`: the environment deciding the engine and endpoint (the warm server passes each session's own);
-    None means this process's."""
+    None means this process's. `index_loaded`: the model already has this folder's MEMORY.md (Claude Code
+    loaded it), so a memory's description is not repeated where its index line says it."""
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, env, quiet=True)
@@ -127,10 +129,26 @@ def recall(
         if project_root:
             result.evidence = verify_selected(project_root, selected, verify_budget_s)
         result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache",
-                                    evidence=result.evidence)
+                                    evidence=result.evidence, known=loaded_index_lines(memory_dir) if index_loaded else None)
         if record:
             state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
     return result
+
+
+def loaded_index_lines(memory_dir: Path) -> dict[str, str]:
+    """Per memory file, its MEMORY.md line as far as Claude Code loads the index (its line and size cap)."""
+    from memdir import index, safefs
+
+    try:
+        text = safefs.read_text(memory_dir, C.INDEX_NAME, 4 * C.INDEX_MAX_CHARS, prefix=True, errors="replace")
+    except OSError:
+        return {}
+    lines: dict[str, str] = {}
+    for line in index.cap(text).text.splitlines():
+        linked = index.entry_file(line)
+        if linked:
+            lines.setdefault(linked, line)
+    return lines
 
 
 def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings, client,

@@ -10,6 +10,7 @@ each are listed by path at the end, or dropped when nothing fits.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -73,15 +74,28 @@ def body_lines(header: Header) -> tuple[list[str], bool]:
     return (body.split("\n") if body else []), truncated
 
 
+def says(text: str, what: str) -> bool:
+    """Whether `text` already says `what`: every word of `what` that carries meaning is in `text`."""
+    from memdir.words import tokens
+
+    wanted = set(tokens(what))
+    return bool(wanted) and wanted <= set(tokens(text))
+
+
 def render_memory(header: Header, now: float | None = None, cache_dir: Path | None = None,
                   max_body_lines: int = C.RECALL_TRIM_BODY_LINES, _lines: tuple[list[str], bool] | None = None,
-                  verification: str = "") -> str:
-    """One memory: type, age and path; a freshness warning past a day; description; the first body lines."""
+                  verification: str = "", known: str = "") -> str:
+    """One memory: type, age and path; a freshness warning past a day; description; the first body lines.
+
+    The description is left out when the lines shown say it already, or `known` does (the memory's
+    MEMORY.md line Claude Code loaded): the model gets each thing once (issue 21)."""
     from memdir.template_cache import render_slotted
 
     lines, cut = _lines if _lines is not None else body_lines(header)
     shown = [line if len(line) <= LINE_MAX_CHARS else line[: LINE_MAX_CHARS - 1] + "…"
              for line in lines[:max_body_lines]]
+    description = header.description or ""
+    said = bool(description) and (says("\n".join(shown), description) or says(known, description))
     hidden = len(lines) - len(shown)
     trimmed = hidden > 0 or cut
     if hidden > 0:
@@ -102,8 +116,9 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
         days=days,
         trimmed=trimmed,
         # Only when set: the skeletons hooks use (and _warm caches) stay keyed exactly as before. The checker
-        # cannot see that this dict's only key is `checked`, so it fears it fills `slots` or `variant`.
+        # cannot see that this dict's keys are flags, so it fears it fills `slots` or `variant`.
         **({"checked": True} if verification else {}),  # type: ignore[arg-type]
+        **({"undescribed": True} if said else {}),  # type: ignore[arg-type]
     ).strip("\n")
 
 
@@ -120,8 +135,11 @@ def _warm(cache_dir: Path, days: int) -> None:
     _warmed.add((str(cache_dir), days))
     for trimmed in (False, True):
         for has_content in (False, True):
-            render_slotted("recall_memory.j2", slots={k: "" for k in ("path", "description", "content", "more", "type")},
-                           cache_dir=cache_dir, has_content=has_content, days=days, trimmed=trimmed)
+            slots = {k: "" for k in ("path", "description", "content", "more", "type")}
+            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, days=days,
+                           trimmed=trimmed)
+            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, days=days,
+                           trimmed=trimmed, undescribed=True)
 
 
 def _frame(part: str, cache_dir: Path | None, path: str = "", description: str = "") -> str:
@@ -132,14 +150,16 @@ def _frame(part: str, cache_dir: Path | None, path: str = "", description: str =
 
 
 def render_all(headers: list[Header], now: float | None = None, cache_dir: Path | None = None,
-               budget: int = C.HOOK_OUTPUT_BUDGET, evidence: dict | None = None) -> str:
+               budget: int = C.HOOK_OUTPUT_BUDGET, evidence: dict | None = None,
+               known: dict[str, str] | None = None) -> str:
     """The recalled memories in rank order, fitted into `budget` UTF-16 units ("" when none fit).
 
     Passes, so the fifth memory is not squeezed out by the first one's long body: first every
     memory (by rank) gets in with its type, age, path and description; then, again by rank, each
     grows to a few body lines, then to C.RECALL_TRIM_BODY_LINES, while the budget allows. Memories
     that did not get in are listed by path and description at the end (room for that is taken
-    before any body grows).
+    before any body grows). `known`: per memory (rel path), what the model already has of it (its
+    MEMORY.md line, when Claude Code loaded the index): its description is not repeated.
     """
     if not headers:
         return ""
@@ -151,7 +171,7 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: Path 
     for header in headers:
         lines = body_lines(header)
         block = render_memory(header, now, cache_dir, 0, _lines=lines,
-                              verification=checks.get(header.rel_path, ""))
+                              verification=checks.get(header.rel_path, ""), known=(known or {}).get(header.rel_path, ""))
         if used + 2 + units(block) <= budget:
             chosen.append((header, lines, block))
             used += 2 + units(block)
@@ -174,7 +194,8 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: Path 
         for i, (header, lines, block) in enumerate(chosen):
             for max_lines in sizes:
                 grown = render_memory(header, now, cache_dir, max_lines, _lines=lines,
-                                       verification=checks.get(header.rel_path, ""))
+                                       verification=checks.get(header.rel_path, ""),
+                                       known=(known or {}).get(header.rel_path, ""))
                 growth = units(grown) - units(block)  # may be negative: the whole body beats a "read the rest" note
                 if used + growth <= budget and units(grown) <= MEMORY_MAX_UNITS:
                     chosen[i] = (header, lines, grown)
@@ -186,3 +207,11 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: Path 
     if len(parts) == 1:
         return ""  # not even one memory fits: say nothing rather than an empty frame
     return "\n\n".join(parts)
+
+
+_BLOCK_START = re.compile(r"\n\n(?=Memory \()")
+
+
+def memory_blocks(context: str) -> list[str]:
+    """The recalled memories of a `render_all` text, one block each (the intro and listing dropped)."""
+    return [block for block in _BLOCK_START.split(context) if block.startswith("Memory (")]

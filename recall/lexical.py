@@ -8,6 +8,9 @@ Tuned on LoCoMo conversations 0-4 (benchmarks/recall_locomo.py), each part measu
 - a proper name in the query (Alice, Kafka) boosts memories whose name carries it;
 - a misspelt query word no memory contains ("databse migraton") counts as the folder's word it is one
   or two edits from (database, migrations), in both the ranking and the coverage bar.
+Only words that can carry meaning count (issue 21): filler (memdir.words.FILLER: "use", "repo",
+"please") and the body's **Why:** / **How to apply:** labels are never indexed nor matched, and
+`Ranker.evidence` tells a match on words common to the folder from one on its own words.
 
 Hand-written rather than `bm25s`/`rank_bm25`: both pull in NumPy (and SciPy), whose import alone
 is more than the prompt hook's whole time budget, and the collections here are small (hundreds to
@@ -21,7 +24,17 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from memdir.words import _TOKEN, STOPWORDS, _stem, _stem_cache, stem, tokens  # noqa: F401  (shared with the extractor)
+from memdir.stages.recall.related import RELATED_WEIGHT, jobs_of
+from memdir.words import (  # noqa: F401  (shared with the extractor)
+    _TOKEN,
+    FILLER,
+    STOPWORDS,
+    _stem,
+    _stem_cache,
+    meaning_tokens,
+    stem,
+    tokens,
+)
 
 _gram_cache: dict[tuple[str, int], tuple[str, ...]] = {}
 
@@ -71,7 +84,7 @@ def _word_grams(word: str, n: int) -> tuple[str, ...]:
 def char_grams(text: str, n: int = 4) -> list[str]:
     out: list[str] = []
     for word in _TOKEN.findall(text.lower()):
-        if word not in STOPWORDS:
+        if word not in STOPWORDS and word not in FILLER:
             out.extend(_word_grams(word, n))
     return out
 
@@ -83,7 +96,8 @@ def proper_names(query: str) -> set[str]:
     """Capitalised words that are not the sentence's first word nor stopwords, stemmed."""
     words = query.split()
     first = words[0].strip("\"'(") if words else ""
-    return {stem(w.lower()) for w in _PROPER.findall(query) if w != first and w.lower() not in STOPWORDS}
+    return {stem(w.lower()) for w in _PROPER.findall(query)
+            if w != first and w.lower() not in STOPWORDS and w.lower() not in FILLER}
 
 
 NAME_WEIGHT, DESCRIPTION_WEIGHT = 3, 2
@@ -118,23 +132,46 @@ def _normalised(scores: list[float]) -> list[float]:
 
 
 COVERAGE_PSEUDO_DOCS = 50
+# A word in at least COMMON_SHARE of a folder's memories (once it has COMMON_MIN_MEMORIES) is common to
+# the folder: it still ranks, but never makes a match on its own (every note of a job-search folder
+# says "apply", "pipeline" and "2026").
+COMMON_SHARE, COMMON_MIN_MEMORIES = 0.25, 20  # as big as a folder must be to say what is typical
+RARE_SHARE = 0.1  # a proper name in the prompt ("Gemini") found in at most this share of memories is what they are about
+# The labels every memory's body carries (SPEC §2) are the format, not the memory's words.
+_LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
+
+
+class Evidence:
+    """Per memory, what the prompt's meaning-bearing words found in it (Ranker.evidence)."""
+
+    __slots__ = ("share", "matched", "distinct", "titled", "query_words")
+
+    def __init__(self, n: int, query_words: int) -> None:
+        self.share = [0.0] * n  # the share of the prompt's information (idf mass) it holds, in [0, 1]
+        self.matched = [0] * n  # how many of the prompt's words it has
+        self.distinct = [0] * n  # how many of those are not common to the folder
+        self.titled = [False] * n  # one of those is in its name, is the job of a tool its title names, or is
+        # a proper name in the prompt ("Gemini"): the memory is about what the prompt names
+        self.query_words = query_words  # the prompt's words, filler included: "thanks ... today" is not about today
 
 
 class Ranker:
-    """Ranks memories given as (name, description, type, body) fields."""
+    """Ranks memories given as (name, description, type, body) fields, on their meaning-bearing words."""
 
     def __init__(self, fields: Sequence[tuple[str, str, str, str]]) -> None:
         self.docs: list[list[str]] = []
         gram_docs: list[list[str]] = []
         self.names: list[set[str]] = []
+        self.related: list[set[str]] = []  # what people call the job of the tools it names (recall.related)
         self.written: set[str] = set()  # every word as written, for typo correction
         self._spellings: dict[str, dict[str, str]] | None = None
-        self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and coverage() ask for the same query
+        self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and evidence() ask for the same query
         for name, desc, kind, body in fields:
             doc: list[str] = []
             grams: list[str] = []
-            for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (body, 1)):
-                words = [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS]
+            title: set[str] = set()
+            for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
+                words = [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS and w not in FILLER]
                 self.written.update(words)
                 stems = [stem(w) for w in words]
                 field_grams = [g for w in words for g in _word_grams(w, 4)]
@@ -142,12 +179,21 @@ class Ranker:
                 grams.extend(field_grams * weight)
                 if weight == NAME_WEIGHT:
                     self.names.append(set(stems))
+                if weight != 1:
+                    title.update(stems)
+            related = jobs_of(title) - set(doc)  # tools the memory is about, not every one a long note mentions
+            doc.extend(sorted(related))
             if kind:
                 doc.append(kind)
             self.docs.append(doc)
+            self.related.append(related)
             gram_docs.append(grams)
         self.words = BM25(self.docs)
         self.grams = BM25(gram_docs)
+        n = len(self.docs)
+        least = max(2.0, COMMON_SHARE * n)
+        self.common = ({t for t, docs in self.words.postings.items() if len(docs) >= least}
+                       if n >= COMMON_MIN_MEMORIES else set())
 
     def spellings(self) -> dict[str, dict[str, str]]:
         """First two letters -> {spelling: stem}, built on the first unknown query word (most prompts have none)."""
@@ -168,7 +214,8 @@ class Ranker:
             return self._corrected[1]
         out: dict[str, str] = {}
         for word in set(_TOKEN.findall(query.lower())):
-            if len(word) < TYPO_MIN_LEN or word in STOPWORDS or word.isdigit() or stem(word) in self.words.idf:
+            if (len(word) < TYPO_MIN_LEN or word in STOPWORDS or word in FILLER or word.isdigit()
+                    or stem(word) in self.words.idf):
                 continue
             candidates = self.spellings().get(word[:2], {})
             for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
@@ -180,47 +227,50 @@ class Ranker:
         self._corrected = (query, out)
         return out
 
-    def named(self, query: str) -> list[bool]:
-        """Per memory, whether its name carries one of the query's words: a memory titled "don't use
-        npm" is about npm, however few of the prompt's other words it shares."""
-        terms = set(tokens(query))
-        return [bool(terms & name) for name in self.names]
+    def evidence(self, query: str) -> Evidence:
+        """What each memory holds of the prompt's meaning-bearing words (filler never counts).
 
-    def coverage(self, query: str) -> tuple[list[float], list[int], int]:
-        """Per memory, the share of the query's information (idf mass) it contains, an absolute
-        measure in [0, 1] unlike BM25 scores, and how many distinct query words it contains; plus
-        the number of distinct query words. A query word no memory has counts at the highest idf:
-        an unknown topic ("the capital of Portugal") lowers every memory's coverage."""
+        `share` is the prompt's information (idf mass) the memory holds: absolute, unlike BM25
+        scores. A prompt word no memory has counts at the highest idf, so an unknown topic ("the
+        capital of Portugal") lowers every memory's share. A misspelt word stands for the folder's
+        word it misspells, and a job word for the tool a memory names ("install the dependencies"
+        for pnpm), each at part of its weight.
+        """
         n = len(self.docs)
-        fixed = self.corrections(query) if n else {}
-        # A misspelt word stands for the folder's word, at TYPO_WEIGHT of its information.
-        stand_in = {stem(word): (right, TYPO_WEIGHT) for word, right in fixed.items()}
-        terms = set(tokens(query))
+        stand_in = {stem(word): (right, TYPO_WEIGHT) for word, right in (self.corrections(query) if n else {}).items()}
+        terms = set(meaning_tokens(query))
+        out = Evidence(n, len(set(tokens(query))))
+        rare = max(1.0, RARE_SHARE * n)
+        proper = {t for t in proper_names(query) if len(self.words.postings.get(t, ())) <= rare}
         if not terms or not n:
-            return [0.0] * n, [0] * n, len(terms)
+            return out
         # idf against the folder plus COVERAGE_PSEUDO_DOCS imagined memories without the word: in a small
         # folder every word a memory has is "common" (a one-memory folder gives it idf 0.29 against an
         # unseen word's 1.39), so the one memory that says "don't use npm" covered 4% of "install the
         # dependencies with npm" and was never recalled. Large folders barely change.
         looked_up = {t: stand_in.get(t, (t, 1.0)) for t in terms}
-        df = {t: len(self.words.postings[t]) for t, _ in looked_up.values() if t in self.words.postings}
         size = n + COVERAGE_PSEUDO_DOCS
+        df = {t: len(self.words.postings[t]) for t, _ in looked_up.values() if t in self.words.postings}
         idf_of = {t: math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
         unseen = math.log(1 + (size + 0.5) / 0.5)
         total = sum(idf_of.get(t, unseen) for t, _ in looked_up.values())
-        share, matched = [0.0] * n, [0] * n
         for term, weight in looked_up.values():
             idf = idf_of.get(term)
-            if idf is not None:
-                for i in self.words.postings[term]:
-                    share[i] += weight * idf / total
-                    matched[i] += 1
-        return share, matched, len(terms)
+            if idf is None:
+                continue
+            for i in self.words.postings[term]:
+                related = term in self.related[i]
+                out.share[i] += (RELATED_WEIGHT if related else weight) * idf / total
+                out.matched[i] += 1
+                if term not in self.common:
+                    out.distinct[i] += 1
+                    out.titled[i] = out.titled[i] or term in self.names[i] or related or term in proper
+        return out
 
     def rank(self, query: str) -> list[tuple[int, float]]:
         """(index, score) for every memory with a positive score, best first."""
         fixed = {stem(word): right for word, right in self.corrections(query).items()}
-        query_terms = [fixed.get(t, t) for t in tokens(query)]
+        query_terms = [fixed.get(t, t) for t in meaning_tokens(query)]
         scores = self.words.scores(query_terms)
         top = sorted(range(len(scores)), key=lambda i: -scores[i])[:FEEDBACK_DOCS]
         weights: dict[str, float] = {}

@@ -190,6 +190,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         dense=embedder.model if embedder else None,
         project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env=env,
+        index_loaded=request.get("index_loaded") is True,
     )
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))

@@ -1,5 +1,5 @@
 """The decision tiers from Claude Code's hooks: the prompt hook only queues; the Stop worker captures;
-a session's first prompt gets the recent decisions."""
+a prompt gets the recent decisions relevant to it, each once a session."""
 
 from __future__ import annotations
 
@@ -51,19 +51,21 @@ def test_prompt_hook_queues_and_the_stop_worker_captures(tmp_path, monkeypatch):
     assert not (project / ".claude").exists()  # nothing in the user's repository
 
 
-def test_first_prompt_of_a_session_gets_recent_decisions_once(tmp_path, monkeypatch):
+def test_relevant_recent_decisions_are_shown_once_a_session(tmp_path, monkeypatch):
     project, memory = make_project(tmp_path)
-    append(tiers(memory, project), [Decision(kind="decision", what=f"Decision {i}", why="reason", entities=["X"],
-                                             confidence=0.8) for i in range(12)])
-    first = run_prompt(project, memory, monkeypatch, "what were we doing here")
+    append(tiers(memory, project), [Decision(kind="decision", what=f"Cache shard {i} runs on Redis", why="reason",
+                                             entities=["Redis"], confidence=0.8) for i in range(12)])
+    unrelated = run_prompt(project, memory, monkeypatch, "write a short haiku about autumn leaves")
+    assert unrelated == {}  # issue 21: an unrelated first prompt gets nothing
+    first = run_prompt(project, memory, monkeypatch, "which Redis settings does each cache shard use?")
     context = first["hookSpecificOutput"]["additionalContext"]
     assert context.startswith(f"## Recent Project Decisions\n{C.RECENT_DECISIONS_FRAME}\n"
-                              "- **[Decision]** Decision 11 _(because: reason)_ [X]")
-    assert "Decision 2 " in context and "Decision 1 " not in context  # the last 10, newest first
+                              "- **[Decision]** Cache shard 11 runs on Redis _(because: reason)_ [Redis]")
+    assert "shard 2 " in context and "shard 1 " not in context  # the last 10, newest first
     assert "additional decisions available" in context
-    again = run_prompt(project, memory, monkeypatch, "and the next thing please")
-    assert "Recent Project Decisions" not in json.dumps(again)
-    other = run_prompt(project, memory, monkeypatch, "new session starts here", session="s2")
+    again = run_prompt(project, memory, monkeypatch, "and the Redis cache shard settings again?")
+    assert "Recent Project Decisions" not in json.dumps(again)  # said once a session
+    other = run_prompt(project, memory, monkeypatch, "which Redis settings does each cache shard use?", session="s2")
     assert "Recent Project Decisions" in other["hookSpecificOutput"]["additionalContext"]
 
 

@@ -244,3 +244,42 @@ def test_decision_tools_read_the_projects_journal_and_graph(tmp_path, isolated_h
     anyio.run(_session_run, params, body)
     assert not list((tmp_path / "memory").glob("*.md"))  # read-only
     assert not (project / ".claude").exists()
+
+
+def _piped(memory_dir: Path, home: Path, *messages: dict) -> tuple[dict, str]:
+    """Send `messages` as one piped stdin that then closes, as `printf ... | memdir mcp` does: the
+    answers by request id, and stderr."""
+    import json
+    import subprocess
+
+    params = _server(memory_dir, home)
+    lines = "".join(json.dumps(m) + "\n" for m in messages)
+    proc = subprocess.run([params.command, *params.args], input=lines, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=params.env, cwd=params.cwd)
+    answers = {m["id"]: m for m in map(json.loads, proc.stdout.splitlines()) if "id" in m}
+    return answers, proc.stderr
+
+
+_INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _call(request_id: int, tool: str, arguments: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
+def test_end_of_input_still_answers_every_request_sent(tmp_path, isolated_home):
+    memory_dir = tmp_path / "memory"
+    from memdir.entry import api
+
+    api.remember("Never use npm in this repo, use pnpm; the reason is the lockfile.", type="feedback",
+                 name="Package manager", description="never use npm in this repo, use pnpm", folder=memory_dir)
+    answers, stderr = _piped(memory_dir, isolated_home, _INITIALIZE, _INITIALIZED,
+                             _call(2, "recall", {"query": "which package manager does this repo use?"}),
+                             _call(3, "list_memories", {}))
+    assert sorted(answers) == [1, 2, 3], stderr
+    assert answers[1]["result"]["serverInfo"]["name"] == "memdir"
+    assert "the reason is the lockfile" in answers[2]["result"]["content"][0]["text"]
+    assert "feedback" in answers[3]["result"]["content"][0]["text"]
+

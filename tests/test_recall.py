@@ -205,7 +205,7 @@ def test_old_relevant_memory_is_found_among_thousands(store, api):
 )
 def test_freshness_headers(store, days, expected):
     now = time.time()
-    result = _save(store, "Fact", "a fact", "user", age_days=days, now=now)
+    result = _save(store, "Fact", "a fact", "user", body="Something else, told at length.", age_days=days, now=now)
     header = next(h for h in scan(store.root).headers if h.rel_path == result.rel_path)
     block = render_memory(header, now=now)
     assert block.startswith(expected + str(result.path)) and "<" not in block

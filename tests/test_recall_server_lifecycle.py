@@ -60,7 +60,9 @@ def test_sessions_on_different_endpoints_share_one_server_that_exits_when_idle(t
     for project in projects:
         project.mkdir()
         MemoryStore(resolve_memory_dir(project).path).save(
-            Memory(name="Broker", description="Events go through Kafka, topic orders.v2", type="project"))
+            Memory(name="Broker", description="Events go through Kafka, topic orders.v2", type="project",
+                   body="Order events go to topic orders.v2 on the main cluster."))  # the description is in
+        # MEMORY.md, which Claude Code loads itself: the recalled context shows the body (issue 21)
 
     def respond(body, n):
         return P.message([P.text(json.dumps({"selected_memories": ["project_broker.md"]}))], model=body["model"])

@@ -172,3 +172,66 @@ def test_recall_server_checks_memories_against_the_hooks_cwd(refactored):
                            "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}})
     assert "project_refresh.md" in reply["selected"]
     assert "`renew_session` is no longer in the code" in reply["context"]
+
+
+CLAUDE_CODE_FOLDER = __import__("pathlib").Path(__file__).parent / "fixtures" / "claude_code_2_1_328" / "memory"
+
+
+@pytest.fixture
+def claude_code_written(tmp_path):
+    """Claude Code's folder (metadata: form, node_type, originSessionId) plus one memory in the older
+    top-level form whose frontmatter is all snake_case; a project where only the bodies' names exist."""
+    import shutil
+
+    memory = tmp_path / "memory"
+    shutil.copytree(CLAUDE_CODE_FOLDER, memory)
+    (memory / "project_build_helper.md").write_text(
+        "---\nname: build_release_helper\ndescription: release builds go through make_release_bundle\n"
+        "type: project\nsource_session: run_2026_old_id\n---\n\nRelease builds are made by `scripts/release.py`.\n")
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "scripts" / "release.py").write_text("print('release')\n")
+    _git(repo, "init", "-q")
+    return repo, memory
+
+
+def test_frontmatter_is_never_taken_as_code_in_either_form(claude_code_written, cli, monkeypatch):
+    repo, memory = claude_code_written
+    code, out, _ = cli("--dir", str(memory), "verify", "--project", str(repo), "--json")
+    report = json.loads(out)["memories"]
+    assert code == 0 and {rel: m["status"] for rel, m in report.items() if m["status"] == STALE} == {}
+    assert "feedback_no_emoji.md" not in report  # listed only when it names something: its body names nothing
+    assert report["project_build_helper.md"] == {"status": "ok", "gone": [], "found": ["scripts/release.py"],
+                                                 "unchecked": [], "summary": "still there: `scripts/release.py`"}
+    monkeypatch.chdir(repo)
+    _, out, _ = cli("--dir", str(memory), "doctor", "--json")
+    assert json.loads(out)["stale_memories"] == 0
+
+
+def test_recalled_header_checks_the_body_only(claude_code_written):
+    from memdir.stages.recall.api import recall
+
+    repo, memory = claude_code_written
+    result = recall(memory, "no emoji in commit messages", engine="offline", project_root=str(repo), record=False)
+    assert [h.rel_path for h in result.selected] == ["feedback_no_emoji.md"]
+    assert "Checked against the current code" not in result.context and "node_type" not in result.context
+    result = recall(memory, "how are release builds made?", engine="offline", project_root=str(repo), record=False)
+    assert "Checked against the current code: still there: `scripts/release.py`" in result.context
+
+
+def test_real_folder_claims_come_from_bodies_only(realdata, tmp_path):
+    """The real 55-file folder: no claim is a frontmatter key or value of its memory."""
+    from memdir.frontmatter_io import parse_header
+
+    def flat(value) -> set[str]:
+        if isinstance(value, dict):
+            return set(map(str, value)) | {v for item in value.values() for v in flat(item)}
+        return {str(value)}
+
+    folder = realdata / "memory-folders" / "application-pipeline"
+    results = verify_folder(folder, str(tmp_path), use_git=False, budget_s=0.0)
+    assert len(results) >= 50
+    for rel, evidence in results.items():
+        fields = parse_header((folder / rel).read_text(encoding="utf-8")).fields
+        header_only = flat(fields) - {c.text for c in extract_claims(parse_header((folder / rel).read_text()).body)}
+        assert not {c.text for c in evidence.claims} & header_only, rel

@@ -247,19 +247,20 @@ def prompt_output(payload: HookPayload) -> str:
     notice = _saved_notice(memory_dir)
     tools = _recent_tools(payload)
     use_server = _use_recall_server()
-    context = _recall_via_server(memory_dir, prompt, tools, payload.session_id, payload.cwd) if use_server else None
+    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
+    context = (_recall_via_server(memory_dir, prompt, tools, payload.session_id, payload.cwd, index_loaded)
+               if use_server else None)
     if context is None:
         # With the server in use, this process only ever runs the offline engine (no SDK import).
         # Verification against the code runs in the server only: its scan does not fit this process's budget.
         engine = "offline" if use_server else None
-        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine)
+        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine,
+                        index_loaded=index_loaded)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         context = result.context
     if decisions:
-        from memdir.decision_context import with_recent_decisions
-
-        context = with_recent_decisions(decisions, context)  # in the room the output budget leaves
+        context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
     output: dict = {}
     notice = "\n".join(n for n in (notice, journal_notice) if n)
     if notice:
@@ -267,6 +268,40 @@ def prompt_output(payload: HookPayload) -> str:
     if context:
         output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": context}
     return json.dumps(output) if output else ""
+
+
+def _index_loaded_by_claude_code(payload: HookPayload, memory_dir: Path) -> bool:
+    """Claude Code loaded this folder's MEMORY.md into the session: its native auto memory is on and
+    uses this very folder (not one memdir alone was pointed at with MEMDIR_PATH)."""
+    from memdir.paths import resolve_memory_dir
+
+    if not _native_on(payload):
+        return False
+    cwd_text = usable_cwd(payload.cwd)
+    env = {k: v for k, v in os.environ.items() if k != "MEMDIR_PATH"}
+    try:
+        from pathlib import Path
+
+        return resolve_memory_dir(Path(cwd_text) if cwd_text else None, env).path == memory_dir
+    except Exception:  # noqa: BLE001 - unreadable settings: repeating a description is the safe side
+        return False
+
+
+def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: str, prompt: str,
+                             context: str) -> str:
+    """The recent decisions relevant to this prompt, not shown yet in this session and not already
+    stated by a recalled memory, before `context` in the room the output budget leaves."""
+    from memdir.decision_context import add_decisions, decision_key, note_shown, shown_in_session
+    from memdir.stages.recall.decision_filter import relevant_decisions
+
+    shown = shown_in_session(str(memory_dir), session_id)
+
+    def keep(records: list[dict]) -> list[dict]:
+        return relevant_decisions(prompt, [r for r in records if decision_key(r) not in shown], context)
+
+    combined, added = add_decisions(journal, context, keep=keep)
+    note_shown(str(memory_dir), session_id, [decision_key(r) for r in added])
+    return combined
 
 
 def _use_recall_server() -> bool:
@@ -287,7 +322,7 @@ def _use_recall_server() -> bool:
 
 
 def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
-                       cwd: str | None = None) -> str | None:
+                       cwd: str | None = None, index_loaded: bool = False) -> str | None:
     """The llm engine's answer from the warm recall server, or None to answer offline in-process.
 
     When no server is running yet, one is started for the next prompts and this one is answered
@@ -298,7 +333,7 @@ def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: st
 
     settings = Settings.from_env()
     request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
-               "engine": choose_engine(settings.engine, quiet=True), "cwd": cwd}
+               "engine": choose_engine(settings.engine, quiet=True), "cwd": cwd, "index_loaded": index_loaded}
     reply = server_socket.ask(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
     if reply is None:
         started = server_socket.start_in_background()

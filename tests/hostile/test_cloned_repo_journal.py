@@ -43,9 +43,13 @@ def cloned_repo(root: Path, payload: dict) -> Path:
     return repo
 
 
+# Names what every planted entry is about: only decisions relevant to the prompt are shown (issue 21).
+PROMPT = f"pnpm, and the {FORGED.lower()} about evil.example"
+
+
 def first_prompt(tally, repo: Path, memory: Path, env: dict) -> dict:
     payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
-               "prompt": "set up the test runner please"}
+               "prompt": PROMPT}
     proc = run_cli(tally, "hook", "prompt", stdin=json.dumps(payload),
                    env={"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "MEMDIR_DENSE": "0", **env})
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -100,6 +100,53 @@ def test_recalled_memory_arrives_once_readable_and_memory_md_once(sandbox, scrip
     assert not api.memdir_requests()  # offline engines: memdir itself sent nothing
 
 
+RULE = "Never use npm in this repo, use pnpm"
+SAVED = f"""---
+name: never-use-npm-in-this-repo-use
+description: {RULE}
+metadata:
+  type: feedback
+---
+
+{RULE}; the reason is the lockfile
+
+**Why:** the lockfile is pnpm-lock.yaml and a second one from npm breaks installs
+**How to apply:** whenever dependencies are installed or scripts are run
+"""
+
+
+def _sentences(text: str) -> list[str]:
+    """The memory's sentences (frontmatter, labels and bits under three words dropped)."""
+    import re
+
+    body = text.split("---", 2)[2].replace("**Why:**", "\n").replace("**How to apply:**", "\n")
+    return [s.strip() for s in re.split(r"[.;!?\n]", body) if len(s.split()) >= 3]
+
+
+def test_a_recalled_memory_is_said_at_most_twice_in_the_whole_request(sandbox, scripted_api, claude):
+    """Issue 21: the rule once reached the model four times (MEMORY.md, a decision line, the description,
+    the body). At most twice now: Claude Code's index line and memdir's recall."""
+    from memdir.decisions import Decision, append
+    from memdir.paths import decisions_dir
+
+    H.install_memdir(sandbox)
+    memory = sandbox.memory_dir
+    memory.mkdir(parents=True, exist_ok=True)
+    (memory / "feedback_never_use_npm_in_this_repo_use.md").write_text(SAVED)  # as the Stop worker saved it
+    (memory / "MEMORY.md").write_text(f"- [never-use-npm-in-this-repo-use](feedback_never_use_npm_in_this_repo_use.md)"
+                                      f" — {RULE}\n")
+    append(decisions_dir(memory, sandbox.repo, compat=False),
+           [Decision(kind="preference", what=RULE, why="the lockfile", entities=["npm", "pnpm"], confidence=0.9)])
+    api = scripted_api(H.Script(main=[H.text("Use pnpm install.")]))
+    claude(sandbox, api, "how do I install dependencies with pnpm")
+    (request,) = api.main_requests()
+    everything = request.all_text()
+    counts = {sentence: everything.count(sentence) for sentence in _sentences(SAVED)}
+    assert counts[RULE] == 2, counts  # Claude Code's index line, memdir's recall
+    assert max(counts.values()) <= 2, counts
+    assert "Recent Project Decisions" not in everything  # the decision says what the recalled memory says
+
+
 def test_hook_output_cut_off_is_where_constants_say(sandbox, scripted_api, claude):
     """C.CLAUDE_CODE_HOOK_OUTPUT_LIMIT passes whole; one more character is replaced by a preview."""
     import sys
