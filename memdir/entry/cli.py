@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from memdir.entry.cli_support import memory_dir_of, print_json
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, os_error_line
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     for v in found:
         size = v.path.stat().st_size
         shared = f"  (old name shared with {', '.join(v.shared_with)}; not restored)" if v.shared_with else ""
+        shared += "  (empty: left by a failed write; not restored)" if history.torn(v) else ""
         print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}{shared}")
     return 0
 
@@ -479,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # disk full, read-only, permissions: the machine's state, told in one line
+        print(f"memdir: error: {os_error_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from mcp.types import ToolAnnotations
 
 from memdir import constants as C
 from memdir.entry import api
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, os_error_line
 
 SERVER_NAME = "memdir"
 INDEX_URI = "memdir://MEMORY.md"
@@ -56,9 +56,8 @@ def _tool_errors(fn):
             raise
         except MemdirError as exc:
             raise ToolError(_one_line(exc)) from None
-        except OSError as exc:
-            where = f"{exc.filename}: " if exc.filename else ""
-            raise ToolError(f"{where}{exc.strerror or _one_line(exc)}; run `memdir doctor`") from None
+        except OSError as exc:  # disk full, read-only, permissions: words and a fix
+            raise ToolError(os_error_line(exc)) from None
         except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
             logging.getLogger(__name__).exception("memdir tool %s failed", fn.__name__)
             raise ToolError(f"internal error ({type(exc).__name__}: {_one_line(exc)}); run `memdir doctor`") from None
