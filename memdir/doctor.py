@@ -113,7 +113,10 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
     linked = index_text.linked_files(index)
     on_disk = {h.rel_path: h for h in result.headers}
     orphans = [f for f in linked if f not in on_disk and not _exists(store, f)]
-    unlisted = [rel for rel in on_disk if rel not in linked] if index_ok else []
+    unlisted = [rel for rel in on_disk if rel not in linked and index_text.linkable(rel)] if index_ok else []
+    for rel in (rel for rel in on_disk if not index_text.linkable(rel)):
+        findings.append(Finding("error", "file-name", rel, f"its name cannot be linked from {C.INDEX_NAME} (a space, "
+                                "a ')', a control character or bytes that are not UTF-8); rename it"))
     for rel in orphans:
         findings.append(Finding("error", "orphan-index-line", C.INDEX_NAME, f"links to missing {rel}", fixable=True))
     for rel in unlisted:

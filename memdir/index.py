@@ -9,16 +9,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memdir import constants as C
+from memdir import constants as C, inert
 
 _ENTRY = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+\.md)\)(?P<rest>.*)$")
 
 
 def entry_line(title: str, rel_file: str, hook: str) -> str:
     """One index line, kept under INDEX_LINE_TARGET chars by shortening the hook, never the link."""
-    title = title.replace("[", "(").replace("]", ")")
-    head = f"- [{title}]({rel_file})"
-    hook = " ".join(hook.split())
+    title = inert.one_line(title).replace("[", "(").replace("]", ")")
+    head = f"- [{title}]({inert.one_line(rel_file)})"  # a planted newline never starts a line of its own
+    hook = " ".join(inert.one_line(hook).split())
     if not hook:
         return head
     room = C.INDEX_LINE_TARGET - len(head) - 3
@@ -27,6 +27,12 @@ def entry_line(title: str, rel_file: str, hook: str) -> str:
     if len(hook) > room:
         hook = hook[: room - 1].rstrip() + "…"
     return f"{head} — {hook}"
+
+
+def linkable(rel_file: str) -> bool:
+    """Can MEMORY.md link this file? Not when its name holds a space, a `)`, a control character or
+    bytes that are not UTF-8: its line would never be read back, and a fix would append it forever."""
+    return inert.one_line(rel_file) == rel_file and entry_file(f"- [x]({rel_file})") == rel_file
 
 
 def entry_file(line: str) -> str | None:

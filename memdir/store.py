@@ -341,7 +341,7 @@ class MemoryStore:
             headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
-                for h in headers
+                for h in headers if index_text.linkable(h.rel_path)  # `doctor` names the others
             ]
             merged = index_text.merge(self.index(), entries, lambda rel: safefs.is_regular_file(self.base, self._rel(rel)))
             kept = self._write_index(merged.text, "rebuilt")

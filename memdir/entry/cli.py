@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from memdir import inert
 from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError, os_error_line
 
@@ -76,22 +77,23 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not headers:
             print(f"no memories in {store.root}", file=sys.stderr)
         # Columns as wide as their longest value, so long file names never push a row out of line.
-        rows = [((h.type or "?"), h.rel_path, age_label(h.mtime), h) for h in headers]
+        rows = [(inert.one_line(h.type or "?"), inert.one_line(h.rel_path), age_label(h.mtime), h) for h in headers]
         widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
         for kind, rel, age, h in rows:
             flag = "  [!] " + h.problem if h.problem else ""
             print(f"{kind:<{widths[0]}}  {rel:<{widths[1]}}  {age:<{widths[2]}}  {h.description or ''}{flag}".rstrip())
     for rel, reason in result.unreadable:
-        print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
+        print(f"memdir: skipped unreadable {inert.one_line(rel)} ({reason}); run `memdir doctor`", file=sys.stderr)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = _store(args)
     header = store.find(args.name)
-    sys.stdout.write(store.read_file(header.rel_path))  # bounded, UTF-8 or a one-line error, no symlinks
+    # bounded, UTF-8 or a one-line error, no symlinks; ESC or U+202E shown escaped, never acted on
+    sys.stdout.write(inert.block(store.read_file(header.rel_path)))
     if header.problem:
-        print(f"memdir: warning: {header.rel_path}: {header.problem}", file=sys.stderr)
+        print(f"memdir: warning: {inert.one_line(header.rel_path)}: {header.problem}", file=sys.stderr)
     return 0
 
 
@@ -183,7 +185,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for f in findings:
             tag = "fixed" if f.fixed else f.severity
             hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
-            print(f"  [{tag}] {f.path}: {f.message}{hint}")
+            print(f"  [{tag}] {inert.one_line(f.path)}: {inert.one_line(f.message)}{hint}")
         for line in both.lines():
             print(line)
         from memdir.usage import recent_usage, tokens_used

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir import constants as C
+from memdir import constants as C, inert
 from memdir.entry import api
 from memdir.errors import MemdirError, os_error_line
 
@@ -100,7 +100,8 @@ def _entry(info: api.MemoryInfo) -> str:
     from memdir.ages import age_label
 
     flag = f"  [problem: {info.problem}]" if info.problem else ""
-    return f"- {info.file} ({info.type or '?'}, {age_label(info.modified)}): {info.description or info.name or ''}{flag}"
+    return (f"- {inert.one_line(info.file)} ({info.type or '?'}, {age_label(info.modified)}): "
+            f"{info.description or info.name or ''}{flag}")
 
 
 def build_server(folder: Path, *, team: bool = False, project: Path | None = None) -> MCPServer:
