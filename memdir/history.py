@@ -254,12 +254,12 @@ def _publish(dfd: int, temp: str, pattern: str) -> str:
     raise MemdirError(f"too many versions kept at the same instant ({pattern.replace('{n:04d}', 'N')})")
 
 
-def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None:
+def keep(state_dir: Path, root: Path, rel_path: str, action: str, max_bytes: int = C.SAFE_READ_MAX_BYTES) -> Path | None:
     """Keep the current bytes of `root/rel_path` before it changes; None when there is no file."""
     base, _ = _base(state_dir)
     full = safefs.rel_to(base, Path(root) / rel_path)  # team memory is `team/<name>`: its own history
     try:
-        data = safefs.read_bytes(base, full)
+        data = safefs.read_bytes(base, full, max_bytes)
     except (FileNotFoundError, NotADirectoryError):
         return None
     return keep_bytes(state_dir, full, data, action)

@@ -80,6 +80,7 @@ class RebuildResult:
     added: list[str]
     removed: list[str]
     kept: str | None
+    left_out: int = 0  # memories MEMORY.md does not list: past Claude Code's load cap (recall still finds them)
 
 
 class MemoryStore:
@@ -195,7 +196,7 @@ class MemoryStore:
         rewrite never works from a partial copy."""
         if not self.base.is_dir():
             return ""
-        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME))
+        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME), max_bytes=C.INDEX_READ_MAX_BYTES)
 
     # --- writing ------------------------------------------------------------
     def _guard(self, text: str, where: str, allow_secrets: bool) -> None:
@@ -258,6 +259,7 @@ class MemoryStore:
             # `ghp_` as is, so both spellings are checked, and the name as given.
             for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
                 guard(spelling, "a memory named like a secret")
+            self.index()  # unreadable (not UTF-8, a symlink): refused before anything is written, not after
             exists = self._exists(rel_path)
             current = self.read_file(rel_path) if exists else ""
             if expected_text is not None and current != expected_text:
@@ -288,7 +290,8 @@ class MemoryStore:
 
     def _keep(self, rel_path: str, action: str) -> str | None:
         """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
-        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action)) or None
+        cap = C.INDEX_READ_MAX_BYTES if rel_path == C.INDEX_NAME else C.SAFE_READ_MAX_BYTES
+        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action, cap)) or None
 
     def _index_upsert(self, rel_path: str, memory: Memory, keep_line: bool = False) -> None:
         """Add or refresh the entry line; `keep_line` leaves an existing line as it is (it may be hand-written)."""
@@ -313,6 +316,7 @@ class MemoryStore:
         renamed = memory.model_copy(update={"name": new_name})
         renamed = Memory.model_validate(renamed.model_dump())
         with self._locked():
+            self.index()  # unreadable: refused before anything is written, not after
             new_rel, _ = self._pick_filename(renamed)
             new_path = self.resolve_rel(new_rel)
             kept = self._keep(header.rel_path, "renamed")
@@ -329,9 +333,10 @@ class MemoryStore:
         """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""
         header = self.find(ref)
         with self._locked():
+            index = self.index()  # read first: an unreadable index refuses the forget before the file goes
             kept = self._keep(header.rel_path, "deleted")
             safefs.unlink(self.base, self._rel(header.rel_path))
-            self._write_index(index_text.remove(self.index(), header.rel_path), "deleted")
+            self._write_index(index_text.remove(index, header.rel_path), "deleted")
         return DeleteResult(header.rel_path, kept)
 
     def rebuild_index(self) -> RebuildResult:
@@ -345,7 +350,7 @@ class MemoryStore:
             ]
             merged = index_text.merge(self.index(), entries, lambda rel: safefs.is_regular_file(self.base, self._rel(rel)))
             kept = self._write_index(merged.text, "rebuilt")
-        return RebuildResult(len(entries), merged.added, merged.removed, kept)
+        return RebuildResult(len(entries), merged.added, merged.removed, kept, merged.left_out)
 
     # --- history --------------------------------------------------------------
     def history_key(self, ref: str) -> str:
@@ -390,6 +395,7 @@ class MemoryStore:
             self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
         data = chosen.read()
         with self._locked():
+            self.index()  # unreadable: refused before anything is written, not after
             kept = self._keep(rel, "replaced")
             safefs.write_bytes(self.base, self._rel(rel), data)
             if rel != C.INDEX_NAME:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from memdir import inert
+from memdir import constants as C, inert
 from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError, os_error_line
 
@@ -158,6 +158,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         done = store.rebuild_index()
         kept = f" (previous version kept: {done.kept})" if done.kept else ""
         changes = f"added {len(done.added)}, removed {len(done.removed)} whose file is gone"
+        if done.left_out:
+            changes += (f", {done.left_out} not listed (Claude Code loads only {C.INDEX_MAX_LINES} lines / "
+                        f"{C.INDEX_MAX_CHARS:,} characters; recall still finds them)")
         print(f"rebuilt {store.index_path}: {changes}; hand-written lines kept{kept}", file=sys.stderr)
     print(load_for_context(store.index()) if args.capped else store.index(), end="")
     return 0
@@ -272,7 +275,7 @@ def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
     """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
     import os
 
-    from memdir import constants as C, safefs
+    from memdir import safefs
 
     try:
         fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
