@@ -89,7 +89,8 @@ def drive(folder: Path, planted: str) -> None:
     payload = json.dumps({"session_id": "s", "cwd": str(folder.parent), "prompt": QUESTION, "source": "startup"})
     for event in ("prompt", "session-start"):
         _run(folder, f"hook {event}", lambda event=event: hook([event], stdin=io.StringIO(payload), stdout=sys.stdout))
-    request = {"memory_dir": str(folder), "query": QUESTION, "engine": "offline", "session_id": "s2"}
+    request = {"memory_dir": str(folder), "query": QUESTION, "engine": "offline", "session_id": "s2",
+               "env": {"MEMDIR_PATH": str(folder)}}  # as the hook sends it: a folder the server may serve
     _run(folder, "server handle", lambda: print(server.handle(request, None)["context"]))
     worker_request = json.dumps({"cwd": str(folder.parent), "transcript": str(_transcript(folder)), "session_id": "w"})
     _run(folder, "stop worker", lambda: worker([worker_request]))
