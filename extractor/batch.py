@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir.config import Settings
+from memdir.errors import os_error_line
 from memdir.paths import config_home, resolve_memory_dir
 from memdir.pricing import cost_usd, price
 from memdir.record import Record, field
@@ -192,6 +193,8 @@ async def _run_all(jobs: list[Job], *, settings: Settings, engine: str, size: in
             try:
                 await _run_job(job, settings=settings, engine=engine, size=size, dry_run=dry_run, client=client,
                                budget=budget, report=report, progress=progress, today=today)
+            except OSError as exc:  # disk full, read-only: the machine's state, in words with a fix
+                report.errors.append(f"{job.transcript}: {os_error_line(exc)}")
             except Exception as exc:  # noqa: BLE001 - one bad transcript must not end the batch
                 report.errors.append(f"{job.transcript}: {type(exc).__name__}: {exc}")
             progress.done += 1

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memdir import constants as C, decisions as journal, graph
 from memdir.decision_context import prune_session_markers, tail_records
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, os_error_line
 from memdir.paths import decisions_dir, orchestkit_compat
 from memdir.said import users_words
 from memdir.secrets import REDACTED, find_secrets
@@ -40,8 +40,11 @@ def folder_for(memory_dir: Path, project_root: Path, compat: bool | None = None)
 
 
 def _reason(exc: Exception) -> str:
-    """An OSError's plain reason ("Permission denied"), else the error's own one line (a lock held too long)."""
-    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+    """An OSError's plain reason and fix ("the disk is full; free some space..."), else the error's own
+    one line (a lock held too long)."""
+    if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, MemdirError):
+        return os_error_line(OSError(exc.errno, exc.strerror))  # the caller names the file
+    return str(exc)
 
 
 @dataclass
@@ -89,7 +92,7 @@ def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, c
             try:
                 outcome.promotions.append(promote(store, c.decision, compat_section=compat_section))
             except Exception as exc:  # noqa: BLE001 - one bad promotion must not lose the others
-                outcome.errors.append(f"promotion of {c.decision.id}: {exc}")
+                outcome.errors.append(f"promotion of {c.decision.id}: {_reason(exc)}")
     if flush_graph:
         outcome.flush = flush(folder, memory_dir)
         if outcome.flush.error:

@@ -40,7 +40,10 @@ SLUG_MAX_BYTES = 120  # a slug in a file name `<type>_<slug>_<n>.md`: well under
 # Atomic writes go through `.<name>.tmp-<pid>-<rand>` (memdir/fsio.py, memdir/safefs.py); such names never end
 # in .md, so scans skip them, and `doctor` recognises a stale one by this marker.
 TEMP_MARKER = ".tmp-"
-SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, MEMORY.md, state JSON: refused above this
+SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, state JSON: refused above this
+# MEMORY.md: memdir keeps it within Claude Code's load cap (INDEX_MAX_*), but an index an older memdir grew to one
+# line per memory (~3.6 MB at 25,000) must still be readable, so `index --rebuild` can bring it back within.
+INDEX_READ_MAX_BYTES = 32 * 1024 * 1024
 HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes

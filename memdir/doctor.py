@@ -104,34 +104,8 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
                 Finding("warning", "why-how", h.rel_path, f"{h.type} memory lacks **Why:** / **How to apply:** lines")
             )
 
-    try:
-        index = store.index()
-        index_ok = True
-    except OSError as exc:  # huge, not UTF-8, a symlink or a FIFO: reported, never rewritten
-        findings.append(Finding("error", "index-unreadable", C.INDEX_NAME, f"cannot be read ({exc})"))
-        index, index_ok = "", False
-    linked = index_text.linked_files(index)
-    on_disk = {h.rel_path: h for h in result.headers}
-    orphans = [f for f in linked if f not in on_disk and not _exists(store, f)]
-    unlisted = [rel for rel in on_disk if rel not in linked] if index_ok else []
-    for rel in orphans:
-        findings.append(Finding("error", "orphan-index-line", C.INDEX_NAME, f"links to missing {rel}", fixable=True))
-    for rel in unlisted:
-        findings.append(Finding("error", "index-drift", rel, f"not listed in {C.INDEX_NAME}", fixable=True))
-    capped = index_text.cap(index)
-    if capped.truncated:
-        which = " and ".join(w for w, hit in (("lines", capped.by_lines), ("size", capped.by_size)) if hit)
-        findings.append(
-            Finding(
-                "error",
-                "index-over-cap",
-                C.INDEX_NAME,
-                f"over the load cap ({which}: {capped.lines} lines, {capped.chars:,} chars; "
-                f"limits {C.INDEX_MAX_LINES} / {C.INDEX_MAX_CHARS:,}); shorten entries or prune memories",
-            )
-        )
-    for secret in find_secrets(index):
-        findings.append(Finding("error", "secret", C.INDEX_NAME, f"line {secret.line} looks like {secret.kind}"))
+    index_findings, orphans, unlisted = _index_findings(store, {h.rel_path: h for h in result.headers})
+    findings.extend(index_findings)
     now = time.time()
     for temp in _temp_files(store):
         st = safefs.lstat(store.base, store.prefix + temp)
@@ -139,8 +113,45 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
         findings.append(Finding("warning", "temp-file", temp, "leftover from an interrupted write", fixable=stale))
 
     if fix:
-        _fix(store, findings, orphans, unlisted, on_disk)
+        _fix(store, findings, orphans, unlisted, {h.rel_path: h for h in result.headers})
     return findings
+
+
+def _index_findings(store: MemoryStore, on_disk: dict) -> tuple[list[Finding], list[str], list[str]]:
+    """MEMORY.md against the files: (findings, index lines whose file is gone, files --fix may list)."""
+    findings: list[Finding] = []
+    try:
+        index = store.index()
+        index_ok = True
+    except OSError as exc:  # huge, not UTF-8, a symlink or a FIFO: reported, never rewritten
+        findings.append(Finding("error", "index-unreadable", C.INDEX_NAME, f"cannot be read ({exc})"))
+        index, index_ok = "", False
+    linked = index_text.linked_files(index)
+    orphans = [f for f in linked if f not in on_disk and not _exists(store, f)]
+    unlisted = [rel for rel in on_disk if rel not in linked and index_text.linkable(rel)] if index_ok else []
+    for rel in (rel for rel in on_disk if not index_text.linkable(rel)):
+        findings.append(Finding("error", "file-name", rel, f"its name cannot be linked from {C.INDEX_NAME} (a space, "
+                                "a ')', a control character or bytes that are not UTF-8); rename it"))
+    capped = index_text.cap(index)
+    if unlisted and (index_text.is_full(index) or capped.truncated):  # where Claude Code stops loading
+        findings.append(Finding("warning", "index-full", C.INDEX_NAME,
+                                f"{len(unlisted)} memories are not listed: it stays within what Claude Code loads "
+                                f"({C.INDEX_MAX_LINES} lines, {C.INDEX_MAX_CHARS:,} characters); recall still finds them"))
+        unlisted = []
+    for rel in orphans:
+        findings.append(Finding("error", "orphan-index-line", C.INDEX_NAME, f"links to missing {rel}", fixable=True))
+    for rel in unlisted:
+        findings.append(Finding("error", "index-drift", rel, f"not listed in {C.INDEX_NAME}", fixable=True))
+    if capped.truncated:
+        which = " and ".join(w for w, hit in (("lines", capped.by_lines), ("size", capped.by_size)) if hit)
+        findings.append(Finding(
+            "error", "index-over-cap", C.INDEX_NAME,
+            f"over the load cap ({which}: {capped.lines} lines, {capped.chars:,} chars; "
+            f"limits {C.INDEX_MAX_LINES} / {C.INDEX_MAX_CHARS:,}); `memdir index --rebuild` brings memdir's "
+            "entries within it (the previous MEMORY.md is kept), or shorten what you wrote"))
+    for secret in find_secrets(index):
+        findings.append(Finding("error", "secret", C.INDEX_NAME, f"line {secret.line} looks like {secret.kind}"))
+    return findings, orphans, unlisted
 
 
 def _fix(store: MemoryStore, findings: list[Finding], orphans: list[str], unlisted: list[str], on_disk: dict) -> None:

@@ -3,8 +3,9 @@
 Two readers with one meaning:
 - `parse_header` is the scan path (recall reads hundreds of headers per prompt). Flat `key: value`
   lines, which is all memdir and Claude Code write, are parsed by hand; only headers using real
-  YAML structure go to PyYAML. Values stay strings, so `2026-03-05` is not turned into a date
-  nor `yes` into True.
+  YAML structure go to PyYAML, through `bounded_yaml` (no aliases or anchors, depth, size and
+  integer-length caps: a planted header cannot stall or crash any reader). Values stay strings,
+  so `2026-03-05` is not turned into a date nor `yes` into True.
 - `parse_document` is the full read used by the store: the same header rules plus the body. When
   the YAML is malformed it retries leniently (raw `key: value` lines) and reports the problem.
 Writing goes through python-frontmatter with `sort_keys=False`, so keys keep their order.
@@ -18,7 +19,7 @@ import re
 from memdir.record import Record
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
-LENIENT_PROBLEM = "malformed YAML frontmatter"  # how a problem read leniently (`key: rest of line`) begins
+LENIENT_PROBLEM = "malformed YAML frontmatter"  # how a problem read leniently begins (bounded_yaml.Malformed says it)
 _YAML_STRUCTURE = ("|", ">", "[", "{", "&", "*", "!", "%", "@", "`")
 
 
@@ -165,15 +166,17 @@ def _stringify(value: object) -> object:
 
 
 def _yaml_fields(header: list[str]) -> tuple[dict[str, object], str | None]:
-    import yaml
+    """Fields through the bounded loader. Malformed YAML is read leniently; a shape only an attacker
+    writes (aliases, anchors, deep nesting, a huge header) yields no fields at all, so recall skips
+    the file while `list` and `doctor` show why."""
+    from memdir import bounded_yaml
 
     try:
-        loaded = yaml.load("\n".join(header), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return _lenient_fields(header), f"{LENIENT_PROBLEM}{where} ({reason}); read leniently"
+        loaded = bounded_yaml.load("\n".join(header))
+    except bounded_yaml.Malformed as exc:
+        return _lenient_fields(header), f"{exc.reason}; read leniently"
+    except bounded_yaml.Refused as exc:
+        return {}, f"frontmatter refused: {exc.reason}"
     if loaded is None:
         return {}, None
     if not isinstance(loaded, dict):
@@ -240,9 +243,11 @@ def dump_document(fields: dict[str, object], body: str) -> str:
     """
     import frontmatter
 
+    from memdir import bounded_yaml
+
     post = frontmatter.Post(body.strip("\n"))
     post.metadata = dict(fields)  # not **fields: a field named `handler` would become the Post's YAML handler
-    text = frontmatter.dumps(post, sort_keys=False, width=1_000_000)
+    text = frontmatter.dumps(post, sort_keys=False, width=1_000_000, Dumper=bounded_yaml.Dumper)
     # PyYAML quotes a string that looks like a timestamp; Claude Code writes `modified:` bare, and
     # matching it byte for byte lets an unchanged memory stay unchanged on disk.
     text = _QUOTED_STAMP.sub(r"\1\2", text)

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import hashlib
 import itertools
 import json
 import os
 import re
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -58,6 +60,7 @@ class Version:
     base: Path
     rel: str  # relative to `base`, for symlink-proof reads
     shared_with: tuple[str, ...] = ()  # an old-scheme version: other existing paths it may belong to
+    was_empty: bool = False  # kept from a memory that really was empty (so 0 bytes is its true content)
 
     @property
     def name(self) -> str:
@@ -193,36 +196,70 @@ def _now_stamp() -> str:
 
 
 def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path:
-    """Store `data` as a version of `rel_path`; returns the kept file. Never overwrites a version."""
+    """Store `data` as a version of `rel_path`; returns the kept file. Never overwrites a version.
+
+    A version is complete or absent: the bytes go to a hidden temp file, are fsynced, then linked
+    under the version's name (an exclusive link, so two same-instant copies keep two names). A disk
+    that fills up mid-write leaves no 0-byte "previous version" for `restore` to bring back.
+    """
     base, state_rel = _base(state_dir)
     folder = _folder_rel(state_rel, rel_path)
     action = re.sub(r"[^a-z-]", "", action.lower()) or "changed"
     stamp = _now_stamp()
     _mark_since(base, state_rel, stamp)
     with safefs.open_dir(base, folder, create=True) as dfd:
-        for n in range(1, 10_000):
-            name = f"{stamp}-{n:04d}-{action}.md"  # the counter keeps same-instant copies in order
-            try:
-                fd = os.open(name, _CREATE_NEW, 0o600, dir_fd=dfd)
-            except FileExistsError:
-                continue
+        temp = f".{stamp}-{os.getpid()}-{os.urandom(4).hex()}{_PARTIAL}"
+        try:
+            fd = os.open(temp, _CREATE_NEW, 0o600, dir_fd=dfd)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
+            name = _publish(dfd, temp, f"{stamp}-{{n:04d}}-{action}{_EMPTY if not data else ''}.md")
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(base / folder)) from exc
+        finally:
             with contextlib.suppress(OSError):
-                os.fsync(dfd)
-            _prune(dfd)
-            return base / folder / name
-    raise MemdirError(f"{base / folder}: too many versions kept at the same instant")
+                os.unlink(temp, dir_fd=dfd)
+        with contextlib.suppress(OSError):
+            os.fsync(dfd)
+        _prune(dfd)
+        return base / folder / name
 
 
-def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None:
+_PARTIAL = ".partial"  # a version being written: never listed, never restored
+_EMPTY = "-empty"  # the memory really was empty when this version was kept (see `pick`)
+
+
+def _publish(dfd: int, temp: str, pattern: str) -> str:
+    """Give the complete temp file its version name (the first `n` free); the name it got."""
+    for n in range(1, 10_000):
+        name = pattern.format(n=n)  # the counter keeps same-instant copies in order
+        try:
+            os.link(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+            return name
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+        # A file system without hard links: claim the name, then rename the whole file over the
+        # claim (a crash between the two leaves an unmarked 0-byte version, which `pick` refuses).
+        try:
+            os.close(os.open(name, _CREATE_NEW, 0o600, dir_fd=dfd))
+        except FileExistsError:
+            continue
+        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        return name
+    raise MemdirError(f"too many versions kept at the same instant ({pattern.replace('{n:04d}', 'N')})")
+
+
+def keep(state_dir: Path, root: Path, rel_path: str, action: str, max_bytes: int = C.SAFE_READ_MAX_BYTES) -> Path | None:
     """Keep the current bytes of `root/rel_path` before it changes; None when there is no file."""
     base, _ = _base(state_dir)
     full = safefs.rel_to(base, Path(root) / rel_path)  # team memory is `team/<name>`: its own history
     try:
-        data = safefs.read_bytes(base, full)
+        data = safefs.read_bytes(base, full, max_bytes)
     except (FileNotFoundError, NotADirectoryError):
         return None
     return keep_bytes(state_dir, full, data, action)
@@ -231,11 +268,16 @@ def keep(state_dir: Path, root: Path, rel_path: str, action: str) -> Path | None
 def _prune(dfd: int) -> None:
     """Bound the history, but never drop the oldest version: for a file a person wrote, that is the
     original they wrote (MEMORY.md gets a version on every save, and could otherwise lose it)."""
-    names = sorted(n for n in os.listdir(dfd) if n.endswith(".md"))
+    entries = os.listdir(dfd)
+    names = sorted(n for n in entries if n.endswith(".md") and not n.startswith("."))
     excess = max(0, len(names) - C.HISTORY_KEEP_PER_FILE)
     for old in names[1 : 1 + excess]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(old, dir_fd=dfd)
+    for partial in (n for n in entries if n.startswith(".") and n.endswith(_PARTIAL)):
+        with contextlib.suppress(OSError):  # left by a process killed mid-write an hour or more ago
+            if os.stat(partial, dir_fd=dfd, follow_symlinks=False).st_mtime < time.time() - 3600:
+                os.unlink(partial, dir_fd=dfd)
 
 
 def _listed(base: Path, folder: str, shared_with: tuple[str, ...] = ()) -> list[Version]:
@@ -245,11 +287,13 @@ def _listed(base: Path, folder: str, shared_with: tuple[str, ...] = ()) -> list[
         return []
     out = []
     for name, kind in entries:
-        if kind != "file":
+        if kind != "file" or name.startswith("."):  # a hidden name is a version still being written
             continue
         stamp, _, rest = name.removesuffix(".md").partition("-")
         action = rest.partition("-")[2] or "changed"
-        out.append(Version(0, base / folder / name, stamp, action, base, f"{folder}/{name}", shared_with))
+        was_empty = action.endswith(_EMPTY)
+        action = action.removesuffix(_EMPTY) or "changed"
+        out.append(Version(0, base / folder / name, stamp, action, base, f"{folder}/{name}", shared_with, was_empty))
     return out
 
 
@@ -301,22 +345,41 @@ def known_files(state_dir: Path) -> list[str]:
 
 
 def pick(state_dir: Path, rel_path: str, version: str | None, shown: str | None = None) -> Version:
-    """A version by number (1 = newest), by file name, or the newest when `version` is None.
-    `shown`: the name as the user gives it to `memdir history` (e.g. `--team deploy.md`)."""
+    """A version by number (1 = newest), by file name, or the newest intact one when `version` is None.
+    `shown`: the name as the user gives it to `memdir history` (e.g. `--team deploy.md`).
+
+    A 0-byte version of a memory that was not empty is what an older memdir left when the disk filled
+    up mid-write: restoring it would empty the memory, so it is skipped (newest) or refused (by number).
+    """
     found = versions(state_dir, rel_path)
     shown = shown or rel_path
     if not found:
         raise MemdirError(f"no kept versions of {rel_path}; see `memdir history {shown}`")
-    chosen = found[0] if version is None else next(
-        (v for v in found if version.strip() in (str(v.number), v.name, v.path.stem)), None)
+    if version is None:
+        chosen = next((v for v in found if not torn(v)), None)
+        if chosen is None:
+            raise MemdirError(f"every kept version of {rel_path} is empty, left by failed writes; nothing to restore")
+    else:
+        chosen = next((v for v in found if version.strip() in (str(v.number), v.name, v.path.stem)), None)
     if chosen is None:
         raise MemdirError(f"{rel_path} has no version {version!r}; `memdir history {shown}` lists them (1 = newest)")
+    if torn(chosen):
+        raise MemdirError(f"version {chosen.number} of {rel_path} is empty, left by a write that failed (disk full?), "
+                          f"not by an empty memory; pick another with --version (`memdir history {shown}`)")
     if chosen.shared_with:
         raise MemdirError(
             f"version {chosen.number} of {rel_path} was kept by an older memdir in a folder it shared with "
             f"{' and '.join(chosen.shared_with)}, so it may hold that memory's bytes: read {chosen.rel} "
             f"and copy back by hand what is yours (or pick another version with --version)")
     return chosen
+
+
+def torn(version: Version) -> bool:
+    """A 0-byte version not marked as kept from an empty memory: a failed write, never real content."""
+    if version.was_empty:
+        return False
+    st = safefs.lstat(version.base, version.rel)
+    return st is not None and st.st_size == 0
 
 
 def display(root: Path, kept: Path | None) -> str:

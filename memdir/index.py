@@ -9,16 +9,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memdir import constants as C
+from memdir import constants as C, inert
 
 _ENTRY = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+\.md)\)(?P<rest>.*)$")
 
 
 def entry_line(title: str, rel_file: str, hook: str) -> str:
     """One index line, kept under INDEX_LINE_TARGET chars by shortening the hook, never the link."""
-    title = title.replace("[", "(").replace("]", ")")
-    head = f"- [{title}]({rel_file})"
-    hook = " ".join(hook.split())
+    title = inert.one_line(title).replace("[", "(").replace("]", ")")
+    head = f"- [{title}]({inert.one_line(rel_file)})"  # a planted newline never starts a line of its own
+    hook = " ".join(inert.one_line(hook).split())
     if not hook:
         return head
     room = C.INDEX_LINE_TARGET - len(head) - 3
@@ -27,6 +27,12 @@ def entry_line(title: str, rel_file: str, hook: str) -> str:
     if len(hook) > room:
         hook = hook[: room - 1].rstrip() + "…"
     return f"{head} — {hook}"
+
+
+def linkable(rel_file: str) -> bool:
+    """Can MEMORY.md link this file? Not when its name holds a space, a `)`, a control character or
+    bytes that are not UTF-8: its line would never be read back, and a fix would append it forever."""
+    return inert.one_line(rel_file) == rel_file and entry_file(f"- [x]({rel_file})") == rel_file
 
 
 def entry_file(line: str) -> str | None:
@@ -38,18 +44,45 @@ def linked_files(text: str) -> list[str]:
     return [f for f in (entry_file(line) for line in text.splitlines()) if f]
 
 
+# The last line of an index that ran out of room: what Claude Code loads is the first INDEX_MAX_LINES lines and
+# INDEX_MAX_CHARS characters, so a line past them is never seen; memdir stops adding lines there instead.
+OVERFLOW_NOTE = (f"- More memories are not listed here: this index stays within what Claude Code loads "
+                 f"({C.INDEX_MAX_LINES} lines, {C.INDEX_MAX_CHARS:,} characters). memdir recalls the others by "
+                 "relevance; `memdir list` shows them all.")
+
+
+def fits(lines: list[str]) -> bool:
+    """Would Claude Code load all of these lines (SPEC §3)?"""
+    return len(lines) <= C.INDEX_MAX_LINES and sum(len(line) + 1 for line in lines) - 1 <= C.INDEX_MAX_CHARS
+
+
+def is_full(text: str) -> bool:
+    """memdir has stopped adding entries: the overflow note is there."""
+    return OVERFLOW_NOTE in text.splitlines()
+
+
+def _without_note(lines: list[str]) -> list[str]:
+    body = [line for line in lines if line != OVERFLOW_NOTE]
+    while body and not body[-1].strip():
+        body.pop()
+    return body
+
+
 def upsert(text: str, rel_file: str, line: str) -> str:
-    """Replace the entry for `rel_file` in place, or append it."""
+    """Replace the entry for `rel_file` in place, or append it while the index fits Claude Code's load
+    cap (room is kept for the overflow note); past that, the note is added once and the entry is not."""
     lines = text.splitlines()
     for i, existing in enumerate(lines):
         if entry_file(existing) == rel_file:
             lines[i] = line
-            break
-    else:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+            return "\n".join(lines) + "\n"
+    body = _without_note(lines)
+    if fits([*body, line, OVERFLOW_NOTE]):
+        grown = [*body, line, OVERFLOW_NOTE] if is_full(text) else [*body, line]
+        return "\n".join(grown) + "\n"
+    if not is_full(text) and fits([*body, OVERFLOW_NOTE]):
+        return "\n".join([*body, OVERFLOW_NOTE]) + "\n"
+    return text  # full already (or a hand-written index over the cap, which `doctor` reports)
 
 
 def remove(text: str, rel_file: str) -> str:
@@ -62,21 +95,41 @@ class Merged:
     text: str
     added: list[str]
     removed: list[str]
+    left_out: int = 0  # entries not listed (or no longer listed): past Claude Code's load cap
 
 
 def _inside(rel_file: str) -> bool:
     return not (rel_file.startswith(("/", "~")) or "://" in rel_file or ".." in rel_file.split("/"))
 
 
+def _trim_entries(lines: list[str]) -> tuple[list[str], int]:
+    """`lines` with entry lines dropped from the end until they and the overflow note fit the load cap
+    (a person's headings and notes are never dropped); how many were dropped."""
+    count = len(lines) + 1
+    chars = sum(len(line) + 1 for line in lines) + len(OVERFLOW_NOTE)
+    drop: set[int] = set()
+    for i in range(len(lines) - 1, -1, -1):
+        if count <= C.INDEX_MAX_LINES and chars <= C.INDEX_MAX_CHARS:
+            break
+        if entry_file(lines[i]):
+            drop.add(i)
+            count, chars = count - 1, chars - len(lines[i]) - 1
+    return [line for i, line in enumerate(lines) if i not in drop], len(drop)
+
+
 def merge(text: str, entries: list[tuple[str, str]], exists) -> Merged:
     """`index --rebuild` without loss: every line a person wrote stays where it is (headings, notes,
     their own titles and hooks); entries whose in-folder file is gone (`exists(rel) is False`) are
-    removed; the given `(rel_file, line)` entries missing from the index are appended in order."""
-    lines = text.splitlines()
+    removed; the given `(rel_file, line)` entries missing from the index are appended in order.
+
+    Within Claude Code's load cap: entry lines past it (an index an older memdir grew to one line per
+    memory) are dropped from the end, missing entries are added while they fit, and the overflow
+    note ends an index that could not list them all. The caller keeps the previous index in history.
+    """
     kept: list[str] = []
     removed: list[str] = []
     present: set[str] = set()
-    for line in lines:
+    for line in _without_note(text.splitlines()):
         rel = entry_file(line)
         if rel is not None and _inside(rel) and not exists(rel):
             removed.append(rel)
@@ -84,15 +137,24 @@ def merge(text: str, entries: list[tuple[str, str]], exists) -> Merged:
         if rel is not None:
             present.add(rel)
         kept.append(line)
+    kept, left_out = _trim_entries(kept)
     missing = [(rel, line) for rel, line in entries if rel not in present]
     if missing:
         while kept and not kept[-1].strip():
             kept.pop()
         if kept and entry_file(kept[-1]) is None:
             kept.append("")
-        kept.extend(line for _, line in missing)
+    added: list[str] = []
+    for rel, line in missing:
+        if not fits([*kept, line, OVERFLOW_NOTE]):
+            left_out += len(missing) - len(added)
+            break
+        kept.append(line)
+        added.append(rel)
+    if left_out and fits([*kept, OVERFLOW_NOTE]):
+        kept.append(OVERFLOW_NOTE)
     out = "\n".join(kept) + "\n" if kept else ""
-    return Merged(out, [rel for rel, _ in missing], removed)
+    return Merged(out, added, removed, left_out)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from memdir import inert
 from memdir.scan import Header
 
 
@@ -17,7 +18,7 @@ def manifest_line(h: Header) -> str:
     line = "- "
     if h.type:
         line += f"[{h.type}] "
-    line += f"{h.rel_path} ({stamp})"
+    line += f"{inert.one_line(h.rel_path)} ({stamp})"
     if h.description:
         line += f": {h.description}"
     return line

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from memdir import constants as C
+from memdir import constants as C, inert
 from memdir.errors import MemdirError
 
 
@@ -43,7 +43,7 @@ class Memory(BaseModel):
     @field_validator("name", "description")
     @classmethod
     def _one_line(cls, value: str) -> str:
-        return re.sub(r"\s+", " ", value)
+        return inert.one_line(re.sub(r"\s+", " ", value))
 
     @model_validator(mode="after")
     def _slug_name_in_current_form(self) -> Memory:

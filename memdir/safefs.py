@@ -244,13 +244,26 @@ def _fsync_dir_fd(dfd: int) -> None:
         os.fsync(dfd)
 
 
+@contextlib.contextmanager
+def _failures_named(root: str | os.PathLike, rel: str):
+    """An OSError from a write names the file the user knows (`MEMORY.md`), not the temp file or
+    descriptor-relative name the system call saw, so a disk-full or read-only error is one clear line."""
+    try:
+        yield
+    except UnsafePath:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, os.path.join(os.fspath(root), rel)) from exc
+
+
 def write_bytes(root: str | os.PathLike, rel: str, data: bytes, *, durable: bool = True) -> None:
     """Replace the file atomically (temp + fsync + rename), creating folders on the way.
 
-    An existing symlink, FIFO or folder at the target is refused, never replaced or followed.
+    An existing symlink, FIFO or folder at the target is refused, never replaced or followed. A
+    failure (disk full, read-only) leaves the old file whole and no temp file behind.
     """
     parent, name = _parent_and_name(rel)
-    with open_dir(root, parent, create=True) as dfd:
+    with _failures_named(root, rel), open_dir(root, parent, create=True) as dfd:
         try:
             current = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         except FileNotFoundError:
@@ -284,10 +297,11 @@ def write_text(root: str | os.PathLike, rel: str, text: str, *, durable: bool = 
 def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
     """Append to a log file (created when missing), never through a symlink."""
     parent, name = _parent_and_name(rel)
-    with open_dir(root, parent, create=True) as dfd:
-        fd = open_file_at(dfd, name, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    with os.fdopen(fd, "ab") as handle:
-        handle.write(text.encode("utf-8"))
+    with _failures_named(root, rel):
+        with open_dir(root, parent, create=True) as dfd:
+            fd = open_file_at(dfd, name, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        with os.fdopen(fd, "ab") as handle:
+            handle.write(text.encode("utf-8"))
 
 
 def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:

@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, inert, safefs
 from memdir.frontmatter_io import memory_type, parse_header
 from memdir.record import Record
 
@@ -113,7 +113,7 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
 
     def text(key: str) -> str | None:
         value = fields.get(key)
-        return value.strip() or None if isinstance(value, str) else None
+        return inert.one_line(value) or None if isinstance(value, str) else None
 
     mtype = memory_type(fields)  # top-level `type:` or Claude Code 2.1.x's `metadata: {type: ...}`
     if mtype is not None:
@@ -122,6 +122,7 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
             problem = f"type {mtype!r} is not one of {', '.join(C.MEMORY_TYPES)}"
     prefix = len(str(root)) + 1
     rel = path[prefix:].replace(os.sep, "/")
+    problem = inert.one_line(problem) if problem else None  # may quote the file (a YAML anchor's name)
     return Header(rel, path, mtime, text("name"), text("description"), mtype, problem, parsed.body.strip())
 
 

@@ -82,6 +82,7 @@ class RebuildResult:
     added: list[str]
     removed: list[str]
     kept: str | None
+    left_out: int = 0  # memories MEMORY.md does not list: past Claude Code's load cap (recall still finds them)
 
 
 class MemoryStore:
@@ -196,7 +197,7 @@ class MemoryStore:
         rewrite never works from a partial copy."""
         if not self.base.is_dir():
             return ""
-        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME))
+        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME), max_bytes=C.INDEX_READ_MAX_BYTES)
 
     # --- writing ------------------------------------------------------------
     def _guard(self, text: str, where: str, allow_secrets: bool) -> None:
@@ -250,6 +251,7 @@ class MemoryStore:
             # `ghp_` as is, so both spellings are checked, and the name as given.
             for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
                 guard(spelling, "a memory named like a secret")
+            self.index()  # unreadable (not UTF-8, a symlink): refused before anything is written, not after
             exists = self.exists(rel_path)
             current = self.read_file(rel_path) if exists else ""
             if expected_text is not None and current != expected_text:
@@ -295,7 +297,8 @@ class MemoryStore:
 
     def _keep(self, rel_path: str, action: str) -> str | None:
         """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
-        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action)) or None
+        cap = C.INDEX_READ_MAX_BYTES if rel_path == C.INDEX_NAME else C.SAFE_READ_MAX_BYTES
+        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action, cap)) or None
 
     def _index_upsert(self, rel_path: str, memory: Memory, keep_line: bool = False) -> None:
         """Add or refresh the entry line; `keep_line` leaves an existing line as it is (it may be hand-written)."""
@@ -320,6 +323,7 @@ class MemoryStore:
         renamed = memory.model_copy(update={"name": new_name})
         renamed = Memory.model_validate(renamed.model_dump())
         with self._locked():
+            self.index()  # unreadable: refused before anything is written, not after
             holder = placing.names_in_use(self, moving=header.rel_path).get(kebab_slug(renamed.name))
             if holder is not None:  # two memories under one name: `find` could no longer tell them apart
                 raise MemdirError(f"{new_name!r} is already the name of {holder.rel_path}; choose another name")
@@ -337,9 +341,10 @@ class MemoryStore:
         """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""
         header = self.find(ref)
         with self._locked():
+            index = self.index()  # read first: an unreadable index refuses the forget before the file goes
             kept = self._keep(header.rel_path, "deleted")
             safefs.unlink(self.base, self._rel(header.rel_path))
-            self._write_index(index_text.remove(self.index(), header.rel_path), "deleted")
+            self._write_index(index_text.remove(index, header.rel_path), "deleted")
         return DeleteResult(header.rel_path, kept)
 
     def rebuild_index(self) -> RebuildResult:
@@ -349,11 +354,11 @@ class MemoryStore:
             headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
-                for h in headers
+                for h in headers if index_text.linkable(h.rel_path)  # `doctor` names the others
             ]
             merged = index_text.merge(self.index(), entries, lambda rel: safefs.is_regular_file(self.base, self._rel(rel)))
             kept = self._write_index(merged.text, "rebuilt")
-        return RebuildResult(len(entries), merged.added, merged.removed, kept)
+        return RebuildResult(len(entries), merged.added, merged.removed, kept, merged.left_out)
 
     # --- history --------------------------------------------------------------
     def history_key(self, ref: str) -> str:
@@ -398,6 +403,7 @@ class MemoryStore:
             self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
         data = chosen.read()
         with self._locked():
+            self.index()  # unreadable: refused before anything is written, not after
             kept = self._keep(rel, "replaced")
             safefs.write_bytes(self.base, self._rel(rel), data)
             if rel != C.INDEX_NAME:

@@ -112,6 +112,38 @@ BINARY_SUFFIXES = frozenset(".png .jpg .jpeg .gif .ico .pdf .zip .gz .tar .whl .
                             ".woff .woff2 .ttf .mp4 .mp3 .lock .sqlite .db .npy .onnx".split())
 
 
+def read_project_file(path: str, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """At most `limit` bytes of a regular file of the project, or None for anything else.
+
+    A repository can track a symlink to a FIFO or a device: opening the FIFO blocks forever, and
+    opening a device can act (a tape rewinds). So the type is checked with stat before the open, the
+    open is non-blocking (a FIFO swapped in after the check does not block), and fstat checks again
+    what was actually opened.
+    """
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):  # ValueError: a NUL in a name from `git ls-files` output
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_project_text(path: str, limit: int = MAX_FILE_BYTES) -> str | None:
+    data = read_project_file(path, limit)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
 def project_root(start: str) -> str:
     """The nearest folder at or above `start` holding `.git` (or `start` itself)."""
     folder = os.path.abspath(start)
@@ -125,11 +157,10 @@ def project_root(start: str) -> str:
 
 
 def _ignore_patterns(root: str) -> list[str]:
-    try:
-        with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(65536).splitlines()
-    except OSError:
+    text = _read_project_text(os.path.join(root, ".gitignore"), 65536)
+    if text is None:
         return []
+    lines = text.splitlines()
     return [line.strip().rstrip("/") for line in lines if line.strip() and not line.startswith(("#", "!"))]
 
 
@@ -221,23 +252,26 @@ _GONE_WORDS = {"path": "no longer exists", "symbol": "is no longer in the code",
                "flag": "is no longer in the code", "command": "no longer exists"}
 
 
+_COMMAND_FILES = {"make": "Makefile", "just": "justfile", "npm": "package.json", "yarn": "package.json",
+                  "pnpm": "package.json", "bun": "package.json"}
+
+
 def _command_exists(root: str, command: str) -> bool | None:
     tool, target = command.split(" ", 1) if " " in command else (command, "")
     tool = tool.split()[0]
+    where = _COMMAND_FILES.get(tool)
+    text = _read_project_text(os.path.join(root, where)) if where else None
+    if text is None:
+        return None
     try:
         if tool == "make":
-            with open(os.path.join(root, "Makefile"), encoding="utf-8", errors="replace") as handle:
-                return re.search(rf"^{re.escape(target)}\s*:", handle.read(MAX_FILE_BYTES), re.M) is not None
+            return re.search(rf"^{re.escape(target)}\s*:", text, re.M) is not None
         if tool == "just":
-            with open(os.path.join(root, "justfile"), encoding="utf-8", errors="replace") as handle:
-                return re.search(rf"^{re.escape(target)}\b.*:", handle.read(MAX_FILE_BYTES), re.M) is not None
-        if tool in ("npm", "yarn", "pnpm", "bun"):
-            with open(os.path.join(root, "package.json"), encoding="utf-8") as handle:
-                scripts = json.loads(handle.read(MAX_FILE_BYTES)).get("scripts") or {}
-            return target in scripts
-    except (OSError, ValueError, AttributeError):
+            return re.search(rf"^{re.escape(target)}\b.*:", text, re.M) is not None
+        scripts = json.loads(text).get("scripts") or {}
+        return target in scripts
+    except (ValueError, AttributeError, TypeError, RecursionError):
         return None
-    return None
 
 
 def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files: list[str] | None = None) -> dict[Claim, bool | None]:
@@ -289,12 +323,8 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
             found["\0file:" + base] = True
         if pattern is None or os.path.splitext(base)[1].lower() in BINARY_SUFFIXES:
             continue
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES)
-        except OSError:
-            continue
-        if b"\0" in data[:1024]:
+        data = read_project_file(path)  # a tracked symlink to a FIFO or device is skipped, never opened
+        if data is None or b"\0" in data[:1024]:
             continue
         for match in pattern.finditer(data.decode("utf-8", "replace")):
             found[match.group(0)] = True
@@ -349,6 +379,7 @@ def verify_folder(memory_dir, root: str, *, use_git: bool = True, budget_s: floa
     Names of memory files themselves (`feedback_x.md`, MEMORY.md) are links between memories, not
     claims about the code, and are not checked.
     """
+    from memdir import safefs
     from memdir.scan import iter_memory_files
 
     memory_dir = str(memory_dir)
@@ -356,9 +387,9 @@ def verify_folder(memory_dir, root: str, *, use_git: bool = True, budget_s: floa
     own_names = {os.path.basename(p) for p in paths} | {"MEMORY.md"}
     texts: dict[str, str] = {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                texts[os.path.relpath(path, memory_dir).replace(os.sep, "/")] = handle.read(read_bytes)
+        rel = os.path.relpath(path, memory_dir).replace(os.sep, "/")
+        try:  # never through a symlink, never a FIFO (safefs refuses both)
+            texts[rel] = safefs.read_bytes(memory_dir, rel, read_bytes, prefix=True).decode("utf-8", "replace")
         except OSError:
             continue
     files = git_files(root) if use_git and os.path.exists(os.path.join(root, ".git")) else None
@@ -382,10 +413,8 @@ def record_verified(store, rel_path: str, commit: str | None, date: str) -> None
     file. The file's mtime is kept: being checked is not being re-saved, and recall shows age by it.
     """
     path = store.resolve_rel(rel_path)
-    before = os.stat(path)
-    from memdir.fsio import read_text
-
-    text = read_text(path)
+    before = os.stat(path, follow_symlinks=False)
+    text = store.read_file(rel_path)  # bounded, no symlink, no FIFO
     memory = store.load(rel_path)
     metadata = memory.extra.get("metadata")
     metadata = dict(metadata) if isinstance(metadata, dict) else {}

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from memdir import constants as C
+from memdir import constants as C, inert
 from memdir.ages import days_old
 from memdir.scan import Header
 
@@ -70,7 +70,7 @@ def body_lines(header: Header) -> tuple[list[str], bool]:
     from memdir.frontmatter_io import parse_header
 
     text, truncated = read_capped(header.path, rel_path=header.rel_path)
-    body = parse_header(text).body.strip("\n")
+    body = inert.block(parse_header(text).body.strip("\n"))  # ESC, U+202E: escaped, never acted on
     return (body.split("\n") if body else []), truncated
 
 
@@ -108,7 +108,7 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
     return render_slotted(
         "recall_memory.j2",
         # Printed-only values are slots, so a new type or path never costs the hook a jinja2 render.
-        slots={"path": header.abs_path, "description": header.description or "(no description)",
+        slots={"path": inert.one_line(header.abs_path), "description": header.description or "(no description)",
                "content": "\n".join(shown).strip("\n"), "more": more, "type": header.type or "untyped",
                "verification": verification},
         cache_dir=cache_dir,
@@ -182,7 +182,7 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: Path 
         more_intro = _frame("more_intro", cache_dir)
         extra = 2 + units(more_intro)
         for header in left_out:
-            line = _frame("item", cache_dir, header.abs_path, header.description or "")
+            line = _frame("item", cache_dir, inert.one_line(header.abs_path), header.description or "")
             if used + extra + 1 + units(line) > budget:
                 break
             listing.append(line)

@@ -57,3 +57,26 @@ def test_cap_by_both():
     assert capped.by_lines and capped.by_size
     out = index.load_for_context(text)
     assert "300 lines (limit 200) and it is" in out and "(limit 25,000)" in out
+
+
+def test_upsert_stops_at_the_load_cap_with_one_note():
+    text = "".join(f"- [m{i}](m{i}.md) — hook\n" for i in range(198))
+    text = index.upsert(text, "a.md", "- [a](a.md)")  # 199 lines: still room for the note after it
+    assert text.splitlines()[-1] == "- [a](a.md)" and not index.is_full(text)
+    full = index.upsert(text, "b.md", "- [b](b.md)")
+    assert full.splitlines()[-1] == index.OVERFLOW_NOTE and "b.md" not in full and index.fits(full.splitlines())
+    assert index.upsert(full, "c.md", "- [c](c.md)") == full  # the note once; nothing past the cap
+    replaced = index.upsert(full, "a.md", "- [a](a.md) — new hook")  # an entry already listed still updates
+    assert "- [a](a.md) — new hook" in replaced.splitlines()
+    room = index.upsert(index.remove(full, "m0.md"), "d.md", "- [d](d.md)")  # room again: before the note
+    assert room.splitlines()[-2:] == ["- [d](d.md)", index.OVERFLOW_NOTE]
+
+
+def test_merge_brings_an_overgrown_index_within_the_cap_keeping_a_persons_lines():
+    text = "# My notes\nkeep this line\n" + "".join(f"- [m{i}](m{i}.md) — hook {i}\n" for i in range(5000))
+    out = index.merge(text, [("new.md", "- [new](new.md)")], lambda rel: True)
+    lines = out.text.splitlines()
+    assert index.fits(lines) and lines[:2] == ["# My notes", "keep this line"] and lines[-1] == index.OVERFLOW_NOTE
+    assert lines[2] == "- [m0](m0.md) — hook 0" and out.added == [] and out.left_out == 5000 - (len(lines) - 3) + 1
+    again = index.merge(out.text, [("new.md", "- [new](new.md)")], lambda rel: True)
+    assert again.text == out.text  # stable: the note is not added twice

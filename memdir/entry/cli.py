@@ -9,8 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from memdir import constants as C, inert
 from memdir.entry.cli_support import memory_dir_of, print_json
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, os_error_line
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
 if TYPE_CHECKING:
@@ -76,22 +77,23 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not headers:
             print(f"no memories in {store.root}", file=sys.stderr)
         # Columns as wide as their longest value, so long file names never push a row out of line.
-        rows = [((h.type or "?"), h.rel_path, age_label(h.mtime), h) for h in headers]
+        rows = [(inert.one_line(h.type or "?"), inert.one_line(h.rel_path), age_label(h.mtime), h) for h in headers]
         widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
         for kind, rel, age, h in rows:
             flag = "  [!] " + h.problem if h.problem else ""
             print(f"{kind:<{widths[0]}}  {rel:<{widths[1]}}  {age:<{widths[2]}}  {h.description or ''}{flag}".rstrip())
     for rel, reason in result.unreadable:
-        print(f"memdir: skipped unreadable {rel} ({reason}); run `memdir doctor`", file=sys.stderr)
+        print(f"memdir: skipped unreadable {inert.one_line(rel)} ({reason}); run `memdir doctor`", file=sys.stderr)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = _store(args)
     header = store.find(args.name)
-    sys.stdout.write(store.read_file(header.rel_path))  # bounded, UTF-8 or a one-line error, no symlinks
+    # bounded, UTF-8 or a one-line error, no symlinks; ESC or U+202E shown escaped, never acted on
+    sys.stdout.write(inert.block(store.read_file(header.rel_path)))
     if header.problem:
-        print(f"memdir: warning: {header.rel_path}: {header.problem}", file=sys.stderr)
+        print(f"memdir: warning: {inert.one_line(header.rel_path)}: {header.problem}", file=sys.stderr)
     return 0
 
 
@@ -136,6 +138,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     for v in found:
         size = v.path.stat().st_size
         shared = f"  (old name shared with {', '.join(v.shared_with)}; not restored)" if v.shared_with else ""
+        shared += "  (empty: left by a failed write; not restored)" if history.torn(v) else ""
         print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}{shared}")
     return 0
 
@@ -155,6 +158,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         done = store.rebuild_index()
         kept = f" (previous version kept: {done.kept})" if done.kept else ""
         changes = f"added {len(done.added)}, removed {len(done.removed)} whose file is gone"
+        if done.left_out:
+            changes += (f", {done.left_out} not listed (Claude Code loads only {C.INDEX_MAX_LINES} lines / "
+                        f"{C.INDEX_MAX_CHARS:,} characters; recall still finds them)")
         print(f"rebuilt {store.index_path}: {changes}; hand-written lines kept{kept}", file=sys.stderr)
     print(load_for_context(store.index()) if args.capped else store.index(), end="")
     return 0
@@ -182,7 +188,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for f in findings:
             tag = "fixed" if f.fixed else f.severity
             hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
-            print(f"  [{tag}] {f.path}: {f.message}{hint}")
+            print(f"  [{tag}] {inert.one_line(f.path)}: {inert.one_line(f.message)}{hint}")
         for line in both.lines():
             print(line)
         from memdir.usage import recent_usage, tokens_used
@@ -269,7 +275,7 @@ def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
     """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
     import os
 
-    from memdir import constants as C, safefs
+    from memdir import safefs
 
     try:
         fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
@@ -479,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # disk full, read-only, permissions: the machine's state, told in one line
+        print(f"memdir: error: {os_error_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ def remember_decision(args: argparse.Namespace) -> int:
     outcome = record([captured], folder=folder, memory_dir=memory_dir, compat_section=compat,
                      flush_graph=True, team=args.team)
     d = captured.decision
+    if outcome.errors and not outcome.journaled and not outcome.promotions:  # nothing was saved anywhere
+        raise MemdirError(f"{d.kind} not recorded: {outcome.errors[0]}")
     print(f"recorded {d.kind} {d.id} (confidence {d.confidence:.2f}) in {journal_path(folder)}")
     if not outcome.journaled and not outcome.errors:
         print("  already in the journal; nothing new appended")

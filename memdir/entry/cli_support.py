@@ -34,4 +34,9 @@ def _a_folder(resolution):
 
 
 def print_json(data: object) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): JSON's own \u escape
+        text = json.dumps(data, indent=2, ensure_ascii=True, default=str)
+    print(text)

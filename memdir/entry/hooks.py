@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from memdir import constants as C
+from memdir import constants as C, inert
 from memdir.hooklog import log
 from memdir.record import FrozenRecord
 
@@ -174,7 +174,7 @@ def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
     from memdir.notices import take_notices
 
     saved = take_notices(memory_dir)
-    return f"{prefix}: {', '.join(saved)}" if saved else None
+    return f"{prefix}: {', '.join(inert.one_line(p) for p in saved)}" if saved else None
 
 
 def session_start_output(payload: HookPayload, include_index: bool = True) -> str:
@@ -197,7 +197,7 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     index = ""
     if include_index:
         raw = _index_prefix(memory_dir)
-        index = index_text.load_for_context(raw) if raw else ""
+        index = inert.block(index_text.load_for_context(raw)) if raw else ""  # a hand-edited ESC stays inert
         if index:
             frame = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
                            index="", native=False)

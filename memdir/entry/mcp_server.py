@@ -18,9 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir import constants as C
+from memdir import constants as C, inert
 from memdir.entry import api
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, os_error_line
 
 SERVER_NAME = "memdir"
 INDEX_URI = "memdir://MEMORY.md"
@@ -56,9 +56,8 @@ def _tool_errors(fn):
             raise
         except MemdirError as exc:
             raise ToolError(_one_line(exc)) from None
-        except OSError as exc:
-            where = f"{exc.filename}: " if exc.filename else ""
-            raise ToolError(f"{where}{exc.strerror or _one_line(exc)}; run `memdir doctor`") from None
+        except OSError as exc:  # disk full, read-only, permissions: words and a fix
+            raise ToolError(os_error_line(exc)) from None
         except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
             logging.getLogger(__name__).exception("memdir tool %s failed", fn.__name__)
             raise ToolError(f"internal error ({type(exc).__name__}: {_one_line(exc)}); run `memdir doctor`") from None
@@ -103,7 +102,8 @@ def _entry(info: api.MemoryInfo) -> str:
     from memdir.ages import age_label
 
     flag = f"  [problem: {info.problem}]" if info.problem else ""
-    return f"- {info.file} ({info.type or '?'}, {age_label(info.modified)}): {info.description or info.name or ''}{flag}"
+    return (f"- {inert.one_line(info.file)} ({info.type or '?'}, {age_label(info.modified)}): "
+            f"{info.description or info.name or ''}{flag}")
 
 
 def build_server(folder: Path, *, team: bool = False, project: Path | None = None) -> MCPServer:

@@ -36,7 +36,7 @@ from anthropic.types.beta import (
 
 from memdir.entry.memory_tool_folder import MemoryToolFolder
 from memdir.entry.memory_tool_paths import ROOT, tool_rel
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, os_error_line
 from memdir.store import MemoryStore
 
 __all__ = ["ROOT", "AsyncMemdirMemoryTool", "MemdirMemoryTool"]
@@ -90,7 +90,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             return f"{path} is a symlink; memdir never follows symlinks inside the memory folder"
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return f"The path {path} does not exist. Please provide a valid path."
-        return f"{path}: {exc.strerror}"
+        return f"{path}: {os_error_line(OSError(exc.errno, exc.strerror))}"  # disk full, read-only: words and a fix
 
     def _read(self, rel: str) -> str:
         return self.folder.read(rel)

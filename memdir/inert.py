@@ -1,0 +1,46 @@
+"""Text from memory files made inert before memdir prints it or writes it somewhere else.
+
+A memory file is data anyone can plant, and its name, description and file name reach a terminal
+(`list`, `show`), MEMORY.md and the prompt hook's output. There a newline (or an escaped `\\n` in
+YAML) would start a line of memdir's own shape ("Memory (feedback, saved today): /tmp/forged.md",
+"IMPORTANT: ..."), ESC would drive the terminal, U+202E would reverse what the user reads, and a
+lone surrogate (from YAML's "\\udcff" or a file name that is not UTF-8) cannot be encoded at all.
+
+- `one_line`: line breaks, tabs and their Unicode kin become one space; every other control
+  character, bidirectional control and surrogate is shown escaped (`\\x1b`, `\\u202e`), so the
+  user sees that something was there.
+- `block`: the same for multi-line text (a body), keeping `\\n` and tabs.
+
+Stdlib only and one regex pass each: this runs for every memory the prompt hook shows.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Line breaks and tabs (ASCII and Unicode's NEL, LINE and PARAGRAPH SEPARATOR, the file/group/record separators).
+_BREAKS = re.compile("[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]+")
+# C0 and C1 controls, DEL, bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates), BOM, surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                              "\ufeff\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def one_line(text: str) -> str:
+    """`text` on one line, with nothing in it a terminal or a reader would take as control."""
+    if text.isprintable():  # the common case: no work
+        return text.strip()
+    return _UNSAFE.sub(_escaped, _BREAKS.sub(" ", text)).strip()
+
+
+def block(text: str) -> str:
+    """Multi-line `text` with its `\\n` line breaks and tabs kept (CRLF read as LF), every other
+    control, bidirectional control and surrogate escaped."""
+    if text.isprintable():
+        return text
+    return _UNSAFE_IN_BLOCK.sub(_escaped, text.replace("\r\n", "\n"))

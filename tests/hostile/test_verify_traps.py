@@ -1,0 +1,77 @@
+"""`memdir verify` against a repository that tracks FIFOs and devices (issue 22, finding 10).
+
+A tracked symlink to a FIFO hung `verify` (opening a FIFO for reading blocks until a writer comes).
+Here every file verify opens on its own (`.gitignore`, Makefile, justfile, package.json) and every
+tracked file it searches is, in turn, a FIFO, a symlink to one, or a symlink to a device. verify
+runs as a real process with a time limit (the hang guard) and must finish with its usual report,
+checking the memory's names against the regular files that remain.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.hostile.conftest import run_cli
+
+MEMORY = ("---\nname: Build\ndescription: how we build\ntype: project\n---\n"
+          "Run `make build` and `npm run lint`; the entry point is `app.py`, calling `start_server()`.\n\n"
+          "**Why:** x\n**How to apply:** y\n")
+
+
+def _trapped_project(root, *, fifo_gitignore: bool):
+    root.mkdir()
+    (root / "app.py").write_text("def start_server():\n    pass\n")
+    pipes = root / "pipes"
+    pipes.mkdir()
+    os.mkfifo(pipes / "fifo")
+    (root / "pipe.py").symlink_to(pipes / "fifo")  # the finding: a tracked symlink to a FIFO
+    (root / "zero.py").symlink_to("/dev/zero")
+    (root / "tty.py").symlink_to("/dev/tty")
+    for name in ("Makefile", "justfile") + ((".gitignore",) if fifo_gitignore else ()):
+        os.mkfifo(root / name)
+    (root / "package.json").symlink_to(pipes / "fifo")
+    return root
+
+
+@pytest.fixture(params=["git", "walk"])
+def repo(request, hostile_home):
+    """A git repository tracking the traps (verify reads `git ls-files`), or a plain folder (verify walks
+    it and reads .gitignore itself, here a FIFO too: git would block on that one, so not in the repo)."""
+    if request.param == "walk":
+        return _trapped_project(hostile_home / "tree", fifo_gitignore=True)
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _trapped_project(hostile_home / "repo", fifo_gitignore=False)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=env, timeout=30)
+    subprocess.run(["git", "-C", str(root), "add", "app.py", "pipe.py", "zero.py", "tty.py", "package.json"],
+                   check=True, env=env, timeout=30)
+    return root
+
+
+@pytest.mark.parametrize("extra", [(), ("--record",), ("--json",)])
+def test_verify_never_opens_a_fifo_or_device(repo, memory, tally, extra):
+    (memory / "project_build.md").write_text(MEMORY)
+    proc = run_cli(tally, "--dir", str(memory), "verify", "--project", str(repo), *extra, timeout=60)
+    assert proc.returncode != -9, "verify hung"
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+    if "--json" in extra:
+        found = json.loads(proc.stdout)["memories"]["project_build.md"]
+        assert "app.py" in found["found"] and "start_server" in found["found"], found  # read from the regular file
+        assert not [g for g in found["gone"] if "app.py" in g or "start_server" in g], found
+    else:
+        assert "1 memories checked" in proc.stdout and "app.py" not in proc.stdout, proc.stdout
+    assert tally.hangs == 0 and tally.tracebacks == 0
+
+
+def test_read_project_file_refuses_what_is_not_a_regular_file(repo):
+    from memdir.verify import read_project_file
+
+    assert read_project_file(str(repo / "app.py")) == b"def start_server():\n    pass\n"
+    for name in ("pipe.py", "zero.py", "tty.py", "Makefile", "justfile", "package.json", "pipes", "missing.py", "a\0b"):
+        assert read_project_file(str(repo / name)) is None, name
