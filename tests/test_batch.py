@@ -94,6 +94,7 @@ def test_max_cost_stops_cleanly(api, tmp_path):
     assert done_cursor == f"s-a{row.windows * 1 - 1}"  # windows of 2 messages: one user + one assistant each
 
 
+@pytest.mark.slow
 def test_resume_after_kill_repeats_no_finished_window_and_loses_none(tmp_path):
     texts = [f"Remember that fact number {i} matters." for i in range(8)]
     transcript = _transcript(tmp_path / "p" / "s.jsonl", str(tmp_path), texts, "s")

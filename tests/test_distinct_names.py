@@ -57,6 +57,7 @@ def test_three_owned_by_remembers_are_three_memories_by_hand_and_through_the_api
     assert len(_live(store)) == 3 and len({h.name for h in store.scan().headers}) == 3
 
 
+@pytest.mark.slow
 def test_dream_keeps_every_distinct_fact_live(memory_dir):
     shapes = ["The {s} service is owned by team {t}", "{s} deploys go through {t}", "Alerts for {s} page the {t} rota",
               "The {s} dashboard lives in {t}", "{s} builds run on {t} runners"]

@@ -100,6 +100,7 @@ def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
     assert "systemMessage" not in again  # the notice is shown once
 
 
+@pytest.mark.slow
 def test_stop_with_the_llm_engine_against_a_local_api(session):
     project, transcript, memory = session
     feedback = ("---\nname: Real database in tests\ndescription: Integration tests must use the real database\n"

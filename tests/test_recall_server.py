@@ -108,6 +108,7 @@ def test_disabled_by_env():
     assert server_socket.enabled({}) == hasattr(socket, "AF_UNIX")
 
 
+@pytest.mark.slow
 def test_two_servers_started_together_leave_exactly_one(tmp_path):
     """Both race for the same socket: one serves, the other exits at once; none is orphaned."""
     env = {**os.environ, "HOME": str(tmp_path / "home"), "MEMDIR_RECALL_SERVER_IDLE": "20",

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from memdir.model import Memory
 from memdir.paths import resolve_memory_dir
 from memdir.stages.recall import server_socket
@@ -54,6 +56,7 @@ def _prompt(project: Path, session: str, env: dict) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow
 def test_sessions_on_different_endpoints_share_one_server_that_exits_when_idle(tmp_path):
     home = os.environ["HOME"]
     projects = [tmp_path / f"project{i}" for i in range(3)]

@@ -154,6 +154,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_eight_processes_writing_twenty_four_each(memory_dir):
     # 192 memories: every index line must survive the race, and all fit MEMORY.md's 200-line load cap
     # (past it memdir stops adding lines; tests/hostile/test_huge_index.py covers that).

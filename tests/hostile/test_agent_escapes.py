@@ -126,6 +126,7 @@ def _transcript(path, cwd):
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
+@pytest.mark.slow
 def test_end_to_end_a_scripted_model_gets_nothing_from_outside(trap, outside, tally, hostile_root):
     """`memdir extract --engine llm` against a local scripted API whose 'model' tries every escape, then
     saves whatever its tools returned: nothing from outside may reach the API or the memory."""
