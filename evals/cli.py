@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 # Imports are inside the handlers: building the parser happens on every `memdir` command, and the
@@ -21,6 +18,7 @@ def run_realdata(args) -> int:
     from memdir.evals.model_loop import model_loop
     from memdir.evals.realdata import EvalError, render, run_suite
     from memdir.evals.realdata_path import locate_realdata, missing_reason
+    from memdir.evals.runner import prompt_variant
 
     root = locate_realdata()
     if root is None:
@@ -28,7 +26,7 @@ def run_realdata(args) -> int:
         return 2
     requested = args.engine or "auto"
     out = Path(args.out) / (time.strftime("%Y%m%d-%H%M%S") + f"-realdata-{requested}")
-    with _variant(args.variant), model_loop(requested, relay_dir=args.relay_dir, record=args.record,
+    with prompt_variant(args.variant), model_loop(requested, relay_dir=args.relay_dir, record=args.record,
                                             replay=args.replay, misses=out / "replay-misses") as loop:
         engine = "llm" if loop is not None else choose_engine(requested)
         try:
@@ -60,22 +58,6 @@ def _sessions_to_run(args, loop) -> list[str] | None:
     from memdir.evals.realdata import NO_LOSS_PREFIX
 
     return None if any(s.startswith(NO_LOSS_PREFIX) for s in covered) else covered
-
-
-@contextmanager
-def _variant(variant: str | None) -> Iterator[None]:
-    """$MEMDIR_PROMPT_VARIANT set to `variant` for the run, as `--variant` promises."""
-    previous = os.environ.get("MEMDIR_PROMPT_VARIANT")
-    if variant:
-        os.environ["MEMDIR_PROMPT_VARIANT"] = str(Path(variant).resolve())
-    try:
-        yield
-    finally:
-        if variant:
-            if previous is None:
-                os.environ.pop("MEMDIR_PROMPT_VARIANT", None)
-            else:
-                os.environ["MEMDIR_PROMPT_VARIANT"] = previous
 
 
 def run(args) -> int:

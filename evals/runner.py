@@ -8,7 +8,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from memdir.evals.cases import BehaviourCase, Case, ExtractionCase, RecallCase, 
 from memdir.evals.graders import Grade, grade_extraction, grade_recall
 from memdir.model import Memory
 from memdir.pricing import cost_usd
+from memdir.prompts import VARIANT_ENV
 from memdir.scan import scan
 from memdir.store import MemoryStore
 from memdir.transcript import Message, read_transcript
@@ -161,6 +164,22 @@ class Progress:
         self.stream.flush()
 
 
+@contextmanager
+def prompt_variant(variant: str | None) -> Iterator[None]:
+    """$MEMDIR_PROMPT_VARIANT set to `variant` for the run, as `--variant` promises."""
+    previous = os.environ.get(VARIANT_ENV)
+    if variant:
+        os.environ[VARIANT_ENV] = str(Path(variant).resolve())
+    try:
+        yield
+    finally:
+        if variant:
+            if previous is None:
+                os.environ.pop(VARIANT_ENV, None)
+            else:
+                os.environ[VARIANT_ENV] = previous
+
+
 def run_cases(cases: list[Case], *, engine: str, settings: Settings, repeat: int = 1, concurrency: int = 4,
               variant: str | None = None, client=None, progress: Progress | None = None) -> list[dict]:
     jobs = [(case, r) for case in cases for r in range(repeat)]
@@ -172,18 +191,8 @@ def run_cases(cases: list[Case], *, engine: str, settings: Settings, repeat: int
         progress.update(record)
         return record
 
-    previous = os.environ.get("MEMDIR_PROMPT_VARIANT")
-    if variant:
-        os.environ["MEMDIR_PROMPT_VARIANT"] = str(Path(variant).resolve())
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            return list(pool.map(one, jobs))
-    finally:
-        if variant:
-            if previous is None:
-                os.environ.pop("MEMDIR_PROMPT_VARIANT", None)
-            else:
-                os.environ["MEMDIR_PROMPT_VARIANT"] = previous
+    with prompt_variant(variant), ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        return list(pool.map(one, jobs))
 
 
 def write_results(records: list[dict], path: Path) -> None:
