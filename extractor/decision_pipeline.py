@@ -207,7 +207,7 @@ def capture_transcript_tail(transcript: str | None, cwd: str | None, memory_dir:
 
     root = _project_of(cwd)
     captured: list[Captured] = []
-    for message in read_transcript(Path(transcript), last_n=TRANSCRIPT_TAIL).messages:
+    for message in read_transcript(Path(transcript), last_n=TRANSCRIPT_TAIL, max_bytes=C.TRANSCRIPT_READ_MAX_BYTES).messages:
         if message.role == "user" and message.kind in UNSEEN_BY_PROMPT_HOOK:
             captured += capture_text(message.user_text(), source="prompt", project=root.name)
     if not captured:

@@ -264,6 +264,21 @@ def _add(total: ExtractResult, part: ExtractResult) -> None:
         total.status = "nothing"
 
 
+def _reading_notes(read, transcript: Path) -> list[str]:
+    """What the bounded read left out, said in the run's reason so nothing is skipped silently."""
+    notes = []
+    if read.invalid_lines:
+        notes.append(f"skipped {read.invalid_lines} unparsable transcript line(s)")
+    if read.oversized_lines:
+        notes.append(f"skipped {read.oversized_lines} transcript line(s) over {C.TRANSCRIPT_LINE_MAX_BYTES >> 20} MB")
+    if read.unread_bytes:
+        notes.append(
+            f"read only the last {C.TRANSCRIPT_READ_MAX_BYTES >> 20} MB of the transcript; "
+            f"{read.unread_bytes >> 20} MB before it were not read (`memdir batch {transcript}` reads them)"
+        )
+    return notes
+
+
 def extract_transcript(
     transcript: Path,
     memory_dir: Path,
@@ -284,7 +299,7 @@ def extract_transcript(
     """
     settings = settings or Settings.from_env()
     cursor: dict = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
-    read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"])
+    read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"], max_bytes=C.TRANSCRIPT_READ_MAX_BYTES)
     messages = read.messages
     if not messages:
         return ExtractResult("skipped", reason="no new messages since the last run", cursor=cursor["uuid"])
@@ -318,8 +333,7 @@ def extract_transcript(
         if session_id and not dry_run and chunk_end:
             state.save_cursor(memory_dir, session_id, chunk_end)
             result.cursor = chunk_end
-    if read.invalid_lines:
-        note = f"skipped {read.invalid_lines} unparsable transcript line(s)"
+    for note in _reading_notes(read, transcript):
         result.reason = f"{result.reason}; {note}" if result.reason else note
     if not dry_run:
         state.log_run(memory_dir, {"session": session_id, **{k: v for k, v in result.as_dict().items() if k != "dry_run"}})

@@ -45,6 +45,12 @@ SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, state JSON: refused above
 # line per memory (~3.6 MB at 25,000) must still be readable, so `index --rebuild` can bring it back within.
 INDEX_READ_MAX_BYTES = 32 * 1024 * 1024
 HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
+# The Stop path reads at most this much of a transcript's end: a 1 GB session costs what a 64 MB one
+# does (the rest waits for `memdir batch`). One JSONL line over the line cap (a pasted video, a
+# base64 dump) is skipped unparsed, so memory stays bounded whatever the file holds.
+TRANSCRIPT_READ_MAX_BYTES = 64 * 1024 * 1024
+TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
+HOOK_TRANSCRIPT_READ_MAX_BYTES = 4 * 1024 * 1024  # the prompt hook's look at the recent tools: never more
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
 

@@ -16,6 +16,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
 from memdir.errors import MemdirError
 from memdir.record import Record, field
 from memdir.said import ASK_TOOL, answers_of_line, queued_prompt, rejection_of_line, users_words, words_of_user_line
@@ -85,6 +86,7 @@ class Transcript(Record):
 
     unknown_types: line types (and `attachment:<type>`) this reader neither uses nor skips on purpose.
     off_branch_lines: lines of abandoned branches (rewinds) and sidechains that were not read.
+    unread_bytes: what a byte budget left unread at the start of the file (`memdir batch` reads it all).
     """
 
     messages: list[Message]
@@ -95,6 +97,8 @@ class Transcript(Record):
     cwd: str | None = None
     unknown_types: Counter[str] = field(default_factory=Counter)
     off_branch_lines: int = 0
+    unread_bytes: int = 0  # bytes before the window that the read budget left unread (0: read to the start)
+    oversized_lines: int = 0  # lines over TRANSCRIPT_LINE_MAX_BYTES, skipped without parsing
 
 
 def _as_blocks(content: object) -> list[dict]:
@@ -208,22 +212,53 @@ def _confirm_rejections(records: list[tuple[dict, Message | None]]) -> None:
             message.said, message.kind = answered.text, "answer"
 
 
-def _lines_backwards(path: Path):
-    """Yield (line_bytes, is_last_line) from the end of the file, one block read at a time."""
+class _Budget:
+    """How far back a backward read may go, and what it left out."""
+
+    def __init__(self, max_bytes: int | None, line_max: int) -> None:
+        self.max_bytes = max_bytes
+        self.line_max = line_max
+        self.unread = 0
+        self.oversized = 0
+
+
+def _lines_backwards(path: Path, budget: _Budget):
+    """Yield (line_bytes, is_last_line) from the end of the file, one block read at a time.
+
+    Memory stays bounded: a line longer than `budget.line_max` is skipped (counted, never joined in
+    memory), and reading stops at the first line boundary past `budget.max_bytes` from the end.
+    """
     with open(path, "rb") as handle:
         handle.seek(0, os.SEEK_END)
         pos = handle.tell()
+        end = pos
         tail = b""
+        skipping = False  # inside an oversized line: drop bytes until its start (the previous newline)
         first = True
         while pos > 0:
+            if budget.max_bytes is not None and end - pos >= budget.max_bytes:
+                budget.unread = pos + len(tail)
+                return
             size = min(BLOCK, pos)
             pos -= size
             handle.seek(pos)
-            chunk = handle.read(size) + tail
+            chunk = handle.read(size)
+            if skipping:
+                cut = chunk.rfind(b"\n")
+                if cut < 0:
+                    continue
+                chunk, skipping = chunk[: cut + 1], False
+            chunk += tail
             lines = chunk.split(b"\n")
             tail = lines.pop(0)  # may be incomplete: carried into the next (earlier) block
+            if len(tail) > budget.line_max:
+                tail, skipping = b"", True
+                budget.oversized += 1
             for line in reversed(lines):
-                if line.strip():
+                if len(line) > budget.line_max:
+                    budget.oversized += 1
+                    first = False
+                elif line.strip():
                     yield line, first
                     first = False
                 elif first and line == b"":
@@ -268,15 +303,19 @@ def _abandoned(records: list[tuple[dict, Message | None]]) -> set[str]:
     return dead
 
 
-def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | None = None) -> Transcript:
+def read_jsonl_tail(
+    path: Path, last_n: int | None = None, after_uuid: str | None = None, max_bytes: int | None = None
+) -> Transcript:
     """The newest `last_n` messages (after `after_uuid` when given and found), oldest first.
 
-    Lines of rewound branches, sidechains and harness-only user lines are left out.
+    Lines of rewound branches, sidechains and harness-only user lines are left out. With `max_bytes`,
+    no more than about that much of the file's end is read (`unread_bytes` says what was left).
     """
     result = Transcript([], cursor_found=None if after_uuid is None else False)
     records: list[tuple[dict, Message | None]] = []
     distinct_ids: set[str] = set()
-    for raw, is_last in _lines_backwards(path):
+    budget = _Budget(max_bytes, TRANSCRIPT_LINE_MAX_BYTES)
+    for raw, is_last in _lines_backwards(path, budget):
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
@@ -309,6 +348,7 @@ def read_jsonl_tail(path: Path, last_n: int | None = None, after_uuid: str | Non
                 break
             distinct_ids.add(key)
         records.append((obj, message))
+    result.unread_bytes, result.oversized_lines = budget.unread, budget.oversized
     records.reverse()
     _confirm_rejections(records)
     dead = _abandoned(records)
@@ -360,7 +400,11 @@ def _check_regular(path: Path) -> None:
         os.close(fd)
 
 
-def read_transcript(path: Path, last_n: int | None = None, after_uuid: str | None = None) -> Transcript:
+def read_transcript(
+    path: Path, last_n: int | None = None, after_uuid: str | None = None, max_bytes: int | None = None
+) -> Transcript:
+    """Read a transcript; `max_bytes` bounds how much of a JSONL file's end is read (a JSON list
+    file is parsed whole, so it is refused above that size)."""
     try:
         _check_regular(path)
         with open(path, "rb") as handle:
@@ -370,6 +414,8 @@ def read_transcript(path: Path, last_n: int | None = None, after_uuid: str | Non
     except OSError as exc:
         raise MemdirError(f"{path}: cannot read transcript ({exc.strerror})") from None
     if start.startswith(b"["):
+        if max_bytes is not None and path.stat().st_size > max_bytes:
+            raise MemdirError(f"{path}: a JSON-list transcript over {max_bytes >> 20} MB; convert it to JSONL to read its end")
         transcript = read_json_list(path, None)
         if after_uuid is not None:
             ids = [m.uuid for m in transcript.messages]
@@ -379,7 +425,7 @@ def read_transcript(path: Path, last_n: int | None = None, after_uuid: str | Non
         if last_n is not None:
             transcript.messages = transcript.messages[-last_n:]
         return transcript
-    return read_jsonl_tail(path, last_n, after_uuid)
+    return read_jsonl_tail(path, last_n, after_uuid, max_bytes)
 
 
 def recent_tool_names(messages: list[Message], limit: int = 10) -> list[str]:

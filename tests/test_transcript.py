@@ -135,3 +135,51 @@ def test_record_basics():
     with pytest.raises(AttributeError):
         F(1).x = 2
     assert hash(F(1)) == hash(F(1))
+
+
+def _padded_session(path, prompts, pad_bytes):
+    """A session whose prompts are separated by big assistant replies, so bytes can be counted."""
+    lines = []
+    for i, text in enumerate(prompts):
+        lines.append(_line("user", f"u{i}", text))
+        lines.append(_line("assistant", f"a{i}", [{"type": "text", "text": "x" * pad_bytes}]))
+    return _write(path, lines)
+
+
+def test_byte_budget_reads_only_the_end_and_says_how_much_was_left(tmp_path):
+    path = _padded_session(tmp_path / "t.jsonl", [f"prompt number {i}" for i in range(40)], 10_000)
+    whole = read_transcript(path)
+    bounded = read_transcript(path, max_bytes=50_000)
+    assert whole.unread_bytes == 0 and len(whole.messages) == 80
+    said = [m.user_text() for m in bounded.messages if m.role == "user"]
+    assert 2 <= len(said) <= 6 and said[-1] == "prompt number 39"  # only the newest few, newest kept
+    assert bounded.messages == whole.messages[-len(bounded.messages):]  # a suffix, nothing invented or torn
+    assert path.stat().st_size - 70_000 < bounded.unread_bytes < path.stat().st_size - 40_000
+
+
+def test_an_oversized_line_is_skipped_without_parsing_and_counted(tmp_path, monkeypatch):
+    import memdir.transcript as transcript
+
+    monkeypatch.setattr(transcript, "TRANSCRIPT_LINE_MAX_BYTES", 200_000)
+    path = _write(tmp_path / "t.jsonl", [
+        _line("user", "u1", "before the dump"),
+        _line("user", "u2", "z" * 500_000),  # spans several 64 KB blocks
+        _line("user", "u3", "after the dump"),
+    ])
+    read = read_transcript(path)
+    assert [m.user_text() for m in read.messages] == ["before the dump", "after the dump"]
+    assert read.oversized_lines == 1 and read.invalid_lines == 0
+
+
+def test_cursor_beyond_the_budget_reads_the_budget_only(tmp_path):
+    path = _padded_session(tmp_path / "t.jsonl", [f"p{i}" for i in range(40)], 10_000)
+    read = read_transcript(path, after_uuid="u1", max_bytes=50_000)
+    assert read.cursor_found is False and read.unread_bytes > 0
+    assert all(m.uuid not in ("u0", "u1", "a1") for m in read.messages)
+
+
+def test_a_json_list_over_the_budget_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "y" * 5000}]))
+    with pytest.raises(MemdirError, match="convert it to JSONL"):
+        read_transcript(path, max_bytes=1000)

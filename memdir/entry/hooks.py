@@ -137,7 +137,8 @@ def _recent_tools(payload: HookPayload) -> list[str]:
     from memdir.transcript import read_transcript, recent_tool_names
 
     try:
-        return recent_tool_names(read_transcript(Path(payload.transcript_path), last_n=10).messages)
+        recent = read_transcript(Path(payload.transcript_path), last_n=10, max_bytes=C.HOOK_TRANSCRIPT_READ_MAX_BYTES)
+        return recent_tool_names(recent.messages)
     except Exception:
         return []
 

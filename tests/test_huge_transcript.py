@@ -1,0 +1,42 @@
+"""The Stop worker reads a bounded end of a huge transcript, saves from it, and says what it left unread.
+
+Before, the first Stop of a 1 GB session parsed all of it (240 s, 3.4 GB RSS); benchmarks/huge_transcript.py
+measures the real size. Here the budget is shrunk so the same path runs on a few hundred KB.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+from memdir import constants as C
+from memdir.config import Settings
+from memdir.stages.extractor import state
+from memdir.stages.extractor.run import extract_transcript
+
+
+def _line(uuid: str, role: str, text: str) -> str:
+    return json.dumps({"type": role, "uuid": uuid, "sessionId": "s1", "timestamp": "2026-03-02T09:00:00Z",
+                       "cwd": "/repo", "message": {"role": role, "content": text if role == "user" else
+                                                   [{"type": "text", "text": text}]}})
+
+
+def test_first_stop_on_a_huge_session_reads_the_end_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "TRANSCRIPT_READ_MAX_BYTES", 3 << 20)
+    lines = []
+    for i in range(400):  # ~8 MB of old chatter the budget leaves for `memdir batch`
+        lines += [_line(f"old-u{i}", "user", f"look at file {i}"), _line(f"old-a{i}", "assistant", "y" * 20_000)]
+    lines += [_line("u-last", "user", "Remember that I'm the tech lead for payments."), _line("a-last", "assistant", "Noted.")]
+    transcript = tmp_path / "huge.jsonl"
+    transcript.write_text("\n".join(lines) + "\n")
+    memory = tmp_path / "memory"
+    memory.mkdir()
+
+    result = extract_transcript(transcript, memory, session_id="s1", settings=Settings(engine="offline"),
+                                today=date(2026, 3, 2))
+
+    assert result.status == "saved"
+    saved = " ".join(path.read_text() for path in memory.glob("*.md") if path.name != "MEMORY.md")
+    assert "tech lead for payments" in saved
+    assert "read only the last 3 MB of the transcript" in result.reason and "memdir batch" in result.reason
+    assert state.load_cursor(memory, "s1")["uuid"] == "a-last"  # the next Stop starts after what was read
