@@ -27,7 +27,7 @@ from pathlib import Path
 from memdir import constants as C, runlog, usage
 from memdir.config import Settings
 from memdir.daylog import log_path, memory_mode
-from memdir.fsio import atomic_write_text
+from memdir.fsio import atomic_write_text, read_text
 from memdir.llm import call_with_retries, describe_error
 from memdir.paths import config_home
 from memdir.pricing import BATCH_DISCOUNT
@@ -55,7 +55,7 @@ def _save(data: dict) -> None:
 
 def _load() -> dict | None:
     try:
-        data = json.loads(state_path().read_text(encoding="utf-8"))
+        data = json.loads(read_text(state_path()))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("version") == STATE_VERSION else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from memdir import history
+from memdir import constants as C, history, safefs
 
 _WOULD = {"created": "would create", "updated": "would update", "deleted": "would delete"}
 
@@ -55,7 +55,7 @@ def from_toolbox(before: frozenset[str] | set[str], written: list[str], deleted:
             diff = None
             if dry_run and drafts and rel in drafts:
                 try:
-                    diff = unified_diff((root / rel).read_text(encoding="utf-8"), drafts[rel], rel)
+                    diff = unified_diff(safefs.read_text(root, rel), drafts[rel], rel)
                 except OSError:
                     diff = None
             out.append(change("updated", rel, kept, diff))
@@ -74,13 +74,10 @@ def summary(changes: list[dict], dry_run: bool) -> str:
 
 def index_change(memory_dir: Path, before: bytes | None, dry_run: bool) -> list[dict]:
     """MEMORY.md as a change when a run altered it: the kept copy is the version holding `before`."""
-    from memdir import constants as C
-
     if dry_run or not before:
         return []
-    path = memory_dir / C.INDEX_NAME
     try:
-        if path.read_bytes() == before:
+        if safefs.read_bytes(memory_dir, C.INDEX_NAME, C.INDEX_READ_MAX_BYTES) == before:
             return []
     except OSError:
         pass
@@ -90,9 +87,7 @@ def index_change(memory_dir: Path, before: bytes | None, dry_run: bool) -> list[
 
 
 def read_index(memory_dir: Path) -> bytes | None:
-    from memdir import constants as C
-
     try:
-        return (memory_dir / C.INDEX_NAME).read_bytes()
+        return safefs.read_bytes(memory_dir, C.INDEX_NAME, C.INDEX_READ_MAX_BYTES)
     except OSError:
         return None

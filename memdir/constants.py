@@ -50,6 +50,7 @@ HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one fi
 # base64 dump) is skipped unparsed, so memory stays bounded whatever the file holds.
 TRANSCRIPT_READ_MAX_BYTES = 64 * 1024 * 1024
 TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
+HOOK_PAYLOAD_MAX_BYTES = 16 * 1024 * 1024  # a hook's stdin: far past any typed prompt
 HOOK_TRANSCRIPT_READ_MAX_BYTES = 4 * 1024 * 1024  # the prompt hook's look at the recent tools: never more
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes

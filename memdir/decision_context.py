@@ -15,7 +15,7 @@ import os
 import re
 import time
 
-from memdir import constants as C
+from memdir import constants as C, safefs
 
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
@@ -39,7 +39,9 @@ LABELS = {"decision": "Decision", "preference": "Preference", "pattern": "Patter
 def tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
     """(up to `wanted` newest well-formed records oldest first, whether older ones exist)."""
     try:
-        with open(path, "rb") as handle:
+        # a repository's journal may be a FIFO or a symlink: opened only as a regular file
+        fd = safefs.open_file(os.path.dirname(path) or ".", os.path.basename(path))
+        with open(fd, "rb") as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             start = max(0, size - C.JOURNAL_TAIL_BYTES)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from memdir.constants import TEMP_MARKER  # one place knows it
+from memdir.constants import SAFE_READ_MAX_BYTES, TEMP_MARKER  # one place knows them
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -96,6 +96,11 @@ def try_locked(lock_path: Path) -> Iterator[bool]:
         yield got
 
 
-def read_text(path: Path) -> str:
-    """UTF-8 text with a BOM tolerated (editors on Windows add one)."""
-    return path.read_bytes().decode("utf-8-sig")
+def read_text(path: Path, max_bytes: int | None = None) -> str:
+    """UTF-8 text with a BOM tolerated (editors on Windows add one). Bounded and FIFO-safe: only a
+    regular file is read, never a symlink, and one over `max_bytes` (default: the safe read cap) is refused."""
+    from memdir import safefs
+
+    path = Path(path)
+    data = safefs.read_bytes(path.parent, path.name, SAFE_READ_MAX_BYTES if max_bytes is None else max_bytes)
+    return data.decode("utf-8-sig")

@@ -266,7 +266,7 @@ def memdir_enabled(memory_dir: Path | None = None, env: Mapping[str, str] | None
         candidates.append(memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
     for config_file in candidates:
         try:
-            config = json.loads(config_file.read_text(encoding="utf-8-sig"))
+            config = json.loads(_read_small_file(config_file).decode("utf-8-sig"))
         except (OSError, ValueError):
             continue
         if isinstance(config, dict) and config.get("enabled") is False:

@@ -11,7 +11,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memdir import constants as C, graph
+from memdir import constants as C, graph, safefs
 from memdir.decision_context import unread_repo_journal
 from memdir.decisions import journal_path, read_journal
 from memdir.paths import decisions_dir, orchestkit_compat
@@ -84,7 +84,7 @@ def memory_health(memory_dir: Path) -> TierHealth:
     index = memory_dir / C.INDEX_NAME
     try:
         if index.exists():
-            index.read_bytes().decode("utf-8-sig")
+            safefs.read_bytes(memory_dir, C.INDEX_NAME, C.INDEX_READ_MAX_BYTES).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         return TierHealth(name, "degraded", f"{index}: unreadable ({exc})")
     problem = _dir_problem(memory_dir)

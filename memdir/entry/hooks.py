@@ -15,6 +15,7 @@ import os
 import sys
 
 from memdir import constants as C, inert
+from memdir.errors import MemdirError
 from memdir.hooklog import log
 from memdir.record import FrozenRecord
 
@@ -364,7 +365,10 @@ def main(argv: list[str], stdin=None, stdout=None) -> int:
         return 1  # non-blocking error for Claude Code; never 2
     payload = None
     try:
-        payload = HookPayload.parse(stdin.read())
+        raw = stdin.read(C.HOOK_PAYLOAD_MAX_BYTES + 1)  # Claude Code's payload: a prompt, some paths
+        if len(raw) > C.HOOK_PAYLOAD_MAX_BYTES:
+            raise MemdirError(f"hook payload over {C.HOOK_PAYLOAD_MAX_BYTES >> 20} MB; ignored (nothing was recalled)")
+        payload = HookPayload.parse(raw)
         output = handlers[event](payload)
     except Exception as exc:  # a memory hook must never block or break the session
         folder = None
