@@ -50,6 +50,8 @@ HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one fi
 # base64 dump) is skipped unparsed, so memory stays bounded whatever the file holds.
 TRANSCRIPT_READ_MAX_BYTES = 64 * 1024 * 1024
 TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
+# The Stop worker's wall-clock bound: an LLM run saves its cursor per chunk, so the next Stop goes on.
+WORKER_MAX_SECONDS = 20 * 60
 HOOK_PAYLOAD_MAX_BYTES = 16 * 1024 * 1024  # a hook's stdin: far past any typed prompt
 HOOK_TRANSCRIPT_READ_MAX_BYTES = 4 * 1024 * 1024  # the prompt hook's look at the recent tools: never more
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file

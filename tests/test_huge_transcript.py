@@ -40,3 +40,31 @@ def test_first_stop_on_a_huge_session_reads_the_end_and_says_so(tmp_path, monkey
     assert "tech lead for payments" in saved
     assert "read only the last 3 MB of the transcript" in result.reason and "memdir batch" in result.reason
     assert state.load_cursor(memory, "s1")["uuid"] == "a-last"  # the next Stop starts after what was read
+
+
+def test_a_worker_past_its_wall_clock_bound_stops_and_says_so(tmp_path, monkeypatch):
+    """The detached Stop worker has a time bound; passing it ends the run like a crash, logged in one line."""
+    import subprocess
+    import sys
+    import textwrap
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(_line("u1", "user", "Remember that I'm the tech lead for payments.") + "\n")
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    script = textwrap.dedent(f"""
+        import runpy, sys, time
+        import memdir.constants as C
+        import memdir.stages.extractor.schedule as schedule
+        C.WORKER_MAX_SECONDS = 1
+        def stuck(*a, **k):
+            time.sleep(30)
+        schedule.request_extraction = stuck
+        sys.argv = ["worker", {json.dumps(json.dumps({"cwd": str(tmp_path), "transcript": str(transcript),
+                                                       "session_id": "s1"}))}]
+        runpy.run_module("memdir.entry.worker", run_name="__main__")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20,
+                          env={**__import__("os").environ, "MEMDIR_PATH": str(memory)})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "worker stopped after 1 s" in (memory / ".memdir" / "hook.log").read_text()

@@ -12,9 +12,26 @@ import sys
 from pathlib import Path
 
 
+class WorkerTimeout(BaseException):
+    """Raised by the worker's alarm: a BaseException, so no `except Exception` inside a stage swallows it."""
+
+
+def _stop_after(seconds: int) -> None:
+    """A wall-clock bound for the whole worker: a run that passes it ends like a crash would, which loses
+    nothing (writes are atomic, history is kept first) and leaves the cursor before the unfinished chunk."""
+    import signal
+
+    def expired(signum, frame):
+        raise WorkerTimeout()
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+
+
 def main(argv: list[str]) -> int:
     import os
 
+    from memdir import constants as C
     from memdir.hooklog import log
 
     workdir = os.environ.pop("MEMDIR_WORKER_CWD", None)
@@ -63,11 +80,17 @@ def main(argv: list[str]) -> int:
             if dream.due(memory_dir):
                 outcome = dream.dream(memory_dir)
                 log(memory_dir, "dream", f"{outcome.status}: {', '.join(outcome.saved) or outcome.reason}")
+    except WorkerTimeout:
+        log(memory_dir, "stop", f"worker stopped after {C.WORKER_MAX_SECONDS} s; the next Stop goes on from the saved cursor")
+        return 1
     except Exception as exc:  # a background worker has nobody to show a traceback to
         log(memory_dir, "stop", f"worker failed: {type(exc).__name__}: {exc}")
         return 1
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the detached process only: in-process callers keep their own signals
+    from memdir import constants
+
+    _stop_after(constants.WORKER_MAX_SECONDS)
     sys.exit(main(sys.argv[1:]))
