@@ -55,8 +55,10 @@ class Tally:
         self.notes: list[str] = []
 
     def line(self) -> str:
-        return (f"hostile suite: {self.tried} inputs tried, {self.tracebacks} tracebacks, {self.hangs} hangs, "
-                f"{self.escapes} escapes, {self.bytes_lost} bytes lost, {self.secrets} secrets on disk")
+        planted = f", {POISONING.planted} planted memories" if POISONING.tried else ""
+        return (f"hostile suite: {self.tried} inputs tried, {self.tracebacks} tracebacks, "
+                f"{self.hangs} hangs, {self.escapes} escapes, {self.bytes_lost} bytes lost{planted}, "
+                f"{self.secrets} secrets on disk")
 
 
 TALLY = Tally()
@@ -86,7 +88,7 @@ POISONING = Poisoning()
 
 
 def pytest_terminal_summary(terminalreporter):
-    if TALLY.tried:
+    if TALLY.tried or POISONING.tried:
         terminalreporter.write_line(TALLY.line())
         for note in TALLY.notes[:20]:
             terminalreporter.write_line(f"  {note}")
