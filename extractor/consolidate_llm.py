@@ -156,8 +156,13 @@ def _take(plan: Plan, folder: Folder, answer: Judgement, files: set[str]) -> Non
             plan.skipped.append(f"the model's merge of {', '.join(group)}: {problem}")
             continue
         keep = dup.keep.strip()
-        plan.merges.append(Merge(keep, [rel for rel in group if rel != keep], dup.reason.strip(),
-                                 dup.merged_text.strip() or None))
+        text = dup.merged_text.strip() or None
+        if text and any(len(folder.memories[rel].body) > BODY_CHARS for rel in group):
+            # The model saw a cut body: its rewrite could leave out the rest. The kept memory's own text stays.
+            plan.skipped.append(f"the model's merged text for {keep}: a body it saw was cut for judging, "
+                                "so the kept memory's own text stays")
+            text = None
+        plan.merges.append(Merge(keep, [rel for rel in group if rel != keep], dup.reason.strip(), text))
         used |= set(group)
     for item in answer.contradictions:
         pair = list(dict.fromkeys((item.newer.strip(), item.older.strip())))

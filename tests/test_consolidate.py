@@ -272,3 +272,17 @@ def test_report_lines_say_what_was_done(store, memory_dir):
     assert lines[0].startswith("merge feedback_package_manager.md into feedback_use_pnpm.md: the same text")
     assert any(line.startswith("updated feedback_use_pnpm.md (previous version kept: ") for line in lines)
     assert any(line.startswith("deleted feedback_package_manager.md (kept: ") for line in lines)
+
+
+def test_a_merged_text_written_from_a_cut_body_is_not_used(store, memory_dir, api):
+    from memdir.stages.extractor.consolidate_llm import BODY_CHARS
+
+    long_rule = "Run the test suite with pytest before every push to main. " + "Details follow. " * (BODY_CHARS // 10)
+    a = _save(store, "Tests before push", long_rule)
+    b = _save(store, "Test before pushing", "Run the test suite with pytest before every push to main, always.")
+    api.post("/v1/messages").mock(return_value=_judgement(duplicates=[{
+        "files": [a, b], "keep": a, "merged_text": "Run pytest before pushing.", "reason": "Same rule."}]))
+    result = consolidate(memory_dir, engine="anthropic", today=TODAY)
+    assert [(m.keep, m.text) for m in result.plan.merges] == [(a, None)]
+    assert store.load(a).body.startswith(long_rule.strip())
+    assert any("was cut for judging" in line for line in result.plan.skipped)
