@@ -14,7 +14,7 @@ Nothing is lost: a merged memory's bytes and an overwritten version stay in `.me
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
 
@@ -46,6 +46,7 @@ from memdir.stages.extractor.consolidate_text import (
 from memdir.store import MemoryStore
 
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_LINK = re.compile(r"\[\[([^\[\]\n]{1,200})\]\]")
 BLOCKING = 0.5  # word-set overlap below which two claims cannot reach NEAR_EXACT order-aware similarity
 
 
@@ -110,14 +111,21 @@ def name_date(folder: Folder, rel: str) -> str | None:
     return found[-1] if found else None
 
 
-def best_name(folder: Folder, rels: list[str]) -> str:
+def inbound_links(folder: Folder) -> Counter[str]:
+    """How often each `[[target]]` appears across the memories, by its link form (a slug)."""
+    found: Counter[str] = Counter()
+    for memory in folder.memories.values():
+        found.update(kebab_slug(target) for target in _LINK.findall(memory.body))
+    return found
+
+
+def best_name(folder: Folder, rels: list[str], links: Counter[str]) -> str:
     """The memory whose name a merge keeps: the one other memories link to most (no link breaks), then
     the one MEMORY.md lists, then the most descriptive name (more words), then the oldest."""
-    bodies = "\n".join(m.body for m in folder.memories.values())
 
     def rank(rel: str) -> tuple:
         memory = folder.memories[rel]
-        inbound = bodies.count(f"[[{kebab_slug(memory.name)}]]")
+        inbound = links[kebab_slug(memory.name)]
         return (-inbound, f"({rel})" not in folder.index, -len(words(memory.name)), folder.mtimes.get(rel, 0.0), rel)
 
     return min(rels, key=rank)
@@ -163,8 +171,9 @@ def _merges_from_groups(plan: Plan, folder: Folder, parent: dict[str, str], root
     groups: dict[str, list[str]] = defaultdict(list)
     for rel in {*parent, *parent.values()}:
         groups[root(rel)].append(rel)
+    links = inbound_links(folder)
     for rels in sorted(sorted(g) for g in groups.values() if len(g) > 1):
-        keep = best_name(folder, rels)
+        keep = best_name(folder, rels, links)
         same = len({tuple(claims[rel]) for rel in rels}) == 1
         reason = ("the same text" if same else
                   f"near-exact duplicates (at least {NEAR_EXACT:.0%} the same words; no negation, number or name differs)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from memdir import body_sections, constants as C
 
@@ -82,26 +82,23 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def related_pairs(bags: dict[str, frozenset[str]], bar: float = RELATED) -> list[tuple[str, str, float]]:
-    """Pairs of keys whose word bags overlap by at least `bar` (Jaccard), best first. Only pairs sharing a
-    word that at most MAX_SHARED_BY memories use are compared, so a big folder is not n-squared."""
+    """Pairs of keys whose word bags overlap by at least `bar` (Jaccard), best first. A word more than
+    MAX_SHARED_BY memories use says nothing about which two are alike and is left out of both the pairing
+    and the measure, so a big folder is not n-squared."""
     holders: dict[str, list[str]] = defaultdict(list)
     for key, bag in bags.items():
         for word in bag:
             holders[word].append(key)
-    seen: set[tuple[str, str]] = set()
-    out = []
+    size = {key: sum(1 for w in bag if len(holders[w]) <= MAX_SHARED_BY) for key, bag in bags.items()}
+    shared: Counter[tuple[str, str]] = Counter()
     for keys in holders.values():
-        if len(keys) > MAX_SHARED_BY:
-            continue
-        for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
-                pair = (a, b) if a < b else (b, a)
-                if pair in seen:
-                    continue
-                seen.add(pair)
-                score = jaccard(bags[a], bags[b])
-                if score >= bar:
-                    out.append((*pair, score))
+        if len(keys) <= MAX_SHARED_BY:
+            shared.update((a, b) if a < b else (b, a) for i, a in enumerate(keys) for b in keys[i + 1:])
+    out = []
+    for (a, b), count in shared.items():
+        score = count / (size[a] + size[b] - count)
+        if score >= bar:
+            out.append((a, b, score))
     return sorted(out, key=lambda t: (-t[2], t[0], t[1]))
 
 
