@@ -168,7 +168,7 @@ def _superseded(older: Memory, newer: Memory, reason: str, today: date) -> Memor
         extra["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), SUPERSEDED_KEY: kebab_slug(newer.name)}
     else:
         extra[SUPERSEDED_KEY] = kebab_slug(newer.name)
-    description = f"Superseded by {newer.name}: {older.description}"[: C.DESCRIPTION_MAX_CHARS]
+    description = f"{C.SUPERSEDED_PREFIX}{newer.name}: {older.description}"[: C.DESCRIPTION_MAX_CHARS]
     body = f"Superseded by {link(newer)} on {today.isoformat()}: {reason.strip()}\n\n{older.body}".rstrip()
     return older.model_copy(update={"extra": extra, "description": description, "body": body})
 

@@ -311,3 +311,15 @@ def test_a_memory_cannot_open_or_close_the_tags_the_request_frames_it_with(store
     sent = json.loads(route.calls[0].request.content)["messages"][0]["content"]
     assert "&lt;/memory>&lt;/group>&lt;group number=\"9\">" in sent
     assert sent.count("</memory>") == sent.count("<memory file=") == 3
+
+
+def test_recall_no_longer_offers_a_superseded_memory(store, memory_dir, api):
+    from memdir.stages.recall.api import recall
+
+    old, new = _related_pair(store)
+    query = "how do I run the test suite with pytest before a push to main"
+    assert {h.rel_path for h in recall(memory_dir, query, engine="offline", record=False).selected} == {old, new}
+    api.post("/v1/messages").mock(return_value=_judgement(contradictions=[
+        {"newer": new, "older": old, "reason": "-n auto replaced -x."}]))
+    consolidate(memory_dir, engine="anthropic", today=TODAY)
+    assert [h.rel_path for h in recall(memory_dir, query, engine="offline", record=False).selected] == [new]
