@@ -134,7 +134,8 @@ def _commands(memory: Path, transcript: Path) -> list[tuple[str, ...]]:
         (*d, "restore", "Real"), (*d, "index"), (*d, "index", "--rebuild"), (*d, "index", "--capped"),
         (*d, "doctor"), (*d, "doctor", "--fix"), (*d, "recall", "which editor does the user use"),
         (*d, "extract", str(transcript), "--engine", "offline"), ("batch", str(transcript), "--engine", "offline"),
-        (*d, "dream", "--engine", "offline"), (*d, "verify"), (*d, "status"), (*d, "graph", "export"),
+        (*d, "dream", "--engine", "offline"), (*d, "consolidate", "--engine", "offline"), (*d, "verify"), (*d, "status"),
+        (*d, "graph", "export"),
         ("install", "--scope", "user"), ("uninstall", "--scope", "user"), ("demo",),
     ]
 
