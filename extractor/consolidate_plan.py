@@ -102,9 +102,20 @@ class StoreWriter:
 
 
 def apply_plan(edits: list[Edit], writer: Writer) -> list[str]:
-    """Carry out `edits` in order (kept memories are written before the ones merged into them go)."""
-    return [writer.save(e.memory, e.rel, e.before, e.why) if e.memory is not None
-            else writer.delete(e.rel, e.before, e.why) for e in edits]
+    """Carry out `edits` in order (kept memories are written before the ones merged into them go). A step
+    that fails stops the rest, with one line saying which step and what was done before it."""
+    from memdir.errors import MemdirError
+
+    done: list[str] = []
+    for e in edits:
+        try:
+            done.append(writer.save(e.memory, e.rel, e.before, e.why) if e.memory is not None
+                        else writer.delete(e.rel, e.before, e.why))
+        except (OSError, MemdirError) as exc:
+            reason = f"{exc.strerror or type(exc).__name__}" if isinstance(exc, OSError) else str(exc)
+            before = "; ".join(done) if done else "nothing"
+            raise MemdirError(f"consolidate stopped at {e.rel} ({reason}); done before it: {before}") from None
+    return done
 
 
 def link(memory: Memory) -> str:

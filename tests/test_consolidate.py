@@ -177,7 +177,8 @@ def test_a_file_changed_after_planning_is_refused_not_overwritten(store, memory_
     result = consolidate(memory_dir, engine="offline", dry_run=True, today=TODAY)
     assert result.edits == []
     edit = Edit(a, "an older text", store.load(a).model_copy(update={"body": "changed"}), "test")
-    with pytest.raises(MemdirError, match="changed since it was read"):
+    with pytest.raises(MemdirError, match="stopped at feedback_use_pnpm.md .*changed since it was read.*done before "
+                                          "it: nothing"):
         apply_plan([edit], StoreWriter(store))
 
 
