@@ -142,3 +142,6 @@ def add_parser(sub, command) -> None:
     c.add_argument("run_a")
     c.add_argument("run_b")
     c.set_defaults(func=compare_runs)
+    from memdir.evals.consolidate_run import add_parser as add_consolidate_parser
+
+    add_consolidate_parser(evsub)

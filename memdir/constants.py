@@ -12,6 +12,9 @@ MEMORY_TYPES = ("user", "feedback", "project", "reference")
 WHY_PREFIX = "**Why:**"
 HOW_PREFIX = "**How to apply:**"
 NEEDS_WHY_HOW = ("feedback", "project")
+# How `memdir consolidate` marks the older of two contradicting memories (its description starts so);
+# recall offers such a memory no more: the newer one that supersedes it says what holds now.
+SUPERSEDED_PREFIX = "Superseded by "
 
 # --- paths (SPEC §1) ---------------------------------------------------------
 CONFIG_HOME_ENV = "CLAUDE_CONFIG_DIR"

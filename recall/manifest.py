@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import math
 
+from memdir import constants as C
 from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
 
@@ -40,7 +41,9 @@ def ranker(headers: list[Header]) -> Ranker:
 def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set[str] = frozenset()) -> list[Header]:
     """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches."""
     # A memory with a slightly broken header is still worth offering if it has a description.
-    fresh = [h for h in headers if h.rel_path not in surfaced and (h.problem is None or h.description)]
+    # A superseded memory (memdir consolidate) is left out: the newer one says what holds now.
+    fresh = [h for h in headers if h.rel_path not in surfaced and (h.problem is None or h.description)
+             and not (h.description or "").startswith(C.SUPERSEDED_PREFIX)]
     newest, older = fresh[:NEWEST], fresh[NEWEST:]
     if not older:
         return newest

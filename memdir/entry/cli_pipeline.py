@@ -127,6 +127,9 @@ def cmd_dream(args: argparse.Namespace) -> int:
 
 
 def add_parsers(command) -> None:
+    from memdir.entry.cli_consolidate import add_parser as add_consolidate_parser
+
+    add_consolidate_parser(command)
     p = command("batch", cmd_batch, "back-fill memories from existing transcripts (default: all of ~/.claude/projects)",
                 folder=False)
     p.add_argument("paths", nargs="*", help="transcript files or folders")

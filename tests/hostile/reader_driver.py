@@ -29,6 +29,7 @@ CLI_STEPS = [
     ("list",), ("list", "--json"), ("show", "user_bad.md"), ("show", "Real"), ("recall", QUESTION),
     ("index", "--rebuild"), ("doctor",), ("history", "user_real.md"), ("history", "user_bad.md"),
     ("remember", "The user deploys on Fridays", "--type", "project"), ("dream", "--engine", "offline"),
+    ("consolidate", "--engine", "offline", "--dry-run"), ("consolidate", "--engine", "offline"),
 ]
 
 

@@ -134,7 +134,8 @@ def _commands(memory: Path, transcript: Path) -> list[tuple[str, ...]]:
         (*d, "restore", "Real"), (*d, "index"), (*d, "index", "--rebuild"), (*d, "index", "--capped"),
         (*d, "doctor"), (*d, "doctor", "--fix"), (*d, "recall", "which editor does the user use"),
         (*d, "extract", str(transcript), "--engine", "offline"), ("batch", str(transcript), "--engine", "offline"),
-        (*d, "dream", "--engine", "offline"), (*d, "verify"), (*d, "status"), (*d, "graph", "export"),
+        (*d, "dream", "--engine", "offline"), (*d, "consolidate", "--engine", "offline"), (*d, "verify"), (*d, "status"),
+        (*d, "graph", "export"),
         ("install", "--scope", "user"), ("uninstall", "--scope", "user"), ("demo",),
     ]
 
@@ -269,3 +270,18 @@ def test_an_empty_memory_is_kept_and_restored_as_empty(folder, tally):
     (memory / "user_blank.md").write_text(REAL.replace("Real", "Blank"))
     chosen = history.pick(memory / ".memdir", "user_blank.md", None)
     assert chosen.was_empty and chosen.action == "updated" and not history.torn(chosen)
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS], ids=errno.errorcode.get)
+def test_consolidate_on_a_failing_disk_is_one_line_and_loses_nothing(code, memory, tally):
+    """A merge has to write (the kept memory, history, MEMORY.md): when the disk refuses, one line, every byte kept."""
+    (memory / "user_real.md").write_text(REAL)
+    (memory / "user_real_again.md").write_text(REAL.replace("name: Real", "name: Real again"))
+    (memory / "MEMORY.md").write_text("- [Real](user_real.md) — editor choice vim\n")
+    before = snapshot(memory)
+    with failing_disk(code):
+        status, _, err = run_inproc(tally, "--dir", str(memory), "consolidate", "--engine", "offline")
+    assert one_clear_line(status, err), err
+    assert count_lost(tally, before, snapshot(memory)) == 0
+    assert not _torn_versions(memory)
+    assert tally.tracebacks == 0

@@ -113,7 +113,8 @@ def test_every_reader_survives_a_planted_header(shape, outcomes):
     memory = Path(next(iter(steps.values()))["folder"]) if steps else None
     assert memory is not None, "the reader driver produced nothing"
     assert not [s for s, o in steps.items() if o["exc"]], {s: o["exc"] for s, o in steps.items() if o["exc"]}
-    assert len(steps) == 17, sorted(steps)
+    assert len(steps) == 19, sorted(steps)
+    assert [steps[f"consolidate --engine offline{dry}"]["code"] for dry in ("", " --dry-run")] == [0, 0]
     for step in ("recall " + "which editor does the user use", "hook prompt", "server handle"):
         assert "The user edits with vim." in steps[step]["out"], (step, steps[step])  # the folder is not silenced
     bad_line = [line for line in steps["list"]["out"].splitlines() if "user_bad.md" in line]
