@@ -29,7 +29,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from memdir import constants as C, safefs
@@ -229,14 +229,18 @@ def _folder_lock(memory_dir: Path, timeout: float) -> Iterator[None]:
 
 
 def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
+           verbs: dict[str, str] | None = None, first_import: Callable[[Path], int] | None = None,
            lock_timeout: float = 30.0) -> CommitResult:
     """Commit what changed in the folder since the last commit (only `paths`, when given), under the
     folder lock. A file whose bytes hold a secret, or whose name looks like one, is left out (its last
-    committed version stays) and named in the result. Never raises: a failure is `result.error`."""
+    committed version stays) and named in the result. `verbs` say what happened to a path in the message
+    ("superseded x.md"; default created/updated/deleted). `first_import` runs before the repository's
+    first commit (the one-time import of older history). Never raises: a failure is `result.error`."""
     memory_dir = Path(memory_dir)
     try:
         with _folder_lock(memory_dir, lock_timeout):
-            return commit_locked(memory_dir, message, author=author, paths=paths)
+            return commit_locked(memory_dir, message, author=author, paths=paths, verbs=verbs,
+                                 first_import=first_import)
     except MemdirError as exc:
         return CommitResult(error=str(exc))
     except OSError as exc:
@@ -245,12 +249,16 @@ def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: It
         return CommitResult(error=os_error_line(exc))
 
 
-def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR,
-                  paths: Iterable[str] | None = None) -> CommitResult:
+def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
+                  verbs: dict[str, str] | None = None,
+                  first_import: Callable[[Path], int] | None = None) -> CommitResult:
     """`commit` for a caller that already holds the folder lock; raises GitError/OSError on failure."""
     memory_dir = Path(memory_dir)
     ensure(memory_dir)
     parent = head(memory_dir)
+    if parent is None and first_import is not None:
+        first_import(memory_dir)
+        parent = head(memory_dir)
     before = committed_files(memory_dir, parent)
     on_disk = disk_files(memory_dir)
     wanted = sorted(set(on_disk) | set(before)) if paths is None else sorted({p for p in paths if tracked(p)})
@@ -271,8 +279,8 @@ def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR,
         return CommitResult(commit=None, left_out=tuple(left_out))
     written = tuple(p for p, d in changes if d is not None)
     deleted = tuple(p for p, d in changes if d is None)
-    text = _message(message, written, deleted, before, left_out)
-    new = _fast_import(memory_dir, parent, author, text, changes)
+    text = _message(message, written, deleted, before, left_out, verbs or {})
+    new = _fast_import(memory_dir, _commit_block(1, author, None, text, parent, changes), 1)
     return CommitResult(commit=new, written=written, deleted=deleted, left_out=tuple(left_out))
 
 
@@ -298,13 +306,18 @@ def _guarded_bytes(memory_dir: Path, path: str, committed: str | None) -> tuple[
 
 
 def _message(message: str, written: tuple[str, ...], deleted: tuple[str, ...], before: dict[str, str],
-             left_out: list[tuple[str, str]]) -> str:
+             left_out: list[tuple[str, str]], verbs: dict[str, str]) -> str:
     """The caller's subject (why), then one line per file (what): created/updated/deleted/left out."""
-    lines = [_clean(message).strip() or "memory changed", ""]
-    lines += [f"{'updated' if path in before else 'created'} {path}" for path in written]
-    lines += [f"deleted {path}" for path in deleted]
-    lines += [f"left out {path}: {why}" for path, why in left_out]
-    return redact("\n".join(lines)) + "\n"
+    body = [_said(verbs.get(path) or ("updated" if path in before else "created"), path) for path in written]
+    body += [_said(verbs.get(path) or "deleted", path) for path in deleted]
+    body = list(dict.fromkeys(body))  # a rename names both paths in one line
+    body += [f"left out {path}: {why}" for path, why in left_out]
+    return redact("\n".join([_clean(message).strip() or "memory changed", "", *body])) + "\n"
+
+
+def _said(verb: str, path: str) -> str:
+    """"updated x.md", or the verb with `{}` where the path goes ("renamed {} to b.md")."""
+    return verb.replace("{}", path) if "{}" in verb else f"{verb} {path}"
 
 
 def _clean(text: str) -> str:
@@ -312,10 +325,10 @@ def _clean(text: str) -> str:
     return re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
 
 
-def _ident(author: Author) -> bytes:
+def _ident(author: Author, when: int | None = None) -> bytes:
     name = re.sub(r"[<>\n\x00]", " ", _clean(author.name)).strip() or "unknown"
     email = re.sub(r"[<>\s\x00]", "", author.email) or "unknown@memdir.invalid"
-    return f"{name} <{email}> {int(time.time())} +0000".encode()
+    return f"{name} <{email}> {int(time.time()) if when is None else when} +0000".encode()
 
 
 def _quote(path: str) -> bytes:
@@ -335,25 +348,48 @@ def _data(payload: bytes) -> bytes:
     return b"data %d\n" % len(payload) + payload + b"\n"
 
 
-def _fast_import(memory_dir: Path, parent: str | None, author: Author, message: str,
-                 changes: list[tuple[str, bytes | None]]) -> str:
-    """One commit of `changes` on top of `parent`, all or nothing; returns the new commit id."""
-    who = _ident(author)
-    stream = [b"commit " + REF.encode() + b"\n", b"mark :1\n", b"author " + who + b"\n",
-              b"committer " + _ident(MEMDIR) + b"\n", _data(message.encode("utf-8", "surrogateescape"))]
+def _commit_block(mark: int, author: Author, when: int | None, message: str, parent: str | None,
+                  changes: list[tuple[str, bytes | None]]) -> list[bytes]:
+    block = [b"commit " + REF.encode() + b"\n", b"mark :%d\n" % mark, b"author " + _ident(author, when) + b"\n",
+             b"committer " + _ident(MEMDIR) + b"\n", _data(message.encode("utf-8", "surrogateescape"))]
     if parent:
-        stream.append(f"from {parent}\n".encode())
+        block.append(f"from {parent}\n".encode())
     for path, data in changes:
         if data is None:
-            stream.append(b"D " + _quote(path) + b"\n")
+            block.append(b"D " + _quote(path) + b"\n")
         else:
-            stream += [b"M 100644 inline " + _quote(path) + b"\n", _data(data)]
-    stream.append(b"\nget-mark :1\ndone\n")
+            block += [b"M 100644 inline " + _quote(path) + b"\n", _data(data)]
+    return [*block, b"\n"]
+
+
+def _fast_import(memory_dir: Path, stream: list[bytes], last_mark: int) -> str:
+    """Run one fast-import over `stream` (commits on the branch), all or nothing; the last commit's id.
+    fast-import moves the branch forward only: a branch that moved meanwhile makes it fail, not rewrite."""
+    stream = [*stream, b"get-mark :%d\ndone\n" % last_mark]
     done = run(memory_dir, "fast-import", "--quiet", "--done", input=b"".join(stream))
     new = done.stdout.decode().strip().splitlines()
     if not new or not re.fullmatch(r"[0-9a-f]{40}", new[-1]):
         raise GitError(f"git fast-import gave no commit id in {git_dir(memory_dir)}")
     return new[-1]
+
+
+def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]]) -> int:
+    """One commit per (epoch seconds, path, bytes, message), in order, in one fast-import (call under the
+    folder lock). Versions whose bytes or name hold a secret, or that change nothing, are skipped. The
+    number of commits made."""
+    parent, last, stream, mark = head(memory_dir), committed_files(memory_dir, head(memory_dir)), [], 0
+    for when, path, data, message in items:
+        if not tracked(path) or looks_secret(path) or last.get(path) == blob_id(data):
+            continue
+        if find_secrets(data.decode("utf-8", "replace")):
+            continue
+        mark += 1
+        stream += _commit_block(mark, MEMDIR, when, redact(_clean(message)) + "\n", parent if mark == 1 else None,
+                                [(path, data)])
+        last[path] = blob_id(data)
+    if mark:
+        _fast_import(memory_dir, stream, mark)
+    return mark
 
 
 # --- reading history -----------------------------------------------------------------------------
@@ -413,3 +449,18 @@ def _parse_change(record: bytes) -> Change:
         files.append(FileChange(status, os.fsdecode(name), None if old == _ZERO else old,
                                 None if new == _ZERO else new))
     return Change(sha, int(when or 0), author, message.strip("\n") + "\n", tuple(files))
+
+
+def blob_sizes(memory_dir: Path, blobs: list[str]) -> dict[str, int]:
+    """blob id -> size in bytes, in one git process."""
+    wanted = sorted({b for b in blobs if b})
+    if not wanted:
+        return {}
+    out = run(memory_dir, "cat-file", "--batch-check=%(objectname) %(objectsize)",
+              input="\n".join(wanted).encode() + b"\n").stdout.decode()
+    sizes = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            sizes[parts[0]] = int(parts[1])
+    return sizes

@@ -129,6 +129,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     store = _store(args)
     rel = store.history_key(args.name)
+    rows = store.history_rows(rel)
+    if any(row.old is None for row in rows):  # git history (memdir/githistory.py)
+        return _print_rows(store, rel, rows)
     found = store.history_versions(rel)
     if not found:
         print(f"no kept versions of {rel}")
@@ -140,6 +143,16 @@ def cmd_history(args: argparse.Namespace) -> int:
         shared = f"  (old name shared with {', '.join(v.shared_with)}; not restored)" if v.shared_with else ""
         shared += "  (empty: left by a failed write; not restored)" if history.torn(v) else ""
         print(f"  {v.number:>{width}}  {v.stamp}  {v.action:<8} {size:>7} bytes  {history.display(store.root, v.path)}{shared}")
+    return 0
+
+
+def _print_rows(store, rel: str, rows) -> int:
+    print(f"versions of {rel} (1 = newest; `memdir restore {store.shown_ref(rel)} --version N`):")
+    width = len(str(len(rows)))
+    for row in rows:
+        where = f"commit {row.label}" if row.old is None else f"kept {row.label}"
+        who = f"  by {row.who}" if row.who else ""
+        print(f"  {row.number:>{width}}  {row.stamp}  {row.action:<14} {row.size:>7} bytes  {where}{who}")
     return 0
 
 
