@@ -89,19 +89,13 @@ def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | Non
 
 
 def sweep(memory_dir: Path, writers: dict[str, str] | None = None, *, why: str = "") -> gitrepo.CommitResult | None:
-    """Commit every change nobody committed, as "another writer" (named per file in `writers` when the
-    transcript says who wrote it: "Claude Code's main agent"...). Only when the repository exists or the
-    folder has memory files."""
+    """Commit every change nobody committed, as "another writer", naming the writer of a path when the
+    transcript shows it (`writers`: path -> "Claude Code's main agent"...)."""
     if not enabled() or not Path(memory_dir).is_dir():
         return None
-    writers = writers or {}
-    named = sorted(set(writers.values()))
-    author = gitrepo.Author(f"another writer ({', '.join(named)})" if named else "another writer",
-                            gitrepo.ANOTHER_WRITER.email)
     subject = why or "changes made outside memdir since the last commit"
-    body = [f"writer of {path}: {who}" for path, who in sorted(writers.items())]
-    message = subject + ("\n\n" + "\n".join(body) if body else "")
-    return _report(memory_dir, gitrepo.commit(memory_dir, message, author=author, first_import=import_legacy))
+    return _report(memory_dir, gitrepo.commit(memory_dir, subject, author=gitrepo.ANOTHER_WRITER, by=writers,
+                                              first_import=import_legacy))
 
 
 def _commit(memory_dir: Path, why: str, verbs: dict[str, str], *, run: str | None = None,
@@ -262,3 +256,22 @@ def _usable(row: Row) -> bool:
 
 def _blob(memory_dir: Path, row: Row) -> str | None:
     return row.blob if row.old is None else gitrepo.blob_id(row.read(memory_dir))
+
+
+# --- `memdir log` ----------------------------------------------------------------------------------
+def log_lines(memory_dir: Path, limit: int = 20, diff: bool = False) -> list[str]:
+    """Recent commits across the folder, newest first: when, who, why and each file's change; with
+    `diff`, the patch of each commit under it."""
+    memory_dir = Path(memory_dir)
+    out: list[str] = []
+    for change in gitrepo.changes(memory_dir, limit=limit):
+        when = datetime.fromtimestamp(change.time, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        out.append(f"{change.commit[:10]}  {when} UTC  {change.author}")
+        said = dict.fromkeys(line for line in change.message.rstrip("\n").splitlines() if line.strip())
+        out += [f"    {line}" for line in said]  # a one-file commit's subject is its only line: once
+        if diff:
+            patch = gitrepo.run(memory_dir, "show", "--format=", "--no-color", "--no-renames", "--patch",
+                                "--no-ext-diff", change.commit).stdout.decode("utf-8", "replace")
+            out += [f"    {line}" for line in patch.rstrip("\n").splitlines()]
+        out.append("")
+    return out

@@ -229,17 +229,18 @@ def _folder_lock(memory_dir: Path, timeout: float) -> Iterator[None]:
 
 
 def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
-           verbs: dict[str, str] | None = None, first_import: Callable[[Path], int] | None = None,
-           lock_timeout: float = 30.0) -> CommitResult:
+           verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
+           first_import: Callable[[Path], int] | None = None, lock_timeout: float = 30.0) -> CommitResult:
     """Commit what changed in the folder since the last commit (only `paths`, when given), under the
     folder lock. A file whose bytes hold a secret, or whose name looks like one, is left out (its last
     committed version stays) and named in the result. `verbs` say what happened to a path in the message
-    ("superseded x.md"; default created/updated/deleted). `first_import` runs before the repository's
+    ("superseded x.md"; default created/updated/deleted); `by` names a path's writer, and the author
+    then names the writers of the paths this commit holds. `first_import` runs before the repository's
     first commit (the one-time import of older history). Never raises: a failure is `result.error`."""
     memory_dir = Path(memory_dir)
     try:
         with _folder_lock(memory_dir, lock_timeout):
-            return commit_locked(memory_dir, message, author=author, paths=paths, verbs=verbs,
+            return commit_locked(memory_dir, message, author=author, paths=paths, verbs=verbs, by=by,
                                  first_import=first_import)
     except MemdirError as exc:
         return CommitResult(error=str(exc))
@@ -250,7 +251,7 @@ def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: It
 
 
 def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
-                  verbs: dict[str, str] | None = None,
+                  verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
                   first_import: Callable[[Path], int] | None = None) -> CommitResult:
     """`commit` for a caller that already holds the folder lock; raises GitError/OSError on failure."""
     memory_dir = Path(memory_dir)
@@ -279,7 +280,10 @@ def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, pa
         return CommitResult(commit=None, left_out=tuple(left_out))
     written = tuple(p for p, d in changes if d is not None)
     deleted = tuple(p for p, d in changes if d is None)
-    text = _message(message, written, deleted, before, left_out, verbs or {})
+    by = {path: who for path, who in (by or {}).items() if path in written or path in deleted}
+    if by:
+        author = Author(f"{author.name} ({', '.join(sorted(set(by.values())))})", author.email)
+    text = _message(message, written, deleted, before, left_out, verbs or {}, by)
     new = _fast_import(memory_dir, _commit_block(1, author, None, text, parent, changes), 1)
     return CommitResult(commit=new, written=written, deleted=deleted, left_out=tuple(left_out))
 
@@ -306,10 +310,12 @@ def _guarded_bytes(memory_dir: Path, path: str, committed: str | None) -> tuple[
 
 
 def _message(message: str, written: tuple[str, ...], deleted: tuple[str, ...], before: dict[str, str],
-             left_out: list[tuple[str, str]], verbs: dict[str, str]) -> str:
+             left_out: list[tuple[str, str]], verbs: dict[str, str], by: dict[str, str]) -> str:
     """The caller's subject (why), then one line per file (what): created/updated/deleted/left out."""
     body = [_said(verbs.get(path) or ("updated" if path in before else "created"), path) for path in written]
     body += [_said(verbs.get(path) or "deleted", path) for path in deleted]
+    body = [line + (f" (by {by[path]})" if path in by else "")
+            for line, path in zip(body, [*written, *deleted], strict=True)]
     body = list(dict.fromkeys(body))  # a rename names both paths in one line
     body += [f"left out {path}: {why}" for path, why in left_out]
     return redact("\n".join([_clean(message).strip() or "memory changed", "", *body])) + "\n"
