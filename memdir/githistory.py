@@ -88,6 +88,15 @@ def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | Non
     return _commit(Path(memory_dir), subject, verbs)
 
 
+def say(memory_dir: Path, verbs: dict[str, str]) -> None:
+    """Inside a batch: the word its commit uses for these paths ("superseded"), before the write that
+    would otherwise name them ("deleted"). Outside one: nothing."""
+    current = _current.get()
+    if current is not None and current.memory_dir == Path(memory_dir):
+        for path, verb in verbs.items():
+            current.verbs.setdefault(path, verb)
+
+
 def sweep(memory_dir: Path, writers: dict[str, str] | None = None, *, why: str = "") -> gitrepo.CommitResult | None:
     """Commit every change nobody committed, as "another writer", naming the writer of a path when the
     transcript shows it (`writers`: path -> "Claude Code's main agent"...)."""

@@ -195,3 +195,20 @@ def test_git_off_means_no_repository(store: MemoryStore, memory_dir: Path, monke
     monkeypatch.setenv(githistory.ENV, "0")
     store.save(_memory("deploy", "deploys go out on fridays"))
     assert not gitrepo.exists(memory_dir)
+
+
+def test_consolidate_is_one_commit_saying_which_memory_was_superseded(store: MemoryStore, memory_dir: Path) -> None:
+    from memdir.model import compose_body
+    from memdir.stages.extractor.consolidate import consolidate
+
+    for name, rule in (("Use pnpm", "Use pnpm, not npm, in this repo."),
+                       ("Package manager", "use pnpm not npm in this repo")):
+        store.save(Memory(name=name, description=rule, type="feedback", body=compose_body(rule, None, None)))
+    commits = len(gitrepo.changes(memory_dir))
+
+    result = consolidate(memory_dir, engine="offline", today=date(2026, 11, 23))
+
+    [merge] = result.plan.merges
+    [change] = gitrepo.changes(memory_dir)[: len(gitrepo.changes(memory_dir)) - commits]
+    assert change.subject == "consolidate: duplicate memories merged" and "engine: offline" in change.message
+    assert f"superseded {merge.drop[0]}" in change.message and f"updated {merge.keep}" in change.message
