@@ -84,7 +84,8 @@ def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | Non
         for path, verb in verbs.items():
             current.verbs.setdefault(path, verb)  # the first word says it best: "created", then index updates
         return None
-    subject = ", ".join(f"{verb} {path}" for path, verb in verbs.items() if path != C.INDEX_NAME) or "updated index"
+    said = [f"{verb} {path}" for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
+    subject = ", ".join(said) or "updated the index"
     return _commit(Path(memory_dir), subject, verbs)
 
 

@@ -212,3 +212,15 @@ def test_consolidate_is_one_commit_saying_which_memory_was_superseded(store: Mem
     [change] = gitrepo.changes(memory_dir)[: len(gitrepo.changes(memory_dir)) - commits]
     assert change.subject == "consolidate: duplicate memories merged" and "engine: offline" in change.message
     assert f"superseded {merge.drop[0]}" in change.message and f"updated {merge.keep}" in change.message
+
+
+def test_team_memory_has_its_own_history_in_the_same_repository(memory_dir: Path, cli) -> None:
+    team = MemoryStore.team_store(memory_dir)
+    rel = team.save(_memory("staging", "staging db is shared with QA")).rel_path
+    MemoryStore(memory_dir).save(_memory("staging", "my own staging notes"))
+    team.delete(rel)
+    code, out, _ = cli("--dir", str(memory_dir), "restore", "--team", rel)
+    assert code == 0 and "shared with QA" in (team.root / rel).read_text()
+    assert _subjects(memory_dir)[0] == f"restored team/{rel}"
+    code, out, _ = cli("--dir", str(memory_dir), "history", "--team", rel)
+    assert [line.split()[3] for line in out.splitlines() if "bytes" in line] == ["restored", "deleted", "created"]
