@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
 
+from memdir import githistory
 from memdir.config import Settings, choose_engine
 from memdir.errors import MemdirError
 from memdir.model import Memory, kebab_slug
@@ -215,7 +216,9 @@ def consolidate(memory_dir: Path, *, settings: Settings | None = None, engine: s
     planned = edits(plan, folder.memories, folder.texts, today or date.today())
     result = Result(plan, planned, dry_run, usage=usage, failed=failed)
     if not dry_run:
-        result.done = apply_plan(planned, writer or StoreWriter(store))
+        with githistory.batch(memory_dir, "consolidate: duplicate memories merged", run=githistory.new_run_id(),
+                              engine=chosen):  # the whole plan is one commit of the git history
+            result.done = apply_plan(planned, writer or StoreWriter(store))
     return result
 
 

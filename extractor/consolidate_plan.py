@@ -18,7 +18,7 @@ import re
 from datetime import date
 from typing import Protocol
 
-from memdir import body_sections, constants as C
+from memdir import body_sections, constants as C, githistory
 from memdir.frontmatter_io import dump_document
 from memdir.model import Memory, kebab_slug
 from memdir.record import Record, field
@@ -98,6 +98,7 @@ class StoreWriter:
 
         if self.store.text_or_empty(rel_path) != expected_text:
             raise MemdirError(f"{rel_path} changed since it was read; run `memdir consolidate` again")
+        githistory.say(self.store.base, {self.store.prefix + rel_path: "superseded"})  # merged into another
         return self.store.delete(rel_path).describe()
 
 

@@ -12,7 +12,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, safefs, usage
+from memdir import constants as C, githistory, safefs, usage
 from memdir.config import Settings, choose_engine
 from memdir.daylog import LogEntry, entries
 from memdir.stages.extractor import offline, report
@@ -59,6 +59,16 @@ def pending(memory_dir: Path) -> list[LogEntry]:
 
 def dream(memory_dir: Path, *, settings: Settings | None = None, engine: str | None = None,
           today: date | None = None, dry_run: bool = False, client=None) -> ExtractResult:
+    """Fold the daily log's new entries into memory files: one commit of the git history for the pass."""
+    with githistory.batch(memory_dir, "dream: daily-log entries folded into memory files",
+                          run=githistory.new_run_id()) as commit:
+        result = _dream(memory_dir, settings=settings, engine=engine, today=today, dry_run=dry_run, client=client)
+        commit.engine = result.engine
+    return result
+
+
+def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, today: date | None,
+           dry_run: bool, client) -> ExtractResult:
     settings = settings or Settings.from_env()
     today = today or date.today()
     todo = pending(memory_dir)

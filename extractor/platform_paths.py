@@ -46,6 +46,12 @@ def _as_local(flavour: str, path: str) -> str | None:
     return None
 
 
+def local_path(target: str, cwd: str | None) -> str | None:
+    """`target` as an absolute path on this machine, or None when it cannot be told."""
+    found = absolute_target(target, cwd)
+    return _as_local(*found) if found else None
+
+
 def inside(target: str, cwd: str | None, root: Path) -> bool:
     """Does `target`, as the transcript's platform means it, name `root` or a file below it?"""
     found = absolute_target(target, cwd)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, usage
+from memdir import constants as C, githistory, usage
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
 from memdir.errors import FolderBusy
@@ -297,6 +297,18 @@ def extract_transcript(
     The cursor advances past each chunk that was processed and stops before the first one that
     failed; when the main agent already wrote memory in the window, it advances without a run.
     """
+    with githistory.batch(memory_dir, f"extraction run from transcript {transcript.name}",
+                          run=githistory.new_run_id()) as commit:
+        result = _extract_transcript(transcript, memory_dir, session_id=session_id, last_n=last_n,
+                                     settings=settings, engine=engine, today=today, dry_run=dry_run, client=client,
+                                     run_id=commit.run)
+        commit.engine = result.engine
+    return result
+
+
+def _extract_transcript(transcript: Path, memory_dir: Path, *, session_id: str | None, last_n: int | None,
+                        settings: Settings | None, engine: str | None, today: date | None, dry_run: bool, client,
+                        run_id: str | None) -> ExtractResult:
     settings = settings or Settings.from_env()
     cursor: dict = state.load_cursor(memory_dir, session_id) if session_id else {"uuid": None, "turns": 0}
     read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"], max_bytes=C.TRANSCRIPT_READ_MAX_BYTES)
@@ -336,5 +348,6 @@ def extract_transcript(
     for note in _reading_notes(read, transcript):
         result.reason = f"{result.reason}; {note}" if result.reason else note
     if not dry_run:
-        state.log_run(memory_dir, {"session": session_id, **{k: v for k, v in result.as_dict().items() if k != "dry_run"}})
+        state.log_run(memory_dir, {"session": session_id, "run": run_id,
+                                   **{k: v for k, v in result.as_dict().items() if k != "dry_run"}})
     return result

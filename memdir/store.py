@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir import constants as C, embeddings, history, index as index_text, naming, placing, safefs
+from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, placing, safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.model import Memory, kebab_slug, memory_from_fields
@@ -45,6 +45,32 @@ def _then_embed(rel_of):
     return wrap
 
 
+def _then_commit(verbs_of):
+    """Once a write (and its folder lock) is done: a commit of the memory folder's git history that says
+    what happened to each path (memdir/githistory.py; inside a run it joins the run's one commit, and it
+    never fails the write)."""
+
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self: MemoryStore, *args, **kwargs):
+            result = method(self, *args, **kwargs)
+            if self.state_rel == C.STATE_DIRNAME:  # the repository lives in <memory>/.memdir/git
+                githistory.wrote(self.base, {self._rel(rel): verb for rel, verb in verbs_of(result).items()})
+            return result
+
+        return run
+
+    return wrap
+
+
+def _save_verbs(result: SaveResult) -> dict[str, str]:
+    verbs = {result.rel_path: "created" if result.created else "updated"} if result.changed else {}
+    if result.renamed_from:
+        verbs = {result.renamed_from: f"renamed {{}} to {result.rel_path}",
+                 result.rel_path: f"renamed {result.renamed_from} to {{}}"}
+    return {**verbs, C.INDEX_NAME: "updated"}
+
+
 @dataclass(frozen=True)
 class SaveResult:
     rel_path: str
@@ -54,6 +80,7 @@ class SaveResult:
     changed: bool = True  # False when the file already held exactly these bytes
     name: str = ""  # the memory's name as written
     name_taken: str | None = None  # the name asked for, when another memory has it (this one is told apart)
+    renamed_from: str | None = None  # a rename: the file it was in
 
     def describe(self) -> str:
         """What happened, in the words every command uses."""
@@ -215,6 +242,7 @@ class MemoryStore:
         except (OSError, MemdirError, UnicodeDecodeError):
             return ""
 
+    @_then_commit(_save_verbs)
     @_then_embed(lambda result: result.rel_path)
     def save(
         self,
@@ -317,6 +345,7 @@ class MemoryStore:
         self._write(C.INDEX_NAME, new_text)
         return kept
 
+    @_then_commit(_save_verbs)
     @_then_embed(lambda result: result.rel_path)
     def rename(self, ref: str, new_name: str) -> SaveResult:
         memory, header = self.read(ref)
@@ -335,8 +364,10 @@ class MemoryStore:
                 safefs.unlink(self.base, self._rel(header.rel_path))
                 self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
             self._index_upsert(new_rel, renamed)
-        return SaveResult(new_rel, new_path, created=False, kept=kept, name=renamed.name)
+        return SaveResult(new_rel, new_path, created=False, kept=kept, name=renamed.name,
+                          renamed_from=header.rel_path if new_rel != header.rel_path else None)
 
+    @_then_commit(lambda result: {result.rel_path: "deleted", C.INDEX_NAME: "updated"})
     def delete(self, ref: str) -> DeleteResult:
         """Forget a memory: off the index, its bytes kept in history (`memdir restore` brings it back)."""
         header = self.find(ref)
@@ -347,6 +378,7 @@ class MemoryStore:
             self._write_index(index_text.remove(index, header.rel_path), "deleted")
         return DeleteResult(header.rel_path, kept)
 
+    @_then_commit(lambda result: {C.INDEX_NAME: "rebuilt"})
     def rebuild_index(self) -> RebuildResult:
         """Merge MEMORY.md with the files: hand-written lines, order and hooks stay; missing entries are
         added, entries whose file is gone are removed. The previous index is kept in history."""
@@ -369,7 +401,7 @@ class MemoryStore:
             return self.find(ref).rel_path
         except MemdirError:
             wanted = ref.strip()
-            for rel in self._known_files():
+            for rel in self._known_files() + self._git_known_files():
                 if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
                     return rel
             for rel in (wanted, wanted + ".md"):  # a hashed key (long or secret-like name) is found by its path
@@ -386,6 +418,15 @@ class MemoryStore:
         # a bare name may be a team memory's version kept before team memory had its own history
         return [rel[len(self.prefix):] if rel.startswith(self.prefix) else rel for rel in known]
 
+    def _git_known_files(self) -> list[str]:
+        """Paths (relative to this store) the git history ever held."""
+        known = githistory.known_files(self.base) if self.state_rel == C.STATE_DIRNAME else []
+        return [rel[len(self.prefix):] for rel in known if rel.startswith(self.prefix)]
+
+    def history_rows(self, rel_path: str) -> list[githistory.Row]:
+        """Every version of a memory of this store (or its MEMORY.md), git's and the old reader's, newest first."""
+        return githistory.rows(self.base, self._rel(rel_path))
+
     def history_versions(self, rel_path: str) -> list[history.Version]:
         """Kept versions of a memory of this store (or its MEMORY.md), newest first."""
         return history.versions(self.state_dir, self._rel(rel_path))
@@ -394,14 +435,19 @@ class MemoryStore:
         """How the user names this file on the command line."""
         return f"--team {rel_path}" if self.team else rel_path
 
+    @_then_commit(lambda result: {result[0]: "restored", C.INDEX_NAME: "updated"})
     @_then_embed(lambda result: result[0])
     def restore(self, ref: str, version: str | None = None) -> tuple[str, str, str | None]:
         """(rel_path, restored version name, kept current version): the current bytes are kept first."""
         rel = self.history_key(ref)
-        chosen = history.pick(self.state_dir, self._rel(rel), version, self.shown_ref(rel))
+        if self.state_rel == C.STATE_DIRNAME:  # git's versions and the old reader's
+            row = githistory.pick(self.base, self._rel(rel), version, self.shown_ref(rel))
+            name, data = (row.old.name if row.old else f"commit {row.label}"), row.read(self.base)
+        else:
+            chosen = history.pick(self.state_dir, self._rel(rel), version, self.shown_ref(rel))
+            name, data = chosen.name, chosen.read()
         if rel != C.INDEX_NAME:
             self.resolve_rel(rel)  # refuses names outside the folder and symlinks on the way
-        data = chosen.read()
         with self._locked():
             self.index()  # unreadable: refused before anything is written, not after
             kept = self._keep(rel, "replaced")
@@ -410,7 +456,7 @@ class MemoryStore:
                 header = read_header(self.root / rel, self.root)
                 line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")
                 self._write_index(index_text.upsert(self.index(), rel, line), "updated")
-        return rel, chosen.name, kept
+        return rel, name, kept
 
 
 def _same_title(old_text: str, memory: Memory) -> bool:

@@ -126,9 +126,14 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from memdir import history
+    from memdir.entry.cli_history import sweep_first
 
     store = _store(args)
+    sweep_first(store.base)
     rel = store.history_key(args.name)
+    rows = store.history_rows(rel)
+    if any(row.old is None for row in rows):  # git history (memdir/githistory.py)
+        return _print_rows(store, rel, rows)
     found = store.history_versions(rel)
     if not found:
         print(f"no kept versions of {rel}")
@@ -143,8 +148,22 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_rows(store, rel: str, rows) -> int:
+    print(f"versions of {rel} (1 = newest; `memdir restore {store.shown_ref(rel)} --version N`):")
+    width = len(str(len(rows)))
+    for row in rows:
+        where = f"commit {row.label}" if row.old is None else f"kept {row.label}"
+        who = f"  by {row.who}" if row.who else ""
+        print(f"  {row.number:>{width}}  {row.stamp}  {row.action:<14} {row.size:>7} bytes  {where}{who}")
+    return 0
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
-    rel, version, kept = _store(args).restore(args.name, args.version)
+    from memdir.entry.cli_history import sweep_first
+
+    store = _store(args)
+    sweep_first(store.base)  # what another writer left is committed before it is replaced
+    rel, version, kept = store.restore(args.name, args.version)
     note = f" (previous version kept: {kept})" if kept else ""
     print(f"restored {rel} from {version}{note}")
     return 0
@@ -437,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--no-index", action="store_true",
                            help="leave MEMORY.md out of session start (when Claude Code's auto-memory loads it)")
 
+    from memdir.entry.cli_history import add_parsers as add_history_parsers
+
+    add_history_parsers(command)  # `memdir log` (issue 23)
     from memdir.entry.cli_pipeline import add_parsers as add_pipeline_parsers
 
     add_pipeline_parsers(command)

@@ -106,6 +106,14 @@ def _entry(info: api.MemoryInfo) -> str:
             f"{info.description or info.name or ''}{flag}")
 
 
+def _others_first(folder: Path) -> None:
+    """Before a write: commit what others changed since the last commit (memdir/githistory.py), so the
+    git history tells their change from this one."""
+    from memdir import githistory
+
+    githistory.sweep(folder, why="changes made outside memdir, found by the MCP server")
+
+
 def build_server(folder: Path, *, team: bool = False, project: Path | None = None) -> MCPServer:
     """The server for one memory folder (`team`: the folder's shared team memory instead).
 
@@ -183,6 +191,7 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         why: str | None = None,
         how: str | None = None,
     ) -> str:
+        _others_first(folder)
         saved = api.remember(
             text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team
         )
@@ -207,6 +216,7 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         type: MemoryTypeName | None = None,  # noqa: A002
         name: str | None = None,
     ) -> str:
+        _others_first(folder)
         saved = api.update(
             file, text=text, description=description, why=why, how=how, type=type, name=name, folder=folder,
             team=team,
@@ -223,6 +233,7 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     )
     @_tool_errors
     def forget(file: str) -> str:
+        _others_first(folder)
         gone = api.forget(file, folder=folder, team=team)
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."

@@ -55,6 +55,7 @@ def main(argv: list[str]) -> int:
         if not request.get("transcript"):
             log(memory_dir, "stop", "no transcript_path in the Stop payload; nothing to extract")
             return 0
+        _sweep(memory_dir, request)
         from memdir.stages.extractor.report import summary as describe_changes
         from memdir.stages.extractor.schedule import request_extraction
 
@@ -87,6 +88,22 @@ def main(argv: list[str]) -> int:
         log(memory_dir, "stop", f"worker failed: {type(exc).__name__}: {exc}")
         return 1
     return 0
+
+
+def _sweep(memory_dir: Path, request: dict) -> None:
+    """Commit what others changed since the last commit (Claude Code's agent, its extractor or dream, a
+    person), before memdir writes anything, naming the writer when the transcript shows it."""
+    from memdir import githistory
+
+    if not githistory.enabled():
+        return
+    from memdir.stages.extractor.writers import memory_writers
+
+    writers = memory_writers(Path(request["transcript"]), memory_dir)
+    session = request.get("session_id")
+    why = "changes made outside memdir, found at the end of a Claude Code turn" + (f" (session {session})"
+                                                                                    if session else "")
+    githistory.sweep(memory_dir, writers, why=why)
 
 
 if __name__ == "__main__":  # the detached process only: in-process callers keep their own signals

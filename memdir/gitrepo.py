@@ -1,0 +1,472 @@
+"""The memory folder's history as a git repository: the one place that knows its layout and runs git.
+
+Layout: `GIT_DIR=<memory>/.memdir/git`, the memory folder is the work tree. It is memdir's own repository,
+never the user's project repository, created on first use. Tracked: every regular `*.md` file below the
+folder (MEMORY.md, `team/`, agent subfolders), except hidden names, `.memdir/` and `logs/` (daily logs).
+
+How git is run (the `git` CLI through subprocess; see `_env` and `_OPTIONS`):
+- nothing of the user's git setup leaks in: no system or global config, no user attributes or excludes,
+  no hooks (`core.hooksPath=/dev/null`), HOME and XDG_CONFIG_HOME point inside `.memdir/git`, and every
+  inherited `GIT_*` variable is dropped except the few that say how to reach a remote (for `memdir sync`);
+- git never reads or writes the work tree. memdir reads each file itself through `memdir.safefs` (no
+  symlink is ever followed out of, or inside, the folder), runs the secret guard on exactly those bytes,
+  and hands the same bytes to one `git fast-import` process that writes blobs, tree and commit and moves
+  the branch only forward. So the bytes the guard passed are the bytes committed, and a crash or kill
+  before `fast-import` finishes leaves the branch where it was (the commit is all or nothing).
+
+Every commit runs under the folder lock the store uses (`.memdir/lock`), so it must be called after a
+write has released that lock. A missing `git` binary or a git failure is one line in the result (and
+raised as `GitError` by the read side), never a traceback, and never blocks a memory write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from memdir import constants as C, safefs
+from memdir.errors import MemdirError
+from memdir.secrets import find_secrets, looks_secret, redact
+
+GIT_DIRNAME = "git"  # under .memdir/
+BRANCH = "main"
+REF = f"refs/heads/{BRANCH}"
+_LOCK_REL = f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"  # the store's folder lock (memdir/store.py)
+_TIMEOUT = 60.0  # seconds for one git process: a hung git never hangs a memdir command forever
+_SKIP_TOP = (C.STATE_DIRNAME, C.LOGS_DIRNAME)
+# How to reach a remote is the user's business (memdir sync); everything else GIT_* is dropped.
+_PASS_GIT_ENV = frozenset({"GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
+                           "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY", "GIT_TRACE"})
+_OPTIONS = ("-c", f"core.hooksPath={os.devnull}", "-c", f"core.attributesFile={os.devnull}",
+            "-c", f"core.excludesFile={os.devnull}", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false",
+            "-c", "gc.autoDetach=false")
+# Written once into the repository's own config at creation.
+_REPO_CONFIG = (
+    ("core.autocrlf", "false"),  # bytes in, the same bytes out
+    ("core.symlinks", "false"),  # memdir never commits a symlink (it skips them); never make one on checkout
+    ("core.filemode", "false"),
+    ("core.logAllRefUpdates", "always"),
+    ("gc.reflogExpire", "never"),  # every commit the branch ever pointed at stays reachable from the reflog
+    ("gc.reflogExpireUnreachable", "never"),
+    ("gc.pruneExpire", "never"),  # gc packs objects, never deletes one
+    ("gc.worktreePruneExpire", "never"),
+    ("commit.gpgSign", "false"),
+    ("user.name", "memdir"),
+    ("user.email", "memdir@memdir.invalid"),
+)
+_EXCLUDE = "# memdir tracks memory files only\n/.memdir/\n/logs/\n.*\n*\n!*/\n!*.md\n"
+
+
+class GitError(MemdirError):
+    """git is missing or one git command failed: the message is one line naming what and the fix."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Author:
+    name: str
+    email: str
+
+
+MEMDIR = Author("memdir", "memdir@memdir.invalid")
+ANOTHER_WRITER = Author("another writer", "another-writer@memdir.invalid")
+
+
+@dataclasses.dataclass(frozen=True)
+class CommitResult:
+    """What one `commit` did. `commit` is None when nothing changed, or when it failed (`error`)."""
+
+    commit: str | None = None
+    written: tuple[str, ...] = ()  # created or updated
+    deleted: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()  # (path, why): a secret, an unreadable or oversized file
+    error: str | None = None
+
+    def describe(self) -> str:
+        if self.error:
+            return f"history not recorded: {self.error}"
+        parts = [f"committed {self.commit[:10]}" if self.commit else "history: nothing changed"]
+        parts += [f"left out {path}: {why}" for path, why in self.left_out]
+        return "; ".join(parts)
+
+
+def git_dir(memory_dir: Path) -> Path:
+    return Path(memory_dir) / C.STATE_DIRNAME / GIT_DIRNAME
+
+
+def exists(memory_dir: Path) -> bool:
+    return safefs.is_regular_file(memory_dir, f"{C.STATE_DIRNAME}/{GIT_DIRNAME}/HEAD")
+
+
+# --- running git -----------------------------------------------------------------------------------
+def _env(memory_dir: Path) -> dict[str, str]:
+    home = git_dir(memory_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _PASS_GIT_ENV}
+    env.update(GIT_DIR=str(home), GIT_WORK_TREE=str(memory_dir), GIT_CONFIG_NOSYSTEM="1",
+               GIT_CONFIG_GLOBAL=os.devnull, GIT_ATTR_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0",
+               HOME=str(home), XDG_CONFIG_HOME=str(home / "no-user-config"), LC_ALL="C", LANGUAGE="C")
+    return env
+
+
+def run(memory_dir: Path, *args: str, input: bytes | None = None, check: bool = True,
+        timeout: float = _TIMEOUT) -> subprocess.CompletedProcess[bytes]:
+    """Run `git ARGS` on the memory folder's repository, isolated from the user's git setup.
+    Raises GitError (one line) when git is missing, times out, or (check=True) exits non-zero."""
+    memory_dir = Path(memory_dir)
+    try:
+        done = subprocess.run(["git", *_OPTIONS, *args], input=input, capture_output=True, env=_env(memory_dir),
+                              cwd=memory_dir, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise GitError("git is not installed (or not on PATH); install git to keep the memory folder's "
+                       "history (memory writes go on without it)") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} took more than {timeout:.0f}s in {git_dir(memory_dir)}; "
+                       "run `memdir doctor` and retry") from None
+    except OSError as exc:
+        raise GitError(f"git could not run: {exc.strerror or exc}") from None
+    if check and done.returncode != 0:
+        raise GitError(f"git {args[0]} failed in {git_dir(memory_dir)}: {_first_line(done.stderr)}")
+    return done
+
+
+def _first_line(stderr: bytes) -> str:
+    """git's own reason: its `fatal:`/`error:` line when there is one (hints and warnings are noise)."""
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    reason = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[0] if lines else "")
+    return redact(reason) or "no message"
+
+
+# --- creating the repository ---------------------------------------------------------------------
+def ensure(memory_dir: Path) -> None:
+    """Create the repository on first use (call under the folder lock). Built in a temp folder and
+    renamed into place, so a crash mid-creation never leaves a half-made repository."""
+    memory_dir = Path(memory_dir)
+    if exists(memory_dir):
+        return
+    safefs.check_inside(memory_dir, f"{C.STATE_DIRNAME}/{GIT_DIRNAME}")  # `.memdir` must not be a symlink
+    safefs.mkdirs(memory_dir, C.STATE_DIRNAME)
+    temp_name = f"{GIT_DIRNAME}{C.TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
+    temp = memory_dir / C.STATE_DIRNAME / temp_name
+    env = _env(memory_dir) | {"GIT_DIR": str(temp)}
+    try:
+        for args in (("init", "-q", f"--initial-branch={BRANCH}", "--template="),
+                     *(("config", key, value) for key, value in _REPO_CONFIG)):
+            _run_env(env, memory_dir, args)
+        safefs.write_text(memory_dir, f"{C.STATE_DIRNAME}/{temp_name}/info/exclude", _EXCLUDE)
+        with safefs.open_dir(memory_dir, C.STATE_DIRNAME) as dfd:  # a folder: safefs.rename moves files only
+            os.rename(temp_name, GIT_DIRNAME, src_dir_fd=dfd, dst_dir_fd=dfd)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _run_env(env: dict[str, str], cwd: Path, args: tuple[str, ...]) -> None:
+    try:
+        done = subprocess.run(["git", *_OPTIONS, *args], capture_output=True, env=env, cwd=cwd,
+                              timeout=_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise GitError("git is not installed (or not on PATH); install git to keep the memory folder's "
+                       "history (memory writes go on without it)") from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git {args[0]} could not run: {exc}") from None
+    if done.returncode != 0:
+        raise GitError(f"git {args[0]} failed creating {git_dir(cwd)}: {_first_line(done.stderr)}")
+
+
+# --- what is on disk, what is committed -----------------------------------------------------------
+def tracked(name: str) -> bool:
+    """A path memdir's history tracks: a `*.md` with no hidden component, outside `.memdir/` and `logs/`."""
+    parts = name.split("/")
+    return (name.endswith(".md") and parts[0] not in _SKIP_TOP
+            and not any(part.startswith(".") or not part for part in parts))
+
+
+def disk_files(memory_dir: Path) -> list[str]:
+    """Every tracked regular file in the folder (symlinks and special files are never tracked)."""
+    return sorted(rel for rel, kind in safefs.walk(memory_dir, skip_top=_SKIP_TOP, hidden=False)
+                  if kind == "file" and tracked(rel))
+
+
+def head(memory_dir: Path) -> str | None:
+    """The branch's commit, or None before the first commit."""
+    done = run(memory_dir, "rev-parse", "--verify", "-q", f"{REF}^{{commit}}", check=False)
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+def committed_files(memory_dir: Path, commit: str | None) -> dict[str, str]:
+    """path -> blob id of every file in `commit` (empty before the first commit)."""
+    if commit is None:
+        return {}
+    out = run(memory_dir, "ls-tree", "-r", "-z", "--full-tree", commit).stdout
+    files = {}
+    for entry in out.split(b"\0"):
+        if entry:
+            meta, _, path = entry.partition(b"\t")
+            files[os.fsdecode(path)] = meta.split()[2].decode()
+    return files
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob (SHA-1 repositories, which `ensure` creates)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def read_blob(memory_dir: Path, blob: str) -> bytes:
+    return run(memory_dir, "cat-file", "blob", blob).stdout
+
+
+# --- committing ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _folder_lock(memory_dir: Path, timeout: float) -> Iterator[None]:
+    with safefs.locked(memory_dir, _LOCK_REL, timeout):
+        yield
+
+
+def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
+           verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
+           first_import: Callable[[Path], int] | None = None, lock_timeout: float = 30.0) -> CommitResult:
+    """Commit what changed in the folder since the last commit (only `paths`, when given), under the
+    folder lock. A file whose bytes hold a secret, or whose name looks like one, is left out (its last
+    committed version stays) and named in the result. `verbs` say what happened to a path in the message
+    ("superseded x.md"; default created/updated/deleted); `by` names a path's writer, and the author
+    then names the writers of the paths this commit holds. `first_import` runs before the repository's
+    first commit (the one-time import of older history). Never raises: a failure is `result.error`."""
+    memory_dir = Path(memory_dir)
+    try:
+        with _folder_lock(memory_dir, lock_timeout):
+            return commit_locked(memory_dir, message, author=author, paths=paths, verbs=verbs, by=by,
+                                 first_import=first_import)
+    except MemdirError as exc:
+        return CommitResult(error=str(exc))
+    except OSError as exc:
+        from memdir.errors import os_error_line
+
+        return CommitResult(error=os_error_line(exc))
+
+
+def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
+                  verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
+                  first_import: Callable[[Path], int] | None = None) -> CommitResult:
+    """`commit` for a caller that already holds the folder lock; raises GitError/OSError on failure."""
+    memory_dir = Path(memory_dir)
+    ensure(memory_dir)
+    parent = head(memory_dir)
+    if parent is None and first_import is not None:
+        first_import(memory_dir)
+        parent = head(memory_dir)
+    before = committed_files(memory_dir, parent)
+    on_disk = disk_files(memory_dir)
+    wanted = sorted(set(on_disk) | set(before)) if paths is None else sorted({p for p in paths if tracked(p)})
+    present = set(on_disk)
+    changes: list[tuple[str, bytes | None]] = []  # (path, new bytes) or (path, None) for a deletion
+    left_out: list[tuple[str, str]] = []
+    for path in wanted:
+        if path not in present:
+            if path in before:
+                changes.append((path, None))
+            continue
+        data, why = _guarded_bytes(memory_dir, path, before.get(path))
+        if why:
+            left_out.append((path, why))
+        elif data is not None:
+            changes.append((path, data))
+    if not changes:
+        return CommitResult(commit=None, left_out=tuple(left_out))
+    written = tuple(p for p, d in changes if d is not None)
+    deleted = tuple(p for p, d in changes if d is None)
+    by = {path: who for path, who in (by or {}).items() if path in written or path in deleted}
+    if by:
+        author = Author(f"{author.name} ({', '.join(sorted(set(by.values())))})", author.email)
+    text = _message(message, written, deleted, before, left_out, verbs or {}, by)
+    new = _fast_import(memory_dir, _commit_block(1, author, None, text, parent, changes), 1)
+    return CommitResult(commit=new, written=written, deleted=deleted, left_out=tuple(left_out))
+
+
+def _guarded_bytes(memory_dir: Path, path: str, committed: str | None) -> tuple[bytes | None, str | None]:
+    """(the file's new bytes, None) when they changed and may be committed; (None, None) when they did not
+    change; (None, why not) when they may not be committed. Only changed bytes are scanned for secrets:
+    the committed ones passed the guard already."""
+    try:
+        data = safefs.read_bytes(memory_dir, path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None  # deleted since the folder was listed: the next commit records it
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+    if blob_id(data) == committed:
+        return None, None
+    if looks_secret(path):
+        return None, "its name looks like a secret"
+    findings = find_secrets(data.decode("utf-8", "replace"))
+    if findings:
+        first = findings[0]
+        return None, f"holds a secret ({first.kind}, line {first.line}); remove it and it is committed next time"
+    return data, None
+
+
+def _message(message: str, written: tuple[str, ...], deleted: tuple[str, ...], before: dict[str, str],
+             left_out: list[tuple[str, str]], verbs: dict[str, str], by: dict[str, str]) -> str:
+    """The caller's subject (why), then one line per file (what): created/updated/deleted/left out."""
+    body = [_said(verbs.get(path) or ("updated" if path in before else "created"), path) for path in written]
+    body += [_said(verbs.get(path) or "deleted", path) for path in deleted]
+    body = [line + (f" (by {by[path]})" if path in by else "")
+            for line, path in zip(body, [*written, *deleted], strict=True)]
+    body = list(dict.fromkeys(body))  # a rename names both paths in one line
+    body += [f"left out {path}: {why}" for path, why in left_out]
+    return redact("\n".join([_clean(message).strip() or "memory changed", "", *body])) + "\n"
+
+
+def _said(verb: str, path: str) -> str:
+    """"updated x.md", or the verb with `{}` where the path goes ("renamed {} to b.md")."""
+    return verb.replace("{}", path) if "{}" in verb else f"{verb} {path}"
+
+
+def _clean(text: str) -> str:
+    """No control characters but newlines and tabs (they would confuse `log` parsing and terminals)."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
+
+
+def _ident(author: Author, when: int | None = None) -> bytes:
+    name = re.sub(r"[<>\n\x00]", " ", _clean(author.name)).strip() or "unknown"
+    email = re.sub(r"[<>\s\x00]", "", author.email) or "unknown@memdir.invalid"
+    return f"{name} <{email}> {int(time.time()) if when is None else when} +0000".encode()
+
+
+def _quote(path: str) -> bytes:
+    """A path as fast-import reads it: C-quoted, so spaces, quotes and newlines survive."""
+    out = bytearray(b'"')
+    for byte in os.fsencode(path):
+        if byte in (0x22, 0x5C):
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')
+
+
+def _data(payload: bytes) -> bytes:
+    return b"data %d\n" % len(payload) + payload + b"\n"
+
+
+def _commit_block(mark: int, author: Author, when: int | None, message: str, parent: str | None,
+                  changes: list[tuple[str, bytes | None]]) -> list[bytes]:
+    block = [b"commit " + REF.encode() + b"\n", b"mark :%d\n" % mark, b"author " + _ident(author, when) + b"\n",
+             b"committer " + _ident(MEMDIR) + b"\n", _data(message.encode("utf-8", "surrogateescape"))]
+    if parent:
+        block.append(f"from {parent}\n".encode())
+    for path, data in changes:
+        if data is None:
+            block.append(b"D " + _quote(path) + b"\n")
+        else:
+            block += [b"M 100644 inline " + _quote(path) + b"\n", _data(data)]
+    return [*block, b"\n"]
+
+
+def _fast_import(memory_dir: Path, stream: list[bytes], last_mark: int) -> str:
+    """Run one fast-import over `stream` (commits on the branch), all or nothing; the last commit's id.
+    fast-import moves the branch forward only: a branch that moved meanwhile makes it fail, not rewrite."""
+    stream = [*stream, b"get-mark :%d\ndone\n" % last_mark]
+    done = run(memory_dir, "fast-import", "--quiet", "--done", input=b"".join(stream))
+    new = done.stdout.decode().strip().splitlines()
+    if not new or not re.fullmatch(r"[0-9a-f]{40}", new[-1]):
+        raise GitError(f"git fast-import gave no commit id in {git_dir(memory_dir)}")
+    return new[-1]
+
+
+def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]]) -> int:
+    """One commit per (epoch seconds, path, bytes, message), in order, in one fast-import (call under the
+    folder lock). Versions whose bytes or name hold a secret, or that change nothing, are skipped. The
+    number of commits made."""
+    parent, last, stream, mark = head(memory_dir), committed_files(memory_dir, head(memory_dir)), [], 0
+    for when, path, data, message in items:
+        if not tracked(path) or looks_secret(path) or last.get(path) == blob_id(data):
+            continue
+        if find_secrets(data.decode("utf-8", "replace")):
+            continue
+        mark += 1
+        stream += _commit_block(mark, MEMDIR, when, redact(_clean(message)) + "\n", parent if mark == 1 else None,
+                                [(path, data)])
+        last[path] = blob_id(data)
+    if mark:
+        _fast_import(memory_dir, stream, mark)
+    return mark
+
+
+# --- reading history -----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class FileChange:
+    status: str  # A (created), M (updated), D (deleted)
+    path: str
+    old_blob: str | None  # the bytes before (None when created)
+    new_blob: str | None  # the bytes after (None when deleted)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One commit: who, when, why (the message), and what it did to each file."""
+
+    commit: str
+    time: int
+    author: str
+    message: str
+    files: tuple[FileChange, ...]
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+
+_ZERO = "0" * 40
+_LOG_FORMAT = "%x1e%H%x1f%at%x1f%an%x1f%B%x1d"
+
+
+def changes(memory_dir: Path, path: str | None = None, limit: int | None = None) -> list[Change]:
+    """Commits newest first (those touching `path` only, when given), each with its file changes.
+    Empty when there is no repository or no commit yet."""
+    memory_dir = Path(memory_dir)
+    if not exists(memory_dir) or head(memory_dir) is None:
+        return []
+    args = ["log", "-z", "--raw", "--no-abbrev", "--no-renames", f"--format={_LOG_FORMAT}"]
+    if limit is not None:
+        args.append(f"-n{max(0, limit)}")
+    args += [REF, "--"]
+    if path is not None:
+        args.append(f":(literal){path}")
+    out = run(memory_dir, *args).stdout
+    return [_parse_change(record) for record in out.split(b"\x1e") if record.strip(b"\0\n")]
+
+
+def _parse_change(record: bytes) -> Change:
+    header, _, raw = record.partition(b"\x1d")
+    sha, when, author, message = header.decode("utf-8", "replace").split("\x1f", 3)
+    fields = raw.strip(b"\0\n").split(b"\0")
+    files = []
+    for meta, name in zip(fields[::2], fields[1::2], strict=False):
+        parts = meta.decode().lstrip("\n:").split()
+        if len(parts) < 5:
+            continue
+        old, new, status = parts[2], parts[3], parts[4][:1]
+        files.append(FileChange(status, os.fsdecode(name), None if old == _ZERO else old,
+                                None if new == _ZERO else new))
+    return Change(sha, int(when or 0), author, message.strip("\n") + "\n", tuple(files))
+
+
+def blob_sizes(memory_dir: Path, blobs: list[str]) -> dict[str, int]:
+    """blob id -> size in bytes, in one git process."""
+    wanted = sorted({b for b in blobs if b})
+    if not wanted:
+        return {}
+    out = run(memory_dir, "cat-file", "--batch-check=%(objectname) %(objectsize)",
+              input="\n".join(wanted).encode() + b"\n").stdout.decode()
+    sizes = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            sizes[parts[0]] = int(parts[1])
+    return sizes
