@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import gitmerge, gitrepo, gitsync
+from memdir import gitmerge, gitrepo, gitsync, syncconfig
 from memdir.entry.cli import main
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -70,11 +70,11 @@ def _remote_branches(bare: Path) -> list[str]:
 def test_remote_urls_normalise_to_one_project() -> None:
     same = ["git@GitHub.com:Me/App.git", "https://github.com/Me/App", "ssh://git@github.com:22/Me/App.git/",
             "https://user@GITHUB.com/Me/App.git", "git+ssh://git@github.com/Me/App"]
-    assert {gitsync.normalize_remote_url(url) for url in same} == {"github.com/Me/App"}
-    assert gitsync.normalize_remote_url("https://github.com/Me/Other") != "github.com/Me/App"
-    assert gitsync.normalize_remote_url("file:///srv/git/app.git") == "/srv/git/app.git"
-    branch = gitsync.branch_for("github.com/Me/App")
-    assert branch.startswith("memdir/github.com-Me-App-") and branch != gitsync.branch_for("github.com/me/app")
+    assert {syncconfig.normalize_remote_url(url) for url in same} == {"github.com/Me/App"}
+    assert syncconfig.normalize_remote_url("https://github.com/Me/Other") != "github.com/Me/App"
+    assert syncconfig.normalize_remote_url("file:///srv/git/app.git") == "/srv/git/app.git"
+    branch = syncconfig.branch_for("github.com/Me/App")
+    assert branch.startswith("memdir/github.com-Me-App-") and branch != syncconfig.branch_for("github.com/me/app")
 
 
 def test_sync_across_different_checkout_paths(laptop: Machine, desktop: Machine, remote: Path) -> None:
@@ -153,7 +153,7 @@ def test_history_holding_a_secret_is_never_pushed(laptop: Machine, remote: Path)
     assert TOKEN.encode() in gitrepo.read_blob(laptop.memory, gitrepo.committed_files(laptop.memory,
                                                                                        gitrepo.head(laptop.memory))["deploy.md"])
 
-    with pytest.raises(gitsync.SyncError, match="nothing pushed.*secret"):
+    with pytest.raises(syncconfig.SyncError, match="nothing pushed.*secret"):
         laptop.sync(remote)
     assert TOKEN.encode() not in _remote_objects(remote)
 
@@ -180,8 +180,8 @@ def test_cli_sync_stores_the_remote_and_reports(laptop: Machine, remote: Path,
     cli = ["--dir", str(laptop.memory), "--cwd", str(laptop.project), "sync"]
     assert main([*cli, "--remote", str(remote), "--auto", "on"]) == 0
     assert "pushed" in capsys.readouterr().out
-    assert gitsync.auto_sync(laptop.memory, laptop.project, env={})
-    assert not gitsync.auto_sync(laptop.memory, laptop.project, env={gitsync.AUTO_SYNC_ENV: "0"})
+    assert syncconfig.auto_sync(laptop.memory, laptop.project, env={})
+    assert not syncconfig.auto_sync(laptop.memory, laptop.project, env={syncconfig.AUTO_SYNC_ENV: "0"})
     assert main(cli) == 0 and "nothing to push" in capsys.readouterr().out
 
 
@@ -189,17 +189,17 @@ def test_a_project_without_a_remote_needs_a_name(tmp_path: Path, remote: Path) -
     memory = tmp_path / "memory"
     memory.mkdir()
     (memory / "a.md").write_text("a\n")
-    with pytest.raises(gitsync.SyncError, match="no git remote"):
+    with pytest.raises(syncconfig.SyncError, match="no git remote"):
         gitsync.sync(memory, tmp_path, remote=str(remote))
     assert gitsync.sync(memory, tmp_path, remote=str(remote), project="notes").pushed
 
 
 def test_a_folder_config_inside_the_repository_cannot_aim_sync(laptop: Machine, remote: Path) -> None:
     inside = laptop.project / ".claude" / "memory"
-    gitsync.save_config(inside, {gitsync.REMOTE_KEY: str(remote), gitsync.AUTO_KEY: True})
-    with pytest.raises(gitsync.SyncError, match="no sync remote set"):
+    syncconfig.save_config(inside, {syncconfig.REMOTE_KEY: str(remote), syncconfig.AUTO_KEY: True})
+    with pytest.raises(syncconfig.SyncError, match="no sync remote set"):
         gitsync.sync(inside, laptop.project)
-    assert not gitsync.auto_sync(inside, laptop.project, env={})
+    assert not syncconfig.auto_sync(inside, laptop.project, env={})
 
 
 def test_memory_md_line_merge_is_idempotent() -> None:
@@ -314,12 +314,42 @@ def test_the_stop_worker_syncs_only_when_turned_on(laptop: Machine, remote: Path
     monkeypatch.setenv("MEMDIR_PATH", str(laptop.memory))
     monkeypatch.setenv("MEMDIR_ENGINE", "offline")
     laptop.write("deploy.md", "ship on fridays\n")
-    gitsync.save_config(laptop.memory, {gitsync.REMOTE_KEY: str(remote)})
+    syncconfig.save_config(laptop.memory, {syncconfig.REMOTE_KEY: str(remote)})
     request = json.dumps({"session_id": "s", "transcript": str(transcript), "cwd": str(laptop.project)})
 
     assert worker.main([request]) == 0
     assert _remote_branches(remote) == []  # off by default: nothing pushed
-    monkeypatch.setenv(gitsync.AUTO_SYNC_ENV, "1")
+    monkeypatch.setenv(syncconfig.AUTO_SYNC_ENV, "1")
     assert worker.main([request]) == 0
     assert len(_remote_branches(remote)) == 1
     assert "sync: synced with" in (laptop.memory / ".memdir" / "hook.log").read_text()
+
+
+def test_team_memory_goes_to_a_team_remote_alone(laptop: Machine, desktop: Machine, remote: Path,
+                                                 tmp_path: Path) -> None:
+    team_remote = tmp_path / "team.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(team_remote)], check=True)
+    laptop.write("personal.md", "mine only\n")
+    laptop.write("team/MEMORY.md", "- [ops](ops.md)\n")
+    laptop.write("team/ops.md", "pager rota\n")
+    laptop.write("team/leak.md", f"GITHUB_TOKEN={TOKEN}\n")
+
+    pushed = gitsync.sync(laptop.memory, laptop.project, remote=str(team_remote), team=True)
+    pulled = gitsync.sync(desktop.memory, desktop.project, remote=str(team_remote), team=True)
+
+    assert pushed.pushed and [p for p, _ in pushed.left_out] == ["leak.md"]
+    assert _remote_branches(team_remote)[0].startswith("refs/heads/memdir-team/")
+    objects = _remote_objects(team_remote)
+    assert b"mine only" not in objects and TOKEN.encode() not in objects  # team files only, no secret
+    assert sorted(pulled.pulled) == ["MEMORY.md", "ops.md"] and desktop.read("team/ops.md") == "pager rota\n"
+    with pytest.raises(syncconfig.SyncError, match="no sync remote set"):
+        laptop.sync()  # the team remote is stored apart: personal memory never goes there
+
+
+@pytest.mark.slow
+def test_a_short_soak_loses_no_version() -> None:
+    from benchmarks.sync_soak import soak
+
+    outcome = soak(rounds=40, seed=5)
+    assert outcome["versions lost"] == 0 and outcome["folders identical"] is True
+    assert outcome["conflicts kept both"]  # the soak did exercise the merge
