@@ -87,6 +87,12 @@ def _fetch(target: Target) -> str:
     return gitrepo.run(memory_dir, "rev-parse", "--verify", f"{TRACKING_REF}^{{commit}}").stdout.decode().strip()
 
 
+def _have(memory_dir: Path, commit: str) -> bool:
+    """Is this commit here already (the remote has not moved since the last sync)? Then no fetch."""
+    return gitrepo.exists(memory_dir) and gitrepo.run(memory_dir, "cat-file", "-e", f"{commit}^{{commit}}",
+                                                      check=False).returncode == 0
+
+
 def _push(memory_dir: Path, url: str, branch: str, commit: str) -> bool:
     """Push `commit` to the branch, never forced. False when the remote moved (rejected as non-fast-forward)."""
     done = gitrepo.run(memory_dir, "push", "--porcelain", "--no-verify", "--", url,
@@ -159,7 +165,7 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
     try:
         with safefs.locked(folder, _SYNC_LOCK, lock_timeout):
             for _ in range(_PUSH_TRIES):
-                theirs = _fetch(target) if tip else None
+                theirs = tip and (tip if _have(folder, tip) else _fetch(target))
                 new = _integrate(target, theirs, result)
                 if new is None or new == theirs:
                     return result
