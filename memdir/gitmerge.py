@@ -39,9 +39,9 @@ class Conflict:
     how: str  # "both edited", "edited here, deleted there", ...
     other: str  # the commit holding the version that is not current
 
-    def describe(self) -> str:
-        return (f"{self.path}: {self.how}; kept {self.kept} version, the other is in `memdir history "
-                f"{self.path}` (commit {self.other[:10]})")
+    def describe(self, team: bool = False) -> str:
+        command = f"memdir history {'--team ' if team else ''}{self.path}"
+        return f"{self.path}: {self.how}; kept {self.kept} version, the other is in `{command}` (commit {self.other[:10]})"
 
 
 @dataclasses.dataclass

@@ -135,12 +135,13 @@ class SyncResult:
     conflicts: list[gitmerge.Conflict] = dataclasses.field(default_factory=list)
     kept_local: list[str] = dataclasses.field(default_factory=list)  # changed on disk meanwhile: not overwritten
     left_out: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # not synced (a secret)
+    team: bool = False  # paths are inside team/
 
     def describe(self) -> list[str]:
-        pulled = f"{len(self.pulled)} file(s) updated here" if self.pulled else "nothing new from the remote"
+        pulled = f"{len(self.pulled)} file(s) updated here" if self.pulled else "no file changed here"
         lines = [f"synced with {redact(self.url)} (branch {self.branch}): {pulled}; "
                  f"{'pushed' if self.pushed else 'nothing to push'}"]
-        lines += [f"kept both edits of {c.describe()}" for c in self.conflicts]
+        lines += [f"kept both edits of {c.describe(self.team)}" for c in self.conflicts]
         lines += [f"{path}: changed here during the sync; left as it is (the other version is in history)"
                   for path in self.kept_local]
         lines += [f"not synced {path}: {why}" for path, why in self.left_out]
@@ -160,7 +161,7 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
     if remote or project:
         key = TEAM_REMOTE_KEY if team else REMOTE_KEY
         save_config(target.base, {key: target.url} | ({PROJECT_KEY: project} if project else {}))
-    result = SyncResult(target.url, target.branch)
+    result = SyncResult(target.url, target.branch, team=team)
     folder = target.folder
     try:
         with safefs.locked(folder, _SYNC_LOCK, lock_timeout):
