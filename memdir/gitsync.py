@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from memdir import constants as C, gitmerge, gitrepo, safefs
+from memdir import constants as C, githistory, gitmerge, gitrepo, safefs
 from memdir.errors import MemdirError
 from memdir.secrets import find_secrets, redact
 from memdir.syncconfig import (
@@ -206,7 +206,8 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
     """Under the folder lock: commit the folder, then bring `theirs` in. The local head afterwards."""
     memory_dir = target.folder
     with safefs.locked(target.base, _FOLDER_LOCK, 30.0):
-        found = gitrepo.commit_locked(memory_dir, "changes found on disk before sync", author=gitrepo.ANOTHER_WRITER)
+        found = gitrepo.commit_locked(memory_dir, "changes found on disk before sync", author=gitrepo.ANOTHER_WRITER,
+                                      first_import=githistory.import_legacy)  # a first commit keeps .memdir/history/
         result.left_out = list(found.left_out)
         ours = gitrepo.head(memory_dir)
         if theirs is None or theirs == ours:

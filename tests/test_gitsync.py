@@ -354,3 +354,25 @@ def test_a_remote_url_cannot_run_a_command(laptop: Machine, tmp_path: Path) -> N
         with pytest.raises(syncconfig.SyncError):
             laptop.sync(url)
     assert not marker.exists()
+
+
+def test_a_first_sync_imports_the_old_history_and_pushes_it(laptop: Machine, desktop: Machine, remote: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder whose versions so far live only in `.memdir/history/` keeps them all when sync makes its first commit."""
+    from memdir import githistory
+    from memdir.model import Memory
+    from memdir.store import MemoryStore
+
+    monkeypatch.setenv(githistory.ENV, "0")  # an older memdir: versions kept in .memdir/history/ only
+    store = MemoryStore(laptop.memory)
+    rel = store.save(Memory(name="deploy", description="deploys", type="project", body="version one")).rel_path
+    store.save(Memory(name="deploy", description="deploys", type="project", body="version two"), rel_path=rel)
+    assert not gitrepo.exists(laptop.memory)
+    monkeypatch.setenv(githistory.ENV, "1")
+
+    assert laptop.sync(remote).pushed
+    desktop.sync(remote)
+
+    bodies = [gitrepo.read_blob(desktop.memory, f.new_blob or "").decode()
+              for c in reversed(gitrepo.changes(desktop.memory, rel)) for f in c.files if f.path == rel]
+    assert [b for b in bodies if "version one" in b] and "version two" in bodies[-1]
