@@ -432,7 +432,9 @@ def changes(memory_dir: Path, path: str | None = None, limit: int | None = None)
     memory_dir = Path(memory_dir)
     if not exists(memory_dir) or head(memory_dir) is None:
         return []
-    args = ["log", "-z", "--raw", "--no-abbrev", "--no-renames", f"--format={_LOG_FORMAT}"]
+    # --full-history: a sync merge keeps one side's version of a file, and the other side's edit must
+    # still be listed (git's default simplification would follow only the side the merge kept).
+    args = ["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--full-history", f"--format={_LOG_FORMAT}"]
     if limit is not None:
         args.append(f"-n{max(0, limit)}")
     args += [REF, "--"]

@@ -465,6 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memdir.entry.cli_decisions import add_parsers as add_decision_parsers
 
     add_decision_parsers(command)  # decision tiers: status, graph (issue 14)
+    from memdir.entry.cli_sync import add_parsers as add_sync_parsers
+
+    add_sync_parsers(command)  # memdir sync (issue 23)
     _add_eval_parser(sub, command)
     return parser
 

@@ -81,6 +81,12 @@ def main(argv: list[str]) -> int:
             if dream.due(memory_dir):
                 outcome = dream.dream(memory_dir)
                 log(memory_dir, "dream", f"{outcome.status}: {', '.join(outcome.saved) or outcome.reason}")
+        from memdir.gitsync import background_sync
+        from memdir.paths import project_root
+
+        synced = background_sync(memory_dir, project_root(cwd))  # only when the user turned it on (issue 23)
+        if synced:
+            log(memory_dir, "sync", synced)
     except WorkerTimeout:
         log(memory_dir, "stop", f"worker stopped after {C.WORKER_MAX_SECONDS} s; the next Stop goes on from the saved cursor")
         return 1

@@ -1,0 +1,242 @@
+"""`memdir sync`: one project's memory on every machine, through a git remote the user owns.
+
+Layout on the remote: ONE BRANCH PER PROJECT, `memdir/<project>-<hash>`, where the project is its git
+remote URL normalised (memdir/syncconfig.py). One private repository then holds every project's memory (users
+have one such repository, not one per project), each project's history stays separate (a fetch moves only
+that branch), and two checkouts of one repository, at any path on any machine, name the same branch.
+Each machine keeps its memory folder where its Claude Code reads it; only the branch is shared.
+Team memory (`team/`) can go to a team remote the same way: its own repository (`team/.memdir/git`, work
+tree `team/`), its own branch `memdir-team/<project>-<hash>`, the same merge, guard and push rules.
+
+A sync, under a sync lock (one sync at a time per folder):
+1. `git ls-remote` first: offline, a wrong URL or no project identity is one line and nothing changes
+   (no repository, no config, no commit);
+2. fetch the project's branch into `refs/memdir/sync/remote`;
+3. under the folder lock: commit what changed on disk (the secret guard leaves secrets out), then take the
+   remote's commits: a fast-forward, or a merge (memdir/gitmerge.py: no edit lost, MEMORY.md by line);
+4. check every object about to be pushed for secrets, then push without force. A push rejected because
+   the remote moved meanwhile goes back to 2 (three tries). History is never rewritten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from memdir import constants as C, githistory, gitmerge, gitrepo, safefs
+from memdir.errors import MemdirError
+from memdir.secrets import find_secrets, redact
+from memdir.syncconfig import (
+    PROJECT_KEY,
+    REMOTE_KEY,
+    TEAM_REMOTE_KEY,
+    SyncError,
+    Target,
+    auto_sync,
+    configured,
+    save_config,
+    settings,
+)
+
+TRACKING_REF = "refs/memdir/sync/remote"  # the remote branch as last fetched
+_SYNC_LOCK = f"{C.STATE_DIRNAME}/sync.lock"  # one sync at a time per repository
+_FOLDER_LOCK = f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"  # the store's folder lock (memdir/store.py), team writes too
+_TRANSPORT = ("-c", "protocol.ext.allow=never")  # never a remote that runs a command (git's default too)
+_PUSH_TRIES = 3
+
+
+# --- talking to the remote -------------------------------------------------------------------------
+def _remote_env(memory_dir: Path) -> dict[str, str]:
+    env = gitrepo._env(memory_dir)
+    for key in ("GIT_DIR", "GIT_WORK_TREE"):
+        env.pop(key, None)
+    return env
+
+
+def remote_tip(memory_dir: Path, url: str, branch: str) -> str | None:
+    """The remote branch's commit (None: no such branch yet), without touching the folder.
+    Raises SyncError when the remote cannot be reached."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *gitrepo._OPTIONS, *_TRANSPORT, "ls-remote", "--", url, f"refs/heads/{branch}"],
+                              capture_output=True, env=_remote_env(memory_dir), cwd="/", timeout=120, check=False)
+    except FileNotFoundError:
+        raise SyncError("git is not installed (or not on PATH); sync needs it") from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SyncError(f"cannot reach {redact(url)}: {exc}; nothing changed") from None
+    if done.returncode != 0:
+        raise SyncError(f"cannot reach {redact(url)} ({gitrepo._first_line(done.stderr)}); nothing changed")
+    wanted = f"refs/heads/{branch}"  # ls-remote matches patterns by their tail: keep the exact ref only
+    for line in done.stdout.decode().splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref == wanted:
+            return sha
+    return None
+
+
+def _fetch(target: Target) -> str:
+    memory_dir, url, branch = target.folder, target.url, target.branch
+    try:
+        with safefs.locked(target.base, _FOLDER_LOCK, 30.0):
+            gitrepo.ensure(memory_dir)
+        gitrepo.run(memory_dir, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", url,
+                    f"+refs/heads/{branch}:{TRACKING_REF}", timeout=600)
+    except gitrepo.GitError as exc:
+        raise SyncError(f"fetch from {redact(url)} failed: {exc}") from None
+    return gitrepo.run(memory_dir, "rev-parse", "--verify", f"{TRACKING_REF}^{{commit}}").stdout.decode().strip()
+
+
+def _have(memory_dir: Path, commit: str) -> bool:
+    """Is this commit here already (the remote has not moved since the last sync)? Then no fetch."""
+    return gitrepo.exists(memory_dir) and gitrepo.run(memory_dir, "cat-file", "-e", f"{commit}^{{commit}}",
+                                                      check=False).returncode == 0
+
+
+def _push(memory_dir: Path, url: str, branch: str, commit: str) -> bool:
+    """Push `commit` to the branch, never forced. False when the remote moved (rejected as non-fast-forward)."""
+    done = gitrepo.run(memory_dir, "push", "--porcelain", "--no-verify", "--", url,
+                       f"{commit}:refs/heads/{branch}", check=False, timeout=600)
+    if done.returncode == 0:
+        gitrepo.run(memory_dir, "update-ref", TRACKING_REF, commit)
+        return True
+    if b"[rejected]" in done.stdout:  # non-fast-forward: someone pushed since our fetch
+        return False
+    raise SyncError(f"push to {redact(url)} failed ({gitrepo._first_line(done.stderr or done.stdout)}); "
+                    "the local history is kept, run `memdir sync` again")
+
+
+def secrets_to_push(memory_dir: Path, tip: str, remote: str | None) -> list[str]:
+    """Every blob and commit message the remote does not have yet that holds a secret (checked again here,
+    whatever wrote it): what a push would send. Empty means safe to push."""
+    args = ["rev-list", "--objects", tip, *([f"^{remote}"] if remote else [])]
+    ids = [line.split(" ", 1)[0] for line in gitrepo.run(memory_dir, *args).stdout.decode().splitlines() if line]
+    if not ids:
+        return []
+    out = gitrepo.run(memory_dir, "cat-file", "--batch", input="\n".join(ids).encode() + b"\n").stdout
+    found, at = [], 0
+    while at < len(out):
+        header_end = out.index(b"\n", at)
+        sha, kind, size = out[at:header_end].decode().split()
+        body = out[header_end + 1: header_end + 1 + int(size)]
+        at = header_end + 1 + int(size) + 1
+        if kind in ("blob", "commit") and find_secrets(body.decode("utf-8", "replace")):
+            found.append(f"{kind} {sha[:10]}")
+    return found
+
+
+# --- one sync -----------------------------------------------------------------------------------
+@dataclasses.dataclass
+class SyncResult:
+    url: str
+    branch: str
+    pulled: list[str] = dataclasses.field(default_factory=list)  # files changed here by the other machine
+    pushed: bool = False
+    conflicts: list[gitmerge.Conflict] = dataclasses.field(default_factory=list)
+    kept_local: list[str] = dataclasses.field(default_factory=list)  # changed on disk meanwhile: not overwritten
+    left_out: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # not synced (a secret)
+    team: bool = False  # paths are inside team/
+
+    def describe(self) -> list[str]:
+        pulled = f"{len(self.pulled)} file(s) updated here" if self.pulled else "no file changed here"
+        lines = [f"synced with {redact(self.url)} (branch {self.branch}): {pulled}; "
+                 f"{'pushed' if self.pushed else 'nothing to push'}"]
+        lines += [f"kept both edits of {c.describe(self.team)}" for c in self.conflicts]
+        lines += [f"{path}: changed here during the sync; left as it is (the other version is in history)"
+                  for path in self.kept_local]
+        lines += [f"not synced {path}: {why}" for path, why in self.left_out]
+        return lines
+
+
+def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = None, project: str | None = None,
+         team: bool = False, lock_timeout: float = 60.0) -> SyncResult:
+    """Sync the folder (its `team/` folder with `team`) with its remote, storing `remote`/`project` in the
+    folder's config once the remote answered. Raises SyncError (one line) when it cannot; a failure after
+    the fetch leaves both sides consistent and the next sync completes."""
+    target = settings(Path(memory_dir), project_root, remote, project, team=team)
+    tip = remote_tip(target.base, target.url, target.branch)  # offline: stops here, nothing changed
+    safefs.mkdirs(target.base, C.STATE_DIRNAME)
+    if team:
+        safefs.mkdirs(target.base, f"{C.TEAM_DIRNAME}/{C.STATE_DIRNAME}")  # never through a symlinked team/
+    if remote or project:
+        key = TEAM_REMOTE_KEY if team else REMOTE_KEY
+        save_config(target.base, {key: target.url} | ({PROJECT_KEY: project} if project else {}))
+    result = SyncResult(target.url, target.branch, team=team)
+    folder = target.folder
+    try:
+        with safefs.locked(folder, _SYNC_LOCK, lock_timeout):
+            for _ in range(_PUSH_TRIES):
+                theirs = tip and (tip if _have(folder, tip) else _fetch(target))
+                new = _integrate(target, theirs, result)
+                if new is None or new == theirs:
+                    return result
+                leaks = secrets_to_push(folder, new, theirs)
+                if leaks:
+                    raise SyncError(f"nothing pushed: {', '.join(leaks)} holds a secret; remove it from the "
+                                    f"memory history in {gitrepo.git_dir(folder)}")
+                if _push(folder, target.url, target.branch, new):
+                    result.pushed = True
+                    return result
+                tip = remote_tip(target.base, target.url, target.branch)
+    except gitrepo.GitError as exc:
+        raise SyncError(f"sync stopped: {exc}") from None
+    raise SyncError(f"the remote branch {target.branch} kept moving during {_PUSH_TRIES} tries; "
+                    "run `memdir sync` again")
+
+
+def background_sync(memory_dir: Path, project_root: Path | None) -> str | None:
+    """The Stop worker's sync when the user turned it on (`auto_sync`): one log line, or None when off.
+    Never raises; a sync already running makes this one give up after a few seconds."""
+    try:
+        if not auto_sync(memory_dir, project_root):
+            return None
+        lines = sync(memory_dir, project_root, lock_timeout=5.0).describe()
+        if configured(memory_dir, project_root, TEAM_REMOTE_KEY):
+            lines += ["team: " + line for line in sync(memory_dir, project_root, team=True, lock_timeout=5.0).describe()]
+        return "; ".join(lines)
+    except MemdirError as exc:
+        return f"sync failed: {exc}"
+    except OSError as exc:
+        from memdir.errors import os_error_line
+
+        return f"sync failed: {os_error_line(exc)}"
+
+
+def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | None:
+    """Under the folder lock: commit the folder, then bring `theirs` in. The local head afterwards."""
+    memory_dir = target.folder
+    with safefs.locked(target.base, _FOLDER_LOCK, 30.0):
+        found = gitrepo.commit_locked(memory_dir, "changes found on disk before sync", author=gitrepo.ANOTHER_WRITER,
+                                      first_import=githistory.import_legacy)  # a first commit keeps .memdir/history/
+        result.left_out = list(found.left_out)
+        ours = gitrepo.head(memory_dir)
+        if theirs is None or theirs == ours:
+            return ours
+        base = gitmerge.merge_base(memory_dir, ours, theirs) if ours else None
+        if base == theirs:  # we are ahead: only a push
+            return ours
+        ours_files = gitrepo.committed_files(memory_dir, ours)
+        if ours is None or base == ours:  # fast-forward (or a first sync into a folder with nothing committed)
+            their_files = gitrepo.committed_files(memory_dir, theirs)
+            changes = {path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
+                       for path in sorted(set(ours_files) | set(their_files))
+                       if (blob := their_files.get(path)) != ours_files.get(path)}
+            result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
+            result.pulled = [p for p in changes if p not in result.kept_local]
+            gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
+            return theirs
+        merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
+        leaks = gitmerge.secrets_in(merge)
+        if leaks:
+            raise SyncError(f"merge not made: {', '.join(leaks)} would hold a secret; nothing changed")
+        result.kept_local = gitmerge.apply(memory_dir, ours_files, merge.changes)
+        result.pulled = [p for p in merge.changes if p not in result.kept_local]
+        result.conflicts = merge.conflicts
+        return gitmerge.commit_merge(memory_dir, ours, theirs, merge.changes, _merge_message(theirs, merge))
+
+
+def _merge_message(theirs: str, merge: gitmerge.Merge) -> str:
+    lines = [f"sync: merged the other machine's changes ({theirs[:10]})", ""]
+    lines += [f"{'deleted' if data is None else 'took'} {path}" for path, data in merge.changes.items()]
+    lines += [f"kept both edits of {c.describe()}" for c in merge.conflicts]
+    return redact("\n".join(lines)) + "\n"
