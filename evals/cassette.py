@@ -27,7 +27,8 @@ from memdir.record import Record
 
 MEMORY_DIR = "<memory-dir>"
 RUN_TIME = "<during-run>"
-STAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\b")
+# Also with milliseconds: the `modified:` stamp a memory written during the run shows when the model Reads it.
+STAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z\b")
 MANIFEST = "sessions.json"
 VOLATILE_FIELDS = ("metadata",)
 
@@ -53,7 +54,8 @@ def _run_stamps(text: str, since: float) -> str:
     between runs; a stamp from before the run (a copied real folder keeps its files' times) is kept."""
 
     def swap(match: re.Match) -> str:
-        return RUN_TIME if calendar.timegm(time.strptime(match.group(0), "%Y-%m-%dT%H:%M:%SZ")) >= since else match.group(0)
+        seconds = calendar.timegm(time.strptime(match.group(0)[:19], "%Y-%m-%dT%H:%M:%S"))
+        return RUN_TIME if seconds >= since else match.group(0)
 
     return STAMP.sub(swap, text)
 

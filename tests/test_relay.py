@@ -256,6 +256,10 @@ def test_normalising_drops_only_what_differs_between_runs(tmp_path):
     listed = {**_body(), "system": "- [user] a.md (2026-03-01T10:00:00Z): old\n- [user] b.md (2026-11-23T15:00:01Z): new"}
     assert normalise(listed, {}, since=1_795_000_000.0)["system"] == (  # 2026-11-18: only b.md was written since
         "- [user] a.md (2026-03-01T10:00:00Z): old\n- [user] b.md (<during-run>): new")
+    read_back = {**_body(), "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                 "content": "---\nmodified: 2026-11-23T18:35:02.719Z\ncreated: 2026-03-01T10:00:00.5Z\n---\n"}]}]}
+    shown = normalise(read_back, {}, since=1_795_000_000.0)["messages"][0]["content"][0]["content"]
+    assert shown == "---\nmodified: <during-run>\ncreated: 2026-03-01T10:00:00.5Z\n---\n"  # a file Read back mid-run
     answer = {"content": [{"type": "tool_use", "input": {"file_path": "<memory-dir>/x.md"}}]}
     assert restore(answer, {str(second): "<memory-dir>"})["content"][0]["input"]["file_path"] == f"{second}/x.md"
 
