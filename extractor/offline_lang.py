@@ -22,6 +22,7 @@ _SCRIPTS = (("ja", r"[\u3040-\u30ff]"), ("ko", r"[\uac00-\ud7af\u1100-\u11ff]"),
             ("uk", r"[єїіґЄЇІҐ]"), ("ru", r"[\u0400-\u04ff]"), ("ar", r"[\u0600-\u06ff]"), ("he", r"[\u0590-\u05ff]"),
             ("hi", r"[\u0900-\u097f]"), ("th", r"[\u0e00-\u0e7f]"), ("el", r"[\u0370-\u03ff]"))
 _SCRIPT_RES = tuple((lang, re.compile(rx)) for lang, rx in _SCRIPTS)
+_LETTER = re.compile(r"[^\W\d_]")
 # Short, frequent words that tell the Latin-script languages apart (a word shared by two counts for both).
 _STOPWORDS = {
     "en": "the and is are to of you i it this that with for not my we be do have can please use",
@@ -44,15 +45,16 @@ _UNCOVERED_LATIN = set("il della che sono di per gli het een niet ik je jij dat 
 
 def language_of(sentence: str) -> str:
     """The sentence's language: a covered code, or the uncovered language's code ("other" when unsure)."""
-    letters = [c for c in sentence if c.isalpha()]
+    letters = len(_LETTER.findall(sentence))
     for lang, rx in _SCRIPT_RES:
-        if letters and sum(1 for c in letters if rx.match(c)) >= max(1, len(letters) // 5):
+        if letters and len(rx.findall(sentence)) >= max(1, letters // 5):
             return lang
     words = re.findall(r"[a-zà-ÿß']+", sentence.lower())
     if not words:
         return "en"  # symbols, paths, a URL: nothing language-specific to misread
-    scores = {lang: sum(1 for w in words if w in stops) + 0.5 * sum(1 for c in sentence.lower() if c in _LETTERS.get(lang, ""))
-              for lang, stops in _STOP_SETS.items()}
+    lowered = sentence.lower()
+    scores = {lang: sum(1 for w in words if w in stops)
+              + 0.5 * sum(lowered.count(c) for c in _LETTERS.get(lang, "")) for lang, stops in _STOP_SETS.items()}
     best = max(scores, key=lambda lang: (scores[lang], lang == "en"))
     foreign = sum(1 for w in words if w in _UNCOVERED_LATIN)
     if scores[best] == 0:
