@@ -275,6 +275,11 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
     clean = sentence.rstrip(" .!")
     if _one_off(sentence):
         return []
+    if (what := lang.remembered(sentence)) and len(what) >= 4:
+        return [Draft("user" if lang.about_me(what) else _classify(what), what, kind="remember")]
+    if lang.correction(sentence):
+        rule, why = _split_rationale(clean)
+        return [Draft("feedback", rule, why, kind="correction", correction=True)]
     if lang.standing_rule(sentence) or (language != "en" and lang.is_standing(sentence)
                                         and len(sentence.split()) <= _SHORT_RULE_WORDS):
         rule, why = _split_rationale(clean)

@@ -157,6 +157,51 @@ def is_standing(sentence: str) -> bool:
     return bool(_STANDING.search(sentence))
 
 
+# --- explicit requests and corrections beyond English ---------------------------------------------------------
+_REMEMBER = re.compile(
+    r"^(?:por favor,?\s+|s'il te plaît,?\s+|bitte\s+|пожалуйста,?\s+)?(?:recuerda(?: que)?|acuérdate de que|"
+    r"no olvides que|lembre-se (?:de )?que|lembra que|lembre que|não esqueça que|souviens-toi que|rappelle-toi que|"
+    r"n'oublie pas que|retiens que|note que|merk dir,?(?: dass)?|denk daran,? dass|vergiss nicht,? dass|"
+    r"запомни,?(?: что)?|помни,?(?: что)?|не забывай,? что)\s*(?P<what>.+)"
+    r"|^(?:请)?(?:记住|别忘了|不要忘记)[，,:：]?\s*(?P<zh>.+)|^(?P<ja>.+?)(?:を|と|って)?(?:覚えておいて|忘れないで)",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"^(?:no,?\s+|non,?\s+|não,?\s+|nein,?\s+|нет,?\s+|por favor,?\s+|bitte\s+|пожалуйста,?\s+)*"
+    r"(?:no (?:uses|utilices|hagas|agregues|añadas|pongas|cambies|toques|borres|instales)|nunca (?:uses|hagas)|"
+    r"não (?:use|usa|faça|adicione|coloque|mude|mexa|apague|instale)|nunca (?:use|faça)|"
+    r"ne (?:fais|fait|mets|ajoute|change|touche|supprime|installe) (?:pas|jamais)|n'(?:utilise|ajoute|installe) (?:pas|jamais)|"
+    r"(?:benutze|verwende|nutze|mach|installiere) (?:kein|nie|nicht)|"
+    r"не (?:используй|делай|добавляй|трогай|меняй|удаляй|ставь|устанавливай))\b"
+    r"|^(?:请)?(?:不要|别|永远不要)|(?:しないで|使わないで)(?:ください)?[。.!！]?$",
+    re.I,
+)
+# "Don't do that", "no hagas eso": about what was just done, not a rule for the next time.
+_JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das|dies|это|этого)\b[\s.!]*$"
+                        r"|(?:那个|这个|それ|これ)", re.I)
+
+
+def remembered(sentence: str) -> str | None:
+    """What a "remember ..." request in a covered language asks to keep, or None."""
+    match = _REMEMBER.match(sentence)
+    if not match:
+        return None
+    what = match.group("what") or match.group("zh") or match.group("ja") or ""
+    return what.strip(" .,:;!。！") or None
+
+
+def correction(sentence: str) -> bool:
+    """A correction in a covered language ("no uses npm", "не трогай миграции") that is more than "don't do that"."""
+    return bool(_CORRECTION.search(sentence)) and not _JUST_THAT.search(sentence)
+
+
+_FIRST_PERSON = re.compile(r"^(?:je|j'|yo|mi|eu|meu|minha|ich|mein|meine|я|мой|моя|меня)\b|^(?:我|私)", re.I)
+
+
+def about_me(what: str) -> bool:
+    return bool(_FIRST_PERSON.match(what))
+
+
 # --- who the user is -------------------------------------------------------------------------------------------
 _NAME = re.compile(
     r"\b(?:my name is|call me|je m'appelle|appelle-moi|me llamo|mi nombre es|llámame|meu nome é|me chamo|"

@@ -72,6 +72,24 @@ def test_standing_rules_and_facts_are_kept_in_covered_languages(rule, kind):
     assert [d.type for d in _drafts(rule)] == [kind]
 
 
+@pytest.mark.parametrize("text, kind", [
+    ("Recuerda que el entorno de staging se comparte con QA.", "remember"),
+    ("Lembre-se que o deploy de produção é feito às sextas.", "remember"),
+    ("Запомни, что я работаю только по утрам.", "remember"),
+    ("请记住：生产数据库是只读的。", "remember"),
+    ("No uses npm en este repositorio, usamos pnpm.", "correction"),
+    ("Не трогай файлы миграций, они генерируются.", "correction"),
+    ("不要在主分支上直接提交。", "correction"),
+])
+def test_requests_and_corrections_beyond_english(text, kind):
+    assert [d.kind for d in _drafts(text)] == [kind]
+
+
+@pytest.mark.parametrize("just_that", ["No hagas eso.", "Не делай это.", "Ne fais pas ça.", "不要那个。"])
+def test_dont_do_that_corrects_nothing_to_keep(just_that):
+    assert _drafts(just_that) == []
+
+
 def test_the_users_name_and_role_in_one_breath_are_one_memory():
     drafts = _drafts("Меня зовут Лиза. Обращайся ко мне Лиза. Я являюсь менеджером проектов.")
     assert len(drafts) == 1 and "Лиза" in drafts[0].rule and "менеджером" in drafts[0].rule
