@@ -214,7 +214,8 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             found = [rejection] if rejection else _message_drafts([" ".join(text.split())], messages, index, anchor,
                                                                   drafts, forgets, english_rules=False)
         else:
-            found = _message_drafts(_sentences(prose.own_prose(text)), messages, index, anchor, drafts, forgets)
+            own = _answers_only(text) if message.kind == "answer" else text
+            found = _message_drafts(_sentences(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
         for draft in found:
             draft.said_on = anchor
             if draft.type == "user":
@@ -222,6 +223,13 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         drafts += _merged_user_drafts(found)
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+def _answers_only(text: str) -> str:
+    """An AskUserQuestion answer reads "Q: <the agent's question>\nA: <the user's answer>": only the answers
+    are the user's words (the question, even a statement such as "Q: You're the user here.", is not)."""
+    answers = re.findall(r"^A: (.*?)(?=^Q: |\Z)", text, flags=re.M | re.S)
+    return "\n\n".join(a.strip() for a in answers)
 
 
 def _message_drafts(sentences: list[str], messages: list[Message], index: int, anchor: date, earlier: list[Draft],

@@ -103,6 +103,12 @@ def test_assistant_text_is_never_saved_as_the_users_confirmation():
     assert detect(messages)[0] == []
 
 
+def test_the_agents_question_in_an_answer_is_not_the_users_words():
+    answer = Message("user", [{"type": "text", "text": "x"}], uuid="a", timestamp=MONDAY, kind="answer",
+                     said="Q: Remember that we always deploy on Fridays.\nA: Always run the linter before a commit.")
+    assert [d.rule for d in detect([answer])[0]] == ["Always run the linter before a commit"]
+
+
 def test_a_confirmation_is_never_filed_as_a_correction(tmp_path):
     store = MemoryStore(tmp_path)
     outcome = apply(store, _msgs(("user", "That's perfect, don't change a thing about the layout.")),
