@@ -128,7 +128,8 @@ _REPLY_FORMAT = re.compile(
     r"\b(?:response format|answer format|reply format|format de (?:la )?réponse|formato de (?:la )?respuesta|"
     r"formato da resposta|antwortformat|формат ответа)\b|(?:回复格式|回答格式|回答の形式|返信の形式)"
     r"|\b(?:reply|answer|respond|write to me) (?:only )?in (?:english|french|spanish|german|russian|chinese|japanese)\b"
-    r"|\b(?:réponds|répondez|responde|respondé|responda|antworte|antworten sie|отвечай|отвечайте)\b",
+    r"|\b(?:réponds|répondez|responde|respondé|responda|antworte|antworten sie|отвечай|отвечайте)\b"
+    r"|(?:用|以)(?:中文|英文|日语|简体中文|繁體中文)(?:回答|回复|回覆|答复)|(?:日本語|英語|中国語)で(?:答え|返信|回答|書い)",
     re.I,
 )
 # An instruction to write a standing rule into the agent's own instructions file.
@@ -216,7 +217,7 @@ _ROLE_NOUN = (r"(?:développ\w+|ingénieu?r\w*|chef de projet|fondat\w+|étudian
               r"руководител\w+)")
 _ROLE_FOREIGN = re.compile(
     r"\b(?:je suis|soy|sou|ich bin|я|я являюсь|я работаю)\b(?:\s+\w+){0,3}?\s+" + _ROLE_NOUN + r"\b"
-    r"|我是.{0,12}(?:工程师|开发者|程序员|经理|学生|设计师|创始人)|私は.{0,12}(?:エンジニア|開発者|デザイナー|マネージャー|学生)",
+    r"|我是.{0,12}(?:工程师|开发|程序员|经理|学生|设计师|创始人)|私は.{0,12}(?:エンジニア|開発者|デザイナー|マネージャー|学生)",
     re.I,
 )
 _TOOLS = re.compile(

@@ -50,6 +50,10 @@ def test_no_question_is_saved(question):
     "Não mexa nesse arquivo por enquanto.",
     "Ändere die Datei noch nicht.",
     "Пока не трогай этот файл.",
+    "Arregla el error en el archivo main.py.",
+    "Por favor, crie um componente de login.",
+    "修复这个 bug。",
+    "このファイルを削除して。",
 ])
 def test_no_one_off_request_is_saved_as_a_rule(one_off):
     assert _drafts(one_off) == []
@@ -64,6 +68,9 @@ def test_no_one_off_request_is_saved_as_a_rule(one_off):
     ("以后每次都用 pnpm。", "feedback"),
     ("今後は必ず pnpm を使ってください。", "feedback"),
     ("Modify claude.md to rerun the linter each time a file changes.", "feedback"),
+    ("请用中文回复。", "feedback"),
+    ("日本語で答えてください。", "feedback"),
+    ("我是做后端开发的。", "user"),
     ("Меня зовут Лиза.", "user"),
     ("Je suis développeuse backend.", "user"),
     ("Soy ingeniera de datos.", "user"),
