@@ -130,7 +130,8 @@ CHECKED_FOR_SAYING = 3  # the best-matching memories read in full to see whether
 
 
 class OfflineOutcome(Record):
-    """saved: created files; updated: rewritten files; changes: extractor/report.py dicts for all of it."""
+    """saved: created files; updated: rewritten files; changes: extractor/report.py dicts for all of it;
+    notes: why part of what the user said was not read (a language the rules do not cover)."""
 
     saved: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
@@ -138,6 +139,7 @@ class OfflineOutcome(Record):
     drafts: list[Draft] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     changes: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the rules could not read, said to the user
 
 
 def _forget_targets(store: MemoryStore, phrase: str) -> list[str]:

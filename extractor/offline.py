@@ -15,7 +15,7 @@ import re
 from datetime import date
 
 from memdir.record import Record, field
-from memdir.stages.extractor import prose
+from memdir.stages.extractor import offline_lang as lang, prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
@@ -140,26 +140,16 @@ def _classify(what: str) -> str:
     return "project"  # a statement of fact about the work
 
 
-# The assistant telling what it did itself ("I split the change into three commits"): the only kind
-# of its sentence a confirmation may keep. What it relays ("the README says ...", "the user said ...")
-# comes from a file, a page or a tool, and the user's "exactly like that" never makes it theirs.
-_OWN_ACTION = re.compile(r"^(?:I|we)(?:'ve| have)?\s+(?!(?:am|was|'m|think|believe|guess|see|saw|noticed|found|read|"
-                         r"will|'ll|would|can|could|should|might|must|need|want)\b)[a-z]+\b", re.I)
-_RELAYED = re.compile(r"\b(?:says?|said|told|tells|asked|asks|according to|instructs?|instructed|"
-                      r"recommends?|wants?)\b|[\"“”«»]", re.I)
-
-
-def _previous_assistant_summary(messages: list[Message], index: int) -> str | None:
-    """What the assistant had just done, in its own first sentence about its own action before the
-    confirmation; None when it said no such thing."""
-    for m in reversed(messages[:index]):
-        if m.role == "assistant" and m.text():
-            sentences = [s for s in _sentences(m.text()) if not _ACK.match(s) and len(s.split()) >= 4]
-            first = sentences[0] if sentences else ""
-            if _OWN_ACTION.match(first) and not _RELAYED.search(first):
-                return first[:200].rstrip(".")
-            return None
-    return None
+def _confirmed_in_own_words(sentence: str) -> str | None:
+    """"Yes, exactly like that: keep the tests next to the code" -> "Keep the tests next to the code";
+    a bare "exactly like that" says nothing in the user's words, so it saves nothing."""
+    rest = _CONFIRM.sub(" ", _CONFIRM.sub(" ", sentence))
+    rest = re.sub(r"^[\s,.:;!—-]*(?:like (?:that|this)|that'?s it)\b", "", rest, flags=re.I)
+    rest = re.sub(r"^[\s,.:;!—-]*(?:(?:yes|yeah|yep|ok(?:ay)?|great|perfect|and|so|please|thanks)\b[\s,.:;!—-]*)*", "",
+                  rest, flags=re.I).strip(" ,.:;!—-")
+    if len(re.findall(r"\w{3,}", rest)) < 4 or not (_IMPERATIVE.match(rest) or lang.is_standing(rest)):
+        return None
+    return rest[:1].upper() + rest[1:]
 
 
 def _rejection_draft(reason: str) -> Draft | None:
@@ -182,15 +172,16 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role", correction=bool(_CHANGED.search(sentence))))
     elif _NEW_TO.search(sentence):
         drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
-    if not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
+    if _CONFIRM.search(sentence):
+        # A confirmation keeps only what the user said about it, never the assistant's text, and is
+        # never a correction (nothing was corrected).
+        said = _confirmed_in_own_words(sentence)
+        if said:
+            drafts.append(Draft("feedback", said, f"the user confirmed it: \"{sentence}\"", kind="confirmation"))
+    elif not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-    elif _CONFIRM.search(sentence):
-        done = _previous_assistant_summary(messages, index)
-        if done:
-            drafts.append(Draft("feedback", f"Keep this approach: {done}", f"the user confirmed it: \"{sentence}\"",
-                                kind="confirmation"))
     elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
@@ -217,35 +208,109 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         if not text:
             continue
         anchor = message_date(message) or date.today()
-        start = len(drafts)
+        found: list[Draft] = []
         if message.kind == "rejection":
-            found = _rejection_draft(text)
-            drafts += [found] if found else []
+            rejection = _rejection_draft(text)
+            found = [rejection] if rejection else _message_drafts([" ".join(text.split())], messages, index, anchor,
+                                                                  drafts, forgets, english_rules=False)
         else:
-            for sentence in _sentences(prose.own_prose(text)):
-                sentence, _ = absolutize(sentence, anchor)
-                sentence = _IDIOM.sub("", sentence).strip()
-                if len(sentence) < 4:
-                    continue
-                if m := _FORGET.match(sentence):
-                    phrase = m.group("what").rstrip(" .!")
-                    # Said earlier in this window and taken back now: the forget wins, as it was said last.
-                    kept = [d for d in drafts if not _taken_back(phrase, d.rule)]
-                    start -= sum(1 for d in drafts[:start] if d not in kept)
-                    drafts = kept
-                    forgets.append(Forget(phrase))
-                    continue
-                if m := _REMEMBER.match(sentence):
-                    what, why = _split_rationale(m.group("what").rstrip(" .!"))
-                    drafts.append(Draft(_classify(what), what, why, kind="remember"))
-                    continue
-                drafts += _sentence_drafts(sentence, messages, index)
-        for draft in drafts[start:]:
+            own = _answers_only(text) if message.kind == "answer" else text
+            found = _message_drafts(_sentences(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
+        for draft in found:
             draft.said_on = anchor
             if draft.type == "user":
                 draft.rule = _third_person(_without_judgement(draft.rule))
+        drafts += _merged_user_drafts(found)
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+def _answers_only(text: str) -> str:
+    """An AskUserQuestion answer reads "Q: <the agent's question>\nA: <the user's answer>": only the answers
+    are the user's words (the question, even a statement such as "Q: You're the user here.", is not)."""
+    answers = re.findall(r"^A: (.*?)(?=^Q: |\Z)", text, flags=re.M | re.S)
+    return "\n\n".join(a.strip() for a in answers)
+
+
+def _message_drafts(sentences: list[str], messages: list[Message], index: int, anchor: date, earlier: list[Draft],
+                    forgets: list[Forget], *, english_rules: bool = True) -> list[Draft]:
+    """The drafts one message's sentences make. Nothing comes from a question, from a sentence in a language
+    the rules do not cover (offline_lang.py), or from a one-off request; a forget request also takes back
+    what an earlier message of this window said (`earlier` is edited in place)."""
+    found: list[Draft] = []
+    for sentence in sentences:
+        sentence, _ = absolutize(sentence, anchor)
+        sentence = _IDIOM.sub("", sentence).strip()
+        language = lang.language_of(sentence)
+        if len(sentence) < 4 or language not in lang.COVERED or lang.is_question(sentence):
+            continue
+        if found and lang.continues_previous(sentence):
+            found[-1].rule = f"{found[-1].rule.rstrip(' .')}. {sentence.rstrip(' .!')}"
+            continue
+        if m := _FORGET.match(sentence):
+            phrase = m.group("what").rstrip(" .!")
+            # Said earlier in this window and taken back now: the forget wins, as it was said last.
+            earlier[:] = [d for d in earlier if not _taken_back(phrase, d.rule)]
+            found = [d for d in found if not _taken_back(phrase, d.rule)]
+            forgets.append(Forget(phrase))
+            continue
+        if m := _REMEMBER.match(sentence):
+            what, why = _split_rationale(m.group("what").rstrip(" .!"))
+            found.append(Draft(_classify(what), what, why, kind="remember"))
+            continue
+        made = _sentence_drafts(sentence, messages, index) if english_rules else []
+        made = [d for d in made if not (d.kind in _RULE_KINDS and _one_off(sentence))]
+        found += made or _lang_drafts(sentence, language)
+    return found
+
+
+_RULE_KINDS = ("correction", "preference")
+# A standing rule is said in a breath; a long sentence with "every time" in it describes a task.
+_SHORT_RULE_WORDS = 25
+# "Fix the paths and run it, the vault will be in D:\\..." is about the task at hand, not a pointer to keep.
+_TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|change|check|build|move|copy|open|show|"
+                        r"install|delete|remove)\b", re.I)
+
+
+def _one_off(sentence: str) -> bool:
+    """A request about the work at hand ("don't touch the header yet"), not a rule for next time."""
+    return lang.is_one_off(sentence) and not lang.is_standing(sentence)
+
+
+def _lang_drafts(sentence: str, language: str) -> list[Draft]:
+    """Signals beyond the English rules, in every covered language: standing rules, facts about the user,
+    links into external systems and where things are kept."""
+    clean = sentence.rstrip(" .!")
+    if _one_off(sentence):
+        return []
+    if (what := lang.remembered(sentence)) and len(what) >= 4:
+        return [Draft("user" if lang.about_me(what) else _classify(what), what, kind="remember")]
+    if lang.correction(sentence):
+        rule, why = _split_rationale(clean)
+        return [Draft("feedback", rule, why, kind="correction", correction=True)]
+    if lang.standing_rule(sentence) or (language != "en" and lang.is_standing(sentence)
+                                        and len(sentence.split()) <= _SHORT_RULE_WORDS):
+        rule, why = _split_rationale(clean)
+        return [Draft("feedback", rule, why, kind="preference")]
+    if kind := lang.about_the_user(sentence):
+        return [Draft("user", clean, kind=kind)]
+    if clause := lang.switching_clause(sentence):
+        return [Draft("user", clause[:1].upper() + clause[1:], kind="switching")]
+    if lang.external_link(sentence) or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence)):
+        return [Draft("reference", clean, kind="pointer")]
+    return []
+
+
+def _merged_user_drafts(found: list[Draft]) -> list[Draft]:
+    """Who the user is, told in consecutive sentences of one message ("My name is Lisa. I'm a project
+    manager."), is one memory about them, not one per sentence."""
+    out: list[Draft] = []
+    for draft in found:
+        if out and draft.type == "user" == out[-1].type and not (draft.correction or out[-1].correction):
+            out[-1].rule = f"{out[-1].rule.rstrip(' .')}. {draft.rule}"
+        else:
+            out.append(draft)
+    return out
 
 
 def _taken_back(phrase: str, rule: str) -> bool:
@@ -283,11 +348,35 @@ def _without_judgement(text: str) -> str:
     return out
 
 
+def language_note(messages: list[Message]) -> str | None:
+    """What to tell the user when some of their words are in a language the rules do not read."""
+    unread: dict[str, int] = {}
+    read = 0
+    for message in messages:
+        text = message.user_text()
+        for sentence in _sentences(prose.own_prose(text)) if text else []:
+            code = lang.language_of(sentence)
+            if code in lang.COVERED:
+                read += 1
+            else:
+                unread[code] = unread.get(code, 0) + 1
+    if not unread:
+        return None
+    names = ", ".join(lang.LANGUAGE_NAMES.get(code, code) for code in sorted(unread, key=lambda c: -unread[c]))
+    count = sum(unread.values())
+    if not read:
+        return f"the user wrote in {names}: the offline rules do not read it, so nothing was saved from it"
+    return f"{count} of the user's sentences are in {names}: the offline rules do not read those"
+
+
 def apply(
     store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
-    return apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run)
+    outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run)
+    note = language_note(messages)
+    outcome.notes += [note] if note else []
+    return outcome
 
 
 def log_drafts(memory_dir, messages: list[Message], *, today: date, dry_run: bool = False) -> OfflineOutcome:

@@ -105,6 +105,7 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractRes
             outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
         result.changes = outcome.changes
+        result.reason = "; ".join(outcome.notes) or result.reason
         if result.saved or result.deleted:
             result.status = "saved"
     return result

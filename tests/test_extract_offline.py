@@ -43,10 +43,13 @@ def test_each_capture_kind(text, expected):
     assert expected in _kinds(text)
 
 
-def test_confirmation_records_what_was_confirmed():
-    drafts, _ = detect(_msgs(("assistant", "Sure. I split the change into three small commits."),
-                             ("user", "Yes, exactly like that.")))
-    assert drafts[0].kind == "confirmation" and "three small commits" in drafts[0].rule
+def test_confirmation_keeps_only_the_users_words():
+    bare = detect(_msgs(("assistant", "Sure. I split the change into three small commits."),
+                        ("user", "Yes, exactly like that.")))[0]
+    said = detect(_msgs(("assistant", "Sure. I split the change into three small commits."),
+                        ("user", "Yes, exactly like that: always split changes into small commits.")))[0]
+    assert bare == []  # the assistant's text is never saved as what the user confirmed
+    assert [(d.kind, d.rule) for d in said] == [("confirmation", "Always split changes into small commits")]
 
 
 def test_tool_results_and_assistant_text_are_not_the_users_words():

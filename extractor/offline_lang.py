@@ -1,0 +1,275 @@
+"""What the offline rules know beyond English: which language a sentence is in, and the few signals
+that carry a memory in the languages the rules cover (standing rules, names and roles, "without my
+confirmation", reply formats), plus the "no noise" guards (questions, one-off requests) in all of them.
+
+The rules cover English, French, Spanish, Portuguese, German, Russian, Chinese and Japanese. A
+sentence in any other language (another script, or Latin-script words none of these languages use)
+is not read at all: the offline engine saves nothing from it rather than guess, and says so.
+The lists are written from general knowledge of each language, not from any session's transcript.
+"""
+
+from __future__ import annotations
+
+import re
+
+COVERED = ("en", "fr", "es", "pt", "de", "ru", "zh", "ja")
+LANGUAGE_NAMES = {"en": "English", "fr": "French", "es": "Spanish", "pt": "Portuguese", "de": "German",
+                  "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ar": "Arabic",
+                  "he": "Hebrew", "hi": "Hindi", "th": "Thai", "el": "Greek", "uk": "Ukrainian",
+                  "other": "a language the offline rules do not cover"}
+
+_SCRIPTS = (("ja", r"[\u3040-\u30ff]"), ("ko", r"[\uac00-\ud7af\u1100-\u11ff]"), ("zh", r"[\u4e00-\u9fff]"),
+            ("uk", r"[єїіґЄЇІҐ]"), ("ru", r"[\u0400-\u04ff]"), ("ar", r"[\u0600-\u06ff]"), ("he", r"[\u0590-\u05ff]"),
+            ("hi", r"[\u0900-\u097f]"), ("th", r"[\u0e00-\u0e7f]"), ("el", r"[\u0370-\u03ff]"))
+_SCRIPT_RES = tuple((lang, re.compile(rx)) for lang, rx in _SCRIPTS)
+_LETTER = re.compile(r"[^\W\d_]")
+# Short, frequent words that tell the Latin-script languages apart (a word shared by two counts for both).
+_STOPWORDS = {
+    "en": "the and is are to of you i it this that with for not my we be do have can please use",
+    "fr": "le la les et est un une des je tu pas pour que qui avec dans sur ce ne mon ma mes il vous",
+    "es": "el la los las y es un una que de en no por para con mi yo lo se del al como pero",
+    "pt": "o a os as e é um uma que de em não para com meu minha eu do da se você mas",
+    "de": "der die das und ist ein eine ich nicht zu mit für auf du mein es den dem sie wir bitte",
+}
+_STOP_SETS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
+for _lang, _extra in (("en", "always never don't every each"), ("fr", "en toujours jamais chaque fois s'il"),
+                      ("es", "siempre nunca cada este esta usa"), ("pt", "na no sempre nunca cada isso esse essa"),
+                      ("de", "immer nie niemals nicht jedes bitte")):
+    _STOP_SETS[_lang] |= set(_extra.split())
+# Letters only some of the languages use: a tie-breaker for short sentences.
+_LETTERS = {"fr": "éèêàùçœë", "es": "ñ¿¡áíóú", "pt": "ãõçáâêôú", "de": "ßäöü"}
+# Words no covered language uses but common in ones the rules do not cover (Italian, Dutch, Polish...).
+_UNCOVERED_LATIN = set("il della che sono di per gli het een niet ik je jij dat van wij jest nie się że "
+                       "jak ale bu ve bir için değil".split()) - set().union(*_STOP_SETS.values())
+
+
+def language_of(sentence: str) -> str:
+    """The sentence's language: a covered code, or the uncovered language's code ("other" when unsure)."""
+    letters = len(_LETTER.findall(sentence))
+    for lang, rx in _SCRIPT_RES:
+        if letters and len(rx.findall(sentence)) >= max(1, letters // 5):
+            return lang
+    words = re.findall(r"[a-zà-ÿß']+", sentence.lower())
+    if not words:
+        return "en"  # symbols, paths, a URL: nothing language-specific to misread
+    lowered = sentence.lower()
+    scores = {lang: sum(1 for w in words if w in stops)
+              + 0.5 * sum(lowered.count(c) for c in _LETTERS.get(lang, "")) for lang, stops in _STOP_SETS.items()}
+    best = max(scores, key=lambda lang: (scores[lang], lang == "en"))
+    foreign = sum(1 for w in words if w in _UNCOVERED_LATIN)
+    if scores[best] == 0:
+        return "other" if foreign and len(words) >= 3 else "en"
+    return "other" if foreign > scores[best] else best
+
+
+# --- no noise: questions and one-off requests, in every covered language -------------------------------------
+_QUESTION = re.compile(
+    r"[?？]\s*$|^¿|^(?:est-ce que|pourquoi|comment|quand|quel(?:le)?s?|qu'est-ce|peux-tu|pouvez-vous|"
+    r"por ?qué|cómo|cuándo|cuál|qué|dónde|puedes|podrías|"
+    r"por que|como|quando|qual|onde|você pode|pode |"
+    r"warum|wie|wann|welche[rs]?|wo|kannst du|können sie|"
+    r"почему|зачем|как|когда|какой|какая|какие|где|можешь|можно ли|что такое)\b"
+    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么|为什么|怎么|怎样|哪|是否)|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
+    re.I,
+)
+# A request about the work at hand ("not yet", "this file", "for now"): true today, no rule for next time.
+_ONE_OFF = re.compile(
+    r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
+    r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
+    r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня)\b"
+    r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日)",
+    re.I,
+)
+
+
+# "I think we should run it on all pushes?": a proposal said with a rising voice, not a question.
+_PROPOSAL = re.compile(r"^(?:i think|i believe|je pense qu|je crois qu|creo que|acho que|ich denke|ich finde|"
+                       r"я думаю|я считаю)\w*,? (?:we|on|nous|deberíamos|debemos|devemos|deveríamos|wir|мы|нам)\b", re.I)
+
+
+def is_question(sentence: str) -> bool:
+    sentence = sentence.strip()
+    if _PROPOSAL.match(sentence) and not _QUESTION.search(sentence.rstrip("?？ ")):
+        return False
+    return bool(_QUESTION.search(sentence))
+
+
+def is_one_off(sentence: str) -> bool:
+    return bool(_ONE_OFF.search(sentence))
+
+
+# --- what holds beyond the moment ------------------------------------------------------------------------------
+_STANDING = re.compile(
+    r"\b(?:always|never|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
+    r"at the (?:start|beginning|end) of (?:every|each)|every session|each session|"
+    r"toujours|jamais|à chaque|a chaque|en chaque|chaque fois|désormais|dorénavant|à l'avenir|par défaut|"
+    r"siempre|nunca|cada vez|a partir de ahora|de ahora en adelante|en (?:el )?futuro|por defecto|"
+    r"sempre|toda vez|cada vez|a partir de agora|daqui (?:em|para) (?:diante|frente)|no futuro|por padrão|"
+    r"immer|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
+    r"всегда|никогда|каждый раз|впредь|в дальнейшем|с этого момента|по умолчанию|в начале (?:каждой|каждого))\b"
+    r"|(?:总是|始终|永远|每次|以后|今后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)",
+    re.I,
+)
+_FIRST_THEN = re.compile(r"\b(?:first\b.+\bbefore|d'abord\b|primero\b.+\bantes|primeiro\b.+\bantes|zuerst\b|"
+                         r"сначала\b.+\bпрежде|сначала\b.+\bперед)|先.+再|まず.+から", re.I)
+_WITHOUT_CONSENT = re.compile(
+    r"\bwithout (?:my|asking|checking with me)|\bsans (?:mon|ma|me demander)|\bsin (?:mi|preguntarme)|"
+    r"\bsem (?:a )?minha|\bsem me perguntar|\bohne (?:meine|mich zu fragen)|\bбез (?:моего|моей|спроса)|"
+    r"未经我|没有我的(?:确认|同意|允许)|私の(?:確認|許可|承認)なし",
+    re.I,
+)
+_WANT_YOU = re.compile(
+    r"\b(?:i want you to|i'd like you to|i need you to|je veux que tu|j'aimerais que tu|je voudrais que tu|"
+    r"quiero que|me gustaría que|quero que (?:você|tu)|gostaria que (?:você|tu)|ich möchte,? dass du|ich will,? dass du|"
+    r"я хочу,? чтобы ты|хочу,? чтобы ты|мне нужно,? чтобы ты)\b|我希望你|我想让你|してほしい|して欲しい",
+    re.I,
+)
+_REPLY_FORMAT = re.compile(
+    r"\b(?:response format|answer format|reply format|format de (?:la )?réponse|formato de (?:la )?respuesta|"
+    r"formato da resposta|antwortformat|формат ответа)\b|(?:回复格式|回答格式|回答の形式|返信の形式)"
+    r"|\b(?:reply|answer|respond|write to me) (?:only )?in (?:english|french|spanish|german|russian|chinese|japanese)\b"
+    r"|\b(?:réponds|répondez|responde|respondé|responda|antworte|antworten sie|отвечай|отвечайте)\b"
+    r"|(?:用|以)(?:中文|英文|日语|简体中文|繁體中文)(?:回答|回复|回覆|答复)|(?:日本語|英語|中国語)で(?:答え|返信|回答|書い)",
+    re.I,
+)
+# An instruction to write a standing rule into the agent's own instructions file.
+_INSTRUCTIONS_FILE = re.compile(
+    r"(?:^|[,;:]\s*)(?:please |also |and )?(?:put|add|write|note|modify|update|change|modifie|ajoute|mets|écris|"
+    r"agrega|añade|escribe|modifica|adiciona|coloca|escreve|füge|schreib|ändere|добавь|запиши|внеси|измени)\b"
+    r".{0,25}?\b(?:claude|agents)\.md\b\s*(?:that|to|pour|que|para|dass|,? ?чтобы|,? ?что)\b",
+    re.I,
+)
+
+
+def standing_rule(sentence: str) -> str | None:
+    """Why this sentence states a rule for future work ("standing", "consent", "format", ...), or None."""
+    if _INSTRUCTIONS_FILE.search(sentence):
+        return "instructions-file"
+    if _WITHOUT_CONSENT.search(sentence):
+        return "consent"
+    if _REPLY_FORMAT.search(sentence):
+        return "format"
+    if _WANT_YOU.search(sentence) and (_STANDING.search(sentence) or _FIRST_THEN.search(sentence)):
+        return "wish"
+    return None
+
+
+def is_standing(sentence: str) -> bool:
+    return bool(_STANDING.search(sentence))
+
+
+# --- explicit requests and corrections beyond English ---------------------------------------------------------
+_REMEMBER = re.compile(
+    r"^(?:por favor,?\s+|s'il te plaît,?\s+|bitte\s+|пожалуйста,?\s+)?(?:recuerda(?: que)?|acuérdate de que|"
+    r"no olvides que|lembre-se (?:de )?que|lembra que|lembre que|não esqueça que|souviens-toi que|rappelle-toi que|"
+    r"n'oublie pas que|retiens que|note que|merk dir,?(?: dass)?|denk daran,? dass|vergiss nicht,? dass|"
+    r"запомни,?(?: что)?|помни,?(?: что)?|не забывай,? что)\s*(?P<what>.+)"
+    r"|^(?:请)?(?:记住|别忘了|不要忘记)[，,:：]?\s*(?P<zh>.+)|^(?P<ja>.+?)(?:を|と|って)?(?:覚えておいて|忘れないで)",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"^(?:no,?\s+|non,?\s+|não,?\s+|nein,?\s+|нет,?\s+|por favor,?\s+|bitte\s+|пожалуйста,?\s+)*"
+    r"(?:no (?:uses|utilices|hagas|agregues|añadas|pongas|cambies|toques|borres|instales)|nunca (?:uses|hagas)|"
+    r"não (?:use|usa|faça|adicione|coloque|mude|mexa|apague|instale)|nunca (?:use|faça)|"
+    r"ne (?:fais|fait|mets|ajoute|change|touche|supprime|installe) (?:pas|jamais)|n'(?:utilise|ajoute|installe) (?:pas|jamais)|"
+    r"(?:benutze|verwende|nutze|mach|installiere) (?:kein|nie|nicht)|"
+    r"не (?:используй|делай|добавляй|трогай|меняй|удаляй|ставь|устанавливай))\b"
+    r"|^(?:请)?(?:不要|别|永远不要)|(?:しないで|使わないで)(?:ください)?[。.!！]?$",
+    re.I,
+)
+# "Don't do that", "no hagas eso": about what was just done, not a rule for the next time.
+_JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das|dies|это|этого)\b[\s.!]*$"
+                        r"|(?:那个|这个|それ|これ)", re.I)
+
+
+def remembered(sentence: str) -> str | None:
+    """What a "remember ..." request in a covered language asks to keep, or None."""
+    match = _REMEMBER.match(sentence)
+    if not match:
+        return None
+    what = match.group("what") or match.group("zh") or match.group("ja") or ""
+    return what.strip(" .,:;!。！") or None
+
+
+def correction(sentence: str) -> bool:
+    """A correction in a covered language ("no uses npm", "не трогай миграции") that is more than "don't do that"."""
+    return bool(_CORRECTION.search(sentence)) and not _JUST_THAT.search(sentence)
+
+
+_FIRST_PERSON = re.compile(r"^(?:je|j'|yo|mi|eu|meu|minha|ich|mein|meine|я|мой|моя|меня)\b|^(?:我|私)", re.I)
+
+
+def about_me(what: str) -> bool:
+    return bool(_FIRST_PERSON.match(what))
+
+
+# --- who the user is -------------------------------------------------------------------------------------------
+_NAME = re.compile(
+    r"\b(?:my name is|call me|je m'appelle|appelle-moi|me llamo|mi nombre es|llámame|meu nome é|me chamo|"
+    r"pode me chamar|ich heiße|mein name ist|меня зовут|обращайся ко мне|зови меня)\b|我叫|我的名字是|私の名前は|と呼んで",
+    re.I,
+)
+_ROLE_NOUN = (r"(?:développ\w+|ingénieu?r\w*|chef de projet|fondat\w+|étudiant\w*|designer|"
+              r"desarrollador\w*|ingenier[oa]s?|programador\w*|fundador\w*|estudiante|gerente|diseñador\w*|"
+              r"desenvolvedor\w*|engenheir[oa]s?|estudante|"
+              r"entwickler\w*|ingenieur\w*|gründer\w*|student\w*|"
+              r"разработчик\w*|программист\w*|инженер\w*|менеджер\w*|дизайнер\w*|аналитик\w*|студент\w*|основател\w+|"
+              r"руководител\w+)")
+_ROLE_FOREIGN = re.compile(
+    r"\b(?:je suis|soy|sou|ich bin|я|я являюсь|я работаю)\b(?:\s+\w+){0,3}?\s+" + _ROLE_NOUN + r"\b"
+    r"|我是.{0,12}(?:工程师|开发|程序员|经理|学生|设计师|创始人)|私は.{0,12}(?:エンジニア|開発者|デザイナー|マネージャー|学生)",
+    re.I,
+)
+_TOOLS = re.compile(
+    r"\b(?:i (?:don'?t|do not|never) use|je n'utilise (?:pas|jamais)|no uso|nunca uso|não uso|nunca uso|"
+    r"ich (?:benutze|nutze|verwende) (?:kein|nie)|не использую|не пользуюсь)\b"
+    r"|\b(?:использу\w*|использоват\w*|пользуюсь)\b.{0,40}\bдля\b|\bне использую\b|我不用|我不使用|は使いません|は使わない",
+    re.I,
+)
+_SWITCHING = re.compile(r"\b(?:i'?m|i am) (?:switching|changing|moving|migrating) from\b.+", re.I)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_IDENTITY_HINT = re.compile(r"\b(?:commit|author|git|my (?:e-?mail|name)|email is|e-mail is|correo|courriel)\b", re.I)
+
+
+def about_the_user(sentence: str) -> str | None:
+    """The kind of user fact this sentence states ("name", "role", "tools", "switching", "identity"), or None."""
+    if _NAME.search(sentence):
+        return "name"
+    if _ROLE_FOREIGN.search(sentence):
+        return "role"
+    if _TOOLS.search(sentence):
+        return "tools"
+    if _EMAIL.search(sentence) and _IDENTITY_HINT.search(sentence):
+        return "identity"
+    return None
+
+
+def switching_clause(sentence: str) -> str | None:
+    """"... as I am changing from using gemini cli to claude code" -> that clause, or None."""
+    match = _SWITCHING.search(sentence)
+    return match.group(0).rstrip(" .!") if match else None
+
+
+# --- where things live ------------------------------------------------------------------------------------------
+# Links into these systems point at the team's designs, docs and boards: a reference in any language.
+_EXTERNAL_HOST = re.compile(r"https?://(?:www\.)?(?:figma\.com|[\w-]+\.notion\.site|notion\.so|docs\.google\.com|"
+                            r"linear\.app|[\w-]+\.atlassian\.net|miro\.com|airtable\.com|trello\.com|"
+                            r"[\w-]+\.slack\.com|app\.datadoghq\.com|[\w-]+\.sentry\.io)/\S+", re.I)
+_STORED_AT = re.compile(r"\b(?:repo(?:sitory)?|vault|folder|docs?|drive)\b.{0,30}\b(?:is|are|will be|lives?|"
+                        r"stored|kept|cloned)\b.{0,20}\b(?:in|at|under)\s+\S*[\\/]\S+", re.I)
+_CONTINUES = re.compile(r"^(?:if so|if yes|then|si oui|sinon|si es así|si sí|se sim|falls ja|если да|если нет|"
+                        r"и затем|potem)\b", re.I)
+
+
+def external_link(sentence: str) -> str | None:
+    match = _EXTERNAL_HOST.search(sentence)
+    return match.group(0) if match else None
+
+
+def points_to_location(sentence: str) -> bool:
+    return bool(_STORED_AT.search(sentence))
+
+
+def continues_previous(sentence: str) -> bool:
+    """"If so, update local main..." completes the sentence before it, which it cannot stand without."""
+    return bool(_CONTINUES.match(sentence))

@@ -1,0 +1,150 @@
+"""The offline engine saves nothing rather than noise, in every language its rules cover (issue 20):
+no question saved as a fact, no assistant text saved as the user's confirmation, no one-off request
+saved as a rule, no "instead of the corrected behaviour" on a confirmation, and nothing from a
+language the rules do not cover (said in the run's reason)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from memdir.stages.extractor import offline_lang
+from memdir.stages.extractor.offline import apply, detect, language_note
+from memdir.store import MemoryStore
+from memdir.transcript import Message
+
+MONDAY = "2026-03-02T09:00:00Z"
+
+
+def _msgs(*turns: tuple[str, str]) -> list[Message]:
+    return [Message(role, [{"type": "text", "text": text}], uuid=f"m{i}", timestamp=MONDAY)
+            for i, (role, text) in enumerate(turns)]
+
+
+def _drafts(*texts: str):
+    return detect(_msgs(*(("user", t) for t in texts)))[0]
+
+
+@pytest.mark.parametrize("question", [
+    "Should we always use pnpm here?",
+    "Est-ce que tu utilises toujours pnpm ?",
+    "¿Siempre usas pnpm para esto?",
+    "Você sempre usa pnpm?",
+    "Benutzt du immer pnpm?",
+    "Ты всегда используешь pnpm?",
+    "你总是用 pnpm 吗",
+    "いつも pnpm を使いますか",
+    "Am I a backend engineer on this team?",
+    "Is the design at https://www.figma.com/design/abc/Shop the latest one?",
+])
+def test_no_question_is_saved(question):
+    assert _drafts(question) == []
+
+
+@pytest.mark.parametrize("one_off", [
+    "Don't touch the header yet.",
+    "Never mind the tests for now.",
+    "Ne modifie pas ce fichier pour l'instant.",
+    "No toques este archivo todavía.",
+    "Não mexa nesse arquivo por enquanto.",
+    "Ändere die Datei noch nicht.",
+    "Пока не трогай этот файл.",
+    "Arregla el error en el archivo main.py.",
+    "Por favor, crie um componente de login.",
+    "修复这个 bug。",
+    "このファイルを削除して。",
+])
+def test_no_one_off_request_is_saved_as_a_rule(one_off):
+    assert _drafts(one_off) == []
+
+
+@pytest.mark.parametrize("rule, kind", [
+    ("Toujours répondre en français, s'il te plaît.", "feedback"),
+    ("Siempre usa pnpm en este repositorio.", "feedback"),
+    ("Nunca faça push direto na main.", "feedback"),
+    ("Bitte immer pnpm benutzen.", "feedback"),
+    ("Без моего подтверждения ты не удаляешь файлы.", "feedback"),
+    ("以后每次都用 pnpm。", "feedback"),
+    ("今後は必ず pnpm を使ってください。", "feedback"),
+    ("Modify claude.md to rerun the linter each time a file changes.", "feedback"),
+    ("请用中文回复。", "feedback"),
+    ("日本語で答えてください。", "feedback"),
+    ("我是做后端开发的。", "user"),
+    ("Меня зовут Лиза.", "user"),
+    ("Je suis développeuse backend.", "user"),
+    ("Soy ingeniera de datos.", "user"),
+])
+def test_standing_rules_and_facts_are_kept_in_covered_languages(rule, kind):
+    assert [d.type for d in _drafts(rule)] == [kind]
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Recuerda que el entorno de staging se comparte con QA.", "remember"),
+    ("Lembre-se que o deploy de produção é feito às sextas.", "remember"),
+    ("Запомни, что я работаю только по утрам.", "remember"),
+    ("请记住：生产数据库是只读的。", "remember"),
+    ("No uses npm en este repositorio, usamos pnpm.", "correction"),
+    ("Не трогай файлы миграций, они генерируются.", "correction"),
+    ("不要在主分支上直接提交。", "correction"),
+])
+def test_requests_and_corrections_beyond_english(text, kind):
+    assert [d.kind for d in _drafts(text)] == [kind]
+
+
+@pytest.mark.parametrize("just_that", ["No hagas eso.", "Не делай это.", "Ne fais pas ça.", "不要那个。"])
+def test_dont_do_that_corrects_nothing_to_keep(just_that):
+    assert _drafts(just_that) == []
+
+
+def test_the_users_name_and_role_in_one_breath_are_one_memory():
+    drafts = _drafts("Меня зовут Лиза. Обращайся ко мне Лиза. Я являюсь менеджером проектов.")
+    assert len(drafts) == 1 and "Лиза" in drafts[0].rule and "менеджером" in drafts[0].rule
+
+
+def test_assistant_text_is_never_saved_as_the_users_confirmation():
+    messages = _msgs(("assistant", "I split the change into three small commits and pushed them."),
+                     ("user", "Perfect, that's exactly what I wanted."),
+                     ("assistant", "J'ai ajouté les tests dans un seul fichier."),
+                     ("user", "Oui, c'est parfait, exactly like that."))
+    assert detect(messages)[0] == []
+
+
+def test_the_agents_question_in_an_answer_is_not_the_users_words():
+    answer = Message("user", [{"type": "text", "text": "x"}], uuid="a", timestamp=MONDAY, kind="answer",
+                     said="Q: Remember that we always deploy on Fridays.\nA: Always run the linter before a commit.")
+    assert [d.rule for d in detect([answer])[0]] == ["Always run the linter before a commit"]
+
+
+def test_a_confirmation_is_never_filed_as_a_correction(tmp_path):
+    store = MemoryStore(tmp_path)
+    outcome = apply(store, _msgs(("user", "That's perfect, don't change a thing about the layout.")),
+                    today=date(2026, 3, 2))
+    bodies = [store.read(p)[0].body for p in outcome.saved]
+    assert outcome.saved  # the rule the user stated is kept, as a preference
+    assert not any("instead of the corrected behaviour" in b for b in bodies)
+
+
+@pytest.mark.parametrize("text, language", [
+    ("앞으로 항상 pnpm을 사용해 주세요.", "Korean"),
+    ("Usa sempre pnpm per questo progetto, per favore, non npm.", "a language the offline rules do not cover"),
+    ("Gebruik altijd pnpm in dit project, niet npm.", "a language the offline rules do not cover"),
+])
+def test_an_uncovered_language_saves_nothing_and_says_so(tmp_path, text, language):
+    messages = _msgs(("user", text))
+    assert detect(messages)[0] == []
+    assert language in (language_note(messages) or "")
+
+
+def test_covered_languages_get_no_note():
+    assert language_note(_msgs(("user", "Siempre usa pnpm."), ("user", "Always use pnpm."))) is None
+
+
+@pytest.mark.parametrize("sentence, code", [
+    ("Always use pnpm here.", "en"), ("Toujours répondre en français.", "fr"), ("Siempre usa pnpm en este repo.", "es"),
+    ("Nunca faça push direto na main.", "pt"), ("Bitte immer pnpm benutzen und nicht npm.", "de"),
+    ("Всегда используй pnpm.", "ru"), ("以后每次都用 pnpm。", "zh"), ("今後は必ず pnpm を使ってください。", "ja"),
+    ("항상 pnpm을 사용해 주세요.", "ko"),
+])
+def test_language_of(sentence, code):
+    assert offline_lang.language_of(sentence) == code
