@@ -284,10 +284,11 @@ def _without_judgement(text: str) -> str:
 
 
 def apply(
-    store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False
+    store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False,
+    source: str = "offline extraction",
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
-    return apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run)
+    return apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run, source=source)
 
 
 def log_drafts(memory_dir, messages: list[Message], *, today: date, dry_run: bool = False) -> OfflineOutcome:

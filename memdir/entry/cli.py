@@ -443,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memdir.entry.cli_decisions import add_parsers as add_decision_parsers
 
     add_decision_parsers(command)  # decision tiers: status, graph (issue 14)
+    from memdir.entry.cli_review import add_parser as add_review_parser
+
+    add_review_parser(command)  # write modes: proposals (issue 24)
     _add_eval_parser(sub, command)
     return parser
 
