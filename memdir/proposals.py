@@ -10,7 +10,6 @@ This module is on the prompt hook's path (`new_batch_notice`): it imports nothin
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -53,6 +52,8 @@ class Proposal(Record):
 
 
 def digest(text: str | None) -> str | None:
+    import hashlib  # not at the top: OpenSSL's load costs the prompt hook ~10 ms
+
     return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

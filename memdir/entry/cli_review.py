@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
 
 def _list(memory_dir: Path, diffs: bool = True) -> int:
-    from memdir import proposals, review
+    from memdir import proposals, review, write_mode
 
+    mode, source = write_mode.current_with_source(memory_dir)
+    print(f"write mode {mode} ({source})")
     waiting = proposals.pending(memory_dir)
     if not waiting:
         print(f"no proposals waiting in {memory_dir}")
