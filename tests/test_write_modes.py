@@ -381,3 +381,23 @@ def test_dream_proposes_in_confirm_and_is_skipped_in_read_only(seeded, monkeypat
     assert result.status == "proposed" and len(result.proposed) == 1
     assert _folder_files(seeded) == before
     assert proposals.pending(seeded)[0].source == "dream"
+
+
+def test_batch_back_fill_proposes_in_confirm(tmp_path, isolated_home, monkeypatch):
+    from memdir.paths import sanitize
+    from memdir.stages.extractor.batch import run_batch, summary_table
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    session = isolated_home / ".claude" / "projects" / sanitize(str(repo))
+    _transcript(session, "Remember that repo deploys happen on Mondays.")
+    (session / "session.jsonl").rename(session / "s1.jsonl")
+    raw = (session / "s1.jsonl").read_text().replace(json.dumps(str(session)), json.dumps(str(repo)))
+    (session / "s1.jsonl").write_text(raw)
+    _mode(monkeypatch, "confirm")
+    report = run_batch(None, settings=Settings(engine="offline"), engine="offline")
+    folder = session / "memory"
+    assert _folder_files(folder) == {} and [p.action for p in proposals.pending(folder)] == ["create"]
+    row = report.rows[str(folder)]
+    assert (row.saved, row.proposed) == (0, 1)
+    assert f"1 change(s) proposed for review in {folder}" in summary_table(report, Settings())
