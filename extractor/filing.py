@@ -257,7 +257,7 @@ def apply_drafts(
             memory = memory.model_copy(update={"name": store.load(existing).name})
             rel = existing
         else:  # a new file, never another memory's; its name told apart from any other's
-            rel, found, memory = store.plan_filename(memory)
+            rel, found, memory = writer.plan_filename(memory)  # a proposing store knows this run's new files
             if found:  # a memory of this name already states this very rule
                 continue
         if dry_run:

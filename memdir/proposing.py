@@ -36,8 +36,12 @@ class ProposingStore(MemoryStore):
         return cls(personal_root / C.TEAM_DIRNAME, state_dir=personal_root / C.STATE_DIRNAME, team=True,
                    source=source, mode=mode)
 
+    def exists(self, rel_path: str) -> bool:
+        """A file this run proposed to create counts as taken, so a second new memory gets a name of its own."""
+        return self.overlay.get(rel_path) is not None or super().exists(rel_path)
+
     def disk_text(self, rel_path: str) -> str | None:
-        return self.read_file(rel_path) if self.exists(rel_path) else None
+        return self.read_file(rel_path) if super().exists(rel_path) else None
 
     def current_text(self, rel_path: str) -> str | None:
         """The file as this run would leave it: its own proposal's text, else the file's (None: absent)."""

@@ -401,3 +401,38 @@ def test_batch_back_fill_proposes_in_confirm(tmp_path, isolated_home, monkeypatc
     row = report.rows[str(folder)]
     assert (row.saved, row.proposed) == (0, 1)
     assert f"1 change(s) proposed for review in {folder}" in summary_table(report, Settings())
+
+
+def test_two_new_memories_of_one_run_are_two_proposals(seeded):
+    from memdir.proposing import ProposingStore
+
+    store = ProposingStore(seeded, source="test")
+    body = "{}" + WHY.format(why="x", how="y")
+    first = store.save(Memory(name="Deploys", description="Deploys on Mondays", type="project",
+                              body=body.format("Deploys happen on Mondays.")))
+    second = store.save(Memory(name="Deploys", description="Deploys need approval", type="project",
+                               body=body.format("Deploys need two approvals.")))
+    assert first.rel_path != second.rel_path
+    assert sorted(p.target for p in proposals.pending(seeded)) == sorted([first.rel_path, second.rel_path])
+
+
+def test_malformed_proposal_files_are_skipped_and_a_symlinked_folder_refused(cli, seeded, tmp_path):
+    folder = seeded / ".memdir" / "proposals"
+    good = proposals.propose(seeded, target="project_x.md", action="create",
+                             text="---\nname: x\ndescription: x\ntype: user\n---\nx\n")
+    for name, data in (("a.json", "not json"), ("b.json", "[1, 2]"), ("c.json", json.dumps({"id": "c"})),
+                       ("d.json", json.dumps({**good.as_dict(), "id": "other"}))):
+        (folder / name).write_text(data)
+    assert [p.id for p in proposals.pending(seeded)] == [good.id]
+    code, out, _ = cli("--dir", str(seeded), "review")
+    assert code == 0 and "1 proposal(s) waiting" in out
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.json").write_text(json.dumps({**good.as_dict(), "id": "evil"}))
+    for p in folder.iterdir():
+        p.unlink() if p.is_file() else None
+    folder.rename(tmp_path / "moved")
+    folder.symlink_to(outside)
+    assert proposals.new_batch_notice(seeded) is None
+    code, _, err = cli("--dir", str(seeded), "review")
+    assert code == 2 and err.count("\n") == 1 and "symlink" in err
