@@ -40,6 +40,7 @@ class FolderRow(Record):
     windows: int = 0
     saved: int = 0
     updated: int = 0
+    proposed: int = 0  # write mode confirm: changes left for `memdir review`
     skipped: int = 0
     failed: int = 0
     tokens: int = 0
@@ -164,6 +165,7 @@ async def _run_job(job: Job, *, settings: Settings, engine: str, size: int, dry_
         created, updated = count_changes(result.changes)
         row.saved += created
         row.updated += updated
+        row.proposed += len(result.proposed)
         progress.saved += created
         row.skipped += result.status == "skipped"
         if not dry_run:
@@ -235,6 +237,8 @@ def summary_table(report: BatchReport, settings: Settings) -> str:
                      f"{row.failed:>6} {row.tokens:>10,} {row.cost:>9.4f}")
     inp, out = price(settings.extract_model)
     lines.append(f"(cost estimated at {inp}/{out} USD per million input/output tokens; see memdir/pricing.py)")
+    lines += [f"{row.proposed} change(s) proposed for review in {row.memory_dir} (write mode confirm): "
+              f"`memdir --dir {row.memory_dir} review`" for row in report.rows.values() if row.proposed]
     if report.stopped:
         lines.append(f"stopped: {report.stopped}")
     lines += [f"error: {e}" for e in report.errors]

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir import constants as C, decisions as journal, graph
+from memdir import constants as C, decisions as journal, graph, write_mode
 from memdir.decision_context import prune_session_markers, tail_records
 from memdir.errors import MemdirError, os_error_line
 from memdir.paths import decisions_dir, orchestkit_compat
@@ -25,7 +25,6 @@ from memdir.said import users_words
 from memdir.secrets import REDACTED, find_secrets
 from memdir.stages.extractor.capture import Captured, capture_text
 from memdir.stages.extractor.promote import Promotion, promote
-from memdir.store import MemoryStore
 
 
 def compat_enabled(memory_dir: Path, project_root: Path) -> bool:
@@ -57,9 +56,11 @@ class TierOutcome:
 
 
 def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, compat_section: bool = False,
-           flush_graph: bool = False, team: bool = False) -> TierOutcome:
+           flush_graph: bool = False, team: bool = False, who: str = write_mode.AUTO) -> TierOutcome:
     """Journal and queue in the decisions `folder`, and (with `memory_dir`) promote into that memory folder;
-    `team` promotes into the folder's team memory."""
+    `team` promotes into the folder's team memory. `who` asks for the promotion (memdir/write_mode.py): a
+    person's `memdir remember --success` (USER) or the Stop worker (AUTO), which the write mode may turn
+    into proposals or drop."""
     outcome = TierOutcome()
     recent = {r.get("id") for r in tail_records(str(journal.journal_path(folder)), 10_000)[0]}
     fresh = []
@@ -86,8 +87,8 @@ def record(captured: list[Captured], *, folder: Path, memory_dir: Path | None, c
         outcome.queued_ops = len(ops)
     except (OSError, MemdirError) as exc:  # unwritable, or a lock held too long: the other tiers go on
         outcome.errors.append(f"graph queue {graph.queue_path(folder)}: {_reason(exc)}")
-    if memory_dir is not None:
-        store = MemoryStore.team_store(memory_dir) if team else MemoryStore(memory_dir)
+    store = write_mode.Writers(memory_dir, "decision promotion", team=team).store(who) if memory_dir else None
+    if store is not None:
         for c in fresh:
             try:
                 outcome.promotions.append(promote(store, c.decision, compat_section=compat_section))

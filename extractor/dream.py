@@ -12,7 +12,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, githistory, safefs, usage
+from memdir import constants as C, githistory, safefs, usage, write_mode
 from memdir.config import Settings, choose_engine
 from memdir.daylog import LogEntry, entries
 from memdir.stages.extractor import offline, report
@@ -71,6 +71,9 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
            dry_run: bool, client) -> ExtractResult:
     settings = settings or Settings.from_env()
     today = today or date.today()
+    mode, source = write_mode.current_with_source(memory_dir)
+    if mode in ("read-only", "manual"):  # dream's memories are its own judgement, never the user's request
+        return ExtractResult("skipped", reason=f"write mode {mode} ({source}): dream saves nothing", dry_run=dry_run)
     todo = pending(memory_dir)
     if not todo:
         return ExtractResult("skipped", reason="no new daily-log entries since the last pass", dry_run=dry_run)
@@ -79,9 +82,10 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
     if chosen == "offline":
         drafts = [Draft(e.type, e.text, e.why, kind="remember") for e in todo if e.type != "forget"]
         forgets = [Forget(e.text) for e in todo if e.type == "forget"]
-        outcome = offline.apply_drafts(MemoryStore(memory_dir), drafts, forgets, today=today, dry_run=dry_run)
+        outcome = offline.apply_drafts(MemoryStore(memory_dir), drafts, forgets, today=today, dry_run=dry_run,
+                                       source="dream", asked=False)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
-        result.changes = outcome.changes
+        result.proposed, result.changes = outcome.proposed, outcome.changes
     else:
         from memdir.llm import describe_error
         from memdir.manifest import manifest
@@ -89,7 +93,7 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
         from memdir.scan import scan
         from memdir.stages.extractor.agent import run_agent
 
-        toolbox = Toolbox(memory_dir, dry_run=dry_run)
+        toolbox = Toolbox(memory_dir, dry_run=dry_run, source="dream")
         before = {h.rel_path for h in scan(memory_dir).headers}
         first = render("dream_user.j2", manifest=manifest(scan(memory_dir).headers), entries=todo)
         try:
@@ -101,10 +105,14 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
         result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
         result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
                                              memory_dir, dry_run, toolbox.snapshots)
+        result.proposed = list(dict.fromkeys(toolbox.proposed))
+        result.changes += [report.change("proposed", rel) for rel in result.proposed]
         if not dry_run:
             usage.add_usage(memory_dir, today, run.usage)
     if result.saved or result.deleted:
         result.status = "saved"
+    elif result.proposed:
+        result.status = "proposed"
     if not dry_run:
         data = _load(memory_dir)
         done = data.setdefault("done", {})

@@ -13,7 +13,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING
 
-from memdir import history
+from memdir import history, write_mode
 from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import dump_document
 from memdir.fsio import read_text
@@ -136,6 +136,7 @@ class OfflineOutcome(Record):
     saved: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    proposed: list[str] = field(default_factory=list)  # write mode confirm: files proposed for `memdir review`
     drafts: list[Draft] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     changes: list[dict] = field(default_factory=list)
@@ -195,15 +196,19 @@ def _target(store: MemoryStore, draft: Draft) -> tuple[str | None, bool]:
     return None, False
 
 
-def apply_drafts(
-    store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False
-) -> OfflineOutcome:
-    """File drafts as memories (updating clear near-duplicates) and carry out forget requests.
+def _who(draft: Draft | None, asked: bool) -> str:
+    """Who is asking for this write (memdir/write_mode.py): the user, through an explicit "remember ..." or
+    "forget ..." in their prompt, or the rules' own judgement."""
+    return write_mode.ASKED if asked and (draft is None or draft.kind == "remember") else write_mode.AUTO
 
-    Every change keeps the previous bytes (memdir/history.py) and is reported; a dry run reports the
-    real file names it would touch, with a diff for each update."""
-    outcome = OfflineOutcome(drafts=drafts)
+
+def _apply_forgets(store: MemoryStore, forgets: list[Forget], writers: write_mode.Writers, outcome: OfflineOutcome,
+                   *, dry_run: bool, asked: bool) -> None:
+    """Carry out "forget ..." requests: the one memory each names is deleted (its bytes kept) or proposed for deletion."""
     for forget in forgets:
+        writer = writers.store(_who(None, asked))
+        if writer is None:
+            continue
         targets = _forget_targets(store, forget.phrase)
         if len(targets) > 1:  # forgetting an arbitrary one of them could remove the wrong memory
             said = redact(forget.phrase)[:80]  # errors reach logs: never a secret the user said
@@ -214,12 +219,35 @@ def apply_drafts(
             target = targets[0]
             if dry_run:
                 outcome.changes.append(report.change("deleted", target))
+                outcome.deleted.append(target)
+                continue
+            done = writer.delete(target)
+            if done.proposed:
+                outcome.changes.append(report.change("proposed", target))
+                outcome.proposed.append(target)
             else:
-                done = store.delete(target)
                 outcome.changes.append(report.change("deleted", target, done.kept))
-            outcome.deleted.append(target)
+                outcome.deleted.append(target)
+
+
+def apply_drafts(
+    store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False,
+    source: str = "offline extraction", asked: bool = True,
+) -> OfflineOutcome:
+    """File drafts as memories (updating clear near-duplicates) and carry out forget requests.
+
+    Every change keeps the previous bytes (memdir/history.py) and is reported; a dry run reports the
+    real file names it would touch, with a diff for each update. The write mode decides each change
+    (memdir/write_mode.py): written, proposed for review, or dropped. `asked`: "remember" drafts and
+    forgets are the user's explicit requests (dream's drafts are not)."""
+    outcome = OfflineOutcome(drafts=drafts)
+    writers = write_mode.Writers(store.base, source, team=store.team)
+    _apply_forgets(store, forgets, writers, outcome, dry_run=dry_run, asked=asked)
     seen: set[str] = set()
     for draft in drafts:
+        writer = writers.store(_who(draft, asked))
+        if writer is None:  # write mode manual: only what the user asked for is saved
+            continue
         memory = to_memory(draft, today)
         if memory.description in seen:
             continue
@@ -231,7 +259,7 @@ def apply_drafts(
             memory = memory.model_copy(update={"name": store.load(existing).name})
             rel = existing
         else:  # a new file, never another memory's; its name told apart from any other's
-            rel, found, memory = store.plan_filename(memory)
+            rel, found, memory = writer.plan_filename(memory)  # a proposing store knows this run's new files
             if found:  # a memory of this name already states this very rule
                 continue
         if dry_run:
@@ -242,11 +270,15 @@ def apply_drafts(
             (outcome.updated if existing else outcome.saved).append(rel)
             continue
         try:
-            result = store.save(memory, rel_path=rel, authored=True)
+            result = writer.save(memory, rel_path=rel, authored=True)
         except FolderBusy:
             raise  # not this memory's fault: the whole run fails, its cursor stays, and the next run retries
         except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest
             outcome.errors.append(str(exc))
+            continue
+        if result.proposed:
+            outcome.changes.append(report.change("proposed", result.rel_path))
+            outcome.proposed.append(result.rel_path)
             continue
         if not result.changed:
             continue

@@ -370,10 +370,11 @@ def language_note(messages: list[Message]) -> str | None:
 
 
 def apply(
-    store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False
+    store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False,
+    source: str = "offline extraction",
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
-    outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run)
+    outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run, source=source)
     note = language_note(messages)
     outcome.notes += [note] if note else []
     return outcome

@@ -35,7 +35,7 @@ PROMOTED_KEY = "decision_id"  # frontmatter key marking a memory memdir promoted
 
 @dataclass
 class Promotion:
-    action: str  # created | updated | skipped
+    action: str  # created | updated | proposed (write mode confirm) | skipped
     rel_path: str = ""
     reason: str = ""
     compat: bool = False
@@ -149,11 +149,12 @@ def promote(store: MemoryStore, decision: Decision, *, compat_section: bool = Fa
             result = Promotion("skipped", same[0], reason=f"{same[0]} already says this")
         else:
             saved = store.save(updated, rel_path=same[0])
-            result = Promotion("updated", saved.rel_path, kept=saved.kept)
+            result = Promotion("proposed" if saved.proposed else "updated", saved.rel_path, kept=saved.kept)
     else:
         saved = store.save(memory)
-        result = Promotion("created" if saved.created else "updated", saved.rel_path)
-    if compat_section and decision.kind != "problem":
+        result = Promotion("proposed" if saved.proposed else "created" if saved.created else "updated", saved.rel_path)
+    # MEMORY.md's OrchestKit section is memdir's own index text: written with a memory, never proposed alone.
+    if compat_section and decision.kind != "problem" and result.action in ("created", "updated"):
         result.compat = add_compat_entry(store, decision)
     return result
 

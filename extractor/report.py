@@ -12,6 +12,7 @@ from pathlib import Path
 from memdir import constants as C, history, safefs
 
 _WOULD = {"created": "would create", "updated": "would update", "deleted": "would delete"}
+_PROPOSED = "proposed {file} for review (write mode confirm; not written): `memdir review`"
 
 
 def change(action: str, file: str, kept: str | None = None, diff: str | None = None) -> dict:
@@ -24,6 +25,8 @@ def describe(item: dict, dry_run: bool) -> str:
         return f"{_WOULD.get(action, action)} {file}" + (" (the current version would be kept)" if action != "created" else "")
     if action == "updated":
         return f"updated {file} (previous version kept: {kept})"
+    if action == "proposed":
+        return _PROPOSED.format(file=file)
     if action == "deleted":
         return f"deleted {file} (kept: {kept})"
     return f"{action} {file}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, githistory, usage
+from memdir import constants as C, githistory, usage, write_mode
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
 from memdir.errors import FolderBusy
@@ -25,7 +25,7 @@ NO_USER_WORDS = "no words of the user (prompt, answer or rejection reason) in th
 
 
 class ExtractResult(Record):
-    """status: saved | nothing | skipped | failed | stashed.
+    """status: saved | proposed | nothing | skipped | failed | stashed.
 
     `saved`: files written (created or updated); `changes`: what happened to each file (extractor/report.py);
     `prompts_seen`: user prompts (the user's own words) read; `chunks`: runs over the window.
@@ -35,6 +35,7 @@ class ExtractResult(Record):
     engine: str | None = None
     saved: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    proposed: list[str] = field(default_factory=list)  # write mode confirm: files proposed for `memdir review`
     usage: dict = field(default_factory=dict)
     turns: int = 0
     reason: str = ""
@@ -86,9 +87,25 @@ def _choose(engine: str, messages: list[Message], memory_dir: Path, settings: Se
     return chosen, ""
 
 
-def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractResult:
+def _write_mode_engine(memory_dir: Path, engine: str | None) -> tuple[str | None, str, str]:
+    """(engine, write mode, why) as the write mode allows (memdir/write_mode.py): read-only runs nothing;
+    manual runs only the offline rules, whose explicit "remember ..." / "forget ..." are what gets saved."""
+    mode, source = write_mode.current_with_source(memory_dir)
+    if mode == "read-only":
+        return "skip", mode, f"the memory folder is read-only ({source}); nothing is extracted or saved"
+    if mode == "manual":
+        return "offline", mode, (f"write mode manual ({source}): only the user's explicit remember/forget requests "
+                                 "are saved")
+    return engine, mode, ""
+
+
+def _begin(messages, memory_dir, settings, engine, today, dry_run, source: str = "extraction") -> ExtractResult:
     """The engine decision, the once-a-day budget notice, and the offline run when chosen."""
+    engine, mode, mode_why = _write_mode_engine(memory_dir, engine)
+    if engine == "skip":
+        return ExtractResult("skipped", reason=mode_why, dry_run=dry_run)
     chosen, why = _choose(engine or settings.engine, messages, memory_dir, settings, today)
+    why = "; ".join(filter(None, (mode_why, why)))
     result = ExtractResult("nothing", engine=chosen, reason=why, dry_run=dry_run)
     if chosen == "skip":
         result.status, result.engine = "skipped", None
@@ -99,23 +116,34 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run) -> ExtractRes
         print(f"memdir: {why}", file=sys.stderr)  # said once a day per folder
         usage.add_usage(memory_dir, today, {}, budget_notice=True)
     if chosen == "offline":
-        if memory_mode(memory_dir) == "daily-log":
+        # Outside write mode auto, a daily log is not written: what the user asked for (manual) or the
+        # proposals (confirm) are typed memories, which review and recall know.
+        if memory_mode(memory_dir) == "daily-log" and mode == "auto":
             outcome = offline.log_drafts(memory_dir, messages, today=today, dry_run=dry_run)
         else:
-            outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run)
+            outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run, source=source)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
-        result.changes = outcome.changes
+        result.proposed, result.changes = outcome.proposed, outcome.changes
         result.reason = "; ".join(outcome.notes) or result.reason
-        if result.saved or result.deleted:
-            result.status = "saved"
+        _set_status(result)
     return result
 
 
-def _toolbox(memory_dir: Path, dry_run: bool, today: date) -> tuple[Toolbox, str]:
-    """The agent's tools: the memory folder only (never the project: see extractor/tools.py)."""
+def _set_status(result: ExtractResult) -> None:
+    if result.saved or result.deleted:
+        result.status = "saved"
+    elif result.proposed:
+        result.status = "proposed"
+
+
+def _toolbox(memory_dir: Path, dry_run: bool, today: date, source: str = "extraction") -> tuple[Toolbox, str]:
+    """The agent's tools: the memory folder only (never the project: see extractor/tools.py). Outside
+    write mode auto the agent writes typed memories (proposals), never a daily log."""
     mode = memory_mode(memory_dir)
+    if mode == "daily-log" and write_mode.current(memory_dir) != "auto":
+        mode = "topics"
     daily = log_path(memory_dir, today) if mode == "daily-log" else None
-    return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily), mode
+    return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily, source=source), mode
 
 
 def _said_days(messages: list[Message]) -> list[str]:
@@ -136,6 +164,8 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
     result.saved, result.deleted, result.errors = toolbox.written, toolbox.deleted, toolbox.errors
     result.changes = report.from_toolbox(before, toolbox.written, toolbox.deleted, memory_dir / C.STATE_DIRNAME,
                                          memory_dir, result.dry_run, toolbox.snapshots)
+    result.proposed = list(dict.fromkeys(toolbox.proposed))
+    result.changes += [report.change("proposed", rel) for rel in result.proposed]
     run = run if run is not None else getattr(error, "run", None)
     if run is not None:  # tokens spent count even when the run failed
         result.turns, result.usage, result.model = run.turns, run.usage, run.model
@@ -152,8 +182,7 @@ def _finish_llm(result: ExtractResult, toolbox: Toolbox, run, error: Exception |
         result.reason = "the model declined this window (stop_reason=refusal); nothing was saved"
     if run.hit_turn_cap:
         result.reason = f"stopped at the {settings.extract_max_turns}-turn cap"
-    if result.saved or result.deleted:
-        result.status = "saved"
+    _set_status(result)
     return result
 
 
@@ -177,19 +206,20 @@ def extract_messages(
     dry_run: bool = False,
     client=None,
     part=None,
+    source: str = "extraction",
 ) -> ExtractResult:
     """Run one extraction over `messages` (`part`: which chunk of the window they are, extractor/window.py).
-    API failures come back as status "failed", never raised."""
+    API failures come back as status "failed", never raised. `source` names the run in proposals."""
     settings = settings or Settings.from_env()
     today = today or date.today()
     index_before = report.read_index(memory_dir)
-    result = _begin(messages, memory_dir, settings, engine, today, dry_run)
+    result = _begin(messages, memory_dir, settings, engine, today, dry_run, source)
     if result.engine not in ("llm", "claude-code"):
         result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from memdir.stages.extractor.agent import run_agent
 
-    toolbox, mode = _toolbox(memory_dir, dry_run, today)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today, source)
     toolbox.said_days = _said_days(messages)
     before = _existing(memory_dir)
     run = error = None
@@ -245,6 +275,7 @@ def _add(total: ExtractResult, part: ExtractResult) -> None:
     """Fold one chunk's result into the window's."""
     total.saved += part.saved
     total.deleted += part.deleted
+    total.proposed += part.proposed
     total.errors += part.errors
     total.changes += part.changes
     total.turns += part.turns
@@ -261,6 +292,8 @@ def _add(total: ExtractResult, part: ExtractResult) -> None:
         total.status = "failed"
     elif part.status == "saved" and total.status != "failed":
         total.status = "saved"
+    elif part.status == "proposed" and total.status not in ("failed", "saved"):
+        total.status = "proposed"
     elif total.status == "skipped" and part.status == "nothing":
         total.status = "nothing"
 
@@ -334,6 +367,7 @@ def _extract_transcript(transcript: Path, memory_dir: Path, *, session_id: str |
         part = extract_messages(
             chunk, memory_dir, settings=settings, engine=engine, today=today,
             dry_run=dry_run, client=client, part=where if where.of > 1 else None,
+            source=f"extraction of session {session_id}" if session_id else f"extraction of {transcript.name}",
         )
         if where.of > 1 and part.reason:  # say which chunk a reason is about: others may have called the model
             part.reason = f"chunk {where.number} of {where.of}: {part.reason}"

@@ -19,7 +19,7 @@ import stat
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, write_mode
 from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
@@ -45,9 +45,14 @@ class ToolResult(Record):
 class Toolbox:
     """Executes one run's tool calls against one memory folder, and nothing else."""
 
-    def __init__(self, memory_dir: Path, *, dry_run: bool = False, daily_log: Path | None = None) -> None:
+    def __init__(self, memory_dir: Path, *, dry_run: bool = False, daily_log: Path | None = None,
+                 source: str = "extraction") -> None:
         self.daily_log = daily_log  # daily-log mode: the only writable file, append-only
-        self.store = MemoryStore(memory_dir)
+        # The write mode decides what a write does (memdir/write_mode.py): it is saved, proposed for
+        # `memdir review` (confirm), or refused (manual, read-only: nothing is saved on the model's judgement).
+        self.writers = write_mode.Writers(Path(memory_dir), source)
+        self.store = self.writers.store(write_mode.AUTO) or MemoryStore(memory_dir)
+        self.proposing = self.writers.action(write_mode.AUTO) == write_mode.PROPOSE
         self.memory_dir = Path(os.path.abspath(memory_dir))
         # The folder may sit below a symlink (macOS /var, a dotfiles ~/.claude): both spellings name it.
         self._aliases = {str(self.memory_dir), os.path.realpath(self.memory_dir)}
@@ -56,6 +61,7 @@ class Toolbox:
         self.as_written: dict[str, str] = {}  # rel path -> the text the agent wrote, before the store's form
         self.written: list[str] = []  # rel paths saved (or that would be, in a dry run)
         self.deleted: list[str] = []
+        self.proposed: list[str] = []  # rel paths proposed for review instead (write mode confirm)
         self.errors: list[str] = []
         self.busy = ""  # set when a write found the folder locked by another process: the run must fail
         self.said_days: list[str] = []  # ISO days of the window's messages: what RecordDecision dates by
@@ -111,7 +117,11 @@ class Toolbox:
         return rel
 
     def _read_file_text(self, rel: str) -> str | None:
-        """The file's text, None when absent; refusals for what is not a small regular UTF-8 file."""
+        """The file's text, None when absent; refusals for what is not a small regular UTF-8 file.
+        In write mode confirm, a file this run proposed reads as proposed (None: proposed for deletion)."""
+        overlay = getattr(self.store, "overlay", {})
+        if rel in overlay:
+            return overlay[rel]
         try:
             return safefs.read_text(self.memory_dir, rel, C.TOOL_READ_MAX_BYTES)
         except (FileNotFoundError, NotADirectoryError):
@@ -152,8 +162,9 @@ class Toolbox:
     # --- read-only tools ----------------------------------------------------------
     def _tool_read(self, file_path: str, offset: int | None = None, limit: int | None = None) -> str:
         rel = self._readable_file(file_path)
-        st = safefs.lstat(self.memory_dir, rel) if self.memory_dir.is_dir() else None
-        if st is None:
+        proposed = rel in getattr(self.store, "overlay", {})
+        st = safefs.lstat(self.memory_dir, rel) if self.memory_dir.is_dir() and not proposed else None
+        if st is None and not proposed:
             raise Refused(f"{rel} does not exist; use Glob to list the memory files")
         text = self._read_file_text(rel)
         if text is None:
@@ -245,7 +256,13 @@ class Toolbox:
             raise Refused(f"{rel} changed since you read it; Read it again before writing")
         return current
 
+    def _check_may_write(self) -> None:
+        if self.writers.action(write_mode.AUTO) == write_mode.SKIP:
+            raise Refused(f"write mode {self.writers.mode}: memories are saved only when the user asks "
+                          "(`memdir remember`, or in confirm mode by `memdir review`); nothing can be written here")
+
     def _save_text(self, rel: str, text: str, current: str) -> str:
+        self._check_may_write()
         if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
             raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
         parsed = parse_document(text)
@@ -261,15 +278,20 @@ class Toolbox:
         missing = memory.missing_why_how()
         if missing:
             raise Refused(f"{rel}: {memory.type.value} memories need {' and '.join(missing)} lines in the body")
+        proposed = None
         if self.dry_run:
             from memdir.secrets import guard
 
             guard(text, rel)
             guard(rel.replace("_", "-"), "a memory file name")
         else:
-            self.store.save(memory, rel_path=rel, expected_text=current, authored=True)
-        self.snapshots[rel] = text if self.dry_run else safefs.read_text(self.memory_dir, rel)
+            proposed = self.store.save(memory, rel_path=rel, expected_text=current, authored=True).proposed
+        self.snapshots[rel] = text if self.dry_run else self._read_file_text(rel) or ""
         self.as_written[rel] = text
+        if proposed:
+            self.proposed.append(rel)
+            return (f"proposed {rel} for the user's review (write mode {self.writers.mode}): it is not in the folder "
+                    f"until they accept it; Read returns the proposed text:\n{_header(self.snapshots[rel])}")
         self.written.append(rel)
         if self.dry_run:
             return f"saved as {rel} (dry run: not written)"
@@ -304,6 +326,8 @@ class Toolbox:
             wanted = None
         if rel is None or wanted != rel:
             raise Refused(f"in daily-log mode only today's log can be written: {self.daily_log}")
+        if self.writers.action(write_mode.AUTO) != write_mode.WRITE:
+            raise Refused(f"write mode {self.writers.mode}: the daily log is written only in write mode auto")
         current = self._check_fresh(rel)
         if not content.startswith(current):
             raise Refused(f"{rel} is append-only: keep its current content unchanged and add lines at the end")
@@ -329,8 +353,10 @@ class Toolbox:
         if not content.strip():
             if not current:
                 raise Refused(f"{rel} does not exist; nothing to delete")
-            if not self.dry_run:
-                self.store.delete(rel)
+            self._check_may_write()
+            if not self.dry_run and self.store.delete(rel).proposed:
+                self.proposed.append(rel)
+                return f"proposed deleting {rel} for the user's review (write mode {self.writers.mode}); not deleted"
             self.deleted.append(rel)
             return f"deleted {rel}"
         return self._save_text(rel, content, current)

@@ -54,6 +54,13 @@ def _positive(value: int, name: str) -> int:
     return value
 
 
+def _write_mode(env: Mapping[str, str]) -> str | None:
+    from memdir.write_mode import ENV, parse
+
+    raw = env.get(ENV, "")
+    return parse(raw, f"${ENV}") if raw.strip() else None
+
+
 class Settings(FrozenRecord):
     engine: str = "auto"
     extract_model: str = DEFAULT_EXTRACT_MODEL
@@ -69,6 +76,9 @@ class Settings(FrozenRecord):
     extract_every_n_turns: int = 1
     daily_token_budget: int = 2_000_000  # tokens per memory folder per day, then extraction falls back to offline
     max_attempts: int = 4  # tenacity's attempts per API call (SDK retries are off)
+    # MEMDIR_WRITE_MODE as set (validated): auto | confirm | manual | read-only; None when unset, then the
+    # config files decide. Writers ask memdir/write_mode.py, which knows the memory folder's config too.
+    write_mode: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -89,6 +99,7 @@ class Settings(FrozenRecord):
             extract_every_n_turns=max(1, _int(env, "MEMDIR_EXTRACT_EVERY", d.extract_every_n_turns)),
             daily_token_budget=_int(env, "MEMDIR_DAILY_TOKEN_BUDGET", d.daily_token_budget),
             max_attempts=max(1, _int(env, "MEMDIR_MAX_ATTEMPTS", d.max_attempts)),
+            write_mode=_write_mode(env),
         )
 
     def with_overrides(self, **overrides: Any) -> Settings:  # field values of any type; None: not given

@@ -49,7 +49,11 @@ def entry_line(kind: str, text: str, why: str | None = None, when: datetime | No
 
 
 def append(memory_dir: Path, day: date, lines: list[str]) -> Path:
-    """Append entry lines to the day's log (created with a heading), under the folder lock."""
+    """Append entry lines to the day's log (created with a heading), under the folder lock. A read-only
+    write mode refuses (the log is in the memory folder)."""
+    from memdir.write_mode import check_writable
+
+    check_writable(memory_dir)
     path = log_path(memory_dir, day)
     rel = safefs.rel_to(memory_dir, path)
     with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"):

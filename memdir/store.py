@@ -81,9 +81,12 @@ class SaveResult:
     name: str = ""  # the memory's name as written
     name_taken: str | None = None  # the name asked for, when another memory has it (this one is told apart)
     renamed_from: str | None = None  # a rename: the file it was in
+    proposed: str | None = None  # write mode confirm: the proposal recorded instead (memdir/proposing.py)
 
     def describe(self) -> str:
         """What happened, in the words every command uses."""
+        if self.proposed:
+            return f"proposed {self.rel_path} for review (not written): `memdir review` accepts or rejects it"
         if self.created and self.name_taken:
             return (f"created {self.rel_path} as {self.name!r}: another memory is already named "
                     f"{self.name_taken!r} and was left as it is")
@@ -98,8 +101,11 @@ class SaveResult:
 class DeleteResult:
     rel_path: str
     kept: str | None
+    proposed: str | None = None  # write mode confirm: the proposal recorded instead
 
     def describe(self) -> str:
+        if self.proposed:
+            return f"proposed deleting {self.rel_path} (not deleted): `memdir review` accepts or rejects it"
         return f"deleted {self.rel_path} (kept: {self.kept})"
 
 
@@ -138,6 +144,10 @@ class MemoryStore:
         return self.state_dir / (C.LOCK_NAME + ("-team" if self.team else ""))
 
     def _locked(self):
+        """The folder lock every change takes; first, a read-only write mode refuses the change (one line)."""
+        from memdir.write_mode import check_writable
+
+        check_writable(self.base)
         return safefs.locked(self.base, f"{self.state_rel}/{self.lock_path.name}")
 
     def _rel(self, rel_path: str) -> str:

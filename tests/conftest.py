@@ -52,6 +52,7 @@ _ENV_TO_CLEAR = (
     "ANTHROPIC_BASE_URL",
     "MEMDIR_ENGINE",
     "MEMDIR_PROMPT_VARIANT",
+    "MEMDIR_WRITE_MODE",  # a machine set to confirm or read-only must not change what the tests write
     C.ORCHESTKIT_COMPAT_ENV,
     C.GRAPH_FILE_ENV,
     "XDG_RUNTIME_DIR",  # where recall server sockets go: under each test's own HOME instead

@@ -86,6 +86,7 @@ class Saved:
     changed: bool = True
     kept: str | None = None
     name_taken: str | None = None
+    proposed: str | None = None  # write mode confirm: the id of the proposal recorded instead (`memdir review`)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class Forgotten:
     file: str
     path: Path
     kept: str | None = None
+    proposed: str | None = None  # write mode confirm: the deletion was proposed, not done
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,14 @@ def resolve_folder(folder: FolderArg = None, *, cwd: FolderArg = None) -> Path:
     return resolve_memory_dir(Path(cwd) if cwd is not None else None).path
 
 
-def _store(folder: FolderArg, team: bool) -> MemoryStore:
+def _store(folder: FolderArg, team: bool, agent: str | None = None) -> MemoryStore:
+    """The folder's store; for an AI agent's write (`agent`: "mcp", "memory tool"), the one the write mode
+    gives agents (memdir/write_mode.py): the folder, proposals for review, or a read-only refusal."""
     root = resolve_folder(folder)
+    if agent is not None:
+        from memdir import write_mode
+
+        return write_mode.Writers(root, agent, team=team).store(write_mode.AGENT) or MemoryStore(root)
     return MemoryStore.team_store(root) if team else MemoryStore(root)
 
 
@@ -159,7 +167,7 @@ def _one_line_errors() -> Iterator[None]:
 
 def _saved(result) -> Saved:
     return Saved(result.rel_path, result.path, result.created, result.changed, result.kept,
-                 result.name_taken)
+                 result.name_taken, result.proposed)
 
 
 # --- the API ------------------------------------------------------------------
@@ -174,18 +182,20 @@ def remember(
     folder: FolderArg = None,
     team: bool = False,
     allow_secrets: bool = False,
+    agent: str | None = None,
 ) -> Saved:
     """Save a memory (what `memdir remember` does). type: user, feedback, project or reference.
 
     Feedback and project memories carry **Why:** and **How to apply:** lines; missing ones are
     filled in plainly. The same rule under the same name updates that memory in place; a different
     one never overwrites it: it is saved under a name of its own (`Saved.name_taken`). Secrets are refused.
+    `agent` names an AI agent's tool writing ("mcp"): the write mode may turn it into a proposal (`Saved.proposed`).
     """
     from memdir.entry.manual import remember as manual_remember
 
     with _one_line_errors():
         result = manual_remember(
-            _store(folder, team), text, type_=type, name=name, description=description, why=why, how=how,
+            _store(folder, team, agent), text, type_=type, name=name, description=description, why=why, how=how,
             allow_secrets=allow_secrets,
         )
     return _saved(result)
@@ -203,17 +213,18 @@ def update(
     folder: FolderArg = None,
     team: bool = False,
     allow_secrets: bool = False,
+    agent: str | None = None,
 ) -> Saved:
     """Change an existing memory; only the fields given change. A new `name` renames the file.
 
-    Refused when the file changed on disk since it was read here (no lost update).
+    Refused when the file changed on disk since it was read here (no lost update). `agent`: as `remember`.
     """
     from memdir import body_sections as sections
     from memdir.model import Memory, parse_type
 
     if all(v is None for v in (text, description, why, how, type, name)):
         raise MemdirError(f"update {ref!r}: nothing to change; pass text, description, why, how, type or name")
-    store = _store(folder, team)
+    store = _store(folder, team, agent)
     memory, header = store.read(ref)
     before = store.read_file(header.rel_path)
     changes: dict[str, object] = {}
@@ -241,11 +252,11 @@ def update(
     return _saved(result)
 
 
-def forget(ref: str, *, folder: FolderArg = None, team: bool = False) -> Forgotten:
-    """Remove a memory (by file name, path or name) and its index line; its bytes are kept."""
-    store = _store(folder, team)
+def forget(ref: str, *, folder: FolderArg = None, team: bool = False, agent: str | None = None) -> Forgotten:
+    """Remove a memory (by file name, path or name) and its index line; its bytes are kept. `agent`: as `remember`."""
+    store = _store(folder, team, agent)
     result = store.delete(ref)
-    return Forgotten(result.rel_path, store.root / result.rel_path, result.kept)
+    return Forgotten(result.rel_path, store.root / result.rel_path, result.kept, result.proposed)
 
 
 def read(ref: str, *, folder: FolderArg = None, team: bool = False) -> MemoryDoc:

@@ -468,6 +468,10 @@ def build_parser() -> argparse.ArgumentParser:
     from memdir.entry.cli_sync import add_parsers as add_sync_parsers
 
     add_sync_parsers(command)  # memdir sync (issue 23)
+
+    from memdir.entry.cli_review import add_parser as add_review_parser
+
+    add_review_parser(command)  # write modes: proposals (issue 24)
     _add_eval_parser(sub, command)
     return parser
 

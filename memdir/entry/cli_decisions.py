@@ -45,16 +45,19 @@ def remember_decision(args: argparse.Namespace) -> int:
 
     if not args.text.strip():
         raise MemdirError("nothing to remember: pass the decision as text")
+    from memdir import write_mode
+
+    memory_dir = memory_dir_of(args).path
+    write_mode.check_writable(memory_dir)  # read-only: nothing recorded anywhere, in one line
     outcome_flag = "success" if args.success else "failed" if args.failed else None
     root = _project_root(args)
     scope: Scope = "global" if args.is_global else "team" if args.team else "user"
     captured = capture_explicit(args.text, outcome=outcome_flag, scope=scope,
                                 project=root.name)
-    memory_dir = memory_dir_of(args).path
     compat = _compat(args, memory_dir, root)
     folder = decisions_dir(memory_dir, root, compat=compat)
     outcome = record([captured], folder=folder, memory_dir=memory_dir, compat_section=compat,
-                     flush_graph=True, team=args.team)
+                     flush_graph=True, team=args.team, who=write_mode.USER)
     d = captured.decision
     if outcome.errors and not outcome.journaled and not outcome.promotions:  # nothing was saved anywhere
         raise MemdirError(f"{d.kind} not recorded: {outcome.errors[0]}")

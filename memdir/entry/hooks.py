@@ -173,10 +173,15 @@ def stop_output(payload: HookPayload) -> str:
 
 
 def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
+    """"Memory saved: ..." for what the worker saved, and "3 memories proposed: `memdir review`" once per
+    new batch of proposals (write mode confirm; a directory listing, nothing parsed)."""
     from memdir.notices import take_notices
+    from memdir.proposals import new_batch_notice
 
     saved = take_notices(memory_dir)
-    return f"{prefix}: {', '.join(inert.one_line(p) for p in saved)}" if saved else None
+    lines = [f"{prefix}: {', '.join(inert.one_line(p) for p in saved)}" if saved else None,
+             new_batch_notice(memory_dir)]
+    return "\n".join(line for line in lines if line) or None
 
 
 def session_start_output(payload: HookPayload, include_index: bool = True) -> str:

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir import constants as C, inert
+from memdir import constants as C, inert, write_mode
 from memdir.entry import api
 from memdir.errors import MemdirError, os_error_line
 
@@ -86,7 +86,13 @@ async def _one_line_tool_errors(ctx, call_next):
     return result
 
 
-def _described(saved: api.Saved) -> str:
+PROPOSED = ("Proposed {file} for the user's review: write mode {mode} keeps it out of the memory folder until "
+            "the user accepts it with `memdir review`; nothing is saved yet.")
+
+
+def _described(saved: api.Saved, mode: str = "confirm") -> str:
+    if saved.proposed:
+        return PROPOSED.format(file=saved.file, mode=mode)
     if saved.created and saved.name_taken:
         what = f"Saved {saved.file} (another memory is already named {saved.name_taken!r}; it was left as is)"
     elif saved.created:
@@ -193,9 +199,10 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     ) -> str:
         _others_first(folder)
         saved = api.remember(
-            text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team
+            text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team,
+            agent="mcp",
         )
-        return _described(saved)
+        return _described(saved, write_mode.current(folder))
 
     @server.tool(
         description=(
@@ -219,9 +226,9 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         _others_first(folder)
         saved = api.update(
             file, text=text, description=description, why=why, how=how, type=type, name=name, folder=folder,
-            team=team,
+            team=team, agent="mcp",
         )
-        return _described(saved)
+        return _described(saved, write_mode.current(folder))
 
     @server.tool(
         description=(
@@ -234,7 +241,10 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     @_tool_errors
     def forget(file: str) -> str:
         _others_first(folder)
-        gone = api.forget(file, folder=folder, team=team)
+        gone = api.forget(file, folder=folder, team=team, agent="mcp")
+        if gone.proposed:
+            return (f"Proposed forgetting {gone.file} for the user's review (write mode {write_mode.current(folder)}); "
+                    "it stays until the user accepts with `memdir review`.")
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
 

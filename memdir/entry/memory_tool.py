@@ -65,12 +65,24 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     def __init__(self, folder: str | os.PathLike[str], **kwargs) -> None:
         super().__init__(**kwargs)
-        self.store = MemoryStore(Path(folder).expanduser())
+        from memdir import write_mode
+
+        root = Path(folder).expanduser()
+        # The write mode decides what the model's writes do (memdir/write_mode.py): saved, proposed for the
+        # user's review (confirm, manual), or refused with a tool error naming the mode (read-only).
+        writers = write_mode.Writers(root, "memory tool")
+        self.store = writers.store(write_mode.AGENT) or MemoryStore(root)
+        self.proposing = writers.action(write_mode.AGENT) == write_mode.PROPOSE
+        self.mode = writers.mode
         self.folder = MemoryToolFolder(self.store)
 
     @property
     def root(self) -> Path:
         return self.store.root
+
+    def _proposed(self, what: str) -> str:
+        return (f"Proposed {what} for the user's review (write mode {self.mode}): nothing changes in {ROOT} until "
+                "the user accepts it with `memdir review`.")
 
     # --- dispatch: every failure becomes one ToolError line for the model -------------------
     def execute(self, command: BetaMemoryTool20250818Command):
@@ -130,6 +142,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         if self.root.exists() and self.folder.kind(rel) is not None:
             raise ToolError(f"File {command.path} already exists")
         note = self.folder.save(rel, command.file_text, expected="")
+        if self.proposing:
+            return self._proposed(f"creating {command.path}")
         return f"File created successfully at: {command.path}.{note}"
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
@@ -151,6 +165,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         changed_line = content.count("\n", 0, content.find(command.old_str))
         note = self.folder.save(rel, content.replace(command.old_str, command.new_str, 1), expected=content,
                                 added=command.new_str)
+        if self.proposing:
+            return self._proposed(f"an edit of {command.path}")
         saved_text = self._read(rel)
         if command.new_str and (at := saved_text.find(command.new_str)) != -1:
             changed_line = saved_text.count("\n", 0, at)  # memdir may have rewritten the frontmatter above
@@ -169,6 +185,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             )
         lines.insert(command.insert_line, command.insert_text.rstrip("\n"))
         note = self.folder.save(rel, "\n".join(lines) + "\n", expected=content, added=command.insert_text)
+        if self.proposing:
+            return self._proposed(f"an edit of {command.path}")
         return f"The file {command.path} has been edited.{note}"
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
@@ -180,6 +198,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             self.folder.forget(rel)
         else:
             self.folder.forget_tree(rel)
+        if self.proposing:
+            return self._proposed(f"deleting {command.path}")
         return f"Successfully deleted {command.path}"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
@@ -196,6 +216,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         moves = self.folder.planned_moves(old, new, kind)  # everything is checked before anything is written
         for src, dst in moves:
             self.folder.move_file(src, dst)
+        if self.proposing:
+            return self._proposed(f"renaming {command.old_path} to {command.new_path}")
         if kind == "dir":
             self.folder.remove_empty_folders(old)
         return f"Successfully renamed {command.old_path} to {command.new_path}"

@@ -1,0 +1,199 @@
+"""Proposed memory changes, waiting in `.memdir/proposals/` for `memdir review` (write mode confirm).
+
+One JSON file per proposal: the target memory file, the action (create, update or delete), the full
+new text, the digest of the file's bytes when the proposal was made (so a file changed since shows as
+stale), and the run that proposed it. Nothing here touches the memory folder itself; accepting goes
+through the store (memdir/review.py). The secret guard runs before a proposal is written.
+
+This module is on the prompt hook's path (`new_batch_notice`): it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from memdir import constants as C, safefs
+from memdir.errors import MemdirError
+from memdir.record import Record
+
+FOLDER = f"{C.STATE_DIRNAME}/proposals"
+TOLD = f"{FOLDER}/.told"  # the newest proposal the hooks already told the user about
+LOCK = f"{C.STATE_DIRNAME}/proposals.lock"
+ACTIONS = ("create", "update", "delete")
+_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class Proposal(Record):
+    """`target` is relative to the store's root (team memory: to `team/`); `base` is the sha256 of the
+    target's bytes when proposed, None when it did not exist; `run` groups one run's proposals."""
+
+    id: str
+    target: str
+    action: str
+    text: str | None = None
+    base: str | None = None
+    name: str = ""
+    source: str = ""
+    run: str = ""
+    created: str = ""
+    team: bool = False
+    authored: bool = True  # written by memdir's extractor: it may update the memory later
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self._fields}
+
+    @property
+    def shown_target(self) -> str:
+        return f"{C.TEAM_DIRNAME}/{self.target}" if self.team else self.target
+
+
+def digest(text: str | None) -> str | None:
+    import hashlib  # not at the top: OpenSSL's load costs the prompt hook ~10 ms
+
+    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def new_run_id() -> str:
+    import os
+
+    return time.strftime("%Y%m%dT%H%M%S") + "-" + os.urandom(3).hex()
+
+
+def _rel(proposal_id: str) -> str:
+    return f"{FOLDER}/{proposal_id}.json"
+
+
+def _from_json(data: object) -> Proposal | None:
+    """A proposal from its file's data, or None when the file is not one (never a crash)."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        proposal = Proposal(**{k: v for k, v in data.items() if k in Proposal._fields})
+    except TypeError:
+        return None
+    if (not isinstance(proposal.id, str) or not isinstance(proposal.target, str) or proposal.action not in ACTIONS
+            or (proposal.action != "delete" and not isinstance(proposal.text, str))):
+        return None
+    return proposal
+
+
+def pending(memory_dir: Path) -> list[Proposal]:
+    """The proposals waiting for review, oldest first. Unreadable or malformed files are left out."""
+    memory_dir = Path(memory_dir)
+    if not safefs.exists(memory_dir, FOLDER):
+        return []
+    found = []
+    for name, kind in safefs.listdir(memory_dir, FOLDER):
+        if kind != "file" or not name.endswith(".json"):
+            continue
+        try:
+            proposal = _from_json(json.loads(safefs.read_bytes(memory_dir, f"{FOLDER}/{name}")))
+        except (OSError, ValueError):
+            continue
+        if proposal is not None and proposal.id == name[: -len(".json")]:
+            found.append(proposal)
+    return sorted(found, key=lambda p: (p.created, p.id))
+
+
+def _free_id(target: str, team: bool, taken: set[str]) -> str:
+    stem = _ID_CHARS.sub("-", target.removesuffix(".md").replace("/", "--")).strip("-.") or "memory"
+    stem = ("team--" if team else "") + stem[:80]
+    candidate, n = stem, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
+
+
+def propose(
+    memory_dir: Path,
+    *,
+    target: str,
+    action: str,
+    text: str | None = None,
+    base_text: str | None = None,
+    name: str = "",
+    source: str = "",
+    run: str = "",
+    team: bool = False,
+    authored: bool = True,
+    note: str = "",
+) -> Proposal:
+    """Record one proposed change to `target` (a memory file, relative to the store's root) and return it.
+
+    `base_text` is the target's text now (None: absent). A later proposal of the same run for the same
+    target replaces that run's earlier one; one identical to a pending proposal is not added twice.
+    Text that looks like a secret is refused (one line), before anything is written."""
+    from memdir.secrets import guard
+
+    if action not in ACTIONS:
+        raise MemdirError(f"proposal action {action!r} is unknown; use create, update or delete")
+    if action != "delete":
+        if text is None:
+            raise MemdirError(f"a proposal to {action} {target} needs the new text")
+        guard(text, f"a proposal for {target}")
+    memory_dir = Path(memory_dir)
+    safefs.mkdirs(memory_dir, FOLDER)
+    with safefs.locked(memory_dir, LOCK):
+        waiting = pending(memory_dir)
+        for p in waiting:
+            if p.target == target and p.team == team and p.action == action and p.text == text:
+                return p  # already waiting, word for word
+        same_run = next((p for p in waiting if run and p.run == run and p.target == target and p.team == team), None)
+        proposal_id = same_run.id if same_run else _free_id(target, team, {p.id for p in waiting})
+        proposal = Proposal(
+            id=proposal_id, target=target, action=action, text=text if action != "delete" else None,
+            base=digest(base_text), name=name, source=source, run=run,
+            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), team=team, authored=authored, note=note,
+        )
+        safefs.write_text(memory_dir, _rel(proposal_id), json.dumps(proposal.as_dict(), indent=1, ensure_ascii=False))
+    return proposal
+
+
+def find(memory_dir: Path, ref: str) -> Proposal:
+    """A pending proposal by its id, or by its target (file name, path or stem) when one proposal has it."""
+    waiting = pending(memory_dir)
+    wanted = ref.strip().removesuffix(".json")
+    for p in waiting:
+        if p.id == wanted:
+            return p
+    matches = [p for p in waiting
+               if wanted in (p.target, p.shown_target, p.target.removesuffix(".md"), Path(p.target).name,
+                             Path(p.target).stem, p.name)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise MemdirError(f"{ref!r} names several proposals ({', '.join(p.id for p in matches)}); pass one id")
+    shown = ", ".join(p.id for p in waiting) or "none"
+    raise MemdirError(f"no pending proposal {ref!r} (pending: {shown}); see `memdir review --list`")
+
+
+def move_aside(memory_dir: Path, proposal: Proposal, where: str) -> str:
+    """Move a proposal's file to `proposals/<where>/` (kept, never deleted); its new relative path."""
+    dst = f"{FOLDER}/{where}/{proposal.id}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    safefs.rename(Path(memory_dir), _rel(proposal.id), dst, create_dst_dir=True)
+    return dst
+
+
+def new_batch_notice(memory_dir: Path) -> str | None:
+    """"3 memories proposed: `memdir review`" once per new batch of proposals, else None.
+
+    The prompt hook calls this on every prompt: a directory listing and a stat per proposal, no parsing."""
+    memory_dir = Path(memory_dir)
+    try:
+        entries = [name for name, kind in safefs.listdir(memory_dir, FOLDER) if kind == "file" and name.endswith(".json")]
+        if not entries:
+            return None
+        newest = max(st.st_mtime_ns for name in entries if (st := safefs.lstat(memory_dir, f"{FOLDER}/{name}")))
+        told = safefs.read_text_or(memory_dir, TOLD, "0").strip()
+        if told.isdigit() and int(told) >= newest:
+            return None
+        safefs.write_text(memory_dir, TOLD, str(newest), durable=False)
+    except (OSError, ValueError):  # no folder yet, or it cannot be read: nothing to tell
+        return None
+    count = len(entries)
+    return f"{count} memor{'y' if count == 1 else 'ies'} proposed: `memdir review`"
