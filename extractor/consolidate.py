@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
 
-from memdir import githistory
+from memdir import githistory, write_mode
 from memdir.config import Settings, choose_engine
 from memdir.errors import MemdirError
 from memdir.model import Memory, kebab_slug
@@ -218,8 +218,17 @@ def consolidate(memory_dir: Path, *, settings: Settings | None = None, engine: s
     if not dry_run:
         with githistory.batch(memory_dir, "consolidate: duplicate memories merged", run=githistory.new_run_id(),
                               engine=chosen):  # the whole plan is one commit of the git history
-            result.done = apply_plan(planned, writer or StoreWriter(store))
+            result.done = apply_plan(planned, writer or StoreWriter(_store_for_mode(memory_dir)))
     return result
+
+
+def _store_for_mode(memory_dir: Path) -> MemoryStore:
+    """The user runs consolidate, so it writes in auto and manual mode, and is refused in one line in
+    read-only; in confirm mode the plan becomes proposals for `memdir review` (issue 24)."""
+    mode = write_mode.current(memory_dir)
+    who = write_mode.AUTO if mode == "confirm" else write_mode.USER
+    store = write_mode.Writers(memory_dir, "consolidate", mode=mode).store(who)
+    return store if store is not None else MemoryStore(memory_dir)  # never None for these two; the type says maybe
 
 
 def report_lines(result: Result) -> list[str]:

@@ -324,3 +324,33 @@ def test_recall_no_longer_offers_a_superseded_memory(store, memory_dir, api):
         {"newer": new, "older": old, "reason": "-n auto replaced -x."}]))
     consolidate(memory_dir, engine="anthropic", today=TODAY)
     assert [h.rel_path for h in recall(memory_dir, query, engine="offline", record=False).selected] == [new]
+
+
+# --- write modes (issue 24) ------------------------------------------------------------------------------
+def _memory_files(folder: Path) -> dict[str, bytes]:
+    return {k: v for k, v in _bytes(folder).items() if not k.startswith(C.STATE_DIRNAME)}
+
+
+def test_in_confirm_mode_the_plan_becomes_proposals_and_the_folder_is_untouched(store, memory_dir, monkeypatch):
+    from memdir import proposals
+
+    _save(store, "Use pnpm", "Use pnpm, not npm, in this repo.")
+    _save(store, "Package manager", "use pnpm not npm in this repo")
+    before = _memory_files(memory_dir)
+    monkeypatch.setenv("MEMDIR_WRITE_MODE", "confirm")
+    result = consolidate(memory_dir, engine="offline", today=TODAY)
+    assert len(result.plan.merges) == 1 and len(result.done) == 2
+    assert _memory_files(memory_dir) == before
+    assert sorted(p.action for p in proposals.pending(memory_dir)) == ["delete", "update"]
+
+
+def test_in_read_only_mode_consolidate_is_refused_in_one_line_and_changes_nothing(store, memory_dir, monkeypatch):
+    from memdir.errors import MemdirError
+
+    _save(store, "Use pnpm", "Use pnpm, not npm, in this repo.")
+    _save(store, "Package manager", "use pnpm not npm in this repo")
+    before = _memory_files(memory_dir)
+    monkeypatch.setenv("MEMDIR_WRITE_MODE", "read-only")
+    with pytest.raises(MemdirError, match="read-only"):
+        consolidate(memory_dir, engine="offline", today=TODAY)
+    assert _memory_files(memory_dir) == before
