@@ -91,7 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200,1000,20000")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--realistic", action="store_true",
+                        help="every hook budget of issue 26 on folders built from the real folder (benchmarks/hook_budgets.py)")
     args = parser.parse_args(argv)
+    if args.realistic:
+        from benchmarks.hook_budgets import run
+
+        sizes = "200,1000,5000,20000" if args.sizes == parser.get_default("sizes") else args.sizes
+        return run([int(s) for s in sizes.split(",")], 15 if args.repeat == parser.get_default("repeat") else args.repeat)
     sizes = [int(s) for s in args.sizes.split(",")]
     precompile()
     query = "why does the kafka consumer lose offsets after a deploy"
