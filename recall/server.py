@@ -184,18 +184,38 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         request["query"],
         settings=settings,
         engine=engine,
-        tools=[str(t) for t in request.get("tools") or []],
+        tools=_tools(request),
         session_id=request.get("session_id"),
         client=client,
         dense=embedder.model if embedder else None,
         project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env=env,
         index_loaded=request.get("index_loaded") is True,
+        record=request.get("record") is not False,  # False: the hook records the answer it uses
+        log_usage=True,
     )
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
             "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
+
+
+def _tools(request: dict) -> list[str]:
+    """The tools in use: sent as they are, or read from the transcript's tail here, so the prompt
+    hook need not read it while the server answers."""
+    if request.get("tools"):
+        return [str(t) for t in request["tools"]]
+    transcript = request.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return []
+    from pathlib import Path
+
+    from memdir.transcript import read_transcript, recent_tool_names
+
+    try:
+        return recent_tool_names(read_transcript(Path(transcript), last_n=10).messages)
+    except Exception:  # noqa: BLE001 - an unreadable transcript only loses the tool hint
+        return []
 
 
 def _read_request(conn: socket.socket) -> dict:

@@ -244,23 +244,9 @@ def prompt_output(payload: HookPayload) -> str:
         log(memory_dir, "prompt", journal_notice)
     if not memory_dir.is_dir():
         return ""
-    from memdir.stages.recall.api import recall
-
     notice = _saved_notice(memory_dir)
-    tools = _recent_tools(payload)
-    use_server = _use_recall_server()
-    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
-    context = (_recall_via_server(memory_dir, prompt, tools, payload.session_id, payload.cwd, index_loaded)
-               if use_server else None)
-    if context is None:
-        # With the server in use, this process only ever runs the offline engine (no SDK import).
-        # Verification against the code runs in the server only: its scan does not fit this process's budget.
-        engine = "offline" if use_server else None
-        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine,
-                        index_loaded=index_loaded)
-        for line in result.debug:
-            log(memory_dir, "prompt", line)
-        context = result.context
+    answer = _recall(memory_dir, prompt, payload, _index_loaded_by_claude_code(payload, memory_dir))
+    context = answer.context if answer is not None else ""
     if decisions:
         context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
     output: dict = {}
@@ -323,31 +309,56 @@ def _use_recall_server() -> bool:
     return path is not None and server_socket.folder_state(path) != "unsafe"
 
 
-def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
-                       cwd: str | None = None, index_loaded: bool = False) -> str | None:
-    """The llm engine's answer from the warm recall server, or None to answer offline in-process.
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool):
+    """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
+    whichever is ready first; what it surfaced is recorded for the session."""
+    from memdir.entry.recall_race import Answer, race
 
-    When no server is running yet, one is started for the next prompts and this one is answered
-    offline: paying the SDK import here would hold the user's prompt for ~2 s.
-    """
+    use_server = _use_recall_server()
+    conn = _ask_server(memory_dir, prompt, payload, index_loaded) if use_server else None
+
+    def local() -> Answer:
+        from memdir.stages.recall.api import recall
+
+        # With the server in use, this process only ever runs the offline engine (no SDK import); racing
+        # it, it records nothing itself: the answer used is recorded below. Verification against the
+        # code runs in the server only: its scan does not fit this process's budget.
+        result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id,
+                        engine="offline" if use_server else None, index_loaded=index_loaded,
+                        record=conn is None)
+        for line in result.debug:
+            log(memory_dir, "prompt", line)
+        return Answer(result.context, [h.rel_path for h in result.selected], "local")
+
+    answer, reply = race(conn, local)
+    for line in (reply or {}).get("debug") or []:
+        log(memory_dir, "prompt", f"server: {line}")
+    if reply is not None and "error" in reply:
+        log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
+    if answer is not None and conn is not None and answer.selected:
+        from memdir.stages.recall import state
+
+        state.record(memory_dir, payload.session_id, answer.selected, len(answer.context.encode()))
+    return answer
+
+
+def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool):
+    """The connection the request went out on, or None when no server runs. Then one is started
+    for the next prompts, and this one is answered here: paying the SDK import or the model load
+    here would hold the user's prompt for seconds. The server reads the transcript itself."""
     from memdir.config import Settings, choose_engine
     from memdir.stages.recall import server_socket
 
     settings = Settings.from_env()
-    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
-               "engine": choose_engine(settings.engine, quiet=True), "cwd": cwd, "index_loaded": index_loaded}
-    reply = server_socket.ask(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
-    if reply is None:
+    request = {"memory_dir": str(memory_dir), "query": prompt, "transcript_path": payload.transcript_path,
+               "session_id": payload.session_id, "engine": choose_engine(settings.engine, quiet=True),
+               "cwd": payload.cwd, "index_loaded": index_loaded, "record": False}
+    conn = server_socket.send(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
+    if conn is None:
         started = server_socket.start_in_background()
         log(memory_dir, "prompt", "no recall server yet: started one, answered this prompt offline" if started
             else "no recall server, and none can start with a private socket here; answered this prompt offline")
-        return None
-    for line in reply.get("debug") or []:
-        log(memory_dir, "prompt", f"server: {line}")
-    if "error" in reply:
-        log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
-        return None
-    return str(reply.get("context") or "")
+    return conn
 
 
 def main(argv: list[str], stdin=None, stdout=None) -> int:

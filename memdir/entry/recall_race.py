@@ -1,0 +1,90 @@
+"""The prompt hook's recall: the warm server's answer, or this process's own, whichever comes first.
+
+Thin when the server is up (issue 26): the request is sent before anything of the recall stack is
+imported or the transcript is read, and a reply within GRACE_SECONDS is used as it is. A server that
+is slower than that (busy, far behind, stuck) is raced instead of waited for: this process starts
+its own lexical recall, and whichever answer is ready first is used. A slow server therefore costs
+at most GRACE_SECONDS over no server at all, never its timeout plus a local recall after it.
+
+Neither side records what it surfaced: the hook records the answer it used (recall.state), so a
+memory the losing side picked is not marked as shown in the session.
+"""
+
+from __future__ import annotations
+
+import _thread
+import select
+import threading
+import time
+
+from memdir.stages.recall import server_socket
+
+GRACE_SECONDS = 0.02  # a warm server answers a 200-memory folder in about this much (lexical + dense)
+
+
+class Answer:
+    """What recall gave for this prompt: the context to inject and the memories it holds (rel paths)."""
+
+    __slots__ = ("context", "selected", "source")
+
+    def __init__(self, context: str, selected: list[str], source: str) -> None:
+        self.context, self.selected, self.source = context, selected, source
+
+
+def from_reply(reply: dict | None) -> Answer | None:
+    """The server's usable answer, or None (no reply, an error or "busy" reply, a malformed one)."""
+    if not isinstance(reply, dict) or "error" in reply:
+        return None
+    selected = reply.get("selected")
+    if not isinstance(selected, list) or not all(isinstance(p, str) for p in selected):
+        return None
+    return Answer(str(reply.get("context") or ""), selected, "server")
+
+
+def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict | None]:
+    """(the answer to use, the server's reply when it was read). `conn`: a connection the request
+    was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
+
+    The server's reply within `grace` is used without starting `local`. Past it, `local` runs in this
+    (the main) thread while another waits for the server; a usable reply interrupts `local`
+    (KeyboardInterrupt, raised between bytecodes) and is used instead.
+    """
+    if conn is None:
+        return local(), None
+    with conn:
+        ready, _, _ = select.select([conn], [], [], grace)
+        if ready:
+            reply = server_socket.receive(conn)
+            answer = from_reply(reply)
+            return (answer if answer is not None else local()), reply
+        return _race_local(conn, local)
+
+
+def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
+    box: dict = {}
+    lock = threading.Lock()
+
+    def wait_for_server() -> None:
+        reply = server_socket.receive(conn)
+        with lock:
+            box["reply"] = reply
+            if from_reply(reply) is None or "winner" in box:
+                return
+            box["winner"] = "server"
+        _thread.interrupt_main()
+
+    threading.Thread(target=wait_for_server, daemon=True).start()
+    try:
+        try:
+            answer = local()
+        finally:
+            with lock:
+                box.setdefault("winner", "local")
+        if box["winner"] == "server":
+            time.sleep(5)  # the interrupt is on its way: take it here, not somewhere after this function
+    except KeyboardInterrupt:
+        if box.get("winner") != "server":
+            raise
+        return from_reply(box["reply"]), box["reply"]
+    return answer, box.get("reply")
+
