@@ -191,26 +191,35 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     if memory_dir is None:
         return ""
     from memdir import index as index_text
-    from memdir.prompts import render
     from memdir.stages.recall.inject import units
 
     native = _native_on(payload)
     include_index = include_index and not native
+    cache_dir = memory_dir / C.STATE_DIRNAME / "cache" if memory_dir.is_dir() else None
     index = ""
     if include_index:
         raw = _index_prefix(memory_dir)
-        index = inert.block(index_text.load_for_context(raw)) if raw else ""  # a hand-edited ESC stays inert
+        # a hand-edited ESC stays inert
+        index = inert.block(index_text.load_for_context(raw, cache_dir=cache_dir)) if raw else ""
         if index:
-            frame = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
-                           index="", native=False)
+            frame = _instructions(memory_dir, cache_dir, include_index=True, index="", native=False)
             index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), str(memory_dir / C.INDEX_NAME))
-    context = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=include_index,
-                     index=index, native=native).strip("\n")
+    context = _instructions(memory_dir, cache_dir, include_index=include_index, index=index, native=native).strip("\n")
     output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
     notice = _saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
     if notice:
         output["systemMessage"] = notice
     return json.dumps(output)
+
+
+def _instructions(memory_dir: Path, cache_dir: Path | None, *, include_index: bool, index: str, native: bool) -> str:
+    """session_instructions.j2 from its skeleton cached in the memory folder: jinja2's import (about
+    25 ms) is most of a session start's budget. The folder and the index are only printed: slots."""
+    from memdir.template_cache import render_slotted
+
+    slots = {"memory_dir": str(memory_dir), **({"index": index} if index else {})}
+    return render_slotted("session_instructions.j2", slots=slots, cache_dir=cache_dir, include_index=include_index,
+                          native=native, **({} if index else {"index": ""}))
 
 
 def _index_prefix(memory_dir: Path) -> str:
