@@ -12,6 +12,7 @@ import math
 from memdir import constants as C
 from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
+from memdir.stages.recall.older_index import OlderIndex
 
 NEWEST = 200
 OLDER_MATCHES = 50
@@ -76,12 +77,11 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
     stems = {s for s in tokens(query) if len(s) >= 3}
     if not stems:
         return []
-    texts = [b" " + words_only(f"{h.name or ''} {h.description or ''} {h.excerpt}") for h in older]
-    total = len(texts)
+    docs_of = _docs_by_stem(stems, older)
+    total = len(older)
     scores: dict[int, float] = {}
     for stem in stems:
-        needle = b" " + stem.encode()  # ASCII: query tokens are [a-z0-9]+
-        docs = [i for i, text in enumerate(texts) if needle in text]
+        docs = docs_of[stem]
         if not docs:
             continue
         idf = math.log(1 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
@@ -89,6 +89,30 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
             scores[i] = scores.get(i, 0.0) + idf
     best = heapq.nlargest(limit, scores.items(), key=lambda pair: (pair[1], older[pair[0]].mtime))
     return [older[i] for i, _ in best]
+
+
+def _text_of(header: Header) -> bytes:
+    return words_only(f"{header.name or ''} {header.description or ''} {header.excerpt}")
+
+
+_index: OlderIndex | None = None
+
+
+def keep_word_index() -> None:
+    """Keep the older memories' words between calls (the warm recall server: recall.older_index)."""
+    global _index
+    if _index is None:
+        _index = OlderIndex()
+
+
+def _docs_by_stem(stems: set[str], older: list[Header]) -> dict[str, list[int]]:
+    """Per stem, the positions in `older` of the memories with a word starting with it, ascending."""
+    if _index is not None:
+        found = _index.matches([s.encode() for s in stems], older, _text_of)
+        return {s: found[s.encode()] for s in stems}
+    texts = [b" " + _text_of(h) for h in older]
+    # Query stems are ASCII ([a-z0-9]+): a match is at a word start in any UTF-8 text.
+    return {s: [i for i, text in enumerate(texts) if b" " + s.encode() in text] for s in stems}
 
 
 from memdir.manifest import manifest, manifest_line  # noqa: E402,F401  (core: both stages list memories)

@@ -356,6 +356,9 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     lock = claim(path)
     if lock is None:
         return  # another server owns this socket
+    from memdir.stages.recall.manifest import keep_word_index
+
+    keep_word_index()  # the folder's words kept between prompts (recall.older_index)
     clients = ClientCache()
     if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits
         with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve

@@ -27,3 +27,35 @@ def test_non_ascii_text_still_matches_its_words():
     older.append(Header("other.md", "/m/other.md", 9.0, "Kafka offsets", "consumer lag", "project"))
     found = older_matches("why is the freeze on friday", older, 10)
     assert [h.rel_path for h in found] == ["m2.md", "m1.md", "m0.md"]  # ties: newest first
+
+
+def test_the_servers_word_index_matches_as_the_linear_test(monkeypatch):
+    from memdir.stages.recall import manifest
+    from memdir.stages.recall.older_index import OlderIndex
+
+    rng = random.Random(7)
+    words = ["deploy", "deployment", "résumé", "resume", "kafka", "offsets", "freeze", "friday", "page", "pager",
+             "one", "online", "batch-03", "İstanbul", "\u212aelvin", "naïve", "ledger"]
+
+    def header(i: int) -> Header:
+        text = " ".join(rng.choice(words) for _ in range(12))
+        return Header(f"m{i}.md", f"/m/m{i}.md", rng.random(), f"note {rng.choice(words)}", text[:40], "project",
+                      excerpt=text)
+
+    folder = [header(i) for i in range(300)]
+    queries = ["deploy the kafka offsets on friday", "resume page one", "istanbul kelvin naive", "batch 03 ledger"]
+    linear = {q: manifest.older_matches(q, folder, 50) for q in queries}
+    index = OlderIndex()
+    monkeypatch.setattr(manifest, "_index", index)
+    for q in queries:
+        assert manifest.older_matches(q, folder, 50) == linear[q]
+    assert len(index.indexed) == 300
+    # An edited memory is a new Header; a deleted one is simply not asked about.
+    folder[5] = header(5)
+    del folder[7]
+    for q in queries:
+        indexed = manifest.older_matches(q, folder, 50)
+        monkeypatch.setattr(manifest, "_index", None)
+        assert indexed == manifest.older_matches(q, folder, 50)
+        monkeypatch.setattr(manifest, "_index", index)  # the same index, stale entries and all
+    assert len(index.indexed) == 301  # the edited memory added, nothing rebuilt
