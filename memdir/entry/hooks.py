@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from memdir import constants as C, inert
+from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.hooklog import log
 from memdir.record import FrozenRecord
@@ -173,6 +173,7 @@ def stop_output(payload: HookPayload) -> str:
 
 
 def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
+    from memdir import inert
     from memdir.notices import take_notices
 
     saved = take_notices(memory_dir)
@@ -190,7 +191,7 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         return ""
-    from memdir import index as index_text
+    from memdir import index as index_text, inert  # not at the top: the Stop hook (2x budget) needs neither
     from memdir.stages.recall.inject import units
 
     native = _native_on(payload)
