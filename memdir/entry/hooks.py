@@ -247,6 +247,8 @@ def prompt_output(payload: HookPayload) -> str:
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         return ""
+    # The question goes to the warm server first: the work below runs while the server answers.
+    asked = _ask(memory_dir, prompt, payload) if memory_dir.is_dir() else None
     from memdir.decision_context import for_prompt_hook
 
     decisions, journal_notice = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14
@@ -255,7 +257,7 @@ def prompt_output(payload: HookPayload) -> str:
     if not memory_dir.is_dir():
         return ""
     notice = _saved_notice(memory_dir)
-    answer = _recall(memory_dir, prompt, payload, _index_loaded_by_claude_code(payload, memory_dir))
+    answer = _recall(memory_dir, prompt, payload, asked or _ask(memory_dir, prompt, payload))
     context = answer.context if answer is not None else ""
     if decisions:
         context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
@@ -319,13 +321,20 @@ def _use_recall_server() -> bool:
     return path is not None and server_socket.folder_state(path) != "unsafe"
 
 
-def _recall(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool):
+def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, bool, object]:
+    """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
+    the question went out on or None): the start of `_recall`."""
+    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
+    use_server = _use_recall_server()
+    return use_server, index_loaded, _ask_server(memory_dir, prompt, payload, index_loaded) if use_server else None
+
+
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object]):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
     from memdir.entry.recall_race import Answer, race
 
-    use_server = _use_recall_server()
-    conn = _ask_server(memory_dir, prompt, payload, index_loaded) if use_server else None
+    use_server, index_loaded, conn = asked
 
     def local() -> Answer:
         from memdir.stages.recall.api import recall
