@@ -101,3 +101,31 @@ def test_the_server_reads_the_tools_in_use_from_the_transcript(tmp_path):
     assert _tools({"tools": ["Edit"], "transcript_path": str(transcript)}) == ["Edit"]  # sent: used as is
     assert _tools({"transcript_path": str(tmp_path / "gone.jsonl")}) == []
     assert _tools({"transcript_path": 5}) == []
+
+
+def test_a_server_reply_cuts_a_blocking_call_short():
+    """The main thread may be inside a blocking call (a read, a lock, a sleep) when the server answers."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "first", "selected": ["c.md"]}, after=0.2)
+
+    def blocked() -> Answer:
+        time.sleep(20)
+        return Answer("too late", [], "local")
+
+    started = time.monotonic()
+    answer, _ = race(client, blocked, grace=0.01)
+    assert answer is not None and answer.source == "server" and time.monotonic() - started < 5
+
+
+def test_the_race_leaves_no_signal_handler_behind():
+    import signal
+
+    from memdir.entry.recall_race import INTERRUPT
+
+    before = signal.getsignal(INTERRUPT)
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "x", "selected": []}, after=0.1)
+    race(client, _local([], 2.0), grace=0.01)
+    assert signal.getsignal(INTERRUPT) == before

@@ -12,14 +12,15 @@ memory the losing side picked is not marked as shown in the session.
 
 from __future__ import annotations
 
-import _thread
 import select
+import signal
 import threading
 import time
 
 from memdir.stages.recall import server_socket
 
 GRACE_SECONDS = 0.02  # a warm server answers a 200-memory folder in about this much (lexical + dense)
+INTERRUPT = getattr(signal, "SIGUSR1", signal.SIGINT)  # ours for the race's moment; never left installed
 
 
 class Answer:
@@ -46,8 +47,8 @@ def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict
     was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
 
     The server's reply within `grace` is used without starting `local`. Past it, `local` runs in this
-    (the main) thread while another waits for the server; a usable reply interrupts `local`
-    (KeyboardInterrupt, raised between bytecodes) and is used instead.
+    (the main) thread while another waits for the server; a usable reply interrupts `local` (a signal
+    to the main thread, whose handler raises) and is used instead.
     """
     if conn is None:
         return local(), None
@@ -60,9 +61,18 @@ def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict
         return _race_local(conn, local)
 
 
+class _ServerFirst(Exception):
+    """Raised in the main thread, by a signal, when the server's answer arrives during `local()`."""
+
+
 def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
+    if not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
+        reply = server_socket.receive(conn)  # no way to interrupt `local`: wait for the server as before
+        answer = from_reply(reply)
+        return (answer if answer is not None else local()), reply
     box: dict = {}
     lock = threading.Lock()
+    main = threading.get_ident()
 
     def wait_for_server() -> None:
         reply = server_socket.receive(conn)
@@ -71,20 +81,25 @@ def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
             if from_reply(reply) is None or "winner" in box:
                 return
             box["winner"] = "server"
-        _thread.interrupt_main()
+        # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
+        signal.pthread_kill(main, INTERRUPT)
 
-    threading.Thread(target=wait_for_server, daemon=True).start()
+    def server_first(signum, frame) -> None:
+        raise _ServerFirst
+
+    previous = signal.signal(INTERRUPT, server_first)
     try:
+        threading.Thread(target=wait_for_server, daemon=True).start()
         try:
             answer = local()
         finally:
             with lock:
                 box.setdefault("winner", "local")
         if box["winner"] == "server":
-            time.sleep(5)  # the interrupt is on its way: take it here, not somewhere after this function
-    except KeyboardInterrupt:
-        if box.get("winner") != "server":
-            raise
+            time.sleep(5)  # its signal is on its way (sent once "winner" was set): take it here
+    except _ServerFirst:
         return from_reply(box["reply"]), box["reply"]
+    finally:
+        # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
+        signal.signal(INTERRUPT, previous)
     return answer, box.get("reply")
-
