@@ -129,3 +129,22 @@ def test_the_race_leaves_no_signal_handler_behind():
     _reply_later(server, {"context": "x", "selected": []}, after=0.1)
     race(client, _local([], 2.0), grace=0.01)
     assert signal.getsignal(INTERRUPT) == before
+
+
+def test_recall_catching_exceptions_cannot_swallow_the_servers_win():
+    """Recall's own `except Exception` blocks (an unreadable transcript...) must not eat the interrupt."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "server", "selected": ["d.md"]}, after=0.2)
+
+    def careful() -> Answer:
+        for _ in range(200):
+            try:
+                time.sleep(0.1)
+            except Exception:  # noqa: BLE001 - what recall does around optional steps
+                pass
+        return Answer("local", [], "local")
+
+    started = time.monotonic()
+    answer, _ = race(client, careful, grace=0.01)
+    assert answer is not None and answer.source == "server" and time.monotonic() - started < 5

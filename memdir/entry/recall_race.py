@@ -61,8 +61,9 @@ def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict
         return _race_local(conn, local)
 
 
-class _ServerFirst(Exception):
-    """Raised in the main thread, by a signal, when the server's answer arrives during `local()`."""
+class _ServerFirst(BaseException):
+    """Raised in the main thread, by a signal, when the server's answer arrives during `local()`.
+    A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
 
 
 def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
@@ -96,10 +97,12 @@ def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
             with lock:
                 box.setdefault("winner", "local")
         if box["winner"] == "server":
-            time.sleep(5)  # its signal is on its way (sent once "winner" was set): take it here
+            time.sleep(0.05)  # its signal is on its way (sent just after "winner" was set): take it here
     except _ServerFirst:
-        return from_reply(box["reply"]), box["reply"]
+        pass
     finally:
         # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
         signal.signal(INTERRUPT, previous)
+    if box["winner"] == "server":
+        return from_reply(box["reply"]), box["reply"]
     return answer, box.get("reply")
