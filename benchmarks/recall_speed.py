@@ -1,12 +1,14 @@
-"""Recall speed against same-run baselines (budgets from DESIGN.md).
+"""Recall speed against same-run baselines, on folders built from the real 55-file folder (issue 26).
 
     .venv/bin/python -m benchmarks.recall_speed [--sizes 200,1000,20000] [--repeat 5]
+    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15]
 
-1. scan + manifest of N memory files vs a plain loop that opens each file and reads 30 lines
-   (budget: within 3x; per-file cost flat from 1,000 to 20,000 files).
-2. `memdir hook prompt` (offline engine, 200 memories) vs `python3 -c 'import json,sys; json.load(sys.stdin)'`
-   (budget: within 5x), twice: with the recall server down (lexical, in the hook process) and, when the
-   dense model is installed, with the warm recall server up (lexical fused with dense, vectors cached).
+Default:
+1. scan + manifest of N real-sized memory files (benchmarks/realistic.py) vs a plain loop that opens
+   each file and reads 30 lines (budget: within 3x; per-file cost flat from 1,000 to 20,000 files).
+2. The prompt hook with the llm engine via the warm recall server, against a local API that answers at once.
+`--realistic`: every hook budget of issue 26 (prompt hook with the server up and down, a slow server,
+session-start, stop), met or missed, from one run (benchmarks/hook_budgets.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import time
 from itertools import islice
 from pathlib import Path
 
-from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process, write_memories
+from benchmarks import realistic
+from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process
 from memdir.scan import scan
 from memdir.stages.recall.manifest import candidates, manifest
 
@@ -37,39 +40,6 @@ def plain_loop(root: Path) -> int:
 def scan_and_manifest(root: Path, query: str) -> str:
     headers = scan(root).headers
     return manifest(candidates(headers, query))
-
-
-def dense_hook_speed(hook: list[str], payload: str, root: Path, bare: float, runs, repeat: int) -> None:
-    """The prompt hook answered by the warm recall server with the dense model, vectors already cached."""
-
-    from memdir import embeddings
-    from memdir.embed_cache import EmbeddingCache
-    from memdir.stages.recall import server_socket as server
-
-    if not embeddings.installed():
-        print("hook prompt (offline + dense via the recall server): skipped, pip install 'memdir[dense]'")
-        return
-    env = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "1",
-           "MEMDIR_RECALL_SERVER_IDLE": "120"}
-    sock = server.socket_path({**os.environ, **env})
-    cache = EmbeddingCache.for_memory_dir(root, embeddings.MODEL_ID, 384)
-    try:
-        run_process(hook, payload, env)  # starts the server; answered lexically in-process
-        deadline = time.monotonic() + 60
-        while not os.path.exists(sock + ".pid") and time.monotonic() < deadline:  # written once it listens
-            time.sleep(0.05)
-        run_process(hook, payload.replace('"bench"', '"dense-warm"'), env)  # queues the folder for embedding
-        while time.monotonic() < deadline + 240:
-            cache.refresh()
-            if len(cache.rows) >= 200:
-                break
-            time.sleep(0.2)
-        took = median_seconds(
-            lambda: run_process(hook, payload.replace('"bench"', f'"dense{next(runs)}"'), env), repeat * 2)
-    finally:
-        stop_server(sock)
-    print(f"hook prompt (offline, 200 memories, recall server up: lexical + dense, {len(cache.rows)} vectors cached): "
-          f"{took * 1000:.0f} ms = {took / bare:.2f}x bare python (budget 5x)")
 
 
 def stop_server(sock: str | None) -> None:
@@ -91,17 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200,1000,20000")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--realistic", action="store_true",
+                        help="every hook budget of issue 26 on folders built from the real folder (benchmarks/hook_budgets.py)")
     args = parser.parse_args(argv)
+    if args.realistic:
+        from benchmarks.hook_budgets import run
+
+        sizes = "200,1000,5000,20000" if args.sizes == parser.get_default("sizes") else args.sizes
+        return run([int(s) for s in sizes.split(",")], 15 if args.repeat == parser.get_default("repeat") else args.repeat)
     sizes = [int(s) for s in args.sizes.split(",")]
     precompile()
-    query = "why does the kafka consumer lose offsets after a deploy"
+    query = realistic.REAL_PROMPT
     print(f"{'files':>7} {'plain loop ms':>13} {'scan+manifest ms':>16} {'ratio':>6} {'us/file':>8}  (budget 3x)")
     per_file: dict[int, float] = {}
     base_per_file: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="memdir-speed-") as tmp:
         for n in sizes:
-            root = Path(tmp) / f"m{n}"
-            write_memories(root, n)
+            root = realistic.folder(n)
             plain_loop(root), scan_and_manifest(root, query)  # warm the page cache for both
             base = median_seconds(lambda root=root: plain_loop(root), args.repeat)
             ours = median_seconds(lambda root=root: scan_and_manifest(root, query), args.repeat)
@@ -112,31 +88,20 @@ def main(argv: list[str] | None = None) -> int:
             small, large = min(per_file), max(per_file)
             print(f"per-file cost {large} vs {small} files: {per_file[large] / per_file[small]:.2f}x "
                   f"(the plain loop's own: {base_per_file[large] / base_per_file[small]:.2f}x; linear = ~1x)")
+        print("\nprompt, session-start and stop hook budgets: --realistic")
 
-        root = Path(tmp) / "hook"
-        write_memories(root, 200)
-        payload = json.dumps({"session_id": "bench", "cwd": tmp, "hook_event_name": "UserPromptSubmit",
-                              "prompt": query})
+        root = realistic.folder(200)
+        realistic.clear_state(root)
+        payload = json.dumps({"session_id": "bench", "transcript_path": str(realistic.real_transcript()), "cwd": tmp,
+                              "hook_event_name": "UserPromptSubmit", "prompt": query})
         # The console script Claude Code runs, not `python -m` (runpy adds its own import cost).
         script = Path(sys.executable).with_name("memdir")
         hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook", "prompt"]
-        env = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
-        for argv_ in (BARE_PYTHON, hook):  # warm-up: .pyc files, page cache
-            run_process(argv_, payload, env)
         bare = median_seconds(lambda: run_process(BARE_PYTHON, payload), args.repeat * 2)
-        # A fresh session id per run, so every run does the full recall (nothing already surfaced).
         runs = iter(range(10**6))
-        ours = median_seconds(
-            lambda: run_process(hook, payload.replace('"bench"', f'"bench{next(runs)}"'), env), args.repeat * 2
-        )
-        print(f"\nhook prompt (offline, 200 memories, recall server down: lexical in-process): {ours * 1000:.0f} ms "
-              f"vs bare python {bare * 1000:.0f} ms = {ours / bare:.2f}x (budget 5x)")
-        dense_hook_speed(hook, payload, root, bare, runs, args.repeat)
 
         # The llm engine against a local API that answers at once: the hook asks the warm recall server
         # (started by the first prompt), so what remains is a socket round trip plus the selector.
-        import os
-
         from memdir.stages.recall import server_socket as server
         from tests.fake_api import FakeAPI
 

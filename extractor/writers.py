@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memdir import constants as C
+from memdir.errors import MemdirError
 from memdir.stages.extractor.platform_paths import local_path
 from memdir.transcript import read_transcript
 
@@ -28,8 +30,8 @@ def memory_writers(transcript: Path, memory_dir: Path) -> dict[str, str]:
     """memory-folder-relative path -> the writer the session's transcripts show wrote it (latest wins)."""
     found: dict[str, str] = {}
     try:
-        read = read_transcript(transcript)
-    except (OSError, ValueError):
+        read = read_transcript(transcript, max_bytes=C.TRANSCRIPT_READ_MAX_BYTES)  # what the Stop worker reads
+    except (OSError, ValueError, MemdirError):
         return found
     root = memory_dir.resolve()
     for message in read.messages:

@@ -28,7 +28,9 @@ from memdir import constants as C
 
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+    from typing import Any
 
     from memdir.embed_cache import EmbeddingCache
     from memdir.scan import Header
@@ -93,13 +95,15 @@ class DenseModel:
         with self._lock:
             return self.engine.passage(texts)
 
-    def similarities(self, memory_dir: Path, query: str, headers: list[Header]) -> list[float | None]:
-        """Cosine similarity of the query to each memory; None where no vector is cached yet."""
+    def similarities(self, memory_dir: Path, query: str, headers: list[Header],
+                     query_vector: Callable[[], Any] | None = None) -> list[float | None]:
+        """Cosine similarity of the query to each memory; None where no vector is cached yet.
+        `query_vector`: gives the query's embedding, computed ahead (default: embed it now)."""
         cache = self.cache(memory_dir)
         vectors = [cache.get(key_of(h)) for h in headers]
         if all(v is None for v in vectors):
             return [None] * len(headers)
-        q = self.embed_query(query)
+        q = query_vector() if query_vector is not None else self.embed_query(query)
         return [None if v is None else float(v @ q) for v in vectors]
 
     def missing(self, memory_dir: Path, headers: list[Header]) -> list[Header]:

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 from memdir import constants as C, inert
 
+TYPE_CHECKING = False  # the session-start hook imports this module
+if TYPE_CHECKING:
+    from pathlib import Path
+
 _ENTRY = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<file>[^)\s]+\.md)\)(?P<rest>.*)$")
 
 
@@ -182,15 +186,19 @@ def cap(text: str, max_lines: int = C.INDEX_MAX_LINES, max_chars: int = C.INDEX_
     return CappedIndex(kept, by_lines, by_size, len(all_lines), len(text))
 
 
-def load_for_context(text: str, max_lines: int = C.INDEX_MAX_LINES, max_chars: int = C.INDEX_MAX_CHARS) -> str:
-    """The capped index, followed by the truncation warning when a limit was hit."""
+def load_for_context(text: str, max_lines: int = C.INDEX_MAX_LINES, max_chars: int = C.INDEX_MAX_CHARS, *,
+                     cache_dir: Path | None = None) -> str:
+    """The capped index, followed by the truncation warning when a limit was hit. `cache_dir`: where
+    the rendered warning may be cached (memdir.template_cache), so a hook need not import jinja2."""
     capped = cap(text, max_lines, max_chars)
     if not capped.truncated:
         return capped.text
-    from memdir.prompts import render
+    from memdir.template_cache import render_slotted
 
-    warning = render(
+    warning = render_slotted(
         "index_truncated.j2",
+        slots={},
+        cache_dir=cache_dir,
         index_name=C.INDEX_NAME,
         by_lines=capped.by_lines,
         by_size=capped.by_size,

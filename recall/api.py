@@ -83,13 +83,15 @@ def recall(
     verify_budget_s: float = VERIFY_BUDGET_S,
     env: Mapping[str, str] | None = None,
     index_loaded: bool = False,
+    log_usage: bool | None = None,
 ) -> RecallResult:
     """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
     memory names is checked against that project (memdir.verify) and the result shown with it.
     `env`: the environment deciding the engine and endpoint (the warm server passes each session's own);
     None means this process's. `index_loaded`: the model already has this folder's MEMORY.md (Claude Code
-    loaded it), so a memory's description is not repeated where its index line says it."""
+    loaded it), so a memory's description is not repeated where its index line says it. `record`: note
+    what was surfaced in the session's state; `log_usage`: log a model's usage and cost (default: `record`)."""
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, env, quiet=True)
@@ -114,7 +116,7 @@ def recall(
         selected = _select_llm(result, query, pool, tools, settings, client, env)
     elif chosen_engine == "claude-code":
         selected = _select_claude_code(result, query, pool, tools, settings, client)
-    if result.usage and record:
+    if result.usage and (record if log_usage is None else log_usage):
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
         similarities = None

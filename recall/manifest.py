@@ -12,6 +12,7 @@ import math
 from memdir import constants as C
 from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
+from memdir.stages.recall.older_index import OlderIndex
 
 NEWEST = 200
 OLDER_MATCHES = 50
@@ -50,26 +51,37 @@ def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set
     return newest + older_matches(query, older, OLDER_MATCHES)
 
 
-_WORDS_ONLY = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
+_NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
+_WORDS_ONLY = bytes.maketrans(_NOT_WORD, b" " * len(_NOT_WORD))
+
+
+def words_only(text: str) -> bytes:
+    """`text` lowercased, as UTF-8, with every ASCII character that is not a letter or digit made a
+    space (non-ASCII bytes kept). On bytes, not `str.translate`: a str holding any non-ASCII
+    character (an em dash, a curly quote) takes str.translate's slow path, 100x slower (issue 26), and
+    str.lower is slow on it too. bytes.lower lowers ASCII only; İ and the Kelvin sign are the only
+    other characters str.lower turns into ASCII, so they are lowered first: the ASCII bytes, the
+    only ones a query stem can match, are exactly those of `text.lower()`."""
+    if "\u0130" in text or "\u212a" in text:
+        text = text.replace("\u0130", "i\u0307").replace("\u212a", "k")  # str.lower's way
+    return text.encode("utf-8", "surrogatepass").lower().translate(_WORDS_ONLY)
 
 
 def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
     """The older memories sharing the query's rarest words, best first.
 
     Deliberately cheaper than the offline selector (which ranks the final pool): word-start
-    substring tests of the query's stems (C-speed `in` on text normalised with one
-    `str.translate`), weighted by inverse document frequency, so 20,000 files cost about as much
-    as reading their headers.
+    substring tests of the query's stems (C-speed `in` on text normalised by `words_only`),
+    weighted by inverse document frequency, so 20,000 files cost about as much as reading their headers.
     """
     stems = {s for s in tokens(query) if len(s) >= 3}
     if not stems:
         return []
-    texts = [" " + f"{h.name or ''} {h.description or ''} {h.excerpt}".lower().translate(_WORDS_ONLY) for h in older]
-    total = len(texts)
+    docs_of = _docs_by_stem(stems, older)
+    total = len(older)
     scores: dict[int, float] = {}
     for stem in stems:
-        needle = " " + stem
-        docs = [i for i, text in enumerate(texts) if needle in text]
+        docs = docs_of[stem]
         if not docs:
             continue
         idf = math.log(1 + (total - len(docs) + 0.5) / (len(docs) + 0.5))
@@ -77,6 +89,30 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
             scores[i] = scores.get(i, 0.0) + idf
     best = heapq.nlargest(limit, scores.items(), key=lambda pair: (pair[1], older[pair[0]].mtime))
     return [older[i] for i, _ in best]
+
+
+def _text_of(header: Header) -> bytes:
+    return words_only(f"{header.name or ''} {header.description or ''} {header.excerpt}")
+
+
+_index: OlderIndex | None = None
+
+
+def keep_word_index() -> None:
+    """Keep the older memories' words between calls (the warm recall server: recall.older_index)."""
+    global _index
+    if _index is None:
+        _index = OlderIndex()
+
+
+def _docs_by_stem(stems: set[str], older: list[Header]) -> dict[str, list[int]]:
+    """Per stem, the positions in `older` of the memories with a word starting with it, ascending."""
+    if _index is not None:
+        found = _index.matches([s.encode() for s in stems], older, _text_of)
+        return {s: found[s.encode()] for s in stems}
+    texts = [b" " + _text_of(h) for h in older]
+    # Query stems are ASCII ([a-z0-9]+): a match is at a word start in any UTF-8 text.
+    return {s: [i for i, text in enumerate(texts) if b" " + s.encode() in text] for s in stems}
 
 
 from memdir.manifest import manifest, manifest_line  # noqa: E402,F401  (core: both stages list memories)

@@ -125,6 +125,7 @@ class Embedder:
         self.model = model
         self.pending: queue.Queue = queue.Queue()
         self.queued: set[str] = set()
+        self.done: dict[str, tuple[int, list]] = {}  # per folder: vectors known, headers last checked
         self.lock = threading.Lock()
         threading.Thread(target=self._work, daemon=True).start()
 
@@ -143,15 +144,60 @@ class Embedder:
             with self.lock:
                 self.queued.discard(memory_dir)
             try:
-                refresh_embeddings(self.model, Path(memory_dir))
+                self._refresh(Path(memory_dir))
             except Exception:  # noqa: BLE001 - a bad folder must not stop the thread serving others
                 pass
+
+    def _refresh(self, memory_dir) -> None:
+        """Embed what lacks a vector, unless no memory changed since the last check: the scan hands back
+        the very same Header objects for unchanged files, and hashing 20,000 passages after every
+        prompt took CPU from the next one (issue 26)."""
+        from memdir.scan import scan
+
+        headers = scan(memory_dir).headers
+        vectors = len(self.model.cache(memory_dir).rows)  # another process may have added or compacted them
+        last = self.done.get(str(memory_dir))
+        if (last is not None and last[0] == vectors and len(last[1]) == len(headers)
+                and all(a is b for a, b in zip(last[1], headers, strict=True))):
+            return
+        self.model.embed_missing(memory_dir, headers)
+        self.model.compact_if_bloated(memory_dir, len(headers))
+        self.done[str(memory_dir)] = (len(self.model.cache(memory_dir).rows), headers)
 
 
 def refresh_embeddings(model, memory_dir) -> int:
     """Embed every memory of the folder that has no vector yet (files written by hand or by Claude
     Code itself); drop vectors of edited and deleted memories once they outnumber the live ones."""
     return model.refresh(memory_dir)
+
+
+class QueryAhead:
+    """The dense model for one request, with the query's embedding started on its own thread at once.
+
+    The model's C code releases the GIL, so the query embeds (the largest share of an answer: about
+    25 ms) while this request's scan and lexical ranking run, instead of after them (issue 26).
+    """
+
+    def __init__(self, model, query: str) -> None:
+        self.model = model
+        self._box: list = []
+        self._thread = threading.Thread(target=self._embed, args=(query,), daemon=True)
+        self._thread.start()
+
+    def _embed(self, query: str) -> None:
+        try:
+            self._box.append(self.model.embed_query(query))
+        except Exception as exc:  # noqa: BLE001 - raised where the vector is asked for, as before
+            self._box.append(exc)
+
+    def vector(self):
+        self._thread.join()
+        if isinstance(self._box[0], Exception):
+            raise self._box[0]
+        return self._box[0]
+
+    def similarities(self, memory_dir, query: str, headers: list) -> list[float | None]:
+        return self.model.similarities(memory_dir, query, headers, query_vector=self.vector)
 
 
 def load_embedder() -> Embedder | None:
@@ -184,18 +230,41 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         request["query"],
         settings=settings,
         engine=engine,
-        tools=[str(t) for t in request.get("tools") or []],
+        tools=_tools(request),
         session_id=request.get("session_id"),
         client=client,
-        dense=embedder.model if embedder else None,
+        dense=QueryAhead(embedder.model, request["query"]) if embedder else None,
         project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env=env,
         index_loaded=request.get("index_loaded") is True,
+        record=request.get("record") is not False,  # False: the hook records the answer it uses
+        log_usage=True,
     )
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
             "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
+
+
+def _tools(request: dict) -> list[str]:
+    """The tools in use: sent as they are, or read from the transcript's tail here, so the prompt
+    hook need not read it while the server answers."""
+    if request.get("tools"):
+        return [str(t) for t in request["tools"]]
+    transcript = request.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return []
+    from pathlib import Path
+
+    from memdir.transcript import read_transcript, recent_tool_names
+
+    try:
+        from memdir.constants import HOOK_TRANSCRIPT_READ_MAX_BYTES
+
+        recent = read_transcript(Path(transcript), last_n=10, max_bytes=HOOK_TRANSCRIPT_READ_MAX_BYTES)
+        return recent_tool_names(recent.messages)
+    except Exception:  # noqa: BLE001 - an unreadable transcript only loses the tool hint
+        return []
 
 
 def _read_request(conn: socket.socket) -> dict:
@@ -336,6 +405,9 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     lock = claim(path)
     if lock is None:
         return  # another server owns this socket
+    from memdir.stages.recall.manifest import keep_word_index
+
+    keep_word_index()  # the folder's words kept between prompts (recall.older_index)
     clients = ClientCache()
     if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits
         with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve

@@ -159,23 +159,43 @@ def same_user(conn: socket.socket) -> bool:
 def ask(request: dict, timeout: float, env=None) -> dict | None:
     """The server's answer, or None (no server, an unsafe folder, another user's server, too slow,
     or any error): the caller answers offline."""
+    conn = send(request, timeout, env)
+    if conn is None:
+        return None
+    with conn:
+        return receive(conn)
+
+
+def send(request: dict, timeout: float, env=None) -> socket.socket | None:
+    """The connection `request` was sent on, for `receive`; None when there is no server to ask
+    (none running, an unsafe folder, another user's server) or sending failed."""
     env = os.environ if env is None else env
     path = socket_path(env)
     if path is None or folder_state(path) != "private":
         return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(path)
-            if not same_user(conn):
-                return None  # never send a prompt to, or take text from, another user's process
-            conn.sendall(json.dumps({**request, "env": request_env(env)}).encode() + b"\n")
-            chunks, size = [], 0
-            while chunk := conn.recv(65536):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_REPLY:
-                    return None
+        conn.settimeout(timeout)
+        conn.connect(path)
+        if not same_user(conn):
+            conn.close()
+            return None  # never send a prompt to, or take text from, another user's process
+        conn.sendall(json.dumps({**request, "env": request_env(env)}).encode() + b"\n")
+    except (OSError, ValueError, RecursionError):
+        conn.close()
+        return None
+    return conn
+
+
+def receive(conn: socket.socket) -> dict | None:
+    """The reply on a connection from `send`, within the timeout it was sent with; None on any failure."""
+    try:
+        chunks, size = [], 0
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_REPLY:
+                return None
         reply = json.loads(b"".join(chunks))
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError, RecursionError):

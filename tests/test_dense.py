@@ -216,3 +216,27 @@ def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_p
     gemini = recall(folder, "what did we decide about using Gemini for this repo?", engine="offline", record=False,
                     dense=real_model)
     assert gemini.selected[0].rel_path == "feedback_gemini_collaboration.md"
+
+
+def test_the_servers_background_refresh_skips_an_unchanged_folder(tmp_path):
+    from memdir.stages.recall.server import Embedder
+
+    folder = tmp_path / "memory"
+    engine = CountingEngine()
+    model = DenseModel(engine)
+    embedder = Embedder(model)
+
+    def refreshed() -> None:
+        embedder._refresh(folder)  # what the background thread runs for a queued folder
+
+    _write(folder, "project_a.md", "Kafka", "Events go through Kafka")
+    refreshed()
+    assert engine.passages == 1
+    checks = []
+    original = model.missing
+    model.missing = lambda *a: checks.append(1) or original(*a)  # type: ignore[method-assign]
+    refreshed()
+    assert checks == [] and engine.passages == 1  # nothing changed: not even a hash of each passage
+    _write(folder, "project_b.md", "Grafana", "Latency lives on grafana")
+    refreshed()
+    assert checks == [1] and engine.passages == 2

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from memdir import constants as C, inert
+from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.hooklog import log
 from memdir.record import FrozenRecord
@@ -175,6 +175,7 @@ def stop_output(payload: HookPayload) -> str:
 def _saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
     """"Memory saved: ..." for what the worker saved, and "3 memories proposed: `memdir review`" once per
     new batch of proposals (write mode confirm; a directory listing, nothing parsed)."""
+    from memdir import inert
     from memdir.notices import take_notices
     from memdir.proposals import new_batch_notice
 
@@ -195,27 +196,36 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         return ""
-    from memdir import index as index_text
-    from memdir.prompts import render
+    from memdir import index as index_text, inert  # not at the top: the Stop hook (2x budget) needs neither
     from memdir.stages.recall.inject import units
 
     native = _native_on(payload)
     include_index = include_index and not native
+    cache_dir = memory_dir / C.STATE_DIRNAME / "cache" if memory_dir.is_dir() else None
     index = ""
     if include_index:
         raw = _index_prefix(memory_dir)
-        index = inert.block(index_text.load_for_context(raw)) if raw else ""  # a hand-edited ESC stays inert
+        # a hand-edited ESC stays inert
+        index = inert.block(index_text.load_for_context(raw, cache_dir=cache_dir)) if raw else ""
         if index:
-            frame = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=True,
-                           index="", native=False)
+            frame = _instructions(memory_dir, cache_dir, include_index=True, index="", native=False)
             index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), str(memory_dir / C.INDEX_NAME))
-    context = render("session_instructions.j2", memory_dir=str(memory_dir), include_index=include_index,
-                     index=index, native=native).strip("\n")
+    context = _instructions(memory_dir, cache_dir, include_index=include_index, index=index, native=native).strip("\n")
     output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
     notice = _saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
     if notice:
         output["systemMessage"] = notice
     return json.dumps(output)
+
+
+def _instructions(memory_dir: Path, cache_dir: Path | None, *, include_index: bool, index: str, native: bool) -> str:
+    """session_instructions.j2 from its skeleton cached in the memory folder: jinja2's import (about
+    25 ms) is most of a session start's budget. The folder and the index are only printed: slots."""
+    from memdir.template_cache import render_slotted
+
+    slots = {"memory_dir": str(memory_dir), **({"index": index} if index else {})}
+    return render_slotted("session_instructions.j2", slots=slots, cache_dir=cache_dir, include_index=include_index,
+                          native=native, **({} if index else {"index": ""}))
 
 
 def _index_prefix(memory_dir: Path) -> str:
@@ -242,6 +252,8 @@ def prompt_output(payload: HookPayload) -> str:
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         return ""
+    # The question goes to the warm server first: the work below runs while the server answers.
+    asked = _ask(memory_dir, prompt, payload) if memory_dir.is_dir() else None
     from memdir.decision_context import for_prompt_hook
 
     decisions, journal_notice = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14
@@ -249,23 +261,9 @@ def prompt_output(payload: HookPayload) -> str:
         log(memory_dir, "prompt", journal_notice)
     if not memory_dir.is_dir():
         return ""
-    from memdir.stages.recall.api import recall
-
     notice = _saved_notice(memory_dir)
-    tools = _recent_tools(payload)
-    use_server = _use_recall_server()
-    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
-    context = (_recall_via_server(memory_dir, prompt, tools, payload.session_id, payload.cwd, index_loaded)
-               if use_server else None)
-    if context is None:
-        # With the server in use, this process only ever runs the offline engine (no SDK import).
-        # Verification against the code runs in the server only: its scan does not fit this process's budget.
-        engine = "offline" if use_server else None
-        result = recall(memory_dir, prompt, tools=tools, session_id=payload.session_id, engine=engine,
-                        index_loaded=index_loaded)
-        for line in result.debug:
-            log(memory_dir, "prompt", line)
-        context = result.context
+    answer = _recall(memory_dir, prompt, payload, asked or _ask(memory_dir, prompt, payload))
+    context = answer.context if answer is not None else ""
     if decisions:
         context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
     output: dict = {}
@@ -328,31 +326,63 @@ def _use_recall_server() -> bool:
     return path is not None and server_socket.folder_state(path) != "unsafe"
 
 
-def _recall_via_server(memory_dir, prompt: str, tools: list[str], session_id: str | None,
-                       cwd: str | None = None, index_loaded: bool = False) -> str | None:
-    """The llm engine's answer from the warm recall server, or None to answer offline in-process.
+def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, bool, object]:
+    """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
+    the question went out on or None): the start of `_recall`."""
+    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
+    use_server = _use_recall_server()
+    return use_server, index_loaded, _ask_server(memory_dir, prompt, payload, index_loaded) if use_server else None
 
-    When no server is running yet, one is started for the next prompts and this one is answered
-    offline: paying the SDK import here would hold the user's prompt for ~2 s.
-    """
+
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object]):
+    """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
+    whichever is ready first; what it surfaced is recorded for the session."""
+    from memdir.entry.recall_race import Answer, race
+
+    use_server, index_loaded, conn = asked
+
+    def local() -> Answer:
+        from memdir.stages.recall.api import recall
+
+        # With the server in use, this process only ever runs the offline engine (no SDK import); racing
+        # it, it records nothing itself: the answer used is recorded below. Verification against the
+        # code runs in the server only: its scan does not fit this process's budget.
+        result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id,
+                        engine="offline" if use_server else None, index_loaded=index_loaded,
+                        record=conn is None)
+        for line in result.debug:
+            log(memory_dir, "prompt", line)
+        return Answer(result.context, [h.rel_path for h in result.selected], "local")
+
+    answer, reply = race(conn, local)
+    for line in (reply or {}).get("debug") or []:
+        log(memory_dir, "prompt", f"server: {line}")
+    if reply is not None and "error" in reply:
+        log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
+    if answer is not None and conn is not None and answer.selected:
+        from memdir.stages.recall import state
+
+        state.record(memory_dir, payload.session_id, answer.selected, len(answer.context.encode()))
+    return answer
+
+
+def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool):
+    """The connection the request went out on, or None when no server runs. Then one is started
+    for the next prompts, and this one is answered here: paying the SDK import or the model load
+    here would hold the user's prompt for seconds. The server reads the transcript itself."""
     from memdir.config import Settings, choose_engine
     from memdir.stages.recall import server_socket
 
     settings = Settings.from_env()
-    request = {"memory_dir": str(memory_dir), "query": prompt, "tools": tools, "session_id": session_id,
-               "engine": choose_engine(settings.engine, quiet=True), "cwd": cwd, "index_loaded": index_loaded}
-    reply = server_socket.ask(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
-    if reply is None:
+    request = {"memory_dir": str(memory_dir), "query": prompt, "transcript_path": payload.transcript_path,
+               "session_id": payload.session_id, "engine": choose_engine(settings.engine, quiet=True),
+               "cwd": payload.cwd, "index_loaded": index_loaded, "record": False}
+    conn = server_socket.send(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
+    if conn is None:
         started = server_socket.start_in_background()
         log(memory_dir, "prompt", "no recall server yet: started one, answered this prompt offline" if started
             else "no recall server, and none can start with a private socket here; answered this prompt offline")
-        return None
-    for line in reply.get("debug") or []:
-        log(memory_dir, "prompt", f"server: {line}")
-    if "error" in reply:
-        log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
-        return None
-    return str(reply.get("context") or "")
+    return conn
 
 
 def main(argv: list[str], stdin=None, stdout=None) -> int:

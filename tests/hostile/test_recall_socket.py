@@ -218,7 +218,7 @@ def _raw_exchange(path: str, request: dict | None = None) -> bytes:
             conn.sendall(json.dumps({**(request or _request()), "env": server_socket.request_env()}).encode() + b"\n")
             while chunk := conn.recv(65536):
                 data += chunk
-        except ConnectionResetError:
+        except (ConnectionResetError, BrokenPipeError):  # hung up before or while we sent: the same refusal
             pass
     return data
 

@@ -1,0 +1,264 @@
+"""Every hook budget of issue 26, met or missed, from one run on folders built from the real folder.
+
+    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15]
+
+Each hook runs as the console script Claude Code runs, with a real transcript and a real prompt in its
+payload, interleaved with a bare `python -c pass` so both see the same load: a ratio is the hook's
+median over the bare median of the same run. Min and max are printed beside each median.
+
+Budgets (same-run ratios):
+- prompt hook, recall server up (lexical + dense, every memory's vector cached): <= 4x at 200, <= 6x at 20,000;
+- prompt hook, recall server down (lexical, in the hook process): <= 4x at 200, <= 12x at 5,000;
+- session-start <= 3x; stop <= 2x;
+- a slow server (one that never answers in time) is never worse than no server.
+The server-up rows need the dense model (`pip install 'memdir[dense]'`); its vectors are stand-ins
+(stored under each memory's real key, near the prompt's real embedding): the steady state where every
+memory has a vector, without hours of embedding first. Latency is the real model's query embedding,
+the fusion and the rendering of what clears the bar.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import realistic
+from benchmarks.common import precompile, process_env
+
+BARE = [sys.executable, "-c", "pass"]
+BUDGETS = {  # (row, size) -> ratio; size None = every size measured
+    ("prompt, server up", 200): 4.0, ("prompt, server up", 20000): 6.0,
+    ("prompt, server down", 200): 4.0, ("prompt, server down", 5000): 12.0,
+    ("session-start", None): 3.0, ("stop", None): 2.0,
+}
+
+
+class Timing:
+    def __init__(self, hook: list[float], bare: list[float]) -> None:
+        self.hook, self.bare = hook, bare
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.hook) / statistics.median(self.bare)
+
+    def text(self) -> str:
+        ms = [t * 1000 for t in self.hook]
+        return (f"{statistics.median(ms):7.0f} ms (min {min(ms):.0f}, max {max(ms):.0f})  "
+                f"bare {statistics.median(self.bare) * 1000:.1f} ms  = {self.ratio:5.2f}x")
+
+
+def hook_argv(event: str) -> list[str]:
+    script = Path(sys.executable).with_name("memdir")  # the console script, not `python -m` (runpy adds imports)
+    return [str(script), "hook", event] if script.exists() else [sys.executable, "-m", "memdir.entry.main", "hook", event]
+
+
+def timed(argv: list[str], stdin: str, env: dict) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, input=stdin, text=True, capture_output=True, env=env, check=True)
+    return time.perf_counter() - started
+
+
+def measure(argv: list[str], payload, env: dict, repeat: int) -> Timing:
+    """`payload(n)`: the stdin of run n (a fresh session id each time, so recall is never cut short)."""
+    full_env = process_env(env)
+    bare_env = process_env()
+    timed(BARE, "", bare_env), timed(argv, payload(-1), full_env)  # warm: .pyc files, page cache
+    hook, bare = [], []
+    for n in range(repeat):
+        bare.append(timed(BARE, "", bare_env))
+        hook.append(timed(argv, payload(n), full_env))
+    return Timing(hook, bare)
+
+
+def prompt_payload(tag: str, cwd: str):
+    transcript = str(realistic.real_transcript())
+
+    def payload(n: int) -> str:
+        return json.dumps({"session_id": f"{tag}-{n}-{time.monotonic_ns()}", "transcript_path": transcript,
+                           "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": realistic.REAL_PROMPT,
+                           "permission_mode": "default"})
+    return payload
+
+
+STAND_INS = ".stand-in-vectors-v2"  # marker in the cached folder: which stand-ins its vector file holds
+
+
+def fill_stand_in_vectors(root: Path) -> int:
+    """A stand-in vector under every memory's real key, so the server finds the folder fully embedded.
+
+    Each lies near the real prompt's own embedding (cosines about 0.71 to 0.86, as real memories sit
+    to a prompt about them), so some clear the relevance bar and the answer renders memories, as a
+    real answer does; random vectors would select nothing and time an empty answer."""
+    import numpy as np
+
+    from memdir import embeddings
+    from memdir.embed_cache import EmbeddingCache
+    from memdir.scan import scan
+
+    if not (root / STAND_INS).exists():
+        (root / ".memdir" / "embeddings" / f"{embeddings.MODEL_ID}.bin").unlink(missing_ok=True)
+    cache = EmbeddingCache.for_memory_dir(root, embeddings.MODEL_ID, 384)
+    cache.refresh()
+    keys = [k for k in {embeddings.key_of(h) for h in scan(root).headers} if cache.get(k) is None]
+    if keys:
+        model = embeddings.shared_model(threads=1)
+        assert model is not None, embeddings.load_error()
+        query = np.asarray(model.embed_query(realistic.REAL_PROMPT), dtype="float32")
+        rng = np.random.default_rng(26)
+        spread = rng.uniform(0.03, 0.05, size=(len(keys), 1)).astype("float32")
+        vectors = query + rng.standard_normal((len(keys), 384)).astype("float32") * spread
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        cache.add(keys, vectors)
+    (root / STAND_INS).write_text("stand-in vectors near the benchmark prompt's embedding\n", encoding="ascii")
+    return len(keys)
+
+
+def server_env(root: Path) -> dict:
+    return {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "1",
+            "MEMDIR_RECALL_SERVER_IDLE": "120"}
+
+
+def start_server(env: dict) -> str | None:
+    """Start the warm server and wait until it listens; its socket path (None: it could not start)."""
+    from memdir.stages.recall import server_socket
+
+    full = process_env(env)
+    sock = server_socket.socket_path(full)
+    if sock is None or not server_socket.start_in_background(full):
+        return None
+    deadline = time.monotonic() + 120
+    while not os.path.exists(sock + ".pid") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return sock if os.path.exists(sock + ".pid") else None
+
+
+def stop_server(sock: str | None) -> None:
+    from benchmarks.recall_speed import stop_server as stop
+
+    stop(sock)
+
+
+def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
+    from memdir import embeddings
+
+    argv = hook_argv("prompt")
+    for n in sizes:
+        root = realistic.folder(n)
+        realistic.clear_state(root)
+        runs = max(5, repeat if n <= 1000 else repeat // 3)
+        down = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
+        results[("prompt, server down", n)] = report("prompt, server down", n,
+                                                     measure(argv, prompt_payload("down", cwd), down, runs))
+        if not embeddings.installed():
+            print(f"{'prompt, server up':<22}{n:>7}  skipped: pip install 'memdir[dense]'")
+            continue
+        fill_stand_in_vectors(root)
+        env = server_env(root)
+        sock = start_server(env)
+        try:
+            if sock is None:
+                print(f"{'prompt, server up':<22}{n:>7}  skipped: no private socket folder here")
+                continue
+            results[("prompt, server up", n)] = report("prompt, server up", n,
+                                                       measure(argv, prompt_payload("up", cwd), env, runs))
+        finally:
+            stop_server(sock)
+        realistic.clear_state(root)
+
+
+def slow_server_row(size: int, repeat: int, cwd: str, results: dict) -> None:
+    """A server that accepts and never answers (stuck, or far behind): the hook must not be slower
+    than with no server at all."""
+    import socket as socketlib
+
+    from memdir.stages.recall import server_socket
+
+    root = realistic.folder(size)
+    env = server_env(root)
+    full = process_env(env)
+    sock = server_socket.socket_path(full)
+    if sock is None or not server_socket.make_private_folder(sock):
+        print("slow server: skipped, no private socket folder here")
+        return
+    listener = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    try:
+        listener.bind(sock)
+    except OSError as exc:
+        print(f"slow server: skipped, the socket is in use ({exc})")
+        return
+    listener.listen(128)
+    try:
+        timing = measure(hook_argv("prompt"), prompt_payload("slow", cwd), env, max(5, repeat // 3))
+    finally:
+        listener.close()
+        os.unlink(sock)
+    realistic.clear_state(root)
+    results[("prompt, slow server", size)] = report("prompt, slow server", size, timing)
+
+
+def other_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
+    transcript = str(realistic.real_transcript())
+    for n in (sizes[0], sizes[-1]):
+        root = realistic.folder(n)
+
+        def start(k: int) -> str:
+            return json.dumps({"session_id": f"start-{k}", "transcript_path": transcript, "cwd": cwd,
+                               "hook_event_name": "SessionStart", "source": "startup"})
+        env = {"MEMDIR_PATH": str(root), "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}  # memdir loads MEMORY.md itself
+        results[("session-start", n)] = report("session-start", n, measure(hook_argv("session-start"), start, env, repeat))
+    with tempfile.TemporaryDirectory(prefix="memdir-stop-") as tmp:
+        def stop(k: int) -> str:
+            return json.dumps({"session_id": f"stop-{k}", "transcript_path": transcript, "cwd": cwd,
+                               "hook_event_name": "Stop", "stop_hook_active": False})
+        # Memory switched off for the worker it starts: only the hook's own return is measured.
+        env = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_DISABLE": "1", "MEMDIR_PATH": str(Path(tmp) / "m")}
+        results[("stop", 0)] = report("stop", 0, measure(hook_argv("stop"), stop, env, repeat))
+
+
+def report(row: str, size: int, timing: Timing) -> Timing:
+    print(f"{row:<22}{size or '':>7}  {timing.text()}", flush=True)
+    return timing
+
+
+def verdicts(results: dict) -> list[str]:
+    lines = []
+    for (row, size), budget in BUDGETS.items():
+        for (got_row, got_size), timing in results.items():
+            if got_row == row and (size is None or got_size == size):
+                where = f" at {got_size}" if got_size else ""
+                lines.append(f"{'met   ' if timing.ratio <= budget else 'MISSED'} {row}{where}: "
+                             f"{timing.ratio:.2f}x (budget {budget:g}x)")
+    slow = [(s, t) for (r, s), t in results.items() if r == "prompt, slow server"]
+    for size, timing in slow:
+        down = results.get(("prompt, server down", size))
+        if down is not None:  # each against its own same-run bare start: the load moves between rows
+            ratio = timing.ratio / down.ratio
+            lines.append(f"{'met   ' if ratio <= 1.0 else 'MISSED'} slow server vs no server at {size}: "
+                         f"{timing.ratio:.2f}x vs {down.ratio:.2f}x bare = {ratio:.2f} (budget 1)")
+    return lines
+
+
+def run(sizes: list[int], repeat: int) -> int:
+    precompile()
+    for n in sizes:
+        realistic.folder(n)  # built (or found cached) before anything is timed
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} cores; "
+          f"prompt: {realistic.REAL_PROMPT!r}; transcript: {realistic.REAL_TRANSCRIPT}")
+    print(f"{'hook':<22}{'files':>7}  median (min, max), bare python, ratio")
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="memdir-cwd-") as cwd:
+        prompt_rows(sizes, repeat, cwd, results)
+        slow_server_row(sizes[0], repeat, cwd, results)
+        other_rows(sizes, repeat, cwd, results)
+    load = os.getloadavg()
+    print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    for line in verdicts(results):
+        print(line)
+    return 0

@@ -1,0 +1,150 @@
+"""The prompt hook races a slow recall server instead of waiting for it (issue 26)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+from memdir.entry.recall_race import Answer, race
+
+
+def _local(log: list[str], seconds: float = 0.0):
+    def local() -> Answer:
+        log.append("local started")
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:  # pure-Python work, interruptible between bytecodes
+            sum(range(1000))
+        log.append("local finished")
+        return Answer("local context", ["local.md"], "local")
+    return local
+
+
+def _reply_later(server: socket.socket, reply: dict, after: float) -> threading.Thread:
+    def send() -> None:
+        time.sleep(after)
+        server.sendall(json.dumps(reply).encode())
+        server.close()
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_no_server_answers_here():
+    log: list[str] = []
+    answer, reply = race(None, _local(log))
+    assert answer is not None and answer.source == "local" and reply is None
+
+
+def test_a_prompt_server_reply_is_used_without_local_recall():
+    client, server = socket.socketpair()
+    server.sendall(json.dumps({"context": "from server", "selected": ["a.md"]}).encode())
+    server.close()
+    log: list[str] = []
+    answer, _ = race(client, _local(log), grace=1.0)
+    assert answer is not None and (answer.source, answer.context, answer.selected) == ("server", "from server", ["a.md"])
+    assert log == []
+
+
+def test_a_silent_server_costs_no_more_than_the_local_recall():
+    client, server = socket.socketpair()
+    client.settimeout(30)  # the server's own timeout is long; the race must not wait for it
+    log: list[str] = []
+    started = time.monotonic()
+    answer, reply = race(client, _local(log, 0.2), grace=0.01)
+    assert answer is not None and answer.source == "local" and reply is None
+    assert time.monotonic() - started < 5
+    server.close()
+
+
+def test_a_server_reply_during_local_recall_interrupts_it():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "late but first", "selected": ["b.md"]}, after=0.3)
+    log: list[str] = []
+    answer, _ = race(client, _local(log, 20.0), grace=0.01)
+    assert answer is not None and answer.source == "server" and answer.selected == ["b.md"]
+    assert log == ["local started"]  # interrupted: never finished
+
+
+def test_an_error_reply_leaves_the_local_answer():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"error": "busy: 32 requests in progress; answer offline"}, after=0.05)
+    log: list[str] = []
+    answer, reply = race(client, _local(log, 0.5), grace=0.01)
+    assert answer is not None and answer.source == "local" and log[-1] == "local finished"
+    assert reply is not None and "error" in reply
+
+
+def test_an_error_reply_within_grace_falls_back_at_once():
+    client, server = socket.socketpair()
+    server.sendall(b'{"error": "ValueError: bad folder"}')
+    server.close()
+    log: list[str] = []
+    answer, reply = race(client, _local(log), grace=1.0)
+    assert answer is not None and answer.source == "local" and reply == {"error": "ValueError: bad folder"}
+
+
+def test_the_server_reads_the_tools_in_use_from_the_transcript(tmp_path):
+    from memdir.stages.recall.server import _tools
+
+    transcript = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi there"}},
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert _tools({"transcript_path": str(transcript)}) == ["Bash"]
+    assert _tools({"tools": ["Edit"], "transcript_path": str(transcript)}) == ["Edit"]  # sent: used as is
+    assert _tools({"transcript_path": str(tmp_path / "gone.jsonl")}) == []
+    assert _tools({"transcript_path": 5}) == []
+
+
+def test_a_server_reply_cuts_a_blocking_call_short():
+    """The main thread may be inside a blocking call (a read, a lock, a sleep) when the server answers."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "first", "selected": ["c.md"]}, after=0.2)
+
+    def blocked() -> Answer:
+        time.sleep(20)
+        return Answer("too late", [], "local")
+
+    started = time.monotonic()
+    answer, _ = race(client, blocked, grace=0.01)
+    assert answer is not None and answer.source == "server" and time.monotonic() - started < 5
+
+
+def test_the_race_leaves_no_signal_handler_behind():
+    import signal
+
+    from memdir.entry.recall_race import INTERRUPT
+
+    before = signal.getsignal(INTERRUPT)
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "x", "selected": []}, after=0.1)
+    race(client, _local([], 2.0), grace=0.01)
+    assert signal.getsignal(INTERRUPT) == before
+
+
+def test_recall_catching_exceptions_cannot_swallow_the_servers_win():
+    """Recall's own `except Exception` blocks (an unreadable transcript...) must not eat the interrupt."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _reply_later(server, {"context": "server", "selected": ["d.md"]}, after=0.2)
+
+    def careful() -> Answer:
+        for _ in range(200):
+            try:
+                time.sleep(0.1)
+            except Exception:  # noqa: BLE001 - what recall does around optional steps
+                pass
+        return Answer("local", [], "local")
+
+    started = time.monotonic()
+    answer, _ = race(client, careful, grace=0.01)
+    assert answer is not None and answer.source == "server" and time.monotonic() - started < 5
