@@ -21,7 +21,7 @@ import yaml
 from memdir.config import Settings
 from memdir.evals.realdata import CASES
 from memdir.evals.realdata_path import locate_realdata
-from memdir.stages.extractor.support import judge, sources_of
+from memdir.stages.extractor.support import NOWHERE_WEIGHT, judge_memory, sources_of
 from memdir.stages.extractor.window import chunks
 from memdir.transcript import read_transcript
 
@@ -59,9 +59,10 @@ def judge_items(root: Path, budget: int | None = None) -> list[dict]:
         if transcript not in windows:
             messages = read_transcript(transcript).messages
             windows[transcript] = [sources_of(chunk) for chunk in chunks(messages, budget)]
-        verdicts = [judge(memory_text(text, kind), "", sources) for sources in windows[transcript]]
+        verdicts = [judge_memory(text, memory_text(text, kind), "", "", sources) for sources in windows[transcript]]
         best = max(verdicts, key=lambda v: (v.counts["user"], not v.refused))
-        rows.append({"session": transcript.name, "type": kind, "text": text, "counts": best.counts,
+        margin = best.counts["user"] - best.weight - NOWHERE_WEIGHT * best.counts["neither"]
+        rows.append({"session": transcript.name, "type": kind, "text": text, "counts": best.counts, "margin": margin,
                      "weight": best.weight, "refused": best.refused})
     return rows
 
@@ -80,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             print(row["counts"], row["weight"], row["text"][:60])
     for row in refused:
         print(f"REFUSED {row['session']}: {row['text'][:70]!r}: {row['refused']}")
-    print(f"support check on real annotated items: {len(rows)} true positives, {len(refused)} refused")
+    closest = min(rows, key=lambda r: r["margin"]) if rows else None
+    print(f"support check on real annotated items: {len(rows)} true positives, {len(refused)} refused"
+          + (f"; closest call (whole memory) {closest['margin']:.2f} terms from refusal ({closest['text'][:50]!r})" if closest else ""))
     return 0
 
 

@@ -27,12 +27,17 @@ from memdir.transcript import Message
 from memdir.words import STOPWORDS as ENGLISH_STOPWORDS
 
 USER, TOOL, ASSISTANT = "user", "tool", "assistant"
+# A term found nowhere in the conversation (a paraphrase, a translation, or text the model was fed
+# from elsewhere) counts half against the content: a memory mostly in words nobody said is not the user's.
+NOWHERE_WEIGHT = 0.5
 MAX_SUPPORT = 8  # messages named in a memory's provenance: the best-supporting ones, so it stays bounded
 
-# Function words of the languages seen in the real transcripts (and the memory template's own labels):
-# they say nothing about where a sentence came from.
+# Function words of the languages seen in the real transcripts, and the words every memory is written
+# with ("the user asked ... keep it in later sessions"): they say nothing about where a sentence came from.
 _MORE_STOPWORDS = frozenset("""
     always never every each per via etc eg ie please remember note memory memories user users apply
+    later future keep kept session sessions said says asked asks wants wanted prefers preferred
+    project projects change changes
     le la les un une des du de et est en que qui pour pas par sur dans au aux ce cette ces il elle ils
     nous vous je tu ne se sa son ses mon ma mes avec sans plus ou mais si comme être avoir fait faire
     el los las del al y es por para con sin una uno lo su sus mi mis tu tus se que más muy pero como
@@ -46,7 +51,8 @@ _MORE_STOPWORDS = frozenset("""
 STOPWORDS = ENGLISH_STOPWORDS | _MORE_STOPWORDS
 _LABELS = re.compile(re.escape(C.WHY_PREFIX) + "|" + re.escape(C.HOW_PREFIX))
 _WORD = re.compile(r"\w+")
-_POINTER = re.compile(r"(?<![\w.])(?:[^\W_][\w-]*\.)+[^\W\d_][\w-]*")  # evil.example, setup.sh, gemini.md
+# evil.example, setup.sh, gemini.md (ASCII: a dotted name runs into the Chinese written next to it)
+_POINTER = re.compile(r"(?<![\w.])(?:[a-z0-9][\w-]*\.)+[a-z][\w-]*", re.ASCII)
 _PAIRED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR")
 
 
@@ -151,10 +157,11 @@ def sources_of(messages: list[Message]) -> list[Source]:
                 said = "\n".join([said, *refused])
             if said:
                 out.append(Source(m.uuid, USER, m.kind or "prompt", terms(said), said.casefold()))
-            if m.kind not in ("rejection", "answer"):
-                other = "\n".join(_block_text(b) for b in m.content if b.get("type") == "tool_result")
-                if other.strip():
-                    out.append(Source(m.uuid, TOOL, "", terms(other), other.casefold()))
+            # Everything else a user line carries is not the user's: tool results, a compaction
+            # summary, system reminders, a skill's body, a task notification.
+            other = "\n".join(_block_text(b) for b in m.content if b.get("type") in ("text", "tool_result"))
+            if other.strip() and other.strip() != said.strip():
+                out.append(Source(m.uuid, TOOL, "", terms(other), other.casefold()))
         else:
             said = "\n".join(_block_text(b) for b in m.content if b.get("type") in ("text", "tool_use"))
             if said.strip():
@@ -202,16 +209,17 @@ def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
                               "neither": len(added) - len(from_user) - len(only_other)}, weight=round(weight, 2))
     verdict.support = _support(added, users, others)
     said = " ".join(s.text for s in users)
-    planted = sorted(p for p in pointers(new_text) - pointers(old_text)
-                     if p not in said and any(p in s.text for s in others) and not _spelled_out(p, user_side))
+    planted = sorted(p for p in pointers(new_text) - pointers(old_text) if p not in said and not _spelled_out(p, user_side))
     if planted:
-        verdict.refused = (f"`{planted[0]}` appears only in {_where(planted[0], others)}, never in the user's own "
-                           "words; text from tool output, files, web pages or the assistant is not a memory")
-    elif weight > len(from_user):
+        verdict.refused = (f"`{planted[0]}` is never in the user's own words ({_where(planted[0], others)}); a "
+                           "host, file or command from tool output, files, web pages or the assistant is not a memory")
+    elif weight + NOWHERE_WEIGHT * verdict.counts["neither"] > len(from_user):
         shown = ", ".join(sorted(only_other)[:5])
-        verdict.refused = (f"this content is not supported by the user's own words: {len(only_other)} of its terms "
-                           f"({shown}) appear only in {_where_terms(only_other, others)} and {len(from_user)} in "
-                           "what the user said; save only what the user said or asked for")
+        verdict.refused = (f"this content is not supported by the user's own words: {len(from_user)} of its "
+                           f"{len(added)} terms are the user's, {len(only_other)} appear only in "
+                           f"{_where_terms(only_other, others)}{f' ({shown})' if shown else ''} and "
+                           f"{verdict.counts['neither']} nowhere in the conversation; save only what the user "
+                           "said or asked for")
     return verdict
 
 
@@ -223,7 +231,8 @@ def _spelled_out(pointer: str, user_side: _Lookup) -> bool:
 
 def _where(pointer: str, others: list[Source]) -> str:
     origins = sorted({s.origin for s in others if pointer in s.text})
-    return " and ".join("tool output" if o == TOOL else "the assistant's text" for o in origins)
+    found = " and ".join("tool output" if o == TOOL else "the assistant's text" for o in origins)
+    return f"it appears only in {found}" if found else "it appears nowhere in the conversation"
 
 
 def _where_terms(found: set[str], others: list[Source]) -> str:
@@ -242,3 +251,14 @@ def _support(added: set[str], users: list[Source], others: list[Source]) -> list
     ranked.sort(key=lambda item: (item[0], item[1]))
     return [{"uuid": s.uuid, "origin": s.origin, **({"kind": s.kind} if s.kind else {}), "terms": -n}
             for _other, n, s in ranked[:MAX_SUPPORT]]
+
+
+def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source]) -> Verdict:
+    """A memory's description on its own (the line recall shows and a later session acts on: a
+    planted rule padded with the user's words in its Why and How lines must still fail), then the
+    whole of it. The whole's verdict, or the first refusal."""
+    lead = judge(description, old_description, sources)
+    whole = judge(text, old_text, sources)
+    if lead.refused and not whole.refused:
+        whole.refused = f"its description: {lead.refused}"
+    return whole

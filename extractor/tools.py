@@ -25,7 +25,7 @@ from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
-from memdir.stages.extractor.support import Source, Verdict, judge
+from memdir.stages.extractor.support import Source, Verdict, judge, judge_memory
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
 from memdir.store import MemoryStore
 
@@ -291,7 +291,7 @@ class Toolbox:
         if missing:
             raise Refused(f"{rel}: {memory.type.value} memories need {' and '.join(missing)} lines in the body")
         proposed = None
-        verdict = self.weigh(f"{memory.name}\n{memory.description}\n{memory.body}", current, rel)
+        verdict = self.weigh_memory(memory, current, rel)
         if self.dry_run:
             from memdir.secrets import guard
 
@@ -318,6 +318,18 @@ class Toolbox:
         verdict = judge(new_text, old_text, self.sources)
         if verdict.refused:
             raise Unsupported(f"{where}: {verdict.refused}")
+        return verdict
+
+    def weigh_memory(self, memory, current: str, rel: str) -> Verdict | None:
+        """`weigh` for a memory file: its description alone, then all of it (extractor/support.py)."""
+        if self.sources is None:
+            return None
+        old = parse_document(current) if current else None
+        old_description = str(old.fields.get("description") or "") if old else ""
+        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{memory.body}",
+                               old_description, current, self.sources)
+        if verdict.refused:
+            raise Unsupported(f"{rel}: {verdict.refused}")
         return verdict
 
     def provenance(self, verdict: Verdict | None) -> dict:
