@@ -9,7 +9,7 @@ and message uuids are noise there. An entry holds no memory text (so no secret c
 
 `origin` says whether those words were the user's own (`user`, with the `kind`: prompt, queued,
 answer, rejection), tool output (`tool`) or the assistant's (`assistant`). The file is bounded: past
-MAX_BYTES it is rewritten keeping the newest KEEP_PER_FILE entries of each file.
+MAX_BYTES it is rewritten keeping the newest entries (at most KEEP_PER_FILE per file) in half that.
 """
 
 from __future__ import annotations
@@ -91,12 +91,18 @@ def _entries(base, rel: str) -> list[dict]:
 def _compact(base, rel: str) -> None:
     entries = _entries(base, rel)
     seen: dict[str, int] = {}
-    kept = []
-    for item in reversed(entries):
+    kept: list[str] = []
+    size = 0
+    for item in reversed(entries):  # newest first, until half the cap: the file stays bounded however many memories
         seen[item["file"]] = seen.get(item["file"], 0) + 1
-        if seen[item["file"]] <= KEEP_PER_FILE:
-            kept.append(item)
-    text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in reversed(kept))
+        line = json.dumps(item, ensure_ascii=False) + "\n"
+        if seen[item["file"]] > KEEP_PER_FILE:
+            continue
+        if size + len(line.encode()) > MAX_BYTES // 2:
+            break
+        kept.append(line)
+        size += len(line.encode())
+    text = "".join(reversed(kept))
     safefs.write_text(base, rel, text)
 
 
