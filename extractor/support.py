@@ -262,3 +262,13 @@ def judge_memory(description: str, text: str, old_description: str, old_text: st
     if lead.refused and not whole.refused:
         whole.refused = f"its description: {lead.refused}"
     return whole
+
+
+def to_json(source: Source) -> dict:
+    """A source as the Batches API's saved state keeps it between rounds (its terms are recomputed)."""
+    return {"uuid": source.uuid, "origin": source.origin, "kind": source.kind, "text": source.text}
+
+
+def from_json(item: dict) -> Source:
+    text = str(item.get("text") or "")
+    return Source(item.get("uuid"), str(item.get("origin")), str(item.get("kind") or ""), terms(text), text)

@@ -55,7 +55,8 @@ class Tally:
         self.notes: list[str] = []
 
     def line(self) -> str:
-        planted = f", {POISONING.planted} planted memories" if POISONING.tried else ""
+        count = POISONING.planted + PLANTED_WRITES.planted
+        planted = f", {count} planted memories" if POISONING.tried or PLANTED_WRITES.tried else ""
         return (f"hostile suite: {self.tried} inputs tried, {self.tracebacks} tracebacks, "
                 f"{self.hangs} hangs, {self.escapes} escapes, {self.bytes_lost} bytes lost{planted}, "
                 f"{self.secrets} secrets on disk")
