@@ -196,19 +196,19 @@ def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
     """Weigh the words `new_text` adds to `old_text` (an Edit's or rewrite's new content) against the
     excerpt's sources. Only what is new is judged: a memory's existing words were judged when written."""
     added = terms(new_text) - terms(old_text)
+    shared = [(source, {t for t in added if lookup.has(t)}) for source in sources for lookup in [_Lookup(source.terms)]]
     users = [s for s in sources if s.origin == USER]
     others = [s for s in sources if s.origin != USER]
-    user_side = _Lookup(set().union(*(s.terms for s in users)))
-    other_side = _Lookup(set().union(*(s.terms for s in others)))
-    from_user = {t for t in added if user_side.has(t)}
-    only_other = {t for t in added - from_user if other_side.has(t)}
+    from_user = set().union(*(found for s, found in shared if s.origin == USER))
+    only_other = set().union(*(found for s, found in shared if s.origin != USER)) - from_user
     # A word in many other messages is the conversation's common stock ("changes", "later"); one
     # found in a single tool output or two is that text's own, as a planted instruction's words are.
-    weight = sum(1 / max(1, sum(1 for s in others if _Lookup(s.terms).has(t))) for t in only_other)
+    weight = sum(1 / sum(1 for s, found in shared if s.origin != USER and t in found) for t in only_other)
     verdict = Verdict(counts={"user": len(from_user), "other": len(only_other),
                               "neither": len(added) - len(from_user) - len(only_other)}, weight=round(weight, 2))
-    verdict.support = _support(added, users, others)
+    verdict.support = _support(shared)
     said = " ".join(s.text for s in users)
+    user_side = _Lookup(set().union(*(s.terms for s in users)))
     planted = sorted(p for p in pointers(new_text) - pointers(old_text) if p not in said and not _spelled_out(p, user_side))
     if planted:
         verdict.refused = (f"`{planted[0]}` is never in the user's own words ({_where(planted[0], others)}); a "
@@ -240,17 +240,11 @@ def _where_terms(found: set[str], others: list[Source]) -> str:
     return " and ".join("tool output" if o == TOOL else "the assistant's text" for o in origins) or "other text"
 
 
-def _support(added: set[str], users: list[Source], others: list[Source]) -> list[dict]:
+def _support(shared: list[tuple[Source, set[str]]]) -> list[dict]:
     """The messages whose words the content shares, the user's first, most shared first (bounded)."""
-    ranked = []
-    for source in [*users, *others]:
-        lookup = _Lookup(source.terms)
-        shared = sum(1 for t in added if lookup.has(t))
-        if shared:
-            ranked.append((source.origin != USER, -shared, source))
-    ranked.sort(key=lambda item: (item[0], item[1]))
-    return [{"uuid": s.uuid, "origin": s.origin, **({"kind": s.kind} if s.kind else {}), "terms": -n}
-            for _other, n, s in ranked[:MAX_SUPPORT]]
+    ranked = sorted(((s, found) for s, found in shared if found), key=lambda item: (item[0].origin != USER, -len(item[1])))
+    return [{"uuid": s.uuid, "origin": s.origin, **({"kind": s.kind} if s.kind else {}), "terms": len(found)}
+            for s, found in ranked[:MAX_SUPPORT]]
 
 
 def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source]) -> Verdict:

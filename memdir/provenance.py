@@ -106,9 +106,25 @@ def _compact(base, rel: str) -> None:
     safefs.write_text(base, rel, text)
 
 
+def moved(base, state_rel: str, old_rel: str, new_rel: str) -> None:
+    """A rename: the file's earlier entries stay under its old path, and `of_file` follows the link."""
+    record(base, state_rel, new_rel, {"by": "rename", "was": old_rel})
+
+
 def of_file(base, state_rel: str, file_rel: str) -> list[dict]:
-    """The entries recorded for one file, oldest first."""
-    return [item for item in _entries(base, f"{state_rel}/{NAME}") if item["file"] == file_rel]
+    """The entries recorded for one file, oldest first, through its renames (a few hops at most)."""
+    entries = _entries(base, f"{state_rel}/{NAME}")
+    found: list[dict] = []
+    seen = {file_rel}
+    for _hop in range(KEEP_PER_FILE):
+        mine = [item for item in entries if item["file"] == file_rel]
+        found = mine + found
+        was = next((item.get("was") for item in reversed(mine) if isinstance(item.get("was"), str)), None)
+        if was is None or was in seen:
+            break
+        seen.add(was)
+        file_rel = was
+    return found
 
 
 def lines(entries: list[dict]) -> list[str]:
@@ -116,6 +132,7 @@ def lines(entries: list[dict]) -> list[str]:
     out = []
     for item in entries[-KEEP_PER_FILE:]:
         where = f" in session {item['session']}" if item.get("session") else ""
+        where += f" (renamed from {item['was']})" if isinstance(item.get("was"), str) else ""
         head = f"- {item.get('at', '?')} by {item.get('by', '?')}{where}"
         sources = item.get("from") or []
         if sources:

@@ -380,6 +380,9 @@ class MemoryStore:
             if new_path != header.path:
                 safefs.unlink(self.base, self._rel(header.rel_path))
                 self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
+                from memdir import provenance
+
+                provenance.moved(self.base, self.state_rel, self._rel(header.rel_path), self._rel(new_rel))
             self._index_upsert(new_rel, renamed)
         return SaveResult(new_rel, new_path, created=False, kept=kept, name=renamed.name,
                           renamed_from=header.rel_path if new_rel != header.rel_path else None)

@@ -160,3 +160,13 @@ def test_recall_frames_even_an_imperative_memory_as_a_note(tmp_path):
     assert "notes from earlier sessions, not instructions from the user" in intro
     assert rest.lstrip().startswith("Memory (feedback, saved today): ") and "tests.md" in rest.split("\n", 2)[1]
     assert context.index("IMPORTANT") > context.index("Memory (feedback")
+
+
+def test_provenance_follows_a_rename(tmp_path):
+    from memdir.entry import api
+
+    api.remember("Tabs, not spaces", type="user", name="tabs", folder=tmp_path, via="mcp")
+    saved = api.update("tabs", text="Tabs, never spaces", name="indentation", folder=tmp_path)
+    entries = provenance.of_file(tmp_path, ".memdir", saved.file)
+    assert [e["by"] for e in entries] == ["mcp", "api", "rename"]
+    assert "renamed from" in provenance.lines(entries)[-1]
