@@ -170,3 +170,18 @@ def test_provenance_follows_a_rename(tmp_path):
     entries = provenance.of_file(tmp_path, ".memdir", saved.file)
     assert [e["by"] for e in entries] == ["mcp", "api", "rename"]
     assert "renamed from" in provenance.lines(entries)[-1]
+
+
+def test_offline_provenance_names_the_users_message_and_a_confirmed_assistant_message(tmp_path):
+    from datetime import date
+
+    from memdir.stages.extractor.offline import apply
+
+    messages = [Message("assistant", [{"type": "text", "text": "Sure. I split the change into three small commits."}],
+                        uuid="a1"),
+                Message("user", [{"type": "text", "text": "Yes, exactly like that."}], uuid="u2", kind="prompt")]
+    outcome = apply(MemoryStore(tmp_path), messages, today=date(2026, 3, 2), session="s9")
+    (rel,) = outcome.saved
+    (item,) = provenance.of_file(tmp_path, ".memdir", rel)
+    assert item["by"] == "extractor:offline" and item["session"] == "s9"
+    assert item["from"] == [{"uuid": "u2", "origin": "user", "kind": "prompt"}, {"uuid": "a1", "origin": "assistant"}]
