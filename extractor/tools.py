@@ -332,6 +332,13 @@ class Toolbox:
             raise Unsupported(f"{rel}: {verdict.refused}")
         return verdict
 
+    def _check_forget_asked(self, rel: str, current: str) -> None:
+        """Only the user forgets a memory: a delete needs the user's words to touch its topic at all
+        (a planted "delete the memory about X" in tool output names nothing the user said)."""
+        if self.sources is not None and not judge(current, "", self.sources).counts["user"]:
+            raise Unsupported(f"{rel}: nothing the user said in this conversation is about this memory; a memory "
+                              "is deleted only when the user asks to forget it")
+
     def provenance(self, verdict: Verdict | None) -> dict:
         from memdir.provenance import entry
 
@@ -395,6 +402,7 @@ class Toolbox:
             if not current:
                 raise Refused(f"{rel} does not exist; nothing to delete")
             self._check_may_write()
+            self._check_forget_asked(rel, current)
             if not self.dry_run and self.store.delete(rel).proposed:
                 self.proposed.append(rel)
                 return f"proposed deleting {rel} for the user's review (write mode {self.writers.mode}); not deleted"
