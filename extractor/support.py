@@ -120,7 +120,7 @@ class _Lookup:
 
 def _same_stem(a: str, b: str) -> bool:
     """tests/test, running/run, тестами/тесты: one is a prefix of the other, or they share all but
-    their last two letters each (an ending), with at least three letters in common."""
+    their last two letters each (an ending), with at least four letters in common (typo/type differ)."""
     shorter, longer = sorted((a, b), key=len)
     if longer.startswith(shorter):
         return len(shorter) >= 3
@@ -129,7 +129,7 @@ def _same_stem(a: str, b: str) -> bool:
         if x != y:
             break
         common += 1
-    return common >= 3 and common >= len(shorter) - 2
+    return common >= 4 and common >= len(shorter) - 2
 
 
 class Source(Record):

@@ -335,7 +335,11 @@ class Toolbox:
     def _check_forget_asked(self, rel: str, current: str) -> None:
         """Only the user forgets a memory: a delete needs the user's words to touch its topic at all
         (a planted "delete the memory about X" in tool output names nothing the user said)."""
-        if self.sources is not None and not judge(current, "", self.sources).counts["user"]:
+        if self.sources is None:
+            return
+        parsed = parse_document(current)  # its words, not its frontmatter's keys (`type` is no user's word)
+        words = "\n".join([str(parsed.fields.get("name") or ""), str(parsed.fields.get("description") or ""), parsed.body])
+        if not judge(words, "", self.sources).counts["user"]:
             raise Unsupported(f"{rel}: nothing the user said in this conversation is about this memory; a memory "
                               "is deleted only when the user asks to forget it")
 
