@@ -211,16 +211,27 @@ def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
     user_side = _Lookup(set().union(*(s.terms for s in users)))
     planted = sorted(p for p in pointers(new_text) - pointers(old_text) if p not in said and not _spelled_out(p, user_side))
     if planted:
-        verdict.refused = (f"`{planted[0]}` is never in the user's own words ({_where(planted[0], others)}); a "
-                           "host, file or command from tool output, files, web pages or the assistant is not a memory")
+        verdict.refused = (f"`{_quoted(planted[0], new_text)}` is never in the user's own words "
+                           f"({_where(planted[0], others)}); a host, file or command from tool output, files, web "
+                           "pages or the assistant is not a memory")
     elif weight + NOWHERE_WEIGHT * verdict.counts["neither"] > len(from_user):
-        shown = ", ".join(sorted(only_other)[:5])
+        shown = ", ".join(_quoted(t, new_text) for t in sorted(only_other, key=len)[:5])
         verdict.refused = (f"this content is not supported by the user's own words: {len(from_user)} of its "
                            f"{len(added)} terms are the user's, {len(only_other)} appear only in "
                            f"{_where_terms(only_other, others)}{f' ({shown})' if shown else ''} and "
                            f"{verdict.counts['neither']} nowhere in the conversation; save only what the user "
                            "said or asked for")
     return verdict
+
+
+def _quoted(found: str, text: str, limit: int = 40) -> str:
+    """A term or pointer as the content wrote it (its own case, so the secret redaction recognises a
+    token's shape), redacted, then cut to `limit` characters."""
+    from memdir.secrets import redact
+
+    match = re.search(re.escape(found), unicodedata.normalize("NFKC", text), re.I)
+    shown = redact(match.group(0) if match else found)  # before the cut: a cut-off token is not recognised
+    return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
 def _spelled_out(pointer: str, user_side: _Lookup) -> bool:

@@ -291,6 +291,9 @@ class Toolbox:
         if missing:
             raise Refused(f"{rel}: {memory.type.value} memories need {' and '.join(missing)} lines in the body")
         proposed = None
+        from memdir.secrets import guard
+
+        guard(text, rel)  # a secret is refused as one, before any refusal could quote its words
         verdict = self.weigh_memory(memory, current, rel)
         if self.dry_run:
             from memdir.secrets import guard
