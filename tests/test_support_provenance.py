@@ -197,3 +197,15 @@ def test_only_the_users_words_delete_a_memory(tmp_path):
     box.sources = sources_of(_conversation("Forget the staging server, it is gone."))
     assert not box.run("Write", {"file_path": str(tmp_path / "staging.md"), "content": ""}).is_error
     assert not (tmp_path / "staging.md").exists()
+
+
+def test_consolidate_writes_name_themselves_in_provenance(tmp_path):
+    from memdir.stages.extractor.consolidate_plan import StoreWriter
+
+    store = MemoryStore(tmp_path)
+    (tmp_path / "tabs.md").write_text(_memory_file("Tabs, not spaces"))
+    from memdir.model import Memory
+
+    StoreWriter(store).save(Memory(name="tabs", description="Tabs, never spaces", type="user", body="Tabs."),
+                            "tabs.md", (tmp_path / "tabs.md").read_text(), "merged")
+    assert [e["by"] for e in provenance.of_file(tmp_path, ".memdir", "tabs.md")] == ["consolidate"]
