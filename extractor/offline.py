@@ -35,7 +35,6 @@ class Draft(Record):
     said_on: date | None = None
     said_in: str | None = None  # the uuid of the message whose words it is (provenance)
     said_as: str = "prompt"  # that message's kind: prompt, queued, answer, rejection
-    quoting: str | None = None  # a confirmation's: the uuid of the assistant message whose words it keeps
 
 
 class Forget(Record):

@@ -172,19 +172,19 @@ def test_provenance_follows_a_rename(tmp_path):
     assert "renamed from" in provenance.lines(entries)[-1]
 
 
-def test_offline_provenance_names_the_users_message_and_a_confirmed_assistant_message(tmp_path):
+def test_offline_provenance_names_the_users_message(tmp_path):
     from datetime import date
 
     from memdir.stages.extractor.offline import apply
 
-    messages = [Message("assistant", [{"type": "text", "text": "Sure. I split the change into three small commits."}],
-                        uuid="a1"),
-                Message("user", [{"type": "text", "text": "Yes, exactly like that."}], uuid="u2", kind="prompt")]
+    messages = [Message("assistant", [{"type": "text", "text": "Done."}], uuid="a1"),
+                Message("user", [{"type": "text", "text": "Remember that deploys happen on Fridays."}], uuid="u2",
+                        kind="prompt")]
     outcome = apply(MemoryStore(tmp_path), messages, today=date(2026, 3, 2), session="s9")
     (rel,) = outcome.saved
     (item,) = provenance.of_file(tmp_path, ".memdir", rel)
     assert item["by"] == "extractor:offline" and item["session"] == "s9"
-    assert item["from"] == [{"uuid": "u2", "origin": "user", "kind": "prompt"}, {"uuid": "a1", "origin": "assistant"}]
+    assert item["from"] == [{"uuid": "u2", "origin": "user", "kind": "prompt"}]
 
 
 def test_only_the_users_words_delete_a_memory(tmp_path):
