@@ -165,7 +165,7 @@ def test_recall_frames_even_an_imperative_memory_as_a_note(tmp_path):
 def test_provenance_follows_a_rename(tmp_path):
     from memdir.entry import api
 
-    api.remember("Tabs, not spaces", type="user", name="tabs", folder=tmp_path, via="mcp")
+    api.remember("Tabs, not spaces", type="user", name="tabs", folder=tmp_path, agent="mcp")
     saved = api.update("tabs", text="Tabs, never spaces", name="indentation", folder=tmp_path)
     entries = provenance.of_file(tmp_path, ".memdir", saved.file)
     assert [e["by"] for e in entries] == ["mcp", "api", "rename"]
