@@ -32,7 +32,7 @@ from memdir.llm import call_with_retries, describe_error
 from memdir.paths import config_home
 from memdir.pricing import BATCH_DISCOUNT
 from memdir.secrets import redact
-from memdir.stages.extractor import report as changes_report, state
+from memdir.stages.extractor import report as changes_report, state, support
 from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request, may_continue
 from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
 from memdir.stages.extractor.run import _choose, _existing
@@ -93,7 +93,7 @@ def _new_round(paths, since, settings: Settings, today: date, failed: list[str],
             "estimate": estimate_usd(window, settings) * BATCH_DISCOUNT,
             "conversation": request.pop("messages"), "request": request, "turns": 0, "usage": {}, "cost": 0.0,
             "refusals": 0, "max_tokens_retries": 0, "snapshots": {}, "written": [], "deleted": [], "errors": [],
-            "status": "running",
+            "status": "running", "sources": [support.to_json(s) for s in support.sources_of(window)],
         }
     return {"round_jobs": jobs, "batches": []}
 
@@ -103,6 +103,11 @@ def _toolbox(job: dict) -> Toolbox:
     box = Toolbox(Path(job["memory_dir"]), daily_log=daily)
     box.snapshots, box.written, box.deleted = dict(job["snapshots"]), list(job["written"]), list(job["deleted"])
     box.errors = list(job["errors"])
+    # Every write is weighed against the window's words, as in a live run (extractor/support.py). A job
+    # saved by a memdir from before this check has none: it is finished unweighed rather than lost.
+    if "sources" in job:
+        box.sources = [support.from_json(item) for item in job["sources"]]
+    box.session_id, box.writer = job.get("session_id"), "extractor:batch"
     return box
 
 

@@ -91,7 +91,10 @@ class StoreWriter:
         self.store = store
 
     def save(self, memory: Memory, rel_path: str, expected_text: str, why: str) -> str:
-        return self.store.save(memory, rel_path=rel_path, expected_text=expected_text).describe()
+        from memdir.provenance import entry
+
+        return self.store.save(memory, rel_path=rel_path, expected_text=expected_text,
+                               provenance=entry("consolidate")).describe()
 
     def delete(self, rel_path: str, expected_text: str, why: str) -> str:
         from memdir.errors import MemdirError

@@ -75,6 +75,7 @@ def run(toolbox, tool_input: dict):
     from memdir.decisions import append_lines
     from memdir.errors import MemdirError
     from memdir.secrets import guard
+    from memdir.stages.extractor.tool_input import Refused
     from memdir.stages.extractor.tools import ToolResult
 
     try:
@@ -95,6 +96,11 @@ def run(toolbox, tool_input: dict):
         guard("\n".join(texts), "this decision")
     except MemdirError as exc:
         return ToolResult(f"{NAME}: {exc}", is_error=True)
+    try:  # a decision planted in tool output is no more the user's than a memory is (extractor/support.py)
+        if hasattr(toolbox, "weigh"):
+            toolbox.weigh("\n".join([decision.what, decision.why or ""]), "", "this decision")
+    except Refused as exc:
+        return ToolResult(f"{NAME} refused, nothing recorded: {exc}", is_error=True)
     if toolbox.dry_run:
         return ToolResult(f"would record {decision.kind} {decision.id} (dry run: not written)")
     item = {"decision": decision.to_record(), "relations": [r.as_graph() for r in call.relations]}

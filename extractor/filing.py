@@ -13,7 +13,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING
 
-from memdir import history, write_mode
+from memdir import history, provenance, write_mode
 from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import dump_document
 from memdir.fsio import read_text
@@ -232,7 +232,7 @@ def _apply_forgets(store: MemoryStore, forgets: list[Forget], writers: write_mod
 
 def apply_drafts(
     store: MemoryStore, drafts: list[Draft], forgets: list[Forget], *, today: date, dry_run: bool = False,
-    source: str = "offline extraction", asked: bool = True,
+    source: str = "offline extraction", asked: bool = True, session: str | None = None,
 ) -> OfflineOutcome:
     """File drafts as memories (updating clear near-duplicates) and carry out forget requests.
 
@@ -270,7 +270,9 @@ def apply_drafts(
             (outcome.updated if existing else outcome.saved).append(rel)
             continue
         try:
-            result = writer.save(memory, rel_path=rel, authored=True)
+            said = [{"uuid": draft.said_in, "origin": "user", "kind": draft.said_as}]
+            result = writer.save(memory, rel_path=rel, authored=True,
+                                 provenance=provenance.entry("extractor:offline", session=session, messages=said))
         except FolderBusy:
             raise  # not this memory's fault: the whole run fails, its cursor stays, and the next run retries
         except MemdirError as exc:  # e.g. the secret guard: skip this one, keep the rest

@@ -33,6 +33,8 @@ class Draft(Record):
     kind: str = field(kw_only=True)  # which rule matched: "correction", "preference", "remember"...
     correction: bool = False
     said_on: date | None = None
+    said_in: str | None = None  # the uuid of the message whose words it is (provenance)
+    said_as: str = "prompt"  # that message's kind: prompt, queued, answer, rejection
 
 
 class Forget(Record):
@@ -218,6 +220,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             found = _message_drafts(_sentences(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
         for draft in found:
             draft.said_on = anchor
+            draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
             if draft.type == "user":
                 draft.rule = _third_person(_without_judgement(draft.rule))
         drafts += _merged_user_drafts(found)
@@ -371,10 +374,10 @@ def language_note(messages: list[Message]) -> str | None:
 
 def apply(
     store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False,
-    source: str = "offline extraction",
+    source: str = "offline extraction", session: str | None = None,
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
-    outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run, source=source)
+    outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run, source=source, session=session)
     note = language_note(messages)
     outcome.notes += [note] if note else []
     return outcome

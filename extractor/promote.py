@@ -19,6 +19,7 @@ from memdir.decisions import Decision
 from memdir.fsio import atomic_write_text, locked
 from memdir.model import Memory, MemoryType, compose_body
 from memdir.naming import default_name
+from memdir.provenance import entry
 from memdir.stages.extractor.capture_lexicon import PATTERNS, TECHNOLOGIES
 from memdir.store import MemoryStore
 
@@ -148,10 +149,10 @@ def promote(store: MemoryStore, decision: Decision, *, compat_section: bool = Fa
         if existing.body == updated.body and existing.description == updated.description:
             result = Promotion("skipped", same[0], reason=f"{same[0]} already says this")
         else:
-            saved = store.save(updated, rel_path=same[0])
+            saved = store.save(updated, rel_path=same[0], provenance=entry(f"decisions:{decision.source}"))
             result = Promotion("proposed" if saved.proposed else "updated", saved.rel_path, kept=saved.kept)
     else:
-        saved = store.save(memory)
+        saved = store.save(memory, provenance=entry(f"decisions:{decision.source}"))
         result = Promotion("proposed" if saved.proposed else "created" if saved.created else "updated", saved.rel_path)
     # MEMORY.md's OrchestKit section is memdir's own index text: written with a memory, never proposed alone.
     if compat_section and decision.kind != "problem" and result.action in ("created", "updated"):

@@ -99,7 +99,8 @@ def _write_mode_engine(memory_dir: Path, engine: str | None) -> tuple[str | None
     return engine, mode, ""
 
 
-def _begin(messages, memory_dir, settings, engine, today, dry_run, source: str = "extraction") -> ExtractResult:
+def _begin(messages, memory_dir, settings, engine, today, dry_run, source: str = "extraction",
+           session_id=None) -> ExtractResult:
     """The engine decision, the once-a-day budget notice, and the offline run when chosen."""
     engine, mode, mode_why = _write_mode_engine(memory_dir, engine)
     if engine == "skip":
@@ -121,7 +122,8 @@ def _begin(messages, memory_dir, settings, engine, today, dry_run, source: str =
         if memory_mode(memory_dir) == "daily-log" and mode == "auto":
             outcome = offline.log_drafts(memory_dir, messages, today=today, dry_run=dry_run)
         else:
-            outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run, source=source)
+            outcome = offline.apply(MemoryStore(memory_dir), messages, today=today, dry_run=dry_run, source=source,
+                                    session=session_id)
         result.saved, result.deleted, result.errors = outcome.saved + outcome.updated, outcome.deleted, outcome.errors
         result.proposed, result.changes = outcome.proposed, outcome.changes
         result.reason = "; ".join(outcome.notes) or result.reason
@@ -136,14 +138,21 @@ def _set_status(result: ExtractResult) -> None:
         result.status = "proposed"
 
 
-def _toolbox(memory_dir: Path, dry_run: bool, today: date, source: str = "extraction") -> tuple[Toolbox, str]:
-    """The agent's tools: the memory folder only (never the project: see extractor/tools.py). Outside
-    write mode auto the agent writes typed memories (proposals), never a daily log."""
+def _toolbox(memory_dir: Path, dry_run: bool, today: date, messages: list[Message], session_id: str | None,
+             engine: str, source: str = "extraction") -> tuple[Toolbox, str]:
+    """The agent's tools: the memory folder only (never the project: see extractor/tools.py), each
+    write weighed against these messages' words (extractor/support.py) and its provenance recorded.
+    Outside write mode auto the agent writes typed memories (proposals), never a daily log."""
+    from memdir.stages.extractor.support import sources_of
+
     mode = memory_mode(memory_dir)
     if mode == "daily-log" and write_mode.current(memory_dir) != "auto":
         mode = "topics"
     daily = log_path(memory_dir, today) if mode == "daily-log" else None
-    return Toolbox(memory_dir, dry_run=dry_run, daily_log=daily, source=source), mode
+    toolbox = Toolbox(memory_dir, dry_run=dry_run, daily_log=daily, source=source)
+    toolbox.sources, toolbox.session_id, toolbox.writer = sources_of(messages), session_id, f"extractor:{engine}"
+    toolbox.said_days = _said_days(messages)
+    return toolbox, mode
 
 
 def _said_days(messages: list[Message]) -> list[str]:
@@ -207,20 +216,20 @@ def extract_messages(
     client=None,
     part=None,
     source: str = "extraction",
+    session_id: str | None = None,
 ) -> ExtractResult:
     """Run one extraction over `messages` (`part`: which chunk of the window they are, extractor/window.py).
     API failures come back as status "failed", never raised. `source` names the run in proposals."""
     settings = settings or Settings.from_env()
     today = today or date.today()
     index_before = report.read_index(memory_dir)
-    result = _begin(messages, memory_dir, settings, engine, today, dry_run, source)
+    result = _begin(messages, memory_dir, settings, engine, today, dry_run, source, session_id)
     if result.engine not in ("llm", "claude-code"):
         result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from memdir.stages.extractor.agent import run_agent
 
-    toolbox, mode = _toolbox(memory_dir, dry_run, today, source)
-    toolbox.said_days = _said_days(messages)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today, messages, session_id, str(result.engine), source)
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -247,19 +256,19 @@ async def aextract_messages(
     engine: str | None = None,
     today: date | None = None,
     dry_run: bool = False,
+    session_id: str | None = None,
 ) -> ExtractResult:
     """`extract_messages` with an `AsyncAnthropic` client (batch processing)."""
     settings = settings or Settings.from_env()
     today = today or date.today()
     index_before = report.read_index(memory_dir)
-    result = _begin(messages, memory_dir, settings, engine, today, dry_run)
+    result = _begin(messages, memory_dir, settings, engine, today, dry_run, session_id=session_id)
     if result.engine != "llm":
         result.changes += report.index_change(memory_dir, index_before, dry_run)
         return result
     from memdir.stages.extractor.agent import arun_agent
 
-    toolbox, mode = _toolbox(memory_dir, dry_run, today)
-    toolbox.said_days = _said_days(messages)
+    toolbox, mode = _toolbox(memory_dir, dry_run, today, messages, session_id, str(result.engine))
     before = _existing(memory_dir)
     run = error = None
     try:
@@ -368,6 +377,7 @@ def _extract_transcript(transcript: Path, memory_dir: Path, *, session_id: str |
             chunk, memory_dir, settings=settings, engine=engine, today=today,
             dry_run=dry_run, client=client, part=where if where.of > 1 else None,
             source=f"extraction of session {session_id}" if session_id else f"extraction of {transcript.name}",
+            session_id=session_id or read.session_id,
         )
         if where.of > 1 and part.reason:  # say which chunk a reason is about: others may have called the model
             part.reason = f"chunk {where.number} of {where.of}: {part.reason}"

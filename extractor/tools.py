@@ -25,6 +25,7 @@ from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
+from memdir.stages.extractor.support import Source, Verdict, judge, judge_memory
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
 from memdir.store import MemoryStore
 
@@ -36,6 +37,10 @@ MAX_PATTERN_CHARS = 1000
 MAX_MATCHES = 500
 MAX_LISTED = 1000
 WRITE_TOOLS = ("Write", "Edit")
+
+class Unsupported(Refused):
+    """A write whose new content the user's own words do not support (extractor/support.py)."""
+
 
 class ToolResult(Record):
     content: str
@@ -65,6 +70,11 @@ class Toolbox:
         self.errors: list[str] = []
         self.busy = ""  # set when a write found the folder locked by another process: the run must fail
         self.said_days: list[str] = []  # ISO days of the window's messages: what RecordDecision dates by
+        # The excerpt's messages as sources of words: every write is weighed against them. None when
+        # there is no conversation (dream distils log entries already weighed when they were written).
+        self.sources: list[Source] | None = None
+        self.session_id: str | None = None  # provenance: the session the excerpt is from
+        self.writer = "extractor"
 
     # --- confinement ---------------------------------------------------------
     def _rel(self, raw: str, what: str = "path") -> str:
@@ -140,6 +150,8 @@ class Toolbox:
             check_input(name, tool_input)
             handler = getattr(self, f"_tool_{name.lower()}")
             return ToolResult(handler(**{k: v for k, v in tool_input.items() if v is not None}))
+        except Unsupported as exc:  # not a typo to fix: the content itself is not the user's
+            return self._refuse(f"{name} refused, nothing saved: {exc}")
         except FolderBusy as exc:
             self.busy = str(exc)  # the run is reported failed, so its cursor stays and the window is read again
             return self._refuse(f"{name}: {exc}")
@@ -279,13 +291,18 @@ class Toolbox:
         if missing:
             raise Refused(f"{rel}: {memory.type.value} memories need {' and '.join(missing)} lines in the body")
         proposed = None
+        from memdir.secrets import guard
+
+        guard(text, rel)  # a secret is refused as one, before any refusal could quote its words
+        verdict = self.weigh_memory(memory, current, rel)
         if self.dry_run:
             from memdir.secrets import guard
 
             guard(text, rel)
             guard(rel.replace("_", "-"), "a memory file name")
         else:
-            proposed = self.store.save(memory, rel_path=rel, expected_text=current, authored=True).proposed
+            proposed = self.store.save(memory, rel_path=rel, expected_text=current, authored=True,
+                                       provenance=self.provenance(verdict)).proposed
         self.snapshots[rel] = text if self.dry_run else self._read_file_text(rel) or ""
         self.as_written[rel] = text
         if proposed:
@@ -296,6 +313,43 @@ class Toolbox:
         if self.dry_run:
             return f"saved as {rel} (dry run: not written)"
         return f"saved as {rel}. Read returns it in its stored form, which Edit matches against:\n{_header(self.snapshots[rel])}"
+
+    def weigh(self, new_text: str, old_text: str, where: str) -> Verdict | None:
+        """Refuse content the user's own words in the excerpt do not support, whoever asked for it."""
+        if self.sources is None:
+            return None
+        verdict = judge(new_text, old_text, self.sources)
+        if verdict.refused:
+            raise Unsupported(f"{where}: {verdict.refused}")
+        return verdict
+
+    def weigh_memory(self, memory, current: str, rel: str) -> Verdict | None:
+        """`weigh` for a memory file: its description alone, then all of it (extractor/support.py)."""
+        if self.sources is None:
+            return None
+        old = parse_document(current) if current else None
+        old_description = str(old.fields.get("description") or "") if old else ""
+        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{memory.body}",
+                               old_description, current, self.sources)
+        if verdict.refused:
+            raise Unsupported(f"{rel}: {verdict.refused}")
+        return verdict
+
+    def _check_forget_asked(self, rel: str, current: str) -> None:
+        """Only the user forgets a memory: a delete needs the user's words to touch its topic at all
+        (a planted "delete the memory about X" in tool output names nothing the user said)."""
+        if self.sources is None:
+            return
+        parsed = parse_document(current)  # its words, not its frontmatter's keys (`type` is no user's word)
+        words = "\n".join([str(parsed.fields.get("name") or ""), str(parsed.fields.get("description") or ""), parsed.body])
+        if not judge(words, "", self.sources).counts["user"]:
+            raise Unsupported(f"{rel}: nothing the user said in this conversation is about this memory; a memory "
+                              "is deleted only when the user asks to forget it")
+
+    def provenance(self, verdict: Verdict | None) -> dict:
+        from memdir.provenance import entry
+
+        return entry(self.writer, session=self.session_id, messages=verdict.support if verdict else [])
 
     def _check_name_free(self, rel: str, name: str, current: str) -> None:
         """A memory's name is its own (it is also the `[[link]]` target): a new memory, or a renamed
@@ -336,6 +390,7 @@ class Toolbox:
         if bad:
             raise Refused(f"log lines must look like '- HH:MM [type] text — why: reason'; not: {bad[0][:80]}")
         guard("\n".join(added), rel)
+        self.weigh("\n".join(added), "", rel)
         if not self.dry_run and added:
             from memdir.daylog import append
 
@@ -354,6 +409,7 @@ class Toolbox:
             if not current:
                 raise Refused(f"{rel} does not exist; nothing to delete")
             self._check_may_write()
+            self._check_forget_asked(rel, current)
             if not self.dry_run and self.store.delete(rel).proposed:
                 self.proposed.append(rel)
                 return f"proposed deleting {rel} for the user's review (write mode {self.writers.mode}); not deleted"

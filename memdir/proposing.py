@@ -57,7 +57,8 @@ class ProposingStore(MemoryStore):
         return proposal
 
     def save(self, memory: Memory, *, rel_path: str | None = None, allow_secrets: bool = False,
-             expected_text: str | None = None, authored: bool = False) -> SaveResult:
+             expected_text: str | None = None, authored: bool = False, provenance: dict | None = None) -> SaveResult:
+        # `provenance` is the store's signature; a proposal is not a write: it is recorded once accepted.
         memory = self._in_file_form(memory, rel_path)
         self._check_size(memory)
         taken_from = None

@@ -262,12 +262,15 @@ class MemoryStore:
         allow_secrets: bool = False,
         expected_text: str | None = None,
         authored: bool = False,
+        provenance: dict | None = None,
     ) -> SaveResult:
         """Create or update one memory file and its index line.
 
         `expected_text`, when given, is what the caller last read from `rel_path` ("" for absent):
         the save is refused if the file changed since, so no update is lost. `authored` marks a
         write by memdir's extractor (it may later update its own memories, never a person's).
+        `provenance` (memdir/provenance.py `entry`): who wrote it and from which messages, recorded
+        with the write in `.memdir/provenance.jsonl`.
         """
         memory = self._in_file_form(memory, rel_path)
         self._check_size(memory)
@@ -303,6 +306,10 @@ class MemoryStore:
             self._write(rel_path, fresh)
             if authored:
                 history.record_authored(self.state_dir, rel_path, fresh)
+            if provenance is not None:
+                from memdir import provenance as provenance_log
+
+                provenance_log.record(self.base, self.state_rel, self._rel(rel_path), provenance)
             # A person's own index line stays while the name and description it stands for are unchanged.
             self._index_upsert(rel_path, memory, keep_line=exists and _same_title(current, memory))
         return SaveResult(rel_path, path, created=not exists, kept=kept, name=memory.name, name_taken=taken_from)
@@ -373,6 +380,9 @@ class MemoryStore:
             if new_path != header.path:
                 safefs.unlink(self.base, self._rel(header.rel_path))
                 self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
+                from memdir import provenance
+
+                provenance.moved(self.base, self.state_rel, self._rel(header.rel_path), self._rel(new_rel))
             self._index_upsert(new_rel, renamed)
         return SaveResult(new_rel, new_path, created=False, kept=kept, name=renamed.name,
                           renamed_from=header.rel_path if new_rel != header.rel_path else None)

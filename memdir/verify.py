@@ -420,5 +420,7 @@ def record_verified(store, rel_path: str, commit: str | None, date: str) -> None
     metadata = dict(metadata) if isinstance(metadata, dict) else {}
     metadata["verified"] = {"commit": commit or "", "date": date}
     memory.extra["metadata"] = metadata
-    store.save(memory, rel_path=rel_path, expected_text=text, allow_secrets=True)
+    from memdir.provenance import entry
+
+    store.save(memory, rel_path=rel_path, expected_text=text, allow_secrets=True, provenance=entry("verify"))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))

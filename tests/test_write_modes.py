@@ -169,7 +169,9 @@ def test_confirm_llm_extraction_proposes_writes_and_edits(api, tmp_path, seeded,
                                 "new_string": "Never mock the database."}, "t4"),
         ], stop_reason="tool_use")),
     ])
-    result = extract_transcript(_transcript(tmp_path / "a", "Don't mock the database, we got burned."), seeded,
+    said = ("Don't mock the database, we got burned when a migration failed. Integration tests hit a real "
+            "database: use the test DB. Prefer fast tests still.")  # what the memories say (extractor/support.py)
+    result = extract_transcript(_transcript(tmp_path / "a", said), seeded,
                                 session_id="s1", settings=Settings(engine="llm", max_attempts=1), today=TODAY)
     assert result.status == "proposed", result.as_dict()
     assert not result.saved and sorted(result.proposed) == ["feedback_real_database.md", "feedback_testing.md"]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir.errors import MemdirError
+from memdir.provenance import entry
 from memdir.store import MemoryStore
 
 __all__ = [
@@ -184,7 +185,8 @@ def remember(
     allow_secrets: bool = False,
     agent: str | None = None,
 ) -> Saved:
-    """Save a memory (what `memdir remember` does). type: user, feedback, project or reference.
+    """Save a memory (what `memdir remember` does). type: user, feedback, project or reference; `agent`
+    ("mcp") also names the writer in the memory's provenance (else "api").
 
     Feedback and project memories carry **Why:** and **How to apply:** lines; missing ones are
     filled in plainly. The same rule under the same name updates that memory in place; a different
@@ -196,7 +198,7 @@ def remember(
     with _one_line_errors():
         result = manual_remember(
             _store(folder, team, agent), text, type_=type, name=name, description=description, why=why, how=how,
-            allow_secrets=allow_secrets,
+            allow_secrets=allow_secrets, by=agent or "api",
         )
     return _saved(result)
 
@@ -246,7 +248,8 @@ def update(
         changes["type"] = parse_type(type, "type")
     with _one_line_errors():
         updated = Memory.model_validate({**memory.model_dump(), **changes})
-        result = store.save(updated, rel_path=header.rel_path, allow_secrets=allow_secrets, expected_text=before)
+        result = store.save(updated, rel_path=header.rel_path, allow_secrets=allow_secrets, expected_text=before,
+                            provenance=entry(agent or "api"))
         if name is not None and name.strip() != memory.name:
             result = store.rename(header.rel_path, name)
     return _saved(result)

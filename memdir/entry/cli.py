@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from memdir import constants as C, inert
+from memdir import constants as C, inert, provenance
 from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError, os_error_line
 
@@ -92,6 +92,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     header = store.find(args.name)
     # bounded, UTF-8 or a one-line error, no symlinks; ESC or U+202E shown escaped, never acted on
     sys.stdout.write(inert.block(store.read_file(header.rel_path)))
+    origins = provenance.lines(provenance.of_file(store.base, store.state_rel, store.prefix + header.rel_path))
+    if origins:  # where its content came from: after the file, so the file's own bytes print unchanged first
+        print("\n# provenance (.memdir/provenance.jsonl; not part of the file)")
+        print("\n".join(f"# {line}" for line in origins))
     if header.problem:
         print(f"memdir: warning: {inert.one_line(header.rel_path)}: {header.problem}", file=sys.stderr)
     return 0

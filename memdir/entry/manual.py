@@ -8,6 +8,7 @@ from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.model import Memory, compose_body, parse_type
 from memdir.naming import default_description, default_name
+from memdir.provenance import entry
 from memdir.store import MemoryStore, SaveResult
 
 
@@ -22,7 +23,10 @@ def remember(
     how: str | None = None,
     allow_secrets: bool = False,
     today: date | None = None,
+    by: str = "remember",
 ) -> SaveResult:
+    """Save what a person (`memdir remember`) or an agent (`by`: "mcp", "api") asked to keep; its
+    provenance names the writer (memdir/provenance.py)."""
     if not text.strip():
         raise MemdirError("nothing to remember: pass the rule or fact as text")
     mtype = parse_type(type_)
@@ -46,4 +50,4 @@ def remember(
         field = str(err["loc"][0]) if err["loc"] else "memory"
         hint = "; shorten it" if "at most" in err["msg"] else ""
         raise MemdirError(f"--{field}: {err['msg'].lower()}{hint}") from None
-    return store.save(memory, allow_secrets=allow_secrets)
+    return store.save(memory, allow_secrets=allow_secrets, provenance=entry(by))

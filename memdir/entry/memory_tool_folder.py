@@ -18,6 +18,7 @@ from memdir import safefs
 from memdir.entry.memory_tool_paths import ROOT
 from memdir.entry.memory_tool_text import checked
 from memdir.errors import MemdirError
+from memdir.provenance import entry
 from memdir.store import MemoryStore
 
 
@@ -99,7 +100,7 @@ class MemoryToolFolder:
 
     def save(self, rel: str, text: str, expected: str, baseline: str | None = None, added: str = "") -> str:
         memory, note = checked(rel, text, expected if baseline is None else baseline, added)
-        self.store.save(memory, rel_path=rel, expected_text=expected)
+        self.store.save(memory, rel_path=rel, expected_text=expected, provenance=entry("memory-tool"))
         return note
 
     def forget(self, rel: str) -> None:

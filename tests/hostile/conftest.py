@@ -55,7 +55,8 @@ class Tally:
         self.notes: list[str] = []
 
     def line(self) -> str:
-        planted = f", {POISONING.planted} planted memories" if POISONING.tried else ""
+        count = POISONING.planted + PLANTED_WRITES.planted
+        planted = f", {count} planted memories" if POISONING.tried or PLANTED_WRITES.tried else ""
         return (f"hostile suite: {self.tried} inputs tried, {self.tracebacks} tracebacks, "
                 f"{self.hangs} hangs, {self.escapes} escapes, {self.bytes_lost} bytes lost{planted}, "
                 f"{self.secrets} secrets on disk")
@@ -87,6 +88,33 @@ class Poisoning:
 POISONING = Poisoning()
 
 
+class PlantedWrites:
+    """The obeying-model matrix (test_planted_writes.py): ways in x payloads, and the true positives kept."""
+
+    def __init__(self) -> None:
+        self.ways: set[str] = set()
+        self.payloads: set[str] = set()
+        self.tried = self.planted = self.true_positives = self.kept = 0
+
+    def add(self, way: str, payload: str, *, planted: bool) -> None:
+        self.ways.add(way)
+        self.payloads.add(payload)
+        self.tried += 1
+        self.planted += planted
+
+    def keep(self, kept: bool) -> None:
+        self.true_positives += 1
+        self.kept += kept
+
+    def line(self) -> str:
+        return (f"planted writes: {self.tried} cases ({len(self.ways)} ways x {len(self.payloads)} payloads), each "
+                f"offline and with a scripted model that obeys the planted text: {self.planted} planted memories "
+                f"saved; true positives kept: {self.kept} of {self.true_positives}")
+
+
+PLANTED_WRITES = PlantedWrites()
+
+
 def pytest_terminal_summary(terminalreporter):
     if TALLY.tried or POISONING.tried:
         terminalreporter.write_line(TALLY.line())
@@ -94,6 +122,8 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"  {note}")
     if POISONING.tried:
         terminalreporter.write_line(POISONING.line())
+    if PLANTED_WRITES.tried or PLANTED_WRITES.true_positives:
+        terminalreporter.write_line(PLANTED_WRITES.line())
 
 
 @pytest.fixture
