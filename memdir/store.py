@@ -218,8 +218,9 @@ class MemoryStore:
         from memdir.model import kebab_slug
 
         names = (wanted.casefold(), kebab_slug(wanted))
+        file_names = (wanted, wanted + ".md")  # a bare file name, with or without .md (no Path per memory: 20,000)
         matches = [h for h in headers
-                   if wanted in (h.path.name, h.path.stem) or (h.name and h.name.casefold() in names)]
+                   if h.rel_path.rpartition("/")[2] in file_names or (h.name and h.name.casefold() in names)]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
@@ -414,7 +415,9 @@ class MemoryStore:
         """Merge MEMORY.md with the files: hand-written lines, order and hooks stay; missing entries are
         added, entries whose file is gone are removed. The previous index is kept in history."""
         with self._locked():
-            headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
+            facts = self.facts()
+            headers = sorted(self.scan(facts).headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
+            facts.save()
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
                 for h in headers if index_text.linkable(h.rel_path)  # `doctor` names the others
