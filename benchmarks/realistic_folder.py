@@ -52,7 +52,8 @@ def _real_memories(folder: Path) -> list[tuple[dict[str, str], list[str]]]:
 
 
 def build(root: Path, count: int, seed: int = 26, folder: Path | None = None) -> Path:
-    """Write `count` memories (and a MEMORY.md listing the first 150) into root; returns root."""
+    """Write `count` memories into root, and a MEMORY.md listing the first ones (as many as fit in 20,000
+    characters, leaving memdir room to add lines below Claude Code's load cap); returns root."""
     sources = _real_memories(folder or real_folder())
     if not sources:
         raise SystemExit(f"no real memories found in {folder or real_folder()}")
@@ -75,8 +76,9 @@ def build(root: Path, count: int, seed: int = 26, folder: Path | None = None) ->
                         + "\n\n".join(body) + "\n", encoding="utf-8")
         stamp = now - rng.random() * 365 * 86400
         os.utime(path, (stamp, stamp))
-        if i < 150:
-            index.append(f"- [{name}]({path.name}) — {description[:80]}")
+        line = f"- [{name}]({path.name}) — {description[:80]}"
+        if len(index) < 150 and sum(len(x) + 1 for x in index) + len(line) < 20_000:
+            index.append(line)
     (root / "MEMORY.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     return root
 
