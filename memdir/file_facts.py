@@ -106,7 +106,7 @@ class FileFacts:
 
     def save(self) -> None:
         """Write the cache for the files seen now (gone files drop out); never fails the command."""
-        if len(self.new) < MIN_FILES or not (self.changed or len(self.new) != len(self.old)):
+        if len(self.new) < MIN_FILES or not (self.changed or self.new.keys() != self.old.keys()):
             return
         data = json.dumps({"version": self.version, "files": self.new}, ensure_ascii=False,
                           separators=(",", ":")).encode("utf-8", "surrogatepass")
