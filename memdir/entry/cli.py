@@ -288,7 +288,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
-DOCTOR_VERIFIES = 500  # doctor checks the newest memories against the code, for at most 1 s; `memdir verify` all
+DOCTOR_VERIFIES = 200  # doctor checks the newest memories against the code, for at most 0.5 s; `memdir verify` all
 
 
 def _stale_count(args: argparse.Namespace, store) -> int:
@@ -301,7 +301,7 @@ def _stale_count(args: argparse.Namespace, store) -> int:
     root = _project_root_of(args)
     if not os.path.exists(os.path.join(root, ".git")):
         return 0
-    found = verify_folder(store.root, root, budget_s=1.0, newest=DOCTOR_VERIFIES)  # a name not reached: not stale
+    found = verify_folder(store.root, root, budget_s=0.5, newest=DOCTOR_VERIFIES)  # a name not reached: not stale
     return sum(1 for ev in found.values() if ev.status == STALE)
 
 
