@@ -13,7 +13,9 @@ import time
 from dataclasses import asdict, dataclass
 
 from memdir import constants as C, index as index_text, safefs
+from memdir.file_facts import Checks, FileFacts
 from memdir.fsio import is_temp_file
+from memdir.scan import Header
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
 
@@ -79,30 +81,13 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
     if not store.root.exists():
         return [Finding("warning", "missing-folder", str(store.root), "memory folder does not exist yet")]
     findings.extend(_entries_memdir_refuses(store))
-    result = store.scan()
+    facts = store.facts()  # per-file results of earlier runs, for files unchanged since (file_facts.py)
+    result = store.scan(facts)
     for rel, reason in result.unreadable:
         findings.append(Finding("error", "unreadable", rel, f"cannot be read ({reason}); fix its permissions"))
     for h in result.headers:
-        if h.problem:
-            findings.append(Finding("error", "frontmatter", h.rel_path, h.problem))
-        missing = [k for k in ("name", "description", "type") if getattr(h, k) is None]
-        if missing and h.problem is None:
-            findings.append(
-                Finding("error", "frontmatter", h.rel_path, f"frontmatter lacks {', '.join(missing)}")
-            )
-        try:
-            text = store.read_file(h.rel_path)  # bounded: huge, non-UTF-8 or swapped-in symlinks are refused
-        except OSError as exc:
-            findings.append(Finding("error", "unreadable", h.rel_path, f"cannot be read ({exc})"))
-            continue
-        for secret in find_secrets(text):
-            findings.append(
-                Finding("error", "secret", h.rel_path, f"line {secret.line} looks like {secret.kind}; remove it")
-            )
-        if h.type in C.NEEDS_WHY_HOW and (C.WHY_PREFIX not in text or C.HOW_PREFIX not in text):
-            findings.append(
-                Finding("warning", "why-how", h.rel_path, f"{h.type} memory lacks **Why:** / **How to apply:** lines")
-            )
+        findings.extend(_file_findings(store, facts, h))
+    facts.save()
 
     index_findings, orphans, unlisted = _index_findings(store, {h.rel_path: h for h in result.headers})
     findings.extend(index_findings)
@@ -117,6 +102,29 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
     return findings
 
 
+def _file_findings(store: MemoryStore, facts: FileFacts, h: Header) -> list[Finding]:
+    """Frontmatter, secrets and why/how lines of one memory; the text is read only when it changed."""
+    findings = []
+    if h.problem:
+        findings.append(Finding("error", "frontmatter", h.rel_path, h.problem))
+    missing = [k for k in ("name", "description", "type") if getattr(h, k) is None]
+    if missing and h.problem is None:
+        findings.append(Finding("error", "frontmatter", h.rel_path, f"frontmatter lacks {', '.join(missing)}"))
+    checks = facts.checks(h.rel_path)
+    if checks is None:
+        try:
+            text = store.read_file(h.rel_path)  # bounded: huge, non-UTF-8 or swapped-in symlinks are refused
+        except OSError as exc:
+            return [*findings, Finding("error", "unreadable", h.rel_path, f"cannot be read ({exc})")]
+        checks = Checks([(s.line, s.kind) for s in find_secrets(text)], C.WHY_PREFIX in text and C.HOW_PREFIX in text)
+        facts.remember_checks(h.rel_path, checks)
+    for line, kind in checks.secrets:
+        findings.append(Finding("error", "secret", h.rel_path, f"line {line} looks like {kind}; remove it"))
+    if h.type in C.NEEDS_WHY_HOW and not checks.has_why_how:
+        findings.append(Finding("warning", "why-how", h.rel_path, f"{h.type} memory lacks **Why:** / **How to apply:** lines"))
+    return findings
+
+
 def _index_findings(store: MemoryStore, on_disk: dict) -> tuple[list[Finding], list[str], list[str]]:
     """MEMORY.md against the files: (findings, index lines whose file is gone, files --fix may list)."""
     findings: list[Finding] = []
@@ -128,7 +136,8 @@ def _index_findings(store: MemoryStore, on_disk: dict) -> tuple[list[Finding], l
         index, index_ok = "", False
     linked = index_text.linked_files(index)
     orphans = [f for f in linked if f not in on_disk and not _exists(store, f)]
-    unlisted = [rel for rel in on_disk if rel not in linked and index_text.linkable(rel)] if index_ok else []
+    listed = set(linked)
+    unlisted = [rel for rel in on_disk if rel not in listed and index_text.linkable(rel)] if index_ok else []
     for rel in (rel for rel in on_disk if not index_text.linkable(rel)):
         findings.append(Finding("error", "file-name", rel, f"its name cannot be linked from {C.INDEX_NAME} (a space, "
                                 "a ')', a control character or bytes that are not UTF-8); rename it"))

@@ -44,33 +44,60 @@ class EmbeddingCache:
         self.lock_rel = self.rel.removesuffix(".bin") + ".lock"
         self.record = np.dtype([("key", f"S{KEY_BYTES}"), ("vector", "<f4", (dim,))])
         self.rows: dict[bytes, np.ndarray] = {}
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when rows were last synced
+        self._read_to = 0  # bytes of whole records already in rows, of the file with inode _seen[0]
+        self._last_key = b""  # the key of the record that ends at _read_to
 
     @classmethod
     def for_memory_dir(cls, memory_dir: Path, model_id: str, dim: int) -> EmbeddingCache:
         return cls(memory_dir / C.STATE_DIRNAME / C.EMBEDDINGS_DIRNAME / f"{model_id}.bin", dim, root=memory_dir)
 
-    def _stamp(self) -> tuple[int, int] | None:
+    def _stamp(self) -> tuple[int, int, int] | None:
         try:
             st = safefs.lstat(self.root, self.rel)
         except OSError:
             return None
-        return None if st is None else (st.st_size, st.st_mtime_ns)
+        return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def refresh(self) -> None:
-        """Re-read the file if another process wrote to it since the last read."""
-        stamp = self._stamp()
-        if stamp != self._seen:
-            self.rows = self._read()
-            self._seen = stamp
+        """Take in what another process wrote since the last look: a stat when nothing changed."""
+        if self._stamp() != self._seen:
+            self._sync()
 
-    def _read(self) -> dict[bytes, np.ndarray]:
-        try:  # bounded: records past the cap are simply not known (re-embedded, then compacted away)
-            data = safefs.read_bytes(self.root, self.rel, C.EMBED_CACHE_MAX_BYTES, prefix=True)
+    def _sync(self) -> None:
+        """Bring `rows` up to the file. Writers only ever append (or replace the whole file when they
+        compact), so when the file is the one read before, only the records added since are read:
+        bookkeeping stays linear in the vectors added, never the square of the count. "The one read
+        before": same inode, not shorter, and the last record read is still where it was (an inode
+        number can come back after a compaction)."""
+        try:
+            fd = safefs.open_file(self.root, self.rel)
         except (FileNotFoundError, NotADirectoryError):
-            return {}
-        whole = len(data) // self.record.itemsize * self.record.itemsize
-        table = np.frombuffer(data[:whole], dtype=self.record)
+            self.rows, self._seen, self._read_to = {}, None, 0
+            return
+        size = self.record.itemsize
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            data = b""
+            if self._seen is not None and self._seen[0] == st.st_ino and size <= self._read_to <= st.st_size:
+                handle.seek(self._read_to - size)
+                data = handle.read(max(0, C.EMBED_CACHE_MAX_BYTES - self._read_to + size))
+            appended_only = len(data) >= size and data[:KEY_BYTES] == self._last_key
+            if appended_only:
+                start, data = self._read_to, data[size:]
+            else:  # bounded: records past the cap are simply not known (re-embedded, then compacted away)
+                handle.seek(0)
+                start, data = 0, handle.read(C.EMBED_CACHE_MAX_BYTES)
+        rows = self.rows if appended_only else {}
+        whole = len(data) // size * size
+        rows.update(self._parse(data[:whole]))
+        self.rows, self._read_to = rows, start + whole
+        if whole:
+            self._last_key = data[whole - size : whole - size + KEY_BYTES]
+        self._seen = (st.st_ino, st.st_size, st.st_mtime_ns) if self._read_to else None
+
+    def _parse(self, data: bytes) -> dict[bytes, np.ndarray]:
+        table = np.frombuffer(data, dtype=self.record)
         # numpy's fixed-size bytes drop trailing NULs on the way out; a key ending in \0 (1 in 256)
         # would otherwise never be found again, and be re-embedded and re-appended on every refresh.
         return {bytes(key).ljust(KEY_BYTES, b"\0"): vector for key, vector in zip(table["key"], table["vector"], strict=True)}
@@ -84,8 +111,8 @@ class EmbeddingCache:
         if not fresh:
             return
         with safefs.locked(self.root, self.lock_rel):
-            stored = self._read()
-            fresh = list({k: v for k, v in fresh if k not in stored}.items())  # one record per key
+            self._sync()  # records other writers appended meanwhile: read from where this cache left off
+            fresh = list({k: v for k, v in fresh if k not in self.rows}.items())  # one record per key
             if fresh:
                 table = np.array(fresh, dtype=self.record)
                 folder, _, name = self.rel.rpartition("/")
@@ -97,9 +124,14 @@ class EmbeddingCache:
                     handle.truncate(whole)  # a partial record left by a crash
                     handle.seek(whole)
                     handle.write(table.tobytes())
-                stored.update(fresh)
-            self.rows = stored
-            self._seen = self._stamp()
+                    st = os.fstat(handle.fileno())
+                self.rows.update(fresh)
+                # What this process wrote is known without reading it back, unless the file was not the
+                # one synced (created just now, or replaced): then the next look reads it whole.
+                synced = self._seen is not None and self._seen[0] == st.st_ino and self._read_to == whole
+                self._read_to = whole + len(fresh) * self.record.itemsize if synced else 0
+                self._seen = (st.st_ino, st.st_size, st.st_mtime_ns) if synced else None
+                self._last_key = fresh[-1][0]
 
     def compact(self, live: set[bytes] | Callable[[], set[bytes]]) -> int:
         """Rewrite the file without records no memory has any more; returns how many were dropped.
@@ -111,12 +143,11 @@ class EmbeddingCache:
             return 0
         with safefs.locked(self.root, self.lock_rel):
             wanted = live() if callable(live) else live
-            stored = self._read()
-            kept = [(k, v) for k, v in stored.items() if k in wanted]
-            dropped = len(stored) - len(kept)
+            self._sync()
+            kept = [(k, v) for k, v in self.rows.items() if k in wanted]
+            dropped = len(self.rows) - len(kept)
             if dropped:
                 data = np.array(kept, dtype=self.record).tobytes()
                 safefs.write_bytes(self.root, self.rel, data, durable=False)
-            self.rows = dict(kept)
-            self._seen = self._stamp()
+                self._sync()  # the new file (a new inode): read once, so later appends are read from its end
             return dropped

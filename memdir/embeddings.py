@@ -110,8 +110,12 @@ class DenseModel:
         cache = self.cache(memory_dir)
         return [h for h in headers if cache.get(key_of(h)) is None]
 
-    def embed_missing(self, memory_dir: Path, headers: list[Header], batch: int = 8) -> int:
-        """Compute and store vectors for memories that lack one; small batches so a query never waits long."""
+    def embed_missing(self, memory_dir: Path, headers: list[Header], batch: int = 1) -> int:
+        """Compute and store vectors for memories that lack one, newest first (`headers`' order).
+
+        One passage at a time by default: a prompt's query waits for the engine while a batch is
+        embedded (8 real-sized passages held it about 5 s), and the engine is no faster per passage
+        in batches (measured 1.17 s one by one vs 1.31 s in eights, CPU, on a loaded machine)."""
         todo = self.missing(memory_dir, headers)
         cache = self.cache(memory_dir)
         for start in range(0, len(todo), batch):

@@ -54,15 +54,26 @@ _HIRAGANA = re.compile(r"[\u3041-\u309f]+")
 
 
 # --- slugs: file names and Claude Code's kebab-case names -----------------------------
+_ASCII_OR_NOT = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
+_ASCII_NOT_WORD = re.compile(r"[^a-z0-9]")
+
+
 def slug_words(text: str) -> list[str]:
     """The lower-case words of `text` that may appear in a file name, in any script."""
     out: list[str] = []
     kept = False  # the previous character was kept: a combining mark after it belongs to the word
-    for ch in unicodedata.normalize("NFC", text):
-        if ch.isascii():
-            kept = ch.isalnum()
-            out.append(ch.lower() if kept else " ")
-            continue
+    for run in _ASCII_OR_NOT.findall(unicodedata.normalize("NFC", text)):
+        if run[0] < "\x80":  # a run of ASCII in one step: every save slugs every other memory's name
+            out.append(_ASCII_NOT_WORD.sub(" ", run.lower()))
+            kept = run[-1].isalnum()
+        else:
+            kept = _slug_chars(run, kept, out)
+    return unicodedata.normalize("NFC", "".join(out)).split()
+
+
+def _slug_chars(run: str, kept: bool, out: list[str]) -> bool:
+    """Append the slug form of each non-ASCII character of `run`; returns whether the last was kept."""
+    for ch in run:
         folded = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         if folded.isascii() and folded.isalnum():  # é -> e, ﬁ -> fi, fullwidth Ａ -> a: as before
             out.append(folded.lower())
@@ -71,7 +82,7 @@ def slug_words(text: str) -> list[str]:
         category = unicodedata.category(ch)
         kept = category[0] in "LN" or (category[0] == "M" and kept)
         out.append(ch.lower() if kept else " ")
-    return unicodedata.normalize("NFC", "".join(out)).split()
+    return kept
 
 
 def _utf8(text: str) -> int:

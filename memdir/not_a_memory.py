@@ -25,7 +25,7 @@ def not_a_memory(store: MemoryStore, wanted: str) -> str | None:
     candidates = (wanted,) if wanted.endswith(".md") else (wanted, wanted + ".md")
     if wanted == C.INDEX_NAME:
         return f"{C.INDEX_NAME} is the index, not a memory; `memdir index` prints it"
-    unreadable = dict(store.scan().unreadable)
+    unreadable = dict(store.scan(store.facts()).unreadable)  # the cached scan: only unreadable files matter
     for rel in candidates:
         if rel in unreadable:
             return f"{rel}: memdir cannot read it ({unreadable[rel]}); `memdir doctor` says how to fix it"

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 def names_in_use(store: MemoryStore, moving: str | None = None) -> dict[str, Header]:
     """Every memory by its name's link form (`Deploy: prod` and `deploy-prod` are one name);
     `moving`: a memory being renamed, whose own name does not count."""
-    return {kebab_slug(h.name): h for h in store.scan().headers if h.name and h.rel_path != moving}
+    facts = store.facts()  # names of files unchanged since the last look come from .memdir/ (file_facts.py)
+    headers = store.scan(facts).headers
+    facts.save()
+    return {kebab_slug(h.name): h for h in headers if h.name and h.rel_path != moving}
 
 
 def place(store: MemoryStore, memory: Memory) -> tuple[str, bool, Memory]:

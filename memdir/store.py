@@ -13,13 +13,19 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, placing, safefs
+from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
-from memdir.model import Memory, kebab_slug, memory_from_fields
 from memdir.not_a_memory import not_a_memory, refused_entry
 from memdir.scan import Header, ScanResult, read_header, scan
 from memdir.secrets import guard
+
+# memdir.model (pydantic) and placing are imported where a memory is built: `list` and `doctor`
+# never build one, and pydantic's import was a fifth of `list` at 20,000 memories.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memdir.file_facts import FileFacts
+    from memdir.model import Memory
 
 
 def slugify(name: str) -> str:
@@ -182,14 +188,26 @@ class MemoryStore:
         return self.root / rel_path
 
     # --- reading ------------------------------------------------------------
-    def scan(self) -> ScanResult:
+    def scan(self, facts: FileFacts | None = None) -> ScanResult:
+        """Every memory's header. With `facts` (memdir/file_facts.py): headers of unchanged files come
+        from the cache, without the excerpt recall ranks on; for listing and lookups by name."""
         exclude = () if self.team else (C.TEAM_DIRNAME,)
         if self.prefix and self.base.is_dir():
             try:
                 safefs.check_inside(self.base, self.prefix)
             except OSError as exc:  # a symlinked team/ is never followed
                 return ScanResult([], [(self.prefix.rstrip("/"), str(exc))])
+        if facts is not None:
+            from memdir import file_facts
+
+            return file_facts.scan(self.root, facts, exclude)
         return scan(self.root, exclude_dirs=exclude)
+
+    def facts(self) -> FileFacts:
+        """The per-file cache `list`, `doctor` and `find` scan through; call its save() when done."""
+        from memdir.file_facts import FileFacts
+
+        return FileFacts(self.base, self.prefix)
 
     def find(self, ref: str) -> Header:
         """A memory by relative path, file name (with or without .md) or name (case-insensitive).
@@ -197,7 +215,9 @@ class MemoryStore:
         Anything but an exact relative path may name several memories (two types sharing a
         Claude Code `name:` slug, one file name in two subfolders, one memory's file name another's
         name): then it is a one-line error listing them, never an arbitrary pick."""
-        headers = self.scan().headers
+        facts = self.facts()
+        headers = self.scan(facts).headers
+        facts.save()
         wanted = ref.strip()
         # An exact relative path wins over a bare file name that a file in a subfolder also has. A bare
         # stem ("testing") is not a path: another memory may be named that.
@@ -205,9 +225,12 @@ class MemoryStore:
             if wanted == header.rel_path or ("/" in wanted and wanted == header.rel_path.removesuffix(".md")):
                 return header
         # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
+        from memdir.model import kebab_slug
+
         names = (wanted.casefold(), kebab_slug(wanted))
+        file_names = (wanted, wanted + ".md")  # a bare file name, with or without .md (no Path per memory: 20,000)
         matches = [h for h in headers
-                   if wanted in (h.path.name, h.path.stem) or (h.name and h.name.casefold() in names)]
+                   if h.rel_path.rpartition("/")[2] in file_names or (h.name and h.name.casefold() in names)]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
@@ -227,6 +250,8 @@ class MemoryStore:
             raise
         except OSError as exc:
             raise MemdirError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+        from memdir.model import memory_from_fields
+
         return memory_from_fields(parsed.fields, parsed.body, str(path))
 
     def index(self) -> str:
@@ -243,6 +268,8 @@ class MemoryStore:
 
     def plan_filename(self, memory: Memory) -> tuple[str, bool, Memory]:
         """(rel_path, exists, memory as it would be saved): where `save` would put it (dry runs, reports)."""
+        from memdir import placing
+
         return placing.place(self, memory)
 
     def text_or_empty(self, rel_path: str) -> str:
@@ -277,6 +304,8 @@ class MemoryStore:
         taken_from = None
         with self._locked():
             if rel_path is None:
+                from memdir import placing
+
                 asked = memory.name
                 rel_path, found, memory = placing.place(self, memory)
                 if found:  # this very memory: written in its file's form, under its own name
@@ -365,6 +394,9 @@ class MemoryStore:
     @_then_commit(_save_verbs)
     @_then_embed(lambda result: result.rel_path)
     def rename(self, ref: str, new_name: str) -> SaveResult:
+        from memdir import placing
+        from memdir.model import Memory, kebab_slug
+
         memory, header = self.read(ref)
         renamed = memory.model_copy(update={"name": new_name})
         renamed = Memory.model_validate(renamed.model_dump())
@@ -403,7 +435,9 @@ class MemoryStore:
         """Merge MEMORY.md with the files: hand-written lines, order and hooks stay; missing entries are
         added, entries whose file is gone are removed. The previous index is kept in history."""
         with self._locked():
-            headers = sorted(self.scan().headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
+            facts = self.facts()
+            headers = sorted(self.scan(facts).headers, key=lambda h: (h.type or "~", (h.name or h.rel_path).casefold()))
+            facts.save()
             entries = [
                 (h.rel_path, index_text.entry_line(h.name or h.path.stem, h.rel_path, h.description or ""))
                 for h in headers if index_text.linkable(h.rel_path)  # `doctor` names the others
@@ -482,6 +516,8 @@ class MemoryStore:
 def _same_title(old_text: str, memory: Memory) -> bool:
     """The file's previous name and description are the new memory's (so its index line still fits)."""
     try:
+        from memdir.model import memory_from_fields
+
         parsed = parse_document(old_text)
         old = memory_from_fields(parsed.fields, parsed.body, "")
     except Exception:  # an unreadable old header: regenerate the line

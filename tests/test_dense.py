@@ -194,6 +194,32 @@ def test_duplicate_texts_in_one_batch_keep_every_other_vector(tmp_path):
     assert set(reread.rows) == {same, other}
 
 
+def test_two_writers_see_each_others_vectors_and_read_each_record_once(tmp_path, monkeypatch):
+    """Each append reads only what others appended since: bookkeeping linear in the count, not its square."""
+    parsed = []
+    real_parse = EmbeddingCache._parse
+    monkeypatch.setattr(EmbeddingCache, "_parse", lambda self, data: parsed.append(len(data)) or real_parse(self, data))
+    one, two = EmbeddingCache(tmp_path / "e.bin", dim=4), EmbeddingCache(tmp_path / "e.bin", dim=4)
+    keys = [content_key(MODEL_ID, str(n)) for n in range(300)]
+    for n, key in enumerate(keys):
+        (one if n % 2 else two).add([key], np.full((1, 4), n, dtype=np.float32))
+    one.refresh()
+    two.refresh()
+    assert set(one.rows) == set(two.rows) == set(keys) and one.get(keys[7])[0] == 7.0
+    assert sum(parsed) <= 2 * len(keys) * one.record.itemsize  # each cache reads each record at most once
+
+
+def test_a_compaction_elsewhere_is_read_whole_not_as_an_append(tmp_path):
+    here, there = EmbeddingCache(tmp_path / "e.bin", dim=4), EmbeddingCache(tmp_path / "e.bin", dim=4)
+    keys = [content_key(MODEL_ID, str(n)) for n in range(6)]
+    here.add(keys[:4], np.eye(4, dtype=np.float32))
+    there.refresh()
+    assert there.compact(set(keys[2:4])) == 2  # a new file, perhaps on the inode number of the old one
+    there.add(keys[4:], np.ones((2, 4), dtype=np.float32))
+    here.refresh()
+    assert set(here.rows) == set(keys[2:]) and here.get(keys[2])[2] == 1.0
+
+
 @pytest.mark.dense(opt_in=True)
 def test_real_folder_unrelated_prompt_gets_nothing_related_gets_its_memory(tmp_path, real_model):
     """On the real 55-file folder (read from a copy): nothing for the weather, the Gemini decision for Gemini."""

@@ -235,3 +235,19 @@ def test_real_folder_claims_come_from_bodies_only(realdata, tmp_path):
         fields = parse_header((folder / rel).read_text(encoding="utf-8")).fields
         header_only = flat(fields) - {c.text for c in extract_claims(parse_header((folder / rel).read_text()).body)}
         assert not {c.text for c in evidence.claims} & header_only, rel
+
+
+def test_verify_folder_can_check_only_the_newest_memories(tmp_path):
+    import os
+
+    from memdir.verify import verify_folder
+
+    project, memory = tmp_path / "project", tmp_path / "memory"
+    project.mkdir()
+    memory.mkdir()
+    for n in range(5):
+        path = memory / f"project_{n}.md"
+        path.write_text(f"---\nname: n{n}\ndescription: d\ntype: project\n---\n\nSee `src/gone_{n}.py`.\n")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+    assert set(verify_folder(memory, str(project), use_git=False, newest=2)) == {"project_3.md", "project_4.md"}
+    assert len(verify_folder(memory, str(project), use_git=False)) == 5
