@@ -49,6 +49,7 @@ MAX_CONNECTIONS = 32  # requests answered at once; each holds one thread and one
 BACKLOG = 128  # a burst of prompt hooks waits in the queue instead of being refused
 READ_SECONDS = 5.0  # the whole request, not each read: a client trickling bytes cannot hold a thread
 SEND_SECONDS = 10.0
+LINGER_SECONDS = 1.0  # after an error reply: how long unread bytes are dropped before closing
 ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept (EMFILE...): a pause, not a busy loop
 CLIENTS_KEPT = 8  # SDK clients, one per endpoint and credentials, most recently used kept
 _ENVIRON_LOCK = threading.Lock()  # os.environ is briefly swapped while an SDK client is built
@@ -300,7 +301,9 @@ def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: Cli
             try:
                 reply = handle(_read_request(conn), clients, embedder)
             except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
-                reply = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+                _reply(conn, {"error": f"{type(exc).__name__}: {exc}"[:1000]})
+                _close_after_reply(conn)
+                return
             _reply(conn, reply)
     finally:
         slots.release()
@@ -318,6 +321,20 @@ def _dispatch(conn: socket.socket, slots: threading.BoundedSemaphore, clients: C
     with conn:
         _drain(conn)  # a request left unread would reset the connection, losing the reply below
         _reply(conn, {"error": f"busy: {MAX_CONNECTIONS} requests in progress; answer offline"})
+
+
+def _close_after_reply(conn: socket.socket) -> None:
+    """After an error reply to a request that was not read whole (too slow, too big): say we are done
+    (FIN) and drop what still arrives for a moment. Closing with unread bytes would send a reset, and a
+    reset can destroy the reply before the client reads it."""
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(LINGER_SECONDS)
+        for _ in range(MAX_REQUEST // 65536 + 1):
+            if not conn.recv(65536):
+                break
+    except OSError:
+        pass
 
 
 def _drain(conn: socket.socket) -> None:
