@@ -62,6 +62,12 @@ _REPO_CONFIG = (
     ("user.name", "memdir"),
     ("user.email", "memdir@memdir.invalid"),
 )
+# The keys `git init` writes (on any OS) besides _REPO_CONFIG: any other key in the repository's config was
+# planted, and git would obey it (url.X.insteadOf to an ext:: command, diff.X.textconv, core.sshCommand...).
+_INIT_KEYS = frozenset({"core.repositoryformatversion", "core.bare", "core.logallrefupdates", "core.filemode",
+                        "core.ignorecase", "core.precomposeunicode", "core.symlinks",
+                        "core.worktree"})  # core.worktree: GIT_WORK_TREE, always set, overrides it
+_ALLOWED_KEYS = _INIT_KEYS | {key.lower() for key, _ in _REPO_CONFIG}
 _EXCLUDE = "# memdir tracks memory files only\n/.memdir/\n/logs/\n.*\n*\n!*/\n!*.md\n"
 
 
@@ -120,6 +126,7 @@ def run(memory_dir: Path, *args: str, input: bytes | None = None, check: bool = 
     """Run `git ARGS` on the memory folder's repository, isolated from the user's git setup.
     Raises GitError (one line) when git is missing, times out, or (check=True) exits non-zero."""
     memory_dir = Path(memory_dir)
+    _check_config(memory_dir)
     try:
         done = subprocess.run(["git", *_OPTIONS, *args], input=input, capture_output=True, env=_env(memory_dir),
                               cwd=memory_dir, timeout=timeout, check=False)
@@ -134,6 +141,38 @@ def run(memory_dir: Path, *args: str, input: bytes | None = None, check: bool = 
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed in {git_dir(memory_dir)}: {_first_line(done.stderr)}")
     return done
+
+
+_checked: dict[str, bytes] = {}  # config path -> the bytes found clean (one check per change, not per git run)
+
+
+def _check_config(memory_dir: Path) -> None:
+    """Refuse a repository whose config holds a key memdir never writes: whoever can write the memory
+    folder can write `.memdir/git/config`, and git would run the command a planted key names."""
+    rel = f"{C.STATE_DIRNAME}/{GIT_DIRNAME}/config"
+    try:
+        data = safefs.read_bytes(memory_dir, rel)
+    except FileNotFoundError:
+        return  # no repository yet: `ensure` creates it with its own config
+    except OSError as exc:
+        raise GitError(f"{Path(memory_dir) / rel}: unreadable ({exc.strerror or exc}); remove {git_dir(memory_dir)} "
+                       "and memdir makes a new one") from None
+    key = str(Path(memory_dir) / rel)
+    if _checked.get(key) == data:
+        return
+    try:
+        done = subprocess.run(["git", "config", "--file", "-", "--list", "--name-only", "-z"], input=data,
+                              capture_output=True, env=_env(memory_dir), cwd=memory_dir, timeout=_TIMEOUT,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git could not read {key}: {exc}") from None
+    names = {name.decode("utf-8", "replace").lower() for name in done.stdout.split(b"\0") if name}
+    planted = sorted(names - _ALLOWED_KEYS)
+    if done.returncode != 0 or planted:
+        what = f"settings memdir never writes ({', '.join(planted[:3])})" if planted else "a config git cannot read"
+        raise GitError(f"{key} holds {what}; git would obey them, so memdir will not run git there: remove "
+                       "those lines (or the whole folder, after copying anything you need from it)")
+    _checked[key] = data
 
 
 def _first_line(stderr: bytes) -> str:

@@ -1,0 +1,76 @@
+"""A memory folder's git repository (`.memdir/git`, memdir/gitrepo.py) planted or tampered with.
+
+Whoever can write the memory folder (a cloned repository that holds it, another tool, an agent) can
+write `.memdir/git/config` too. git obeys its repository's config: `url.X.insteadOf` turns the sync
+remote into an `ext::` command, `diff.X.textconv` runs a program on `memdir log --diff`, `core.sshCommand`
+runs one on an ssh remote. memdir must run none of them, and say in one line what to remove.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.conftest import run_cli
+
+MEMORY_FILE = "---\nname: A\ndescription: a\ntype: user\n---\n\nhello\n"
+
+
+def _git(*args: str) -> None:
+    subprocess.run(["git", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def synced(memory, tmp_path) -> tuple[Path, Path, Path]:
+    """A memory folder synced once to a bare remote, from a project with an origin."""
+    remote, project = tmp_path / "remote.git", tmp_path / "project"
+    _git("init", "-q", "--bare", str(remote))
+    _git("init", "-q", str(project))
+    _git("-C", str(project), "remote", "add", "origin", "https://github.com/me/app")
+    (memory / "user_a.md").write_text(MEMORY_FILE)
+    return memory, remote, project
+
+
+def _plant(memory: Path, *pairs: tuple[str, str]) -> None:
+    for key, value in pairs:
+        _git("config", "--file", str(memory / ".memdir" / "git" / "config"), key, value)
+
+
+def _ran(tally, marker: Path, what: str) -> bool:
+    if marker.exists():
+        tally.escapes += 1
+        tally.notes.append(f"escape: a planted git setting ran a command on {what}")
+        return True
+    return False
+
+
+ENV = {"MEMDIR_GIT_HISTORY": "1"}
+
+
+def test_planted_insteadof_ext_never_runs_on_sync(synced, tmp_path, tally):
+    memory, remote, project = synced
+    first = run_cli(tally, "--dir", str(memory), "sync", "--remote", str(remote), env=ENV, cwd=project)
+    assert first.returncode == 0, first.stderr
+    marker = tmp_path / "PWNED-sync"
+    _plant(memory, ("protocol.ext.allow", "always"),
+           (f"url.ext::sh -c touch% {marker}% >&2.insteadOf", str(remote)))
+    (memory / "user_a.md").write_text(MEMORY_FILE + "more\n")
+    proc = run_cli(tally, "--dir", str(memory), "sync", env=ENV, cwd=project)
+    assert not _ran(tally, marker, "sync")
+    assert proc.returncode != 0 and ".memdir/git/config" in proc.stderr and "insteadof" in proc.stderr.lower()
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_planted_textconv_never_runs_on_log_diff(memory, tmp_path, tally):
+    (memory / "user_a.md").write_text(MEMORY_FILE)
+    assert run_cli(tally, "--dir", str(memory), "log", env=ENV).returncode == 0  # creates and commits
+    (memory / "user_a.md").write_text(MEMORY_FILE + "more\n")
+    assert run_cli(tally, "--dir", str(memory), "log", env=ENV).returncode == 0
+    marker = tmp_path / "PWNED-textconv"
+    _plant(memory, ("diff.evil.textconv", f"touch {marker}; cat"))
+    (memory / ".gitattributes").write_text("*.md diff=evil\n")
+    proc = run_cli(tally, "--dir", str(memory), "log", "--diff", env=ENV)
+    assert not _ran(tally, marker, "log --diff")
+    assert "Traceback" not in proc.stderr
