@@ -248,6 +248,9 @@ def pick(memory_dir: Path, rel: str, version: str | None, shown: str) -> Row:
         chosen = next((row for row in found if _usable(row) and not row.deletion and _blob(memory_dir, row) != now),
                       None)
         if chosen is None:
+            refused = next((row for row in found if not _usable(row)), None)
+            if refused is not None and refused.old is not None:  # say why the older one is not restored
+                history.pick(memory_dir / C.STATE_DIRNAME, rel, refused.old.name, shown)
             raise MemdirError(f"every version of {rel} holds what it holds now; see `memdir history {shown}`")
     else:
         wanted = version.strip()
