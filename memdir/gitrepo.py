@@ -269,18 +269,21 @@ def _folder_lock(memory_dir: Path, timeout: float) -> Iterator[None]:
 
 def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
            verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
-           first_import: Callable[[Path], int] | None = None, lock_timeout: float = 30.0) -> CommitResult:
+           first_import: Callable[[Path], int] | None = None, lock_timeout: float = 30.0,
+           others: Callable[[], list[tuple[int, str, bytes, str]]] | None = None) -> CommitResult:
     """Commit what changed in the folder since the last commit (only `paths`, when given), under the
     folder lock. A file whose bytes hold a secret, or whose name looks like one, is left out (its last
     committed version stays) and named in the result. `verbs` say what happened to a path in the message
     ("superseded x.md"; default created/updated/deleted); `by` names a path's writer, and the author
     then names the writers of the paths this commit holds. `first_import` runs before the repository's
-    first commit (the one-time import of older history). Never raises: a failure is `result.error`."""
+    first commit (the one-time import of older history). `others` gives versions another writer left that
+    memdir's write replaced (its kept copies): each not committed yet is committed first, as another
+    writer's, so an undo finds it. Never raises: a failure is `result.error`."""
     memory_dir = Path(memory_dir)
     try:
         with _folder_lock(memory_dir, lock_timeout):
             return commit_locked(memory_dir, message, author=author, paths=paths, verbs=verbs, by=by,
-                                 first_import=first_import)
+                                 first_import=first_import, others=others)
     except MemdirError as exc:
         return CommitResult(error=str(exc))
     except OSError as exc:
@@ -291,7 +294,8 @@ def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: It
 
 def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
                   verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
-                  first_import: Callable[[Path], int] | None = None) -> CommitResult:
+                  first_import: Callable[[Path], int] | None = None,
+                  others: Callable[[], list[tuple[int, str, bytes, str]]] | None = None) -> CommitResult:
     """`commit` for a caller that already holds the folder lock; raises GitError/OSError on failure."""
     memory_dir = Path(memory_dir)
     ensure(memory_dir)
@@ -300,6 +304,10 @@ def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, pa
         first_import(memory_dir)
         parent = head(memory_dir)
     before = committed_files(memory_dir, parent)
+    replaced = [item for item in (others() if others else []) if before.get(item[1]) != blob_id(item[2])]
+    if replaced and import_versions(memory_dir, replaced, ANOTHER_WRITER):  # rare: no git run when none
+        parent = head(memory_dir)
+        before = committed_files(memory_dir, parent)
     on_disk = disk_files(memory_dir)
     wanted = sorted(set(on_disk) | set(before)) if paths is None else sorted({p for p in paths if tracked(p)})
     present = set(on_disk)
@@ -418,7 +426,7 @@ def _fast_import(memory_dir: Path, stream: list[bytes], last_mark: int) -> str:
     return new[-1]
 
 
-def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]]) -> int:
+def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]], author: Author = MEMDIR) -> int:
     """One commit per (epoch seconds, path, bytes, message), in order, in one fast-import (call under the
     folder lock). Versions whose bytes or name hold a secret, or that change nothing, are skipped. The
     number of commits made."""
@@ -429,7 +437,7 @@ def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]]) 
         if find_secrets(data.decode("utf-8", "replace")):
             continue
         mark += 1
-        stream += _commit_block(mark, MEMDIR, when, redact(_clean(message)) + "\n", parent if mark == 1 else None,
+        stream += _commit_block(mark, author, when, redact(_clean(message)) + "\n", parent if mark == 1 else None,
                                 [(path, data)])
         last[path] = blob_id(data)
     if mark:
