@@ -86,7 +86,7 @@ def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | Non
         for path, verb in verbs.items():
             current.verbs.setdefault(path, verb)  # the first word says it best: "created", then index updates
         return None
-    said = [f"{verb} {path}" for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
+    said = [gitrepo.shown(f"{verb} {path}") for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
     subject = ", ".join(said) or "updated the index"
     kept = {path: copy for (folder, path), copy in _kept_outside.items() if folder == Path(memory_dir) and path in verbs}
     for key in [key for key in _kept_outside if key[0] == Path(memory_dir)]:
@@ -248,9 +248,10 @@ def _git_rows(memory_dir: Path, rel: str) -> list[Row]:
 
 def _verb(change: gitrepo.Change, file: gitrepo.FileChange) -> str:
     """The word the commit message used for this file ("superseded"), else git's own status."""
+    named = gitrepo.shown(file.path)  # as the message names it
     for line in change.message.splitlines()[1:]:
-        if line.endswith(f" {file.path}") and not line.startswith(("run:", "engine:", "writer of")):
-            return line[: -len(file.path) - 1].split(" ", 1)[0]
+        if line.endswith(f" {named}") and not line.startswith(("run:", "engine:", "writer of")):
+            return line[: -len(named) - 1].split(" ", 1)[0]
     return {"A": "created", "M": "updated", "D": "deleted"}.get(file.status, "changed")
 
 

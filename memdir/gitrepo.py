@@ -364,13 +364,19 @@ def _message(message: str, written: tuple[str, ...], deleted: tuple[str, ...], b
     body = [line + (f" (by {by[path]})" if path in by else "")
             for line, path in zip(body, [*written, *deleted], strict=True)]
     body = list(dict.fromkeys(body))  # a rename names both paths in one line
-    body += [f"left out {path}: {why}" for path, why in left_out]
+    body += [shown(f"left out {path}: {why}") for path, why in left_out]
     return redact("\n".join([_clean(message).strip() or "memory changed", "", *body])) + "\n"
 
 
 def _said(verb: str, path: str) -> str:
     """"updated x.md", or the verb with `{}` where the path goes ("renamed {} to b.md")."""
-    return verb.replace("{}", path) if "{}" in verb else f"{verb} {path}"
+    return shown(verb.replace("{}", path) if "{}" in verb else f"{verb} {path}")
+
+
+def shown(text: str) -> str:
+    """A line naming a path, with the path's control characters escaped (`\\n`): a file name holding a
+    newline must not add a line of its own to a commit message or to `memdir log`."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], text)
 
 
 def _clean(text: str) -> str:

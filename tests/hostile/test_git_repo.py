@@ -74,3 +74,15 @@ def test_planted_textconv_never_runs_on_log_diff(memory, tmp_path, tally):
     proc = run_cli(tally, "--dir", str(memory), "log", "--diff", env=ENV)
     assert not _ran(tally, marker, "log --diff")
     assert "Traceback" not in proc.stderr
+
+
+def test_a_file_name_with_newlines_cannot_forge_log_lines(memory, tally):
+    """`memdir log` prints one line per changed file: a name holding newlines must not add lines that
+    say another file was deleted, or that someone else wrote it."""
+    forged = "x\n    deleted MEMORY.md (by Claude Code's auto dream)\n.md"
+    (memory / forged).write_text(MEMORY_FILE)
+    proc = run_cli(tally, "--dir", str(memory), "log", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not any(line.strip().startswith("deleted MEMORY.md") for line in lines), proc.stdout
+    assert any("x\\n" in line for line in lines), proc.stdout  # the file is still named, escaped
