@@ -144,6 +144,18 @@ def run(memory_dir: Path, *args: str, input: bytes | None = None, check: bool = 
 
 
 _checked: dict[str, bytes] = {}  # config path -> the bytes found clean (one check per change, not per git run)
+_links_checked: dict[str, float] = {}  # config path -> when the repository was last found free of symlinks
+_RECHECK_SECONDS = 30.0  # a long-running process (the recall server) looks again after this
+
+
+def _check_links(memory_dir: Path) -> None:
+    """Refuse a repository holding a symlink (`refs` linked into the user's project repository): git
+    writes through links, so memdir's branch would land in another repository."""
+    base = f"{C.STATE_DIRNAME}/{GIT_DIRNAME}"
+    link = next((rel for rel, kind in safefs.walk(memory_dir, base) if kind == "symlink"), None)
+    if link is not None:
+        raise GitError(f"{Path(memory_dir) / link} is a symlink; memdir never writes through one: remove it "
+                       f"(or move {git_dir(memory_dir)} away and memdir makes a new history)")
 
 
 def _check_config(memory_dir: Path) -> None:
@@ -158,6 +170,10 @@ def _check_config(memory_dir: Path) -> None:
         raise GitError(f"{Path(memory_dir) / rel}: unreadable ({exc.strerror or exc}); remove {git_dir(memory_dir)} "
                        "and memdir makes a new one") from None
     key = str(Path(memory_dir) / rel)
+    if _checked.get(key) == data and time.monotonic() - _links_checked.get(key, -1e9) < _RECHECK_SECONDS:
+        return
+    _check_links(memory_dir)
+    _links_checked[key] = time.monotonic()
     if _checked.get(key) == data:
         return
     try:

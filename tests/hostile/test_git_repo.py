@@ -86,3 +86,27 @@ def test_a_file_name_with_newlines_cannot_forge_log_lines(memory, tally):
     lines = proc.stdout.splitlines()
     assert not any(line.strip().startswith("deleted MEMORY.md") for line in lines), proc.stdout
     assert any("x\\n" in line for line in lines), proc.stdout  # the file is still named, escaped
+
+
+@pytest.mark.parametrize("planted", ["refs", "refs/heads", "objects", "logs"])
+def test_a_symlink_planted_inside_the_history_repository_is_never_written_through(memory, tmp_path, tally,
+                                                                                  planted):
+    """`.memdir/git/refs` (or objects, logs) made a link into the user's project repository: git writes
+    through it, so memdir's branch used to overwrite the project's own `main` (its repository broken)."""
+    victim = tmp_path / "project"
+    _git("init", "-q", str(victim))
+    _git("-C", str(victim), "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-q", "--allow-empty", "-m", "v")
+    (memory / "user_a.md").write_text(MEMORY_FILE)
+    assert run_cli(tally, "--dir", str(memory), "log", env=ENV).returncode == 0  # the repository exists
+    before = {p: p.read_bytes() for p in (victim / ".git").rglob("*") if p.is_file()}
+    inside = memory / ".memdir" / "git" / planted
+    subprocess.run(["rm", "-rf", str(inside)], check=True)
+    inside.symlink_to(victim / ".git" / planted)
+    (memory / "user_a.md").write_text(MEMORY_FILE + "changed\n")
+    proc = run_cli(tally, "--dir", str(memory), "log", env=ENV)
+    after = {p: p.read_bytes() for p in (victim / ".git").rglob("*") if p.is_file()}
+    if after != before:
+        tally.escapes += 1
+        tally.notes.append(f"escape: memdir wrote through .memdir/git/{planted} into another repository")
+    assert after == before
+    assert "Traceback" not in proc.stderr and "symlink" in proc.stdout + proc.stderr
