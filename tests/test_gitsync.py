@@ -376,3 +376,13 @@ def test_a_first_sync_imports_the_old_history_and_pushes_it(laptop: Machine, des
     bodies = [gitrepo.read_blob(desktop.memory, f.new_blob or "").decode()
               for c in reversed(gitrepo.changes(desktop.memory, rel)) for f in c.files if f.path == rel]
     assert [b for b in bodies if "version one" in b] and "version two" in bodies[-1]
+
+
+def test_the_folder_config_counts_when_memdir_runs_from_a_folder_above_it(tmp_path: Path, remote: Path) -> None:
+    """`memdir sync --remote URL`, then `memdir sync` from the home folder (no git repository there, so
+    it is the 'project root'): the remote the first one stored must be found, not 'no sync remote set'."""
+    home = Path.home()  # each test's own (tests/conftest.py)
+    memory = home / ".claude" / "projects" / "app" / "memory"
+    memory.mkdir(parents=True)
+    syncconfig.save_config(memory, {syncconfig.REMOTE_KEY: str(remote), syncconfig.PROJECT_KEY: "app"})
+    assert syncconfig.settings(memory, home).url == str(remote)
