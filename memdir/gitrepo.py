@@ -152,7 +152,14 @@ def _check_links(memory_dir: Path) -> None:
     """Refuse a repository holding a symlink (`refs` linked into the user's project repository): git
     writes through links, so memdir's branch would land in another repository."""
     base = f"{C.STATE_DIRNAME}/{GIT_DIRNAME}"
-    link = next((rel for rel, kind in safefs.walk(memory_dir, base) if kind == "symlink"), None)
+    stack, link = [base], None
+    while stack and link is None:
+        folder = stack.pop()
+        for name, kind in safefs.listdir(memory_dir, folder):
+            if kind == "symlink":
+                link = f"{folder}/{name}"
+            elif kind == "dir" and folder != f"{base}/objects":  # objects/xx, objects/pack hold files git
+                stack.append(f"{folder}/{name}")                 # only creates or reads: never listed
     if link is not None:
         raise GitError(f"{Path(memory_dir) / link} is a symlink; memdir never writes through one: remove it "
                        f"(or move {git_dir(memory_dir)} away and memdir makes a new history)")
