@@ -74,6 +74,10 @@ def read_folder(store: MemoryStore) -> Folder:
     scanned = store.scan()
     folder = Folder({}, {}, {}, store.index(), [f"{rel}: {why}" for rel, why in scanned.unreadable])
     for header in scanned.headers:  # a header read leniently (malformed YAML) is still a memory
+        if not _utf8_name(header.rel_path):  # a merge names it in text (the note, MEMORY.md): it cannot be
+            shown = header.rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            folder.skipped.append(f"{shown}: its file name is not UTF-8; rename it to merge it")
+            continue
         try:
             folder.texts[header.rel_path] = store.read_file(header.rel_path)
             folder.memories[header.rel_path] = store.load(header.rel_path)
@@ -83,6 +87,14 @@ def read_folder(store: MemoryStore) -> Folder:
             continue
         folder.mtimes[header.rel_path] = header.mtime
     return folder
+
+
+def _utf8_name(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def live(folder: Folder) -> dict[str, Memory]:

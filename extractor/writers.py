@@ -10,6 +10,7 @@ was given says so, else "a Claude Code subagent". Nothing here is trusted for an
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from memdir import constants as C
@@ -69,9 +70,11 @@ def _subagent_writes(agent: Path, cwd: str | None, root: Path) -> dict[str, str]
     writes: dict[str, str] = {}
     who = SUBAGENT
     try:
-        with agent.open("rb") as handle:
-            for number, raw in enumerate(handle):
-                if len(raw) > _MAX_LINE_BYTES:
+        with _open_regular(agent) as handle:
+            for number, raw in enumerate(iter(lambda: handle.readline(_MAX_LINE_BYTES + 1), b"")):
+                if len(raw) > _MAX_LINE_BYTES:  # an over-long line: skip the rest of it, never hold it
+                    while raw and not raw.endswith(b"\n"):
+                        raw = handle.readline(_MAX_LINE_BYTES)
                     continue
                 try:
                     line = json.loads(raw)
@@ -91,6 +94,17 @@ def _subagent_writes(agent: Path, cwd: str | None, root: Path) -> dict[str, str]
     except OSError:
         return {}
     return writes
+
+
+def _open_regular(path: Path):
+    """The file for reading, when it is a regular file: a FIFO opened plainly would block the worker."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def _kind(content: object) -> str:

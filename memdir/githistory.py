@@ -46,11 +46,13 @@ class Batch:
     run: str | None = None
     engine: str | None = None
     verbs: dict[str, str] = dataclasses.field(default_factory=dict)  # path -> created/updated/superseded/...
+    kept: dict[str, Path] = dataclasses.field(default_factory=dict)  # path -> the bytes before the batch's first write
     result: gitrepo.CommitResult | None = None
 
 
 _current: contextvars.ContextVar[Batch | None] = contextvars.ContextVar("memdir_git_batch", default=None)
 _warned: set[str] = set()
+_kept_outside: dict[tuple[Path, str], Path] = {}  # a write outside a batch: its kept copy, until `wrote`
 
 
 def new_run_id() -> str:
@@ -72,7 +74,7 @@ def batch(memory_dir: Path, why: str, *, run: str | None = None, engine: str | N
         _current.reset(token)
         if current.verbs:
             current.result = _commit(current.memory_dir, current.why, current.verbs, run=current.run,
-                                     engine=current.engine)
+                                     engine=current.engine, kept=current.kept)
 
 
 def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | None:
@@ -84,9 +86,25 @@ def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | Non
         for path, verb in verbs.items():
             current.verbs.setdefault(path, verb)  # the first word says it best: "created", then index updates
         return None
-    said = [f"{verb} {path}" for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
+    said = [gitrepo.shown(f"{verb} {path}") for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
     subject = ", ".join(said) or "updated the index"
-    return _commit(Path(memory_dir), subject, verbs)
+    kept = {path: copy for (folder, path), copy in _kept_outside.items() if folder == Path(memory_dir) and path in verbs}
+    for key in [key for key in _kept_outside if key[0] == Path(memory_dir)]:
+        del _kept_outside[key]  # a write that failed before `wrote` leaves nothing for a later one
+    return _commit(Path(memory_dir), subject, verbs, kept=kept)
+
+
+def kept(memory_dir: Path, path: str, copy: Path) -> None:
+    """memdir is about to replace `path`, whose bytes it kept in `copy`. If another writer made those bytes
+    since the last commit, the commit of this write records them first (as theirs): an undo then finds the
+    version the write replaced, even when both happened within the same second."""
+    if not enabled():
+        return
+    current = _current.get()
+    if current is not None and current.memory_dir == Path(memory_dir):
+        current.kept.setdefault(path, copy)  # the batch's first write replaced what was there before it
+    else:
+        _kept_outside.setdefault((Path(memory_dir), path), copy)
 
 
 def say(memory_dir: Path, verbs: dict[str, str]) -> None:
@@ -109,11 +127,25 @@ def sweep(memory_dir: Path, writers: dict[str, str] | None = None, *, why: str =
 
 
 def _commit(memory_dir: Path, why: str, verbs: dict[str, str], *, run: str | None = None,
-            engine: str | None = None) -> gitrepo.CommitResult:
+            engine: str | None = None, kept: dict[str, Path] | None = None) -> gitrepo.CommitResult:
     lines = [why] + ([""] if run or engine else []) + ([f"run: {run}"] if run else []) + (
         [f"engine: {engine}"] if engine else [])
-    result = gitrepo.commit(memory_dir, "\n".join(lines), paths=list(verbs), verbs=verbs, first_import=import_legacy)
+    result = gitrepo.commit(memory_dir, "\n".join(lines), paths=list(verbs), verbs=verbs, first_import=import_legacy,
+                            others=lambda: _replaced_versions(kept or {}))
     return _report(memory_dir, result)
+
+
+def _replaced_versions(kept: dict[str, Path]) -> list[tuple[int, str, bytes, str]]:
+    """The kept copies as versions to commit (gitrepo skips those the history already holds)."""
+    items = []
+    for path, copy in sorted(kept.items()):
+        try:
+            data = copy.read_bytes()
+        except OSError:
+            continue
+        stamp = copy.name.split("-", 1)[0]
+        items.append((int(_epoch(stamp)), path, data, f"changed outside memdir: {path} (found when memdir wrote it)"))
+    return items
 
 
 def _report(memory_dir: Path, result: gitrepo.CommitResult) -> gitrepo.CommitResult:
@@ -216,9 +248,10 @@ def _git_rows(memory_dir: Path, rel: str) -> list[Row]:
 
 def _verb(change: gitrepo.Change, file: gitrepo.FileChange) -> str:
     """The word the commit message used for this file ("superseded"), else git's own status."""
+    named = gitrepo.shown(file.path)  # as the message names it
     for line in change.message.splitlines()[1:]:
-        if line.endswith(f" {file.path}") and not line.startswith(("run:", "engine:", "writer of")):
-            return line[: -len(file.path) - 1].split(" ", 1)[0]
+        if line.endswith(f" {named}") and not line.startswith(("run:", "engine:", "writer of")):
+            return line[: -len(named) - 1].split(" ", 1)[0]
     return {"A": "created", "M": "updated", "D": "deleted"}.get(file.status, "changed")
 
 
@@ -248,6 +281,9 @@ def pick(memory_dir: Path, rel: str, version: str | None, shown: str) -> Row:
         chosen = next((row for row in found if _usable(row) and not row.deletion and _blob(memory_dir, row) != now),
                       None)
         if chosen is None:
+            refused = next((row for row in found if not _usable(row)), None)
+            if refused is not None and refused.old is not None:  # say why the older one is not restored
+                history.pick(memory_dir / C.STATE_DIRNAME, rel, refused.old.name, shown)
             raise MemdirError(f"every version of {rel} holds what it holds now; see `memdir history {shown}`")
     else:
         wanted = version.strip()

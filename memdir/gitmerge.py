@@ -24,7 +24,6 @@ import dataclasses
 from pathlib import Path
 
 from memdir import gitrepo, safefs
-from memdir.secrets import find_secrets
 
 INDEX_NAME = "MEMORY.md"
 SYNC_AUTHOR = gitrepo.Author("memdir sync", "memdir@memdir.invalid")
@@ -128,15 +127,6 @@ def _lines(data: bytes) -> list[bytes]:
     if lines and not lines[-1].endswith(b"\n"):
         lines[-1] += b"\n"
     return lines
-
-
-def secrets_in(merge: Merge) -> list[str]:
-    """The merged files whose new bytes hold a secret (the guard runs on what a merge commit adds)."""
-    found = []
-    for path, data in merge.changes.items():
-        if data is not None and find_secrets(data.decode("utf-8", "replace")):
-            found.append(path)
-    return found
 
 
 def apply(memory_dir: Path, ours_files: dict[str, str], changes: dict[str, bytes | None]) -> list[str]:

@@ -62,6 +62,12 @@ _REPO_CONFIG = (
     ("user.name", "memdir"),
     ("user.email", "memdir@memdir.invalid"),
 )
+# The keys `git init` writes (on any OS) besides _REPO_CONFIG: any other key in the repository's config was
+# planted, and git would obey it (url.X.insteadOf to an ext:: command, diff.X.textconv, core.sshCommand...).
+_INIT_KEYS = frozenset({"core.repositoryformatversion", "core.bare", "core.logallrefupdates", "core.filemode",
+                        "core.ignorecase", "core.precomposeunicode", "core.symlinks",
+                        "core.worktree"})  # core.worktree: GIT_WORK_TREE, always set, overrides it
+_ALLOWED_KEYS = _INIT_KEYS | {key.lower() for key, _ in _REPO_CONFIG}
 _EXCLUDE = "# memdir tracks memory files only\n/.memdir/\n/logs/\n.*\n*\n!*/\n!*.md\n"
 
 
@@ -120,6 +126,7 @@ def run(memory_dir: Path, *args: str, input: bytes | None = None, check: bool = 
     """Run `git ARGS` on the memory folder's repository, isolated from the user's git setup.
     Raises GitError (one line) when git is missing, times out, or (check=True) exits non-zero."""
     memory_dir = Path(memory_dir)
+    _check_config(memory_dir)
     try:
         done = subprocess.run(["git", *_OPTIONS, *args], input=input, capture_output=True, env=_env(memory_dir),
                               cwd=memory_dir, timeout=timeout, check=False)
@@ -134,6 +141,61 @@ def run(memory_dir: Path, *args: str, input: bytes | None = None, check: bool = 
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed in {git_dir(memory_dir)}: {_first_line(done.stderr)}")
     return done
+
+
+_checked: dict[str, bytes] = {}  # config path -> the bytes found clean (one check per change, not per git run)
+_links_checked: dict[str, float] = {}  # config path -> when the repository was last found free of symlinks
+_RECHECK_SECONDS = 30.0  # a long-running process (the recall server) looks again after this
+
+
+def _check_links(memory_dir: Path) -> None:
+    """Refuse a repository holding a symlink (`refs` linked into the user's project repository): git
+    writes through links, so memdir's branch would land in another repository."""
+    base = f"{C.STATE_DIRNAME}/{GIT_DIRNAME}"
+    stack, link = [base], None
+    while stack and link is None:
+        folder = stack.pop()
+        for name, kind in safefs.listdir(memory_dir, folder):
+            if kind == "symlink":
+                link = f"{folder}/{name}"
+            elif kind == "dir" and folder != f"{base}/objects":  # objects/xx, objects/pack hold files git
+                stack.append(f"{folder}/{name}")                 # only creates or reads: never listed
+    if link is not None:
+        raise GitError(f"{Path(memory_dir) / link} is a symlink; memdir never writes through one: remove it "
+                       f"(or move {git_dir(memory_dir)} away and memdir makes a new history)")
+
+
+def _check_config(memory_dir: Path) -> None:
+    """Refuse a repository whose config holds a key memdir never writes: whoever can write the memory
+    folder can write `.memdir/git/config`, and git would run the command a planted key names."""
+    rel = f"{C.STATE_DIRNAME}/{GIT_DIRNAME}/config"
+    try:
+        data = safefs.read_bytes(memory_dir, rel)
+    except FileNotFoundError:
+        return  # no repository yet: `ensure` creates it with its own config
+    except OSError as exc:
+        raise GitError(f"{Path(memory_dir) / rel}: unreadable ({exc.strerror or exc}); remove {git_dir(memory_dir)} "
+                       "and memdir makes a new one") from None
+    key = str(Path(memory_dir) / rel)
+    if _checked.get(key) == data and time.monotonic() - _links_checked.get(key, -1e9) < _RECHECK_SECONDS:
+        return
+    _check_links(memory_dir)
+    _links_checked[key] = time.monotonic()
+    if _checked.get(key) == data:
+        return
+    try:
+        done = subprocess.run(["git", "config", "--file", "-", "--list", "--name-only", "-z"], input=data,
+                              capture_output=True, env=_env(memory_dir), cwd=memory_dir, timeout=_TIMEOUT,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git could not read {key}: {exc}") from None
+    names = {name.decode("utf-8", "replace").lower() for name in done.stdout.split(b"\0") if name}
+    planted = sorted(names - _ALLOWED_KEYS)
+    if done.returncode != 0 or planted:
+        what = f"settings memdir never writes ({', '.join(planted[:3])})" if planted else "a config git cannot read"
+        raise GitError(f"{key} holds {what}; git would obey them, so memdir will not run git there: remove "
+                       "those lines (or the whole folder, after copying anything you need from it)")
+    _checked[key] = data
 
 
 def _first_line(stderr: bytes) -> str:
@@ -230,18 +292,21 @@ def _folder_lock(memory_dir: Path, timeout: float) -> Iterator[None]:
 
 def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
            verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
-           first_import: Callable[[Path], int] | None = None, lock_timeout: float = 30.0) -> CommitResult:
+           first_import: Callable[[Path], int] | None = None, lock_timeout: float = 30.0,
+           others: Callable[[], list[tuple[int, str, bytes, str]]] | None = None) -> CommitResult:
     """Commit what changed in the folder since the last commit (only `paths`, when given), under the
     folder lock. A file whose bytes hold a secret, or whose name looks like one, is left out (its last
     committed version stays) and named in the result. `verbs` say what happened to a path in the message
     ("superseded x.md"; default created/updated/deleted); `by` names a path's writer, and the author
     then names the writers of the paths this commit holds. `first_import` runs before the repository's
-    first commit (the one-time import of older history). Never raises: a failure is `result.error`."""
+    first commit (the one-time import of older history). `others` gives versions another writer left that
+    memdir's write replaced (its kept copies): each not committed yet is committed first, as another
+    writer's, so an undo finds it. Never raises: a failure is `result.error`."""
     memory_dir = Path(memory_dir)
     try:
         with _folder_lock(memory_dir, lock_timeout):
             return commit_locked(memory_dir, message, author=author, paths=paths, verbs=verbs, by=by,
-                                 first_import=first_import)
+                                 first_import=first_import, others=others)
     except MemdirError as exc:
         return CommitResult(error=str(exc))
     except OSError as exc:
@@ -252,7 +317,8 @@ def commit(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: It
 
 def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, paths: Iterable[str] | None = None,
                   verbs: dict[str, str] | None = None, by: dict[str, str] | None = None,
-                  first_import: Callable[[Path], int] | None = None) -> CommitResult:
+                  first_import: Callable[[Path], int] | None = None,
+                  others: Callable[[], list[tuple[int, str, bytes, str]]] | None = None) -> CommitResult:
     """`commit` for a caller that already holds the folder lock; raises GitError/OSError on failure."""
     memory_dir = Path(memory_dir)
     ensure(memory_dir)
@@ -261,6 +327,10 @@ def commit_locked(memory_dir: Path, message: str, *, author: Author = MEMDIR, pa
         first_import(memory_dir)
         parent = head(memory_dir)
     before = committed_files(memory_dir, parent)
+    replaced = [item for item in (others() if others else []) if before.get(item[1]) != blob_id(item[2])]
+    if replaced and import_versions(memory_dir, replaced, ANOTHER_WRITER):  # rare: no git run when none
+        parent = head(memory_dir)
+        before = committed_files(memory_dir, parent)
     on_disk = disk_files(memory_dir)
     wanted = sorted(set(on_disk) | set(before)) if paths is None else sorted({p for p in paths if tracked(p)})
     present = set(on_disk)
@@ -317,13 +387,19 @@ def _message(message: str, written: tuple[str, ...], deleted: tuple[str, ...], b
     body = [line + (f" (by {by[path]})" if path in by else "")
             for line, path in zip(body, [*written, *deleted], strict=True)]
     body = list(dict.fromkeys(body))  # a rename names both paths in one line
-    body += [f"left out {path}: {why}" for path, why in left_out]
+    body += [shown(f"left out {path}: {why}") for path, why in left_out]
     return redact("\n".join([_clean(message).strip() or "memory changed", "", *body])) + "\n"
 
 
 def _said(verb: str, path: str) -> str:
     """"updated x.md", or the verb with `{}` where the path goes ("renamed {} to b.md")."""
-    return verb.replace("{}", path) if "{}" in verb else f"{verb} {path}"
+    return shown(verb.replace("{}", path) if "{}" in verb else f"{verb} {path}")
+
+
+def shown(text: str) -> str:
+    """A line naming a path, with the path's control characters escaped (`\\n`): a file name holding a
+    newline must not add a line of its own to a commit message or to `memdir log`."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], text)
 
 
 def _clean(text: str) -> str:
@@ -379,7 +455,7 @@ def _fast_import(memory_dir: Path, stream: list[bytes], last_mark: int) -> str:
     return new[-1]
 
 
-def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]]) -> int:
+def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]], author: Author = MEMDIR) -> int:
     """One commit per (epoch seconds, path, bytes, message), in order, in one fast-import (call under the
     folder lock). Versions whose bytes or name hold a secret, or that change nothing, are skipped. The
     number of commits made."""
@@ -390,7 +466,7 @@ def import_versions(memory_dir: Path, items: list[tuple[int, str, bytes, str]]) 
         if find_secrets(data.decode("utf-8", "replace")):
             continue
         mark += 1
-        stream += _commit_block(mark, MEMDIR, when, redact(_clean(message)) + "\n", parent if mark == 1 else None,
+        stream += _commit_block(mark, author, when, redact(_clean(message)) + "\n", parent if mark == 1 else None,
                                 [(path, data)])
         last[path] = blob_id(data)
     if mark:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memdir import constants as C, githistory, gitmerge, gitrepo, safefs
 from memdir.errors import MemdirError
-from memdir.secrets import find_secrets, redact
+from memdir.secrets import find_secrets, looks_secret, redact
 from memdir.syncconfig import (
     PROJECT_KEY,
     REMOTE_KEY,
@@ -43,6 +43,7 @@ _SYNC_LOCK = f"{C.STATE_DIRNAME}/sync.lock"  # one sync at a time per repository
 _FOLDER_LOCK = f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"  # the store's folder lock (memdir/store.py), team writes too
 _TRANSPORT = ("-c", "protocol.ext.allow=never")  # never a remote that runs a command (git's default too)
 _PUSH_TRIES = 3
+_ANSWER_TIMEOUT = 120.0  # seconds for the first question to the remote: a server that never answers
 
 
 # --- talking to the remote -------------------------------------------------------------------------
@@ -60,11 +61,14 @@ def remote_tip(memory_dir: Path, url: str, branch: str) -> str | None:
 
     try:
         done = subprocess.run(["git", *gitrepo._OPTIONS, *_TRANSPORT, "ls-remote", "--", url, f"refs/heads/{branch}"],
-                              capture_output=True, env=_remote_env(memory_dir), cwd="/", timeout=120, check=False)
+                              capture_output=True, env=_remote_env(memory_dir), cwd="/", timeout=_ANSWER_TIMEOUT,
+                              check=False)
     except FileNotFoundError:
         raise SyncError("git is not installed (or not on PATH); sync needs it") from None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SyncError(f"cannot reach {redact(url)}: {exc}; nothing changed") from None
+    except subprocess.TimeoutExpired:
+        raise SyncError(f"cannot reach {redact(url)}: no answer in {_ANSWER_TIMEOUT:.0f}s; nothing changed") from None
+    except OSError as exc:
+        raise SyncError(f"cannot reach {redact(url)}: {exc.strerror or exc}; nothing changed") from None
     if done.returncode != 0:
         raise SyncError(f"cannot reach {redact(url)} ({gitrepo._first_line(done.stderr)}); nothing changed")
     wanted = f"refs/heads/{branch}"  # ls-remote matches patterns by their tail: keep the exact ref only
@@ -218,21 +222,32 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
         ours_files = gitrepo.committed_files(memory_dir, ours)
         if ours is None or base == ours:  # fast-forward (or a first sync into a folder with nothing committed)
             their_files = gitrepo.committed_files(memory_dir, theirs)
-            changes = {path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
-                       for path in sorted(set(ours_files) | set(their_files))
-                       if (blob := their_files.get(path)) != ours_files.get(path)}
+            changes = _incoming({path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
+                                 for path in sorted(set(ours_files) | set(their_files))
+                                 if (blob := their_files.get(path)) != ours_files.get(path)})
             result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
             result.pulled = [p for p in changes if p not in result.kept_local]
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
         merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
-        leaks = gitmerge.secrets_in(merge)
-        if leaks:
-            raise SyncError(f"merge not made: {', '.join(leaks)} would hold a secret; nothing changed")
+        merge.changes = _incoming(merge.changes)
         result.kept_local = gitmerge.apply(memory_dir, ours_files, merge.changes)
         result.pulled = [p for p in merge.changes if p not in result.kept_local]
         result.conflicts = merge.conflicts
         return gitmerge.commit_merge(memory_dir, ours, theirs, merge.changes, _merge_message(theirs, merge))
+
+
+def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    """What the other side's commits may write here: memory files only (never `.memdir/` state, logs or
+    hidden files, which anyone with push access could add to the branch), and never a secret (or a name
+    that looks like one): those stop the sync before anything is written."""
+    changes = {path: data for path, data in changes.items() if gitrepo.tracked(path)}
+    leaks = [path for path, data in changes.items()
+             if data is not None and (looks_secret(path) or find_secrets(data.decode("utf-8", "replace")))]
+    if leaks:
+        raise SyncError(f"nothing taken from the remote: {', '.join(gitrepo.shown(p) for p in leaks)} would hold "
+                        "a secret; remove it from the remote branch, then run `memdir sync` again")
+    return changes
 
 
 def _merge_message(theirs: str, merge: gitmerge.Merge) -> str:

@@ -372,7 +372,10 @@ class MemoryStore:
     def _keep(self, rel_path: str, action: str) -> str | None:
         """Keep the current bytes of `rel_path` (store-relative) in history; its shown path, or None."""
         cap = C.INDEX_READ_MAX_BYTES if rel_path == C.INDEX_NAME else C.SAFE_READ_MAX_BYTES
-        return history.display(self.root, history.keep(self.state_dir, self.root, rel_path, action, cap)) or None
+        copy = history.keep(self.state_dir, self.root, rel_path, action, cap)
+        if copy is not None and self.state_rel == C.STATE_DIRNAME:  # another writer's bytes reach git too
+            githistory.kept(self.base, self._rel(rel_path), copy)
+        return history.display(self.root, copy) or None
 
     def _index_upsert(self, rel_path: str, memory: Memory, keep_line: bool = False) -> None:
         """Add or refresh the entry line; `keep_line` leaves an existing line as it is (it may be hand-written)."""

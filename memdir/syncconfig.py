@@ -101,8 +101,11 @@ def config_files(memory_dir: Path, project_root: Path | None, env: Mapping[str, 
     a cloned repository must never aim memory at a remote of its choosing."""
     files = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
     folder = Path(memory_dir) / _FOLDER_CONFIG
-    inside = project_root is not None and Path(os.path.realpath(memory_dir)).is_relative_to(
-        os.path.realpath(project_root))
+    real = Path(os.path.realpath(memory_dir))
+    # A folder under the user's own config home (~/.claude/projects/...) came from no repository, even
+    # when memdir runs from a folder above it (the home folder, whose "project root" is itself).
+    inside = (project_root is not None and real.is_relative_to(os.path.realpath(project_root))
+              and not real.is_relative_to(os.path.realpath(config_home(env))))
     return files if inside else [folder, *files]
 
 

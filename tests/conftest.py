@@ -16,9 +16,10 @@ REPO = Path(__file__).resolve().parents[1]
 # Set at import too, so module- and session-scoped fixtures and collection run without it.
 os.environ[C.DENSE_DISABLE_ENV] = "0"
 # The memory folder's git history (memdir/githistory.py) is off too: a commit is a few git processes per
-# write. Tests of it turn it on with monkeypatch.setenv(GIT_HISTORY_ENV, "1").
+# write. Tests of it turn it on with monkeypatch.setenv(GIT_HISTORY_ENV, "1"); `pytest --git-history` turns it
+# on for every test (the history and no-loss tests must pass both ways).
 GIT_HISTORY_ENV = "MEMDIR_GIT_HISTORY"
-os.environ[GIT_HISTORY_ENV] = "0"
+os.environ[GIT_HISTORY_ENV] = "1" if "--git-history" in sys.argv else "0"
 
 
 def pytest_addoption(parser):
@@ -30,6 +31,8 @@ def pytest_addoption(parser):
                      help="also run the tests marked dense(opt_in=True): the slow ones with the real dense model")
     parser.addoption("--slow", action="store_true",
                      help="also run the tests marked slow: scale checks that keep the default run under 2.5 minutes")
+    parser.addoption("--git-history", action="store_true",
+                     help="run every test with the memory folder's git history on (the product default)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -71,7 +74,7 @@ def isolated_home(tmp_path_factory, monkeypatch, request):
     monkeypatch.setenv(C.DENSE_DISABLE_ENV, "1" if request.node.get_closest_marker("dense") else "0")
     # No background recall servers from unit tests (tests of the server turn it back on).
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
-    monkeypatch.setenv(GIT_HISTORY_ENV, "0")
+    monkeypatch.setenv(GIT_HISTORY_ENV, "1" if request.config.getoption("--git-history") else "0")
     # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the
     # memory format itself (test_memory_format.py) unset this and check the newest form is the default.
     monkeypatch.setenv("MEMDIR_MEMORY_FORM", "legacy")

@@ -89,7 +89,7 @@ def test_every_old_version_is_restorable_after_a_merge(store, memory_dir):
     result = consolidate(memory_dir, engine="offline", today=TODAY)
     assert len(result.plan.merges) == 1
     for rel in (a, b):
-        store.restore(rel, "1")
+        store.restore(rel)  # undo: the version before the merge, with the git history on or off
         assert (memory_dir / rel).read_bytes() == before[rel]
 
 

@@ -224,3 +224,21 @@ def test_team_memory_has_its_own_history_in_the_same_repository(memory_dir: Path
     assert _subjects(memory_dir)[0] == f"restored team/{rel}"
     code, out, _ = cli("--dir", str(memory_dir), "history", "--team", rel)
     assert [line.split()[3] for line in out.splitlines() if "bytes" in line] == ["restored", "deleted", "created"]
+
+
+def test_another_writers_edit_overwritten_by_memdir_at_once_is_a_commit_and_is_undone(
+        store: MemoryStore, memory_dir: Path, cli) -> None:
+    """An agent edits a memory, and memdir rewrites it within the same second (no hook ran between):
+    the agent's bytes are committed as another writer's before memdir's commit, so `memdir restore`
+    brings back exactly them (it used to bring back memdir's older version, listed above them)."""
+    store.save(_memory("Deploys", "deploys go out on Tuesdays"), rel_path="project_deploys.md")
+    theirs = b"---\nname: Deploys\ndescription: deploys on Fridays\ntype: project\n---\n\nFridays now.\n"
+    (memory_dir / "project_deploys.md").write_bytes(theirs)
+    store.save(_memory("Deploys", "deploys go out on Wednesdays"), rel_path="project_deploys.md")
+    authors = [change.author for change in gitrepo.changes(memory_dir, "project_deploys.md")]
+    assert authors == ["memdir", gitrepo.ANOTHER_WRITER.name, "memdir"]
+    code, out, _ = cli("--dir", str(memory_dir), "restore", "project_deploys.md")
+    assert code == 0 and (memory_dir / "project_deploys.md").read_bytes() == theirs, out
+    # memdir's own successive writes add no such commit
+    store.save(_memory("Deploys", "deploys go out on Thursdays"), rel_path="project_deploys.md")
+    assert [c.author for c in gitrepo.changes(memory_dir, "project_deploys.md")][:2] == ["memdir", "memdir"]

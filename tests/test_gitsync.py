@@ -376,3 +376,66 @@ def test_a_first_sync_imports_the_old_history_and_pushes_it(laptop: Machine, des
     bodies = [gitrepo.read_blob(desktop.memory, f.new_blob or "").decode()
               for c in reversed(gitrepo.changes(desktop.memory, rel)) for f in c.files if f.path == rel]
     assert [b for b in bodies if "version one" in b] and "version two" in bodies[-1]
+
+
+def test_the_folder_config_counts_when_memdir_runs_from_a_folder_above_it(tmp_path: Path, remote: Path) -> None:
+    """`memdir sync --remote URL`, then `memdir sync` from the home folder (no git repository there, so
+    it is the 'project root'): the remote the first one stored must be found, not 'no sync remote set'."""
+    home = Path.home()  # each test's own (tests/conftest.py)
+    memory = home / ".claude" / "projects" / "app" / "memory"
+    memory.mkdir(parents=True)
+    syncconfig.save_config(memory, {syncconfig.REMOTE_KEY: str(remote), syncconfig.PROJECT_KEY: "app"})
+    assert syncconfig.settings(memory, home).url == str(remote)
+
+
+def _push_hostile_commit(remote: Path, tmp_path: Path, files: dict[str, str]) -> None:
+    """Someone with push access to the remote (not through memdir) adds `files` to every memdir branch."""
+    branch = next(ref for ref in _remote_branches(remote) if ref.startswith("refs/heads/memdir/"))
+    work = tmp_path / "hostile-clone"
+    env = {"GIT_AUTHOR_NAME": "e", "GIT_AUTHOR_EMAIL": "e@e", "GIT_COMMITTER_NAME": "e", "GIT_COMMITTER_EMAIL": "e@e",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "clone", "-q", "-b", branch.removeprefix("refs/heads/"), str(remote), str(work)],
+                   check=True, env=env)
+    for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    subprocess.run(["git", "-C", str(work), "add", "-A", "-f"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "commit", "-q", "-m", "hostile"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "push", "-q", "origin", f"HEAD:{branch}"], check=True, env=env)
+
+
+@pytest.mark.parametrize("ahead", [False, True])  # a fast-forward, or a merge with a local change
+def test_a_pull_never_writes_a_secret_or_a_state_file_into_the_folder(laptop: Machine, remote: Path,
+                                                                       tmp_path: Path, ahead: bool) -> None:
+    laptop.write("user_a.md", "a\n")
+    laptop.sync(remote)
+    _push_hostile_commit(remote, tmp_path, {"user_tok.md": f"token {TOKEN}\n"})
+    if ahead:
+        laptop.write("user_b.md", "b\n")
+    with pytest.raises(syncconfig.SyncError, match="secret"):
+        laptop.sync()
+    assert not (laptop.memory / "user_tok.md").exists()
+    laptop.write("user_c.md", "c\n")
+    _push_hostile_commit(remote, tmp_path / "2", {"user_tok.md": "gone\n", ".memdir/proposals/x.md": "planted\n",
+                                                  "logs/2026/x.md": "planted\n"})
+    result = laptop.sync()
+    assert (laptop.memory / "user_tok.md").read_text() == "gone\n"  # a tracked memory: taken
+    assert not (laptop.memory / ".memdir" / "proposals" / "x.md").exists()
+    assert not (laptop.memory / "logs").exists() and "logs/2026/x.md" not in result.pulled
+
+
+def test_a_remote_that_never_answers_is_one_short_line(laptop: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)  # accepts the connection (in the kernel), never says a word
+    monkeypatch.setattr(gitsync, "_ANSWER_TIMEOUT", 1.0)
+    laptop.write("user_a.md", "a\n")
+    try:
+        with pytest.raises(syncconfig.SyncError) as failed:
+            laptop.sync(f"git://127.0.0.1:{server.getsockname()[1]}/memory")
+    finally:
+        server.close()
+    assert "no answer in 1s; nothing changed" in str(failed.value) and "ls-remote" not in str(failed.value)
+    assert not (laptop.memory / ".memdir").exists()

@@ -73,6 +73,13 @@ def test_remember_then_extract_the_demo_session_keeps_the_remembered_bytes(cli, 
     assert rel not in [c["file"] for c in result.changes]
 
 
+def _version_holding(memory_dir, rel: str, wanted: bytes) -> int:
+    """The number `memdir history` gives the newest version holding `wanted` (its numbering differs with
+    the git history on: there a version is the bytes after each change, the current one included)."""
+    rows = MemoryStore(memory_dir).history_rows(rel)
+    return next(row.number for row in rows if not row.deletion and wanted in row.read(memory_dir))
+
+
 def test_same_name_never_overwrites_another_fact_and_an_update_keeps_the_first(cli, memory_dir):
     cli("--dir", str(memory_dir), "remember", "Staging DB is at db.staging.internal", "--type", "reference",
         "--name", "Staging DB")
@@ -88,8 +95,9 @@ def test_same_name_never_overwrites_another_fact_and_an_update_keeps_the_first(c
     kept = out.split("previous version kept: ")[1].rstrip(")\n")
     assert (memory_dir / kept).read_bytes() == first
     code, out, _ = cli("--dir", str(memory_dir), "history", "Staging DB")
-    assert code == 0 and kept in out
-    code, out, _ = cli("--dir", str(memory_dir), "restore", "reference_staging_db.md", "--version", "1")
+    number = _version_holding(memory_dir, "reference_staging_db.md", first)
+    assert code == 0 and f"\n  {number}  " in out  # listed with its number (git's numbering, or the kept files')
+    code, out, _ = cli("--dir", str(memory_dir), "restore", "reference_staging_db.md", "--version", str(number))
     assert code == 0 and out.startswith("restored reference_staging_db.md") and "previous version kept" in out
     assert (memory_dir / "reference_staging_db.md").read_bytes() == first
 
@@ -120,7 +128,8 @@ def test_two_forgets_in_the_same_second_keep_two_copies(cli, memory_dir, monkeyp
     store = MemoryStore(memory_dir)
     kept = _kept_bytes(store, "user_temp.md")
     assert len(kept) == 2 and any(b"first version" in k for k in kept) and any(b"second version" in k for k in kept)
-    code, out, _ = cli("--dir", str(memory_dir), "restore", "user_temp.md", "--version", "2")
+    number = _version_holding(memory_dir, "user_temp.md", b"first version")
+    code, out, _ = cli("--dir", str(memory_dir), "restore", "user_temp.md", "--version", str(number))
     assert code == 0 and b"first version" in (memory_dir / "user_temp.md").read_bytes()
     assert "(user_temp.md)" in store.index()
 

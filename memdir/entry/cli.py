@@ -163,11 +163,17 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def _print_rows(store, rel: str, rows) -> int:
+    from memdir import history
+
     print(f"versions of {rel} (1 = newest; `memdir restore {store.shown_ref(rel)} --version N`):")
     width = len(str(len(rows)))
     for row in rows:
-        where = f"commit {row.label}" if row.old is None else f"kept {row.label}"
+        where = f"commit {row.label}" if row.old is None else f"kept {history.display(store.root, row.old.path)}"
         who = f"  by {row.who}" if row.who else ""
+        if row.old is not None and row.old.shared_with:  # the same warning the listing without git gives
+            who += f"  (old name shared with {', '.join(row.old.shared_with)}; not restored)"
+        elif row.old is not None and history.torn(row.old):
+            who += "  (empty: left by a failed write; not restored)"
         print(f"  {row.number:>{width}}  {row.stamp}  {row.action:<14} {row.size:>7} bytes  {where}{who}")
     return 0
 

@@ -12,12 +12,15 @@ if TYPE_CHECKING:
     import argparse
 
 
-def sweep_first(root: Path) -> None:
-    """Before reading the history: commit what others changed since the last commit, so it is listed."""
+def sweep_first(root: Path, *, say_failure: bool = False) -> None:
+    """Before reading the history: commit what others changed since the last commit, so it is listed.
+    A file left out (a secret on disk) is always said. A failed commit is said by `memdir log` only:
+    `history` and `restore` go on without it (it is in the hook log), and their own error, if any, stays
+    the one line the user reads (a broken disk fails both)."""
     from memdir import githistory
 
     result = githistory.sweep(root, why="changes made outside memdir, found by a memdir command")
-    if result is not None and (result.error or result.left_out):
+    if result is not None and ((result.error and say_failure) or (result.left_out and not result.error)):
         print(f"memdir: {result.describe()}", file=sys.stderr)  # a secret on disk: said, never committed
 
 
@@ -29,7 +32,7 @@ def cmd_log(args: argparse.Namespace) -> int:
         print(f"memdir: the git history is off ({githistory.ENV}=0); `memdir history NAME` lists kept versions",
               file=sys.stderr)
         return 1
-    sweep_first(root)
+    sweep_first(root, say_failure=True)
     lines = githistory.log_lines(root, limit=max(1, args.n), diff=args.diff)
     if not lines:
         print(f"no history yet in {root}")
