@@ -53,6 +53,8 @@ HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one fi
 # base64 dump) is skipped unparsed, so memory stays bounded whatever the file holds.
 TRANSCRIPT_READ_MAX_BYTES = 64 * 1024 * 1024
 TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
+GIT_LOOSE_LIMIT = 6700  # loose objects in the history's repository before the Stop worker packs them (git's default)
+GIT_PACK_LIMIT = 50  # packs before it repacks them into one (git's own default)
 # The Stop worker's wall-clock bound: an LLM run saves its cursor per chunk, so the next Stop goes on.
 WORKER_MAX_SECONDS = 20 * 60
 HOOK_PAYLOAD_MAX_BYTES = 16 * 1024 * 1024  # a hook's stdin: far past any typed prompt

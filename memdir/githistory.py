@@ -321,3 +321,20 @@ def log_lines(memory_dir: Path, limit: int = 20, diff: bool = False) -> list[str
             out += [f"    {line}" for line in patch.rstrip("\n").splitlines()]
         out.append("")
     return out
+
+
+def tidy(memory_dir: Path, loose_limit: int = C.GIT_LOOSE_LIMIT, pack_limit: int = C.GIT_PACK_LIMIT) -> None:
+    """Pack the history once loose objects or packs pile up: every commit is one `git fast-import`, which
+    leaves its few objects loose (or a pack of its own when large), and git slows down as files pile up.
+    Counted here (git's own `gc --auto` samples one folder of 256, so it misses a small repository's pile);
+    the repository's config never expires or prunes an object. Run by the Stop worker, off the hook path; a
+    failure only leaves the objects as they were."""
+    if not enabled() or not gitrepo.exists(memory_dir):
+        return
+    objects = Path(memory_dir) / C.STATE_DIRNAME / gitrepo.GIT_DIRNAME / "objects"
+    with contextlib.suppress(MemdirError, OSError):
+        loose = sum(len(os.listdir(entry.path)) for entry in os.scandir(objects)
+                    if len(entry.name) == 2 and entry.is_dir(follow_symlinks=False))
+        packs = sum(1 for name in os.listdir(objects / "pack") if name.endswith(".pack"))
+        if loose > loose_limit or packs > pack_limit:
+            gitrepo.run(memory_dir, "gc", "--quiet", timeout=300)

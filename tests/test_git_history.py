@@ -242,3 +242,24 @@ def test_another_writers_edit_overwritten_by_memdir_at_once_is_a_commit_and_is_u
     # memdir's own successive writes add no such commit
     store.save(_memory("Deploys", "deploys go out on Thursdays"), rel_path="project_deploys.md")
     assert [c.author for c in gitrepo.changes(memory_dir, "project_deploys.md")][:2] == ["memdir", "memdir"]
+
+
+def test_the_history_is_repacked_once_packs_pile_up(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each commit leaves objects of its own; past the limits the Stop worker's tidy packs them, and no version is lost."""
+    monkeypatch.setenv(githistory.ENV, "1")
+    store = MemoryStore(memory_dir)
+    rel = store.save(_memory("deploy", "version 0")).rel_path
+    for n in range(1, 6):
+        store.save(_memory("deploy", f"version {n}"), rel_path=rel)
+    objects = memory_dir / ".memdir" / "git" / "objects"
+
+    def files() -> int:  # loose objects and packs: what git has to open
+        return sum(1 for p in objects.rglob("*") if p.is_file() and p.parent.name != "info" and p.suffix != ".idx")
+
+    before = files()
+    assert before >= 12  # a blob, a tree and a commit per save, at least
+    githistory.tidy(memory_dir, loose_limit=5, pack_limit=3)
+    assert files() <= 2
+    bodies = [gitrepo.read_blob(memory_dir, f.new_blob or "").decode()
+              for c in gitrepo.changes(memory_dir, rel) for f in c.files if f.path == rel]
+    assert sorted(n for n in range(6) if any(f"version {n}" in b for b in bodies)) == list(range(6))

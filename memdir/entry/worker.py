@@ -87,6 +87,9 @@ def main(argv: list[str]) -> int:
         synced = background_sync(memory_dir, project_root(cwd))  # only when the user turned it on (issue 23)
         if synced:
             log(memory_dir, "sync", synced)
+        from memdir import githistory
+
+        githistory.tidy(memory_dir)  # one pack per commit: repack past git's limit, off the hook path
     except WorkerTimeout:
         log(memory_dir, "stop", f"worker stopped after {C.WORKER_MAX_SECONDS} s; the next Stop goes on from the saved cursor")
         return 1
