@@ -8,6 +8,7 @@ Every read goes through the store: bounded, never through a symlink, never outsi
 from __future__ import annotations
 
 import difflib
+import stat
 from pathlib import Path
 
 from memdir import constants as C, safefs
@@ -55,7 +56,7 @@ def sources(memory_dir: Path, project_root: Path | None = None, user_home: Path 
 
 def _real_dir(root: Path, rel: str) -> bool:
     st = safefs.lstat(root, rel) if Path(root).is_dir() else None
-    return st is not None and safefs.kind_of(st.st_mode) == "dir"
+    return st is not None and stat.S_ISDIR(st.st_mode)
 
 
 def _agent_names(root: Path, rel: str) -> list[str]:

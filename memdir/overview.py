@@ -7,6 +7,7 @@ real folder, and the first page must not wait for it).
 from __future__ import annotations
 
 import math
+import stat
 import threading
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def proposals(store: MemoryStore) -> int | None:
     rel = f"{store.state_rel}/{PROPOSALS_DIRNAME}"
     try:
         st = safefs.lstat(store.base, rel) if store.base.is_dir() else None
-        if st is None or safefs.kind_of(st.st_mode) != "dir":
+        if st is None or not stat.S_ISDIR(st.st_mode):
             return None
         return sum(1 for name, kind in safefs.listdir(store.base, rel) if kind == "file" and not name.startswith("."))
     except OSError:

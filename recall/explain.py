@@ -74,7 +74,7 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
             v.reasons.append(f"scores {v.score:.0%} of the best match, under the {O.RELATIVE_FLOOR:.0%} floor")
             continue
         if kept >= limit:
-            v.reasons.append(f"past the first {limit} ranked memories (MEMDIR_RECALL_MAX)")
+            v.reasons.append(f"past the first {limit} ranked memories (recall injects at most {limit})")
             kept += 1
             continue
         kept += 1
