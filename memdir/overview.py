@@ -118,16 +118,21 @@ def proposals(store: MemoryStore) -> int | None:
 
 
 class Verification:
-    """`memdir verify` for every folder, run once in a background thread; `status()` never waits."""
+    """`memdir verify` for every folder, run once in a background thread started by the first `status()`
+    (the page asks for it once it is shown: the first page never shares the interpreter with the check);
+    `status()` never waits."""
 
     def __init__(self, stores: dict[str, MemoryStore], project_root: str | None) -> None:
         self._stores, self._root = stores, project_root
         self._results: dict[str, dict[str, dict]] = {}
         self._done = threading.Event()
+        self._started = threading.Lock()
         self.error = ""
 
     def start(self) -> Verification:
-        threading.Thread(target=self._run, name="memdir-ui-verify", daemon=True).start()
+        """Start the check unless it has started already."""
+        if self._started.acquire(blocking=False):
+            threading.Thread(target=self._run, name="memdir-ui-verify", daemon=True).start()
         return self
 
     def _run(self) -> None:
@@ -148,6 +153,7 @@ class Verification:
 
     def status(self) -> dict:
         """{"ready", "project", "error", "memories": {source: {rel: {status, summary, gone...}}}}."""
+        self.start()
         ready = self._done.is_set()
         return {"ready": ready, "project": self._root or "", "error": self.error,
                 "memories": self._results if ready else {}}

@@ -285,8 +285,11 @@ def test_verification_runs_in_the_background_and_reports_stale_memories(folder, 
     MemoryStore(folder).save(Memory(name="Build script", type="project", description="how builds run",
                                     body="Run `scripts/build_all.sh` first.\n\n**Why:** a.\n**How to apply:** b."))
     shell = Shell(folder, Guard(PORT), project_root=project)
+    assert not shell.verification.wait(0.2)  # not before the page asks: the first page never waits for it
+    client = _client(shell)
+    client.get("/verify.json")
     assert shell.verification.wait(30)
-    report = _client(shell).get("/verify.json").json()
+    report = client.get("/verify.json").json()
     assert report["ready"] and report["memories"]["personal"]["project_build_script.md"]["status"] == "stale"
 
 

@@ -18,7 +18,8 @@ HOSTILE_BODY = ("Click [here](javascript:window.pwned=3) or <a href=\"javascript
 def build(root: Path) -> MemoryStore:
     store = MemoryStore(root)
     store.save(Memory(name="Use pnpm, not npm", type="feedback", description="The repo installs with pnpm",
-                      body="Always pnpm.\nIts lockfile is `pnpm-lock.yaml`.\n\n**Why:** the lockfile is pnpm's.\n**How to apply:** run pnpm install.\n"
+                      body="Always pnpm.\nIts lockfile is `pnpm-lock.yaml`.\n\n**Why:** the lockfile is pnpm's.\n"
+                           "**How to apply:** run pnpm install.\n"
                            "See [[deploy-checklist]]."))
     store.save(Memory(name="deploy-checklist", type="project", description="Steps before a release",
                       body="Run the tests, tag, push.\n\n**Why:** releases broke.\n**How to apply:** every release."))

@@ -37,14 +37,23 @@ def serve(memory_dir: Path, *, port: int = 0, open_browser: bool = True, project
     sock = bind(port)
     guard = Guard(sock.getsockname()[1])
     app = build_app(Shell(memory_dir, guard, project_root, user_home))
-    print(f"memdir ui: serving {memory_dir} at {guard.url} (Ctrl-C stops it)", flush=True)
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            announce(memory_dir, guard.url, open_browser)  # only once it answers: the URL works when shown
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
+    Server(config).run(sockets=[sock])
+    return 0
+
+
+def announce(memory_dir: Path, url: str, open_browser: bool) -> None:
+    print(f"memdir ui: serving {memory_dir} at {url} (Ctrl-C stops it)", flush=True)
     if open_browser:
         import webbrowser
 
         try:
-            webbrowser.open(guard.url)
+            webbrowser.open(url)
         except Exception as exc:  # noqa: BLE001 - no browser here: the printed URL is enough
             print(f"memdir ui: could not open a browser ({exc}); open the URL above", file=sys.stderr)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
-    uvicorn.Server(config).run(sockets=[sock])
-    return 0
