@@ -333,3 +333,22 @@ def _other_address() -> str:
             return probe.getsockname()[0]
     except OSError:
         return "127.0.0.2"
+
+
+def test_a_deleted_memory_is_listed_for_restoring(shell, client):
+    assert 'id="deleted"' not in client.get("/").text
+    _post(client, shell, "/delete", source="personal", file=PROJECT)
+    page = client.get("/").text
+    assert 'id="deleted"' in page and f'href="/memory?source=personal&amp;file={PROJECT}"' in page.split('id="deleted"')[1]
+
+
+def test_recall_preview_links_team_memories_to_the_team_folder(folder):
+    from memdir.model import Memory
+    from memdir.store import MemoryStore
+
+    MemoryStore.team_store(folder).save(Memory(name="Team pnpm rule", type="feedback", description="pnpm for the team",
+                                               body="pnpm install only\n\n**Why:** y\n**How to apply:** z"))
+    client = _client(Shell(folder, Guard(PORT), verify=False))
+    page = client.get("/recall?q=pnpm+install+for+the+team").text
+    assert 'href="/memory?source=team&amp;file=feedback_team_pnpm_rule.md"' in page
+    assert "pnpm for the team" in client.get("/memory?source=team&file=feedback_team_pnpm_rule.md").text

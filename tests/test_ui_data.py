@@ -102,3 +102,16 @@ def test_spend_sums_runs_per_day(tmp_path):
     found = overview.spend(root)
     assert found["runs"] == 2 and round(found["total_usd"], 4) == 0.5123 and found["tokens"] == 42000
     assert [d["runs"] for d in found["days"]] == [1, 1]
+
+
+def test_decision_graph_is_read_from_the_decisions_folder(tmp_path, monkeypatch):
+    graph_file = tmp_path / "graph.jsonl"
+    graph_file.write_text('{"type":"entity","name":"use pnpm","entityType":"Decision","observations":["x"]}\n'
+                          '{"type":"entity","name":"lockfile","entityType":"Note","observations":[]}\n'
+                          '{"type":"relation","from":"use pnpm","to":"lockfile","relationType":"BECAUSE"}\n'
+                          'not json\n')
+    monkeypatch.setenv("MEMDIR_GRAPH_FILE", str(graph_file))
+    graph, path = overview.decision_graph(tmp_path / "memory", tmp_path)
+    assert path == str(graph_file) and graph.corrupt_lines == 1
+    assert [n["name"] for n in graph.nodes] == ["use pnpm", "lockfile"]
+    assert [(e["from"], e["label"], e["to"]) for e in graph.edges] == [("use pnpm", "BECAUSE", "lockfile")]

@@ -61,6 +61,14 @@ def memory_url(source: str, rel_path: str, **more: str) -> str:
     return "/memory?" + urlencode({"source": source, "file": rel_path, **more})
 
 
+def recalled_url(rel_path: str) -> str:
+    """A memory recall found in the personal folder's scan, which includes team memory under team/."""
+    team = "team/"
+    if rel_path.startswith(team):
+        return memory_url("team", rel_path[len(team):])
+    return memory_url("personal", rel_path)
+
+
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -72,8 +80,10 @@ def list_page(shell: Shell, request: Request) -> Response:
     rows = [r for s in shell.sources.values() if not wanted or wanted in (s.key, s.kind)
             for r in browse.rows(s)]
     shown = [r for r in rows if browse.matches(r, query) and (not kind or r.type == kind)]
+    gone = [(s.key, s.label, rel) for s in shell.sources.values() if not wanted or wanted in (s.key, s.kind)
+            for rel in browse.deleted(s.store)]
     return shell.page("list.html", rows=shown, total=len(rows), q=query, type=kind, source=wanted,
-                      labels={k: s.label for k, s in shell.sources.items()}, memory_url=memory_url)
+                      labels={k: s.label for k, s in shell.sources.items()}, memory_url=memory_url, gone=gone)
 
 
 def memory_page(shell: Shell, request: Request) -> Response:
@@ -87,7 +97,7 @@ def memory_page(shell: Shell, request: Request) -> Response:
         return shell.page("deleted.html", source=source, rel=rel, history=history, done=done)
     found = browse.detail(source, rel)
     return shell.page("memory.html", m=found, source=source, done=done, segments=_segments(found.body),
-                      memory_url=memory_url, deleted=browse.deleted(source.store))
+                      memory_url=memory_url)
 
 
 def _segments(body: str) -> list[tuple[str, str]]:
@@ -170,7 +180,7 @@ def recall_page(shell: Shell, request: Request) -> Response:
     if query:
         found = preview(shell.memory_dir, query, project_root=str(shell.project_root) if shell.project_root else None,
                         dense=_dense())
-    return shell.page("recall.html", q=query, p=found, memory_url=memory_url)
+    return shell.page("recall.html", q=query, p=found, recalled_url=recalled_url)
 
 
 def _dense():
