@@ -174,7 +174,38 @@ def linking_to(store: MemoryStore, header: Header, names: dict[str, str]) -> lis
 
 
 def changes(store: MemoryStore, rel_path: str, current: str | None) -> list[Change]:
-    """Kept versions, newest first, each with the diff to what replaced it (the next version or the file now)."""
+    """Every version (the folder's git history and the old reader's kept copies), newest first, each with
+    the diff to what came after it (the next newer version, or the file now)."""
+    from memdir import history
+
+    rows = store.history_rows(rel_path) if store.state_rel == C.STATE_DIRNAME else []
+    if not rows:  # team memory and other stores without a git history of their own: the kept copies
+        return _kept_changes(store, rel_path, current)
+    out = []
+    after, after_label = (current or ""), "now" if current is not None else "deleted"
+    for row in rows:
+        try:
+            before = row.read(store.base).decode("utf-8", errors="replace")
+        except OSError as exc:
+            out.append(Change(row.number, row.stamp, row.action, row.size, [], False, f"unreadable: {exc}"))
+            continue
+        torn = row.old is not None and (history.torn(row.old) or bool(row.old.shared_with))
+        note = ("the bytes this deleted" if row.deletion else "not restorable (torn or shared)" if torn else "")
+        out.append(Change(row.number, row.stamp, row.action, row.size, _diff(before, after, row.number, after_label),
+                          not torn, note))
+        after, after_label = before, f"version {row.number}"
+    return out
+
+
+def _diff(before: str, after: str, number: int, after_label: str) -> list[str]:
+    diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(), f"version {number}", after_label,
+                                     lineterm=""))
+    if len(diff) > DIFF_MAX_LINES:
+        diff = [*diff[:DIFF_MAX_LINES], f"... {len(diff) - DIFF_MAX_LINES} more lines"]
+    return diff
+
+
+def _kept_changes(store: MemoryStore, rel_path: str, current: str | None) -> list[Change]:
     from memdir import history
 
     out = []
@@ -186,15 +217,12 @@ def changes(store: MemoryStore, rel_path: str, current: str | None) -> list[Chan
             out.append(Change(version.number, version.stamp, version.action, 0, [], False, f"unreadable: {exc}"))
             continue
         before = data.decode("utf-8", errors="replace")
-        diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(), f"version {version.number}",
-                                         after_label, lineterm=""))
-        if len(diff) > DIFF_MAX_LINES:
-            diff = [*diff[:DIFF_MAX_LINES], f"... {len(diff) - DIFF_MAX_LINES} more lines"]
         torn = history.torn(version)
         note = ("empty: left by a failed write" if torn else
                 f"old name shared with {', '.join(version.shared_with)}" if version.shared_with else "")
-        out.append(Change(version.number, version.stamp, version.action, len(data), diff,
-                          not torn and not version.shared_with, note))
+        out.append(Change(version.number, version.stamp, version.action, len(data),
+                          _diff(before, after, version.number, after_label), not torn and not version.shared_with,
+                          note))
         after, after_label = before, f"version {version.number}"
     return out
 
@@ -202,7 +230,7 @@ def changes(store: MemoryStore, rel_path: str, current: str | None) -> list[Chan
 def deleted(store: MemoryStore) -> list[str]:
     """Memories that have kept versions but no file now (restorable)."""
     here = {h.rel_path for h in store.scan().headers}
-    return [rel for rel in store.files_with_history() if rel.endswith(".md") and rel != C.INDEX_NAME
+    return [rel for rel in dict.fromkeys(store.files_with_history()) if rel.endswith(".md") and rel != C.INDEX_NAME
             and rel not in here]
 
 

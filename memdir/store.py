@@ -485,8 +485,8 @@ class MemoryStore:
         return githistory.rows(self.base, self._rel(rel_path))
 
     def files_with_history(self) -> list[str]:
-        """Every path of this store with kept versions, deleted memories included."""
-        return self._known_files()
+        """Every path of this store with kept versions or git history, deleted memories included."""
+        return self._known_files() + self._git_known_files()
 
     def history_versions(self, rel_path: str) -> list[history.Version]:
         """Kept versions of a memory of this store (or its MEMORY.md), newest first."""
