@@ -126,10 +126,11 @@ def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SC
     return Header(rel, path, mtime, text("name"), text("description"), mtype, problem, parsed.body.strip())
 
 
-# Headers already read, by path, with the (inode, size, mtime, ctime) they were read at. A hook process
-# scans once and exits; the warm recall server scans the same folder every prompt, where reading 200
-# headers was half its answer time. Any write (even one that restores the mtime) changes ctime.
-_seen_headers: dict[str, tuple[tuple[int, int, int, int], int, Header]] = {}
+# Headers already read, by (scanned root, path), with the (inode, size, mtime, ctime) they were read at. A hook
+# process scans once and exits; the warm recall server scans the same folder every prompt, where reading 200
+# headers was half its answer time. Any write (even one that restores the mtime) changes ctime. The root is in
+# the key because a Header's rel_path is relative to it: team/x.md of the personal folder is x.md of team/.
+_seen_headers: dict[tuple[str, str], tuple[tuple[int, int, int, int], int, Header]] = {}
 SEEN_HEADERS_MAX = 50_000
 
 
@@ -138,13 +139,14 @@ def _read_header_cached(path: str, root: Path, max_lines: int, dfd: int) -> Head
     if not stat.S_ISREG(st.st_mode):
         return read_header(path, root, max_lines, dir_fd=dfd)  # refuses it with the usual error
     stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    seen = _seen_headers.get(path)
+    key = (str(root), path)
+    seen = _seen_headers.get(key)
     if seen is not None and seen[0] == stamp and seen[1] == max_lines:
         return seen[2]
     header = read_header(path, root, max_lines, dir_fd=dfd)
     if len(_seen_headers) >= SEEN_HEADERS_MAX:
         _seen_headers.clear()
-    _seen_headers[path] = (stamp, max_lines, header)
+    _seen_headers[key] = (stamp, max_lines, header)
     return header
 
 

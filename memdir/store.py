@@ -484,6 +484,10 @@ class MemoryStore:
         """Every version of a memory of this store (or its MEMORY.md), git's and the old reader's, newest first."""
         return githistory.rows(self.base, self._rel(rel_path))
 
+    def files_with_history(self) -> list[str]:
+        """Every path of this store with kept versions or git history, deleted memories included."""
+        return self._known_files() + self._git_known_files()
+
     def history_versions(self, rel_path: str) -> list[history.Version]:
         """Kept versions of a memory of this store (or its MEMORY.md), newest first."""
         return history.versions(self.state_dir, self._rel(rel_path))

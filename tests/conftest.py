@@ -27,6 +27,8 @@ def pytest_addoption(parser):
     # --realclient` accept them (an option of a sub-folder's conftest is unknown when pytest starts at the root).
     parser.addoption("--realclient", action="store_true",
                      help="run the tests that need node/npm: tests/realclient against the pinned claude CLI")
+    parser.addoption("--browser", action="store_true",
+                     help="run tests/browser: `memdir ui` driven in headless Chromium (Debian's /usr/bin/chromium)")
     parser.addoption("--dense", action="store_true",
                      help="also run the tests marked dense(opt_in=True): the slow ones with the real dense model")
     parser.addoption("--slow", action="store_true",

@@ -31,3 +31,12 @@ def test_a_file_swapped_for_a_symlink_is_not_served_from_memory(tmp_path):
     note.unlink()
     note.symlink_to(outside)
     assert scan(tmp_path).headers == []  # a symlink is not a memory (doctor reports it), cached or not
+
+
+def test_a_file_scanned_from_two_roots_has_each_roots_relative_path(tmp_path):
+    # the personal folder's scan sees team memory as team/x.md; the team folder's own scan, as x.md
+    (tmp_path / "team").mkdir()
+    _memory(tmp_path / "team" / "project_note.md", "Team deploys")
+    assert [h.rel_path for h in scan(tmp_path).headers] == ["team/project_note.md"]
+    assert [h.rel_path for h in scan(tmp_path / "team").headers] == ["project_note.md"]
+    assert [h.rel_path for h in scan(tmp_path).headers] == ["team/project_note.md"]

@@ -384,6 +384,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    """`memdir ui`: browse, search, edit and restore memories in a local web page (memdir/entry/ui/)."""
+    from memdir.entry.ui.server import serve
+    from memdir.paths import config_home
+
+    resolution = memory_dir_of(args)
+    root = Path(_project_root_of(args))
+    return serve(resolution.path, port=args.port, open_browser=not args.no_browser, project_root=root,
+                 user_home=config_home())
+
+
 # --- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     import argparse
@@ -470,6 +481,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = command("mcp", cmd_mcp, "serve the memory folder to MCP clients (Claude Code, Cursor, Codex...) over stdio")
     p.add_argument("--team", action="store_true", help="serve team memory instead of personal")
+
+    p = command("ui", cmd_ui, "browse, search, edit and restore memories in a local web page (127.0.0.1 only)")
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    p.add_argument("--no-browser", action="store_true", help="print the URL; do not open a browser")
 
     for name, help_text in (("install", "register memdir's hooks in Claude Code's settings"),
                             ("uninstall", "remove exactly the hooks install added")):

@@ -1,0 +1,1 @@
+"""`memdir ui`: a local browser for the memory folder (server.py starts it, app.py serves the pages)."""

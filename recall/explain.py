@@ -1,0 +1,127 @@
+"""Why each memory passed the offline selector's bar for a prompt, or did not (`memdir ui`'s recall preview).
+
+It walks the same steps as `offline.select_offline`, with the same functions and constants, and says
+at each step which memories it let through; tests/test_ui_data.py checks that the memories it passes are
+exactly the ones `select_offline` returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdir.record import Record, field
+from memdir.scan import Header
+from memdir.stages.recall import offline as O
+from memdir.stages.recall.manifest import ranker
+
+
+class Verdict(Record):
+    header: Header
+    passed: bool
+    score: float  # share of the best match's score, 0..1 (0: no match at all)
+    reasons: list[str] = field(default_factory=list)
+
+
+def _bar_reasons(found, i: int, similarity: float | None, margin: float | None) -> list[str]:
+    """What the absolute bar saw for memory `i` (offline.relevant), in words."""
+    words = found.matched[i]
+    out = [f"matches {words} of the prompt's {found.query_words} word(s), "
+           f"{found.share[i]:.0%} of its information (bar {O.COVERAGE_BAR:.0%})"]
+    if found.distinct[i] < 1:
+        out.append("every shared word is common to this folder")
+    if found.titled[i]:
+        out.append("a shared word is in its name")
+    elif words < min(O.MIN_WORDS_MATCHED, found.query_words):
+        out.append(f"fewer than {O.MIN_WORDS_MATCHED} shared words and none in its name")
+    if similarity is not None:
+        out.append(f"cosine {similarity:.3f} (floor {O.SIMILARITY_FLOOR}, alone {O.SIMILARITY_BAR})"
+                   + (f", {margin:+.3f} from the folder's median" if margin is not None else ""))
+    return out
+
+
+def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
+            similarities: list[float | None] | None = None, now: float | None = None) -> list[Verdict]:
+    """One verdict per header, the passed ones first in rank order, then the rest by score."""
+    lexical = ranker(headers)
+    ranked = lexical.rank(query)
+    best_lexical = ranked[0][1] if ranked else 0.0
+    scores = [0.0] * len(headers)
+    for i, score in ranked:
+        scores[i] = O.LEXICAL_WEIGHT * score / best_lexical
+    if similarities is not None and any(s is not None for s in similarities):
+        for i, boost in enumerate(O._dense_boost(similarities)):
+            scores[i] += O.DENSE_WEIGHT * boost
+    else:
+        similarities = [None] * len(headers)
+    least = O.RELATIVE_FLOOR * max(scores, default=0.0)
+    dated = [on_day and score > 0 and score >= least
+             for on_day, score in zip(O.written_on_named_day(headers, query, now), scores, strict=True)]
+    for i in (i for i, on_day in enumerate(dated) if on_day):
+        scores[i] += O.DATE_WEIGHT
+    found = lexical.evidence(query)
+    margins, leads = O._margins(similarities), O._leads(similarities)
+    order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
+    verdicts: dict[int, Verdict] = {}
+    for i in order:
+        if tools and O.is_tool_usage_doc(headers[i], tools):
+            verdicts[i] = Verdict(headers[i], False, 0.0, ["a how-to for a tool the agent is already using"])
+    order = [i for i in order if i not in verdicts]
+    best = scores[order[0]] if order else 1.0  # as select_offline: the best of what may be selected
+    kept = 0
+    for i in order:
+        v = verdicts[i] = Verdict(headers[i], False, scores[i] / best)
+        if v.score < O.RELATIVE_FLOOR:
+            v.reasons.append(f"scores {v.score:.0%} of the best match, under the {O.RELATIVE_FLOOR:.0%} floor")
+            continue
+        if kept >= limit:
+            v.reasons.append(f"past the first {limit} ranked memories (recall injects at most {limit})")
+            kept += 1
+            continue
+        kept += 1
+        v.passed = O.relevant(found, i, similarities[i], dated[i], margins[i], leads[i])
+        v.reasons.append("cleared the bar" if v.passed else "under the relevance bar")
+        if dated[i]:
+            v.reasons.append("written on a day the prompt names")
+        v.reasons.extend(_bar_reasons(found, i, similarities[i], margins[i]))
+    rest = [Verdict(h, False, 0.0, ["shares no meaningful word with the prompt"
+                                    + ("" if similarities[i] is None else " and is not close in meaning")])
+            for i, h in enumerate(headers) if i not in verdicts]
+    listed = [verdicts[i] for i in sorted(verdicts, key=lambda i: -scores[i])]
+    return [v for v in listed if v.passed] + [v for v in listed if not v.passed] + rest
+
+
+class Preview(Record):
+    """What the prompt hook would inject for `query`, and why each memory was chosen or not."""
+
+    context: str
+    engine: str
+    selected: list[str]
+    verdicts: list[Verdict]
+    left_out: list[Header]  # not shown to the selector at all (older than the newest it sees, no strong match)
+    debug: list[str] = field(default_factory=list)
+
+
+def preview(memory_dir: Path, query: str, *, project_root: str | None = None, dense=None,
+            tools: list[str] | None = None) -> Preview:
+    """Recall as the prompt hook runs it (nothing recorded: the session's already-shown list is not
+    consulted or changed), plus the offline bar's verdict on every memory it could see."""
+    from memdir.config import Settings
+    from memdir.scan import scan
+    from memdir.stages.recall.api import recall
+    from memdir.stages.recall.manifest import candidates
+
+    settings = Settings.from_env()
+    result = recall(memory_dir, query, settings=settings, record=False, dense=dense, project_root=project_root,
+                    tools=tools)
+    headers = scan(memory_dir).headers
+    pool = candidates(headers, query, set())
+    similarities = None
+    if dense is not None and pool:
+        try:
+            similarities = dense.similarities(memory_dir, query, pool)
+        except Exception:  # noqa: BLE001 - recall itself said so in its debug lines
+            similarities = None
+    seen = {id(h) for h in pool}
+    return Preview(result.context, result.engine, [h.rel_path for h in result.selected],
+                   explain(query, pool, settings.recall_max, tools, similarities),
+                   [h for h in headers if id(h) not in seen], list(result.debug))
