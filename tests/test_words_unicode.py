@@ -51,3 +51,16 @@ def test_a_memory_is_recalled_by_the_words_of_its_own_language(store, memory, re
                       body="Merino yarn only."), rel_path="user_knitting.md")
     assert _picked(store.root, prompt) == [rel]
     assert _picked(store.root, "天気はどうですか") == []  # "how is the weather?": no shared word
+
+
+def test_an_older_memory_in_a_big_folder_is_offered_by_its_chinese_words(store):
+    """Past the newest 200, recall offers older memories by a cheap substring test of the prompt's words."""
+    from memdir.scan import scan
+    from memdir.stages.recall.manifest import older_matches
+
+    store.save(Memory(name="依赖安装", description="本项目用pnpm安装依赖", type="feedback", body="不要用npm。"),
+               rel_path="feedback_pnpm_zh.md")
+    store.save(Memory(name="Knitting", description="The user knits with merino yarn", type="user",
+                      body="Merino yarn only."), rel_path="user_knitting.md")
+    older = scan(store.root).headers
+    assert [h.rel_path for h in older_matches("怎么安装依赖", older, 5)] == ["feedback_pnpm_zh.md"]
