@@ -12,6 +12,8 @@ from memdir.words import meaning_tokens, split_words, tokens
 
 def test_ascii_text_splits_on_anything_but_letters_and_digits():
     assert split_words("Never use npm_in this Repo, v2.0!") == ["never", "use", "npm", "in", "this", "repo", "v2", "0"]
+    # English with typographic punctuation takes the Unicode path and splits the same way.
+    assert split_words("Deploy \u2014 don\u2019t \u201cship\u201d it") == split_words('Deploy - don\'t "ship" it')
 
 
 @pytest.mark.parametrize("text, expected", [
