@@ -1,6 +1,6 @@
 """Recall quality on LoCoMo: hit@5 and evidence recall@5, tuning half (0-4) and held-out half (5-9).
 
-    .venv/bin/python -m benchmarks.recall_locomo [--engine offline|dense|llm|all] [--limit N]
+    .venv/bin/python -m benchmarks.recall_locomo [--engine offline|dense|llm|all] [--limit N] [--half 0-4|5-9]
 
 Rows: a plain BM25 baseline (question vs observation text, whitespace tokens), the offline engine
 lexical only (what a hook answers when the recall server is not up), the offline engine fused with
@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=default_data_path())
     parser.add_argument("--engine", choices=["offline", "dense", "llm", "all"], default="all")
     parser.add_argument("--limit", type=int, help="questions per conversation (for a quick look)")
+    parser.add_argument("--half", choices=sorted(HALVES), help="only this half (tune on 0-4 without seeing 5-9)")
     args = parser.parse_args(argv)
+    halves = {args.half: HALVES[args.half]} if args.half else HALVES
     if not args.data.exists():
         print(f"recall_locomo: {args.data} not found; pass --data PATH/locomo10.json", file=sys.stderr)
         return 2
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("recall_locomo: no ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL; skipping the llm engine", file=sys.stderr)
     for name, selector in selectors:
-        for half, indices in HALVES.items():
+        for half, indices in halves.items():
             started = time.perf_counter()
             score = evaluate(samples, indices, selector, args.limit)
             rows.append((name, half, score, time.perf_counter() - started))
@@ -102,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<22} {'all':<5} {s.questions:>9} {s.hit_at_5:>6.3f} {s.recall_at_5:>11.3f} {s.precision:>9.3f} "
               f"{s.selected / max(1, s.questions):>7.2f}")
     held_out = {name: s for name, half, s, _ in rows if half == "5-9"}
-    for name in by_engine:
+    for name in by_engine if held_out else ():
         if name.startswith("offline"):
             ok = held_out[name].hit_at_5 >= TARGET and by_engine[name].hit_at_5 >= TARGET
             print(f"target hit@5 >= {TARGET} on 5-9 and all, {name}: "

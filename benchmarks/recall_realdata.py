@@ -1,6 +1,6 @@
 """Recall precision on a real memory folder, scored against gold labels written before any run.
 
-    .venv/bin/python -m benchmarks.recall_realdata [--folder PATH] [--labels PATH] [--quiet]
+    .venv/bin/python -m benchmarks.recall_realdata [--folder PATH] [--labels PATH] [--quiet] [--dev-only]
 
 The folder is the real, hand-curated 55-file `shared/realdata/memory-folders/application-pipeline`,
 copied to a temporary folder (recall writes its `.memdir/` cache there). The prompts and, per
@@ -119,12 +119,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
     parser.add_argument("--folder", type=Path, help="the memory folder (default: the labels' folder under realdata)")
     parser.add_argument("--quiet", action="store_true", help="only the score table")
+    parser.add_argument("--dev-only", action="store_true",
+                        help="skip the held-out sets entirely (while tuning: look at them once, at the end)")
     args = parser.parse_args(argv)
     try:
         labels = load_labels(args.labels)
     except LabelError as exc:
         print(f"recall_realdata: {exc}", file=sys.stderr)
         return 2
+    if args.dev_only:
+        labels = Labels(labels.folder, [case for case in labels.cases if not case.held_out])
     source = args.folder or default_folder(labels)
     if source is None or not source.is_dir():
         print(f"recall_realdata: memory folder not found ({source or missing_reason()}); pass --folder", file=sys.stderr)

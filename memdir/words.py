@@ -7,8 +7,46 @@ ranks them with it), so neither stage imports the other (DESIGN: data flows one 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+")  # ASCII text, the common case: one C-speed pass
+
+# Any other text: runs of letters and digits (underscore splits, as in ASCII), with the scripts written
+# without spaces between words cut out as runs of their own, so "pnpmを使う" is pnpm | を | 使 | う.
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\u3005\u3007"
+_HIRAGANA = "\u3041-\u309f"
+_KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_HANGUL = "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
+_SPACELESS = _HAN + _HIRAGANA + _KATAKANA + _HANGUL
+_UNICODE_TOKEN = re.compile(
+    f"([{_HAN}]+)|([{_HANGUL}]+)|([{_KATAKANA}]+)|[{_HIRAGANA}]+|((?:(?![{_SPACELESS}])[^\\W_])+)")
+
+
+def _bigrams(run: str) -> list[str]:
+    """A run of Chinese characters or Korean syllables as overlapping pairs, the usual unit for
+    matching text with no spaces between words (a lone character stands for itself)."""
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def split_words(text: str) -> list[str]:
+    """The lower-case words of `text`, in order, before stop words and stemming.
+
+    ASCII text splits on anything but letters and digits. Other text is NFKC-normalised first
+    (full-width "ｐｎｐｍ" is pnpm) and split Unicode-aware: accented Latin, Cyrillic, Greek... are
+    words as written; Han (Chinese, Japanese kanji) and Hangul runs become character bigrams;
+    a katakana run (a Japanese loanword: データベース) is one word; hiragana, which in Japanese text
+    is mostly particles and inflection (の, を, です), is dropped like a stop word.
+    """
+    lowered = text.lower()
+    if lowered.isascii():
+        return _TOKEN.findall(lowered)
+    out: list[str] = []
+    for han, hangul, katakana, other in _UNICODE_TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+        if han or hangul:
+            out.extend(_bigrams(han or hangul))
+        elif katakana or other:
+            out.append(katakana or other)
+    return out
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -56,7 +94,7 @@ def _stem(word: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+    return [stem(t) for t in split_words(text) if t not in STOPWORDS]
 
 
 # Words of a request to a coding agent that never say what it is about (issue 21): a memory that says
@@ -73,4 +111,4 @@ FILLER = frozenset(
 
 def meaning_tokens(text: str) -> list[str]:
     """`tokens(text)` without filler: the words that can say what a prompt or a memory is about."""
-    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS and t not in FILLER]
+    return [stem(t) for t in split_words(text) if t not in STOPWORDS and t not in FILLER]

@@ -32,6 +32,7 @@ from memdir.words import (  # noqa: F401  (shared with the extractor)
     _stem,
     _stem_cache,
     meaning_tokens,
+    split_words,
     stem,
     tokens,
 )
@@ -83,7 +84,7 @@ def _word_grams(word: str, n: int) -> tuple[str, ...]:
 
 def char_grams(text: str, n: int = 4) -> list[str]:
     out: list[str] = []
-    for word in _TOKEN.findall(text.lower()):
+    for word in split_words(text):
         if word not in STOPWORDS and word not in FILLER:
             out.extend(_word_grams(word, n))
     return out
@@ -171,7 +172,7 @@ class Ranker:
             grams: list[str] = []
             title: set[str] = set()
             for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
-                words = [w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS and w not in FILLER]
+                words = [w for w in split_words(text) if w not in STOPWORDS and w not in FILLER]
                 self.written.update(words)
                 stems = [stem(w) for w in words]
                 field_grams = [g for w in words for g in _word_grams(w, 4)]
@@ -213,7 +214,7 @@ class Ranker:
         if self._corrected[0] == query:
             return self._corrected[1]
         out: dict[str, str] = {}
-        for word in set(_TOKEN.findall(query.lower())):
+        for word in set(split_words(query)):
             if (len(word) < TYPO_MIN_LEN or word in STOPWORDS or word in FILLER or word.isdigit()
                     or stem(word) in self.words.idf):
                 continue

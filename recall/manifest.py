@@ -74,7 +74,8 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
     substring tests of the query's stems (C-speed `in` on text normalised by `words_only`),
     weighted by inverse document frequency, so 20,000 files cost about as much as reading their headers.
     """
-    stems = {s for s in tokens(query) if len(s) >= 3}
+    # A Chinese or Korean bigram is two characters, in text with no spaces before it (memdir.words).
+    stems = {s for s in tokens(query) if len(s) >= 3 or not s.isascii()}
     if not stems:
         return []
     docs_of = _docs_by_stem(stems, older)
@@ -107,12 +108,15 @@ def keep_word_index() -> None:
 
 def _docs_by_stem(stems: set[str], older: list[Header]) -> dict[str, list[int]]:
     """Per stem, the positions in `older` of the memories with a word starting with it, ascending."""
-    if _index is not None:
+    # A non-ASCII stem (a Chinese or Korean bigram, memdir.words) is matched anywhere: no space precedes it.
+    wide = {s for s in stems if not s.isascii()}
+    if _index is not None and not wide:
         found = _index.matches([s.encode() for s in stems], older, _text_of)
         return {s: found[s.encode()] for s in stems}
     texts = [b" " + _text_of(h) for h in older]
-    # Query stems are ASCII ([a-z0-9]+): a match is at a word start in any UTF-8 text.
-    return {s: [i for i, text in enumerate(texts) if b" " + s.encode() in text] for s in stems}
+    # An ASCII stem ([a-z0-9]+) matches at a word start in any UTF-8 text.
+    return {s: [i for i, text in enumerate(texts) if (s.encode() if s in wide else b" " + s.encode()) in text]
+            for s in stems}
 
 
 from memdir.manifest import manifest, manifest_line  # noqa: E402,F401  (core: both stages list memories)

@@ -48,6 +48,11 @@ SMALL_LEAD = 0.0
 # RELATIVE_FLOOR of the best match.
 DATE_WEIGHT = 1.0
 DATE_SLACK_DAYS = 1
+# A day (or span) on which most of a big folder was last written tells its memories apart no better than
+# chance: a folder restored from git or chezmoi has every file written "last week", and "the recruiter I
+# contacted last week" then passed 5 of 5 memories on the date alone. (On LoCoMo 0-4 a named month covers
+# at most 29% of a conversation's memories, so the bar leaves it as it was.)
+DATE_COMMON_SHARE = 0.5
 _USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
 _GOTCHA = re.compile(
     r"\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b", re.I
@@ -85,7 +90,10 @@ def written_on_named_day(headers: list[Header], query: str, now: float | None = 
     slack = timedelta(days=DATE_SLACK_DAYS)
     spans = [(first - slack, last + slack) for first, last in spans]
     days = [datetime.fromtimestamp(h.mtime).date() if h.mtime else None for h in headers]
-    return [day is not None and any(first <= day <= last for first, last in spans) for day in days]
+    on_day = [day is not None and any(first <= day <= last for first, last in spans) for day in days]
+    if len(headers) >= MARGIN_MIN_MEMORIES and sum(on_day) > DATE_COMMON_SHARE * len(headers):
+        return [False] * len(headers)  # a date most of the folder was written on (a fresh clone) says nothing
+    return on_day
 
 
 def relevant(found: Evidence, i: int, similarity: float | None, dated: bool = False,

@@ -79,3 +79,17 @@ def test_one_shared_word_is_enough_when_the_memory_is_named_for_it(store):
                rel_path="feedback_npm.md")
     hit = recall(store.root, "install the dependencies and run the tests with npm please", engine="offline", record=False)
     assert [h.rel_path for h in hit.selected] == ["feedback_npm.md"]
+
+
+def test_a_day_most_of_a_big_folder_was_written_on_says_nothing():
+    """A folder restored from git has every file written "last week": that day tells no memory apart."""
+    from memdir.stages.recall.offline import written_on_named_day
+
+    now = datetime(2026, 11, 23, 12).timestamp()
+    three_days_ago, a_year_ago = now - 3 * 86400, now - 365 * 86400
+    fresh_clone = [Header(f"m{i}.md", f"/x/m{i}.md", three_days_ago, f"Note {i}", "", "project")
+                   for i in range(MARGIN_MIN_MEMORIES + 4)]
+    assert not any(written_on_named_day(fresh_clone, "the recruiter I contacted last week", now))
+    lived_in = [Header(h.rel_path, h.path, three_days_ago if i < 2 else a_year_ago, h.name, "", "project")
+                for i, h in enumerate(fresh_clone)]
+    assert written_on_named_day(lived_in, "the recruiter I contacted last week", now)[:3] == [True, True, False]

@@ -1,0 +1,68 @@
+"""Recall's word splitting is Unicode-aware (issue 21): a memory written in Japanese, Chinese, Korean or an
+accented Latin script is recalled by its own words, and ASCII text splits exactly as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.model import Memory
+from memdir.stages.recall.api import recall
+from memdir.words import meaning_tokens, split_words, tokens
+
+
+def test_ascii_text_splits_on_anything_but_letters_and_digits():
+    assert split_words("Never use npm_in this Repo, v2.0!") == ["never", "use", "npm", "in", "this", "repo", "v2", "0"]
+    # English with typographic punctuation takes the Unicode path and splits the same way.
+    assert split_words("Deploy \u2014 don\u2019t \u201cship\u201d it") == split_words('Deploy - don\'t "ship" it')
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("我们使用pnpm安装依赖", ["我们", "们使", "使用", "pnpm", "安装", "装依", "依赖"]),  # Han runs as bigrams
+    ("データベースの移行", ["データベース", "移行"]),  # katakana word whole, particle dropped
+    ("pnpmを使う", ["pnpm", "使"]),  # scripts split apart; a lone kanji stands for itself
+    ("데이터베이스", ["데이", "이터", "터베", "베이", "이스"]),  # Hangul as bigrams
+    ("Café résumé Привет ｐｎｐｍ", ["café", "résumé", "привет", "pnpm"]),  # NFKC: full-width is ASCII
+])
+def test_other_scripts_split_into_words_people_search_by(text, expected):
+    assert split_words(text) == expected
+
+
+def test_stop_words_and_filler_still_drop_in_mixed_text():
+    assert tokens("the データベース") == ["データベース"]
+    assert meaning_tokens("use the 移行 repo") == ["移行"]
+
+
+def _picked(folder, prompt) -> list[str]:
+    return [h.rel_path for h in recall(folder, prompt, engine="offline", record=False).selected]
+
+
+@pytest.mark.parametrize("memory, rel, prompt", [
+    (Memory(name="データベース移行", description="データベースの移行は金曜日に行わない", type="feedback",
+            body="データベースの移行は金曜日に行わない。週末に障害対応ができないため。"),
+     "feedback_db_migration_ja.md", "データベースの移行はいつ実行できますか"),
+    (Memory(name="依赖安装", description="本项目用pnpm安装依赖，不要用npm", type="feedback",
+            body="本项目用pnpm安装依赖，不要用npm，原因是锁文件。"),
+     "feedback_pnpm_zh.md", "怎么安装依赖"),
+    (Memory(name="Déploiement", description="Jamais de déploiement le vendredi", type="feedback",
+            body="Jamais de déploiement le vendredi : personne ne surveille le week-end."),
+     "feedback_deploiement.md", "quand faire le déploiement ?"),
+])
+def test_a_memory_is_recalled_by_the_words_of_its_own_language(store, memory, rel, prompt):
+    store.save(memory, rel_path=rel)
+    store.save(Memory(name="Knitting", description="The user knits with merino yarn", type="user",
+                      body="Merino yarn only."), rel_path="user_knitting.md")
+    assert _picked(store.root, prompt) == [rel]
+    assert _picked(store.root, "天気はどうですか") == []  # "how is the weather?": no shared word
+
+
+def test_an_older_memory_in_a_big_folder_is_offered_by_its_chinese_words(store):
+    """Past the newest 200, recall offers older memories by a cheap substring test of the prompt's words."""
+    from memdir.scan import scan
+    from memdir.stages.recall.manifest import older_matches
+
+    store.save(Memory(name="依赖安装", description="本项目用pnpm安装依赖", type="feedback", body="不要用npm。"),
+               rel_path="feedback_pnpm_zh.md")
+    store.save(Memory(name="Knitting", description="The user knits with merino yarn", type="user",
+                      body="Merino yarn only."), rel_path="user_knitting.md")
+    older = scan(store.root).headers
+    assert [h.rel_path for h in older_matches("怎么安装依赖", older, 5)] == ["feedback_pnpm_zh.md"]
