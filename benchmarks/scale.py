@@ -2,8 +2,8 @@
 
     .venv/bin/python -m benchmarks.scale [--sizes 200,1000,5000,20000] [--repeat 3] [--no-model]
 
-Folders come from benchmarks/realistic_folder.py (the real 55-file folder recombined: ~4.6 KB
-non-ASCII files), built once per size under the temp dir and copied for each run. Every command runs
+Folders come from benchmarks/realistic.py (the real 55-file folder recombined: ~4.6 KB
+non-ASCII files), built once per size in its cache under the temp dir and copied for each run. Every command runs
 as a real process with MEMDIR_DENSE=0; figures are medians (min-max) of wall seconds, the CPU seconds
 the process used, and the ratio to a bare `python -c pass` in the same run. "doctor (first)" is a
 folder memdir has never seen; the other rows run after one `list`, so .memdir/file-facts.json exists.
@@ -29,19 +29,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import realistic
 from benchmarks.common import precompile
-from benchmarks.realistic_folder import build
 
-CACHE = Path(tempfile.gettempdir()) / "memdir-scale-folders"
 REPO = Path(__file__).resolve().parents[1]
+# the cache's .complete marker and any .memdir state other benchmarks left there: a run starts on a folder
+# memdir has never seen
+PRISTINE = shutil.ignore_patterns(".*")
 
 
 def pristine(count: int) -> Path:
-    folder = CACHE / str(count)
-    if not (folder / "MEMORY.md").is_file():
-        shutil.rmtree(folder, ignore_errors=True)
-        build(folder, count)
-    return folder
+    """The cached folder of `count` memories; callers copy it (or only read it), never write to it."""
+    return realistic.folder(count)
 
 
 def timed(argv: list[str], cwd: Path | None = None) -> tuple[float, float]:
@@ -63,7 +62,7 @@ def command_rows(count: int, repeat: int, bare: float) -> dict[str, str]:
     rows: dict[str, list[tuple[float, float]]] = {}
     for n in range(repeat):
         work = Path(tempfile.mkdtemp(prefix="memdir-scale-")) / "memory"
-        shutil.copytree(pristine(count), work)
+        shutil.copytree(pristine(count), work, ignore=PRISTINE)
         rows.setdefault("doctor (first)", []).append(timed(memdir(work, "doctor")))
         timed(memdir(work, "list"))
         for name, argv in (("list", ["list"]), ("doctor", ["doctor"]), ("index --rebuild", ["index", "--rebuild"]),
@@ -101,7 +100,7 @@ def dense_rows(count: int, model_ms: float | None) -> dict[str, str]:
     from memdir.embeddings import DenseModel
 
     work = Path(tempfile.mkdtemp(prefix="memdir-scale-dense-")) / "memory"
-    shutil.copytree(pristine(count), work)
+    shutil.copytree(pristine(count), work, ignore=PRISTINE)
     started = time.perf_counter()
     DenseModel(InstantEngine()).refresh(work)
     rows = {"vector bookkeeping": f"{time.perf_counter() - started:.2f} s"}

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from memdir import constants as C, safefs, scan as one_file  # one_file.read_header: looked up at each call
 from memdir.record import Record
-from memdir.scan import Header, ScanResult, iter_memory_files
+from memdir.scan import Header, ScanResult
 from memdir.secrets import looks_secret
 
 MIN_FILES = 200
@@ -122,26 +122,7 @@ class FileFacts:
 def scan(root: Path, facts: FileFacts, exclude_dirs: tuple[str, ...] = ()) -> ScanResult:
     """Like memdir.scan.scan, but headers come from `facts` when the file has not changed since,
     and carry no excerpt. For `list`, `doctor` and lookups by name, never for recall."""
-    headers: list[Header] = []
-    unreadable: list[tuple[str, str]] = []
-    prefix = len(str(root)) + 1
-    by_folder: dict[str, list[str]] = {}
-    for path in iter_memory_files(root, exclude_dirs):
-        by_folder.setdefault(path.rpartition(os.sep)[0], []).append(path)
-    for folder, paths in by_folder.items():
-        rel_folder = folder[prefix:].replace(os.sep, "/") if len(folder) >= prefix else ""
-        try:
-            with safefs.open_dir(root, rel_folder) as dfd:  # a folder swapped for a symlink is refused here
-                for path in paths:
-                    rel = path[prefix:].replace(os.sep, "/")
-                    try:
-                        headers.append(_header(root, path, rel, dfd, facts))
-                    except OSError as exc:
-                        unreadable.append((rel, exc.strerror or str(exc)))
-        except OSError as exc:
-            unreadable.extend((p[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)) for p in paths)
-    headers.sort(key=lambda h: h.mtime, reverse=True)
-    return ScanResult(headers, unreadable)
+    return one_file.scan_with(root, exclude_dirs, lambda path, rel, dfd: _header(root, path, rel, dfd, facts))
 
 
 def _header(root: Path, path: str, rel: str, dfd: int, facts: FileFacts) -> Header:

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from memdir import constants as C, placing, proposals
 from memdir.errors import MemdirError
-from memdir.frontmatter_io import dump_document
 from memdir.model import Memory, kebab_slug
-from memdir.secrets import guard
 from memdir.store import DeleteResult, MemoryStore, SaveResult
 
 _ABSENT = object()
@@ -59,21 +57,7 @@ class ProposingStore(MemoryStore):
     def save(self, memory: Memory, *, rel_path: str | None = None, allow_secrets: bool = False,
              expected_text: str | None = None, authored: bool = False, provenance: dict | None = None) -> SaveResult:
         # `provenance` is the store's signature; a proposal is not a write: it is recorded once accepted.
-        memory = self._in_file_form(memory, rel_path)
-        self._check_size(memory)
-        taken_from = None
-        if rel_path is None:
-            asked = memory.name
-            rel_path, found, memory = placing.place(self, memory)
-            if found:
-                memory = self._in_file_form(memory, rel_path)
-            elif memory.name != asked:
-                taken_from = asked
-        text = dump_document(memory.frontmatter(), memory.body)
-        path = self.resolve_rel(rel_path)
-        self._guard(text, rel_path, allow_secrets)
-        for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
-            guard(spelling, "a memory named like a secret")
+        memory, rel_path, path, text, taken_from = self._placed(memory, rel_path, allow_secrets)
         current = self.current_text(rel_path)
         if expected_text is not None and (current or "") != expected_text:
             raise MemdirError(f"{rel_path} changed since it was read; read it again before writing")

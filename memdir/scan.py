@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from memdir import constants as C, inert, safefs
@@ -152,6 +153,12 @@ def _read_header_cached(path: str, root: Path, max_lines: int, dfd: int) -> Head
 
 def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
     """Headers of every memory file below root; what cannot be read safely is listed in `unreadable`."""
+    return scan_with(root, exclude_dirs, lambda path, rel, dfd: _read_header_cached(path, root, max_lines, dfd))
+
+
+def scan_with(root: Path, exclude_dirs: tuple[str, ...], read: Callable[[str, str, int], Header]) -> ScanResult:
+    """Every memory file below root through `read(path, rel, folder_fd)`, newest first, each folder opened once
+    without following a symlink; what raises OSError is listed in `unreadable` (file_facts.scan shares this)."""
     headers: list[Header] = []
     unreadable: list[tuple[str, str]] = []
     prefix = len(str(root)) + 1
@@ -163,10 +170,11 @@ def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEAD
         try:
             with safefs.open_dir(root, rel_folder) as dfd:  # a folder swapped for a symlink is refused here
                 for path in paths:
+                    rel = path[prefix:].replace(os.sep, "/")
                     try:
-                        headers.append(_read_header_cached(path, root, max_lines, dfd))
+                        headers.append(read(path, rel, dfd))
                     except OSError as exc:
-                        unreadable.append((path[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)))
+                        unreadable.append((rel, exc.strerror or str(exc)))
         except OSError as exc:
             unreadable.extend((p[prefix:].replace(os.sep, "/"), exc.strerror or str(exc)) for p in paths)
     headers.sort(key=lambda h: h.mtime, reverse=True)

@@ -299,28 +299,9 @@ class MemoryStore:
         `provenance` (memdir/provenance.py `entry`): who wrote it and from which messages, recorded
         with the write in `.memdir/provenance.jsonl`.
         """
-        memory = self._in_file_form(memory, rel_path)
-        self._check_size(memory)
-        taken_from = None
         with self._locked():
-            if rel_path is None:
-                from memdir import placing
-
-                asked = memory.name
-                rel_path, found, memory = placing.place(self, memory)
-                if found:  # this very memory: written in its file's form, under its own name
-                    memory = self._in_file_form(memory, rel_path)
-                elif memory.name != asked:  # the name is another memory's: this one is told apart
-                    taken_from = asked
-            text = dump_document(memory.frontmatter(), memory.body)
+            memory, rel_path, path, text, taken_from = self._placed(memory, rel_path, allow_secrets)
             fresh = dump_document(memory.frontmatter(restamp=True), memory.body)  # what a changed file gets
-            path = self.resolve_rel(rel_path)
-            self._guard(text, rel_path, allow_secrets)
-            # A name or file name is never allowed to carry a secret, even where content may: it lands in
-            # MEMORY.md, which every session loads. Slugging turns `sk-ant-` into `sk_ant_` and leaves
-            # `ghp_` as is, so both spellings are checked, and the name as given.
-            for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
-                guard(spelling, "a memory named like a secret")
             self.index()  # unreadable (not UTF-8, a symlink): refused before anything is written, not after
             exists = self.exists(rel_path)
             current = self.read_file(rel_path) if exists else ""
@@ -342,6 +323,33 @@ class MemoryStore:
             # A person's own index line stays while the name and description it stands for are unchanged.
             self._index_upsert(rel_path, memory, keep_line=exists and _same_title(current, memory))
         return SaveResult(rel_path, path, created=not exists, kept=kept, name=memory.name, name_taken=taken_from)
+
+    def _placed(self, memory: Memory, rel_path: str | None,
+                allow_secrets: bool) -> tuple[Memory, str, Path, str, str | None]:
+        """A save's first step, shared with a proposal (memdir/proposing.py): the memory in its file's form and
+        size-checked, the file it goes to (placing picks one when rel_path is None), its text, and the name asked
+        for when another memory has it; refused before anything is written when the text or a name holds a secret."""
+        memory = self._in_file_form(memory, rel_path)
+        self._check_size(memory)
+        taken_from = None
+        if rel_path is None:
+            from memdir import placing
+
+            asked = memory.name
+            rel_path, found, memory = placing.place(self, memory)
+            if found:  # this very memory: written in its file's form, under its own name
+                memory = self._in_file_form(memory, rel_path)
+            elif memory.name != asked:  # the name is another memory's: this one is told apart
+                taken_from = asked
+        text = dump_document(memory.frontmatter(), memory.body)
+        path = self.resolve_rel(rel_path)
+        self._guard(text, rel_path, allow_secrets)
+        # A name or file name is never allowed to carry a secret, even where content may: it lands in
+        # MEMORY.md, which every session loads. Slugging turns `sk-ant-` into `sk_ant_` and leaves
+        # `ghp_` as is, so both spellings are checked, and the name as given.
+        for spelling in (rel_path, rel_path.replace("_", "-"), memory.name):
+            guard(spelling, "a memory named like a secret")
+        return memory, rel_path, path, text, taken_from
 
     def _in_file_form(self, memory: Memory, rel_path: str | None) -> Memory:
         """`memory` in the form of the file at `rel_path`; a new file: what this Claude Code writes."""

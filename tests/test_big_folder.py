@@ -18,10 +18,10 @@ COUNT = 20_000
 
 @pytest.fixture(scope="module")
 def big_folder(tmp_path_factory, realdata):
-    from benchmarks.realistic_folder import build
+    from benchmarks.realistic import build
 
     return build(tmp_path_factory.mktemp("big") / "memory", COUNT,
-                 folder=realdata / "memory-folders" / "application-pipeline")
+                 source_folder=realdata / "memory-folders" / "application-pipeline")
 
 
 def _memdir(folder, *argv: str):
