@@ -10,6 +10,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from memdir.decisions import Decision, append, append_lines, journal_path, lock_for, read_journal
 from memdir.fsio import try_locked
 
@@ -68,6 +70,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # seconds: thousands of files or several processes (.ci/run runs it with --slow)
 def test_eight_concurrent_writer_processes_lose_nothing(tmp_path):
     count = 40
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(w), str(count)], cwd=REPO)

@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from memdir.config import Settings
 from memdir.fsio import locked
 from memdir.index import linked_files
@@ -26,6 +28,7 @@ def _spawn(*argv: str, env: dict) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
 
 
+@pytest.mark.slow  # seconds: thousands of files or several processes (.ci/run runs it with --slow)
 def test_concurrent_extracts_make_one_run_and_one_trailing_run(tmp_path):
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(_user("u1", "Remember that the staging database is shared with QA.") + "\n")

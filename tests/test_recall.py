@@ -177,6 +177,7 @@ def test_offline_returns_nothing_when_nothing_matches(folder):
     assert recall(folder.root, "zebra quantum origami").selected == []
 
 
+@pytest.mark.slow  # seconds: thousands of files or several processes (.ci/run runs it with --slow)
 def test_old_relevant_memory_is_found_among_thousands(store, api):
     now = time.time()
     for i in range(260):
