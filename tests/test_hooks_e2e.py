@@ -110,6 +110,9 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
     def respond(body, n):
         if "format" in body.get("output_config", {}):  # the recall selector's structured side query
             return P.message([P.text(json.dumps({"selected_memories": ["feedback_real_db.md"]}))], model=body["model"])
+        if any(block.get("type") == "tool_result" for message in body["messages"] if isinstance(message["content"], list)
+               for block in message["content"]):  # the write's result came back: a model ends its turn
+            return P.message([P.text("Saved the feedback memory.")], model=body["model"])
         return P.message([P.tool_use("Write", {"file_path": str(memory / "feedback_real_db.md"), "content": feedback})],
                          stop_reason="tool_use", model=body["model"])
 
@@ -129,7 +132,7 @@ def test_stop_with_the_llm_engine_against_a_local_api(session):
             out = _hook("prompt", prompt, env)
     assert api.requests[0]["model"] == "claude-sonnet-5-5"
     assert "- [Real database in tests](feedback_real_db.md)" in (memory / "MEMORY.md").read_text()
-    recall_request = api.requests[-1]
+    recall_request = [r for r in api.requests if "format" in r.get("output_config", {})][-1]
     assert recall_request["model"] == "claude-haiku-5-5" and "feedback_real_db.md" in recall_request["messages"][0]["content"]
     data = json.loads(out.stdout)
     assert "Never mock the database in integration tests." in data["hookSpecificOutput"]["additionalContext"]

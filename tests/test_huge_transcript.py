@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from datetime import date
 
+import pytest
+
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.stages.extractor import state
@@ -42,6 +44,7 @@ def test_first_stop_on_a_huge_session_reads_the_end_and_says_so(tmp_path, monkey
     assert state.load_cursor(memory, "s1")["uuid"] == "a-last"  # the next Stop starts after what was read
 
 
+@pytest.mark.slow  # two seconds: a real worker process waits out its alarm (.ci/run runs it with --slow)
 def test_a_worker_past_its_wall_clock_bound_stops_and_says_so(tmp_path, monkeypatch):
     """The detached Stop worker has a time bound; passing it ends the run like a crash, logged in one line."""
     import subprocess

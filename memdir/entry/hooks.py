@@ -334,6 +334,19 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, boo
     return use_server, index_loaded, _ask_server(memory_dir, prompt, payload, index_loaded) if use_server else None
 
 
+def _grace(use_server: bool) -> float:
+    """How long the server's reply is waited for before this process recalls offline. With the llm
+    engine the model's choice is the point, and no local answer can stand in for it within a few
+    milliseconds: wait for it up to the recall timeout (a hung server still costs no more than that)."""
+    from memdir.config import Settings, choose_engine
+    from memdir.entry.recall_race import GRACE_SECONDS
+
+    settings = Settings.from_env()
+    if use_server and choose_engine(settings.engine, quiet=True) == "llm":
+        return settings.recall_timeout + 1.0
+    return GRACE_SECONDS
+
+
 def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object]):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
@@ -354,7 +367,7 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bo
             log(memory_dir, "prompt", line)
         return Answer(result.context, [h.rel_path for h in result.selected], "local")
 
-    answer, reply = race(conn, local)
+    answer, reply = race(conn, local, grace=_grace(use_server))
     for line in (reply or {}).get("debug") or []:
         log(memory_dir, "prompt", f"server: {line}")
     if reply is not None and "error" in reply:

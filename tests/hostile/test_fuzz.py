@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from memdir.errors import MemdirError
 from tests.hostile.conftest import CANARY, count_lost, record_escape, snapshot
 
-BOUNDED = settings(max_examples=int(os.environ.get("MEMDIR_FUZZ_EXAMPLES", "150")), deadline=None,
+BOUNDED = settings(max_examples=int(os.environ.get("MEMDIR_FUZZ_EXAMPLES", "60")), deadline=None,
                    derandomize=True, database=None,
                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 

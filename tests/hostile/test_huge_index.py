@@ -14,6 +14,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from memdir import constants as C
 from memdir.index import OVERFLOW_NOTE, fits
 from tests.hostile.conftest import count_lost, one_clear_line, run_inproc
@@ -34,6 +36,7 @@ def _overgrown(memory, n: int = 2_000) -> bytes:
     return data
 
 
+@pytest.mark.slow  # seconds: tens of thousands of index lines (.ci/run runs it with --slow)
 def test_an_overgrown_index_never_fails_a_write_and_rebuilds_within_the_cap(memory, tally, monkeypatch):
     before = _overgrown(memory)
     d = ("--dir", str(memory))

@@ -277,6 +277,7 @@ def test_a_real_server_of_another_user_gets_nothing(short_home, shared_tmp, tall
 
 
 @needs_a_second_user
+@pytest.mark.slow  # two seconds: a real client process under another uid (.ci/run runs it with --slow)
 def test_a_real_client_of_another_user_gets_no_answer(tmp_path, shared_tmp, tally):
     """The server's socket is moved where nobody can reach it: nobody connects and gets no reply."""
     tally.tried += 1

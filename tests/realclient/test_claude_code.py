@@ -68,8 +68,19 @@ def wait_for_stop_worker(memory: Path, timeout: float = 90) -> str:
         lines = log.read_text().splitlines() if log.exists() else []
         return next((line for line in lines if " stop: " in line), None)
 
+    def workers_gone() -> bool:  # after extraction it still journals decisions, commits history, packs
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if b"memdir.entry.worker" in cmdline.read_bytes():
+                    return False
+            except OSError:
+                continue
+        return True
+
     try:
-        return H.wait_for(done, timeout=timeout)
+        line = H.wait_for(done, timeout=timeout)
+        H.wait_for(workers_gone, timeout=timeout)
+        return line
     except TimeoutError:
         logs = [log, memory.parents[2] / "memdir" / "hook.log"]
         shown = "\n".join(f"{p}:\n{p.read_text()[-2000:]}" for p in logs if p.exists()) or "no hook log"
