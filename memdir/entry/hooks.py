@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from memdir.config import Settings
+
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
 
 
@@ -309,16 +311,15 @@ def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: 
     return combined
 
 
-def _use_recall_server() -> bool:
+def _use_recall_server(engine: str) -> bool:
     """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
     wanted, or the dense model is installed (it loads only there, never in a hook process)."""
     from memdir import embeddings
-    from memdir.config import Settings, choose_engine
     from memdir.stages.recall import server_socket
 
     if not server_socket.enabled():
         return False
-    if not (choose_engine(Settings.from_env().engine, quiet=True) == "llm" or embeddings.installed()):
+    if not (engine == "llm" or embeddings.installed()):
         return False
     # No folder only this user can reach (a path over AF_UNIX's limit, or a folder of the wrong owner or
     # mode): no server at all, and recall runs here, with the configured engine.
@@ -326,33 +327,30 @@ def _use_recall_server() -> bool:
     return path is not None and server_socket.folder_state(path) != "unsafe"
 
 
-def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, bool, object]:
+def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, bool, object, float]:
     """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
-    the question went out on or None): the start of `_recall`."""
-    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
-    use_server = _use_recall_server()
-    return use_server, index_loaded, _ask_server(memory_dir, prompt, payload, index_loaded) if use_server else None
-
-
-def _grace(use_server: bool) -> float:
-    """How long the server's reply is waited for before this process recalls offline. With the llm
-    engine the model's choice is the point, and no local answer can stand in for it within a few
-    milliseconds: wait for it up to the recall timeout (a hung server still costs no more than that)."""
+    the question went out on or None, how long its reply is waited for): the start of `_recall`.
+    The settings and the engine are read once here, for the whole prompt."""
     from memdir.config import Settings, choose_engine
     from memdir.entry.recall_race import GRACE_SECONDS
 
     settings = Settings.from_env()
-    if use_server and choose_engine(settings.engine, quiet=True) == "llm":
-        return settings.recall_timeout + 1.0
-    return GRACE_SECONDS
+    engine = choose_engine(settings.engine, quiet=True)
+    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
+    use_server = _use_recall_server(engine)
+    conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
+    # With the llm engine the model's choice is the point, and no local answer can stand in for it within
+    # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
+    grace = settings.recall_timeout + 1.0 if use_server and engine == "llm" else GRACE_SECONDS
+    return use_server, index_loaded, conn, grace
 
 
-def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object]):
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object, float]):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
     from memdir.entry.recall_race import Answer, race
 
-    use_server, index_loaded, conn = asked
+    use_server, index_loaded, conn, grace = asked
 
     def local() -> Answer:
         from memdir.stages.recall.api import recall
@@ -367,7 +365,7 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bo
             log(memory_dir, "prompt", line)
         return Answer(result.context, [h.rel_path for h in result.selected], "local")
 
-    answer, reply = race(conn, local, grace=_grace(use_server))
+    answer, reply = race(conn, local, grace=grace)
     for line in (reply or {}).get("debug") or []:
         log(memory_dir, "prompt", f"server: {line}")
     if reply is not None and "error" in reply:
@@ -379,16 +377,15 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bo
     return answer
 
 
-def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool):
+def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool, settings: Settings,
+                engine: str):
     """The connection the request went out on, or None when no server runs. Then one is started
     for the next prompts, and this one is answered here: paying the SDK import or the model load
     here would hold the user's prompt for seconds. The server reads the transcript itself."""
-    from memdir.config import Settings, choose_engine
     from memdir.stages.recall import server_socket
 
-    settings = Settings.from_env()
     request = {"memory_dir": str(memory_dir), "query": prompt, "transcript_path": payload.transcript_path,
-               "session_id": payload.session_id, "engine": choose_engine(settings.engine, quiet=True),
+               "session_id": payload.session_id, "engine": engine,
                "cwd": payload.cwd, "index_loaded": index_loaded, "record": False}
     conn = server_socket.send(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
     if conn is None:
