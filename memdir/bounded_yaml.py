@@ -85,9 +85,13 @@ def _check_events(text: str) -> None:
             depth -= 1
 
 
-def _describe(exc: BaseException) -> str:
+def _where(exc: BaseException) -> str:
     mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 2}" if mark is not None else ""
+    return f" at line {mark.line + 2}" if mark is not None else ""
+
+
+def _describe(exc: BaseException) -> str:
+    where = _where(exc)
     reason = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
     return f"malformed YAML frontmatter{where} ({reason})"
 
@@ -102,7 +106,11 @@ def load(text: str) -> object:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except Refused:
         raise
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):  # PyYAML 6.0.4+ stops deep nesting itself, before our event check
+            raise Refused(f"frontmatter nests too deep{_where(exc)}; use flat key: value lines") from None
+        raise Malformed(_describe(exc)) from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         # ValueError covers a timestamp like 2026-02-31 and text the C reader cannot encode (a lone surrogate)
         raise Malformed(_describe(exc)) from None
 
