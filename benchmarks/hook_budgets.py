@@ -144,7 +144,10 @@ def stop_server(sock: str | None) -> None:
     stop(sock)
 
 
-def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
+ROWS = ("down", "up", "slow", "start", "stop")  # --rows: which hook rows to run (default: all)
+
+
+def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict, rows: tuple[str, ...] = ROWS) -> None:
     from memdir import embeddings
 
     argv = hook_argv("prompt")
@@ -153,8 +156,11 @@ def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
         realistic.clear_state(root)
         runs = max(5, repeat if n <= 1000 else repeat // 3)
         down = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
-        results[("prompt, server down", n)] = report("prompt, server down", n,
-                                                     measure(argv, prompt_payload("down", cwd), down, runs))
+        if "down" in rows:
+            results[("prompt, server down", n)] = report("prompt, server down", n,
+                                                         measure(argv, prompt_payload("down", cwd), down, runs))
+        if "up" not in rows:
+            continue
         if not embeddings.installed():
             print(f"{'prompt, server up':<22}{n:>7}  skipped: pip install 'memdir[dense]'")
             continue
@@ -202,9 +208,9 @@ def slow_server_row(size: int, repeat: int, cwd: str, results: dict) -> None:
     results[("prompt, slow server", size)] = report("prompt, slow server", size, timing)
 
 
-def other_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
+def other_rows(sizes: list[int], repeat: int, cwd: str, results: dict, rows: tuple[str, ...] = ROWS) -> None:
     transcript = str(realistic.real_transcript())
-    for n in (sizes[0], sizes[-1]):
+    for n in (sizes[0], sizes[-1]) if "start" in rows else ():
         root = realistic.folder(n)
 
         def start(k: int) -> str:
@@ -212,6 +218,8 @@ def other_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
                                "hook_event_name": "SessionStart", "source": "startup"})
         env = {"MEMDIR_PATH": str(root), "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}  # memdir loads MEMORY.md itself
         results[("session-start", n)] = report("session-start", n, measure(hook_argv("session-start"), start, env, repeat))
+    if "stop" not in rows:
+        return
     with tempfile.TemporaryDirectory(prefix="memdir-stop-") as tmp:
         def stop(k: int) -> str:
             return json.dumps({"session_id": f"stop-{k}", "transcript_path": transcript, "cwd": cwd,
@@ -244,7 +252,7 @@ def verdicts(results: dict) -> list[str]:
     return lines
 
 
-def run(sizes: list[int], repeat: int) -> int:
+def run(sizes: list[int], repeat: int, rows: tuple[str, ...] = ROWS) -> int:
     precompile()
     for n in sizes:
         realistic.folder(n)  # built (or found cached) before anything is timed
@@ -254,9 +262,10 @@ def run(sizes: list[int], repeat: int) -> int:
     print(f"{'hook':<22}{'files':>7}  median (min, max), bare python, ratio")
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="memdir-cwd-") as cwd:
-        prompt_rows(sizes, repeat, cwd, results)
-        slow_server_row(sizes[0], repeat, cwd, results)
-        other_rows(sizes, repeat, cwd, results)
+        prompt_rows(sizes, repeat, cwd, results, rows)
+        if "slow" in rows:
+            slow_server_row(sizes[0], repeat, cwd, results)
+        other_rows(sizes, repeat, cwd, results, rows)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for line in verdicts(results):
