@@ -244,8 +244,17 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     if not isinstance(request, dict) or not isinstance(request.get("query"), str):
         raise ValueError("a request is a JSON object with a 'query' string")
     env = effective_env(request)
-    memory_dir = servable_folder(request.get("memory_dir"), env)
-    engine = str(request.get("engine") or "llm")
+    if request.get("resolve") is True and request.get("memory_dir") is None:
+        # A prompt hook's question sent before it resolved anything (hooks._ask_early): resolved here as
+        # the hook resolves it, and named in the reply, which the hook uses only if it resolved the same.
+        from memdir.entry.hooks import resolve_for_server
+
+        folder, index_loaded, engine = resolve_for_server(request.get("cwd"), env)
+        memory_dir = servable_folder(str(folder), env)
+    else:
+        memory_dir = servable_folder(request.get("memory_dir"), env)
+        engine = str(request.get("engine") or "llm")
+        index_loaded = request.get("index_loaded") is True
     settings = Settings.from_env(env).with_overrides(engine=engine)
     client = clients.get(env, settings.recall_timeout) if clients is not None and engine == "llm" else None
     cwd = request.get("cwd")
@@ -260,7 +269,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         dense=QueryAhead(embedder.model, request["query"]) if embedder else None,
         project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env=env,
-        index_loaded=request.get("index_loaded") is True,
+        index_loaded=index_loaded,
         record=request.get("record") is not False,  # False: the hook records the answer it uses
         log_usage=True,
         scanner=scan_folder,
@@ -268,7 +277,8 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
-            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
+            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None,
+            "memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
 
 
 def _tools(request: dict) -> list[str]:

@@ -32,9 +32,13 @@ class Answer:
         self.context, self.selected, self.source = context, selected, source
 
 
-def from_reply(reply: dict | None) -> Answer | None:
-    """The server's usable answer, or None (no reply, an error or "busy" reply, a malformed one)."""
+def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
+    """The server's usable answer, or None (no reply, an error or "busy" reply, a malformed one, or one
+    resolved for another folder, index or engine than `expect` names: a question sent before this
+    process had resolved them, hooks._ask_early)."""
     if not isinstance(reply, dict) or "error" in reply:
+        return None
+    if expect and any(reply.get(key) != value for key, value in expect.items()):
         return None
     selected = reply.get("selected")
     if not isinstance(selected, list) or not all(isinstance(p, str) for p in selected):
@@ -42,7 +46,7 @@ def from_reply(reply: dict | None) -> Answer | None:
     return Answer(str(reply.get("context") or ""), selected, "server")
 
 
-def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict | None]:
+def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
     """(the answer to use, the server's reply when it was read). `conn`: a connection the request
     was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
 
@@ -56,9 +60,9 @@ def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict
         ready, _, _ = select.select([conn], [], [], grace)
         if ready:
             reply = server_socket.receive(conn)
-            answer = from_reply(reply)
+            answer = from_reply(reply, expect)
             return (answer if answer is not None else local()), reply
-        return _race_local(conn, local)
+        return _race_local(conn, local, expect)
 
 
 class _ServerFirst(BaseException):
@@ -66,10 +70,10 @@ class _ServerFirst(BaseException):
     A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
 
 
-def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
+def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
     if not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
         reply = server_socket.receive(conn)  # no way to interrupt `local`: wait for the server as before
-        answer = from_reply(reply)
+        answer = from_reply(reply, expect)
         return (answer if answer is not None else local()), reply
     box: dict = {}
     lock = threading.Lock()
@@ -79,7 +83,7 @@ def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
         reply = server_socket.receive(conn)
         with lock:
             box["reply"] = reply
-            if from_reply(reply) is None or "winner" in box:
+            if from_reply(reply, expect) is None or "winner" in box:
                 return
             box["winner"] = "server"
         # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
@@ -104,5 +108,5 @@ def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
         # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
         signal.signal(INTERRUPT, previous)
     if box["winner"] == "server":
-        return from_reply(box["reply"]), box["reply"]
+        return from_reply(box["reply"], expect), box["reply"]
     return answer, box.get("reply")
