@@ -49,6 +49,9 @@ MAX_CONNECTIONS = 32  # requests answered at once; each holds one thread and one
 BACKLOG = 128  # a burst of prompt hooks waits in the queue instead of being refused
 READ_SECONDS = 5.0  # the whole request, not each read: a client trickling bytes cannot hold a thread
 SEND_SECONDS = 10.0
+# Sent as soon as a request is read: the hook then knows a live server is answering (recall_race). JSON
+# allows whitespace before a value, so a client that does not look for it parses the reply as before.
+TAKEN = b" "
 LINGER_SECONDS = 1.0  # after an error reply: how long unread bytes are dropped before closing
 ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept (EMFILE...): a pause, not a busy loop
 CLIENTS_KEPT = 8  # SDK clients, one per endpoint and credentials, most recently used kept
@@ -320,6 +323,14 @@ def _read_request(conn: socket.socket) -> dict:
     return json.loads(data)
 
 
+def _reply_raw(conn: socket.socket, data: bytes) -> None:
+    try:
+        conn.settimeout(SEND_SECONDS)
+        conn.sendall(data)
+    except OSError:
+        pass  # the client gave up: it has answered offline already
+
+
 def _reply(conn: socket.socket, reply: dict) -> None:
     try:
         conn.settimeout(SEND_SECONDS)
@@ -333,7 +344,9 @@ def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: Cli
     try:
         with conn:
             try:
-                reply = handle(_read_request(conn), clients, embedder)
+                request = _read_request(conn)
+                _reply_raw(conn, TAKEN)
+                reply = handle(request, clients, embedder)
             except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
                 _reply(conn, {"error": f"{type(exc).__name__}: {exc}"[:1000]})
                 _close_after_reply(conn)

@@ -413,7 +413,10 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bo
             log(memory_dir, "prompt", line)
         return Answer(result.context, [h.rel_path for h in result.selected], "local")
 
-    answer, reply = race(conn, local, grace=grace, expect=expect)
+    def prepare() -> None:
+        import memdir.stages.recall.api  # noqa: F401  (what `local` imports first: most of its start)
+
+    answer, reply = race(conn, local, grace=grace, expect=expect, prepare=prepare)
     for line in (reply or {}).get("debug") or []:
         log(memory_dir, "prompt", f"server: {line}")
     if reply is not None and "error" in reply:
