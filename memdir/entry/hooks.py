@@ -114,10 +114,14 @@ def _native_on(payload: HookPayload, env: Mapping[str, str] | None = None) -> bo
     return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd(), env).enabled
 
 
+def units(text: str) -> int:
+    """Length as Claude Code counts it (UTF-16 code units), as recall.inject.units counts it: importing
+    that module (dates, the scan) cost the session-start hook a tenth of its budget."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def fit_index(index: str, budget: int, index_path: str) -> str:
     """MEMORY.md cut at a line so it fits `budget` UTF-16 units, saying where the rest is."""
-    from memdir.stages.recall.inject import units
-
     if units(index) <= budget:
         return index
     lines = index.split("\n")
@@ -201,7 +205,6 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     if memory_dir is None:
         return ""
     from memdir import index as index_text, inert  # not at the top: the Stop hook (2x budget) needs neither
-    from memdir.stages.recall.inject import units
 
     native = _native_on(payload)
     include_index = include_index and not native
