@@ -39,21 +39,23 @@ def ranker(headers: list[Header]) -> Ranker:
     return built
 
 
-_offered: list = [None, (), []]  # the last headers list seen (by identity), its ends, its memories worth offering
+_offered: tuple = (None, (), [])  # the last headers list seen (by identity), its ends, its memories worth offering
 
 
 def offered(headers: list[Header]) -> list[Header]:
     """The memories worth offering at all, in order: kept for the very same list (the warm server's
     watched view hands back the same list while nothing changes; 30 ms at 20,000 memories). A scan's
     list is never changed in place; its length and ends are checked all the same."""
+    global _offered
     ends = (len(headers), headers[0], headers[-1]) if headers else (0,)
-    if _offered[0] is headers and _offered[1] == ends:  # Header equality is identity
-        return _offered[2]
+    last = _offered  # one read: the server's threads replace the tuple whole, never its parts
+    if last[0] is headers and last[1] == ends:  # Header equality is identity
+        return last[2]
     # A memory with a slightly broken header is still worth offering if it has a description.
     # A superseded memory (memdir consolidate) is left out: the newer one says what holds now.
     kept = [h for h in headers if (h.problem is None or h.description)
             and not (h.description or "").startswith(C.SUPERSEDED_PREFIX)]
-    _offered[:] = [headers, ends, kept]
+    _offered = (headers, ends, kept)
     return kept
 
 
