@@ -246,6 +246,8 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
 
     if not isinstance(request, dict) or not isinstance(request.get("query"), str):
         raise ValueError("a request is a JSON object with a 'query' string")
+    # First: the query's embedding is the longest part of an answer, and runs beside everything below.
+    dense = QueryAhead(embedder.model, request["query"]) if embedder else None
     env = effective_env(request)
     if request.get("resolve") is True and request.get("memory_dir") is None:
         # A prompt hook's question sent before it resolved anything (hooks._ask_early): resolved here as
@@ -269,7 +271,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         tools=_tools(request),
         session_id=request.get("session_id"),
         client=client,
-        dense=QueryAhead(embedder.model, request["query"]) if embedder else None,
+        dense=dense,
         project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env=env,
         index_loaded=index_loaded,
