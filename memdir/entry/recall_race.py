@@ -23,7 +23,10 @@ import time
 
 from memdir.stages.recall import server_socket
 
-GRACE_SECONDS = 0.02  # a warm server answers a 200-memory folder in about this much (lexical + dense)
+# How long a server that has not even said it read the question is given, counted from the race's start,
+# which the local recall's imports take anyway: a live server's acknowledgement comes within milliseconds of
+# the question (sent before the hook resolved its folder), and any more would be pure wait over no server.
+GRACE_SECONDS = 0.005
 # Once the server has said it read the question (it is alive, not stuck before reading), its answer is
 # waited for this long from the race's start before a local recall competes with it for the CPU: a warm
 # server answers 20,000 memories in about 0.15 s, where a local recall takes seconds (issue 26).
