@@ -120,7 +120,7 @@ def _tokens(docs) -> list[tuple]:
 
 
 def _lines(folder: Path) -> list[bytes]:
-    return (folder / CACHE).read_bytes().split(b"\n")[1:]
+    return (folder / CACHE).read_bytes().split(b"\n")[2:]
 
 
 FIELDS = [
@@ -128,12 +128,6 @@ FIELDS = [
     ("pnpm", "Never use npm in this repo, use pnpm", "feedback", "Résumé — “curly” naïve 日本語のテキスト"),
     ("Kafka offsets", "consumer lag", "reference", "aaaaa aaaa bbb b c 12 12345"),
 ]
-
-
-def _counts(fields, part: int, value: int) -> str:
-    """Counts for the terms of entry part `part`, each `value` (as the module encodes them)."""
-    terms = _entry(fields).split(b"\t")[part].split(b" ")
-    return "H" + binascii.b2a_base64(array("H", [value] * len(terms)).tobytes(), newline=False).decode()
 
 
 def _planted(tmp_path: Path, data: bytes) -> None:
@@ -145,38 +139,58 @@ def _header() -> bytes:
     return f"{token_cache.FORMAT} {token_cache.fingerprint()}".encode()
 
 
-def _entry(fields, **change: str) -> bytes:
-    """A valid entry line for `fields` with some of its eight parts replaced."""
-    line = token_cache.encode(token_cache.digest(fields), document_tokens(*fields))
+def _array(code: str, values: list[int]) -> bytes:
+    return code.encode() + binascii.b2a_base64(array(code, values).tobytes(), newline=False)
+
+
+def _file(fields=FIELDS[0], foreign: int | None = None, cut: int | None = None, **change: bytes | str) -> bytes:
+    """A cache file holding one valid entry for `fields`, with some of its eight parts replaced;
+    `foreign`: that part lists one word of the vocabulary the memory does not hold."""
+    vocabulary: list[str] = []
+    line = token_cache.encode(token_cache.digest(fields), document_tokens(*fields), vocabulary, {})
     assert line is not None
     parts = line.split(b"\t")
     for index, value in change.items():
-        parts[int(index[1:])] = value.encode()
-    return b"\t".join(parts)
+        parts[int(index[1:])] = value.encode() if isinstance(value, str) else value
+    if foreign is not None:
+        vocabulary.append("kafka")
+        parts[foreign] = _array("I", [len(vocabulary) - 1])
+    data = b"\n".join([_header(), " ".join(vocabulary).encode(), b"\t".join(parts)])
+    return data[:cut]
+
+
+def _many(index: int, value: int, less: int = 0) -> bytes:
+    """Counts for the terms of part `index - 1` of FIELDS[0]'s entry, each `value`, `less` of them left out."""
+    terms = array("I")
+    terms.frombytes(binascii.a2b_base64(_file().split(b"\n")[2].split(b"\t")[index - 1][1:]))
+    return _array("H", [value] * (len(terms) - less))
 
 
 @pytest.mark.parametrize("content", [
     b"",
     b"\x00" * 1000,
     os.urandom(5000),
-    b"memdir-tokens 1 0000000000000000\n",  # another tokeniser's file
-    b"memdir-tokens 1",
-    b"\n".join([b"memdir-tokens 1 wrong", _entry(FIELDS[0])]),
-    b"\n".join([_header(), _entry(FIELDS[0])[:-7]]),  # truncated
-    b"\n".join([_header(), _entry(FIELDS[0], p2="Hxx")]),  # counts not base64
-    b"\n".join([_header(), _entry(FIELDS[0], p2="HAAA")]),  # counts: not a whole number of them
-    b"\n".join([_header(), _entry(FIELDS[0], p2=_counts(FIELDS[0], 1, 1)[:-4])]),  # counts: one too few
-    b"\n".join([_header(), _entry(FIELDS[0], p4=_counts(FIELDS[0], 3, 0))]),  # zero counts
-    b"\n".join([_header(), _entry(FIELDS[0], p4="Z" + "A" * 8)]),  # unknown count type
-    b"\n".join([_header(), _entry(FIELDS[0], p1="deploy deploy rul thursday go out friday never freez project")]),
-    b"\n".join([_header(), _entry(FIELDS[0], p5="-3")]),
-    b"\n".join([_header(), _entry(FIELDS[0], p5="1e9")]),
-    b"\n".join([_header(), _entry(FIELDS[0], p6="kafka")]),  # a name the memory does not hold
-    b"\n".join([_header(), _entry(FIELDS[0], p7="install")]),
-    b"\n".join([_header(), _entry(FIELDS[0]) + b"\textra"]),
-    b"\n".join([_header(), _entry(FIELDS[0], p0="0" * 32)]),
-    b"\n".join([_header(), _entry(FIELDS[0]).replace(b"deploy", b"d\xffploy")]),
-    b"\n".join([_header(), _entry(FIELDS[1])[:40] + b"\n" + _entry(FIELDS[1])[40:]]),
+    b"memdir-tokens 2 0000000000000000\n",  # another tokeniser's file
+    b"memdir-tokens 2",
+    _file().replace(b"memdir-tokens 2 ", b"memdir-tokens 2 x"),
+    _file().replace(b"memdir-tokens 2", b"memdir-tokens 1"),
+    _file(cut=-7),  # truncated
+    b"\n".join(_file().split(b"\n")[::2]),  # no vocabulary line
+    _file().replace(b"deploy", b"d\xffploy"),  # not UTF-8
+    _file(p1="Ixx"),  # positions not base64
+    _file(p1="IAAA"),  # positions: not a whole number of them
+    _file(p1=_array("I", [10**6])),  # past the vocabulary
+    _file(p1=_array("I", [0, 0]), p2=_array("H", [1, 1])),  # a term twice
+    _file(p1=_array("Q", [0])),  # unknown position type
+    _file(p2=_many(2, 1, less=1)),  # one count too few
+    _file(p4=_many(4, 0)),  # zero counts
+    _file(p4=b"Z" + _many(4, 1)[1:]),  # unknown count type
+    _file(p5="-3"), _file(p5="1e9"), _file(p5="9" * 40),
+    _file(foreign=6),  # a name the memory does not hold
+    _file(foreign=7),  # a related word it does not hold
+    _file() + b"\textra",
+    _file(p0="0" * 32),
+    _file(FIELDS[1]).replace(b"\t", b"\n", 3),
 ])
 def test_a_planted_or_broken_cache_is_never_used_and_never_fails(tmp_path, content):
     _planted(tmp_path, content)
@@ -188,7 +202,8 @@ def test_a_planted_or_broken_cache_is_never_used_and_never_fails(tmp_path, conte
 def test_the_entries_it_writes_are_read_back(tmp_path):
     token_cache.tokenised(tmp_path, FIELDS)
     lines = _lines(tmp_path)
-    assert [token_cache.parse(line, line[:32]) is not None for line in lines] == [True] * 3
+    vocabulary = (tmp_path / CACHE).read_bytes().split(b"\n")[1].decode().split(" ")
+    assert [token_cache.parse(line, line[:32], vocabulary) is not None for line in lines] == [True] * 3
     assert _tokens(token_cache.tokenised(tmp_path, FIELDS)) == _tokens(_fresh(None, FIELDS))
 
 
@@ -198,7 +213,7 @@ def test_a_cache_file_over_the_limit_or_not_a_file_is_not_read(tmp_path, monkeyp
     assert not (tmp_path / CACHE).exists()  # never written past what would be read back
     monkeypatch.undo()
     elsewhere = tmp_path / "elsewhere"
-    planted = b"\n".join([_header(), _entry(FIELDS[0], p6="deploy", p7="")]).replace(b"\tdeploy rule\t", b"\tdeploy\t")
+    planted = _file(foreign=6)
     elsewhere.write_bytes(planted)
     (tmp_path / CACHE).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / CACHE).symlink_to(elsewhere)
