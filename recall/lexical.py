@@ -93,6 +93,7 @@ class GramBM25(BM25):
     def __init__(self, written: Sequence[Mapping[str, int]], lengths: Sequence[int], n: int = 4,
                  k1: float = 1.2, b: float = 0.75) -> None:
         self.n = n
+        self._marked: tuple[list[str], str, list[int]] | None = None  # the words, marked and joined: see _postings
         super().__init__(k1=k1, b=b, counted=(written, lengths))
 
     def _index(self) -> None:
@@ -118,9 +119,10 @@ class GramBM25(BM25):
         marked as `_word_grams` marks them (#word#), are searched as one string: an n-gram never holds a
         newline, so each match lies within one word, and overlapping matches are each counted, as
         the n-gram list repeats them."""
-        vocabulary = list(set().union(*self.tf))
-        text = "#" + "#\n#".join(vocabulary) + "#"
-        starts = list(accumulate((len(w) + 3 for w in vocabulary), initial=0))
+        if self._marked is None:  # built once: the warm server asks one ranker prompt after prompt
+            words = list(set().union(*self.tf))
+            self._marked = words, "#" + "#\n#".join(words) + "#", list(accumulate((len(w) + 3 for w in words), initial=0))
+        vocabulary, text, starts = self._marked
         in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
         for gram in grams:
             at = text.find(gram)
