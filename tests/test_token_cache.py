@@ -207,7 +207,7 @@ def test_the_entries_it_writes_are_read_back(tmp_path):
     assert _tokens(token_cache.tokenised(tmp_path, FIELDS)) == _tokens(_fresh(None, FIELDS))
 
 
-def test_a_cache_file_over_the_limit_or_not_a_file_is_not_read(tmp_path, monkeypatch):
+def test_a_cache_file_over_the_limit_or_not_a_regular_file_is_neither_read_nor_written(tmp_path, monkeypatch):
     monkeypatch.setattr(C, "TOKEN_CACHE_MAX_BYTES", 100)
     token_cache.tokenised(tmp_path, FIELDS)
     assert not (tmp_path / CACHE).exists()  # never written past what would be read back
@@ -222,6 +222,10 @@ def test_a_cache_file_over_the_limit_or_not_a_file_is_not_read(tmp_path, monkeyp
     (tmp_path / CACHE).unlink()
     os.mkfifo(tmp_path / CACHE)
     assert _tokens(token_cache.tokenised(tmp_path, FIELDS)) == _tokens(_fresh(None, FIELDS))  # no hang
+    (tmp_path / CACHE).unlink()
+    (tmp_path / CACHE).mkdir()
+    assert _tokens(token_cache.tokenised(tmp_path, FIELDS)) == _tokens(_fresh(None, FIELDS))
+    assert (tmp_path / CACHE).is_dir()
 
 
 def test_it_keeps_at_most_the_entry_limit_with_those_just_used_first(tmp_path, monkeypatch):
@@ -260,3 +264,31 @@ def test_gram_scores_are_bm25_over_the_gram_lists():
         lists, lazy = BM25(gram_lists), GramBM25([d.written for d in docs], [d.gram_length for d in docs])
         for query in ("aaaaa ab", "résumé naïve", "日本語 データ", "abab x1 1234", "b a ç", "zzz"):
             assert lazy.scores(char_grams(query)) == lists.scores(char_grams(query)), query
+
+
+def test_the_prompt_hook_prints_the_same_with_no_cache_a_warm_one_or_a_planted_one(folders, monkeypatch, tmp_path):
+    import io
+    import json
+
+    from memdir.entry.hooks import main as hook_main
+
+    real, _ = folders
+    monkeypatch.setenv("MEMDIR_PATH", str(real))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    runs = iter(range(100))
+
+    def hook() -> str:
+        manifest._rankers.clear()
+        payload = {"session_id": f"s{next(runs)}", "transcript_path": "/nope.jsonl", "cwd": str(tmp_path),
+                   "hook_event_name": "UserPromptSubmit", "prompt": _realdata_prompts()[0]}
+        out = io.StringIO()
+        assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+        return out.getvalue()
+
+    first = hook()  # cold: writes the cache
+    assert "additionalContext" in first and (real / CACHE).exists()
+    assert hook() == first  # warm
+    for planted in (os.urandom(20000), _file(), b"\n".join([_header(), b"a b c", b"x" * 32 + b"\t" * 7])):
+        _planted(real, planted)
+        assert hook() == first
+    assert not (real / ".memdir" / "hook.log").exists() or "token" not in (real / ".memdir" / "hook.log").read_text()
