@@ -90,9 +90,8 @@ class GramBM25(BM25):
     `written`: per document, each word as written -> how many times it counts (field weights included);
     `lengths`: per document, its n-gram count (`gram_length`)."""
 
-    def __init__(self, written: Sequence[Mapping[str, int]], lengths: Sequence[int], n: int = 4,
-                 k1: float = 1.2, b: float = 0.75) -> None:
-        self.n = n
+    def __init__(self, written: Sequence[Mapping[str, int]], lengths: Sequence[int], k1: float = 1.2,
+                 b: float = 0.75) -> None:
         self._marked: tuple[list[str], str, list[int]] | None = None  # the words, marked and joined: see _postings
         super().__init__(k1=k1, b=b, counted=(written, lengths))
 
