@@ -19,6 +19,10 @@ from memdir.scan import Header
 from memdir.stages.recall.lexical import Evidence
 from memdir.stages.recall.manifest import ranker
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
 RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "only what clearly helps"
 # Fusion and bars, picked on LoCoMo conversations 0-4 and the recall eval cases (5-9 held out):
 LEXICAL_WEIGHT, DENSE_WEIGHT = 1.0, 1.0
@@ -140,13 +144,14 @@ def _median(ordered: list[float]) -> float:
 
 
 def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
-                   similarities: list[float | None] | None = None, now: float | None = None) -> list[Header]:
+                   similarities: list[float | None] | None = None, now: float | None = None,
+                   token_cache: Path | None = None) -> list[Header]:
     """The memories that clear the relevance bar, best first, at most `limit`.
 
     `similarities`: the dense model's cosine per header (None where no vector is cached yet);
-    without them the ranking is lexical only.
+    without them the ranking is lexical only. `token_cache`: see recall.manifest.ranker.
     """
-    lexical = ranker(headers)
+    lexical = ranker(headers, token_cache)
     ranked = lexical.rank(query)
     best_lexical = ranked[0][1] if ranked else 0.0
     scores = [0.0] * len(headers)
