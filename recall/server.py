@@ -49,8 +49,9 @@ MAX_CONNECTIONS = 32  # requests answered at once; each holds one thread and one
 BACKLOG = 128  # a burst of prompt hooks waits in the queue instead of being refused
 READ_SECONDS = 5.0  # the whole request, not each read: a client trickling bytes cannot hold a thread
 SEND_SECONDS = 10.0
-# Sent as soon as a request is read: the hook then knows a live server is answering (recall_race). JSON
-# allows whitespace before a value, so a client that does not look for it parses the reply as before.
+# Sent as soon as a connection of this user is accepted: the hook then knows a live server will answer
+# (recall_race). JSON allows whitespace before a value, so a client that does not look for it parses the
+# reply (or a "busy" or error reply) as before.
 TAKEN = b" "
 LINGER_SECONDS = 1.0  # after an error reply: how long unread bytes are dropped before closing
 ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept (EMFILE...): a pause, not a busy loop
@@ -346,9 +347,7 @@ def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: Cli
     try:
         with conn:
             try:
-                request = _read_request(conn)
-                _reply_raw(conn, TAKEN)
-                reply = handle(request, clients, embedder)
+                reply = handle(_read_request(conn), clients, embedder)
             except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
                 _reply(conn, {"error": f"{type(exc).__name__}: {exc}"[:1000]})
                 _close_after_reply(conn)
@@ -497,6 +496,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
                 conn.close()  # another uid: not a word read or written, and no reason to stay up
                 continue
             last = time.monotonic()
+            _reply_raw(conn, TAKEN)  # here, not on the answering thread: its start can take a scheduler tick
             _dispatch(conn, slots, clients, embedder)
     finally:
         listener.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from memdir import constants as C
 from memdir.errors import MemdirError
@@ -259,12 +260,13 @@ def prompt_output(payload: HookPayload) -> str:
     # The question goes to the warm server first, before this process has resolved anything: the server
     # resolves the folder itself, and everything below runs while it answers.
     early = _ask_early(prompt, payload)
+    sent_at = time.monotonic()
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
         if early is not None:
             early.close()
         return ""
-    asked = _ask(memory_dir, prompt, payload, early) if memory_dir.is_dir() else None
+    asked = _ask(memory_dir, prompt, payload, early, sent_at) if memory_dir.is_dir() else None
     if asked is None and early is not None:
         early.close()
     from memdir.decision_context import for_prompt_hook
@@ -369,11 +371,13 @@ def _ask_early(prompt: str, payload: HookPayload):
     return server_socket.send(request, timeout=C.HOOK_EARLY_SEND_SECONDS)
 
 
-def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None) -> tuple[bool, bool, object, float, dict]:
+def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
+         sent_at: float = 0.0) -> tuple[bool, bool, object, float, dict, float | None]:
     """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
-    the question went out on or None, how long its reply is waited for, what a usable reply must name):
-    the start of `_recall`. The settings and the engine are read once here, for the whole prompt.
-    `early`: the connection `_ask_early` sent the question on (None: not sent yet)."""
+    the question went out on or None, how long its reply is waited for, what a usable reply must name,
+    when the question went out if it went out early): the start of `_recall`. The settings and the
+    engine are read once here, for the whole prompt. `early`: the connection `_ask_early` sent the
+    question on at `sent_at` (None: not sent yet)."""
     from memdir.config import Settings, choose_engine
     from memdir.entry.recall_race import GRACE_SECONDS
 
@@ -382,7 +386,9 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None) -> tup
     index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
     use_server = _use_recall_server(engine)
     expect: dict = {}
+    early_at = None
     if early is not None and use_server:
+        early_at = sent_at
         early.settimeout(settings.recall_timeout + 1.0)
         conn = early
         expect = {"memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
@@ -393,15 +399,20 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None) -> tup
     # With the llm engine the model's choice is the point, and no local answer can stand in for it within
     # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
     grace = settings.recall_timeout + 1.0 if use_server and engine == "llm" else GRACE_SECONDS
-    return use_server, index_loaded, conn, grace, expect
+    return use_server, index_loaded, conn, grace, expect, early_at
 
 
-def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object, float, dict]):
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
+            asked: tuple[bool, bool, object, float, dict, float | None]):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
     from memdir.entry.recall_race import Answer, race
 
-    use_server, index_loaded, conn, grace, expect = asked
+    use_server, index_loaded, conn, grace, expect, sent_at = asked
+    if sent_at is not None:  # the server's acknowledgement is due within ACK_SECONDS of the question
+        from memdir.entry.recall_race import ACK_SECONDS
+
+        grace = max(grace, sent_at + ACK_SECONDS - time.monotonic())
 
     def local() -> Answer:
         from memdir.stages.recall.api import recall
