@@ -2,11 +2,11 @@
 
 Thin when the server is up (issue 26): the request is sent before anything of the recall stack is
 imported or the transcript is read, and a reply within GRACE_SECONDS is used as it is. A server that
-has said it read the question (recall.server sends one space at once) is alive and working: its answer
-is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU. A
-server silent past GRACE_SECONDS (stuck, far behind) is raced instead of waited for: this process
-starts its own lexical recall, having spent the grace importing it, and whichever answer is ready
-first is used. A stuck server therefore costs about nothing over no server at all, never its timeout
+has acknowledged the question (recall.server sends one space on accepting it) is alive and working: its
+answer is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU.
+A server silent past the grace (stuck, far behind; hooks gives it ACK_SECONDS from the question's sending)
+is raced instead of waited for: this process starts its own lexical recall, having spent the grace
+importing it, and whichever answer is ready first is used. A stuck server therefore costs about nothing over no server at all, never its timeout
 plus a local recall after it.
 
 Neither side records what it surfaced: the hook records the answer it used (recall.state), so a
