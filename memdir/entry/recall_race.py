@@ -6,8 +6,8 @@ has acknowledged the question (recall.server sends one space on accepting it) is
 answer is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU.
 A server silent past the grace (stuck, far behind; hooks gives it ACK_SECONDS from the question's sending)
 is raced instead of waited for: this process starts its own lexical recall, having spent the grace
-importing it, and whichever answer is ready first is used. A stuck server therefore costs about nothing over no server at all, never its timeout
-plus a local recall after it.
+importing it, and whichever answer is ready first is used. A stuck server therefore costs about
+nothing over no server at all, never its timeout plus a local recall after it.
 
 Neither side records what it surfaced: the hook records the answer it used (recall.state), so a
 memory the losing side picked is not marked as shown in the session.
