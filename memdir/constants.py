@@ -178,7 +178,7 @@ DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning
 DENSE_QUERY_CHARS = 2000
 # A large backlog (a new install, a folder copied in) is first made reachable by meaning with a coarse
-# vector of each memory's name and description, cut here (~45 tokens of ~430: about 13x cheaper); the
+# vector of each memory's name and description, cut here (~45 tokens of ~430; measured 17x less CPU); the
 # full passage's vector replaces it later (issue 26). The cut is part of the coarse file's name.
 DENSE_COARSE_CHARS = 160
 DENSE_COARSE_MODEL_ID = f"{DENSE_MODEL_ID}-head{DENSE_COARSE_CHARS}"

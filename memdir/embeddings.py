@@ -164,7 +164,7 @@ class DenseModel:
         """Embed what the folder lacks, newest first; the background job (issue 26).
 
         A backlog of DENSE_COARSE_BACKLOG memories or more is done in two phases: first a coarse vector
-        (name and description, ~13x cheaper) for each memory that has no vector at all, so the whole
+        (name and description, ~17x less CPU) for each memory that has no vector at all, so the whole
         folder is reachable by meaning within minutes; then each full passage's vector, which replaces
         it. Coarse vectors are dropped once every memory has its full one. `stop` is asked between
         rounds: True ends the fill early (a prompt or another folder wants the worker); every vector
