@@ -1,6 +1,6 @@
 """Every hook budget of issue 26, met or missed, from one run on folders built from the real folder.
 
-    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15]
+    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15] [--rows down]
 
 Each hook runs as the console script Claude Code runs, with a real transcript and a real prompt in its
 payload, interleaved with a bare `python -c pass` so both see the same load: a ratio is the hook's
@@ -15,6 +15,8 @@ The server-up rows need the dense model (`pip install 'memdir[dense]'`); its vec
 (stored under each memory's real key, near the prompt's real embedding): the steady state where every
 memory has a vector, without hours of embedding first. Latency is the real model's query embedding,
 the fusion and the rendering of what clears the bar.
+`--rows down` runs only the server-down prompt rows (no server, no dense model): the quick check while
+working on the in-process path.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def stop_server(sock: str | None) -> None:
     stop(sock)
 
 
-def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
+def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict, server_up: bool = True) -> None:
     from memdir import embeddings
 
     argv = hook_argv("prompt")
@@ -155,6 +157,8 @@ def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict) -> None:
         down = {"MEMDIR_PATH": str(root), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
         results[("prompt, server down", n)] = report("prompt, server down", n,
                                                      measure(argv, prompt_payload("down", cwd), down, runs))
+        if not server_up:
+            continue
         if not embeddings.installed():
             print(f"{'prompt, server up':<22}{n:>7}  skipped: pip install 'memdir[dense]'")
             continue
@@ -244,7 +248,7 @@ def verdicts(results: dict) -> list[str]:
     return lines
 
 
-def run(sizes: list[int], repeat: int) -> int:
+def run(sizes: list[int], repeat: int, rows: str = "all") -> int:
     precompile()
     for n in sizes:
         realistic.folder(n)  # built (or found cached) before anything is timed
@@ -254,9 +258,10 @@ def run(sizes: list[int], repeat: int) -> int:
     print(f"{'hook':<22}{'files':>7}  median (min, max), bare python, ratio")
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="memdir-cwd-") as cwd:
-        prompt_rows(sizes, repeat, cwd, results)
-        slow_server_row(sizes[0], repeat, cwd, results)
-        other_rows(sizes, repeat, cwd, results)
+        prompt_rows(sizes, repeat, cwd, results, server_up=rows == "all")
+        if rows == "all":
+            slow_server_row(sizes[0], repeat, cwd, results)
+            other_rows(sizes, repeat, cwd, results)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for line in verdicts(results):

@@ -190,6 +190,10 @@ DENSE_BACKGROUND_NICE = 10  # ... at this niceness: a prompt's query and the age
 EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many records per live memory ...
 EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
 EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any memory folder
+TOKEN_CACHE_NAME = "tokens"  # under STATE_DIRNAME/cache: each memory's ranking tokens (recall.token_cache)
+TOKEN_CACHE_MAX_ENTRIES = 600  # the prompt's pool (200 newest + 50 older matches) and older matches of past prompts
+TOKEN_CACHE_MAX_BYTES = 32 << 20  # about 3 KB per real-sized memory: far past TOKEN_CACHE_MAX_ENTRIES
+TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
 
 # --- history keys (safety follow-ups) ---------------------------------------------

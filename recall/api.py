@@ -125,7 +125,7 @@ def recall(
                 similarities = dense.similarities(memory_dir, query, pool)
             except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
                 result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
-        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now)
+        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
     result.selected = selected
     if selected:
         if project_root:

@@ -14,6 +14,10 @@ from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
 from memdir.stages.recall.older_index import OlderIndex
 
+TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
+if TYPE_CHECKING:
+    from pathlib import Path
+
 NEWEST = 200
 OLDER_MATCHES = 50
 
@@ -22,17 +26,23 @@ RANKERS_KEPT = 4
 _rankers: dict[tuple, Ranker] = {}
 
 
-def ranker(headers: list[Header]) -> Ranker:
+def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     """Lexical ranking over each memory's name, description, type and the body lines scanned.
 
     Kept per exact set of texts: building it is most of an offline recall's time (~60 ms for 200
     memories), and the warm recall server sees the same folder prompt after prompt. A hook process
-    builds it once and exits, so the table costs it nothing.
+    builds it once and exits, so the table costs it nothing. `token_cache`: the memory folder whose
+    `.memdir/cache` keeps each memory's tokens between processes (recall.token_cache).
     """
     fields = tuple((h.name or "", h.description or "", h.type or "", h.excerpt) for h in headers)
     built = _rankers.get(fields)
     if built is None:
-        built = Ranker(list(fields))
+        tokenised = None
+        if token_cache is not None:
+            from memdir.stages.recall.token_cache import tokenised as cached
+
+            tokenised = cached(token_cache, fields)
+        built = Ranker(list(fields), tokenised)
         if len(_rankers) >= RANKERS_KEPT:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
