@@ -249,10 +249,10 @@ def on_full_scale(full: list[float | None], coarse: list[float | None]) -> list[
     """Each memory's cosine: the full vector's, else the coarse vector's shifted onto the full ones' scale.
 
     A coarse passage's cosine sits ~0.02 below its full passage's for every query on the real folder:
-    ranked raw next to full ones, the memories still waiting for their full vector lose (dev sets, half
-    the folder done: recall 0.39, below lexical's 0.48). Where DENSE_CALIBRATION_MIN memories have both
-    vectors, coarse cosines move by the difference of the two medians over them (0.48 then; stretching
-    to match the spread as well measured worse, 0.39).
+    ranked raw next to full ones, the memories still waiting for their full vector lose (real folder, dev
+    sets, half the folder done: recall 0.39, below lexical's 0.48). Where DENSE_CALIBRATION_MIN memories
+    have both vectors, coarse cosines move by the difference of the two medians over them (0.48 then;
+    stretching to match the spread as well measured worse, 0.39; docs/evals-and-benchmarks.md).
     """
     pairs = [(f, c) for f, c in zip(full, coarse, strict=True) if f is not None and c is not None]
     shift = 0.0
