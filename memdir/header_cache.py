@@ -1,0 +1,222 @@
+"""The prompt hook's scan, from headers kept on disk between processes (issue 26).
+
+With the recall server down, each prompt hook is a new process: it read every memory's header (and
+the body lines recall ranks on) again, and sent the ones with `: ` in a description to PyYAML. This
+keeps each file's Header, excerpt included, in `<memory>/.memdir/cache/headers` under the file's
+stamp (inode, size, mtime_ns, ctime_ns), the approach of memdir.file_facts and memdir.scan's in-process
+table: any write changes ctime, so a stamp that still matches means the same bytes; any other stamp
+re-reads the file. file_facts' own file is not used: it holds no excerpts, and loading it is one JSON
+parse of the whole folder, which is the cost this avoids. A file changed less than RACY_NS before
+it was read is not kept (a same-size write within the clock's tick would leave its stamp as it was).
+
+Layout: a first line (format, fingerprint of the code that reads headers, and a token that changes
+with every write, which recall.older_words keys its index to), then one line per file in the scan's
+order: rel path, the four stamp numbers, name, description, type, problem (each `-` for None or `+`
+and the text), and the excerpt with its newlines and tabs as \\x1e and \\x1f. An excerpt is decoded
+only when something reads it: a hook with 5,000 memories ranks about 250 of them.
+
+The file is read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), cut with bytes
+methods (no pickle, no marshal), an entry that fails to parse is read from its file. A planted entry
+can make the hook rank a memory by other words, never inject other text: `refreshed` reads the
+selected memories' headers from their files again before they are rendered. Written atomically, not
+fsynced (it is a cache), only when an entry changed, and never past MAX_BYTES.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+
+from memdir import constants as C, frontmatter_io, inert, safefs, scan as one_file
+from memdir.scan import Header, ScanResult
+
+try:
+    from _blake2 import blake2b  # hashlib's own backend, without hashlib's OpenSSL import
+except ImportError:  # pragma: no cover - another Python
+    from hashlib import blake2b
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FORMAT = b"memdir-headers 1"
+CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
+MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
+FIELDS = 10
+_NEWLINE, _TAB = "\x1e", "\x1f"  # how the excerpt's line breaks and tabs are written
+
+
+class CachedHeader(Header):
+    """A Header from the cache file: its excerpt stays bytes until something reads it."""
+
+    raw: bytes | str = ""
+
+    def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
+                 type: str | None, problem: str | None, raw: bytes) -> None:  # noqa: A002
+        self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
+        self.name, self.description, self.type, self.problem = name, description, type, problem
+        self.raw = raw
+
+    @property  # type: ignore[misc]  # a slot in Header, a lazy property here
+    def excerpt(self) -> str:
+        raw = self.raw
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "surrogatepass").replace(_NEWLINE, "\n").replace(_TAB, "\t")
+            self.raw = raw
+        return raw
+
+    @excerpt.setter
+    def excerpt(self, value: str) -> None:
+        self.raw = value
+
+
+_fingerprint: bytes | None = None
+
+
+def fingerprint() -> bytes:
+    """The header reader's identity: its modules' source and the Python version (b"" if unreadable)."""
+    global _fingerprint
+    if _fingerprint is None:
+        h = blake2b(digest_size=8)
+        h.update(sys.version.encode())
+        try:
+            for module in (one_file, frontmatter_io, inert, C, sys.modules[__name__]):
+                with open(module.__file__ or "", "rb") as handle:
+                    h.update(handle.read())
+        except OSError:
+            _fingerprint = b""
+            return _fingerprint
+        _fingerprint = h.hexdigest().encode()
+    return _fingerprint
+
+
+class HeaderCache:
+    """One scanned folder's cache: `scan()` serves and refreshes it; `doc` numbers the headers as the
+    file on disk lists them (under `token`), for recall.older_words."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.tag = fingerprint()
+        self.token: bytes | None = None  # the file's token once it matches what this scan saw
+        self.doc: dict[Header, int] = {}
+        self.lines: dict[str, bytes] = {}
+        self._loaded_token = b""
+        if self.tag:
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            data = safefs.read_bytes(self.root, CACHE_FILE, MAX_BYTES)
+        except OSError:
+            return
+        lines = data.split(b"\n")
+        first = lines[0].split(b" ")
+        if len(first) != 4 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag:
+            return
+        self._loaded_token = first[3]
+        for line in lines[1:]:
+            rel = line.partition(b"\t")[0]
+            try:
+                self.lines[rel.decode("utf-8", "surrogatepass")] = line
+            except UnicodeError:
+                continue
+
+    def scan(self, max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
+        """memdir.scan.scan(root), each unchanged file's header from the cache; the cache rewritten if
+        any entry changed."""
+        kept: list[tuple[Header, bytes]] = []
+        changed = [False]
+        now = time.time_ns()
+
+        def read(path: str, rel: str, dfd: int) -> Header:
+            st = os.stat(os.path.basename(path), dir_fd=dfd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                return one_file.read_header(path, self.root, max_lines, dir_fd=dfd)  # refused as usual
+            stamp = b"%d\t%d\t%d\t%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            line = self.lines.get(rel)
+            header: Header | None = None
+            if line is not None and max_lines == C.HEADER_SCAN_LINES:
+                header = _parse(line, stamp, path, st.st_mtime)
+            if header is None:
+                header = one_file.read_header(path, self.root, max_lines, dir_fd=dfd)
+                changed[0] = True
+                line = _encode(header, stamp) if now - st.st_ctime_ns > RACY_NS else None
+            if line is not None:
+                kept.append((header, line))
+            return header
+
+        result = one_file.scan_with(self.root, (), read)
+        if max_lines == C.HEADER_SCAN_LINES and self.tag:
+            self._settle(kept, changed[0] or len(kept) != len(self.lines))
+        return result
+
+    def _settle(self, kept: list[tuple[Header, bytes]], changed: bool) -> None:
+        """Number the headers as the file lists them, writing it first when it differs from this scan."""
+        token = self._loaded_token
+        if changed:
+            token = os.urandom(8).hex().encode()
+            data = b"\n".join([b"%s %s %s" % (FORMAT, self.tag, token), *(line for _, line in kept)])
+            if len(data) > MAX_BYTES:
+                return
+            try:
+                safefs.write_bytes(self.root, CACHE_FILE, data, durable=False)
+            except OSError:
+                return  # a read-only folder: the next prompt reads the files again
+        self.token = token
+        self.doc = {header: i for i, (header, _) in enumerate(kept)}
+
+    def refreshed(self, headers: list[Header]) -> list[Header]:
+        """`headers` read again from their files (what is rendered is the files' text, never the
+        cache's); one that is gone, unreadable or no longer offered is left out."""
+        out = []
+        for h in headers:
+            if not isinstance(h, CachedHeader):
+                out.append(h)
+                continue
+            try:
+                fresh = one_file.read_header(h.abs_path, self.root)
+            except OSError:
+                continue
+            if fresh.rel_path == h.rel_path and (fresh.problem is None or fresh.description) and not (
+                    fresh.description or "").startswith(C.SUPERSEDED_PREFIX):
+                out.append(fresh)
+        return out
+
+
+def _optional(value: str | None) -> bytes:
+    return b"-" if value is None else b"+" + value.encode("utf-8", "surrogatepass")
+
+
+def _encode(header: Header, stamp: bytes) -> bytes | None:
+    """The entry line of one header, or None when a field holds what the format cannot (a tab or a newline)."""
+    excerpt = header.excerpt
+    fields = (header.rel_path, header.name, header.description, header.type, header.problem)
+    if any(f is not None and ("\t" in f or "\n" in f) for f in fields) or _NEWLINE in excerpt or _TAB in excerpt:
+        return None
+    try:
+        return b"\t".join([header.rel_path.encode("utf-8", "surrogatepass"), stamp,
+                           *(_optional(f) for f in fields[1:]),
+                           excerpt.replace("\n", _NEWLINE).replace("\t", _TAB).encode("utf-8", "surrogatepass")])
+    except UnicodeError:
+        return None
+
+
+def _parse(line: bytes, stamp: bytes, path: str, mtime: float) -> CachedHeader | None:
+    """The entry as a header when its stamp is `stamp` and every field decodes; else None."""
+    parts = line.split(b"\t")
+    if len(parts) != FIELDS or b"\t".join(parts[1:5]) != stamp:
+        return None
+    try:
+        rel = parts[0].decode("utf-8", "surrogatepass")
+        name, description, kind, problem = (None if p == b"-" else p[1:].decode("utf-8", "surrogatepass")
+                                            if p[:1] == b"+" else _bad() for p in parts[5:9])
+    except (UnicodeError, ValueError):
+        return None
+    return CachedHeader(rel, path, mtime, name, description, kind, problem, parts[9])
+
+
+def _bad() -> str:
+    raise ValueError("not a field this module writes")
