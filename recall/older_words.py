@@ -15,9 +15,11 @@ representable) are tested on their text, as before. A non-ASCII stem matches any
 is left to the linear test by the caller.
 
 Read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), bytes and base64 arrays
-only, the vocabulary checked sorted and as long as the postings; a file that fails a check is not
-used (the caller tests the texts). A planted file can make an older memory a candidate, never put
-text in the answer that the memory's own file does not hold (memdir.header_cache.refreshed).
+only, the vocabulary checked sorted and as long as the postings, every number below the count of
+memories; a file that fails a check is not used (the caller tests the texts). A planted file that
+passes them can add an older memory to the candidates or leave one out, as editing the memories
+could; it never puts text in the answer that a memory's own file does not hold
+(memdir.header_cache.refreshed).
 """
 
 from __future__ import annotations
@@ -106,6 +108,8 @@ class WordIndex:
                 numbers.frombytes(binascii.a2b_base64(encoded[1:], strict_mode=True))
             except (ValueError, binascii.Error):
                 raise Broken from None
+            if max(numbers, default=0) >= len(self.cache.doc):
+                raise Broken  # a number past every memory: not a file this module wrote
             yield from numbers
             k += 1
 

@@ -1,0 +1,239 @@
+"""The prompt hook's headers and older memories' words kept on disk (memdir.header_cache,
+recall.older_words, issue 26): recall answers exactly as when every file is read and searched, cold or
+warm, after edits, renames and deletes, and whatever is planted in either file; planted text is never
+injected."""
+
+from __future__ import annotations
+
+import binascii
+import os
+import shutil
+import time
+from array import array
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memdir import header_cache
+from memdir.header_cache import HeaderCache
+from memdir.scan import scan
+from memdir.stages.recall import api, manifest, older_words
+from memdir.stages.recall.older_words import WordIndex
+
+REPO = Path(__file__).resolve().parents[1]
+NOW = time.time()
+HEADERS = Path(header_cache.CACHE_FILE)
+WORDS = Path(older_words.CACHE_FILE)
+
+
+def _prompts() -> list[str]:
+    data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
+    return [p["prompt"] for s in data["sets"] for p in s["prompts"]]
+
+
+def _answers(folder: Path, prompts: list[str], disk: bool) -> list[tuple[list[str], str, list[str]]]:
+    """(selected files, rendered context, the candidate pool) per prompt."""
+    out = []
+    for prompt in prompts:
+        manifest._rankers.clear()
+        result = api.recall(folder, prompt, engine="offline", record=False, now=NOW, disk_cache=disk)
+        if disk:
+            cache = HeaderCache(folder)
+            pool = manifest.candidates(cache.scan().headers, prompt, words=WordIndex(cache))
+        else:
+            pool = manifest.candidates(scan(folder).headers, prompt)
+        out.append(([h.rel_path for h in result.selected], result.context, [h.rel_path for h in pool]))
+    manifest._rankers.clear()
+    return out
+
+
+@pytest.fixture
+def folders(realdata, tmp_path, monkeypatch):
+    """The real 55-file folder, and a realistic 260-memory one built from it (60 older memories), with
+    files just written counted as settled (they are kept in the cache at once)."""
+    from benchmarks import realistic
+
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    real = tmp_path / "real"
+    shutil.copytree(realdata / realistic.REAL_FOLDER, real)
+    built = realistic.build(tmp_path / "built", 260, source_folder=real)
+    return real, built
+
+
+def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
+    real, built = folders
+    every = _prompts()
+    assert len(every) >= 20
+    for folder in (real, built):
+        expected = _answers(folder, every, disk=False)
+        assert any(selected for selected, _, _ in expected)
+        assert not (folder / HEADERS).exists()
+        assert _answers(folder, every[:1], disk=True) == expected[:1]  # cold: writes them
+        assert (folder / WORDS).exists() == (folder is built)  # 55 memories: none is older than the newest 200
+        written = [(folder / f).stat().st_mtime_ns for f in (HEADERS, WORDS) if (folder / f).exists()]
+        assert _answers(folder, every, disk=True) == expected  # warm
+        assert [(folder / f).stat().st_mtime_ns for f in (HEADERS, WORDS) if (folder / f).exists()] == written
+    assert any(len(pool) > manifest.NEWEST for _, _, pool in _answers(built, every, disk=False))  # older matches
+
+
+def _same_size_same_mtime_edit(path: Path, old: str, new: str) -> None:
+    assert len(old.encode()) == len(new.encode())
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+
+
+def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):
+    _, built = folders
+    prompts = _prompts()[:6]
+    _answers(built, prompts, disk=True)  # warm
+    older = scan(built).headers[manifest.NEWEST + 5:]
+    target = Path(older[0].abs_path)
+    # An older memory's longest word becomes one no memory has, at the same size and mtime: only its
+    # new text puts it among the candidates for a prompt naming that word.
+    body = target.read_text(encoding="utf-8").split("---", 2)[2]
+    word = max((w for w in body.split()[:80] if w.isascii() and w.isalpha()), key=len)
+    replacement = "zq" + "k" * (len(word) - 2)
+    _same_size_same_mtime_edit(target, word, replacement)
+    os.rename(older[3].abs_path, built / "renamed_memory.md")
+    Path(older[4].abs_path).unlink()
+    prompts.append(f"and the {replacement}?")
+    expected = _answers(built, prompts, disk=False)
+    assert target.name in expected[-1][2]
+    assert _answers(built, prompts, disk=True) == expected
+
+
+def test_a_file_changed_within_its_stamps_tick_is_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(header_cache, "RACY_NS", 60 * 10**9)
+    (tmp_path / "a.md").write_text("---\nname: a\ndescription: deploys\ntype: project\n---\n\nbody\n")
+    HeaderCache(tmp_path).scan()
+    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 0  # the first line only
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    HeaderCache(tmp_path).scan()
+    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 1
+
+
+def test_excerpts_keep_their_tabs_and_line_breaks_and_what_the_format_cannot_hold_is_read_each_time(tmp_path,
+                                                                                                    monkeypatch):
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    (tmp_path / "a.md").write_text("---\nname: a\ndescription: 'with: colon'\ntype: project\n---\n\nx\ty\n\nz é\n")
+    (tmp_path / "b.md").write_text("---\nname: b\ndescription: d\ntype: user\n---\n\nrecord\x1eseparator\n")
+    (tmp_path / "c.md").write_text("---\nname: c\ndescription: a: b\ntype: user\n---\n\nread leniently\n")
+    expected = [(h.rel_path, h.name, h.description, h.type, h.problem, h.excerpt, h.mtime)
+                for h in scan(tmp_path).headers]
+    for _ in range(2):
+        cache = HeaderCache(tmp_path)
+        got = cache.scan().headers
+        assert [(h.rel_path, h.name, h.description, h.type, h.problem, h.excerpt, h.mtime) for h in got] == expected
+    assert {type(h).__name__ for h in got} == {"CachedHeader", "Header"}  # b.md is read every time
+    assert sorted(h.rel_path for h in cache.doc) == ["a.md", "c.md"]
+    assert any(h.problem for h in got)
+
+
+def _planted_entry(folder: Path, rel: str, description: str) -> bytes:
+    """A header-cache line for `rel` with its real stamp and another description."""
+    header = next(h for h in scan(folder).headers if h.rel_path == rel)
+    st = os.stat(header.abs_path)
+    stamp = b"%d\t%d\t%d\t%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    header.description = description
+    line = header_cache._encode(header, stamp)
+    assert line is not None
+    return line
+
+
+def test_a_planted_header_is_never_injected(folders, monkeypatch, tmp_path):
+    real, _ = folders
+    prompt = _prompts()[0]
+    expected = _answers(real, [prompt], disk=False)[0]
+    target = expected[0][0]
+    first = b"%s %s 0123456789abcdef" % (header_cache.FORMAT, header_cache.fingerprint())
+    (real / HEADERS).parent.mkdir(parents=True, exist_ok=True)
+    (real / HEADERS).write_bytes(b"\n".join([first, _planted_entry(real, target, "PLANTED text to inject")]))
+    selected, context, _ = _answers(real, [prompt], disk=True)[0]
+    assert "PLANTED" not in context
+    assert set(selected) <= {h.rel_path for h in scan(real).headers}
+
+
+@pytest.mark.parametrize("content", [
+    b"", b"\x00" * 1000, os.urandom(5000),
+    b"memdir-headers 1 0000000000000000 t\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t",  # another reader's file
+    b"FIRST\nnot\ta\tline",
+    b"FIRST\n" + b"\t".join([b"x"] * 10),
+    b"FIRST\n" + b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b""]),
+    b"FIRST\n\xff\xfe\tbroken",
+])
+def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
+    _, built = folders
+    first = b"%s %s 0123456789abcdef" % (header_cache.FORMAT, header_cache.fingerprint())
+    prompts = _prompts()[:3]
+    expected = _answers(built, prompts, disk=False)
+    (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
+    (built / HEADERS).write_bytes(content.replace(b"FIRST", first))
+    assert _answers(built, prompts, disk=True) == expected
+    assert (built / HEADERS).read_bytes().split(b"\n")[0] != first  # rewritten
+
+
+def _words_file(built: Path) -> list[bytes]:
+    _answers(built, _prompts()[:1], disk=True)
+    return (built / WORDS).read_bytes().split(b"\n")
+
+
+@pytest.mark.parametrize("damage", [
+    lambda lines: [os.urandom(3000)],
+    lambda lines: lines[:-3],  # postings missing
+    lambda lines: [lines[0], b" ".join(reversed(lines[1].split(b" "))), *lines[2:]],  # not sorted
+    lambda lines: [lines[0], lines[1], *(b"Hxx!" for _ in lines[2:])],  # not base64
+    lambda lines: [lines[0], lines[1], *(b"Q" + line[1:] for line in lines[2:])],  # unknown array type
+    lambda lines: [lines[0], lines[1], *(b"H" + binascii.b2a_base64(array("H", [65535]).tobytes(), newline=False)
+                                         for _ in lines[2:])],  # numbers past every memory
+    lambda lines: [lines[0].replace(b"older-words 1", b"older-words 0"), *lines[1:]],
+])
+def test_a_planted_or_broken_word_index_gives_the_same_answers(folders, damage):
+    _, built = folders
+    prompts = _prompts()[:8]
+    expected = _answers(built, prompts, disk=False)
+    lines = _words_file(built)
+    (built / WORDS).write_bytes(b"\n".join(damage(lines)))
+    assert _answers(built, prompts, disk=True) == expected
+
+
+def test_a_folder_or_symlink_at_the_cache_paths_is_neither_read_nor_replaced(folders, tmp_path):
+    _, built = folders
+    prompts = _prompts()[:3]
+    expected = _answers(built, prompts, disk=False)
+    (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
+    (built / HEADERS).mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"kept")
+    (built / WORDS).symlink_to(elsewhere)
+    assert _answers(built, prompts, disk=True) == expected
+    assert (built / HEADERS).is_dir() and (built / WORDS).is_symlink() and elsewhere.read_bytes() == b"kept"
+
+
+def test_the_prompt_hook_uses_them(folders, monkeypatch, tmp_path):
+    import io
+    import json
+
+    from memdir.entry.hooks import main as hook_main
+
+    _, built = folders
+    monkeypatch.setenv("MEMDIR_PATH", str(built))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
+    runs = iter(range(100))
+
+    def hook() -> str:
+        manifest._rankers.clear()
+        payload = {"session_id": f"s{next(runs)}", "transcript_path": "/nope.jsonl", "cwd": str(tmp_path),
+                   "hook_event_name": "UserPromptSubmit", "prompt": _prompts()[0]}
+        out = io.StringIO()
+        assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+        return out.getvalue()
+
+    first = hook()
+    assert "additionalContext" in first and (built / HEADERS).exists() and (built / WORDS).exists()
+    assert hook() == first
