@@ -9,11 +9,13 @@ re-reads the file. file_facts' own file is not used: it holds no excerpts, and l
 parse of the whole folder, which is the cost this avoids. A file changed less than RACY_NS before
 it was read is not kept (a same-size write within the clock's tick would leave its stamp as it was).
 
-Layout: a first line (format, fingerprint of the code that reads headers, and a token that changes
-with every write, which recall.older_words keys its index to), then one line per file in the scan's
-order: rel path, the four stamp numbers, name, description, type, problem (each `-` for None or `+`
-and the text), and the excerpt with its newlines and tabs as \\x1e and \\x1f. An excerpt is decoded
-only when something reads it: a hook with 5,000 memories ranks about 250 of them.
+Layout: a first line (format, fingerprint of the code that reads headers, a token that changes with
+every write, which recall.older_words keys its index to, the count of lines and where the excerpts
+start), then one line per file in the scan's order: rel path, the four stamp numbers, name,
+description, type, problem (each `-` for None or `+` and the text) and its excerpt's offset and
+length; then the excerpts, as they are. An excerpt is sliced and decoded only when something reads
+it: a hook with 5,000 memories ranks about 250 of them, and copying the other 4,750 cost more than
+the rest of the load.
 
 The file is read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), cut with bytes
 methods (no pickle, no marshal), an entry that fails to parse is read from its file. A planted entry
@@ -45,32 +47,34 @@ FORMAT = b"memdir-headers 1"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
 MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
-FIELDS = 10
-_NEWLINE, _TAB = "\x1e", "\x1f"  # how the excerpt's line breaks and tabs are written
+FIELDS = 11  # rel path, four stamp numbers, name, description, type, problem, excerpt offset and length
 
 
 class CachedHeader(Header):
-    """A Header from the cache file: its excerpt stays bytes until something reads it."""
+    """A Header from the cache file: its excerpt stays bytes in the file's data until something reads it."""
 
-    raw: bytes | str = ""
+    source: bytes = b""
+    start: int = 0
+    end: int = 0
+    text: str | None = None
 
     def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
-                 type: str | None, problem: str | None, raw: bytes) -> None:  # noqa: A002
+                 type: str | None, problem: str | None, source: bytes, start: int, end: int) -> None:  # noqa: A002
         self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
         self.name, self.description, self.type, self.problem = name, description, type, problem
-        self.raw = raw
+        self.source, self.start, self.end, self.text = source, start, end, None
 
     @property  # type: ignore[misc]  # a slot in Header, a lazy property here
     def excerpt(self) -> str:
-        raw = self.raw
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "surrogatepass").replace(_NEWLINE, "\n").replace(_TAB, "\t")
-            self.raw = raw
-        return raw
+        if self.text is None:
+            # "replace": bytes that are not UTF-8 (a broken file) only change what this memory is ranked on
+            self.text = self.source[self.start : self.end].decode("utf-8", "replace")
+            self.source = b""
+        return self.text
 
     @excerpt.setter
     def excerpt(self, value: str) -> None:
-        self.raw = value
+        self.text = value
 
 
 _fingerprint: bytes | None = None
@@ -102,23 +106,29 @@ class HeaderCache:
         self.tag = fingerprint()
         self.token: bytes | None = None  # the file's token once it matches what this scan saw
         self.doc: dict[Header, int] = {}
-        self.lines: dict[str, bytes] = {}
+        self.lines: dict[str, bytes] = {}  # each file's line, not parsed yet
+        self.data = b""  # the file: excerpts are read from it at (base + offset)
+        self.base = 0
         self._loaded_token = b""
         if self.tag:
             self._load()
 
     def _load(self) -> None:
+        """The file's first line: format, fingerprint, token, count of lines, length of the lines' part."""
         try:
             data = safefs.read_bytes(self.root, CACHE_FILE, MAX_BYTES)
         except OSError:
             return
-        lines = data.split(b"\n")
-        first = lines[0].split(b" ")
-        if len(first) != 4 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag:
+        first = data[: data.find(b"\n")].split(b" ")
+        if (len(first) != 6 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag or not first[4].isdigit()
+                or not first[5].isdigit() or len(first[5]) != 12 or int(first[5]) > len(data)):
             return
-        self._loaded_token = first[3]
-        for line in lines[1:]:
-            rel = line.partition(b"\t")[0]
+        lines = data[: int(first[5])].split(b"\n")
+        if len(lines) != int(first[4]) + 2 or lines[-1]:
+            return  # the lines' part ends with a newline, and holds as many lines as the first one says
+        self._loaded_token, self.data, self.base = first[3], data, int(first[5])
+        for line in lines[1:-1]:
+            rel = line[: line.find(b"\t")]
             try:
                 self.lines[rel.decode("utf-8", "surrogatepass")] = line
             except UnicodeError:
@@ -127,7 +137,7 @@ class HeaderCache:
     def scan(self, max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
         """memdir.scan.scan(root), each unchanged file's header from the cache; the cache rewritten if
         any entry changed."""
-        kept: list[tuple[Header, bytes]] = []
+        kept: list[tuple[Header, bytes, bytes | None]] = []  # header, its line's fields, a new excerpt
         changed = [False]
         now = time.time_ns()
 
@@ -139,13 +149,15 @@ class HeaderCache:
             line = self.lines.get(rel)
             header: Header | None = None
             if line is not None and max_lines == C.HEADER_SCAN_LINES:
-                header = _parse(line, stamp, path, st.st_mtime)
-            if header is None:
-                header = one_file.read_header(path, self.root, max_lines, dir_fd=dfd)
-                changed[0] = True
-                line = _encode(header, stamp) if now - st.st_ctime_ns > RACY_NS else None
-            if line is not None:
-                kept.append((header, line))
+                header = self._parse(line, stamp, path, st.st_mtime)
+                if header is not None:
+                    kept.append((header, line[: line.rfind(b"\t", 0, line.rfind(b"\t"))], None))  # but the excerpt's place
+                    return header
+            header = one_file.read_header(path, self.root, max_lines, dir_fd=dfd)
+            changed[0] = True
+            fields = _encode(header, stamp) if now - st.st_ctime_ns > RACY_NS else None
+            if fields is not None:
+                kept.append((header, fields, header.excerpt.encode("utf-8", "surrogatepass")))
             return header
 
         result = one_file.scan_with(self.root, (), read)
@@ -153,12 +165,40 @@ class HeaderCache:
             self._settle(kept, changed[0] or len(kept) != len(self.lines))
         return result
 
-    def _settle(self, kept: list[tuple[Header, bytes]], changed: bool) -> None:
+    def _parse(self, line: bytes, stamp: bytes, path: str, mtime: float) -> CachedHeader | None:
+        """The entry as a header when its stamp is `stamp` and every field decodes; else None."""
+        parts = line.split(b"\t")
+        if len(parts) != FIELDS or b"\t".join(parts[1:5]) != stamp:
+            return None
+        try:
+            rel = parts[0].decode("utf-8", "surrogatepass")
+            name, description, kind, problem = (None if p == b"-" else p[1:].decode("utf-8", "surrogatepass")
+                                                if p[:1] == b"+" else _bad() for p in parts[5:9])
+            start, length = _natural(parts[9]) + self.base, _natural(parts[10])
+        except (UnicodeError, ValueError):
+            return None
+        if start + length > len(self.data):
+            return None
+        return CachedHeader(rel, path, mtime, name, description, kind, problem, self.data, start, start + length)
+
+    def _settle(self, kept: list[tuple[Header, bytes, bytes | None]], changed: bool) -> None:
         """Number the headers as the file lists them, writing it first when it differs from this scan."""
         token = self._loaded_token
         if changed:
             token = os.urandom(8).hex().encode()
-            data = b"\n".join([b"%s %s %s" % (FORMAT, self.tag, token), *(line for _, line in kept)])
+            lines, excerpts, offset = [], [], 0
+            for header, fields, excerpt in kept:
+                if excerpt is None:  # from the old file
+                    assert isinstance(header, CachedHeader)
+                    excerpt = self.data[header.start : header.end] if header.text is None else \
+                        header.text.encode("utf-8", "surrogatepass")
+                lines.append(b"%s\t%d\t%d\n" % (fields, offset, len(excerpt)))
+                excerpts.append(excerpt)
+                offset += len(excerpt)
+            body = b"".join(lines)
+            first = b"%s %s %s %d " % (FORMAT, self.tag, token, len(lines))
+            first += b"%012d\n" % (len(first) + 13 + len(body))  # where the excerpts start
+            data = b"".join([first, body, *excerpts])
             if len(data) > MAX_BYTES:
                 return
             try:
@@ -166,7 +206,7 @@ class HeaderCache:
             except OSError:
                 return  # a read-only folder: the next prompt reads the files again
         self.token = token
-        self.doc = {header: i for i, (header, _) in enumerate(kept)}
+        self.doc = {header: i for i, (header, _, _) in enumerate(kept)}
 
     def refreshed(self, headers: list[Header]) -> list[Header]:
         """`headers` read again from their files (what is rendered is the files' text, never the
@@ -191,31 +231,21 @@ def _optional(value: str | None) -> bytes:
 
 
 def _encode(header: Header, stamp: bytes) -> bytes | None:
-    """The entry line of one header, or None when a field holds what the format cannot (a tab or a newline)."""
-    excerpt = header.excerpt
+    """The fields of one header's line but the excerpt's place, or None when a field holds what the
+    format cannot (a tab or a newline)."""
     fields = (header.rel_path, header.name, header.description, header.type, header.problem)
-    if any(f is not None and ("\t" in f or "\n" in f) for f in fields) or _NEWLINE in excerpt or _TAB in excerpt:
+    if any(f is not None and ("\t" in f or "\n" in f) for f in fields):
         return None
     try:
-        return b"\t".join([header.rel_path.encode("utf-8", "surrogatepass"), stamp,
-                           *(_optional(f) for f in fields[1:]),
-                           excerpt.replace("\n", _NEWLINE).replace("\t", _TAB).encode("utf-8", "surrogatepass")])
+        return b"\t".join([header.rel_path.encode("utf-8", "surrogatepass"), stamp, *(_optional(f) for f in fields[1:])])
     except UnicodeError:
         return None
 
 
-def _parse(line: bytes, stamp: bytes, path: str, mtime: float) -> CachedHeader | None:
-    """The entry as a header when its stamp is `stamp` and every field decodes; else None."""
-    parts = line.split(b"\t")
-    if len(parts) != FIELDS or b"\t".join(parts[1:5]) != stamp:
-        return None
-    try:
-        rel = parts[0].decode("utf-8", "surrogatepass")
-        name, description, kind, problem = (None if p == b"-" else p[1:].decode("utf-8", "surrogatepass")
-                                            if p[:1] == b"+" else _bad() for p in parts[5:9])
-    except (UnicodeError, ValueError):
-        return None
-    return CachedHeader(rel, path, mtime, name, description, kind, problem, parts[9])
+def _natural(text: bytes) -> int:
+    if not text.isdigit() or len(text) > 12:
+        raise ValueError("not an offset this module writes")
+    return int(text)
 
 
 def _bad() -> str:

@@ -111,17 +111,16 @@ def test_a_file_changed_within_its_stamps_tick_is_not_kept(tmp_path, monkeypatch
     monkeypatch.setattr(header_cache, "RACY_NS", 60 * 10**9)
     (tmp_path / "a.md").write_text("---\nname: a\ndescription: deploys\ntype: project\n---\n\nbody\n")
     HeaderCache(tmp_path).scan()
-    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 0  # the first line only
+    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 1  # the first line only
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
     HeaderCache(tmp_path).scan()
-    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 1
+    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 2
 
 
-def test_excerpts_keep_their_tabs_and_line_breaks_and_what_the_format_cannot_hold_is_read_each_time(tmp_path,
-                                                                                                    monkeypatch):
+def test_headers_read_back_exactly_and_what_the_format_cannot_hold_is_read_each_time(tmp_path, monkeypatch):
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
     (tmp_path / "a.md").write_text("---\nname: a\ndescription: 'with: colon'\ntype: project\n---\n\nx\ty\n\nz é\n")
-    (tmp_path / "b.md").write_text("---\nname: b\ndescription: d\ntype: user\n---\n\nrecord\x1eseparator\n")
+    (tmp_path / "b\tc.md").write_text("---\nname: b\ndescription: d\ntype: user\n---\n\na tab in its path\n")
     (tmp_path / "c.md").write_text("---\nname: c\ndescription: a: b\ntype: user\n---\n\nread leniently\n")
     expected = [(h.rel_path, h.name, h.description, h.type, h.problem, h.excerpt, h.mtime)
                 for h in scan(tmp_path).headers]
@@ -129,52 +128,75 @@ def test_excerpts_keep_their_tabs_and_line_breaks_and_what_the_format_cannot_hol
         cache = HeaderCache(tmp_path)
         got = cache.scan().headers
         assert [(h.rel_path, h.name, h.description, h.type, h.problem, h.excerpt, h.mtime) for h in got] == expected
-    assert {type(h).__name__ for h in got} == {"CachedHeader", "Header"}  # b.md is read every time
+    assert {type(h).__name__ for h in got} == {"CachedHeader", "Header"}  # b\tc.md is read every time
     assert sorted(h.rel_path for h in cache.doc) == ["a.md", "c.md"]
     assert any(h.problem for h in got)
 
 
-def _planted_entry(folder: Path, rel: str, description: str) -> bytes:
-    """A header-cache line for `rel` with its real stamp and another description."""
-    header = next(h for h in scan(folder).headers if h.rel_path == rel)
-    st = os.stat(header.abs_path)
-    stamp = b"%d\t%d\t%d\t%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    header.description = description
-    line = header_cache._encode(header, stamp)
-    assert line is not None
-    return line
+def _first(body: bytes, token: bytes = b"0123456789abcdef") -> bytes:
+    """A valid first line for a header-cache file whose entry lines are `body` (each ending with a newline)."""
+    first = b"%s %s %s %d " % (header_cache.FORMAT, header_cache.fingerprint(), token, body.count(b"\n"))
+    return first + b"%012d\n" % (len(first) + 13 + len(body))
 
 
-def test_a_planted_header_is_never_injected(folders, monkeypatch, tmp_path):
+def test_a_planted_header_is_never_injected(folders):
     real, _ = folders
     prompt = _prompts()[0]
-    expected = _answers(real, [prompt], disk=False)[0]
-    target = expected[0][0]
-    first = b"%s %s 0123456789abcdef" % (header_cache.FORMAT, header_cache.fingerprint())
-    (real / HEADERS).parent.mkdir(parents=True, exist_ok=True)
-    (real / HEADERS).write_bytes(b"\n".join([first, _planted_entry(real, target, "PLANTED text to inject")]))
-    selected, context, _ = _answers(real, [prompt], disk=True)[0]
-    assert "PLANTED" not in context
-    assert set(selected) <= {h.rel_path for h in scan(real).headers}
+    selected, context, _ = _answers(real, [prompt], disk=False)[0]
+    _answers(real, [prompt], disk=True)
+    data = (real / HEADERS).read_bytes()
+    target = next(h for h in scan(real).headers if h.rel_path == selected[0])
+    real_description = target.description.encode()
+    planted = (b"PLANTED " * 100)[: len(real_description)]
+    assert data.count(b"\t+" + real_description + b"\t") == 1
+    (real / HEADERS).write_bytes(data.replace(b"\t+" + real_description + b"\t", b"\t+" + planted + b"\t"))
+    cache = HeaderCache(real)
+    served = next(h for h in cache.scan().headers if h.rel_path == target.rel_path)
+    assert served.description == planted.decode()  # ranked on what the cache says
+    assert [h.description for h in cache.refreshed([served])] == [target.description]  # rendered from the file
+    got_selected, got_context, _ = _answers(real, [prompt], disk=True)[0]
+    assert "PLANTED" not in got_context
+    if got_selected == selected:
+        assert got_context == context
 
 
 @pytest.mark.parametrize("content", [
     b"", b"\x00" * 1000, os.urandom(5000),
-    b"memdir-headers 1 0000000000000000 t\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t",  # another reader's file
-    b"FIRST\nnot\ta\tline",
-    b"FIRST\n" + b"\t".join([b"x"] * 10),
-    b"FIRST\n" + b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b""]),
-    b"FIRST\n\xff\xfe\tbroken",
+    b"memdir-headers 1 0000000000000000 t 1 000000000060\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t0\t0\n",  # another reader's
+    b"FIRST",  # first line only, no newline
+    _first(b"not\ta\tline\n"),
+    _first(b"\t".join([b"x"] * 11) + b"\n"),
+    _first(b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b"0", b"0"]) + b"\n"),
+    _first(b"\xff\xfe\tbroken\n"),
+    _first(b"a.md\n") + b"x" * 10,
+    _first(b"a.md\n")[:-5] + b"99999\n",  # the excerpts start past the end
 ])
 def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
     _, built = folders
-    first = b"%s %s 0123456789abcdef" % (header_cache.FORMAT, header_cache.fingerprint())
     prompts = _prompts()[:3]
     expected = _answers(built, prompts, disk=False)
     (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
-    (built / HEADERS).write_bytes(content.replace(b"FIRST", first))
+    (built / HEADERS).write_bytes(content.replace(b"FIRST", _first(b"")))
     assert _answers(built, prompts, disk=True) == expected
-    assert (built / HEADERS).read_bytes().split(b"\n")[0] != first  # rewritten
+    assert b"0123456789abcdef" not in (built / HEADERS).read_bytes().split(b"\n")[0]  # rewritten
+
+
+def test_planted_stamps_and_offsets_of_real_files_only_change_what_is_ranked(folders):
+    """Entries that match real files' stamps but point their excerpts anywhere in the file: no failure."""
+    _, built = folders
+    prompts = _prompts()[:3]
+    _answers(built, prompts, disk=True)
+    data = (built / HEADERS).read_bytes()
+    lines = data.split(b"\n")
+    count = int(lines[0].split(b" ")[4])
+    for i in range(1, count + 1):
+        parts = lines[i].split(b"\t")
+        parts[9], parts[10] = b"%d" % (i * 7), b"%d" % (i * 13 % 5000)
+        lines[i] = b"\t".join(parts)
+    (built / HEADERS).write_bytes(b"\n".join(lines))
+    for selected, context, _ in _answers(built, prompts, disk=True):
+        for rel in selected:
+            assert rel in context
 
 
 def _words_file(built: Path) -> list[bytes]:
