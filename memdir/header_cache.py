@@ -10,12 +10,12 @@ parse of the whole folder, which is the cost this avoids. A file changed less th
 it was read is not kept (a same-size write within the clock's tick would leave its stamp as it was).
 
 Layout: a first line (format, fingerprint of the code that reads headers, a token that changes with
-every write, which recall.older_words keys its index to, the count of lines and where the excerpts
-start), then one line per file in the scan's order: rel path, the four stamp numbers, name,
-description, type, problem (each `-` for None or `+` and the text) and its excerpt's offset and
-length; then the excerpts, as they are. An excerpt is sliced and decoded only when something reads
-it: a hook with 5,000 memories ranks about 250 of them, and copying the other 4,750 cost more than
-the rest of the load.
+every write, the lineage and next number of the memories' numbers, which recall.older_words keys its
+index to, the count of lines and where the excerpts start), then one line per file in the scan's
+order: rel path, the four stamp numbers, name, description, type, problem (each `-` for None or `+`
+and the text), its number, and its excerpt's offset and length; then the excerpts, as they are. An
+excerpt is sliced and decoded only when something reads it: a hook with 5,000 memories ranks about
+250 of them, and copying the other 4,750 cost more than the rest of the load.
 
 The file is read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), cut with bytes
 methods (no pickle, no marshal), an entry that fails to parse is read from its file. A planted entry
@@ -47,7 +47,7 @@ FORMAT = b"memdir-headers 1"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
 MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
-FIELDS = 11  # rel path, four stamp numbers, name, description, type, problem, excerpt offset and length
+FIELDS = 12  # rel path, four stamp numbers, name, description, type, problem, number, excerpt offset and length
 
 
 class CachedHeader(Header):
@@ -57,12 +57,14 @@ class CachedHeader(Header):
     start: int = 0
     end: int = 0
     text: str | None = None
+    number: int = 0
 
     def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
-                 type: str | None, problem: str | None, source: bytes, start: int, end: int) -> None:  # noqa: A002
+                 type: str | None, problem: str | None, source: bytes, start: int, end: int,  # noqa: A002
+                 number: int) -> None:
         self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
         self.name, self.description, self.type, self.problem = name, description, type, problem
-        self.source, self.start, self.end, self.text = source, start, end, None
+        self.source, self.start, self.end, self.text, self.number = source, start, end, None, number
 
     @property  # type: ignore[misc]  # a slot in Header, a lazy property here
     def excerpt(self) -> str:
@@ -98,8 +100,9 @@ def fingerprint() -> bytes:
 
 
 class HeaderCache:
-    """One scanned folder's cache: `scan()` serves and refreshes it; `doc` numbers the headers as the
-    file on disk lists them (under `token`), for recall.older_words."""
+    """One scanned folder's cache: `scan()` serves and refreshes it; `doc` holds each header's number,
+    for recall.older_words. A memory keeps its number while its file is unchanged; a new or changed one
+    gets the next; numbers start over (under another `lineage`) when most of them are gone."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -110,23 +113,26 @@ class HeaderCache:
         self.data = b""  # the file: excerpts are read from it at (base + offset)
         self.base = 0
         self._loaded_token = b""
+        self.lineage = b""
+        self.next = 0  # the number the next new memory gets
         if self.tag:
             self._load()
 
     def _load(self) -> None:
-        """The file's first line: format, fingerprint, token, count of lines, length of the lines' part."""
+        """The first line: format, fingerprint, token, lineage, next number, count of lines, where the excerpts start."""
         try:
             data = safefs.read_bytes(self.root, CACHE_FILE, MAX_BYTES)
         except OSError:
             return
         first = data[: data.find(b"\n")].split(b" ")
-        if (len(first) != 6 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag or not first[4].isdigit()
-                or not first[5].isdigit() or len(first[5]) != 12 or int(first[5]) > len(data)):
+        if (len(first) != 8 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag
+                or not all(f.isdigit() and len(f) <= 12 for f in first[5:]) or int(first[7]) > len(data)):
             return
-        lines = data[: int(first[5])].split(b"\n")
-        if len(lines) != int(first[4]) + 2 or lines[-1]:
+        lines = data[: int(first[7])].split(b"\n")
+        if len(lines) != int(first[6]) + 2 or lines[-1]:
             return  # the lines' part ends with a newline, and holds as many lines as the first one says
-        self._loaded_token, self.data, self.base = first[3], data, int(first[5])
+        self._loaded_token, self.lineage, self.next = first[3], first[4], int(first[5])
+        self.data, self.base = data, int(first[7])
         for line in lines[1:-1]:
             rel = line[: line.find(b"\t")]
             try:
@@ -142,7 +148,7 @@ class HeaderCache:
         now = time.time_ns()
 
         def read(path: str, rel: str, dfd: int) -> Header:
-            st = os.stat(os.path.basename(path), dir_fd=dfd, follow_symlinks=False)
+            st = os.stat(path.rpartition(os.sep)[2], dir_fd=dfd, follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode):
                 return one_file.read_header(path, self.root, max_lines, dir_fd=dfd)  # refused as usual
             stamp = b"%d\t%d\t%d\t%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -167,46 +173,68 @@ class HeaderCache:
 
     def _parse(self, line: bytes, stamp: bytes, path: str, mtime: float) -> CachedHeader | None:
         """The entry as a header when its stamp is `stamp` and every field decodes; else None."""
-        parts = line.split(b"\t")
-        if len(parts) != FIELDS or b"\t".join(parts[1:5]) != stamp:
-            return None
+        if not line.startswith(stamp + b"\t", line.find(b"\t") + 1):
+            return None  # the file changed since (or the line is not one this module wrote)
         try:
-            rel = parts[0].decode("utf-8", "surrogatepass")
-            name, description, kind, problem = (None if p == b"-" else p[1:].decode("utf-8", "surrogatepass")
-                                                if p[:1] == b"+" else _bad() for p in parts[5:9])
-            start, length = _natural(parts[9]) + self.base, _natural(parts[10])
-        except (UnicodeError, ValueError):
+            parts = line.decode("utf-8", "surrogatepass").split("\t")  # one decode: 5,000 lines per prompt
+        except UnicodeError:
             return None
-        if start + length > len(self.data):
+        if len(parts) != FIELDS:  # the rel path holds no tab: parts[1:5] are the stamp checked above
             return None
-        return CachedHeader(rel, path, mtime, name, description, kind, problem, self.data, start, start + length)
+        texts = [None if p == "-" else p[1:] if p[:1] == "+" else _BAD for p in parts[5:9]]
+        number, offset, length = parts[9:12]
+        if _BAD in texts or not all(p.isdigit() and p.isascii() and len(p) <= 12 for p in (number, offset, length)):
+            return None
+        if int(number) >= self.next:
+            return None  # a number the file has not given out
+        start = self.base + int(offset)
+        end = start + int(length)
+        if end > len(self.data):
+            return None
+        return CachedHeader(parts[0], path, mtime, texts[0], texts[1], texts[2], texts[3], self.data, start, end,
+                            int(number))
 
     def _settle(self, kept: list[tuple[Header, bytes, bytes | None]], changed: bool) -> None:
-        """Number the headers as the file lists them, writing it first when it differs from this scan."""
-        token = self._loaded_token
+        """Number the headers (writing the file first when it differs from this scan)."""
+        numbers = [h.number if isinstance(h, CachedHeader) and excerpt is None else -1 for h, _, excerpt in kept]
+        hits = [n for n in numbers if n >= 0]
+        if len(set(hits)) != len(hits):  # a number twice: not a file this module wrote
+            changed, self.lineage = True, b""
         if changed:
+            if not self.lineage or self.next > 2 * len(kept) + 1000:  # mostly gone: start the numbers over
+                self.lineage, self.next, numbers = os.urandom(8).hex().encode(), 0, [-1] * len(kept)
+            for i, number in enumerate(numbers):
+                if number < 0:
+                    numbers[i], self.next = self.next, self.next + 1
             token = os.urandom(8).hex().encode()
-            lines, excerpts, offset = [], [], 0
-            for header, fields, excerpt in kept:
-                if excerpt is None:  # from the old file
-                    assert isinstance(header, CachedHeader)
-                    excerpt = self.data[header.start : header.end] if header.text is None else \
-                        header.text.encode("utf-8", "surrogatepass")
-                lines.append(b"%s\t%d\t%d\n" % (fields, offset, len(excerpt)))
-                excerpts.append(excerpt)
-                offset += len(excerpt)
-            body = b"".join(lines)
-            first = b"%s %s %s %d " % (FORMAT, self.tag, token, len(lines))
-            first += b"%012d\n" % (len(first) + 13 + len(body))  # where the excerpts start
-            data = b"".join([first, body, *excerpts])
-            if len(data) > MAX_BYTES:
+            if not self._write(kept, numbers, token):
                 return
-            try:
-                safefs.write_bytes(self.root, CACHE_FILE, data, durable=False)
-            except OSError:
-                return  # a read-only folder: the next prompt reads the files again
-        self.token = token
-        self.doc = {header: i for i, (header, _, _) in enumerate(kept)}
+            self._loaded_token = token
+        self.token = self._loaded_token
+        self.doc = {header: number for (header, _, _), number in zip(kept, numbers, strict=True)}
+
+    def _write(self, kept: list[tuple[Header, bytes, bytes | None]], numbers: list[int], token: bytes) -> bool:
+        lines, excerpts, offset = [], [], 0
+        for (header, fields, excerpt), number in zip(kept, numbers, strict=True):
+            if excerpt is None:  # from the old file: its fields end with its number
+                assert isinstance(header, CachedHeader)
+                fields = fields[: fields.rfind(b"\t")]
+                excerpt = self.data[header.start : header.end] if header.text is None else \
+                    header.text.encode("utf-8", "surrogatepass")
+            lines.append(b"%s\t%d\t%d\t%d\n" % (fields, number, offset, len(excerpt)))
+            excerpts.append(excerpt)
+            offset += len(excerpt)
+        body = b"".join(lines)
+        first = b"%s %s %s %s %d %d " % (FORMAT, self.tag, token, self.lineage, self.next, len(lines))
+        first += b"%012d\n" % (len(first) + 13 + len(body))  # where the excerpts start
+        data = b"".join([first, body, *excerpts])
+        if len(data) > MAX_BYTES:
+            return False
+        try:
+            safefs.write_bytes(self.root, CACHE_FILE, data, durable=False)
+        except OSError:
+            return False  # a read-only folder: the next prompt reads the files again
+        return True
 
     def refreshed(self, headers: list[Header]) -> list[Header]:
         """`headers` read again from their files (what is rendered is the files' text, never the
@@ -242,11 +270,4 @@ def _encode(header: Header, stamp: bytes) -> bytes | None:
         return None
 
 
-def _natural(text: bytes) -> int:
-    if not text.isdigit() or len(text) > 12:
-        raise ValueError("not an offset this module writes")
-    return int(text)
-
-
-def _bad() -> str:
-    raise ValueError("not a field this module writes")
+_BAD = "\x00not a field this module writes"  # never a field's text: fields hold no NUL (inert.one_line)

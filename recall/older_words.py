@@ -3,11 +3,13 @@
 `manifest.older_matches` tests every older memory's text for each of the prompt's stems. The warm
 server keeps the words in memory (recall.older_index); a prompt hook with the server down is a new
 process each time, and at 5,000 memories that test (with reading every text) was most of its time.
-This keeps, in `<memory>/.memdir/cache/older-words`, every memory's `words_only` words -> the memories
-holding them, the memories numbered as memdir.header_cache's file lists them and tied to that file's
-token: when the header cache is rewritten (a memory changed), the index is built again from the
-headers, once, by the first prompt that needs it. A lookup decodes only the postings of the words
-starting with a stem (the vocabulary is sorted), so it costs about the same at any folder size.
+This keeps, in `<memory>/.memdir/cache/older-words`, every memory's `words_only` words -> the numbers
+of the memories holding them, as memdir.header_cache numbers them (a memory keeps its number while its
+file is unchanged; a new or edited one gets the next). The file says which numbers it covers (the
+header cache's lineage and next number then): a prompt after memories changed adds only the new
+numbers' words; a number whose file changed since stays in the lists but is never asked about. A
+lookup decodes only the postings of the words starting with a stem (the vocabulary is sorted), so it
+costs about the same at any folder size.
 
 The answer is exactly the linear test's: a memory matches when one of its words starts with the stem
 (`b" " + stem in b" " + text`); memories the header cache does not number (just changed, or not
@@ -100,62 +102,79 @@ class WordIndex:
         vocabulary = self.vocabulary
         k = bisect_left(vocabulary, stem)
         while k < len(vocabulary) and vocabulary[k].startswith(stem):
-            encoded = self.postings[k]
-            if encoded[:1] not in (b"H", b"I"):
-                raise Broken
-            numbers = array(encoded[:1].decode())
-            try:
-                numbers.frombytes(binascii.a2b_base64(encoded[1:], strict_mode=True))
-            except (ValueError, binascii.Error):
-                raise Broken from None
-            if max(numbers, default=0) >= len(self.cache.doc):
-                raise Broken  # a number past every memory: not a file this module wrote
+            numbers = self._decoded(self.postings[k])
+            if max(numbers, default=0) >= self.cache.next:
+                raise Broken  # a number the header cache never gave out: not a file this module wrote
             yield from numbers
             k += 1
 
+    @staticmethod
+    def _decoded(encoded: bytes) -> array:
+        if encoded[:1] != b"I":
+            raise Broken
+        numbers = array("I")
+        try:
+            numbers.frombytes(binascii.a2b_base64(encoded[1:], strict_mode=True))
+        except (ValueError, binascii.Error):
+            raise Broken from None
+        return numbers
+
     def _ready(self, words_of) -> bool:
         if self.state == "new":
-            token, tag = self.cache.token, _fingerprint()
-            if token is None or not tag:
-                self.state = "unusable"
-            else:
-                first = b"%s %s %s" % (FORMAT, tag, token)
-                self.state = "ready" if self._load(first) or self._build(first, words_of) else "unusable"
+            self.state = "unusable"
+            cache, tag = self.cache, _fingerprint()
+            if cache.token is not None and tag:
+                covered = self._load(tag)
+                if covered is None:
+                    covered, self.vocabulary, self.postings = 0, [], []
+                new = sorted((n, h) for h, n in cache.doc.items() if n >= covered)
+                if new or covered != cache.next:
+                    try:
+                        self._extend(new, words_of)
+                    except Broken:  # the file's lists do not decode: every memory's words afresh
+                        self.vocabulary, self.postings = [], []
+                        self._extend(sorted((n, h) for h, n in cache.doc.items()), words_of)
+                    self._save(b"%s %s %s %d" % (FORMAT, tag, cache.lineage, cache.next))
+                self.state = "ready"
         return self.state == "ready"
 
-    def _load(self, first: bytes) -> bool:
+    def _load(self, tag: bytes) -> int | None:
+        """The file's lists and the count of numbers they cover (None: no file of this lineage)."""
         try:
             data = safefs.read_bytes(self.cache.root, CACHE_FILE, MAX_BYTES)
         except OSError:
-            return False
+            return None
         lines = data.split(b"\n")
-        if len(lines) < 2 or lines[0] != first:
-            return False
+        first = lines[0].split(b" ")
+        if (len(lines) < 2 or len(first) != 5 or b" ".join(first[:2]) != FORMAT or first[2] != tag
+                or first[3] != self.cache.lineage or not first[4].isdigit() or len(first[4]) > 12
+                or int(first[4]) > self.cache.next):
+            return None
         vocabulary = lines[1].split(b" ") if lines[1] else []
         if len(lines) != len(vocabulary) + 2 or any(a >= b for a, b in zip(vocabulary, vocabulary[1:], strict=False)):
-            return False
+            return None
         self.vocabulary, self.postings = vocabulary, lines[2:]
-        return True
+        return int(first[4])
 
-    def _build(self, first: bytes, words_of) -> bool:
-        """Every numbered memory's words, from the headers (their excerpts decoded once here)."""
-        holders: dict[bytes, list[int]] = {}
-        for header, number in self.cache.doc.items():
+    def _extend(self, new: list[tuple[int, Header]], words_of) -> None:
+        """The lists with the words of `new` (number, header), numbers ascending, added."""
+        holders: dict[bytes, array] = {}
+        for word, encoded in zip(self.vocabulary, self.postings, strict=True):
+            holders[word] = self._decoded(encoded)
+        for number, header in new:
             for word in set(words_of(header).split()):
                 listed = holders.get(word)
                 if listed is None:
-                    holders[word] = [number]
-                else:
-                    listed.append(number)
-        code = "H" if len(self.cache.doc) < 1 << 16 else "I"
-        vocabulary = sorted(holders)
-        postings = [code.encode() + binascii.b2a_base64(array(code, sorted(holders[w])).tobytes(), newline=False)
-                    for w in vocabulary]
-        self.vocabulary, self.postings = vocabulary, postings
-        data = b"\n".join([first, b" ".join(vocabulary), *postings])
+                    holders[word] = listed = array("I")
+                listed.append(number)
+        self.vocabulary = sorted(holders)
+        self.postings = [b"I" + binascii.b2a_base64(array("I", holders[w]).tobytes(), newline=False)
+                         for w in self.vocabulary]
+
+    def _save(self, first: bytes) -> None:
+        data = b"\n".join([first, b" ".join(self.vocabulary), *self.postings])
         if len(data) <= MAX_BYTES:
             try:
                 safefs.write_bytes(self.cache.root, CACHE_FILE, data, durable=False)
             except OSError:
                 pass  # a read-only folder: this process still uses what it built
-        return True

@@ -102,9 +102,12 @@ def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):
     os.rename(older[3].abs_path, built / "renamed_memory.md")
     Path(older[4].abs_path).unlink()
     prompts.append(f"and the {replacement}?")
+    before = (built / WORDS).read_bytes().split(b"\n")[0].split(b" ")
     expected = _answers(built, prompts, disk=False)
     assert target.name in expected[-1][2]
     assert _answers(built, prompts, disk=True) == expected
+    after = (built / WORDS).read_bytes().split(b"\n")[0].split(b" ")
+    assert after[3] == before[3] and int(after[4]) == int(before[4]) + 2  # extended: the edited and the renamed
 
 
 def test_a_file_changed_within_its_stamps_tick_is_not_kept(tmp_path, monkeypatch):
@@ -135,7 +138,8 @@ def test_headers_read_back_exactly_and_what_the_format_cannot_hold_is_read_each_
 
 def _first(body: bytes, token: bytes = b"0123456789abcdef") -> bytes:
     """A valid first line for a header-cache file whose entry lines are `body` (each ending with a newline)."""
-    first = b"%s %s %s %d " % (header_cache.FORMAT, header_cache.fingerprint(), token, body.count(b"\n"))
+    count = body.count(b"\n")
+    first = b"%s %s %s lineage %d %d " % (header_cache.FORMAT, header_cache.fingerprint(), token, count, count)
     return first + b"%012d\n" % (len(first) + 13 + len(body))
 
 
@@ -162,11 +166,11 @@ def test_a_planted_header_is_never_injected(folders):
 
 @pytest.mark.parametrize("content", [
     b"", b"\x00" * 1000, os.urandom(5000),
-    b"memdir-headers 1 0000000000000000 t 1 000000000060\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t0\t0\n",  # another reader's
+    b"memdir-headers 1 0000000000000000 t l 1 1 000000000060\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t0\t0\t0\n",  # another reader's
     b"FIRST",  # first line only, no newline
     _first(b"not\ta\tline\n"),
-    _first(b"\t".join([b"x"] * 11) + b"\n"),
-    _first(b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b"0", b"0"]) + b"\n"),
+    _first(b"\t".join([b"x"] * 12) + b"\n"),
+    _first(b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b"0", b"0", b"0"]) + b"\n"),
     _first(b"\xff\xfe\tbroken\n"),
     _first(b"a.md\n") + b"x" * 10,
     _first(b"a.md\n")[:-5] + b"99999\n",  # the excerpts start past the end
@@ -188,10 +192,10 @@ def test_planted_stamps_and_offsets_of_real_files_only_change_what_is_ranked(fol
     _answers(built, prompts, disk=True)
     data = (built / HEADERS).read_bytes()
     lines = data.split(b"\n")
-    count = int(lines[0].split(b" ")[4])
+    count = int(lines[0].split(b" ")[6])
     for i in range(1, count + 1):
         parts = lines[i].split(b"\t")
-        parts[9], parts[10] = b"%d" % (i * 7), b"%d" % (i * 13 % 5000)
+        parts[9], parts[10], parts[11] = b"%d" % (i % 3), b"%d" % (i * 7), b"%d" % (i * 13 % 5000)
         lines[i] = b"\t".join(parts)
     (built / HEADERS).write_bytes(b"\n".join(lines))
     for selected, context, _ in _answers(built, prompts, disk=True):
@@ -210,7 +214,7 @@ def _words_file(built: Path) -> list[bytes]:
     lambda lines: [lines[0], b" ".join(reversed(lines[1].split(b" "))), *lines[2:]],  # not sorted
     lambda lines: [lines[0], lines[1], *(b"Hxx!" for _ in lines[2:])],  # not base64
     lambda lines: [lines[0], lines[1], *(b"Q" + line[1:] for line in lines[2:])],  # unknown array type
-    lambda lines: [lines[0], lines[1], *(b"H" + binascii.b2a_base64(array("H", [65535]).tobytes(), newline=False)
+    lambda lines: [lines[0], lines[1], *(b"I" + binascii.b2a_base64(array("I", [10**6]).tobytes(), newline=False)
                                          for _ in lines[2:])],  # numbers past every memory
     lambda lines: [lines[0].replace(b"older-words 1", b"older-words 0"), *lines[1:]],
 ])
