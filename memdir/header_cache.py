@@ -10,10 +10,11 @@ parse of the whole folder, which is the cost this avoids. A file changed less th
 it was read is not kept (a same-size write within the clock's tick would leave its stamp as it was).
 
 Layout: a first line (format, fingerprint of the code that reads headers, a token that changes with
-every write, the lineage and next number of the memories' numbers, which recall.older_words keys its
-index to, the count of lines and where the excerpts start), then one line per file in the scan's
-order: rel path, the four stamp numbers, name, description, type, problem (each `-` for None or `+`
-and the text), its number, and its excerpt's offset and length; then the excerpts, as they are. An
+every write, the lineage of the memories' numbers (the token of each write that gave some out, from
+which number on) and the next number, which recall.older_words keys its index to, the count of lines
+and where the excerpts start), then one line per file in the scan's order: rel path, the four stamp
+numbers, name, description, type, problem (each `-` for None or `+` and the text), its number, and
+its excerpt's offset and length; then the excerpts, as they are. An
 excerpt is sliced and decoded only when something reads it: a hook with 5,000 memories ranks about
 250 of them, and copying the other 4,750 cost more than the rest of the load.
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 FORMAT = b"memdir-headers 1"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
 MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
+LINEAGE_MAX = 4096  # the lineage grows by a write's token per write that numbers new memories; then numbers start over
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
 FIELDS = 12  # rel path, four stamp numbers, name, description, type, problem, number, excerpt offset and length
 
@@ -201,12 +203,16 @@ class HeaderCache:
         if len(set(hits)) != len(hits):  # a number twice: not a file this module wrote
             changed, self.lineage = True, b""
         if changed:
-            if not self.lineage or self.next > 2 * len(kept) + 1000:  # mostly gone: start the numbers over
-                self.lineage, self.next, numbers = os.urandom(8).hex().encode(), 0, [-1] * len(kept)
+            token = os.urandom(8).hex().encode()
+            if not self.lineage or self.next > 2 * len(kept) + 1000 or len(self.lineage) > LINEAGE_MAX:
+                self.lineage, self.next, numbers = token, 0, [-1] * len(kept)  # mostly gone: start the numbers over
+            elif -1 in numbers:
+                # Which write gave out the numbers from here on: two hooks that both saw a change give out the
+                # same numbers to different files, and their word indexes must not be mistaken for each other.
+                self.lineage += b",%d:%s" % (self.next, token)
             for i, number in enumerate(numbers):
                 if number < 0:
                     numbers[i], self.next = self.next, self.next + 1
-            token = os.urandom(8).hex().encode()
             if not self._write(kept, numbers, token):
                 return
             self._loaded_token = token

@@ -7,7 +7,9 @@ This keeps, in `<memory>/.memdir/cache/older-words`, every memory's `words_only`
 of the memories holding them, as memdir.header_cache numbers them (a memory keeps its number while its
 file is unchanged; a new or edited one gets the next). The file says which numbers it covers (the
 header cache's lineage and next number then): a prompt after memories changed adds only the new
-numbers' words; a number whose file changed since stays in the lists but is never asked about. A
+numbers' words; a number whose file changed since stays in the lists but is never asked about. The
+lineage names every write that gave out numbers, so an index of numbers another process gave out to
+other files (two hooks at once after a change) is not taken for this one: it is built again. A
 lookup decodes only the postings of the words starting with a stem (the vocabulary is sorted), so it
 costs about the same at any folder size.
 
@@ -148,7 +150,9 @@ class WordIndex:
         except OSError:
             return None
         first = data[: data.find(b"\n")].split(b" ")
-        if (len(first) != 5 or b" ".join(first[:2]) != FORMAT or first[2] != tag or first[3] != self.cache.lineage
+        lineage = self.cache.lineage
+        if (len(first) != 5 or b" ".join(first[:2]) != FORMAT or first[2] != tag
+                or not (lineage == first[3] or lineage.startswith(first[3] + b","))  # numbers given out since: fine
                 or not first[4].isdigit() or len(first[4]) > 12 or int(first[4]) > self.cache.next):
             return None
         return int(first[4]) if self._parse(data) else None

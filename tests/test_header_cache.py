@@ -105,7 +105,37 @@ def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):
     assert target.name in expected[-1][2]
     assert _answers(built, prompts, disk=True) == expected
     after = (built / WORDS).read_bytes().split(b"\n")[0].split(b" ")
-    assert after[3] == before[3] and int(after[4]) == int(before[4]) + 2  # extended: the edited and the renamed
+    assert after[3].startswith(before[3] + b",") and int(after[4]) == int(before[4]) + 2  # extended: edited, renamed
+
+
+def _new_word(path: Path, tag: str) -> tuple[str, str, str]:
+    """(the file's text, its longest early word, a word of that length no memory has)."""
+    text = path.read_text(encoding="utf-8")
+    word = max((w for w in text.split("---", 2)[2].split()[:80] if w.isascii() and w.isalpha()), key=len)
+    return text, word, (tag + "k" * len(word))[: len(word)]
+
+
+def test_numbers_two_hooks_gave_out_at_once_are_never_mixed_up(folders):
+    """Two hooks that both saw a change number memories from the same file: the word index one wrote
+    is not used with the header cache the other wrote."""
+    _, built = folders
+    _answers(built, _prompts()[:1], disk=True)  # warm
+    parent = (built / HEADERS).read_bytes()
+    older = scan(built).headers[manifest.NEWEST + 5:]
+    x, y = Path(older[0].abs_path), Path(older[1].abs_path)
+    x_text, x_word, x_new = _new_word(x, "zqx")
+    _same_size_same_mtime_edit(x, x_word, x_new)
+    _answers(built, [f"and the {x_new}?"], disk=True)  # hook A: numbers the edited x, indexes its words
+    before = x.stat()
+    x.write_text(x_text, encoding="utf-8")  # x as it was, another stamp
+    os.utime(x, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (built / HEADERS).write_bytes(parent)  # hook B wrote its header cache from the same parent, after A
+    _, y_word, y_new = _new_word(y, "zqy")
+    _same_size_same_mtime_edit(y, y_word, y_new)
+    prompts = [f"and the {x_new}?", f"and the {y_new}?"]
+    expected = _answers(built, prompts, disk=False)
+    assert y.name in expected[1][2] and x.name not in expected[0][2]
+    assert _answers(built, prompts, disk=True) == expected
 
 
 def test_a_file_changed_within_its_stamps_tick_is_not_kept(tmp_path, monkeypatch):
