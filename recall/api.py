@@ -8,7 +8,7 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.config import Settings, choose_engine
 from memdir.record import Record, field
-from memdir.scan import Header, scan
+from memdir.scan import Header, ScanResult, scan
 from memdir.stages.recall import state
 from memdir.stages.recall.inject import render_all
 from memdir.stages.recall.manifest import candidates
@@ -16,7 +16,7 @@ from memdir.stages.recall.offline import select_offline
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from memdir.verify import Evidence
 
@@ -85,6 +85,7 @@ def recall(
     index_loaded: bool = False,
     log_usage: bool | None = None,
     disk_cache: bool = False,
+    scanner: Callable[[Path], ScanResult] | None = None,
 ) -> RecallResult:
     """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
@@ -94,7 +95,8 @@ def recall(
     loaded it), so a memory's description is not repeated where its index line says it. `record`: note
     what was surfaced in the session's state; `log_usage`: log a model's usage and cost (default: `record`).
     `disk_cache`: headers and the older memories' words from `.memdir/cache` (memdir.header_cache,
-    recall.older_words): for a process that recalls once (the prompt hook), not for the warm server."""
+    recall.older_words): for a process that recalls once (the prompt hook), not for the warm server.
+    `scanner`: how the folder is scanned (the warm server's watched view, recall.server_watch; default `scan`)."""
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, env, quiet=True)
@@ -115,7 +117,7 @@ def recall(
         scanned = headers_cache.scan()
         words = WordIndex(headers_cache)
     else:
-        scanned = scan(memory_dir)
+        scanned = (scanner or scan)(memory_dir)
     pool = candidates(scanned.headers, query, set(seen.paths), words)
     result = RecallResult([], "", chosen_engine, unreadable=len(scanned.unreadable), candidates=len(pool))
     if scanned.unreadable:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -159,13 +160,20 @@ def char_grams(text: str, n: int = 4) -> list[str]:
 
 
 _PROPER = re.compile(r"\b([A-Z][A-Za-z0-9]+)\b")
+_WORD = re.compile(r"[^\W_]{2,}")  # letters and digits of any script
 
 
 def proper_names(query: str) -> set[str]:
-    """Capitalised words that are not the sentence's first word nor stopwords, stemmed."""
+    """Capitalised words that are not the sentence's first word nor stopwords, stemmed. Any script's
+    capitals count (Zoë, Émile, Łukasz), read NFKC-normalised as memdir.words splits memories."""
+    if query.isascii():
+        found = _PROPER.findall(query)
+    else:
+        query = unicodedata.normalize("NFKC", query)
+        found = [w for w in _WORD.findall(query) if w[0].isupper()]
     words = query.split()
     first = words[0].strip("\"'(") if words else ""
-    return {stem(w.lower()) for w in _PROPER.findall(query)
+    return {stem(w.lower()) for w in found
             if w != first and w.lower() not in STOPWORDS and w.lower() not in FILLER}
 
 
