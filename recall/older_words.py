@@ -60,10 +60,13 @@ def _fingerprint() -> bytes:
     """The source of the code deciding a memory's words (manifest.words_only) and of this module."""
     h = blake2b(digest_size=8)
     h.update(f"{sys.byteorder} {array('I').itemsize} {array('Q').itemsize}".encode())  # the arrays are native
-    for name in ("memdir.stages.recall.manifest", __name__):
-        module = sys.modules.get(name)
+    # Imported, not looked up in sys.modules: a test (or a reload) may have dropped the entry while the
+    # module stays in use, and an empty fingerprint turns the index off for the rest of the process.
+    from memdir.stages.recall import manifest
+
+    for path in (manifest.__file__, __file__):
         try:
-            with open(getattr(module, "__file__", None) or "", "rb") as handle:
+            with open(path or "", "rb") as handle:
                 h.update(handle.read())
         except OSError:
             return b""

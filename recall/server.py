@@ -270,7 +270,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     if request.get("resolve") is True and request.get("memory_dir") is None:
         # A prompt hook's question sent before it resolved anything (hooks._ask_early): resolved here as
         # the hook resolves it, and named in the reply, which the hook uses only if it resolved the same.
-        from memdir.entry.hooks import resolve_for_server
+        from memdir.prompt_scope import resolve_for_server
 
         folder, index_loaded, engine = resolve_for_server(request.get("cwd"), env)
         memory_dir = servable_folder(str(folder), env)

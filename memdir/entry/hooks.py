@@ -18,11 +18,11 @@ import time
 from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.hooklog import log
+from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for, native_on, usable_cwd
 from memdir.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
 
     from memdir.config import Settings
@@ -69,50 +69,6 @@ class HookPayload(FrozenRecord):
             source=text_field("source"),
             stop_hook_active=bool(data.get("stop_hook_active", False)),
         )
-
-
-def usable_cwd(raw: str | None) -> str | None:
-    """The payload's cwd when it can name a project: an absolute, existing folder other than `/`.
-
-    A missing cwd, `/`, a relative path or a file never gets a memory folder of its own.
-    """
-    if not raw or "\x00" in raw or not os.path.isabs(raw):
-        return None
-    normal = os.path.normpath(raw)
-    if normal == os.path.dirname(normal) or not os.path.isdir(normal):  # "/" (or a drive root), or not a folder
-        return None
-    return normal
-
-
-def _memory_dir_for(payload: HookPayload, env: Mapping[str, str] | None = None) -> Path | None:
-    """The folder for this payload's project, or None when memdir is switched off there or the
-    payload names no usable project folder.
-
-    memdir's own switch (MEMDIR_DISABLE, `enabled: false` in its config) decides, not Claude Code's
-    CLAUDE_CODE_DISABLE_AUTO_MEMORY: a user may turn native memory off to run memdir instead.
-    `env`: the environment deciding (default: this process's; the recall server passes the session's).
-    """
-    from pathlib import Path
-
-    from memdir.paths import memdir_enabled, resolve_memory_dir
-
-    cwd_text = usable_cwd(payload.cwd)
-    if cwd_text is None:
-        return None
-    memory_dir = resolve_memory_dir(Path(cwd_text), env).path
-    if not memdir_enabled(memory_dir, env).enabled:
-        return None
-    return memory_dir
-
-
-def _native_on(payload: HookPayload, env: Mapping[str, str] | None = None) -> bool:
-    """Claude Code's own auto memory is on here (it loads MEMORY.md and instructs the model itself)."""
-    from pathlib import Path
-
-    from memdir.paths import memory_enabled
-
-    cwd_text = usable_cwd(payload.cwd)
-    return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd(), env).enabled
 
 
 def units(text: str) -> int:
@@ -202,12 +158,12 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     memory off, memdir gives the instructions and MEMORY.md (cut to fit the budget).
     `--no-index` leaves MEMORY.md out in any case.
     """
-    memory_dir = _memory_dir_for(payload)
+    memory_dir = memory_dir_for(payload.cwd)
     if memory_dir is None:
         return ""
     from memdir import index as index_text, inert  # not at the top: the Stop hook (2x budget) needs neither
 
-    native = _native_on(payload)
+    native = native_on(payload.cwd)
     include_index = include_index and not native
     cache_dir = memory_dir / C.STATE_DIRNAME / "cache" if memory_dir.is_dir() else None
     index = ""
@@ -261,7 +217,7 @@ def prompt_output(payload: HookPayload) -> str:
     # resolves the folder itself, and everything below runs while it answers.
     early = _ask_early(prompt, payload)
     sent_at = time.monotonic()
-    memory_dir = _memory_dir_for(payload)
+    memory_dir = memory_dir_for(payload.cwd)
     if memory_dir is None:
         if early is not None:
             early.close()
@@ -290,23 +246,6 @@ def prompt_output(payload: HookPayload) -> str:
     return json.dumps(output) if output else ""
 
 
-def _index_loaded_by_claude_code(payload: HookPayload, memory_dir: Path, env: Mapping[str, str] | None = None) -> bool:
-    """Claude Code loaded this folder's MEMORY.md into the session: its native auto memory is on and
-    uses this very folder (not one memdir alone was pointed at with MEMDIR_PATH)."""
-    from memdir.paths import resolve_memory_dir
-
-    if not _native_on(payload, env):
-        return False
-    cwd_text = usable_cwd(payload.cwd)
-    native_env = {k: v for k, v in (os.environ if env is None else env).items() if k != "MEMDIR_PATH"}
-    try:
-        from pathlib import Path
-
-        return resolve_memory_dir(Path(cwd_text) if cwd_text else None, native_env).path == memory_dir
-    except Exception:  # noqa: BLE001 - unreadable settings: repeating a description is the safe side
-        return False
-
-
 def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: str, prompt: str,
                              context: str) -> str:
     """The recent decisions relevant to this prompt, not shown yet in this session and not already
@@ -322,20 +261,6 @@ def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: 
     combined, added = add_decisions(journal, context, keep=keep)
     note_shown(str(memory_dir), session_id, [decision_key(r) for r in added])
     return combined
-
-
-def resolve_for_server(cwd: object, env: Mapping[str, str]) -> tuple[Path, bool, str]:
-    """What `_ask` resolves for a prompt, for the recall server answering a question sent early: the memory
-    folder, whether Claude Code loaded its index, the engine. ValueError when no folder serves this cwd."""
-    from memdir.config import Settings, choose_engine
-
-    payload = HookPayload(session_id=None, transcript_path=None, cwd=cwd if isinstance(cwd, str) else None,
-                          hook_event_name=None)
-    memory_dir = _memory_dir_for(payload, env)
-    if memory_dir is None:
-        raise ValueError("no memory folder for this cwd (none usable, or memdir is off there)")
-    engine = choose_engine(Settings.from_env(env).engine, env, quiet=True)
-    return memory_dir, _index_loaded_by_claude_code(payload, memory_dir, env), engine
 
 
 def _use_recall_server(engine: str) -> bool:
@@ -383,7 +308,7 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
 
     settings = Settings.from_env()
     engine = choose_engine(settings.engine, quiet=True)
-    index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
+    index_loaded = index_loaded_by_claude_code(payload.cwd, memory_dir)
     use_server = _use_recall_server(engine)
     expect: dict = {}
     early_at = None
@@ -486,7 +411,7 @@ def main(argv: list[str], stdin=None, stdout=None) -> int:
     except Exception as exc:  # a memory hook must never block or break the session
         folder = None
         try:
-            folder = _memory_dir_for(payload) if payload else None
+            folder = memory_dir_for(payload.cwd) if payload else None
         except Exception:
             pass
         log(folder, event, f"{type(exc).__name__}: {exc}")

@@ -41,8 +41,8 @@ def main(argv: list[str]) -> int:
     memory_dir = None
     try:
         request = json.loads(argv[0])
-        from memdir.entry.hooks import usable_cwd
         from memdir.paths import memdir_enabled, resolve_memory_dir
+        from memdir.prompt_scope import usable_cwd
 
         cwd_text = usable_cwd(request.get("cwd") if isinstance(request.get("cwd"), str) else None)
         if cwd_text is None:
