@@ -23,9 +23,14 @@ def _fresh(memory_dir, fields):
     return [document_tokens(*f) for f in fields]
 
 
-def _answer(root, prompt, **kwargs) -> tuple[list[str], str]:
-    result = api.recall(root, prompt, engine="offline", record=False, now=NOW, **kwargs)
-    return [h.rel_path for h in result.selected], result.context
+def _answer(root, prompt, scanner=scan) -> tuple:
+    """What was injected, and beneath it the lexical ranking of the whole pool (most prompts inject
+    nothing from a lexical-only recall, so the ranking is what shows a stale token)."""
+    result = api.recall(root, prompt, engine="offline", record=False, now=NOW, scanner=scanner)
+    pool = manifest.candidates(scanner(root).headers, prompt)
+    ranker = manifest.ranker(pool, root)
+    ranked = [(pool[i].rel_path, score) for i, score in ranker.rank(prompt)]
+    return [h.rel_path for h in result.selected], result.context, ranked, ranker.evidence(prompt).share
 
 
 def _uncached(root, prompt, monkeypatch) -> tuple[list[str], str]:
@@ -46,9 +51,10 @@ def _edit(path, text: str, mtime: float) -> None:
 
 def test_a_warm_server_answers_new_prompts_as_a_fresh_process(realdata, tmp_path, monkeypatch):
     """Distinct real prompts asked one after another of a 400-memory folder built from the real one (the
-    older 200 go through the word index), an older memory edited, one added and one deleted between
-    them: the server's answer (kept tokens, word index, watched view, rankers) is the fresh one, memories
-    and rendered text, byte for byte; and a hook reading the token file the server wrote answers the same."""
+    older 200 go through the word index), a newer and an older memory edited (their text, not their
+    place), one added and one deleted between them: the server's answer and ranking (kept tokens, word
+    index, watched view, rankers) are the fresh ones, memories, rendered text and scores; and a hook
+    reading the token file the server wrote answers the same."""
     pytest.importorskip("numpy")
     from benchmarks import realistic
     from memdir.stages.recall.older_index import OlderIndex
@@ -61,9 +67,11 @@ def test_a_warm_server_answers_new_prompts_as_a_fresh_process(realdata, tmp_path
     monkeypatch.setattr(manifest, "_tokens", manifest.KeptTokens(limit=300))  # smaller than 8 pools: some let go
     views = FolderViews()
     headers = scan(root).headers
-    oldest, older = headers[-1], headers[-5]
-    changes = {
-        2: lambda: _edit(older.path, older.path.read_text(encoding="utf-8").replace(
+    newer, oldest, older = headers[3], headers[-1], headers[-5]
+    changes = {  # edits keep the mtime: the memory keeps its place, only its text (and tokens) change
+        2: lambda: _edit(newer.path, newer.path.read_text(encoding="utf-8").replace(
+            "\n\n", f"\n\n{prompts[2]}\n\n", 1), newer.mtime),
+        3: lambda: _edit(older.path, older.path.read_text(encoding="utf-8").replace(
             "\n\n", "\n\nrecruiter follow-up for batch-03 resumes, one page each\n\n", 1), older.mtime),
         4: lambda: _edit(root / "project_added_note.md", "---\nname: Grafana screen prep\ndescription: what the "
                          "Grafana Labs recruiter asked about, and the follow-up sent\ntype: project\n---\n\n"
@@ -78,6 +86,7 @@ def test_a_warm_server_answers_new_prompts_as_a_fresh_process(realdata, tmp_path
         manifest.save_kept_tokens()  # as the server does after each reply
         assert warm == _uncached(root, prompt, monkeypatch), prompt
         selected_any = selected_any or bool(warm[0])
+        assert warm[2]  # the pool ranks
     assert selected_any  # the prompts recall something: the comparison means something
     with monkeypatch.context() as patch:  # a hook without a server, from the token file the server wrote
         patch.setattr(manifest, "_rankers", {})
