@@ -8,7 +8,7 @@ median over the bare median of the same run. Min and max are printed beside each
 The prompt rows ask a different real prompt on every timed run (the labelled prompts of
 benchmarks/realdata_recall.yaml in turn, the same sequence for every row, after a warm-up asking
 realistic.REAL_PROMPT): users never repeat a prompt, and a repeated one let the warm server reuse the
-ranker it built for the previous run (32 ms at 200 memories for a repeat vs 96 ms for a new prompt).
+ranker it built for the previous run (past 200 memories each new prompt's older matches make another pool).
 
 Budgets (same-run ratios):
 - prompt hook, recall server up (lexical + dense, every memory's vector cached): <= 4x at 200, <= 6x at 20,000;
