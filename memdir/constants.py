@@ -178,6 +178,16 @@ DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, 
 DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning
 DENSE_QUERY_CHARS = 2000
+# A large backlog (a new install, a folder copied in) is first made reachable by meaning with a coarse
+# vector of each memory's name and description, cut here (~45 tokens of ~430; measured 17x less CPU); the
+# full passage's vector replaces it later (issue 26). The cut is part of the coarse file's name.
+DENSE_COARSE_CHARS = 160
+DENSE_COARSE_MODEL_ID = f"{DENSE_MODEL_ID}-head{DENSE_COARSE_CHARS}"
+DENSE_COARSE_BACKLOG = 32  # fewer memories than this lacking a vector: their full vectors come within ~30 s anyway
+DENSE_CALIBRATION_MIN = 10  # memories with both vectors before coarse cosines are put on the full ones' scale
+DENSE_CALIBRATION_PAIRS = 200  # ... and at most this many are looked at per prompt (a coarse key each)
+DENSE_BACKGROUND_WORKERS = 2  # passages embedded at once in the background, one engine thread each ...
+DENSE_BACKGROUND_NICE = 10  # ... at this niceness: a prompt's query and the agent's own work go first
 EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many records per live memory ...
 EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
 EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any memory folder

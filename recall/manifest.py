@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from memdir.stages.recall.older_words import WordIndex
+
 NEWEST = 200
 OLDER_MATCHES = 50
 
@@ -137,15 +139,17 @@ def offered(headers: list[Header]) -> list[Header]:
     return kept
 
 
-def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set[str] = frozenset()) -> list[Header]:
-    """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches."""
+def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set[str] = frozenset(),
+               words: WordIndex | None = None) -> list[Header]:
+    """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches.
+    `words`: the folder's words kept on disk (recall.older_words; the prompt hook's), same answer."""
     fresh = offered(headers)
     if surfaced:
         fresh = [h for h in fresh if h.rel_path not in surfaced]
     newest, older = fresh[:NEWEST], fresh[NEWEST:]
     if not older:
         return newest
-    return newest + older_matches(query, older, OLDER_MATCHES)
+    return newest + older_matches(query, older, OLDER_MATCHES, words)
 
 
 _NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
@@ -164,7 +168,7 @@ def words_only(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass").lower().translate(_WORDS_ONLY)
 
 
-def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
+def older_matches(query: str, older: list[Header], limit: int, words: WordIndex | None = None) -> list[Header]:
     """The older memories sharing the query's rarest words, best first.
 
     Deliberately cheaper than the offline selector (which ranks the final pool): word-start
@@ -179,7 +183,7 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
         ranked = _index.best([s.encode() for s in stems], older, _text_of, limit)
         if ranked is not None:
             return ranked
-    docs_of = _docs_by_stem(stems, older)
+    docs_of = _docs_by_stem(stems, older, words)
     total = len(older)
     scores: dict[int, float] = {}
     for stem in stems:
@@ -207,13 +211,17 @@ def keep_word_index() -> None:
         _index = OlderIndex()
 
 
-def _docs_by_stem(stems: set[str], older: list[Header]) -> dict[str, list[int]]:
+def _docs_by_stem(stems: set[str], older: list[Header], words: WordIndex | None = None) -> dict[str, list[int]]:
     """Per stem, the positions in `older` of the memories with a word starting with it, ascending."""
     # A non-ASCII stem (a Chinese or Korean bigram, memdir.words) is matched anywhere: no space precedes it.
     wide = {s for s in stems if not s.isascii()}
     if _index is not None and not wide:
         found = _index.matches([s.encode() for s in stems], older, _text_of)
         return {s: found[s.encode()] for s in stems}
+    if words is not None and not wide:
+        on_disk = words.matches([s.encode() for s in stems], older, _text_of)
+        if on_disk is not None:
+            return {s: on_disk[s.encode()] for s in stems}
     texts = [b" " + _text_of(h) for h in older]
     # An ASCII stem ([a-z0-9]+) matches at a word start in any UTF-8 text.
     return {s: [i for i, text in enumerate(texts) if (s.encode() if s in wide else b" " + s.encode()) in text]

@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 
+from memdir import constants as C
 from memdir.stages.recall.server_socket import (
     IDLE_SECONDS_ENV,
     REQUEST_ENV_PREFIX,
@@ -121,13 +122,16 @@ class Embedder:
     """The dense model, loaded once, and a background thread that embeds memories lacking a vector.
 
     The prompt is answered first with the vectors already cached; the folder is then queued here, so
-    a new or edited memory gets its vector within moments, without any prompt waiting for it.
+    a new or edited memory gets its vector within moments, without any prompt waiting for it. A large
+    backlog gets coarse vectors first, then full ones (DenseModel.fill), on DENSE_BACKGROUND_WORKERS
+    threads at a lower priority; a fill yields to the queue between rounds and queues its folder again.
     """
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, workers: int | None = None) -> None:
         import queue
 
         self.model = model
+        self.workers = workers or min(C.DENSE_BACKGROUND_WORKERS, os.cpu_count() or 1)
         self.pending: queue.Queue = queue.Queue()
         self.queued: set[str] = set()
         self.done: dict[str, tuple[int, list]] = {}  # per folder: vectors known, headers last checked
@@ -144,6 +148,7 @@ class Embedder:
     def _work(self) -> None:
         from pathlib import Path
 
+        background_priority()  # the embedding threads this one starts inherit it
         while True:
             memory_dir = self.pending.get()
             with self.lock:
@@ -166,9 +171,21 @@ class Embedder:
         if (last is not None and last[0] == vectors and len(last[1]) == len(headers)
                 and all(a is b for a, b in zip(last[1], headers, strict=True))):
             return
-        self.model.embed_missing(memory_dir, headers)
+        _, _, finished = self.model.fill(memory_dir, headers, self.workers, stop=lambda: not self.pending.empty())
         self.model.compact_if_bloated(memory_dir, len(headers))
-        self.done[str(memory_dir)] = (len(self.model.cache(memory_dir).rows), headers)
+        if finished:
+            self.done[str(memory_dir)] = (len(self.model.cache(memory_dir).rows), headers)
+        else:  # it gave way to a prompt or another folder: it carries on after them, from a fresh scan
+            self.refresh_later(str(memory_dir))
+
+
+def background_priority() -> None:
+    """Lower the calling thread's priority (Linux: niceness is per thread, and threads it starts inherit
+    it), so embedding in the background takes the cores only when a prompt's query and the agent leave
+    them idle. Elsewhere PRIO_PROCESS would name a process, not a thread: left as it is."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), C.DENSE_BACKGROUND_NICE)
 
 
 def refresh_embeddings(model, memory_dir) -> int:

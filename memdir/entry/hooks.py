@@ -422,7 +422,7 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
         # code runs in the server only: its scan does not fit this process's budget.
         result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id,
                         engine="offline" if use_server else None, index_loaded=index_loaded,
-                        record=conn is None)
+                        record=conn is None, disk_cache=True)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         return Answer(result.context, [h.rel_path for h in result.selected], "local")
