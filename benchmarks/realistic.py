@@ -70,6 +70,15 @@ def realdata_root() -> Path:
     return root
 
 
+def real_prompts() -> list[str]:
+    """The labelled real prompts (benchmarks/realdata_recall.yaml), in file order, each once, REAL_PROMPT
+    left out: timed runs rotate through them after a warm-up asking REAL_PROMPT, as a user never asks
+    the same prompt twice in a row (a repeated prompt let the warm server reuse its ranker, issue 26)."""
+    from benchmarks.realdata_labels import load_labels
+
+    return [p for p in dict.fromkeys(case.prompt for case in load_labels().cases) if p != REAL_PROMPT]
+
+
 def real_transcript() -> Path:
     return realdata_root() / REAL_TRANSCRIPT
 

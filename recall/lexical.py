@@ -57,25 +57,43 @@ class BM25:
         self._index()
 
     def _index(self) -> None:
-        df: Counter[str] = Counter()
+        """Only each term's document count: a term's idf and postings are made when first asked for. A
+        ranking asks for a few dozen terms, and indexing all of a pool's (some 40,000 postings for 250
+        memories) was most of building a ranker, paid again for every new prompt's pool (issue 26)."""
+        self.df: Counter[str] = Counter()
         for counts in self.tf:
-            df.update(counts.keys())
-        n = len(self.tf)
-        self.idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
-        self.postings: dict[str, list[int]] = {}
-        for i, counts in enumerate(self.tf):
-            for term in counts:
-                self.postings.setdefault(term, []).append(i)
+            self.df.update(counts.keys())
+        self._idf_of: dict[str, float] = {}
+        self._docs_of: dict[str, list[int]] = {}
+
+    def idf(self, term: str) -> float | None:
+        """The term's idf, None when no document holds it."""
+        idf = self._idf_of.get(term)
+        if idf is None:
+            d = self.df.get(term)
+            if d is None:
+                return None
+            n = len(self.tf)
+            idf = self._idf_of[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
+        return idf
+
+    def postings(self, term: str) -> list[int]:
+        """The documents holding the term, ascending (empty when none does)."""
+        docs = self._docs_of.get(term)
+        if docs is None:
+            held = term in self.df
+            docs = self._docs_of[term] = [i for i, counts in enumerate(self.tf) if term in counts] if held else []
+        return docs
 
     def scores(self, query: list[str]) -> list[float]:
         out = [0.0] * len(self.tf)
         if not self.tf:
             return out
         for term in set(query):
-            idf = self.idf.get(term)
+            idf = self.idf(term)
             if idf is None:
                 continue
-            for i in self.postings[term]:
+            for i in self.postings(term):
                 freq = self.tf[i][term]
                 norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
                 out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
@@ -247,27 +265,37 @@ class DocTokens:
 
 
 def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
-    """A memory's (name, description, type, body) fields tokenised for ranking."""
-    doc: list[str] = []
+    """A memory's (name, description, type, body) fields tokenised for ranking.
+
+    Each distinct word is filtered and stemmed once, its count weighted at once: the same counts, in the
+    same order (first appearance), as counting the stemmed word list, in half the time (issue 26: the
+    warm server tokenises each new prompt's older matches)."""
+    counted: Counter[str] = Counter()  # stem -> count, weighted
     title: set[str] = set()
     names: set[str] = set()
     written: Counter[str] = Counter()
     for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
-        words = [w for w in split_words(text) if w not in STOPWORDS and w not in FILLER]
-        for word, times in Counter(words).items():
+        stems: list[str] = []
+        for word, times in Counter(split_words(text)).items():
+            if word in STOPWORDS or word in FILLER:
+                continue
             written[word] += times * weight
-        stems = [stem(w) for w in words]
-        doc.extend(stems * weight)
+            stemmed = stem(word)
+            counted[stemmed] += times * weight
+            stems.append(stemmed)
         if weight == NAME_WEIGHT:
             names = set(stems)
         if weight != 1:
             title.update(stems)
-    related = jobs_of(title) - set(doc)  # tools the memory is about, not every one a long note mentions
-    doc.extend(sorted(related))
+    related = jobs_of(title) - counted.keys()  # tools the memory is about, not every one a long note mentions
+    for word in sorted(related):
+        counted[word] += 1
     if kind:
-        doc.append(kind)
-    gram_length = sum(times * len(_word_grams(word, 4)) for word, times in written.items())
-    return DocTokens(dict(Counter(doc)), dict(written), gram_length, names, related)
+        counted[kind] += 1
+    # len(_word_grams(word, 4)) without cutting them: "#word#" holds len(word) - 1 4-grams, at least one.
+    # Cutting every word of every memory was a third of tokenising one (and grew _gram_cache for good).
+    gram_length = sum(times * max(1, len(word) - 1) for word, times in written.items())
+    return DocTokens(dict(counted), dict(written), gram_length, names, related)
 
 
 class Ranker:
@@ -287,7 +315,7 @@ class Ranker:
         self.grams = GramBM25([d.written for d in documents], [d.gram_length for d in documents])
         n = len(self.docs)
         least = max(2.0, COMMON_SHARE * n)
-        self.common = ({t for t, docs in self.words.postings.items() if len(docs) >= least}
+        self.common = ({t for t, d in self.words.df.items() if d >= least}
                        if n >= COMMON_MIN_MEMORIES else set())
 
     @property
@@ -317,12 +345,12 @@ class Ranker:
         out: dict[str, str] = {}
         for word in set(split_words(query)):
             if (len(word) < TYPO_MIN_LEN or word in STOPWORDS or word in FILLER or word.isdigit()
-                    or stem(word) in self.words.idf):
+                    or stem(word) in self.words.df):
                 continue
             candidates = self.spellings().get(word[:2], {})
             for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
                 close = sorted({s for w, s in candidates.items() if within_edits(word, w, limit)},
-                               key=lambda s: (-len(self.words.postings.get(s, ())), s))  # the commoner word
+                               key=lambda s: (-self.words.df.get(s, 0), s))  # the commoner word
                 if close:
                     out[word] = close[0]
                     break
@@ -343,7 +371,7 @@ class Ranker:
         terms = set(meaning_tokens(query))
         out = Evidence(n, len(set(tokens(query))))
         rare = max(1.0, RARE_SHARE * n)
-        proper = {t for t in proper_names(query) if len(self.words.postings.get(t, ())) <= rare}
+        proper = {t for t in proper_names(query) if self.words.df.get(t, 0) <= rare}
         if not terms or not n:
             return out
         # idf against the folder plus COVERAGE_PSEUDO_DOCS imagined memories without the word: in a small
@@ -352,7 +380,7 @@ class Ranker:
         # dependencies with npm" and was never recalled. Large folders barely change.
         looked_up = {t: stand_in.get(t, (t, 1.0)) for t in terms}
         size = n + COVERAGE_PSEUDO_DOCS
-        df = {t: len(self.words.postings[t]) for t, _ in looked_up.values() if t in self.words.postings}
+        df = {t: self.words.df[t] for t, _ in looked_up.values() if t in self.words.df}
         idf_of = {t: math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
         unseen = math.log(1 + (size + 0.5) / 0.5)
         total = sum(idf_of.get(t, unseen) for t, _ in looked_up.values())
@@ -360,7 +388,7 @@ class Ranker:
             idf = idf_of.get(term)
             if idf is None:
                 continue
-            for i in self.words.postings[term]:
+            for i in self.words.postings(term):
                 related = term in self.related[i]
                 out.share[i] += (RELATED_WEIGHT if related else weight) * idf / total
                 out.matched[i] += 1
@@ -379,7 +407,7 @@ class Ranker:
         for i in top:
             if scores[i] > 0:
                 for term in set(self.docs[i]):
-                    weights[term] = weights.get(term, 0.0) + self.words.idf.get(term, 0.0)
+                    weights[term] = weights.get(term, 0.0) + (self.words.idf(term) or 0.0)
         for term in query_terms:
             weights.pop(term, None)
         if weights:

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 
 from memdir import constants as C
 from memdir.scan import Header
-from memdir.stages.recall.lexical import Ranker, tokens
+from memdir.stages.recall.lexical import DocTokens, Ranker, document_tokens, tokens
 from memdir.stages.recall.older_index import OlderIndex
 
 TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from memdir.stages.recall.older_words import WordIndex
@@ -32,23 +34,89 @@ def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     """Lexical ranking over each memory's name, description, type and the body lines scanned.
 
     Kept per exact set of texts: building it is most of an offline recall's time (~60 ms for 200
-    memories), and the warm recall server sees the same folder prompt after prompt. A hook process
-    builds it once and exits, so the table costs it nothing. `token_cache`: the memory folder whose
-    `.memdir/cache` keeps each memory's tokens between processes (recall.token_cache).
+    memories). A hook process builds it once and exits, so the table costs it nothing. `token_cache`:
+    the memory folder whose `.memdir/cache` keeps each memory's tokens between processes
+    (recall.token_cache). The warm server asks a new set for every new prompt (its older matches
+    differ), so it keeps each memory's tokens in memory as well (keep_tokens).
     """
     fields = tuple((h.name or "", h.description or "", h.type or "", h.excerpt) for h in headers)
     built = _rankers.get(fields)
     if built is None:
-        tokenised = None
-        if token_cache is not None:
-            from memdir.stages.recall.token_cache import tokenised as cached
-
-            tokenised = cached(token_cache, fields)
-        built = Ranker(list(fields), tokenised)
+        built = Ranker(list(fields), _tokens.tokenised(fields, token_cache) if _tokens is not None
+                       else _from_disk(fields, token_cache))
         if len(_rankers) >= RANKERS_KEPT:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
     return built
+
+
+def _from_disk(fields: Sequence[tuple[str, str, str, str]], token_cache: Path | None) -> list[DocTokens] | None:
+    if token_cache is None:
+        return None
+    from memdir.stages.recall.token_cache import tokenised
+
+    return tokenised(token_cache, fields)
+
+
+class KeptTokens:
+    """Each memory's tokens by its exact fields, the most recently ranked TOKENS_KEPT of them (the warm
+    server's). Without it every new prompt read and parsed the folder's 3.5 MB token file again for the
+    memories its pool had not held before, and wrote it again (about 40 ms at 20,000 memories, issue 26).
+    The file is read once per folder; what this server tokenises is written to it by `save`, which the
+    server calls after replying, so hooks answering without a server still find it."""
+
+    def __init__(self, limit: int = C.TOKENS_KEPT) -> None:
+        self.limit = limit
+        self.kept: dict[tuple, DocTokens] = {}
+        self.read: set[str] = set()  # the folders whose token file was read
+        self.unsaved: dict[str, dict[tuple, DocTokens]] = {}  # per folder: tokenised here, not in its file yet
+        self.lock = threading.Lock()  # the server answers prompts on several threads
+
+    def tokenised(self, fields: tuple, token_cache: Path | None) -> list[DocTokens]:
+        folder = str(token_cache) if token_cache is not None else None
+        with self.lock:
+            found = [self.kept.pop(f, None) for f in fields]  # popped, then put back last: most recent
+            missing = list(dict.fromkeys(f for f, tokens in zip(fields, found, strict=True) if tokens is None))
+            first = folder is not None and folder not in self.read
+            if folder is not None:
+                self.read.add(folder)
+        fresh = _from_disk(missing, token_cache) if missing and first else None
+        made = dict(zip(missing, fresh if fresh is not None else [document_tokens(*f) for f in missing], strict=True))
+        out = [tokens if tokens is not None else made[f] for f, tokens in zip(fields, found, strict=True)]
+        with self.lock:
+            if folder is not None and not first and made:
+                self.unsaved.setdefault(folder, {}).update(made)
+            self.kept.update(zip(fields, out, strict=True))
+            while len(self.kept) > self.limit:
+                self.kept.pop(next(iter(self.kept)))
+        return out
+
+    def save(self) -> None:
+        """Write what was tokenised since the last save to each folder's token file."""
+        from pathlib import Path
+
+        from memdir.stages.recall.token_cache import store
+
+        with self.lock:
+            unsaved, self.unsaved = self.unsaved, {}
+        for folder, made in unsaved.items():
+            store(Path(folder), made)
+
+
+_tokens: KeptTokens | None = None
+
+
+def keep_tokens() -> None:
+    """Keep each ranked memory's tokens between calls (the warm recall server: KeptTokens)."""
+    global _tokens
+    if _tokens is None:
+        _tokens = KeptTokens()
+
+
+def save_kept_tokens() -> None:
+    """The tokens kept since the last call written to their folders' token files (after a reply)."""
+    if _tokens is not None:
+        _tokens.save()
 
 
 _offered: tuple = (None, (), [])  # the last headers list seen (by identity), its ends, its memories worth offering

@@ -370,6 +370,9 @@ def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: Cli
                 _close_after_reply(conn)
                 return
             _reply(conn, reply)
+        from memdir.stages.recall.manifest import save_kept_tokens
+
+        save_kept_tokens()  # once the hook has its answer: the token file is for hooks answering without a server
     finally:
         slots.release()
 
@@ -487,9 +490,10 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     lock = claim(path)
     if lock is None:
         return  # another server owns this socket
-    from memdir.stages.recall.manifest import keep_word_index
+    from memdir.stages.recall.manifest import keep_tokens, keep_word_index
 
     keep_word_index()  # the folder's words kept between prompts (recall.older_index)
+    keep_tokens()  # each ranked memory's tokens kept between prompts (recall.manifest.KeptTokens)
     keep_folder_views()  # each folder's scan kept between prompts, current by change events (recall.server_watch)
     clients = ClientCache()
     if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits

@@ -83,6 +83,15 @@ def tokenised(memory_dir: Path, fields: Sequence[Fields]) -> list[DocTokens]:
     return out
 
 
+def store(memory_dir: Path, made: dict[Fields, DocTokens]) -> None:
+    """Add memories tokenised elsewhere (the warm server, recall.manifest.KeptTokens) to the file."""
+    tag = fingerprint()
+    if not tag or not made:
+        return
+    vocabulary, entries = _load(memory_dir, tag)
+    _save(memory_dir, tag, vocabulary, entries, {digest(f): tokens for f, tokens in made.items()}, {})
+
+
 def digest(fields: Fields) -> bytes:
     """The key of one memory's text: the four fields with their lengths, so no two texts share it."""
     h = blake2b(digest_size=KEY_CHARS // 2)

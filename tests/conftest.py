@@ -80,7 +80,17 @@ def isolated_home(tmp_path_factory, monkeypatch, request):
     # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the
     # memory format itself (test_memory_format.py) unset this and check the newest form is the default.
     monkeypatch.setenv("MEMDIR_MEMORY_FORM", "legacy")
+    # The warm server's in-process state (tests run serve() on a thread) starts empty in every test: a word
+    # index, kept tokens or folder views left by an earlier test answered the next one's recalls instead of
+    # the caches it tests (test_header_cache failed after test_recall_server). Not imported here if unused.
+    for module_name, names in _SERVER_STATE:
+        module = sys.modules.get(module_name)
+        for name in names if module is not None else ():
+            monkeypatch.setattr(module, name, None)
     return home
+
+
+_SERVER_STATE = (("memdir.stages.recall.manifest", ("_index", "_tokens")), ("memdir.stages.recall.server", ("_views",)))
 
 
 @pytest.fixture
