@@ -1,10 +1,12 @@
 """Recall quality on LoCoMo: hit@5 and evidence recall@5, tuning half (0-4) and held-out half (5-9).
 
-    .venv/bin/python -m benchmarks.recall_locomo [--engine offline|dense|llm|all] [--limit N] [--half 0-4|5-9]
+    .venv/bin/python -m benchmarks.recall_locomo [--engine offline|dense|dense-coarse|llm|all] [--limit N]
+        [--half 0-4|5-9]
 
 Rows: a plain BM25 baseline (question vs observation text, whitespace tokens), the offline engine
 lexical only (what a hook answers when the recall server is not up), the offline engine fused with
-the dense model (what the warm recall server answers; needs `pip install 'memdir[dense]'`), and the
+the dense model (what the warm recall server answers; needs `pip install 'memdir[dense]'`), the same
+with coarse vectors only (`dense-coarse`: a large folder's first minutes, before full passages), and the
 llm engine when ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL is configured. Engines run through
 `recall.api.recall`, exactly as the prompt hook and the server do. The dense rows embed each
 conversation's memories first (as the server does in the background); ms/q includes that.
@@ -37,13 +39,16 @@ def plain_bm25(question: str, root: Path) -> list[str]:
     return [headers[i].rel_path for i in order]
 
 
-def engine_selector(engine: str, dense=None):
+def engine_selector(engine: str, dense=None, coarse: bool = False):
+    """`coarse`: the dense model with coarse vectors only (name and description), as a large folder is
+    in its first minutes (memdir/embeddings.py, DenseModel.fill)."""
     settings = Settings.from_env().with_overrides(engine=engine)
     embedded: set[Path] = set()
 
     def select(question: str, root: Path) -> list[str]:
         if dense is not None and root not in embedded:
-            dense.embed_missing(root, scan(root).headers, batch=16)
+            embed = dense.embed_coarse if coarse else dense.embed_missing
+            embed(root, scan(root).headers)
             embedded.add(root)
         return [h.rel_path for h in recall(root, question, settings=settings, record=False, dense=dense).selected]
 
@@ -53,7 +58,7 @@ def engine_selector(engine: str, dense=None):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=default_data_path())
-    parser.add_argument("--engine", choices=["offline", "dense", "llm", "all"], default="all")
+    parser.add_argument("--engine", choices=["offline", "dense", "dense-coarse", "llm", "all"], default="all")
     parser.add_argument("--limit", type=int, help="questions per conversation (for a quick look)")
     parser.add_argument("--half", choices=sorted(HALVES), help="only this half (tune on 0-4 without seeing 5-9)")
     args = parser.parse_args(argv)
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     selectors = [("bm25-plain (baseline)", plain_bm25)]
     if args.engine in ("offline", "all"):
         selectors.append(("offline lexical", engine_selector("offline")))
-    if args.engine in ("dense", "all"):
+    if args.engine in ("dense", "dense-coarse", "all"):
         from memdir.embeddings import shared_model
 
         model = shared_model()
@@ -74,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
             print("recall_locomo: the dense model is not installed (pip install 'memdir[dense]'); skipping it",
                   file=sys.stderr)
         else:
-            selectors.append(("offline lexical+dense", engine_selector("offline", model)))
+            if args.engine in ("dense-coarse", "all"):
+                selectors.append(("lexical+dense coarse", engine_selector("offline", model, coarse=True)))
+            if args.engine in ("dense", "all"):
+                selectors.append(("offline lexical+dense", engine_selector("offline", model)))
     if args.engine in ("llm", "all"):
         if llm_configured():
             selectors.append(("memdir llm", engine_selector("llm")))

@@ -12,6 +12,9 @@ Rows, all from the same run:
   (`recall.manifest.ranker(...).rank`) with no relevance bar, rendered by today's renderer;
 - "offline lexical": `recall.api.recall` with dense=None (what a hook answers without the recall
   server, or with MEMDIR_DENSE=0);
+- "lexical+dense coarse": the same fused with the dense model when every memory has only its coarse
+  vector (name and description: a large folder's first minutes, memdir/embeddings.py DenseModel.fill);
+- "lexical+dense half full": the newest half of the memories with their full vector, the rest coarse;
 - "offline lexical+dense": the same fused with the dense model (what the warm server answers), when
   `memdir[dense]` is installed.
 Scores are defined in benchmarks/realdata_labels.py. Each prompt's picks are printed marked
@@ -149,7 +152,12 @@ def main(argv: list[str] | None = None) -> int:
         if dense is None:
             print("(dense model not installed or MEMDIR_DENSE=0: no lexical+dense row; pip install 'memdir[dense]')")
         else:
-            dense.embed_missing(folder, scan(folder).headers)
+            headers = scan(folder).headers
+            dense.embed_coarse(folder, headers)  # the first minutes of a large folder
+            runs.append(run("lexical+dense coarse", offline(folder, dense), labels))
+            dense.embed_missing(folder, headers[: len(headers) // 2])  # the hours after: full vectors, newest first
+            runs.append(run("lexical+dense half full", offline(folder, dense), labels))
+            dense.embed_missing(folder, headers)
             runs.append(run("offline lexical+dense", offline(folder, dense), labels))
     print("\n".join(report(runs, labels, args.quiet)))
     return 0

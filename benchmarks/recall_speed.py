@@ -1,7 +1,7 @@
 """Recall speed against same-run baselines, on folders built from the real 55-file folder (issue 26).
 
     .venv/bin/python -m benchmarks.recall_speed [--sizes 200,1000,20000] [--repeat 5]
-    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15]
+    .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15] [--rows down|up,start,...]
 
 Default:
 1. scan + manifest of N real-sized memory files (benchmarks/realistic.py) vs a plain loop that opens
@@ -63,12 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--realistic", action="store_true",
                         help="every hook budget of issue 26 on folders built from the real folder (benchmarks/hook_budgets.py)")
+    parser.add_argument("--rows", default="all",
+                        help="with --realistic: 'all', or some of down,up,slow,start,stop (comma-separated)")
     args = parser.parse_args(argv)
     if args.realistic:
-        from benchmarks.hook_budgets import run
+        from benchmarks.hook_budgets import ROWS, run
 
         sizes = "200,1000,5000,20000" if args.sizes == parser.get_default("sizes") else args.sizes
-        return run([int(s) for s in sizes.split(",")], 15 if args.repeat == parser.get_default("repeat") else args.repeat)
+        return run([int(s) for s in sizes.split(",")], 15 if args.repeat == parser.get_default("repeat") else args.repeat,
+                   ROWS if args.rows == "all" else tuple(args.rows.split(",")))
     sizes = [int(s) for s in args.sizes.split(",")]
     precompile()
     query = realistic.REAL_PROMPT

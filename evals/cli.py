@@ -16,11 +16,11 @@ def run_realdata(args) -> int:
 
     from memdir.config import Settings, choose_engine
     from memdir.evals.model_loop import model_loop
-    from memdir.evals.realdata import EvalError, render, run_suite
+    from memdir.evals.realdata import EvalError, render, run_folder, run_suite
     from memdir.evals.realdata_path import locate_realdata, missing_reason
     from memdir.evals.runner import prompt_variant
 
-    root = locate_realdata()
+    root = Path(args.data) if args.data else locate_realdata()
     if root is None:
         print(f"memdir eval: {missing_reason()}", file=sys.stderr)
         return 2
@@ -31,8 +31,11 @@ def run_realdata(args) -> int:
         engine = "llm" if loop is not None else choose_engine(requested)
         try:
             settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
-            report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
-                               with_no_loss=not args.skip_no_loss, loop=loop)
+            if args.data:
+                report = run_folder(root, engine=engine, settings=settings, loop=loop)
+            else:
+                report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
+                                   with_no_loss=not args.skip_no_loss, loop=loop)
         except EvalError as exc:
             print(f"memdir eval: {exc}", file=sys.stderr)
             return 1
@@ -128,6 +131,9 @@ def add_parser(sub, command) -> None:
     r.add_argument("--session", action="append", metavar="PATTERN",
                    help="realdata: only the sessions whose key matches (e.g. sessions2/ko-push-nothing); repeatable")
     r.add_argument("--skip-no-loss", action="store_true", help="realdata: leave out the no-loss check")
+    r.add_argument("--data", metavar="DIR",
+                   help="realdata: grade the *.jsonl of an outside folder from its items.json (the sessions2 format) "
+                        "instead of the shared data, reported as held out")
     r.add_argument("--model", help="extraction/agent model")
     r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
     r.add_argument("--judge-model", help="model for rubric grading")

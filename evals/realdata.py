@@ -92,6 +92,43 @@ def sessions2_specs(root: Path) -> dict[str, SessionSpec]:
     return specs
 
 
+def items_specs(folder: Path) -> dict[str, SessionSpec]:
+    """An outside folder's items.json (the sessions2 format) as specs keyed `<folder name>/<file stem>`; a transcript
+    in the folder that items.json does not name is a nothing session."""
+    items = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+    specs = {f"{folder.name}/{t.stem}": SessionSpec() for t in sorted(folder.glob("*.jsonl"))}
+    for item in items:
+        key = f"{folder.name}/{Path(item['file']).stem}"
+        if key not in specs:
+            raise EvalError(f"{folder / 'items.json'}: {item['file']} is not a transcript in {folder}")
+        if not item.get("nothing"):
+            specs[key].expect.append(Expected(what=item["text"], type=item["type"], substring=True,
+                                              terms=[[keyword] for keyword in item["keywords"]]))
+    return specs
+
+
+def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=None) -> dict:
+    """`--data DIR`: every `*.jsonl` of an outside folder graded from its items.json, reported as held out (a folder
+    kept apart from tuning, such as a fresh set of sessions no rule was written against). No no-loss check."""
+    from memdir.config import Settings
+
+    settings = settings or Settings.from_env().with_overrides(engine=engine)
+    if not (folder / "items.json").is_file():
+        raise EvalError(f"--data {folder}: no items.json (the sessions2/items.json format) beside the transcripts")
+    specs = items_specs(folder)
+    part = _empty()
+    for key, spec in specs.items():
+        transcript = folder / (key.split("/", 1)[1] + ".jsonl")
+        with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
+            memory_dir = Path(tmp) / "memory"
+            result = _extract(transcript, memory_dir, engine, settings, loop, key)
+            graded = grade_session(spec, saved_memories(memory_dir))
+        graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect,
+                      status=result.status, reason=result.reason, model_calls=result.turns)
+        _fold(part, graded)
+    return {"engine": engine, "root": str(folder), "tuning": _figures(_empty()), "held_out": _figures(part)}
+
+
 def session_key(root: Path, transcript: Path) -> str:
     """`<project folder>/<first 8 chars of the session id>`, as the README names sessions; `sessions2/<stem>`."""
     if transcript.parent.name == "sessions2":

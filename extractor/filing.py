@@ -64,6 +64,8 @@ def _how(draft: Draft) -> str:
         "decision": "build on this decision; do not reopen it without new information",
         "deadline": "plan and prioritise work around this date",
         "remember": "keep this in mind in future sessions",
+        "format": "answer in this format",
+        "writing": "write the way the user does in anything written for them",
     }.get(draft.kind, "keep this in mind in future sessions")
 
 

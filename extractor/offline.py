@@ -19,6 +19,7 @@ from memdir.stages.extractor import offline_lang as lang, prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
+from memdir.stages.extractor.offline_wording import third_person, without_judgement
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 
@@ -86,6 +87,8 @@ _TASK_STATE = re.compile(
 )
 # A suggestion about how the work is done: "I think we should run it on all pushes".
 _SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+# "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
+_NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
 # Idioms that look like corrections but correct nothing.
 _IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
@@ -111,17 +114,6 @@ _REFERENCE_HINT = re.compile(
 
 def _sentences(text: str) -> list[str]:
     return prose.sentences(text)
-
-
-def _third_person(text: str) -> str:
-    """User memories describe the user: "I'm a backend engineer" -> "The user is a backend engineer"."""
-    text = re.sub(r"^(?:I'?m|I am)\b", "The user is", text)
-    text = re.sub(r"^I\b", "The user", text)
-    text = re.sub(r"^My\b", "The user's", text)
-    for pattern, repl in ((r"\bI'?m\b", "they are"), (r"\bI am\b", "they are"), (r"\bmy\b", "their"),
-                          (r"\bme\b", "them"), (r"\bI\b", "they")):
-        text = re.sub(pattern, repl, text)
-    return text
 
 
 def _split_rationale(sentence: str) -> tuple[str, str | None]:
@@ -184,10 +176,10 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-    elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence):
+    elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence) or (_NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
-    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence):
+    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
@@ -222,7 +214,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             draft.said_on = anchor
             draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
             if draft.type == "user":
-                draft.rule = _third_person(_without_judgement(draft.rule))
+                draft.rule = third_person(without_judgement(draft.rule))
         drafts += _merged_user_drafts(found)
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
@@ -241,13 +233,15 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
     the rules do not cover (offline_lang.py), or from a one-off request; a forget request also takes back
     what an earlier message of this window said (`earlier` is edited in place)."""
     found: list[Draft] = []
+    previous = ""
     for sentence in sentences:
+        said_before, previous = previous, sentence
         sentence, _ = absolutize(sentence, anchor)
         sentence = _IDIOM.sub("", sentence).strip()
         language = lang.language_of(sentence)
         if len(sentence) < 4 or language not in lang.COVERED or lang.is_question(sentence):
             continue
-        if found and lang.continues_previous(sentence):
+        if found and (lang.continues_previous(sentence) or (found[-1].kind == "format" and lang.describes_output(sentence))):
             found[-1].rule = f"{found[-1].rule.rstrip(' .')}. {sentence.rstrip(' .!')}"
             continue
         if m := _FORGET.match(sentence):
@@ -262,8 +256,12 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             found.append(Draft(_classify(what), what, why, kind="remember"))
             continue
         made = _sentence_drafts(sentence, messages, index) if english_rules else []
-        made = [d for d in made if not (d.kind in _RULE_KINDS and _one_off(sentence))]
-        found += made or _lang_drafts(sentence, language)
+        made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence)))]
+        made = made or _lang_drafts(sentence, language)
+        for draft in made:
+            if draft.kind == "writing" and said_before and lang.points_back(sentence):
+                draft.rule = f"{said_before.rstrip(' .!')}. {draft.rule}"  # "that language" is the sentence before
+        found += made
     return found
 
 
@@ -276,8 +274,15 @@ _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|chang
 
 
 def _one_off(sentence: str) -> bool:
-    """A request about the work at hand ("don't touch the header yet"), not a rule for next time."""
-    return lang.is_one_off(sentence) and not lang.is_standing(sentence)
+    """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
+    possibility being explored ("if we did X, then ...")."""
+    return lang.is_hypothetical(sentence) or (lang.is_one_off(sentence) and not lang.is_standing(sentence))
+
+
+def _task_at_hand(sentence: str) -> bool:
+    """A rule-shaped request about the work in front of the user: an option picked, a feature asked for, a concrete
+    local path to use. Only rules are held back by it: a pointer or a "remember" with a path still stands."""
+    return lang.is_task_at_hand(sentence) and not lang.is_standing(sentence)
 
 
 def _lang_drafts(sentence: str, language: str) -> list[Draft]:
@@ -288,13 +293,17 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         return []
     if (what := lang.remembered(sentence)) and len(what) >= 4:
         return [Draft("user" if lang.about_me(what) else _classify(what), what, kind="remember")]
-    if lang.correction(sentence):
+    rule_shaped = not _task_at_hand(sentence)
+    if rule_shaped and lang.correction(sentence):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="correction", correction=True)]
-    if lang.standing_rule(sentence) or (language != "en" and lang.is_standing(sentence)
-                                        and len(sentence.split()) <= _SHORT_RULE_WORDS):
+    standing = lang.standing_rule(sentence)
+    if rule_shaped and (standing or (language != "en" and lang.is_standing(sentence)
+                                     and len(sentence.split()) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
-        return [Draft("feedback", rule, why, kind="preference")]
+        return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
+    if lang.vocabulary(sentence):
+        return [Draft("feedback", clean, kind="writing")]
     if kind := lang.about_the_user(sentence):
         return [Draft("user", clean, kind=kind)]
     if clause := lang.switching_clause(sentence):
@@ -331,26 +340,6 @@ _CODE_STRUCTURE = re.compile(
     r"|\b[\w-]+/[\w./-]+|\.(?:py|ts|js|go|rs|java|rb)\b",
     re.I,
 )
-_JUDGEMENT = re.compile(r"\b(?:terrible|awful|bad|hopeless|useless|stupid|dumb|clueless|suck)\b", re.I)
-
-
-def _without_judgement(text: str) -> str:
-    """User memories never carry negative judgements (nor the request of the moment): drop those clauses."""
-    parts = re.split(r"(,\s*|\s+and\s+|\s+but\s+)", text)
-    clauses, separators = parts[::2], parts[1::2]
-    drop = [bool(_JUDGEMENT.search(c) or re.match(r"\s*please\b", c, re.I)) for c in clauses]
-    if not any(drop) or all(drop):
-        return text
-    out = ""
-    for i, clause in enumerate(clauses):
-        if drop[i]:
-            continue
-        if out:
-            out += separators[i - 1] if i > 0 and not drop[i - 1] else ", "
-        out += clause.strip()
-    return out
-
-
 def language_note(messages: list[Message]) -> str | None:
     """What to tell the user when some of their words are in a language the rules do not read."""
     unread: dict[str, int] = {}

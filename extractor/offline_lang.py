@@ -82,6 +82,36 @@ _ONE_OFF = re.compile(
 )
 
 
+# Work on the thing at hand, said like a rule: picking one of the options just offered ("let's go with 2"), asking
+# for a feature ("we should support those as well"), pointing at a concrete local path ("use this C:\... as the
+# backup"). The code or the next step shows it; it is no rule for next time.
+_PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)?\d{1,2}\b(?![\w.%])"
+                           r"|\b(?:option|opción|opção|variante|вариант)\s+(?:\d{1,2}|[a-d])\b|(?:选|用)(?:第)?[一二三四1-9](?:个|种)?(?:方案)?$",
+                           re.I)
+_WANTS_FEATURE = re.compile(r"\b(?:we should|we need to|we must|let'?s|can you|could you)\s+(?:also\s+)?(?:support|add|implement|"
+                            r"build|handle|allow|include|introduce|expose|provide)\b", re.I)
+_LOCAL_PATH = re.compile(r"(?<![\w/])(?:[A-Za-z]:\\|~/|/(?:home|Users|mnt|tmp)/)")
+# "If we inherited this sdk in zygote, every process would ...": exploring a possibility, not deciding it. A rule
+# with a condition says what to do ("if it fails, never push") and keeps its "never"/"don't".
+_HYPOTHETICAL = re.compile(r"^(?:if|suppose|supposing|what if|imagine|si|supongamos|wenn|falls|если|предположим)\b"
+                           r"|^(?:如果|假如|假设|要是|もし)", re.I)
+_RULE_WORD = re.compile(r"\b(?:don'?t|do not|never|always|must|ne \w+ pas|jamais|nunca|nie|niemals|никогда|не)\b"
+                        r"|(?:不要|别|必须|絶対)", re.I)
+
+
+def is_task_at_hand(sentence: str) -> bool:
+    """A request about the work in front of the user, worded like a rule (see the patterns above)."""
+    return bool(_PICKS_OPTION.search(sentence) or _WANTS_FEATURE.search(sentence) or _LOCAL_PATH.search(sentence))
+
+
+def picks_option(sentence: str) -> bool:
+    return bool(_PICKS_OPTION.search(sentence))
+
+
+def is_hypothetical(sentence: str) -> bool:
+    return bool(_HYPOTHETICAL.match(sentence.strip())) and not _RULE_WORD.search(sentence)
+
+
 # "I think we should run it on all pushes?": a proposal said with a rising voice, not a question.
 _PROPOSAL = re.compile(r"^(?:i think|i believe|je pense qu|je crois qu|creo que|acho que|ich denke|ich finde|"
                        r"я думаю|я считаю)\w*,? (?:we|on|nous|deberíamos|debemos|devemos|deveríamos|wir|мы|нам)\b", re.I)
@@ -101,6 +131,7 @@ def is_one_off(sentence: str) -> bool:
 # --- what holds beyond the moment ------------------------------------------------------------------------------
 _STANDING = re.compile(
     r"\b(?:always|never|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
+    r"throughout|everywhere|exclusively|exclusivement|exclusivamente|ausschließlich|исключительно|"
     r"at the (?:start|beginning|end) of (?:every|each)|every session|each session|"
     r"toujours|jamais|à chaque|a chaque|en chaque|chaque fois|désormais|dorénavant|à l'avenir|par défaut|"
     r"siempre|nunca|cada vez|a partir de ahora|de ahora en adelante|en (?:el )?futuro|por defecto|"
@@ -226,6 +257,12 @@ _TOOLS = re.compile(
     r"|\b(?:использу\w*|использоват\w*|пользуюсь)\b.{0,40}\bдля\b|\bне использую\b|我不用|我不使用|は使いません|は使わない",
     re.I,
 )
+# "I never use that language, I always say impediment": the words the user writes with, a rule for the text
+# (feedback), not a tool they use; "that language" points back at the sentence before it.
+_VOCABULARY = re.compile(r"\bi (?:almost |nearly )?(?:always|never|usually|rarely|rather) (?:say|write|call (?:it|them)|spell|"
+                         r"use the (?:word|term)s?)\b"
+                         r"|\b(?:je dis toujours|yo siempre digo|eu sempre digo|ich sage immer|я всегда говорю)\b", re.I)
+_POINTS_BACK = re.compile(r"\b(?:that|this|such) (?:language|word|term|phrase|wording|expression)s?\b", re.I)
 _SWITCHING = re.compile(r"\b(?:i'?m|i am) (?:switching|changing|moving|migrating) from\b.+", re.I)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _IDENTITY_HINT = re.compile(r"\b(?:commit|author|git|my (?:e-?mail|name)|email is|e-mail is|correo|courriel)\b", re.I)
@@ -237,11 +274,30 @@ def about_the_user(sentence: str) -> str | None:
         return "name"
     if _ROLE_FOREIGN.search(sentence):
         return "role"
-    if _TOOLS.search(sentence):
+    if _TOOLS.search(sentence) and not _POINTS_BACK.search(sentence):
         return "tools"
     if _EMAIL.search(sentence) and _IDENTITY_HINT.search(sentence):
         return "identity"
     return None
+
+
+# "Reply format: start with a sun emoji, keep it short. The result of your work must include a table.": the second
+# sentence goes on describing the output the format asks for.
+_OUTPUT = re.compile(r"^(?:the |your )?(?:result|output|report|answer|response)s?\b|^(?:le |la |el |o |a )?(?:résultat|"
+                     r"resultado|rapport|informe|relatório|réponse|respuesta|resposta)s?\b|^(?:das )?(?:ergebnis|bericht)\b"
+                     r"|^(?:результат|отч[её]т|ответ)|^(?:结果|输出|报告|結果|出力|レポート)", re.I)
+
+
+def describes_output(sentence: str) -> bool:
+    return bool(_OUTPUT.match(sentence.strip()))
+
+
+def vocabulary(sentence: str) -> bool:
+    return bool(_VOCABULARY.search(sentence))
+
+
+def points_back(sentence: str) -> bool:
+    return bool(_POINTS_BACK.search(sentence))
 
 
 def switching_clause(sentence: str) -> str | None:

@@ -59,6 +59,7 @@ GIT_PACK_LIMIT = 50  # packs before it repacks them into one (git's own default)
 WORKER_MAX_SECONDS = 20 * 60
 HOOK_PAYLOAD_MAX_BYTES = 16 * 1024 * 1024  # a hook's stdin: far past any typed prompt
 HOOK_TRANSCRIPT_READ_MAX_BYTES = 4 * 1024 * 1024  # the prompt hook's look at the recent tools: never more
+HOOK_EARLY_SEND_SECONDS = 5.0  # the prompt hook's early question: connect and send (its reply waits the recall timeout)
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
 
@@ -177,9 +178,23 @@ DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, 
 DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning
 DENSE_QUERY_CHARS = 2000
+# A large backlog (a new install, a folder copied in) is first made reachable by meaning with a coarse
+# vector of each memory's name and description, cut here (~45 tokens of ~430; measured 17x less CPU); the
+# full passage's vector replaces it later (issue 26). The cut is part of the coarse file's name.
+DENSE_COARSE_CHARS = 160
+DENSE_COARSE_MODEL_ID = f"{DENSE_MODEL_ID}-head{DENSE_COARSE_CHARS}"
+DENSE_COARSE_BACKLOG = 32  # fewer memories than this lacking a vector: their full vectors come within ~30 s anyway
+DENSE_CALIBRATION_MIN = 10  # memories with both vectors before coarse cosines are put on the full ones' scale
+DENSE_CALIBRATION_PAIRS = 200  # ... and at most this many are looked at per prompt (a coarse key each)
+DENSE_BACKGROUND_WORKERS = 2  # passages embedded at once in the background, one engine thread each ...
+DENSE_BACKGROUND_NICE = 10  # ... at this niceness: a prompt's query and the agent's own work go first
 EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many records per live memory ...
 EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
 EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any memory folder
+TOKEN_CACHE_NAME = "tokens"  # under STATE_DIRNAME/cache: each memory's ranking tokens (recall.token_cache)
+TOKEN_CACHE_MAX_ENTRIES = 600  # the prompt's pool (200 newest + 50 older matches) and older matches of past prompts
+TOKEN_CACHE_MAX_BYTES = 32 << 20  # about 3 KB per real-sized memory: far past TOKEN_CACHE_MAX_ENTRIES
+TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
 
 # --- history keys (safety follow-ups) ---------------------------------------------

@@ -7,9 +7,9 @@ Pure text functions; the store does the locking and writing. Lines that are not 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from memdir import constants as C, inert
+from memdir.record import FrozenRecord  # not dataclasses: its import (inspect) is most of a session start
 
 TYPE_CHECKING = False  # the session-start hook imports this module
 if TYPE_CHECKING:
@@ -94,8 +94,7 @@ def remove(text: str, rel_file: str) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(FrozenRecord):
     text: str
     added: list[str]
     removed: list[str]
@@ -161,8 +160,7 @@ def merge(text: str, entries: list[tuple[str, str]], exists) -> Merged:
     return Merged(out, added, removed, left_out)
 
 
-@dataclass(frozen=True)
-class CappedIndex:
+class CappedIndex(FrozenRecord):
     text: str
     by_lines: bool
     by_size: bool

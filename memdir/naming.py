@@ -160,9 +160,16 @@ def content_words(text: str, limit: int | None = None) -> list[str]:
         if key not in seen and not _is_filler(word):
             seen.add(key)
             words.append(word)
+    words = [w for w in words if not _part_of_another(w, words)]
     other_script = any(not w.isascii() for w in words)
     ranked = sorted(range(len(words)), key=lambda i: (not _distinctive(words[i], i, other_script), i))
     return [words[i] for i in ranked[:limit]]
+
+
+def _part_of_another(word: str, words: list[str]) -> bool:
+    """`PAY` beside `PAY-142`: the longer word already says it (the name would read `pay-pay-142`)."""
+    key = word.casefold()
+    return any(other is not word and key in re.split(r"[-_./@#+]", other.casefold()) for other in words)
 
 
 def _replacement(text: str) -> str | None:

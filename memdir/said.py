@@ -47,11 +47,29 @@ _MACHINE_MESSAGE = re.compile(
     r"^\s*(?:<(?:task-notification|teammate-message|agent-message|cross-session-message|channel)\b|\[SYSTEM NOTIFICATION)")
 
 
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/?[^<\s]{1,100})\s*</command-name>")
+
+
+def _typed_command(text: str) -> str:
+    """`/improve-prompt <3 KB spec>` as the user typed it: a slash command's arguments are their words
+    (a real session's whole request was one; issue 20). The name, message and any expanded command
+    file around them stay harness text."""
+    args = _COMMAND_ARGS.search(text)
+    if args is None or not args.group(1).strip():
+        return ""
+    name = _COMMAND_NAME.search(text)
+    return f"{name.group(1) if name else ''} {args.group(1).strip()}".strip()
+
+
 def users_words(text: str) -> str:
     """The person's own words in a user text, harness wrappers and markers removed."""
     if not text or _COMPACT_SUMMARY.match(text) or _MACHINE_MESSAGE.match(text):
         return ""
+    typed_command = _typed_command(text)
     text = _HARNESS_BLOCKS.sub("", text)
+    if typed_command:
+        text = f"{typed_command}\n{text}"
     text = _INTERRUPTED.sub("", text)
     text = _CAVEAT.sub("", text)
     text = _CLI_NOTICE.sub("", text)

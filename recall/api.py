@@ -8,7 +8,7 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.config import Settings, choose_engine
 from memdir.record import Record, field
-from memdir.scan import Header, scan
+from memdir.scan import Header, ScanResult, scan
 from memdir.stages.recall import state
 from memdir.stages.recall.inject import render_all
 from memdir.stages.recall.manifest import candidates
@@ -16,7 +16,7 @@ from memdir.stages.recall.offline import select_offline
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from memdir.verify import Evidence
 
@@ -84,6 +84,8 @@ def recall(
     env: Mapping[str, str] | None = None,
     index_loaded: bool = False,
     log_usage: bool | None = None,
+    disk_cache: bool = False,
+    scanner: Callable[[Path], ScanResult] | None = None,
 ) -> RecallResult:
     """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
@@ -91,7 +93,10 @@ def recall(
     `env`: the environment deciding the engine and endpoint (the warm server passes each session's own);
     None means this process's. `index_loaded`: the model already has this folder's MEMORY.md (Claude Code
     loaded it), so a memory's description is not repeated where its index line says it. `record`: note
-    what was surfaced in the session's state; `log_usage`: log a model's usage and cost (default: `record`)."""
+    what was surfaced in the session's state; `log_usage`: log a model's usage and cost (default: `record`).
+    `disk_cache`: headers and the older memories' words from `.memdir/cache` (memdir.header_cache,
+    recall.older_words): for a process that recalls once (the prompt hook), not for the warm server.
+    `scanner`: how the folder is scanned (the warm server's watched view, recall.server_watch; default `scan`)."""
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, env, quiet=True)
@@ -103,8 +108,17 @@ def recall(
     seen = state.load(memory_dir, session_id)
     if seen.bytes >= settings.recall_session_bytes:
         return RecallResult([], "", chosen_engine, [f"session already surfaced {seen.bytes} bytes; cap reached"])
-    scanned = scan(memory_dir)
-    pool = candidates(scanned.headers, query, set(seen.paths))
+    headers_cache = words = None
+    if disk_cache:
+        from memdir.header_cache import HeaderCache
+        from memdir.stages.recall.older_words import WordIndex
+
+        headers_cache = HeaderCache(memory_dir)
+        scanned = headers_cache.scan()
+        words = WordIndex(headers_cache)
+    else:
+        scanned = (scanner or scan)(memory_dir)
+    pool = candidates(scanned.headers, query, set(seen.paths), words)
     result = RecallResult([], "", chosen_engine, unreadable=len(scanned.unreadable), candidates=len(pool))
     if scanned.unreadable:
         result.debug.append(f"skipped {len(scanned.unreadable)} unreadable file(s); run `memdir doctor`")
@@ -125,7 +139,9 @@ def recall(
                 similarities = dense.similarities(memory_dir, query, pool)
             except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
                 result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
-        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now)
+        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
+    if headers_cache is not None:
+        selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache
     result.selected = selected
     if selected:
         if project_root:

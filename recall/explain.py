@@ -60,6 +60,7 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
         scores[i] += O.DATE_WEIGHT
     found = lexical.evidence(query)
     margins, leads = O._margins(similarities), O._leads(similarities)
+    about = O.about_folder(margins)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
     verdicts: dict[int, Verdict] = {}
     for i in order:
@@ -78,8 +79,12 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
             kept += 1
             continue
         kept += 1
-        v.passed = O.relevant(found, i, similarities[i], dated[i], margins[i], leads[i])
+        v.passed = O.relevant(found, i, similarities[i], dated[i], margins[i], leads[i], about)
         v.reasons.append("cleared the bar" if v.passed else "under the relevance bar")
+        if not about and not dated[i] and similarities[i] is not None:
+            best_margin = max(m for m in margins if m is not None)
+            v.reasons.append(f"no memory stands out in meaning (the closest by {best_margin:+.3f} from the median, "
+                             f"bar {O.PROMPT_MARGIN}): the prompt is not about this folder")
         if dated[i]:
             v.reasons.append("written on a day the prompt names")
         v.reasons.extend(_bar_reasons(found, i, similarities[i], margins[i]))

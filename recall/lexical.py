@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
 
 from memdir.stages.recall.related import RELATED_WEIGHT, jobs_of
 from memdir.words import (  # noqa: F401  (shared with the extractor)
@@ -41,17 +44,23 @@ _gram_cache: dict[tuple[str, int], tuple[str, ...]] = {}
 
 
 class BM25:
-    """Okapi BM25 over pre-tokenized documents; `scores(query)` returns one float per document."""
+    """Okapi BM25 over pre-tokenized documents; `scores(query)` returns one float per document.
+    `counted`: the documents as term counts and lengths instead (recall.token_cache keeps them)."""
 
-    def __init__(self, documents: Sequence[list[str]], k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, documents: Sequence[list[str]] = (), k1: float = 1.2, b: float = 0.75,
+                 counted: tuple[Sequence[Mapping[str, int]], Sequence[int]] | None = None) -> None:
         self.k1, self.b = k1, b
-        self.tf = [Counter(doc) for doc in documents]
-        self.lengths = [len(doc) for doc in documents]
-        self.avg_len = (sum(self.lengths) / len(self.lengths)) if documents else 0.0
+        self.tf: Sequence[Mapping[str, int]]
+        self.lengths: Sequence[int]
+        self.tf, self.lengths = counted or ([Counter(doc) for doc in documents], [len(doc) for doc in documents])
+        self.avg_len = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        self._index()
+
+    def _index(self) -> None:
         df: Counter[str] = Counter()
         for counts in self.tf:
             df.update(counts.keys())
-        n = len(documents)
+        n = len(self.tf)
         self.idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
         self.postings: dict[str, list[int]] = {}
         for i, counts in enumerate(self.tf):
@@ -73,6 +82,66 @@ class BM25:
         return out
 
 
+class GramBM25(BM25):
+    """BM25 over the character n-grams of each document's words, with the scores BM25 gives the
+    n-gram lists, counted from the words a query's n-grams are in when it asks: a folder holds
+    hundreds of thousands of n-gram postings and a query a few dozen n-grams (cutting and indexing
+    them all was a third of the prompt hook's ranking time, issue 26).
+
+    `written`: per document, each word as written -> how many times it counts (field weights included);
+    `lengths`: per document, its n-gram count (`gram_length`)."""
+
+    def __init__(self, written: Sequence[Mapping[str, int]], lengths: Sequence[int], k1: float = 1.2,
+                 b: float = 0.75) -> None:
+        self._marked: tuple[list[str], str, list[int]] | None = None  # the words, marked and joined: see _postings
+        super().__init__(k1=k1, b=b, counted=(written, lengths))
+
+    def _index(self) -> None:
+        pass  # nothing until a query asks (scores)
+
+    def scores(self, query: list[str]) -> list[float]:
+        out = [0.0] * len(self.tf)
+        terms = set(query)  # BM25.scores's order: the same floats, summed in the same order
+        found = self._postings(terms)
+        count = len(self.tf)
+        for term in terms:
+            docs = found.get(term)
+            if not docs:
+                continue
+            idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
+            for i, freq in docs:
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
+                out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
+        return out
+
+    def _postings(self, grams: set[str]) -> dict[str, list[tuple[int, int]]]:
+        """Per n-gram, (document, count) for every document holding it, ascending. The folder's words,
+        marked as `_word_grams` marks them (#word#), are searched as one string: an n-gram never holds a
+        newline, so each match lies within one word, and overlapping matches are each counted, as
+        the n-gram list repeats them."""
+        if self._marked is None:  # built once: the warm server asks one ranker prompt after prompt
+            words = list(set().union(*self.tf))
+            self._marked = words, "#" + "#\n#".join(words) + "#", list(accumulate((len(w) + 3 for w in words), initial=0))
+        vocabulary, text, starts = self._marked
+        in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
+        for gram in grams:
+            at = text.find(gram)
+            while at != -1:
+                per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
+                per[gram] = per.get(gram, 0) + 1
+                at = text.find(gram, at + 1)
+        found: dict[str, list[tuple[int, int]]] = {}
+        for i, counts in enumerate(self.tf):
+            freq: dict[str, int] = {}
+            for word in counts.keys() & in_word.keys():
+                times = counts[word]
+                for gram, inside in in_word[word].items():
+                    freq[gram] = freq.get(gram, 0) + times * inside
+            for gram, f in freq.items():
+                found.setdefault(gram, []).append((i, f))
+        return found
+
+
 def _word_grams(word: str, n: int) -> tuple[str, ...]:
     cached = _gram_cache.get((word, n))
     if cached is None:
@@ -91,13 +160,20 @@ def char_grams(text: str, n: int = 4) -> list[str]:
 
 
 _PROPER = re.compile(r"\b([A-Z][A-Za-z0-9]+)\b")
+_WORD = re.compile(r"[^\W_]{2,}")  # letters and digits of any script
 
 
 def proper_names(query: str) -> set[str]:
-    """Capitalised words that are not the sentence's first word nor stopwords, stemmed."""
+    """Capitalised words that are not the sentence's first word nor stopwords, stemmed. Any script's
+    capitals count (Zoë, Émile, Łukasz), read NFKC-normalised as memdir.words splits memories."""
+    if query.isascii():
+        found = _PROPER.findall(query)
+    else:
+        query = unicodedata.normalize("NFKC", query)
+        found = [w for w in _WORD.findall(query) if w[0].isupper()]
     words = query.split()
     first = words[0].strip("\"'(") if words else ""
-    return {stem(w.lower()) for w in _PROPER.findall(query)
+    return {stem(w.lower()) for w in found
             if w != first and w.lower() not in STOPWORDS and w.lower() not in FILLER}
 
 
@@ -156,45 +232,70 @@ class Evidence:
         self.query_words = query_words  # the prompt's words, filler included: "thanks ... today" is not about today
 
 
-class Ranker:
-    """Ranks memories given as (name, description, type, body) fields, on their meaning-bearing words."""
+class DocTokens:
+    """One memory's words as the Ranker counts them: what recall.token_cache keeps on disk per memory."""
 
-    def __init__(self, fields: Sequence[tuple[str, str, str, str]]) -> None:
-        self.docs: list[list[str]] = []
-        gram_docs: list[list[str]] = []
-        self.names: list[set[str]] = []
-        self.related: list[set[str]] = []  # what people call the job of the tools it names (recall.related)
-        self.written: set[str] = set()  # every word as written, for typo correction
+    __slots__ = ("words", "written", "gram_length", "names", "related")
+
+    def __init__(self, words: dict[str, int], written: dict[str, int], gram_length: int, names: set[str],
+                 related: set[str]) -> None:
+        self.words = words  # stem -> count, the name's counted NAME_WEIGHT times, the description's DESCRIPTION_WEIGHT
+        self.written = written  # each word as written -> count, weighted the same way (for n-grams and typos)
+        self.gram_length = gram_length  # how many character 4-grams those words hold, counted the same way
+        self.names = names  # the name's stems
+        self.related = related  # what people call the job of the tools it names (recall.related)
+
+
+def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
+    """A memory's (name, description, type, body) fields tokenised for ranking."""
+    doc: list[str] = []
+    title: set[str] = set()
+    names: set[str] = set()
+    written: Counter[str] = Counter()
+    for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
+        words = [w for w in split_words(text) if w not in STOPWORDS and w not in FILLER]
+        for word, times in Counter(words).items():
+            written[word] += times * weight
+        stems = [stem(w) for w in words]
+        doc.extend(stems * weight)
+        if weight == NAME_WEIGHT:
+            names = set(stems)
+        if weight != 1:
+            title.update(stems)
+    related = jobs_of(title) - set(doc)  # tools the memory is about, not every one a long note mentions
+    doc.extend(sorted(related))
+    if kind:
+        doc.append(kind)
+    gram_length = sum(times * len(_word_grams(word, 4)) for word, times in written.items())
+    return DocTokens(dict(Counter(doc)), dict(written), gram_length, names, related)
+
+
+class Ranker:
+    """Ranks memories given as (name, description, type, body) fields, on their meaning-bearing words.
+    `tokenised`: the fields' `document_tokens`, when already known (recall.token_cache)."""
+
+    def __init__(self, fields: Sequence[tuple[str, str, str, str]], tokenised: Sequence[DocTokens] | None = None) -> None:
+        documents = tokenised if tokenised is not None else [document_tokens(*f) for f in fields]
+        self.docs = [d.words for d in documents]  # stem -> count
+        self.names = [d.names for d in documents]
+        self.related = [d.related for d in documents]
+        self._documents = documents
+        self._written: set[str] | None = None
         self._spellings: dict[str, dict[str, str]] | None = None
         self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and evidence() ask for the same query
-        for name, desc, kind, body in fields:
-            doc: list[str] = []
-            grams: list[str] = []
-            title: set[str] = set()
-            for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
-                words = [w for w in split_words(text) if w not in STOPWORDS and w not in FILLER]
-                self.written.update(words)
-                stems = [stem(w) for w in words]
-                field_grams = [g for w in words for g in _word_grams(w, 4)]
-                doc.extend(stems * weight)
-                grams.extend(field_grams * weight)
-                if weight == NAME_WEIGHT:
-                    self.names.append(set(stems))
-                if weight != 1:
-                    title.update(stems)
-            related = jobs_of(title) - set(doc)  # tools the memory is about, not every one a long note mentions
-            doc.extend(sorted(related))
-            if kind:
-                doc.append(kind)
-            self.docs.append(doc)
-            self.related.append(related)
-            gram_docs.append(grams)
-        self.words = BM25(self.docs)
-        self.grams = BM25(gram_docs)
+        self.words = BM25(counted=(self.docs, [sum(d.values()) for d in self.docs]))
+        self.grams = GramBM25([d.written for d in documents], [d.gram_length for d in documents])
         n = len(self.docs)
         least = max(2.0, COMMON_SHARE * n)
         self.common = ({t for t, docs in self.words.postings.items() if len(docs) >= least}
                        if n >= COMMON_MIN_MEMORIES else set())
+
+    @property
+    def written(self) -> set[str]:
+        """Every word as written, for typo correction (gathered on the first unknown query word)."""
+        if self._written is None:
+            self._written = set().union(*(d.written for d in self._documents))
+        return self._written
 
     def spellings(self) -> dict[str, dict[str, str]]:
         """First two letters -> {spelling: stem}, built on the first unknown query word (most prompts have none)."""

@@ -14,6 +14,12 @@ from memdir.scan import Header
 from memdir.stages.recall.lexical import Ranker, tokens
 from memdir.stages.recall.older_index import OlderIndex
 
+TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from memdir.stages.recall.older_words import WordIndex
+
 NEWEST = 200
 OLDER_MATCHES = 50
 
@@ -22,33 +28,60 @@ RANKERS_KEPT = 4
 _rankers: dict[tuple, Ranker] = {}
 
 
-def ranker(headers: list[Header]) -> Ranker:
+def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     """Lexical ranking over each memory's name, description, type and the body lines scanned.
 
     Kept per exact set of texts: building it is most of an offline recall's time (~60 ms for 200
     memories), and the warm recall server sees the same folder prompt after prompt. A hook process
-    builds it once and exits, so the table costs it nothing.
+    builds it once and exits, so the table costs it nothing. `token_cache`: the memory folder whose
+    `.memdir/cache` keeps each memory's tokens between processes (recall.token_cache).
     """
     fields = tuple((h.name or "", h.description or "", h.type or "", h.excerpt) for h in headers)
     built = _rankers.get(fields)
     if built is None:
-        built = Ranker(list(fields))
+        tokenised = None
+        if token_cache is not None:
+            from memdir.stages.recall.token_cache import tokenised as cached
+
+            tokenised = cached(token_cache, fields)
+        built = Ranker(list(fields), tokenised)
         if len(_rankers) >= RANKERS_KEPT:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
     return built
 
 
-def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set[str] = frozenset()) -> list[Header]:
-    """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches."""
+_offered: tuple = (None, (), [])  # the last headers list seen (by identity), its ends, its memories worth offering
+
+
+def offered(headers: list[Header]) -> list[Header]:
+    """The memories worth offering at all, in order: kept for the very same list (the warm server's
+    watched view hands back the same list while nothing changes; 30 ms at 20,000 memories). A scan's
+    list is never changed in place; its length and ends are checked all the same."""
+    global _offered
+    ends = (len(headers), headers[0], headers[-1]) if headers else (0,)
+    last = _offered  # one read: the server's threads replace the tuple whole, never its parts
+    if last[0] is headers and last[1] == ends:  # Header equality is identity
+        return last[2]
     # A memory with a slightly broken header is still worth offering if it has a description.
     # A superseded memory (memdir consolidate) is left out: the newer one says what holds now.
-    fresh = [h for h in headers if h.rel_path not in surfaced and (h.problem is None or h.description)
-             and not (h.description or "").startswith(C.SUPERSEDED_PREFIX)]
+    kept = [h for h in headers if (h.problem is None or h.description)
+            and not (h.description or "").startswith(C.SUPERSEDED_PREFIX)]
+    _offered = (headers, ends, kept)
+    return kept
+
+
+def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set[str] = frozenset(),
+               words: WordIndex | None = None) -> list[Header]:
+    """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches.
+    `words`: the folder's words kept on disk (recall.older_words; the prompt hook's), same answer."""
+    fresh = offered(headers)
+    if surfaced:
+        fresh = [h for h in fresh if h.rel_path not in surfaced]
     newest, older = fresh[:NEWEST], fresh[NEWEST:]
     if not older:
         return newest
-    return newest + older_matches(query, older, OLDER_MATCHES)
+    return newest + older_matches(query, older, OLDER_MATCHES, words)
 
 
 _NOT_WORD = bytes(c for c in range(128) if not chr(c).isalnum())
@@ -67,7 +100,7 @@ def words_only(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass").lower().translate(_WORDS_ONLY)
 
 
-def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
+def older_matches(query: str, older: list[Header], limit: int, words: WordIndex | None = None) -> list[Header]:
     """The older memories sharing the query's rarest words, best first.
 
     Deliberately cheaper than the offline selector (which ranks the final pool): word-start
@@ -78,7 +111,11 @@ def older_matches(query: str, older: list[Header], limit: int) -> list[Header]:
     stems = {s for s in tokens(query) if len(s) >= 3 or not s.isascii()}
     if not stems:
         return []
-    docs_of = _docs_by_stem(stems, older)
+    if _index is not None and all(s.isascii() for s in stems):
+        ranked = _index.best([s.encode() for s in stems], older, _text_of, limit)
+        if ranked is not None:
+            return ranked
+    docs_of = _docs_by_stem(stems, older, words)
     total = len(older)
     scores: dict[int, float] = {}
     for stem in stems:
@@ -106,13 +143,17 @@ def keep_word_index() -> None:
         _index = OlderIndex()
 
 
-def _docs_by_stem(stems: set[str], older: list[Header]) -> dict[str, list[int]]:
+def _docs_by_stem(stems: set[str], older: list[Header], words: WordIndex | None = None) -> dict[str, list[int]]:
     """Per stem, the positions in `older` of the memories with a word starting with it, ascending."""
     # A non-ASCII stem (a Chinese or Korean bigram, memdir.words) is matched anywhere: no space precedes it.
     wide = {s for s in stems if not s.isascii()}
     if _index is not None and not wide:
         found = _index.matches([s.encode() for s in stems], older, _text_of)
         return {s: found[s.encode()] for s in stems}
+    if words is not None and not wide:
+        on_disk = words.matches([s.encode() for s in stems], older, _text_of)
+        if on_disk is not None:
+            return {s: on_disk[s.encode()] for s in stems}
     texts = [b" " + _text_of(h) for h in older]
     # An ASCII stem ([a-z0-9]+) matches at a word start in any UTF-8 text.
     return {s: [i for i, text in enumerate(texts) if (s.encode() if s in wide else b" " + s.encode()) in text]

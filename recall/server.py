@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 
+from memdir import constants as C
 from memdir.stages.recall.server_socket import (
     IDLE_SECONDS_ENV,
     REQUEST_ENV_PREFIX,
@@ -49,6 +50,10 @@ MAX_CONNECTIONS = 32  # requests answered at once; each holds one thread and one
 BACKLOG = 128  # a burst of prompt hooks waits in the queue instead of being refused
 READ_SECONDS = 5.0  # the whole request, not each read: a client trickling bytes cannot hold a thread
 SEND_SECONDS = 10.0
+# Sent as soon as a connection of this user is accepted: the hook then knows a live server will answer
+# (recall_race). JSON allows whitespace before a value, so a client that does not look for it parses the
+# reply (or a "busy" or error reply) as before.
+TAKEN = b" "
 LINGER_SECONDS = 1.0  # after an error reply: how long unread bytes are dropped before closing
 ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept (EMFILE...): a pause, not a busy loop
 CLIENTS_KEPT = 8  # SDK clients, one per endpoint and credentials, most recently used kept
@@ -117,13 +122,16 @@ class Embedder:
     """The dense model, loaded once, and a background thread that embeds memories lacking a vector.
 
     The prompt is answered first with the vectors already cached; the folder is then queued here, so
-    a new or edited memory gets its vector within moments, without any prompt waiting for it.
+    a new or edited memory gets its vector within moments, without any prompt waiting for it. A large
+    backlog gets coarse vectors first, then full ones (DenseModel.fill), on DENSE_BACKGROUND_WORKERS
+    threads at a lower priority; a fill yields to the queue between rounds and queues its folder again.
     """
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, workers: int | None = None) -> None:
         import queue
 
         self.model = model
+        self.workers = workers or min(C.DENSE_BACKGROUND_WORKERS, os.cpu_count() or 1)
         self.pending: queue.Queue = queue.Queue()
         self.queued: set[str] = set()
         self.done: dict[str, tuple[int, list]] = {}  # per folder: vectors known, headers last checked
@@ -140,6 +148,7 @@ class Embedder:
     def _work(self) -> None:
         from pathlib import Path
 
+        background_priority()  # the embedding threads this one starts inherit it
         while True:
             memory_dir = self.pending.get()
             with self.lock:
@@ -152,18 +161,31 @@ class Embedder:
     def _refresh(self, memory_dir) -> None:
         """Embed what lacks a vector, unless no memory changed since the last check: the scan hands back
         the very same Header objects for unchanged files, and hashing 20,000 passages after every
-        prompt took CPU from the next one (issue 26)."""
-        from memdir.scan import scan
-
-        headers = scan(memory_dir).headers
+        prompt took CPU from the next one (issue 26). The folder's watched view when the server keeps
+        one: a plain scan stats every file, 100 ms of CPU at 20,000 memories taken from the next prompt."""
+        headers = scan_folder(memory_dir).headers
         vectors = len(self.model.cache(memory_dir).rows)  # another process may have added or compacted them
         last = self.done.get(str(memory_dir))
+        if last is not None and last[0] == vectors and last[1] is headers:
+            return  # the watched view's very list: nothing changed (no 20,000-long comparison)
         if (last is not None and last[0] == vectors and len(last[1]) == len(headers)
                 and all(a is b for a, b in zip(last[1], headers, strict=True))):
             return
-        self.model.embed_missing(memory_dir, headers)
+        _, _, finished = self.model.fill(memory_dir, headers, self.workers, stop=lambda: not self.pending.empty())
         self.model.compact_if_bloated(memory_dir, len(headers))
-        self.done[str(memory_dir)] = (len(self.model.cache(memory_dir).rows), headers)
+        if finished:
+            self.done[str(memory_dir)] = (len(self.model.cache(memory_dir).rows), headers)
+        else:  # it gave way to a prompt or another folder: it carries on after them, from a fresh scan
+            self.refresh_later(str(memory_dir))
+
+
+def background_priority() -> None:
+    """Lower the calling thread's priority (Linux: niceness is per thread, and threads it starts inherit
+    it), so embedding in the background takes the cores only when a prompt's query and the agent leave
+    them idle. Elsewhere PRIO_PROCESS would name a process, not a thread: left as it is."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), C.DENSE_BACKGROUND_NICE)
 
 
 def refresh_embeddings(model, memory_dir) -> int:
@@ -211,6 +233,28 @@ def load_embedder() -> Embedder | None:
     return Embedder(model) if model is not None else None
 
 
+# --- the folders served ---------------------------------------------------------------------------
+_views = None  # recall.server_watch.FolderViews, once serve() keeps them
+
+
+def keep_folder_views() -> None:
+    """Scan each folder served through a view kept current by change events (recall.server_watch)."""
+    global _views
+    if _views is None:
+        from memdir.stages.recall.server_watch import FolderViews
+
+        _views = FolderViews()
+
+
+def scan_folder(memory_dir):
+    """The folder's scan: from its watched view when the server keeps them, else a plain `scan`."""
+    if _views is not None:
+        return _views.scan(memory_dir)
+    from memdir.scan import scan
+
+    return scan(memory_dir)
+
+
 # --- one request --------------------------------------------------------------------------------
 def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder | None = None) -> dict:
     from memdir.config import Settings
@@ -220,9 +264,20 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
 
     if not isinstance(request, dict) or not isinstance(request.get("query"), str):
         raise ValueError("a request is a JSON object with a 'query' string")
+    # First: the query's embedding is the longest part of an answer, and runs beside everything below.
+    dense = QueryAhead(embedder.model, request["query"]) if embedder else None
     env = effective_env(request)
-    memory_dir = servable_folder(request.get("memory_dir"), env)
-    engine = str(request.get("engine") or "llm")
+    if request.get("resolve") is True and request.get("memory_dir") is None:
+        # A prompt hook's question sent before it resolved anything (hooks._ask_early): resolved here as
+        # the hook resolves it, and named in the reply, which the hook uses only if it resolved the same.
+        from memdir.entry.hooks import resolve_for_server
+
+        folder, index_loaded, engine = resolve_for_server(request.get("cwd"), env)
+        memory_dir = servable_folder(str(folder), env)
+    else:
+        memory_dir = servable_folder(request.get("memory_dir"), env)
+        engine = str(request.get("engine") or "llm")
+        index_loaded = request.get("index_loaded") is True
     settings = Settings.from_env(env).with_overrides(engine=engine)
     client = clients.get(env, settings.recall_timeout) if clients is not None and engine == "llm" else None
     cwd = request.get("cwd")
@@ -234,17 +289,19 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         tools=_tools(request),
         session_id=request.get("session_id"),
         client=client,
-        dense=QueryAhead(embedder.model, request["query"]) if embedder else None,
+        dense=dense,
         project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env=env,
-        index_loaded=request.get("index_loaded") is True,
+        index_loaded=index_loaded,
         record=request.get("record") is not False,  # False: the hook records the answer it uses
         log_usage=True,
+        scanner=scan_folder,
     )
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
-            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None}
+            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None,
+            "memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
 
 
 def _tools(request: dict) -> list[str]:
@@ -284,6 +341,14 @@ def _read_request(conn: socket.socket) -> dict:
         if len(data) > MAX_REQUEST:
             raise ValueError(f"the request is over {MAX_REQUEST} bytes")
     return json.loads(data)
+
+
+def _reply_raw(conn: socket.socket, data: bytes) -> None:
+    try:
+        conn.settimeout(SEND_SECONDS)
+        conn.sendall(data)
+    except OSError:
+        pass  # the client gave up: it has answered offline already
 
 
 def _reply(conn: socket.socket, reply: dict) -> None:
@@ -425,6 +490,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     from memdir.stages.recall.manifest import keep_word_index
 
     keep_word_index()  # the folder's words kept between prompts (recall.older_index)
+    keep_folder_views()  # each folder's scan kept between prompts, current by change events (recall.server_watch)
     clients = ClientCache()
     if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits
         with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve
@@ -447,6 +513,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
                 conn.close()  # another uid: not a word read or written, and no reason to stay up
                 continue
             last = time.monotonic()
+            _reply_raw(conn, TAKEN)  # here, not on the answering thread: its start can take a scheduler tick
             _dispatch(conn, slots, clients, embedder)
     finally:
         listener.close()

@@ -192,7 +192,7 @@ def test_the_pnpm_rule_is_named_by_its_distinctive_words(store, monkeypatch):
     ("Keep this approach: I rewrote the test to use the real test database", "Rewrote test real database"),
     ("The merge freeze for the mobile release starts next Thursday (2026-03-05)",
      "Merge freeze mobile Thursday 2026-03-05"),
-    ("Bugs are tracked in Linear, project PAY, e.g. PAY-142", "Bugs tracked Linear PAY PAY-142"),
+    ("Bugs are tracked in Linear, project PAY, e.g. PAY-142", "Bugs tracked Linear PAY-142"),
     ("Don't add docstrings to private helpers.", "Never add docstrings private helpers"),
     ("デプロイ手順はステージングで確認してから本番へ出すこと", "デプロイ手順 ステージング 確認 本番 出"),
     ("Никогда не используй npm, используй pnpm", "Никогда не используй npm pnpm"),
@@ -227,3 +227,9 @@ def test_existing_files_keep_their_names(store):
     outcome = apply(store, _said("No, don't use npm, use pnpm in this repo."), today=DAY)
     assert outcome.updated == [old] and _live(store) == [old]
     assert "name: never-use-npm-in-this-repo-use" in (store.root / old).read_text()
+
+
+def test_a_word_already_inside_a_longer_one_is_not_named_twice():
+    from memdir.naming import content_name
+
+    assert content_name("Tickets live in Jira project OPS, like OPS-7") == "Tickets live Jira OPS-7"  # not "OPS OPS-7"

@@ -82,3 +82,52 @@ def test_sessions2_is_graded_from_its_own_items_with_keyword_stems(realdata):
     loyalty = next(e for e in specs["sessions2/ru-claudemd-profile"].expect if e.type == ["project"])
     assert loyalty.matches({"type": "project", "text": "Её проекты — развитие программы лояльности."})  # a stem, inside a word
     assert not loyalty.matches({"type": "user", "text": "Её проекты — развитие программы лояльности."})
+
+
+def _session(path, *prompts):
+    import json
+
+    lines, parent = [], None
+    for i, text in enumerate(prompts):
+        uuid = f"{path.stem}-{i}"
+        lines.append(json.dumps({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": path.stem,
+                                 "cwd": "/repo", "timestamp": f"2026-03-02T10:0{i}:00Z", "isSidechain": False,
+                                 "message": {"role": "user", "content": text}}))
+        parent = uuid
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_an_outside_folder_is_graded_from_its_items_and_reported_held_out(tmp_path):
+    import json
+
+    from memdir.evals.realdata import run_folder
+
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    _session(folder / "pnpm.jsonl", "Use pnpm instead of npm here.")
+    _session(folder / "question.jsonl", "How are git submodules defined?")  # not named in items.json: a nothing session
+    (folder / "items.json").write_text(json.dumps([{"file": "pnpm.jsonl", "type": "feedback", "text": "use pnpm",
+                                                    "quote": "Use pnpm", "keywords": ["pnpm"]}]), encoding="utf-8")
+    report = run_folder(folder, engine="offline")
+    held_out = report["held_out"]
+    assert report["tuning"]["sessions"] == [] and sorted(held_out["sessions"]) == ["fresh/pnpm", "fresh/question"]
+    assert (held_out["expected"], held_out["found"], held_out["nothing_sessions"]) == (1, 1, 1)
+    assert held_out["nothing_saved"] == 0 and held_out["precision"] == 1.0
+
+
+def test_an_outside_folder_naming_a_missing_transcript_is_refused(tmp_path):
+    import json
+
+    import pytest
+
+    from memdir.evals.realdata import EvalError, run_folder
+
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    _session(folder / "a.jsonl", "hello")
+    (folder / "items.json").write_text(json.dumps([{"file": "b.jsonl", "nothing": True}]), encoding="utf-8")
+    with pytest.raises(EvalError, match="b.jsonl"):
+        run_folder(folder, engine="offline")
+    (folder / "items.json").unlink()
+    with pytest.raises(EvalError, match="items.json"):
+        run_folder(folder, engine="offline")

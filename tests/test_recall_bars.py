@@ -9,7 +9,7 @@ from memdir.dates import days_mentioned
 from memdir.model import Memory
 from memdir.scan import Header
 from memdir.stages.recall.api import recall
-from memdir.stages.recall.offline import MARGIN_MIN_MEMORIES, select_offline
+from memdir.stages.recall.offline import MARGIN_MIN_MEMORIES, MARGIN_WORDED, PROMPT_MARGIN, select_offline
 
 TODAY = date(2026, 11, 22)  # a Sunday
 
@@ -64,6 +64,25 @@ def test_in_a_big_folder_a_memory_must_stand_out_from_the_median_cosine():
     standing_out = list(flat)
     standing_out[3] = 0.90
     assert [h.rel_path for h in select_offline("rename the loop variable", headers, 5, None, standing_out)] == ["m3.md"]
+
+
+def test_in_a_big_folder_words_match_only_when_the_prompt_is_about_the_folder():
+    """Two session notes share two words with an off-topic prompt and sit a little above the median
+    cosine, as on the real folder: nothing is recalled unless some memory clearly stands out."""
+    headers = _headers(MARGIN_MIN_MEMORIES + 10)
+    for i in (1, 2):
+        headers[i] = Header(f"m{i}.md", f"/x/m{i}.md", 0.0, f"Note {i}", "Rewrote the bash loop in the deploy script",
+                            "project")
+    prompt = "rename the loop variable i to index in this small bash script"
+    flat = [0.84 + 0.0005 * (i % 7) for i in range(len(headers))]
+    median = sorted(flat)[len(flat) // 2]
+    near = list(flat)
+    near[1] = near[2] = median + (MARGIN_WORDED + PROMPT_MARGIN) / 2  # over the per-memory bar, under the prompt's
+    assert select_offline(prompt, headers, 5, None, near) == []
+    clear = list(near)
+    clear[1] = median + PROMPT_MARGIN + 0.01
+    assert [h.rel_path for h in select_offline(prompt, headers, 5, None, clear)] == ["m1.md", "m2.md"]
+    assert [h.rel_path for h in select_offline(prompt, headers, 5, None, None)][:2] == ["m1.md", "m2.md"]  # no model
 
 
 def test_a_small_folder_keeps_the_absolute_bar():

@@ -148,3 +148,41 @@ def test_recall_catching_exceptions_cannot_swallow_the_servers_win():
     started = time.monotonic()
     answer, _ = race(client, careful, grace=0.01)
     assert answer is not None and answer.source == "server" and time.monotonic() - started < 5
+
+
+def test_a_server_that_took_the_question_is_waited_for_instead_of_raced():
+    """recall.server acknowledges a question it has read (one space): its answer, 0.15 s later, comes
+    without a local recall competing with it for the CPU."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    server.sendall(b" ")
+    _reply_later(server, {"context": "worth the wait", "selected": ["e.md"]}, after=0.15)
+    log: list[str] = []
+    prepared: list[str] = []
+    answer, reply = race(client, _local(log, 5.0), grace=0.01, prepare=lambda: prepared.append("imports"))
+    assert answer is not None and answer.source == "server" and answer.selected == ["e.md"]
+    assert log == [] and prepared == []  # no local work at all: the server had the question
+
+
+def test_a_server_that_took_the_question_and_hangs_is_raced_after_a_while():
+    from memdir.entry.recall_race import TAKEN_GRACE_SECONDS
+
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    server.sendall(b" ")
+    log: list[str] = []
+    started = time.monotonic()
+    answer, reply = race(client, _local(log), grace=0.01)
+    assert answer is not None and answer.source == "local" and log == ["local started", "local finished"]
+    assert TAKEN_GRACE_SECONDS <= time.monotonic() - started < 5
+    server.close()
+
+
+def test_a_silent_server_leaves_the_grace_to_the_local_recalls_imports():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    log: list[str] = []
+    answer, _ = race(client, _local(log), grace=0.05, prepare=lambda: log.append("prepared"))
+    assert answer is not None and answer.source == "local"
+    assert log == ["prepared", "local started", "local finished"]
+    server.close()

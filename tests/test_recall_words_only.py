@@ -59,3 +59,20 @@ def test_the_servers_word_index_matches_as_the_linear_test(monkeypatch):
         assert indexed == manifest.older_matches(q, folder, 50)
         monkeypatch.setattr(manifest, "_index", index)  # the same index, stale entries and all
     assert len(index.indexed) == 301  # the edited memory added, nothing rebuilt
+
+
+def test_the_servers_ranking_keeps_the_linear_ties(monkeypatch):
+    """Equal scores and equal mtimes (a folder restored from git): the index's ranking (numpy) keeps the
+    linear scoring's order, not just its set."""
+    from memdir.stages.recall import manifest
+    from memdir.stages.recall.older_index import OlderIndex
+
+    texts = ["deploy kafka", "kafka deploy", "friday deploy", "kafka", "deploy", "friday kafka deploy", "ledger"]
+    folder = [Header(f"m{i}.md", f"/m/m{i}.md", float(i % 2), f"note {i}", texts[i % len(texts)], "project",
+                     excerpt=texts[i % len(texts)]) for i in range(120)]
+    queries = ["deploy the kafka offsets on friday", "kafka", "friday deploy", "nothing here"]
+    linear = {q: manifest.older_matches(q, folder, 50) for q in queries}
+    assert any(len(found) == 50 for found in linear.values())
+    monkeypatch.setattr(manifest, "_index", OlderIndex())
+    for q in queries:
+        assert [h.rel_path for h in manifest.older_matches(q, folder, 50)] == [h.rel_path for h in linear[q]]

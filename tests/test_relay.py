@@ -289,3 +289,15 @@ def test_the_loop_options_that_cannot_work_say_so(tmp_path, cli):
     code, _, err = cli("eval", "run", "--suite", "extraction", "--engine", "relay", "--relay-dir", str(tmp_path))
     assert code == 2 and err.strip() == "memdir eval: --engine relay, --record, --replay and --session work with " \
                                         "--suite realdata only"
+
+
+def test_the_request_file_does_not_name_the_session_whose_name_may_give_its_annotation_away():
+    from memdir.evals.request_text import render_for_relay
+
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    first = render_for_relay(body, number="0001", session="sessions2/ko-push-nothing")
+    again = render_for_relay(body, number="0002", session="sessions2/ko-push-nothing")
+    other = render_for_relay(body, number="0003", session="sessions2/ja-mysite-darkmode")
+    assert "nothing" not in first and "ko-push" not in first
+    tags = [text.splitlines()[0].split("(session ")[1] for text in (first, again, other)]
+    assert tags[0] == tags[1] != tags[2]  # a session's requests still read as one

@@ -66,3 +66,12 @@ def test_an_older_memory_in_a_big_folder_is_offered_by_its_chinese_words(store):
                       body="Merino yarn only."), rel_path="user_knitting.md")
     older = scan(store.root).headers
     assert [h.rel_path for h in older_matches("怎么安装依赖", older, 5)] == ["feedback_pnpm_zh.md"]
+
+
+@pytest.mark.parametrize("person", ["Alice", "Zoë", "Łukasz", "Émile"])
+def test_a_person_named_in_any_script_is_what_the_prompt_is_about(store, person):
+    """The one word a prompt shares with a memory is a person's name: it is a proper name, whatever
+    its first letter, so the memory is recalled (as Alice's always was)."""
+    store.save(Memory(name="billing-owner", description=f"{person} owns the billing service", type="project",
+                      body=f"{person} owns the billing service and reviews its changes."), rel_path="project_billing.md")
+    assert _picked(store.root, f"ask {person} before the demo") == ["project_billing.md"]

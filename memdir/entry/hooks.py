@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from memdir import constants as C
 from memdir.errors import MemdirError
@@ -21,6 +22,7 @@ from memdir.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from memdir.config import Settings
@@ -82,12 +84,13 @@ def usable_cwd(raw: str | None) -> str | None:
     return normal
 
 
-def _memory_dir_for(payload: HookPayload) -> Path | None:
+def _memory_dir_for(payload: HookPayload, env: Mapping[str, str] | None = None) -> Path | None:
     """The folder for this payload's project, or None when memdir is switched off there or the
     payload names no usable project folder.
 
     memdir's own switch (MEMDIR_DISABLE, `enabled: false` in its config) decides, not Claude Code's
     CLAUDE_CODE_DISABLE_AUTO_MEMORY: a user may turn native memory off to run memdir instead.
+    `env`: the environment deciding (default: this process's; the recall server passes the session's).
     """
     from pathlib import Path
 
@@ -96,26 +99,30 @@ def _memory_dir_for(payload: HookPayload) -> Path | None:
     cwd_text = usable_cwd(payload.cwd)
     if cwd_text is None:
         return None
-    memory_dir = resolve_memory_dir(Path(cwd_text)).path
-    if not memdir_enabled(memory_dir).enabled:
+    memory_dir = resolve_memory_dir(Path(cwd_text), env).path
+    if not memdir_enabled(memory_dir, env).enabled:
         return None
     return memory_dir
 
 
-def _native_on(payload: HookPayload) -> bool:
+def _native_on(payload: HookPayload, env: Mapping[str, str] | None = None) -> bool:
     """Claude Code's own auto memory is on here (it loads MEMORY.md and instructs the model itself)."""
     from pathlib import Path
 
     from memdir.paths import memory_enabled
 
     cwd_text = usable_cwd(payload.cwd)
-    return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd()).enabled
+    return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd(), env).enabled
+
+
+def units(text: str) -> int:
+    """Length as Claude Code counts it (UTF-16 code units), as recall.inject.units counts it: importing
+    that module (dates, the scan) cost the session-start hook a tenth of its budget."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 def fit_index(index: str, budget: int, index_path: str) -> str:
     """MEMORY.md cut at a line so it fits `budget` UTF-16 units, saying where the rest is."""
-    from memdir.stages.recall.inject import units
-
     if units(index) <= budget:
         return index
     lines = index.split("\n")
@@ -199,7 +206,6 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     if memory_dir is None:
         return ""
     from memdir import index as index_text, inert  # not at the top: the Stop hook (2x budget) needs neither
-    from memdir.stages.recall.inject import units
 
     native = _native_on(payload)
     include_index = include_index and not native
@@ -251,11 +257,18 @@ def prompt_output(payload: HookPayload) -> str:
     prompt = (payload.prompt or "").strip()
     if not any(ch.isspace() for ch in prompt):
         return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
+    # The question goes to the warm server first, before this process has resolved anything: the server
+    # resolves the folder itself, and everything below runs while it answers.
+    early = _ask_early(prompt, payload)
+    sent_at = time.monotonic()
     memory_dir = _memory_dir_for(payload)
     if memory_dir is None:
+        if early is not None:
+            early.close()
         return ""
-    # The question goes to the warm server first: the work below runs while the server answers.
-    asked = _ask(memory_dir, prompt, payload) if memory_dir.is_dir() else None
+    asked = _ask(memory_dir, prompt, payload, early, sent_at) if memory_dir.is_dir() else None
+    if asked is None and early is not None:
+        early.close()
     from memdir.decision_context import for_prompt_hook
 
     decisions, journal_notice = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14
@@ -277,19 +290,19 @@ def prompt_output(payload: HookPayload) -> str:
     return json.dumps(output) if output else ""
 
 
-def _index_loaded_by_claude_code(payload: HookPayload, memory_dir: Path) -> bool:
+def _index_loaded_by_claude_code(payload: HookPayload, memory_dir: Path, env: Mapping[str, str] | None = None) -> bool:
     """Claude Code loaded this folder's MEMORY.md into the session: its native auto memory is on and
     uses this very folder (not one memdir alone was pointed at with MEMDIR_PATH)."""
     from memdir.paths import resolve_memory_dir
 
-    if not _native_on(payload):
+    if not _native_on(payload, env):
         return False
     cwd_text = usable_cwd(payload.cwd)
-    env = {k: v for k, v in os.environ.items() if k != "MEMDIR_PATH"}
+    native_env = {k: v for k, v in (os.environ if env is None else env).items() if k != "MEMDIR_PATH"}
     try:
         from pathlib import Path
 
-        return resolve_memory_dir(Path(cwd_text) if cwd_text else None, env).path == memory_dir
+        return resolve_memory_dir(Path(cwd_text) if cwd_text else None, native_env).path == memory_dir
     except Exception:  # noqa: BLE001 - unreadable settings: repeating a description is the safe side
         return False
 
@@ -311,6 +324,20 @@ def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: 
     return combined
 
 
+def resolve_for_server(cwd: object, env: Mapping[str, str]) -> tuple[Path, bool, str]:
+    """What `_ask` resolves for a prompt, for the recall server answering a question sent early: the memory
+    folder, whether Claude Code loaded its index, the engine. ValueError when no folder serves this cwd."""
+    from memdir.config import Settings, choose_engine
+
+    payload = HookPayload(session_id=None, transcript_path=None, cwd=cwd if isinstance(cwd, str) else None,
+                          hook_event_name=None)
+    memory_dir = _memory_dir_for(payload, env)
+    if memory_dir is None:
+        raise ValueError("no memory folder for this cwd (none usable, or memdir is off there)")
+    engine = choose_engine(Settings.from_env(env).engine, env, quiet=True)
+    return memory_dir, _index_loaded_by_claude_code(payload, memory_dir, env), engine
+
+
 def _use_recall_server(engine: str) -> bool:
     """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
     wanted, or the dense model is installed (it loads only there, never in a hook process)."""
@@ -327,10 +354,30 @@ def _use_recall_server(engine: str) -> bool:
     return path is not None and server_socket.folder_state(path) != "unsafe"
 
 
-def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, bool, object, float]:
+def _ask_early(prompt: str, payload: HookPayload):
+    """The connection the question went out on before anything was resolved here, or None.
+
+    Sent when the server will be used whatever the engine (the dense model is installed): the server
+    resolves the memory folder, whether Claude Code loaded its index, and the engine from the cwd and
+    this session's environment, as `_ask` does here meanwhile. Its answer names what it resolved, and
+    is used only when that is what this process resolved (recall_race.from_reply)."""
+    from memdir import embeddings
+    from memdir.stages.recall import server_socket
+
+    if usable_cwd(payload.cwd) is None or not server_socket.enabled() or not embeddings.installed():
+        return None
+    request = {"resolve": True, "query": prompt, "transcript_path": payload.transcript_path,
+               "session_id": payload.session_id, "cwd": payload.cwd, "record": False}
+    return server_socket.send(request, timeout=C.HOOK_EARLY_SEND_SECONDS)
+
+
+def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
+         sent_at: float = 0.0) -> tuple[bool, bool, object, float, dict, float | None]:
     """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
-    the question went out on or None, how long its reply is waited for): the start of `_recall`.
-    The settings and the engine are read once here, for the whole prompt."""
+    the question went out on or None, how long its reply is waited for, what a usable reply must name,
+    when the question went out if it went out early): the start of `_recall`. The settings and the
+    engine are read once here, for the whole prompt. `early`: the connection `_ask_early` sent the
+    question on at `sent_at` (None: not sent yet)."""
     from memdir.config import Settings, choose_engine
     from memdir.entry.recall_race import GRACE_SECONDS
 
@@ -338,19 +385,34 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload) -> tuple[bool, boo
     engine = choose_engine(settings.engine, quiet=True)
     index_loaded = _index_loaded_by_claude_code(payload, memory_dir)
     use_server = _use_recall_server(engine)
-    conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
+    expect: dict = {}
+    early_at = None
+    if early is not None and use_server:
+        early_at = sent_at
+        early.settimeout(settings.recall_timeout + 1.0)
+        conn = early
+        expect = {"memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
+    else:
+        if early is not None:
+            early.close()
+        conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
     # With the llm engine the model's choice is the point, and no local answer can stand in for it within
     # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
     grace = settings.recall_timeout + 1.0 if use_server and engine == "llm" else GRACE_SECONDS
-    return use_server, index_loaded, conn, grace
+    return use_server, index_loaded, conn, grace, expect, early_at
 
 
-def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bool, bool, object, float]):
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
+            asked: tuple[bool, bool, object, float, dict, float | None]):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
     from memdir.entry.recall_race import Answer, race
 
-    use_server, index_loaded, conn, grace = asked
+    use_server, index_loaded, conn, grace, expect, sent_at = asked
+    if sent_at is not None:  # the server's acknowledgement is due within ACK_SECONDS of the question
+        from memdir.entry.recall_race import ACK_SECONDS
+
+        grace = max(grace, sent_at + ACK_SECONDS - time.monotonic())
 
     def local() -> Answer:
         from memdir.stages.recall.api import recall
@@ -360,16 +422,22 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: tuple[bo
         # code runs in the server only: its scan does not fit this process's budget.
         result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id,
                         engine="offline" if use_server else None, index_loaded=index_loaded,
-                        record=conn is None)
+                        record=conn is None, disk_cache=True)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         return Answer(result.context, [h.rel_path for h in result.selected], "local")
 
-    answer, reply = race(conn, local, grace=grace)
+    def prepare() -> None:
+        import memdir.stages.recall.api  # noqa: F401  (what `local` imports first: most of its start)
+
+    answer, reply = race(conn, local, grace=grace, expect=expect, prepare=prepare)
     for line in (reply or {}).get("debug") or []:
         log(memory_dir, "prompt", f"server: {line}")
     if reply is not None and "error" in reply:
         log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
+    elif reply is not None and any(reply.get(k) != v for k, v in expect.items()):
+        log(memory_dir, "prompt", "the recall server resolved another folder, index or engine for this prompt "
+            f"({', '.join(f'{k}={reply.get(k)!r}' for k in expect)}); answered here")
     if answer is not None and conn is not None and answer.selected:
         from memdir.stages.recall import state
 

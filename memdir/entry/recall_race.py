@@ -2,9 +2,12 @@
 
 Thin when the server is up (issue 26): the request is sent before anything of the recall stack is
 imported or the transcript is read, and a reply within GRACE_SECONDS is used as it is. A server that
-is slower than that (busy, far behind, stuck) is raced instead of waited for: this process starts
-its own lexical recall, and whichever answer is ready first is used. A slow server therefore costs
-at most GRACE_SECONDS over no server at all, never its timeout plus a local recall after it.
+has acknowledged the question (recall.server sends one space on accepting it) is alive and working: its
+answer is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU.
+A server silent past the grace (stuck, far behind; hooks gives it ACK_SECONDS from the question's sending)
+is raced instead of waited for: this process starts its own lexical recall, having spent the grace
+importing it, and whichever answer is ready first is used. A stuck server therefore costs about
+nothing over no server at all, never its timeout plus a local recall after it.
 
 Neither side records what it surfaced: the hook records the answer it used (recall.state), so a
 memory the losing side picked is not marked as shown in the session.
@@ -14,12 +17,23 @@ from __future__ import annotations
 
 import select
 import signal
+import socket
 import threading
 import time
 
 from memdir.stages.recall import server_socket
 
-GRACE_SECONDS = 0.02  # a warm server answers a 200-memory folder in about this much (lexical + dense)
+# How long a server that has not even said it read the question is given, counted from the race's start,
+# which the local recall's imports take anyway: a live server's acknowledgement comes within milliseconds of
+# the question (sent before the hook resolved its folder), and any more would be pure wait over no server.
+GRACE_SECONDS = 0.005
+# A live server acknowledges a question (recall.server.TAKEN) within this long of its sending under load
+# (the hook sends it before resolving its folder, so this has mostly passed when the race starts).
+ACK_SECONDS = 0.025
+# Once the server has said it read the question (it is alive, not stuck before reading), its answer is
+# waited for this long from the race's start before a local recall competes with it for the CPU: a warm
+# server answers 20,000 memories in about 0.15 s, where a local recall takes seconds (issue 26).
+TAKEN_GRACE_SECONDS = 0.3
 INTERRUPT = getattr(signal, "SIGUSR1", signal.SIGINT)  # ours for the race's moment; never left installed
 
 
@@ -32,9 +46,13 @@ class Answer:
         self.context, self.selected, self.source = context, selected, source
 
 
-def from_reply(reply: dict | None) -> Answer | None:
-    """The server's usable answer, or None (no reply, an error or "busy" reply, a malformed one)."""
+def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
+    """The server's usable answer, or None (no reply, an error or "busy" reply, a malformed one, or one
+    resolved for another folder, index or engine than `expect` names: a question sent before this
+    process had resolved them, hooks._ask_early)."""
     if not isinstance(reply, dict) or "error" in reply:
+        return None
+    if expect and any(reply.get(key) != value for key, value in expect.items()):
         return None
     selected = reply.get("selected")
     if not isinstance(selected, list) or not all(isinstance(p, str) for p in selected):
@@ -42,23 +60,51 @@ def from_reply(reply: dict | None) -> Answer | None:
     return Answer(str(reply.get("context") or ""), selected, "server")
 
 
-def race(conn, local, grace: float = GRACE_SECONDS) -> tuple[Answer | None, dict | None]:
+def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
+         prepare=None) -> tuple[Answer | None, dict | None]:
     """(the answer to use, the server's reply when it was read). `conn`: a connection the request
     was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
 
-    The server's reply within `grace` is used without starting `local`. Past it, `local` runs in this
-    (the main) thread while another waits for the server; a usable reply interrupts `local` (a signal
-    to the main thread, whose handler raises) and is used instead.
+    The server's reply within `grace` (TAKEN_GRACE_SECONDS once the server has said it read the question)
+    is used without starting `local`. Past it, `local` runs in this (the main) thread while another waits
+    for the server; a usable reply interrupts `local` (a signal to the main thread, whose handler
+    raises) and is used instead. `prepare()`: what `local` needs
+    first (its imports), done during the grace instead of sleeping through it: a server that never
+    answers then costs next to nothing over no server at all.
     """
     if conn is None:
         return local(), None
     with conn:
-        ready, _, _ = select.select([conn], [], [], grace)
-        if ready:
+        started = time.monotonic()
+        ready = _took_question(conn, 0.0)
+        if not ready:
+            if prepare is not None:
+                prepare()
+            ready = _took_question(conn, max(0.0, grace - (time.monotonic() - started)))
+        if ready == "taken":  # a live server is on it: its answer, not a local race, is the fast way
+            ready = _took_question(conn, max(0.0, max(grace, TAKEN_GRACE_SECONDS) - (time.monotonic() - started)))
+        if ready == "answer":
             reply = server_socket.receive(conn)
-            answer = from_reply(reply)
+            answer = from_reply(reply, expect)
             return (answer if answer is not None else local()), reply
-        return _race_local(conn, local)
+        return _race_local(conn, local, expect)
+
+
+def _took_question(conn, timeout: float) -> str:
+    """What the server has sent within `timeout`: "answer" (its reply has begun, or the connection
+    closed), "taken" (only the byte recall.server sends once it has read the question, now consumed), or
+    "" (nothing)."""
+    ready, _, _ = select.select([conn], [], [], timeout)
+    if not ready:
+        return ""
+    try:
+        head = conn.recv(64, socket.MSG_PEEK)
+    except OSError:
+        return "answer"  # receive() meets the same error and says None
+    if not head or head.strip():
+        return "answer"
+    conn.recv(len(head))  # whitespace only: the server's acknowledgement (JSON allows it before the reply)
+    return "taken"
 
 
 class _ServerFirst(BaseException):
@@ -66,10 +112,10 @@ class _ServerFirst(BaseException):
     A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
 
 
-def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
+def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
     if not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
         reply = server_socket.receive(conn)  # no way to interrupt `local`: wait for the server as before
-        answer = from_reply(reply)
+        answer = from_reply(reply, expect)
         return (answer if answer is not None else local()), reply
     box: dict = {}
     lock = threading.Lock()
@@ -79,7 +125,7 @@ def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
         reply = server_socket.receive(conn)
         with lock:
             box["reply"] = reply
-            if from_reply(reply) is None or "winner" in box:
+            if from_reply(reply, expect) is None or "winner" in box:
                 return
             box["winner"] = "server"
         # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
@@ -104,5 +150,5 @@ def _race_local(conn, local) -> tuple[Answer | None, dict | None]:
         # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
         signal.signal(INTERRUPT, previous)
     if box["winner"] == "server":
-        return from_reply(box["reply"]), box["reply"]
+        return from_reply(box["reply"], expect), box["reply"]
     return answer, box.get("reply")

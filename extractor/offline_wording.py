@@ -1,0 +1,38 @@
+"""How the offline engine words a memory about the user: in the third person, without the judgement or the
+request of the moment that came with it ("I'm a backend engineer, please fix this" -> "The user is a backend
+engineer")."""
+
+from __future__ import annotations
+
+import re
+
+
+def third_person(text: str) -> str:
+    """User memories describe the user: "I'm a backend engineer" -> "The user is a backend engineer"."""
+    text = re.sub(r"^(?:I'?m|I am)\b", "The user is", text)
+    text = re.sub(r"^I\b", "The user", text)
+    text = re.sub(r"^My\b", "The user's", text)
+    for pattern, repl in ((r"\bI'?m\b", "they are"), (r"\bI am\b", "they are"), (r"\bmy\b", "their"),
+                          (r"\bme\b", "them"), (r"\bI\b", "they")):
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+_JUDGEMENT = re.compile(r"\b(?:terrible|awful|bad|hopeless|useless|stupid|dumb|clueless|suck)\b", re.I)
+
+
+def without_judgement(text: str) -> str:
+    """User memories never carry negative judgements (nor the request of the moment): drop those clauses."""
+    parts = re.split(r"(,\s*|\s+and\s+|\s+but\s+)", text)
+    clauses, separators = parts[::2], parts[1::2]
+    drop = [bool(_JUDGEMENT.search(c) or re.match(r"\s*please\b", c, re.I)) for c in clauses]
+    if not any(drop) or all(drop):
+        return text
+    out = ""
+    for i, clause in enumerate(clauses):
+        if drop[i]:
+            continue
+        if out:
+            out += separators[i - 1] if i > 0 and not drop[i - 1] else ", "
+        out += clause.strip()
+    return out

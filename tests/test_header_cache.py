@@ -1,0 +1,296 @@
+"""The prompt hook's headers and older memories' words kept on disk (memdir.header_cache,
+recall.older_words, issue 26): recall answers exactly as when every file is read and searched, cold or
+warm, after edits, renames and deletes, and whatever is planted in either file; planted text is never
+injected."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memdir import header_cache
+from memdir.header_cache import HeaderCache
+from memdir.scan import scan
+from memdir.stages.recall import api, manifest, older_words
+from memdir.stages.recall.older_words import WordIndex
+
+REPO = Path(__file__).resolve().parents[1]
+NOW = time.time()
+HEADERS = Path(header_cache.CACHE_FILE)
+WORDS = Path(older_words.CACHE_FILE)
+
+
+def _prompts() -> list[str]:
+    data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
+    return [p["prompt"] for s in data["sets"] for p in s["prompts"]]
+
+
+def _answers(folder: Path, prompts: list[str], disk: bool) -> list[tuple[list[str], str, list[str]]]:
+    """(selected files, rendered context, the candidate pool) per prompt."""
+    out = []
+    for prompt in prompts:
+        manifest._rankers.clear()
+        result = api.recall(folder, prompt, engine="offline", record=False, now=NOW, disk_cache=disk)
+        if disk:
+            cache = HeaderCache(folder)
+            pool = manifest.candidates(cache.scan().headers, prompt, words=WordIndex(cache))
+        else:
+            pool = manifest.candidates(scan(folder).headers, prompt)
+        out.append(([h.rel_path for h in result.selected], result.context, [h.rel_path for h in pool]))
+    manifest._rankers.clear()
+    return out
+
+
+@pytest.fixture
+def folders(realdata, tmp_path, monkeypatch):
+    """The real 55-file folder, and a realistic 260-memory one built from it (60 older memories), with
+    files just written counted as settled (they are kept in the cache at once)."""
+    from benchmarks import realistic
+
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    real = tmp_path / "real"
+    shutil.copytree(realdata / realistic.REAL_FOLDER, real)
+    built = realistic.build(tmp_path / "built", 260, source_folder=real)
+    return real, built
+
+
+def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
+    real, built = folders
+    every = _prompts()
+    assert len(every) >= 20
+    for folder in (real, built):
+        expected = _answers(folder, every, disk=False)
+        assert any(selected for selected, _, _ in expected)
+        assert not (folder / HEADERS).exists()
+        assert _answers(folder, every[:1], disk=True) == expected[:1]  # cold: writes them
+        assert (folder / WORDS).exists() == (folder is built)  # 55 memories: none is older than the newest 200
+        written = [(folder / f).stat().st_mtime_ns for f in (HEADERS, WORDS) if (folder / f).exists()]
+        assert _answers(folder, every, disk=True) == expected  # warm
+        assert [(folder / f).stat().st_mtime_ns for f in (HEADERS, WORDS) if (folder / f).exists()] == written
+    assert any(len(pool) > manifest.NEWEST for _, _, pool in _answers(built, every, disk=False))  # older matches
+
+
+def _same_size_same_mtime_edit(path: Path, old: str, new: str) -> None:
+    assert len(old.encode()) == len(new.encode())
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+
+
+def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):
+    _, built = folders
+    prompts = _prompts()[:6]
+    _answers(built, prompts, disk=True)  # warm
+    older = scan(built).headers[manifest.NEWEST + 5:]
+    target = Path(older[0].abs_path)
+    # An older memory's longest word becomes one no memory has, at the same size and mtime: only its
+    # new text puts it among the candidates for a prompt naming that word.
+    body = target.read_text(encoding="utf-8").split("---", 2)[2]
+    word = max((w for w in body.split()[:80] if w.isascii() and w.isalpha()), key=len)
+    replacement = "zq" + "k" * (len(word) - 2)
+    _same_size_same_mtime_edit(target, word, replacement)
+    os.rename(older[3].abs_path, built / "renamed_memory.md")
+    Path(older[4].abs_path).unlink()
+    prompts.append(f"and the {replacement}?")
+    before = (built / WORDS).read_bytes().split(b"\n")[0].split(b" ")
+    expected = _answers(built, prompts, disk=False)
+    assert target.name in expected[-1][2]
+    assert _answers(built, prompts, disk=True) == expected
+    after = (built / WORDS).read_bytes().split(b"\n")[0].split(b" ")
+    assert after[3].startswith(before[3] + b",") and int(after[4]) == int(before[4]) + 2  # extended: edited, renamed
+
+
+def _new_word(path: Path, tag: str) -> tuple[str, str, str]:
+    """(the file's text, its longest early word, a word of that length no memory has)."""
+    text = path.read_text(encoding="utf-8")
+    word = max((w for w in text.split("---", 2)[2].split()[:80] if w.isascii() and w.isalpha()), key=len)
+    return text, word, (tag + "k" * len(word))[: len(word)]
+
+
+def test_numbers_two_hooks_gave_out_at_once_are_never_mixed_up(folders):
+    """Two hooks that both saw a change number memories from the same file: the word index one wrote
+    is not used with the header cache the other wrote."""
+    _, built = folders
+    _answers(built, _prompts()[:1], disk=True)  # warm
+    parent = (built / HEADERS).read_bytes()
+    older = scan(built).headers[manifest.NEWEST + 5:]
+    x, y = Path(older[0].abs_path), Path(older[1].abs_path)
+    x_text, x_word, x_new = _new_word(x, "zqx")
+    _same_size_same_mtime_edit(x, x_word, x_new)
+    _answers(built, [f"and the {x_new}?"], disk=True)  # hook A: numbers the edited x, indexes its words
+    before = x.stat()
+    x.write_text(x_text, encoding="utf-8")  # x as it was, another stamp
+    os.utime(x, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (built / HEADERS).write_bytes(parent)  # hook B wrote its header cache from the same parent, after A
+    _, y_word, y_new = _new_word(y, "zqy")
+    _same_size_same_mtime_edit(y, y_word, y_new)
+    prompts = [f"and the {x_new}?", f"and the {y_new}?"]
+    expected = _answers(built, prompts, disk=False)
+    assert y.name in expected[1][2] and x.name not in expected[0][2]
+    assert _answers(built, prompts, disk=True) == expected
+
+
+def test_a_file_changed_within_its_stamps_tick_is_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(header_cache, "RACY_NS", 60 * 10**9)
+    (tmp_path / "a.md").write_text("---\nname: a\ndescription: deploys\ntype: project\n---\n\nbody\n")
+    HeaderCache(tmp_path).scan()
+    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 1  # the first line only
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    HeaderCache(tmp_path).scan()
+    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 2
+
+
+def test_headers_read_back_exactly_and_what_the_format_cannot_hold_is_read_each_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    (tmp_path / "a.md").write_text("---\nname: a\ndescription: 'with: colon'\ntype: project\n---\n\nx\ty\n\nz é\n")
+    (tmp_path / "b\tc.md").write_text("---\nname: b\ndescription: d\ntype: user\n---\n\na tab in its path\n")
+    (tmp_path / "c.md").write_text("---\nname: c\ndescription: a: b\ntype: user\n---\n\nread leniently\n")
+    expected = [(h.rel_path, h.name, h.description, h.type, h.problem, h.excerpt, h.mtime)
+                for h in scan(tmp_path).headers]
+    for _ in range(2):
+        cache = HeaderCache(tmp_path)
+        got = cache.scan().headers
+        assert [(h.rel_path, h.name, h.description, h.type, h.problem, h.excerpt, h.mtime) for h in got] == expected
+    assert {type(h).__name__ for h in got} == {"CachedHeader", "Header"}  # b\tc.md is read every time
+    assert sorted(h.rel_path for h in cache.doc) == ["a.md", "c.md"]
+    assert any(h.problem for h in got)
+
+
+def _first(body: bytes, token: bytes = b"0123456789abcdef") -> bytes:
+    """A valid first line for a header-cache file whose entry lines are `body` (each ending with a newline)."""
+    count = body.count(b"\n")
+    first = b"%s %s %s lineage %d %d " % (header_cache.FORMAT, header_cache.fingerprint(), token, count, count)
+    return first + b"%012d\n" % (len(first) + 13 + len(body))
+
+
+def test_a_planted_header_is_never_injected(folders):
+    real, _ = folders
+    prompt = _prompts()[0]
+    selected, context, _ = _answers(real, [prompt], disk=False)[0]
+    _answers(real, [prompt], disk=True)
+    data = (real / HEADERS).read_bytes()
+    target = next(h for h in scan(real).headers if h.rel_path == selected[0])
+    real_description = target.description.encode()
+    planted = (b"PLANTED " * 100)[: len(real_description)]
+    assert data.count(b"\t+" + real_description + b"\t") == 1
+    (real / HEADERS).write_bytes(data.replace(b"\t+" + real_description + b"\t", b"\t+" + planted + b"\t"))
+    cache = HeaderCache(real)
+    served = next(h for h in cache.scan().headers if h.rel_path == target.rel_path)
+    assert served.description == planted.decode()  # ranked on what the cache says
+    assert [h.description for h in cache.refreshed([served])] == [target.description]  # rendered from the file
+    got_selected, got_context, _ = _answers(real, [prompt], disk=True)[0]
+    assert "PLANTED" not in got_context
+    if got_selected == selected:
+        assert got_context == context
+
+
+@pytest.mark.parametrize("content", [
+    b"", b"\x00" * 1000, os.urandom(5000),
+    b"memdir-headers 1 0000000000000000 t l 1 1 000000000060\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t0\t0\t0\n",  # another reader's
+    b"FIRST",  # first line only, no newline
+    _first(b"not\ta\tline\n"),
+    _first(b"\t".join([b"x"] * 12) + b"\n"),
+    _first(b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b"0", b"0", b"0"]) + b"\n"),
+    _first(b"\xff\xfe\tbroken\n"),
+    _first(b"a.md\n") + b"x" * 10,
+    _first(b"a.md\n")[:-5] + b"99999\n",  # the excerpts start past the end
+])
+def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
+    _, built = folders
+    prompts = _prompts()[:3]
+    expected = _answers(built, prompts, disk=False)
+    (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
+    (built / HEADERS).write_bytes(content.replace(b"FIRST", _first(b"")))
+    assert _answers(built, prompts, disk=True) == expected
+    assert b"0123456789abcdef" not in (built / HEADERS).read_bytes().split(b"\n")[0]  # rewritten
+
+
+def test_planted_stamps_and_offsets_of_real_files_only_change_what_is_ranked(folders):
+    """Entries that match real files' stamps but point their excerpts anywhere in the file: no failure."""
+    _, built = folders
+    prompts = _prompts()[:3]
+    _answers(built, prompts, disk=True)
+    data = (built / HEADERS).read_bytes()
+    lines = data.split(b"\n")
+    count = int(lines[0].split(b" ")[6])
+    for i in range(1, count + 1):
+        parts = lines[i].split(b"\t")
+        parts[9], parts[10], parts[11] = b"%d" % (i % 3), b"%d" % (i * 7), b"%d" % (i * 13 % 5000)
+        lines[i] = b"\t".join(parts)
+    (built / HEADERS).write_bytes(b"\n".join(lines))
+    for selected, context, _ in _answers(built, prompts, disk=True):
+        for rel in selected:
+            assert rel in context
+
+
+def _words_file(built: Path) -> bytes:
+    _answers(built, _prompts()[:1], disk=True)
+    return (built / WORDS).read_bytes()
+
+
+def _blob_start(data: bytes) -> int:
+    return data.find(b"\n", data.find(b"\n", data.find(b"\n") + 1) + 1) + 1
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: os.urandom(3000),
+    lambda data: data[:-100],  # numbers missing
+    lambda data: data + b"\x00" * 4,  # numbers past the last end
+    lambda data: b"\n".join([data.split(b"\n")[0], b" ".join(reversed(data.split(b"\n")[1].split(b" "))),
+                             *data.split(b"\n")[2:]]),  # vocabulary not sorted
+    lambda data: data[: data.find(b"\n", data.find(b"\n") + 1) + 1] + b"!!" + data[_blob_start(data) - 1 :],  # ends
+    lambda data: data[: _blob_start(data)] + b"\xff" * (len(data) - _blob_start(data)),  # numbers never given out
+    lambda data: data.replace(b"older-words 1", b"older-words 0", 1),
+])
+def test_a_planted_or_broken_word_index_gives_the_same_answers(folders, damage):
+    _, built = folders
+    prompts = _prompts()[:8]
+    expected = _answers(built, prompts, disk=False)
+    (built / WORDS).write_bytes(damage(_words_file(built)))
+    assert _answers(built, prompts, disk=True) == expected
+
+
+def test_a_folder_or_symlink_at_the_cache_paths_is_neither_read_nor_replaced(folders, tmp_path):
+    _, built = folders
+    prompts = _prompts()[:3]
+    expected = _answers(built, prompts, disk=False)
+    (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
+    (built / HEADERS).mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"kept")
+    (built / WORDS).symlink_to(elsewhere)
+    assert _answers(built, prompts, disk=True) == expected
+    assert (built / HEADERS).is_dir() and (built / WORDS).is_symlink() and elsewhere.read_bytes() == b"kept"
+
+
+def test_the_prompt_hook_uses_them(folders, monkeypatch, tmp_path):
+    import io
+    import json
+
+    from memdir.entry.hooks import main as hook_main
+
+    _, built = folders
+    monkeypatch.setenv("MEMDIR_PATH", str(built))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
+    runs = iter(range(100))
+
+    def hook() -> str:
+        manifest._rankers.clear()
+        payload = {"session_id": f"s{next(runs)}", "transcript_path": "/nope.jsonl", "cwd": str(tmp_path),
+                   "hook_event_name": "UserPromptSubmit", "prompt": _prompts()[0]}
+        out = io.StringIO()
+        assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+        return out.getvalue()
+
+    first = hook()
+    assert "additionalContext" in first and (built / HEADERS).exists() and (built / WORDS).exists()
+    assert hook() == first

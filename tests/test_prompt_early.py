@@ -1,0 +1,121 @@
+"""The prompt hook sends its question before resolving anything; the server resolves the folder itself,
+and its answer is used only when it resolved what the hook did (issue 26)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from memdir.entry.recall_race import Answer, from_reply, race
+from memdir.model import Memory
+from memdir.stages.recall import server, server_socket
+from memdir.store import MemoryStore
+
+MEMDIR = Path(sys.executable).with_name("memdir")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    memory = tmp_path / "memory"
+    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays via the release train",
+                                    type="project"))
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    return folder, memory
+
+
+def test_the_server_resolves_an_early_question_as_the_hook_would(project):
+    folder, memory = project
+    request = {"resolve": True, "query": "when do deploys go out on the release train", "cwd": str(folder),
+               "session_id": "s", "record": False, "env": server_socket.request_env()}
+    reply = server.handle(request)
+    assert (reply["memory_dir"], reply["index_loaded"], reply["asked_engine"]) == (str(memory), False, "offline")
+    assert "Tuesdays" in reply["context"]
+    with pytest.raises(ValueError):
+        server.handle({**request, "cwd": "/"})  # no project there: no folder, and nothing scanned
+
+
+def test_an_answer_resolved_for_another_folder_is_not_used():
+    expect = {"memory_dir": "/m/a", "index_loaded": False, "asked_engine": "offline"}
+    good = {"context": "c", "selected": ["x.md"], **expect}
+    assert from_reply(good, expect) is not None
+    for key, other in (("memory_dir", "/m/b"), ("index_loaded", True), ("asked_engine", "llm")):
+        assert from_reply({**good, key: other}, expect) is None
+    client, peer = socket.socketpair()
+    peer.sendall(json.dumps({**good, "memory_dir": "/m/b"}).encode())
+    peer.close()
+    answer, reply = race(client, lambda: Answer("here", [], "local"), grace=1.0, expect=expect)
+    assert answer is not None and answer.source == "local" and reply is not None
+
+
+class FakeServer:
+    """Listens where the hook looks for the recall server; answers each request with `reply(request)`."""
+
+    def __init__(self, path: str, reply) -> None:
+        self.path, self.reply, self.requests = path, reply, []
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                request = json.loads(data)
+                self.requests.append(request)
+                conn.sendall(json.dumps(self.reply(request)).encode())
+
+    def close(self) -> None:
+        self.listener.close()
+        os.unlink(self.path)
+
+
+@pytest.mark.dense  # the model counts as installed: the hook asks the server whatever the engine
+def test_the_hook_asks_before_resolving_and_checks_what_the_server_resolved(project, tmp_path):
+    folder, memory = project
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "MEMDIR_RECALL_SERVER": "1", "MEMDIR_ENGINE": "offline"}
+    path = server_socket.socket_path(env)
+    assert path is not None and server_socket.make_private_folder(path)
+    resolved = {"memory_dir": str(memory), "index_loaded": False, "asked_engine": "offline"}
+    fake = FakeServer(path, lambda request: {"context": "FROM THE SERVER", "selected": ["project_deploys.md"],
+                                             **resolved})
+    payload = {"session_id": "s1", "cwd": str(folder), "hook_event_name": "UserPromptSubmit",
+               "prompt": "when do deploys go out on the release train"}
+    argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry.main"]
+
+    def hook() -> str:
+        return subprocess.run([*argv, "hook", "prompt"], input=json.dumps(payload), capture_output=True, text=True,
+                              env=env, timeout=60, check=True).stdout
+    try:
+        used = hook()
+        assert fake.requests[0]["resolve"] is True and "memory_dir" not in fake.requests[0]
+        assert "FROM THE SERVER" in used
+        resolved["memory_dir"] = str(tmp_path / "another")  # e.g. a server whose environment differs
+        payload["session_id"] = "s2"
+        mine = hook()
+        assert "FROM THE SERVER" not in mine and "Tuesdays" in mine  # answered here
+        assert "resolved another folder" in (memory / ".memdir" / "hook.log").read_text()
+    finally:
+        fake.close()
