@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ[C.DENSE_DISABLE_ENV] = "0"
 # The memory folder's git history (memdir/githistory.py) is off too: a commit is a few git processes per
 # write. Tests of it turn it on with monkeypatch.setenv(GIT_HISTORY_ENV, "1"); `pytest --git-history` turns it
-# on for every test (the history and no-loss tests must pass both ways).
+# on for every test (the history and no-loss tests must pass both ways). Set in pytest_configure, from the
+# option rather than sys.argv: an xdist worker's sys.argv is not the command line.
 GIT_HISTORY_ENV = "MEMDIR_GIT_HISTORY"
-os.environ[GIT_HISTORY_ENV] = "1" if "--git-history" in sys.argv else "0"
 
 
 def pytest_addoption(parser):
@@ -37,6 +37,10 @@ def pytest_addoption(parser):
                      help="run every test with the memory folder's git history on (the product default)")
 
 
+def pytest_configure(config):
+    os.environ[GIT_HISTORY_ENV] = "1" if config.getoption("--git-history") else "0"
+
+
 def pytest_collection_modifyitems(config, items):
     skip_dense = pytest.mark.skip(reason="slow dense-model test: pass --dense to run it (.ci/run does)")
     skip_slow = pytest.mark.skip(reason="slow scale test: pass --slow to run it (.ci/run does)")
@@ -46,6 +50,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_dense)
         if not config.getoption("--slow") and item.get_closest_marker("slow") is not None:
             item.add_marker(skip_slow)
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
+def pytest_testnodedown(node, error):
+    """xdist controller: add a finished worker's hostile-suite tallies to the ones printed at the end."""
+    state = getattr(node, "workeroutput", {}).get("hostile")
+    if state is not None:
+        from tests.hostile.conftest import merge_summary
+
+        merge_summary(state)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The hostile suite's closing lines, once: here rather than in tests/hostile/conftest.py, which an
+    xdist controller does not load (it collects nothing) unless tests/hostile is on its command line."""
+    hostile = sys.modules.get("tests.hostile.conftest")
+    for line in hostile.summary_lines() if hostile is not None else []:
+        terminalreporter.write_line(line)
+
 
 _ENV_TO_CLEAR = (
     *C.PATH_OVERRIDE_ENVS,
@@ -167,3 +190,4 @@ def realdata() -> Path:
     if found is None:
         pytest.skip(missing_reason())
     return found
+

@@ -8,7 +8,9 @@ broken promise; the session ends with one summary line (quoted in the issue's cl
     hostile suite: N inputs tried, 0 tracebacks, 0 hangs, 0 escapes, 0 bytes lost, 0 secrets on disk
 
 Every file memdir writes during the suite lands under one session folder, so the last test
-(test_zz_secret_scan.py) can read all of it back and look for the planted secrets.
+(test_zz_secret_scan.py) can read all of it back and look for the planted secrets. Under pytest-xdist the
+whole folder runs on one worker, in file order (tests/conftest.py groups it), for that scan; each worker
+still sends its tallies to the controller (summary_state / merge_summary), which prints the lines once.
 """
 
 from __future__ import annotations
@@ -61,6 +63,16 @@ class Tally:
                 f"{self.hangs} hangs, {self.escapes} escapes, {self.bytes_lost} bytes lost{planted}, "
                 f"{self.secrets} secrets on disk")
 
+    COUNTS = ("tried", "tracebacks", "hangs", "escapes", "bytes_lost", "secrets")
+
+    def state(self) -> dict:
+        return {**{name: getattr(self, name) for name in self.COUNTS}, "notes": list(self.notes)}
+
+    def merge(self, state: dict) -> None:
+        for name in self.COUNTS:
+            setattr(self, name, getattr(self, name) + state[name])
+        self.notes.extend(state["notes"])
+
 
 TALLY = Tally()
 
@@ -83,6 +95,16 @@ class Poisoning:
         return (f"poisoning: {len(self.ways)} ways x {len(self.payloads)} payloads ({self.tried} transcripts, "
                 f"each through the offline engine, the LLM engine's request and the decision pipeline), "
                 f"{self.planted} planted")
+
+    def state(self) -> dict:
+        return {"ways": sorted(self.ways), "payloads": sorted(self.payloads), "tried": self.tried,
+                "planted": self.planted}
+
+    def merge(self, state: dict) -> None:
+        self.ways.update(state["ways"])
+        self.payloads.update(state["payloads"])
+        self.tried += state["tried"]
+        self.planted += state["planted"]
 
 
 POISONING = Poisoning()
@@ -111,19 +133,57 @@ class PlantedWrites:
                 f"offline and with a scripted model that obeys the planted text: {self.planted} planted memories "
                 f"saved; true positives kept: {self.kept} of {self.true_positives}")
 
+    def state(self) -> dict:
+        return {"ways": sorted(self.ways), "payloads": sorted(self.payloads), "tried": self.tried,
+                "planted": self.planted, "true_positives": self.true_positives, "kept": self.kept}
+
+    def merge(self, state: dict) -> None:
+        self.ways.update(state["ways"])
+        self.payloads.update(state["payloads"])
+        self.tried += state["tried"]
+        self.planted += state["planted"]
+        self.true_positives += state["true_positives"]
+        self.kept += state["kept"]
+
 
 PLANTED_WRITES = PlantedWrites()
 
 
-def pytest_terminal_summary(terminalreporter):
+def summary_lines() -> list[str]:
+    """The suite's closing lines, printed once by tests/conftest.py (serial, or on the xdist controller)."""
+    lines = []
     if TALLY.tried or POISONING.tried:
-        terminalreporter.write_line(TALLY.line())
-        for note in TALLY.notes[:20]:
-            terminalreporter.write_line(f"  {note}")
+        lines += [TALLY.line(), *(f"  {note}" for note in TALLY.notes[:20])]
     if POISONING.tried:
-        terminalreporter.write_line(POISONING.line())
+        lines.append(POISONING.line())
     if PLANTED_WRITES.tried or PLANTED_WRITES.true_positives:
-        terminalreporter.write_line(PLANTED_WRITES.line())
+        lines.append(PLANTED_WRITES.line())
+    return lines
+
+
+def summary_state() -> dict:
+    """This process's tallies as plain data: what an xdist worker sends to the controller."""
+    return {"tally": TALLY.state(), "poisoning": POISONING.state(), "planted_writes": PLANTED_WRITES.state()}
+
+
+def merge_summary(state: dict) -> None:
+    """Add a worker's tallies to this process's (the controller's), so the lines count every worker."""
+    TALLY.merge(state["tally"])
+    POISONING.merge(state["poisoning"])
+    PLANTED_WRITES.merge(state["planted_writes"])
+
+
+FINISHED: set[str] = set()  # node ids of the hostile tests this process ran (the scan checks it saw them all)
+
+
+def pytest_runtest_logfinish(nodeid):
+    FINISHED.add(nodeid)
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)  # set on xdist workers only
+    if workeroutput is not None:
+        workeroutput["hostile"] = summary_state()
 
 
 @pytest.fixture

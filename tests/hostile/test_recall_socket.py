@@ -84,11 +84,22 @@ def _request(memory_dir: str = "/nonexistent") -> dict:
 LONG = "/srv/" + "x" * 200
 
 
+@pytest.fixture
+def runtime_dir():
+    """A private runtime folder as short as a real one (/run/user/<uid>): one under tmp_path, whose length
+    depends on the runner (xdist adds popen-gwN/), can leave no room for the socket's name."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="memdir-run-", dir="/tmp"))  # mode 0700
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("case", ["long-config-home", "long-home", "long-home-and-xdg-cache", "xdg-runtime-loose"])
-def test_the_socket_is_never_in_a_shared_folder(case, tmp_path, tally):
+def test_the_socket_is_never_in_a_shared_folder(case, tmp_path, runtime_dir, tally):
     tally.tried += 1
-    private = tmp_path / "run"
-    private.mkdir(mode=0o700)
+    private = runtime_dir
     loose = tmp_path / "loose"
     loose.mkdir()
     loose.chmod(0o777)

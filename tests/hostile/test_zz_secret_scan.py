@@ -18,7 +18,15 @@ import pytest
 from memdir import constants as C
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
-from tests.hostile.conftest import ANTHROPIC_KEY, GITHUB_TOKEN, SECRETS, TYPED_SECRETS, run_cli, secret_forms
+from tests.hostile.conftest import (
+    ANTHROPIC_KEY,
+    FINISHED,
+    GITHUB_TOKEN,
+    SECRETS,
+    TYPED_SECRETS,
+    run_cli,
+    secret_forms,
+)
 
 SENTENCES = [sentence for sentence, _secret in TYPED_SECRETS]
 MEMORY = "---\nname: {name}\ndescription: {description}\ntype: project\n---\n{body}\n\n**Why:** a\n**How to apply:** b\n"
@@ -147,7 +155,13 @@ def hostile_root_seeded(hostile_root):
     return _seed(hostile_root)
 
 
-def test_no_secret_in_any_file_memdir_wrote(hostile_root, tally, memory, hostile_root_seeded):
+def test_no_secret_in_any_file_memdir_wrote(hostile_root, tally, memory, hostile_root_seeded, request):
+    # Every hostile test collected before this one ran in this process, so its files are under hostile_root:
+    # a run that split the folder between xdist workers (tests/xdist_plugin.py) would scan only a part.
+    items = request.session.items
+    earlier = {item.nodeid for item in items[:items.index(request.node)] if item.nodeid.startswith("tests/hostile/")}
+    elsewhere = sorted(earlier - FINISHED)
+    assert not elsewhere, f"{len(elsewhere)} hostile tests ran in another process, e.g. {elsewhere[:3]}"
     written = hostile_root / "written"
     scanned = 0
     leaks = []
