@@ -47,19 +47,26 @@ _MACHINE_MESSAGE = re.compile(
     r"^\s*(?:<(?:task-notification|teammate-message|agent-message|cross-session-message|channel)\b|\[SYSTEM NOTIFICATION)")
 
 
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_COMMAND_NAME = re.compile(r"<command-name>\s*(/?[^<\s]{1,100})\s*</command-name>")
+# Claude Code's own line for a slash command the user typed, and nothing else: the wrapper opens the text
+# (name and message in either order), the arguments follow it. `<command-args>` anywhere else (inside shell
+# output, an IDE selection, a reminder, another agent's message) is somebody else's text.
+_TYPED_COMMAND = re.compile(
+    r"\A\s*(?:<command-message>[^<]{0,200}</command-message>\s*)?"
+    r"<command-name>\s*(?P<name>/?[^<\s]{1,100})\s*</command-name>\s*"
+    r"(?:<command-message>[^<]{0,200}</command-message>\s*)?"
+    r"<command-args>(?P<args>.*?)</command-args>",
+    re.S,
+)
 
 
 def _typed_command(text: str) -> str:
     """`/improve-prompt <3 KB spec>` as the user typed it: a slash command's arguments are their words
-    (a real session's whole request was one; issue 20). The name, message and any expanded command
-    file around them stay harness text."""
-    args = _COMMAND_ARGS.search(text)
-    if args is None or not args.group(1).strip():
+    (a real session's whole request was one; issue 20), but only in the line Claude Code writes for a
+    typed command. The name, message and any expanded command file stay harness text."""
+    match = _TYPED_COMMAND.match(text)
+    if match is None or not match.group("args").strip():
         return ""
-    name = _COMMAND_NAME.search(text)
-    return f"{name.group(1) if name else ''} {args.group(1).strip()}".strip()
+    return f"{match.group('name')} {match.group('args').strip()}"
 
 
 def users_words(text: str) -> str:
