@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 FORMAT = b"memdir-headers 1"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
 MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
+MAX_ENTRIES = 100_000  # the cache stops at MAX_BYTES, about 13,000 memories: a count past this is not one it wrote
 LINEAGE_MAX = 4096  # the lineage grows by a write's token per write that numbers new memories; then numbers start over
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
 FIELDS = 12  # rel path, four stamp numbers, name, description, type, problem, number, excerpt offset and length
@@ -128,8 +129,9 @@ class HeaderCache:
             return
         first = data[: data.find(b"\n")].split(b" ")
         if (len(first) != 8 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag
-                or not all(f.isdigit() and len(f) <= 12 for f in first[5:]) or int(first[7]) > len(data)):
-            return
+                or not all(f.isdigit() and len(f) <= 12 for f in first[5:]) or int(first[7]) > len(data)
+                or int(first[6]) > MAX_ENTRIES):
+            return  # MAX_ENTRIES: a planted file of millions of empty lines would cost every prompt its split
         lines = data[: int(first[7])].split(b"\n")
         if len(lines) != int(first[6]) + 2 or lines[-1]:
             return  # the lines' part ends with a newline, and holds as many lines as the first one says

@@ -50,6 +50,7 @@ except ImportError:  # pragma: no cover - another Python
 FORMAT = b"memdir-older-words 1"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/older-words"
 MAX_BYTES = 64 << 20
+MAX_WORDS = 1_000_000  # distinct words of every older memory; a real 20,000-memory folder holds about 10% of this
 
 
 class Broken(Exception):
@@ -168,6 +169,8 @@ class WordIndex:
         three = data.find(b"\n", two + 1)
         if min(one, two, three) < 0:
             return False
+        if data.count(b" ", one + 1, two) >= MAX_WORDS:
+            return False  # a planted vocabulary of millions of words would cost every prompt its split
         vocabulary = data[one + 1 : two].split(b" ") if two > one + 1 else []
         ends = array("Q")
         try:

@@ -130,8 +130,8 @@ def _load(memory_dir: Path, tag: str) -> tuple[list[str], dict[bytes, bytes]]:
     try:
         data = safefs.read_bytes(memory_dir, CACHE_FILE, C.TOKEN_CACHE_MAX_BYTES)
         lines = data.split(b"\n")
-        if len(lines) < 2 or lines[0] != _header(tag):
-            return [], {}
+        if len(lines) < 2 or lines[0] != _header(tag) or lines[1].count(b" ") >= C.TOKEN_CACHE_MAX_WORDS:
+            return [], {}  # a planted vocabulary of millions of words would cost every prompt its split
         vocabulary = _split(lines[1].decode("utf-8", "surrogatepass"))
     except (OSError, UnicodeError):
         return [], {}

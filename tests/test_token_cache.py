@@ -292,3 +292,15 @@ def test_the_prompt_hook_prints_the_same_with_no_cache_a_warm_one_or_a_planted_o
         _planted(real, planted)
         assert hook() == first
     assert not (real / ".memdir" / "hook.log").exists() or "token" not in (real / ".memdir" / "hook.log").read_text()
+
+
+def test_a_planted_vocabulary_of_millions_of_words_is_refused_before_it_is_split(tmp_path, monkeypatch):
+    """Found by a hostile review: a well-formed file with a 4 M-word vocabulary cost every hook 378 MB."""
+    from memdir import constants as C
+    from memdir.stages.recall import token_cache
+
+    monkeypatch.setattr(C, "TOKEN_CACHE_MAX_WORDS", 1000)
+    path = tmp_path / token_cache.CACHE_FILE
+    path.parent.mkdir(parents=True)
+    path.write_bytes(token_cache._header("t") + b"\n" + b" ".join(b"w%d" % i for i in range(1001)) + b"\n")
+    assert token_cache._load(tmp_path, "t") == ([], {})
