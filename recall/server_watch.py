@@ -66,11 +66,14 @@ class FolderView:
         self.fd = -1
         self.folders: dict[int, str] = {}  # watch descriptor -> folder path
         self.result: ScanResult | None = None
+        self.identity: tuple[int, int] | None = None  # the folder's (device, inode) when last rebuilt
         self.lock = threading.Lock()  # the server answers prompts on several threads
 
     def scan(self) -> ScanResult:
         with self.lock:
-            if self.result is None or self.fd < 0:
+            # One stat a prompt: a parent renamed and a new folder made at the same path, or a symlinked
+            # parent pointed at another project, changes no watched folder (found by a hostile review).
+            if self.result is None or self.fd < 0 or _identity(self.root) != self.identity:
                 return self._rebuild()
             changed = self._changes()
             if changed is None:
@@ -94,6 +97,7 @@ class FolderView:
     def _rebuild(self) -> ScanResult:
         """Watch every folder `scan` walks, then scan: a change during the scan is queued for the next."""
         self.close()
+        self.identity = _identity(self.root)
         if self.libc is not None:
             fd = self.libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
             if fd >= 0:
@@ -168,6 +172,14 @@ class FolderView:
             return _read_header_cached(path, root, C.HEADER_SCAN_LINES, dfd)
 
         return scan_with(root, (), read)
+
+
+def _identity(root: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _relevant(folder: str, raw_name: bytes, mask: int) -> str | None:

@@ -148,3 +148,22 @@ def test_the_servers_answers_are_the_plain_recalls_on_the_real_prompts(realdata,
 @pytest.mark.slow  # seconds: four recalls over 250 real-sized memories
 def test_the_servers_recalls_are_the_plain_ones_on_real_prompts(realdata, tmp_path, monkeypatch):
     test_the_servers_answers_are_the_plain_recalls_on_the_real_prompts(realdata, tmp_path, monkeypatch, slow=True)
+
+
+@linux_only
+def test_a_new_folder_at_the_same_path_or_a_repointed_parent_is_seen(tmp_path):
+    """Found by a hostile review: renaming the folder's parent and making a new folder at the same path, or
+    pointing a symlinked parent at another project, changed no watched folder and the old view was served."""
+    projects = tmp_path / "projects"
+    for name in ("a", "b"):
+        _memory(projects / name / "memory", f"project_{name}.md", f"project {name} only")
+    link = tmp_path / "current"
+    link.symlink_to(projects / "a")
+    view = FolderView(link / "memory", _inotify())
+    assert [h.description for h in view.scan().headers] == ["project a only"]
+    link.unlink()
+    link.symlink_to(projects / "b")
+    assert [h.description for h in view.scan().headers] == ["project b only"]
+    os.rename(projects / "b", projects / "b-old")
+    _memory(projects / "b" / "memory", "project_new.md", "a new folder at the same path")
+    assert [h.description for h in view.scan().headers] == ["a new folder at the same path"]
