@@ -58,6 +58,9 @@ def _inotify():
         return None
 
 
+MAX_WATCHED_FOLDERS = 256  # per memory folder; memdir itself makes 2 (the folder, team/)
+
+
 class FolderView:
     """One memory folder: its last scan and the watches that say when that scan stops being exact."""
 
@@ -102,8 +105,11 @@ class FolderView:
             fd = self.libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
             if fd >= 0:
                 self.fd = fd
-                if not all(self._watch(folder) for folder in self._folders()):
-                    self.close()  # out of watches, or a folder vanished meanwhile: plain scans
+                folders = self._folders()
+                # A planted tree of thousands of folders would take the user's watches from editors and other
+                # tools (a hostile review held 5,001): past the cap this folder is scanned plainly instead.
+                if len(folders) > MAX_WATCHED_FOLDERS or not all(self._watch(folder) for folder in folders):
+                    self.close()  # too many folders, out of watches, or a folder vanished meanwhile: plain scans
         result = scan(self.root)
         if self.fd >= 0:
             self.result = result

@@ -167,3 +167,16 @@ def test_a_new_folder_at_the_same_path_or_a_repointed_parent_is_seen(tmp_path):
     os.rename(projects / "b", projects / "b-old")
     _memory(projects / "b" / "memory", "project_new.md", "a new folder at the same path")
     assert [h.description for h in view.scan().headers] == ["a new folder at the same path"]
+
+
+@linux_only
+def test_a_tree_of_thousands_of_folders_is_scanned_plainly_not_watched(folder, monkeypatch):
+    import memdir.stages.recall.server_watch as watch
+
+    monkeypatch.setattr(watch, "MAX_WATCHED_FOLDERS", 20)
+    for i in range(25):
+        (folder / f"planted_{i}").mkdir()
+    view = FolderView(folder, _inotify())
+    assert _seen(view.scan()) == _seen(scan(folder)) and view.fd < 0 and not view.folders  # no watch kept
+    _memory(folder, "project_new.md", "seen by the plain scan")
+    assert _seen(view.scan()) == _seen(scan(folder))
