@@ -255,7 +255,10 @@ class RelayDir:
                 if outcome is not None:  # a problem to fix, said once per version of the file
                     seen = (stat.st_mtime_ns, stat.st_size)
                     message = f"{answer.name}: {outcome}; fix the file (it is read again when it changes)"
-                    problem.write_text(message + "\n", encoding="utf-8")
+                    # Whole or not at all: whoever answers (and the tests) may read it the moment it appears.
+                    partial = problem.with_name(problem.name + ".part")
+                    partial.write_text(message + "\n", encoding="utf-8")
+                    os.replace(partial, problem)
                     _say(message)
             time.sleep(self.poll)
         raise LoopError(f"no answer in {answer} within {self.timeout:g} s (${TIMEOUT_ENV}); answer the request "
