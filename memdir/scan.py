@@ -53,10 +53,12 @@ class ScanResult(Record):
     unreadable: list[tuple[str, str]]
 
 
-def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[str]:
+def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = (), folders: list[str] | None = None) -> list[str]:
     """Every `*.md` below root except index files, memdir's state, daily logs and hidden folders.
 
     Symlinks are never followed: a symlinked file or folder is not a memory (`doctor` reports it).
+    `folders`, when given, receives every folder walked (root first): the recall server watches exactly
+    these, so the walk's rule lives here once.
     """
     found: list[str] = []
     skip = {C.STATE_DIRNAME, C.LOGS_DIRNAME, *exclude_dirs}
@@ -64,6 +66,8 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = ()) -> list[st
     stack = [top]
     while stack:
         folder = stack.pop()
+        if folders is not None:
+            folders.append(folder)
         try:
             entries = list(os.scandir(folder))
         except OSError:

@@ -23,7 +23,7 @@ import struct
 import threading
 
 from memdir import constants as C
-from memdir.scan import ScanResult, _read_header_cached, scan, scan_with
+from memdir.scan import ScanResult, _read_header_cached, iter_memory_files, scan, scan_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,21 +116,9 @@ class FolderView:
         return result
 
     def _folders(self) -> list[str]:
-        """The folders `iter_memory_files` descends into (memdir's state, logs and hidden ones left out)."""
-        top = str(self.root)
-        found, stack = [top], [top]
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                with contextlib.suppress(OSError):
-                    if (not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
-                            and not (folder == top and entry.name in (C.STATE_DIRNAME, C.LOGS_DIRNAME))):
-                        found.append(entry.path)
-                        stack.append(entry.path)
+        """The folders the scan walks (memdir.scan.iter_memory_files: state, logs and hidden ones left out)."""
+        found: list[str] = []
+        iter_memory_files(self.root, folders=found)
         return found
 
     def _watch(self, folder: str) -> bool:
