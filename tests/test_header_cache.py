@@ -18,6 +18,7 @@ from memdir.header_cache import HeaderCache
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, older_words
 from memdir.stages.recall.older_words import WordIndex
+from tests.hook_runs import prompt_hook
 
 REPO = Path(__file__).resolve().parents[1]
 NOW = time.time()
@@ -272,24 +273,11 @@ def test_a_folder_or_symlink_at_the_cache_paths_is_neither_read_nor_replaced(fol
 
 
 def test_the_prompt_hook_uses_them(folders, monkeypatch, tmp_path):
-    import io
-    import json
-
-    from memdir.entry.hooks import main as hook_main
-
     _, built = folders
     monkeypatch.setenv("MEMDIR_PATH", str(built))
     monkeypatch.setenv("MEMDIR_ENGINE", "offline")
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
-    runs = iter(range(100))
-
-    def hook() -> str:
-        manifest._rankers.clear()
-        payload = {"session_id": f"s{next(runs)}", "transcript_path": "/nope.jsonl", "cwd": str(tmp_path),
-                   "hook_event_name": "UserPromptSubmit", "prompt": _prompts()[0]}
-        out = io.StringIO()
-        assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
-        return out.getvalue()
+    hook = prompt_hook(tmp_path, _prompts()[0])
 
     first = hook()
     assert "additionalContext" in first and (built / HEADERS).exists() and (built / WORDS).exists()

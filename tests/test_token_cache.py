@@ -19,6 +19,7 @@ from memdir import constants as C
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, token_cache
 from memdir.stages.recall.lexical import BM25, GramBM25, _word_grams, char_grams, document_tokens
+from tests.hook_runs import prompt_hook
 
 REPO = Path(__file__).resolve().parents[1]
 NOW = time.time()
@@ -267,23 +268,10 @@ def test_gram_scores_are_bm25_over_the_gram_lists():
 
 
 def test_the_prompt_hook_prints_the_same_with_no_cache_a_warm_one_or_a_planted_one(folders, monkeypatch, tmp_path):
-    import io
-    import json
-
-    from memdir.entry.hooks import main as hook_main
-
     real, _ = folders
     monkeypatch.setenv("MEMDIR_PATH", str(real))
     monkeypatch.setenv("MEMDIR_ENGINE", "offline")
-    runs = iter(range(100))
-
-    def hook() -> str:
-        manifest._rankers.clear()
-        payload = {"session_id": f"s{next(runs)}", "transcript_path": "/nope.jsonl", "cwd": str(tmp_path),
-                   "hook_event_name": "UserPromptSubmit", "prompt": _realdata_prompts()[0]}
-        out = io.StringIO()
-        assert hook_main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
-        return out.getvalue()
+    hook = prompt_hook(tmp_path, _realdata_prompts()[0])
 
     first = hook()  # cold: writes the cache
     assert "additionalContext" in first and (real / CACHE).exists()
