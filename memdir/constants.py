@@ -26,6 +26,7 @@ SETTINGS_ENABLED_KEY = "autoMemoryEnabled"
 MAX_SANITIZED_LENGTH = 200
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 FALSY = frozenset({"0", "false", "no", "off", ""})
+SWITCHED_OFF = frozenset({"0", "false", "no", "off"})  # an on/off setting's "off" (memdir.switches; unset is on)
 
 # --- the index (SPEC §3) -----------------------------------------------------
 INDEX_MAX_LINES = 200
@@ -174,6 +175,7 @@ INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this un
 # --- recall by meaning and verification (issue 13) -------------------------------
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
 DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage recipe) gets a new file
+RECALL_SERVER_ENV = "MEMDIR_RECALL_SERVER"  # "0": no warm recall server; every prompt hook recalls in its own process
 DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed
 DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning

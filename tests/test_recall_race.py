@@ -121,14 +121,15 @@ def test_a_server_reply_cuts_a_blocking_call_short():
 def test_the_race_leaves_no_signal_handler_behind():
     import signal
 
-    from memdir.entry.recall_race import INTERRUPT
+    from memdir.entry.recall_race import _interrupt_signal
 
-    before = signal.getsignal(INTERRUPT)
+    interrupt = _interrupt_signal()
+    before = signal.getsignal(interrupt)
     client, server = socket.socketpair()
     client.settimeout(30)
     _reply_later(server, {"context": "x", "selected": []}, after=0.1)
     race(client, _local([], 2.0), grace=0.01)
-    assert signal.getsignal(INTERRUPT) == before
+    assert signal.getsignal(interrupt) == before
 
 
 def test_recall_catching_exceptions_cannot_swallow_the_servers_win():

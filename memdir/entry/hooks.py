@@ -20,6 +20,7 @@ from memdir.errors import MemdirError
 from memdir.hooklog import log
 from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for, native_on, usable_cwd
 from memdir.record import FrozenRecord
+from memdir.switches import switched_on
 
 TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
 if TYPE_CHECKING:
@@ -266,6 +267,8 @@ def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: 
 def _use_recall_server(engine: str) -> bool:
     """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
     wanted, or the dense model is installed (it loads only there, never in a hook process)."""
+    if not switched_on(C.RECALL_SERVER_ENV):
+        return False  # before the socket client's imports: a hook with the server off never pays for them
     from memdir import embeddings
     from memdir.stages.recall import server_socket
 
@@ -286,6 +289,8 @@ def _ask_early(prompt: str, payload: HookPayload):
     resolves the memory folder, whether Claude Code loaded its index, and the engine from the cwd and
     this session's environment, as `_ask` does here meanwhile. Its answer names what it resolved, and
     is used only when that is what this process resolved (recall_race.from_reply)."""
+    if not switched_on(C.RECALL_SERVER_ENV):
+        return None
     from memdir import embeddings
     from memdir.stages.recall import server_socket
 

@@ -15,13 +15,10 @@ memory the losing side picked is not marked as shown in the session.
 
 from __future__ import annotations
 
-import select
-import signal
-import socket
-import threading
 import time
 
-from memdir.stages.recall import server_socket
+# select, signal, socket, threading and the socket client are imported where a connection is raced: with no
+# server (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer` (a few ms of imports).
 
 # How long a server that has not even said it read the question is given, counted from the race's start,
 # which the local recall's imports take anyway: a live server's acknowledgement comes within milliseconds of
@@ -34,7 +31,13 @@ ACK_SECONDS = 0.025
 # waited for this long from the race's start before a local recall competes with it for the CPU: a warm
 # server answers 20,000 memories in about 0.15 s, where a local recall takes seconds (issue 26).
 TAKEN_GRACE_SECONDS = 0.3
-INTERRUPT = getattr(signal, "SIGUSR1", signal.SIGINT)  # ours for the race's moment; never left installed
+
+
+def _interrupt_signal() -> int:
+    """The signal that cuts `local` short: ours for the race's moment, never left installed."""
+    import signal
+
+    return getattr(signal, "SIGUSR1", signal.SIGINT)
 
 
 class Answer:
@@ -74,6 +77,8 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
     """
     if conn is None:
         return local(), None
+    from memdir.stages.recall import server_socket
+
     with conn:
         started = time.monotonic()
         ready = _took_question(conn, 0.0)
@@ -94,6 +99,9 @@ def _took_question(conn, timeout: float) -> str:
     """What the server has sent within `timeout`: "answer" (its reply has begun, or the connection
     closed), "taken" (only the byte recall.server sends once it has read the question, now consumed), or
     "" (nothing)."""
+    import select
+    import socket
+
     ready, _, _ = select.select([conn], [], [], timeout)
     if not ready:
         return ""
@@ -113,11 +121,17 @@ class _ServerFirst(BaseException):
 
 
 def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
+    import signal
+    import threading
+
+    from memdir.stages.recall import server_socket
+
     if not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
         reply = server_socket.receive(conn)  # no way to interrupt `local`: wait for the server as before
         answer = from_reply(reply, expect)
         return (answer if answer is not None else local()), reply
     box: dict = {}
+    interrupt = _interrupt_signal()
     lock = threading.Lock()
     main = threading.get_ident()
 
@@ -129,12 +143,12 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
                 return
             box["winner"] = "server"
         # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
-        signal.pthread_kill(main, INTERRUPT)
+        signal.pthread_kill(main, interrupt)
 
     def server_first(signum, frame) -> None:
         raise _ServerFirst
 
-    previous = signal.signal(INTERRUPT, server_first)
+    previous = signal.signal(interrupt, server_first)
     try:
         threading.Thread(target=wait_for_server, daemon=True).start()
         try:
@@ -148,7 +162,7 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
         pass
     finally:
         # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
-        signal.signal(INTERRUPT, previous)
+        signal.signal(interrupt, previous)
     if box["winner"] == "server":
         return from_reply(box["reply"], expect), box["reply"]
     return answer, box.get("reply")
