@@ -201,6 +201,13 @@ TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this 
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
+# The warm recall server's checks of recalled memories against the project (memdir.verdicts): at most this much
+# of a prompt's answer for names without a verdict, the rest after the reply in the background.
+VERIFY_PROMPT_BUDGET_S = 0.01
+VERIFY_BACKGROUND_BUDGET_S = 10.0  # at background priority: a big project is still read through
+VERDICT_TTL_SECONDS = 120.0  # then a name is checked again: the project changes while the server runs
+VERDICTS_KEPT = 50_000  # names (per project) remembered, the least recently checked dropped first
+VERIFY_QUEUE_MAX = 1_000  # memories waiting for a background check; the oldest dropped first
 
 # --- history keys (safety follow-ups) ---------------------------------------------
 HISTORY_SINCE_NAME = "history-since"  # in .memdir/: when versions began to be kept under one folder per path

@@ -23,6 +23,10 @@ import os
 import re
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memdir.verdicts import Verdicts
+
 # --- what a memory names ---------------------------------------------------------------------------
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _PATH = re.compile(
@@ -274,12 +278,14 @@ def _command_exists(root: str, command: str) -> bool | None:
         return None
 
 
-def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files: list[str] | None = None) -> dict[Claim, bool | None]:
+def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files: list[str] | None = None,
+                 verdicts: Verdicts | None = None) -> dict[Claim, bool | None]:
     """True (still there), False (gone) or None (not checked) per claim.
 
     `files`: the project's file list (from `git ls-files`); when None the tree is walked, skipping
     what `.gitignore` names. Names are searched as whole words in every text file until all are found
-    or `budget_s` runs out.
+    or `budget_s` runs out. `verdicts`: names already searched for (the warm server's, memdir.verdicts),
+    used instead of searching again, and given what this search settles.
     """
     deadline = time.monotonic() + budget_s
     result: dict[Claim, bool | None] = {}
@@ -300,12 +306,20 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
         else:
             needle = claim.text.rsplit(".", 1)[-1] if claim.kind == "symbol" else claim.text
             words.setdefault(needle, []).append(claim)
+    if words and verdicts is not None:
+        for needle in list(words):
+            there = verdicts.get(root, needle)
+            if there is not None:
+                for claim in words.pop(needle):
+                    result[claim] = there
     if words and budget_s > 0:
         found = _scan(root, set(words), deadline, files)
         complete = found.pop("\0complete", False)
         for needle, owners in words.items():
             for claim in owners:
                 result[claim] = True if needle in found else (False if complete else None)
+        if verdicts is not None:
+            verdicts.put(root, {needle: needle in found for needle in words} if complete else found)
     return result
 
 
@@ -335,7 +349,7 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
 
 
 def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files: list[str] | None = None,
-               ignore: frozenset[str] | set[str] = frozenset()) -> dict[str, Evidence]:
+               ignore: frozenset[str] | set[str] = frozenset(), verdicts: Verdicts | None = None) -> dict[str, Evidence]:
     """Evidence per memory (keyed as given), all names checked in one walk of the project.
 
     Only the body is read: frontmatter keys and values (`node_type`, `originSessionId`, a `name` in
@@ -346,13 +360,13 @@ def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files
     claims = {key: [c for c in extract_claims(body_of(text))
                     if not (c.kind == "path" and os.path.basename(c.text) in ignore)]
               for key, text in texts.items()}
-    verdicts = check_claims(root, list(dict.fromkeys(c for cs in claims.values() for c in cs)),
-                            budget_s=budget_s, files=files)
+    results = check_claims(root, list(dict.fromkeys(c for cs in claims.values() for c in cs)),
+                           budget_s=budget_s, files=files, verdicts=verdicts)
     out: dict[str, Evidence] = {}
     for key, own in claims.items():
         evidence = out[key] = Evidence(own)
         for claim in own:
-            there = verdicts.get(claim)
+            there = results.get(claim)
             if there is True:
                 evidence.found.append(claim.text)
             elif there is False:
@@ -363,9 +377,10 @@ def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files
     return out
 
 
-def check_text(root: str, text: str, *, budget_s: float = 0.2, files: list[str] | None = None) -> Evidence:
+def check_text(root: str, text: str, *, budget_s: float = 0.2, files: list[str] | None = None,
+               verdicts: Verdicts | None = None) -> Evidence:
     """Evidence for one memory's text (its body: see check_many)."""
-    return check_many(root, {"": text}, budget_s=budget_s, files=files)[""]
+    return check_many(root, {"": text}, budget_s=budget_s, files=files, verdicts=verdicts)[""]
 
 
 # --- a whole memory folder ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from memdir.verdicts import Verdicts
     from memdir.verify import Evidence
 
 
@@ -53,8 +54,10 @@ class RecallResult(Record):
 VERIFY_BUDGET_S = 0.15  # the prompt path's share for checking names against the code
 
 
-def verify_selected(project_root: str, selected: list[Header], budget_s: float = VERIFY_BUDGET_S) -> dict:
-    """Per selected memory, what it names checked against the project (memdir.verify.Evidence)."""
+def verify_selected(project_root: str, selected: list[Header], budget_s: float = VERIFY_BUDGET_S,
+                    verdicts: Verdicts | None = None) -> dict:
+    """Per selected memory, what it names checked against the project (memdir.verify.Evidence);
+    `verdicts`: names already checked (the warm server's, memdir.verdicts)."""
     from memdir.verify import check_many
 
     texts = {}
@@ -64,7 +67,7 @@ def verify_selected(project_root: str, selected: list[Header], budget_s: float =
                 texts[h.rel_path] = handle.read(C.VERIFY_READ_BYTES)
         except OSError:
             continue
-    return check_many(project_root, texts, budget_s=budget_s)
+    return check_many(project_root, texts, budget_s=budget_s, verdicts=verdicts)
 
 
 def recall(
@@ -81,6 +84,7 @@ def recall(
     dense=None,
     project_root: str | None = None,
     verify_budget_s: float = VERIFY_BUDGET_S,
+    verdicts: Verdicts | None = None,
     env: Mapping[str, str] | None = None,
     index_loaded: bool = False,
     log_usage: bool | None = None,
@@ -96,7 +100,8 @@ def recall(
     what was surfaced in the session's state; `log_usage`: log a model's usage and cost (default: `record`).
     `disk_cache`: headers and the older memories' words from `.memdir/cache` (memdir.header_cache,
     recall.older_words): for a process that recalls once (the prompt hook), not for the warm server.
-    `scanner`: how the folder is scanned (the warm server's watched view, recall.server_watch; default `scan`)."""
+    `scanner`: how the folder is scanned (the warm server's watched view, recall.server_watch; default `scan`).
+    `verdicts`: names already checked against the project (the warm server's, memdir.verdicts)."""
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, env, quiet=True)
@@ -145,7 +150,7 @@ def recall(
     result.selected = selected
     if selected:
         if project_root:
-            result.evidence = verify_selected(project_root, selected, verify_budget_s)
+            result.evidence = verify_selected(project_root, selected, verify_budget_s, verdicts)
         result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache",
                                     evidence=result.evidence, known=loaded_index_lines(memory_dir) if index_loaded else None)
         if record:

@@ -255,6 +255,35 @@ def scan_folder(memory_dir):
     return scan(memory_dir)
 
 
+# --- names checked against the code -------------------------------------------------------------
+_rechecker = None  # memdir.verdicts.Rechecker, once serve() keeps verdicts
+
+
+def keep_verdicts() -> None:
+    """Remember names checked against each project, and check the rest after replying (memdir.verdicts)."""
+    global _rechecker
+    if _rechecker is None:
+        from memdir.verdicts import Rechecker, Verdicts
+
+        _rechecker = Rechecker(Verdicts(), before_work=background_priority)
+
+
+def _verify_options() -> dict:
+    if _rechecker is None:
+        return {}
+    return {"verdicts": _rechecker.verdicts, "verify_budget_s": C.VERIFY_PROMPT_BUDGET_S}
+
+
+def _check_later(result, root: str) -> None:
+    """The recalled memories with names the prompt's budget left unchecked, checked in the background."""
+    if _rechecker is None or not result.evidence:
+        return
+    unfinished = {h.rel_path: h.abs_path for h in result.selected
+                  if h.rel_path in result.evidence and result.evidence[h.rel_path].unchecked}
+    if unfinished:
+        _rechecker.later(root, unfinished)
+
+
 # --- one request --------------------------------------------------------------------------------
 def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder | None = None) -> dict:
     from memdir.config import Settings
@@ -281,6 +310,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     settings = Settings.from_env(env).with_overrides(engine=engine)
     client = clients.get(env, settings.recall_timeout) if clients is not None and engine == "llm" else None
     cwd = request.get("cwd")
+    root = project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None
     result = recall(
         memory_dir,
         request["query"],
@@ -290,15 +320,18 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
         session_id=request.get("session_id"),
         client=client,
         dense=dense,
-        project_root=project_root(cwd) if isinstance(cwd, str) and os.path.isdir(cwd) else None,
+        project_root=root,
         env=env,
         index_loaded=index_loaded,
         record=request.get("record") is not False,  # False: the hook records the answer it uses
         log_usage=True,
         scanner=scan_folder,
+        **_verify_options(),
     )
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))
+    if root is not None:
+        _check_later(result, root)
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
             "selected": [h.rel_path for h in result.selected], "dense": embedder is not None,
             "memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
@@ -495,6 +528,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     keep_word_index()  # the folder's words kept between prompts (recall.older_index)
     keep_tokens()  # each ranked memory's tokens kept between prompts (recall.manifest.KeptTokens)
     keep_folder_views()  # each folder's scan kept between prompts, current by change events (recall.server_watch)
+    keep_verdicts()  # names checked against each project kept between prompts, the rest checked after replying
     clients = ClientCache()
     if llm_configured():  # the SDK's import, which this server exists to pay once, paid before any prompt waits
         with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve

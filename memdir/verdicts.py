@@ -1,0 +1,98 @@
+"""What the warm recall server has found of each name a memory gives, per project, kept between prompts
+(issue 26).
+
+Checking the names a recalled memory gives against the project (memdir.verify) reads the project's files
+until every name is found or the time budget runs out. In a real project a memory naming code that is gone,
+or a few memories naming many things, spend the whole budget: measured on this repository with memories
+from the real folder, 3 recalled memories took 155 ms of a prompt's answer (a bare Python start is ~12 ms),
+and most of their names were still "not checked". The benchmark's empty working folder never showed it.
+
+So the server keeps each name's verdict per project for VERDICT_TTL_SECONDS, a prompt spends at most
+VERIFY_PROMPT_BUDGET_S on names without one, and those are checked after the reply, in the background with
+VERIFY_BACKGROUND_BUDGET_S: a memory recalled again (in this session or another) shows the real result.
+A verdict older than the TTL is checked again: the project changes while the server runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+from memdir import constants as C
+
+
+class Verdicts:
+    """(project root, name) -> whether the project holds it, for `ttl` seconds; at most `limit` kept."""
+
+    def __init__(self, ttl: float = C.VERDICT_TTL_SECONDS, limit: int = C.VERDICTS_KEPT) -> None:
+        self.ttl, self.limit = ttl, limit
+        self._kept: OrderedDict[tuple[str, str], tuple[bool, float]] = OrderedDict()
+        self._lock = threading.Lock()  # the server answers prompts on several threads
+
+    def get(self, root: str, needle: str) -> bool | None:
+        with self._lock:
+            hit = self._kept.get((root, needle))
+        if hit is None or time.monotonic() - hit[1] > self.ttl:
+            return None
+        return hit[0]
+
+    def put(self, root: str, found: dict[str, bool]) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for needle, there in found.items():
+                self._kept[(root, needle)] = (there, now)
+                self._kept.move_to_end((root, needle))
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+
+
+class Rechecker:
+    """One background thread that checks, with the full budget, the memories a prompt could not finish."""
+
+    def __init__(self, verdicts: Verdicts, budget_s: float = C.VERIFY_BACKGROUND_BUDGET_S,
+                 before_work=None) -> None:
+        self.verdicts, self.budget_s = verdicts, budget_s
+        self._before_work = before_work  # the server lowers the thread's priority here
+        self._queue: OrderedDict[tuple[str, str], str] = OrderedDict()  # (root, memory's rel path) -> its file
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def later(self, root: str, files: dict[str, str]) -> None:
+        """Check the memories in `files` (rel path -> absolute path) against the project at `root`."""
+        with self._wake:
+            for key, path in files.items():
+                self._queue[(root, key)] = path
+            while len(self._queue) > C.VERIFY_QUEUE_MAX:
+                self._queue.popitem(last=False)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, daemon=True, name="memdir-verify")
+                self._thread.start()
+            self._wake.notify()
+
+    def _work(self) -> None:
+        from memdir.verify import check_many
+
+        if self._before_work is not None:
+            self._before_work()
+        while True:
+            with self._wake:
+                while not self._queue:
+                    self._wake.wait()
+                root = next(iter(self._queue))[0]
+                batch = {key: self._queue.pop((r, key)) for r, key in list(self._queue) if r == root}
+            try:
+                check_many(root, _texts(batch), budget_s=self.budget_s, verdicts=self.verdicts)
+            except Exception:  # noqa: BLE001 - a failed check only leaves the names unchecked
+                pass
+
+
+def _texts(files: dict[str, str]) -> dict[str, str]:
+    texts = {}
+    for key, path in files.items():
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                texts[key] = handle.read(C.VERIFY_READ_BYTES)
+        except OSError:
+            continue  # gone since it was recalled: nothing to check
+    return texts

@@ -1,0 +1,83 @@
+"""The warm server's checks against the code, kept between prompts (memdir.verdicts, issue 26): a prompt
+never waits for a project-wide search; what it could not check is checked after the reply and shown the
+next time the memory is recalled."""
+
+from __future__ import annotations
+
+import time
+
+from memdir import constants as C
+from memdir.verdicts import Rechecker, Verdicts
+from memdir.verify import STALE, check_text
+from tests.test_verify import refactored  # noqa: F401  (the fixture)
+
+
+def _settled(verdicts: Verdicts, root: str, needle: str, timeout: float = 20.0) -> bool | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        there = verdicts.get(root, needle)
+        if there is not None:
+            return there
+        time.sleep(0.02)
+    return None
+
+
+def test_a_checked_name_is_not_searched_again_until_its_verdict_expires(tmp_path):
+    (tmp_path / "a.py").write_text("def compute_totals():\n    pass\n")
+    kept = Verdicts()
+    assert check_text(str(tmp_path), "Call `compute_totals()`.", verdicts=kept).found == ["compute_totals"]
+    (tmp_path / "a.py").write_text("def other():\n    pass\n")
+    assert check_text(str(tmp_path), "Call `compute_totals()`.", verdicts=kept).found == ["compute_totals"]
+    expired = Verdicts(ttl=0.0)
+    expired.put(str(tmp_path), {"compute_totals": True})
+    assert check_text(str(tmp_path), "Call `compute_totals()`.", verdicts=expired).status == STALE
+
+
+def test_a_search_cut_short_keeps_only_what_it_found(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    kept = Verdicts()
+    evidence = check_text(str(tmp_path), "Call `compute_totals()`.", budget_s=0.0, verdicts=kept)
+    assert evidence.unchecked == ["compute_totals"]
+    assert kept.get(str(tmp_path), "compute_totals") is None  # not searched: neither there nor gone
+    check_text(str(tmp_path), "Call `compute_totals()`.", verdicts=kept)  # searched through: gone
+    assert kept.get(str(tmp_path), "compute_totals") is False
+
+
+def test_the_oldest_verdicts_go_first_past_the_limit(tmp_path):
+    kept = Verdicts(limit=2)
+    kept.put("r", {"a": True})
+    kept.put("r", {"b": True})
+    kept.get("r", "a")
+    kept.put("r", {"c": False})
+    assert kept.get("r", "a") is None and kept.get("r", "b") is True and kept.get("r", "c") is False
+
+
+def test_the_rechecker_checks_memories_in_the_background(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "src.py").write_text("def renew_session():\n    pass\n")
+    memory = tmp_path / "m.md"
+    memory.write_text("---\nname: n\ndescription: d\ntype: project\n---\n\nCall `renew_session()` and `gone_helper()`.\n")
+    kept = Verdicts()
+    Rechecker(kept).later(str(project), {"m.md": str(memory)})
+    assert _settled(kept, str(project), "renew_session") is True
+    assert _settled(kept, str(project), "gone_helper") is False
+
+
+def test_the_server_answers_at_once_and_shows_the_check_on_the_next_recall(refactored, monkeypatch):  # noqa: F811
+    """With no time for a search in the prompt's answer, the first answer says "not checked"; the search
+    runs after the reply, and a later recall of the memory (another session) shows that the name is gone."""
+    from memdir.stages.recall import server
+
+    repo, memory = refactored
+    kept = Verdicts()
+    monkeypatch.setattr(server, "_rechecker", Rechecker(kept))
+    monkeypatch.setattr(C, "VERIFY_PROMPT_BUDGET_S", 0.0)
+    request = {"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
+               "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}}
+    first = server.handle({**request, "session_id": "one"})
+    assert "project_refresh.md" in first["selected"]
+    assert "`renew_session` is no longer in the code" not in first["context"]
+    assert _settled(kept, str(repo), "renew_session") is False
+    second = server.handle({**request, "session_id": "two"})
+    assert "`renew_session` is no longer in the code" in second["context"]
