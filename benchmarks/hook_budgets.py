@@ -117,6 +117,7 @@ def fill_stand_in_vectors(root: Path) -> int:
 
     if not (root / STAND_INS).exists():
         (root / ".memdir" / "embeddings" / f"{embeddings.MODEL_ID}.bin").unlink(missing_ok=True)
+        (root / REAL_VECTORS).unlink(missing_ok=True)
     cache = EmbeddingCache.for_memory_dir(root, embeddings.MODEL_ID, 384)
     cache.refresh()
     keys = [k for k in {embeddings.key_of(h) for h in scan(root).headers} if cache.get(k) is None]
@@ -131,6 +132,29 @@ def fill_stand_in_vectors(root: Path) -> int:
         cache.add(keys, vectors)
     (root / STAND_INS).write_text("stand-in vectors near the benchmark prompt's embedding\n", encoding="ascii")
     return len(keys)
+
+
+REAL_VECTORS = ".real-vectors-v1"  # marker: the folder's vector file holds the real model's vectors
+REAL_VECTORS_UP_TO = 200  # folders this small are embedded for real once (~2 min), larger ones get stand-ins
+
+
+def fill_real_vectors(root: Path) -> int:
+    """Every memory's vector computed by the real model, once per cached folder: with stand-ins (near
+    REAL_PROMPT only) the rotated prompts recalled nothing but 1 of 24 times, so the server-up rows timed
+    empty answers; with real vectors they recall what real prompts recall, and pay for rendering and
+    checking it against the project."""
+    from memdir import embeddings
+
+    if (root / REAL_VECTORS).exists():
+        return 0
+    for stale in (root / ".memdir" / "embeddings").glob("*.bin"):
+        stale.unlink()
+    (root / STAND_INS).unlink(missing_ok=True)
+    model = embeddings.shared_model(threads=2)
+    assert model is not None, embeddings.load_error()
+    done = model.refresh(root, workers=2)
+    (root / REAL_VECTORS).write_text("vectors of the real model\n", encoding="ascii")
+    return done
 
 
 def server_env(root: Path) -> dict:
@@ -193,7 +217,7 @@ def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict, rows: tu
         if not embeddings.installed():
             print(f"{'prompt, server up':<22}{n:>7}  skipped: pip install 'memdir[dense]'")
             continue
-        fill_stand_in_vectors(root)
+        fill_real_vectors(root) if n <= REAL_VECTORS_UP_TO else fill_stand_in_vectors(root)
         env = server_env(root)
         sock = start_server(env)
         try:

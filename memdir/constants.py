@@ -205,7 +205,7 @@ VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for nam
 # of a prompt's answer for names without a verdict, the rest after the reply in the background.
 VERIFY_PROMPT_BUDGET_S = 0.01
 VERIFY_BACKGROUND_BUDGET_S = 10.0  # at background priority: a big project is still read through
-VERDICT_TTL_SECONDS = 120.0  # then a name is checked again: the project changes while the server runs
+VERDICT_TTL_SECONDS = 300.0  # then a name is checked again (the project changes); a check may read the whole project
 VERDICTS_KEPT = 50_000  # names (per project) remembered, the least recently checked dropped first
 VERIFY_QUEUE_MAX = 1_000  # memories waiting for a background check; the oldest dropped first
 

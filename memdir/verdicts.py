@@ -50,10 +50,8 @@ class Verdicts:
 class Rechecker:
     """One background thread that checks, with the full budget, the memories a prompt could not finish."""
 
-    def __init__(self, verdicts: Verdicts, budget_s: float = C.VERIFY_BACKGROUND_BUDGET_S,
-                 before_work=None) -> None:
+    def __init__(self, verdicts: Verdicts, budget_s: float = C.VERIFY_BACKGROUND_BUDGET_S) -> None:
         self.verdicts, self.budget_s = verdicts, budget_s
-        self._before_work = before_work  # the server lowers the thread's priority here
         self._queue: OrderedDict[tuple[str, str], str] = OrderedDict()  # (root, memory's rel path) -> its file
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -73,8 +71,6 @@ class Rechecker:
     def _work(self) -> None:
         from memdir.verify import check_many
 
-        if self._before_work is not None:
-            self._before_work()
         while True:
             with self._wake:
                 while not self._queue:

@@ -265,7 +265,9 @@ def keep_verdicts() -> None:
     if _rechecker is None:
         from memdir.verdicts import Rechecker, Verdicts
 
-        _rechecker = Rechecker(Verdicts(), before_work=background_priority)
+        # At normal priority: the search holds the GIL while it matches (re never releases it), and a thread
+        # niced below the request threads could be descheduled holding it, stalling every answer meanwhile.
+        _rechecker = Rechecker(Verdicts())
 
 
 def _verify_options() -> dict:
