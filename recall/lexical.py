@@ -112,6 +112,8 @@ class GramBM25(BM25):
     def __init__(self, written: Sequence[Mapping[str, int]], lengths: Sequence[int], k1: float = 1.2,
                  b: float = 0.75) -> None:
         self._marked: tuple[list[str], str, list[int]] | None = None  # the words, marked and joined: see _postings
+        self._holding: dict[str, list[tuple[int, int]]] | None = None  # word -> (document, count): see _postings
+        self._asked = 0
         super().__init__(k1=k1, b=b, counted=(written, lengths))
 
     def _index(self) -> None:
@@ -148,14 +150,28 @@ class GramBM25(BM25):
                 per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
                 per[gram] = per.get(gram, 0) + 1
                 at = text.find(gram, at + 1)
+        self._asked += 1
+        if self._asked == 2:  # a ranker asked again (the warm server's): index the words' documents once
+            self._holding = {}
+            for i, counts in enumerate(self.tf):
+                for word, times in counts.items():
+                    self._holding.setdefault(word, []).append((i, times))
+        per_doc: dict[int, dict[str, int]] = {}
+        if self._holding is not None:  # only the documents holding a matched word
+            for word, held in in_word.items():
+                for i, times in self._holding.get(word, ()):
+                    freq = per_doc.setdefault(i, {})
+                    for gram, inside in held.items():
+                        freq[gram] = freq.get(gram, 0) + times * inside
+        else:  # one question (a prompt hook's process): a pass over the documents costs less than indexing them
+            for i, counts in enumerate(self.tf):
+                for word in counts.keys() & in_word.keys():
+                    freq = per_doc.setdefault(i, {})
+                    for gram, inside in in_word[word].items():
+                        freq[gram] = freq.get(gram, 0) + counts[word] * inside
         found: dict[str, list[tuple[int, int]]] = {}
-        for i, counts in enumerate(self.tf):
-            freq: dict[str, int] = {}
-            for word in counts.keys() & in_word.keys():
-                times = counts[word]
-                for gram, inside in in_word[word].items():
-                    freq[gram] = freq.get(gram, 0) + times * inside
-            for gram, f in freq.items():
+        for i in sorted(per_doc):  # ascending, as a pass over the documents finds them
+            for gram, f in per_doc[i].items():
                 found.setdefault(gram, []).append((i, f))
         return found
 
