@@ -44,7 +44,9 @@ class Forget(Record):
 
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
 _REMEMBER = re.compile(
-    r"^(?:please\s+|also\s+|and\s+)*(?:remember|note|keep in mind|don'?t forget|make a note)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
+    # "Note that there is a .envrc file, but ..." adds context to the request at hand; "note this down" keeps it.
+    r"^(?:please\s+|also\s+|and\s+)*(?:remember|keep in mind|don'?t forget|make a note(?: of)?|take note(?: of)?|"
+    r"note (?:this|that|it) down)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
     re.I,
 )
 _FORGET = re.compile(
@@ -53,7 +55,10 @@ _FORGET = re.compile(
     re.I,
 )
 _ROLE = re.compile(
-    r"\b(?:i'?m|i am|i work as|my role is|my job is)\s+(?:(?:a|an|the|our|their)\s+)?(?P<role>[\w\s/-]{2,60}?"
+    # "I'm going to ignore the owner binding", "I'm building a tool for developers": what the user does now, not who
+    # they are; a role is a noun phrase, never one that starts with a verb in -ing.
+    r"\b(?:i'?m|i am|i work as|my role is|my job is)\s+(?:(?:a|an|the|our|their)\s+)?(?!\w+ing\b)"
+    r"(?P<role>[\w\s/-]{2,60}?"
     r"(?:engineer|developer|dev|scientist|designer|manager|lead|student|founder|architect|analyst|researcher|"
     r"sre|devops|admin|administrator|pm|cto|ceo|consultant|maintainer|intern|owner|writer|teacher)s?)\b",
     re.I,
@@ -302,10 +307,14 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
                                      and len(sentence.split()) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
+    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and len(clause.split()) <= _SHORT_RULE_WORDS:
+        return [Draft("feedback", clause[:1].upper() + clause[1:], kind="preference")]
     if lang.vocabulary(sentence):
         return [Draft("feedback", clean, kind="writing")]
     if kind := lang.about_the_user(sentence):
         return [Draft("user", clean, kind=kind)]
+    if (uses := lang.uses_tool(sentence)) and rule_shaped:
+        return [Draft(uses, clean.lstrip("-*• "), kind="tools" if uses == "user" else "stack")]
     if clause := lang.switching_clause(sentence):
         return [Draft("user", clause[:1].upper() + clause[1:], kind="switching")]
     if lang.external_link(sentence) or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence)):
@@ -315,10 +324,12 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
 
 def _merged_user_drafts(found: list[Draft]) -> list[Draft]:
     """Who the user is, told in consecutive sentences of one message ("My name is Lisa. I'm a project
-    manager."), is one memory about them, not one per sentence."""
+    manager."), is one memory about them, not one per sentence; so is a list of what the work is built on
+    ("I'm using Twilio for SMS. I'm using Resend for emails.")."""
     out: list[Draft] = []
     for draft in found:
-        if out and draft.type == "user" == out[-1].type and not (draft.correction or out[-1].correction):
+        same = draft.type == "user" == out[-1].type or draft.kind == "stack" == out[-1].kind if out else False
+        if same and not (draft.correction or out[-1].correction):
             out[-1].rule = f"{out[-1].rule.rstrip(' .')}. {draft.rule}"
         else:
             out.append(draft)

@@ -185,15 +185,35 @@ def standing_rule(sentence: str) -> str | None:
     return None
 
 
+# "Each question must have 5 options", "cada pregunta debe tener 5 opciones": a norm for every item of a kind, which
+# holds for the next one too (a one-off task names its items: "this question should ..."). Only the firm modal: "all
+# the questions need to be tightened", "each answer should read as sensible" are edits asked for now.
+_EACH_NORM = re.compile(
+    r"\b(?:each|every) \w+(?: \w+)? (?:must|has to)\b"
+    r"|\bcada \w+(?: \w+)? (?:debe|deben|tiene que|deve|devem|tem que)\b|\bchaque \w+(?: \w+)? doit\b"
+    r"|\bjede[rsn]? \w+ (?:muss|soll)\b|\bкажд\w+ \w+ (?:долж\w+)\b|每(?:个|条|道|次).{0,10}?(?:必须|都要|应该)",
+    re.I,
+)
+
+
+def each_norm_clause(sentence: str) -> str | None:
+    """The clause of a long sentence that states a norm for every item ("Cada pregunta debe tener 5 opciones de
+    respuesta, las preguntas deben ser ... nivel 2" -> its first clause): the rest may be the task of the moment."""
+    for clause in re.split(r"[,;，；]\s*", sentence):
+        if _EACH_NORM.search(clause):
+            return clause.strip(" .!。")
+    return None
+
+
 def is_standing(sentence: str) -> bool:
-    return bool(_STANDING.search(sentence))
+    return bool(_STANDING.search(sentence) or _EACH_NORM.search(sentence))
 
 
 # --- explicit requests and corrections beyond English ---------------------------------------------------------
 _REMEMBER = re.compile(
     r"^(?:por favor,?\s+|s'il te plaît,?\s+|bitte\s+|пожалуйста,?\s+)?(?:recuerda(?: que)?|acuérdate de que|"
     r"no olvides que|lembre-se (?:de )?que|lembra que|lembre que|não esqueça que|souviens-toi que|rappelle-toi que|"
-    r"n'oublie pas que|retiens que|note que|merk dir,?(?: dass)?|denk daran,? dass|vergiss nicht,? dass|"
+    r"n'oublie pas que|retiens que|merk dir,?(?: dass)?|denk daran,? dass|vergiss nicht,? dass|"
     r"запомни,?(?: что)?|помни,?(?: что)?|не забывай,? что)\s*(?P<what>.+)"
     r"|^(?:请)?(?:记住|别忘了|不要忘记)[，,:：]?\s*(?P<zh>.+)|^(?P<ja>.+?)(?:を|と|って)?(?:覚えておいて|忘れないで)",
     re.I,
@@ -266,6 +286,25 @@ _POINTS_BACK = re.compile(r"\b(?:that|this|such) (?:language|word|term|phrase|wo
 _SWITCHING = re.compile(r"\b(?:i'?m|i am) (?:switching|changing|moving|migrating) from\b.+", re.I)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _IDENTITY_HINT = re.compile(r"\b(?:commit|author|git|my (?:e-?mail|name)|email is|e-mail is|correo|courriel)\b", re.I)
+
+
+# "I use direnv to set up the devbox shell": a habit of the user's (simple present). "I'm using Twilio for SMS": what
+# the work is built on now (progressive), a fact about the project. A pronoun or "the/this ..." names no tool.
+_TOOL = r"(?!(?:it|this|that|these|those|them|the|a|an|my|your|our|some|any)\b)`?[\w.+#@/-]+`?(?: [\w.+#-]+){0,2}?"
+_USES_HABIT = re.compile(r"^(?:i (?:always |usually |normally |mostly )?use|j'utilise|uso|ich (?:benutze|nutze|verwende)|"
+                         r"я использую|я пользуюсь) " + _TOOL + r" (?:to|for|pour|para|für|um|для)\b", re.I)
+_USES_NOW = re.compile(r"^(?:i'?m|i am|we'?re|we are) using " + _TOOL + r" (?:for|to|as)\b", re.I)
+
+
+def uses_tool(sentence: str) -> str | None:
+    """"user" when the sentence names a tool the user habitually works with, "project" when it names what the work
+    uses now, else None."""
+    sentence = sentence.strip().lstrip("-*• ")
+    if _USES_HABIT.match(sentence):
+        return "user"
+    if _USES_NOW.match(sentence):
+        return "project"
+    return None
 
 
 def about_the_user(sentence: str) -> str | None:
