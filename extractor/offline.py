@@ -117,6 +117,15 @@ _REFERENCE_HINT = re.compile(
 )
 
 
+# A link to one issue, pull request or commit names the work item of the moment ("do issue .../issues/22"); a pointer
+# worth keeping leads to a board, a doc, a dashboard or a repository.
+_WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commits)/[\w]+/?$", re.I)
+
+
+def _pointer_url(sentence: str) -> bool:
+    return any(not _WORK_ITEM_URL.search(url.rstrip(".,;:!")) for url in _URL.findall(sentence))
+
+
 def _sentences(text: str) -> list[str]:
     return prose.sentences(text)
 
@@ -190,7 +199,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and (_URL.search(sentence) or _TICKET.search(sentence)) and (
+    if not drafts and (_pointer_url(sentence) or _TICKET.search(sentence)) and (
         _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
     ):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))

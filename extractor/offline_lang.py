@@ -77,6 +77,8 @@ _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
     r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня)\b"
+    # "do not plan or implement", "don't implement anything": where the task of the moment stops, not a rule
+    r"|\b(?:don'?t|do not) (?:plan|implement|code|start coding|write (?:any )?code)\b"
     r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日)",
     re.I,
 )
@@ -86,6 +88,8 @@ _ONE_OFF = re.compile(
 # for a feature ("we should support those as well"), pointing at a concrete local path ("use this C:\... as the
 # backup"). The code or the next step shows it; it is no rule for next time.
 _PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)?\d{1,2}\b(?![\w.%])"
+                           r"|\b(?:go with|pick|choose|take)\s+(?:that|this|the|your)\s+(?:\w+\s+){0,2}?"
+                           r"(?:option|approach|one|version|idea|suggestion|route|variant)\b"
                            r"|\b(?:option|opción|opção|variante|вариант)\s+(?:\d{1,2}|[a-d])\b|(?:选|用)(?:第)?[一二三四1-9](?:个|种)?(?:方案)?$",
                            re.I)
 _WANTS_FEATURE = re.compile(r"\b(?:we should|we need to|we must|let'?s|can you|could you)\s+(?:also\s+)?(?:support|add|implement|"
@@ -117,11 +121,17 @@ _PROPOSAL = re.compile(r"^(?:i think|i believe|je pense qu|je crois qu|creo que|
                        r"я думаю|я считаю)\w*,? (?:we|on|nous|deberíamos|debemos|devemos|deveríamos|wir|мы|нам)\b", re.I)
 
 
+# "Can you also add a usage bar similar to https://...": a request (or a question) even without its question mark,
+# unless it asks for something to hold from now on ("could you always run the tests first").
+_ASKS = re.compile(r"^(?:can|could|would|will) you\b|^(?:do|does|did|is|are) (?:you|we|it|there|this|that)\b"
+                   r"|^(?:why|how come)\b", re.I)
+
+
 def is_question(sentence: str) -> bool:
     sentence = sentence.strip()
     if _PROPOSAL.match(sentence) and not _QUESTION.search(sentence.rstrip("?？ ")):
         return False
-    return bool(_QUESTION.search(sentence))
+    return bool(_QUESTION.search(sentence)) or bool(_ASKS.match(sentence) and not is_standing(sentence))
 
 
 def is_one_off(sentence: str) -> bool:

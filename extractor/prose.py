@@ -19,13 +19,19 @@ _SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.
 _LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing|hey claude|wait)[,:]?\s+)+", re.I)
 
 
+# What a terminal or a dev server prints: status glyphs, "WARNING:"/"npm ERR!" prefixes, " * Running on ...", a shell
+# prompt ("(.venv) me@host:~/x$ ..."). A person writes none of these lines.
+_LOG_LINE = re.compile(r"^\s*(?:[⚠✓✔✗✘×●▲▶›»]|\* \S|(?:npm |yarn |pnpm )?(?:ERR!|WARN\b)|\(\.?venv\)|[\w.-]+@[\w.-]+:\S*[$#]"
+                       r"|(?:error|warning|warn|info|debug|fatal|unhandled rejection|traceback)\b\s*[:\[(])", re.I)
+
+
 def _looks_pasted(paragraph: str) -> bool:
     """Code, logs, JSON, tables, stack traces: lines a person pasted rather than wrote."""
     lines = [line for line in paragraph.splitlines() if line.strip()]
     if not lines:
         return False
     code_like = r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})"
-    symbolic = sum(1 for line in lines if re.match(code_like, line))
+    symbolic = sum(1 for line in lines if re.match(code_like, line) or _LOG_LINE.match(line))
     if symbolic * 2 >= len(lines):
         return True
     letters = sum(c.isalpha() or c.isspace() for c in paragraph)
