@@ -15,7 +15,7 @@ import re
 from datetime import date
 
 from memdir.record import Record, field
-from memdir.stages.extractor import offline_lang as lang, prose
+from memdir.stages.extractor import offline_facts as facts, offline_lang as lang, prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
@@ -322,6 +322,8 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         return [Draft("feedback", clean, kind="writing")]
     if kind := lang.about_the_user(sentence):
         return [Draft("user", clean, kind=kind)]
+    if fact := facts.stated_fact(clean):
+        return [Draft(fact[0], fact[2], kind=fact[1])]
     if (uses := lang.uses_tool(sentence)) and rule_shaped:
         return [Draft(uses, clean.lstrip("-*• "), kind="tools" if uses == "user" else "stack")]
     if clause := lang.switching_clause(sentence):

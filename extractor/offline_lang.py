@@ -69,7 +69,7 @@ _QUESTION = re.compile(
     r"por que|como|quando|qual|onde|você pode|pode |"
     r"warum|wie|wann|welche[rs]?|wo|kannst du|können sie|"
     r"почему|зачем|как|когда|какой|какая|какие|где|можешь|можно ли|что такое)\b"
-    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么|为什么|怎么|怎样|哪|是否)|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
+    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么(?![都也])|为什么|怎么|怎样|哪|是否)|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
     re.I,
 )
 # A request about the work at hand ("not yet", "this file", "for now"): true today, no rule for next time.
@@ -235,7 +235,8 @@ _CORRECTION = re.compile(
     r"ne (?:fais|fait|mets|ajoute|change|touche|supprime|installe) (?:pas|jamais)|n'(?:utilise|ajoute|installe) (?:pas|jamais)|"
     r"(?:benutze|verwende|nutze|mach|installiere) (?:kein|nie|nicht)|"
     r"не (?:используй|делай|добавляй|трогай|меняй|удаляй|ставь|устанавливай))\b"
-    r"|^(?:请)?(?:不要|别|永远不要)|(?:しないで|使わないで)(?:ください)?[。.!！]?$",
+    r"|^(?:请)?(?:不要|别|永远不要)|(?:^|[，,；;])\s*我不(?:想|要|希望)(?:再)?(?:用|使用)"
+    r"|(?:しないで|使わないで)(?:ください)?[。.!！]?$",
     re.I,
 )
 # "Don't do that", "no hagas eso": about what was just done, not a rule for the next time.
