@@ -106,26 +106,6 @@ _IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
-_URL = re.compile(r"https?://[^\s)>\]\"']+")
-_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
-_CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
-_REFERENCE_HINT = re.compile(
-    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
-    r"repository|github|gitlab|bitbucket|"
-    r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
-    re.I,
-)
-
-
-# A link to one issue, pull request or commit names the work item of the moment ("do issue .../issues/22"); a pointer
-# worth keeping leads to a board, a doc, a dashboard or a repository.
-_WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commits)/[\w]+/?$", re.I)
-
-
-def _pointer_url(sentence: str) -> bool:
-    return any(not _WORK_ITEM_URL.search(url.rstrip(".,;:!")) for url in _URL.findall(sentence))
-
-
 def _sentences(text: str) -> list[str]:
     return prose.sentences(text)
 
@@ -141,7 +121,7 @@ def _classify(what: str) -> str:
     """The type an explicit "remember ..." request fits best."""
     if _ROLE.search(what) or _NEW_TO.search(what) or re.match(r"^(?:i|my)\b", what, re.I):
         return "user"
-    if _URL.search(what) or _TICKET.search(what) or _REFERENCE_HINT.search(what):
+    if facts.URL.search(what) or facts.TICKET.search(what) or facts.REFERENCE_HINT.search(what):
         return "reference"
     if _IMPERATIVE.match(what) or _PREFERENCE.search(what) or re.search(r"\b(?:should|must)\b", what, re.I):
         return "feedback"
@@ -199,9 +179,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and (_pointer_url(sentence) or _TICKET.search(sentence)) and (
-        _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
-    ):
+    if not drafts and facts.points_somewhere(sentence):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 

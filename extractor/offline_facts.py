@@ -1,8 +1,9 @@
 """Facts the user states in passing that the offline rules keep (issue 20): how experienced they are, the
 circumstances they work in, who the work is for, what the codebase bans, the conventions they name, the ticket they
-work on, and a resource they have at hand. Each is a kind of statement, not a sentence: written from general
-knowledge of how people say these things, in the languages extractor/offline_lang.py covers where the wording is
-unambiguous (English only elsewhere, where a pattern would guess).
+work on, a resource they have at hand; and what makes a sentence a pointer into an external system. Each is a kind
+of statement, not a sentence: written from general knowledge of how people say these things, in the languages
+extractor/offline_lang.py covers where the wording is unambiguous (English only elsewhere, where a pattern would
+guess).
 
 A question or a one-off request is filtered before these are asked (extractor/offline.py)."""
 
@@ -59,3 +60,24 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
             after = sentence[match.start():].split()[: _AROUND_WORDS + 1]
             return type_, kind, " ".join(before + after).rstrip(" .!,;")
     return None
+
+
+# --- pointers into external systems ---------------------------------------------------------------------------------
+URL = re.compile(r"https?://[^\s)>\]\"']+")
+TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
+REFERENCE_HINT = re.compile(
+    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
+    r"repository|github|gitlab|bitbucket|"
+    r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
+    re.I,
+)
+# A link to one issue, pull request or commit names the work item of the moment ("do issue .../issues/22"); a pointer
+# worth keeping leads to a board, a doc, a dashboard or a repository.
+_WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commits)/[\w]+/?$", re.I)
+
+
+def points_somewhere(sentence: str) -> bool:
+    """A link (not to one work item) or a ticket key, named with a system or a channel: a pointer to keep."""
+    link = any(not _WORK_ITEM_URL.search(url.rstrip(".,;:!")) for url in URL.findall(sentence))
+    return bool((link or TICKET.search(sentence)) and (REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)))
