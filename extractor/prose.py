@@ -15,7 +15,8 @@ _CONTINUATION = re.compile(r"\\\r?\n")  # a terminal line continuation: the same
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _ENDS_SENTENCE = re.compile(r"[.!?;:)]\s*$")
-_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+")
+# Chinese and Japanese end a sentence with 。！？ and no space after it: "どんなメッセージにする？コミットはしないで" is two.
+_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|(?<=[。！？])\s*")
 _LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing|hey claude|wait)[,:]?\s+)+", re.I)
 
 

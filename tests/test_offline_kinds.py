@@ -84,3 +84,13 @@ def test_requests_picks_stops_work_items_and_terminal_output_save_nothing(noise)
 ])
 def test_rules_and_pointers_beside_them_still_stand(text, type_, kind):
     assert (type_, kind) in [(d.type, d.kind) for d in _drafts(text)]
+
+
+def test_chinese_and_japanese_sentences_end_at_their_own_stops():
+    from memdir.stages.extractor import prose
+
+    assert prose.sentences("どんなメッセージにする？コミットは必ず英語で書いて。") == [
+        "どんなメッセージにする？", "コミットは必ず英語で書いて。"]
+    assert prose.sentences("这是什么？以后总是用pnpm。") == ["这是什么？", "以后总是用pnpm。"]
+    # a question no longer carries the rule said after it with it, nor hides it
+    assert [d.rule for d in _drafts("这是什么？以后总是用pnpm。")] == ["以后总是用pnpm。"]
