@@ -15,7 +15,7 @@ import re
 from datetime import date
 
 from memdir.record import Record, field
-from memdir.stages.extractor import offline_lang as lang, prose
+from memdir.stages.extractor import offline_facts as facts, offline_lang as lang, prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
@@ -44,7 +44,9 @@ class Forget(Record):
 
 _ACK = re.compile(r"^(?:understood|got it|sure|noted|ok(?:ay)?|done|great|thanks|thank you|will do|of course)\b", re.I)
 _REMEMBER = re.compile(
-    r"^(?:please\s+|also\s+|and\s+)*(?:remember|note|keep in mind|don'?t forget|make a note)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
+    # "Note that there is a .envrc file, but ..." adds context to the request at hand; "note this down" keeps it.
+    r"^(?:please\s+|also\s+|and\s+)*(?:remember|keep in mind|don'?t forget|make a note(?: of)?|take note(?: of)?|"
+    r"note (?:this|that|it) down)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
     re.I,
 )
 _FORGET = re.compile(
@@ -53,7 +55,10 @@ _FORGET = re.compile(
     re.I,
 )
 _ROLE = re.compile(
-    r"\b(?:i'?m|i am|i work as|my role is|my job is)\s+(?:(?:a|an|the|our|their)\s+)?(?P<role>[\w\s/-]{2,60}?"
+    # "I'm going to ignore the owner binding", "I'm building a tool for developers": what the user does now, not who
+    # they are; a role is a noun phrase, never one that starts with a verb in -ing.
+    r"\b(?:i'?m|i am|i work as|my role is|my job is)\s+(?:(?:a|an|the|our|their)\s+)?(?!\w+ing\b)"
+    r"(?P<role>[\w\s/-]{2,60}?"
     r"(?:engineer|developer|dev|scientist|designer|manager|lead|student|founder|architect|analyst|researcher|"
     r"sre|devops|admin|administrator|pm|cto|ceo|consultant|maintainer|intern|owner|writer|teacher)s?)\b",
     re.I,
@@ -101,17 +106,6 @@ _IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
-_URL = re.compile(r"https?://[^\s)>\]\"']+")
-_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
-_CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
-_REFERENCE_HINT = re.compile(
-    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
-    r"repository|github|gitlab|bitbucket|"
-    r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
-    re.I,
-)
-
-
 def _sentences(text: str) -> list[str]:
     return prose.sentences(text)
 
@@ -127,7 +121,7 @@ def _classify(what: str) -> str:
     """The type an explicit "remember ..." request fits best."""
     if _ROLE.search(what) or _NEW_TO.search(what) or re.match(r"^(?:i|my)\b", what, re.I):
         return "user"
-    if _URL.search(what) or _TICKET.search(what) or _REFERENCE_HINT.search(what):
+    if facts.URL.search(what) or facts.TICKET.search(what) or facts.REFERENCE_HINT.search(what):
         return "reference"
     if _IMPERATIVE.match(what) or _PREFERENCE.search(what) or re.search(r"\b(?:should|must)\b", what, re.I):
         return "feedback"
@@ -185,9 +179,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and (_URL.search(sentence) or _TICKET.search(sentence)) and (
-        _REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)
-    ):
+    if not drafts and facts.points_somewhere(sentence):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 
@@ -302,10 +294,16 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
                                      and len(sentence.split()) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
+    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and len(clause.split()) <= _SHORT_RULE_WORDS:
+        return [Draft("feedback", clause[:1].upper() + clause[1:], kind="preference")]
     if lang.vocabulary(sentence):
         return [Draft("feedback", clean, kind="writing")]
     if kind := lang.about_the_user(sentence):
         return [Draft("user", clean, kind=kind)]
+    if fact := facts.stated_fact(clean):
+        return [Draft(fact[0], fact[2], kind=fact[1])]
+    if (uses := lang.uses_tool(sentence)) and rule_shaped:
+        return [Draft(uses, clean.lstrip("-*• "), kind="tools" if uses == "user" else "stack")]
     if clause := lang.switching_clause(sentence):
         return [Draft("user", clause[:1].upper() + clause[1:], kind="switching")]
     if lang.external_link(sentence) or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence)):
@@ -315,10 +313,12 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
 
 def _merged_user_drafts(found: list[Draft]) -> list[Draft]:
     """Who the user is, told in consecutive sentences of one message ("My name is Lisa. I'm a project
-    manager."), is one memory about them, not one per sentence."""
+    manager."), is one memory about them, not one per sentence; so is a list of what the work is built on
+    ("I'm using Twilio for SMS. I'm using Resend for emails.")."""
     out: list[Draft] = []
     for draft in found:
-        if out and draft.type == "user" == out[-1].type and not (draft.correction or out[-1].correction):
+        same = draft.type == "user" == out[-1].type or draft.kind == "stack" == out[-1].kind if out else False
+        if same and not (draft.correction or out[-1].correction):
             out[-1].rule = f"{out[-1].rule.rstrip(' .')}. {draft.rule}"
         else:
             out.append(draft)

@@ -69,7 +69,7 @@ _QUESTION = re.compile(
     r"por que|como|quando|qual|onde|você pode|pode |"
     r"warum|wie|wann|welche[rs]?|wo|kannst du|können sie|"
     r"почему|зачем|как|когда|какой|какая|какие|где|можешь|можно ли|что такое)\b"
-    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么|为什么|怎么|怎样|哪|是否)|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
+    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么(?![都也])|为什么|怎么|怎样|哪|是否)|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
     re.I,
 )
 # A request about the work at hand ("not yet", "this file", "for now"): true today, no rule for next time.
@@ -77,6 +77,8 @@ _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
     r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня)\b"
+    # "do not plan or implement", "don't implement anything": where the task of the moment stops, not a rule
+    r"|\b(?:don'?t|do not) (?:plan|implement|code|start coding|write (?:any )?code)\b"
     r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日)",
     re.I,
 )
@@ -86,6 +88,8 @@ _ONE_OFF = re.compile(
 # for a feature ("we should support those as well"), pointing at a concrete local path ("use this C:\... as the
 # backup"). The code or the next step shows it; it is no rule for next time.
 _PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)?\d{1,2}\b(?![\w.%])"
+                           r"|\b(?:go with|pick|choose|take)\s+(?:that|this|the|your)\s+(?:\w+\s+){0,2}?"
+                           r"(?:option|approach|one|version|idea|suggestion|route|variant)\b"
                            r"|\b(?:option|opción|opção|variante|вариант)\s+(?:\d{1,2}|[a-d])\b|(?:选|用)(?:第)?[一二三四1-9](?:个|种)?(?:方案)?$",
                            re.I)
 _WANTS_FEATURE = re.compile(r"\b(?:we should|we need to|we must|let'?s|can you|could you)\s+(?:also\s+)?(?:support|add|implement|"
@@ -117,11 +121,17 @@ _PROPOSAL = re.compile(r"^(?:i think|i believe|je pense qu|je crois qu|creo que|
                        r"я думаю|я считаю)\w*,? (?:we|on|nous|deberíamos|debemos|devemos|deveríamos|wir|мы|нам)\b", re.I)
 
 
+# "Can you also add a usage bar similar to https://...": a request (or a question) even without its question mark,
+# unless it asks for something to hold from now on ("could you always run the tests first").
+_ASKS = re.compile(r"^(?:can|could|would|will) you\b|^(?:do|does|did|is|are) (?:you|we|it|there|this|that)\b"
+                   r"|^(?:why|how come)\b", re.I)
+
+
 def is_question(sentence: str) -> bool:
     sentence = sentence.strip()
     if _PROPOSAL.match(sentence) and not _QUESTION.search(sentence.rstrip("?？ ")):
         return False
-    return bool(_QUESTION.search(sentence))
+    return bool(_QUESTION.search(sentence)) or bool(_ASKS.match(sentence) and not is_standing(sentence))
 
 
 def is_one_off(sentence: str) -> bool:
@@ -185,15 +195,35 @@ def standing_rule(sentence: str) -> str | None:
     return None
 
 
+# "Each question must have 5 options", "cada pregunta debe tener 5 opciones": a norm for every item of a kind, which
+# holds for the next one too (a one-off task names its items: "this question should ..."). Only the firm modal: "all
+# the questions need to be tightened", "each answer should read as sensible" are edits asked for now.
+_EACH_NORM = re.compile(
+    r"\b(?:each|every) \w+(?: \w+)? (?:must|has to)\b"
+    r"|\bcada \w+(?: \w+)? (?:debe|deben|tiene que|deve|devem|tem que)\b|\bchaque \w+(?: \w+)? doit\b"
+    r"|\bjede[rsn]? \w+ (?:muss|soll)\b|\bкажд\w+ \w+ (?:долж\w+)\b|每(?:个|条|道|次).{0,10}?(?:必须|都要|应该)",
+    re.I,
+)
+
+
+def each_norm_clause(sentence: str) -> str | None:
+    """The clause of a long sentence that states a norm for every item ("Cada pregunta debe tener 5 opciones de
+    respuesta, las preguntas deben ser ... nivel 2" -> its first clause): the rest may be the task of the moment."""
+    for clause in re.split(r"[,;，；]\s*", sentence):
+        if _EACH_NORM.search(clause):
+            return clause.strip(" .!。")
+    return None
+
+
 def is_standing(sentence: str) -> bool:
-    return bool(_STANDING.search(sentence))
+    return bool(_STANDING.search(sentence) or _EACH_NORM.search(sentence))
 
 
 # --- explicit requests and corrections beyond English ---------------------------------------------------------
 _REMEMBER = re.compile(
     r"^(?:por favor,?\s+|s'il te plaît,?\s+|bitte\s+|пожалуйста,?\s+)?(?:recuerda(?: que)?|acuérdate de que|"
     r"no olvides que|lembre-se (?:de )?que|lembra que|lembre que|não esqueça que|souviens-toi que|rappelle-toi que|"
-    r"n'oublie pas que|retiens que|note que|merk dir,?(?: dass)?|denk daran,? dass|vergiss nicht,? dass|"
+    r"n'oublie pas que|retiens que|merk dir,?(?: dass)?|denk daran,? dass|vergiss nicht,? dass|"
     r"запомни,?(?: что)?|помни,?(?: что)?|не забывай,? что)\s*(?P<what>.+)"
     r"|^(?:请)?(?:记住|别忘了|不要忘记)[，,:：]?\s*(?P<zh>.+)|^(?P<ja>.+?)(?:を|と|って)?(?:覚えておいて|忘れないで)",
     re.I,
@@ -205,7 +235,8 @@ _CORRECTION = re.compile(
     r"ne (?:fais|fait|mets|ajoute|change|touche|supprime|installe) (?:pas|jamais)|n'(?:utilise|ajoute|installe) (?:pas|jamais)|"
     r"(?:benutze|verwende|nutze|mach|installiere) (?:kein|nie|nicht)|"
     r"не (?:используй|делай|добавляй|трогай|меняй|удаляй|ставь|устанавливай))\b"
-    r"|^(?:请)?(?:不要|别|永远不要)|(?:しないで|使わないで)(?:ください)?[。.!！]?$",
+    r"|^(?:请)?(?:不要|别|永远不要)|(?:^|[，,；;])\s*我不(?:想|要|希望)(?:再)?(?:用|使用)"
+    r"|(?:しないで|使わないで)(?:ください)?[。.!！]?$",
     re.I,
 )
 # "Don't do that", "no hagas eso": about what was just done, not a rule for the next time.
@@ -266,6 +297,25 @@ _POINTS_BACK = re.compile(r"\b(?:that|this|such) (?:language|word|term|phrase|wo
 _SWITCHING = re.compile(r"\b(?:i'?m|i am) (?:switching|changing|moving|migrating) from\b.+", re.I)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _IDENTITY_HINT = re.compile(r"\b(?:commit|author|git|my (?:e-?mail|name)|email is|e-mail is|correo|courriel)\b", re.I)
+
+
+# "I use direnv to set up the devbox shell": a habit of the user's (simple present). "I'm using Twilio for SMS": what
+# the work is built on now (progressive), a fact about the project. A pronoun or "the/this ..." names no tool.
+_TOOL = r"(?!(?:it|this|that|these|those|them|the|a|an|my|your|our|some|any)\b)`?[\w.+#@/-]+`?(?: [\w.+#-]+){0,2}?"
+_USES_HABIT = re.compile(r"^(?:i (?:always |usually |normally |mostly )?use|j'utilise|uso|ich (?:benutze|nutze|verwende)|"
+                         r"я использую|я пользуюсь) " + _TOOL + r" (?:to|for|pour|para|für|um|для)\b", re.I)
+_USES_NOW = re.compile(r"^(?:i'?m|i am|we'?re|we are) using " + _TOOL + r" (?:for|to|as)\b", re.I)
+
+
+def uses_tool(sentence: str) -> str | None:
+    """"user" when the sentence names a tool the user habitually works with, "project" when it names what the work
+    uses now, else None."""
+    sentence = sentence.strip().lstrip("-*• ")
+    if _USES_HABIT.match(sentence):
+        return "user"
+    if _USES_NOW.match(sentence):
+        return "project"
+    return None
 
 
 def about_the_user(sentence: str) -> str | None:

@@ -10,12 +10,27 @@ import re
 def third_person(text: str) -> str:
     """User memories describe the user: "I'm a backend engineer" -> "The user is a backend engineer"."""
     text = re.sub(r"^(?:I'?m|I am)\b", "The user is", text)
+    text = re.sub(r"^I (?:(always|usually|normally|mostly|often|never) )?(\w+)\b",
+                  lambda m: "The user " + (m.group(1) + " " if m.group(1) else "") + _third_person_verb(m.group(2)), text)
     text = re.sub(r"^I\b", "The user", text)
     text = re.sub(r"^My\b", "The user's", text)
     for pattern, repl in ((r"\bI'?m\b", "they are"), (r"\bI am\b", "they are"), (r"\bmy\b", "their"),
                           (r"\bme\b", "them"), (r"\bI\b", "they")):
         text = re.sub(pattern, repl, text)
     return text
+
+
+# Verbs a user fact starts with ("I use direnv ..." -> "The user uses direnv ..."); other words are left as they are.
+_VERBS = frozenset("use prefer work like want need live write run install manage keep build code develop speak "
+                   "read study teach deploy host test".split())
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes"}
+
+
+def _third_person_verb(word: str) -> str:
+    lower = word.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    return word + "s" if lower in _VERBS else word
 
 
 _JUDGEMENT = re.compile(r"\b(?:terrible|awful|bad|hopeless|useless|stupid|dumb|clueless|suck)\b", re.I)

@@ -15,8 +15,15 @@ _CONTINUATION = re.compile(r"\\\r?\n")  # a terminal line continuation: the same
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _ENDS_SENTENCE = re.compile(r"[.!?;:)]\s*$")
-_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+")
+# Chinese and Japanese end a sentence with 。！？ and no space after it: "どんなメッセージにする？コミットはしないで" is two.
+_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|(?<=[。！？])\s*")
 _LEAD_IN = re.compile(r"^(?:(?:also|and|plus|oh|btw|by the way|ok|okay|so|one more thing|hey claude|wait)[,:]?\s+)+", re.I)
+
+
+# What a terminal or a dev server prints: status glyphs, "WARNING:"/"npm ERR!" prefixes, " * Running on ...", a shell
+# prompt ("(.venv) me@host:~/x$ ..."). A person writes none of these lines.
+_LOG_LINE = re.compile(r"^\s*(?:[⚠✓✔✗✘×●▲▶›»]|\* \S|(?:npm |yarn |pnpm )?(?:ERR!|WARN\b)|\(\.?venv\)|[\w.-]+@[\w.-]+:\S*[$#]"
+                       r"|(?:error|warning|warn|info|debug|fatal|unhandled rejection|traceback)\b\s*[:\[(])", re.I)
 
 
 def _looks_pasted(paragraph: str) -> bool:
@@ -25,7 +32,7 @@ def _looks_pasted(paragraph: str) -> bool:
     if not lines:
         return False
     code_like = r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})"
-    symbolic = sum(1 for line in lines if re.match(code_like, line))
+    symbolic = sum(1 for line in lines if re.match(code_like, line) or _LOG_LINE.match(line))
     if symbolic * 2 >= len(lines):
         return True
     letters = sum(c.isalpha() or c.isspace() for c in paragraph)

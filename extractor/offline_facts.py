@@ -1,0 +1,83 @@
+"""Facts the user states in passing that the offline rules keep (issue 20): how experienced they are, the
+circumstances they work in, who the work is for, what the codebase bans, the conventions they name, the ticket they
+work on, a resource they have at hand; and what makes a sentence a pointer into an external system. Each is a kind
+of statement, not a sentence: written from general knowledge of how people say these things, in the languages
+extractor/offline_lang.py covers where the wording is unambiguous (English only elsewhere, where a pattern would
+guess).
+
+A question or a one-off request is filtered before these are asked (extractor/offline.py)."""
+
+from __future__ import annotations
+
+import re
+
+_KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    # "I'm a complete beginner", "我是小白": how much the user knows shapes every explanation.
+    ("user", "expertise", re.compile(
+        r"\bi'?m (?:a |an )?(?:complete |total |absolute )?(?:beginner|newbie|novice|non-technical|"
+        r"not (?:a |an )?(?:developer|programmer|coder|engineer))\b|\bje suis (?:un |une )?(?:débutant|novice)\w*|"
+        r"\bsoy (?:un |una )?(?:principiante|novat[oa])\b|\bsou (?:um |uma )?(?:iniciante|novat[oa])\b|"
+        r"\bich bin (?:ein |eine )?(?:anfänger|neuling)\w*|\bя (?:новичок|начинающ\w+)|"
+        r"我是(?:个|一个)?(?:小白|新手|初学者|外行)|(?:私は)?(?:初心者|素人)です", re.I)),
+    # "I'm a family man with a young kid, I don't have a lot of free time": what the user's time allows.
+    ("user", "circumstances", re.compile(
+        r"\bi'?m a (?:family man|father|mother|dad|mom|mum|parent|single parent)\b|"
+        r"\bi (?:also )?have (?:a |an |two |three |\d )?(?:young |small |little )?(?:kids?|children|baby|toddler)\b|"
+        r"\bi (?:don'?t|do not) have (?:a )?lot of (?:free |spare )?time\b|"
+        r"\bi (?:only )?have (?:limited|little|very little) (?:free |spare )?time\b", re.I)),
+    # "This app is for the UK": who the product serves decides units, wording, defaults.
+    ("project", "audience", re.compile(
+        r"\b(?:this|the|my|our) (?:app|site|website|tool|product|project|game|platform|service) is (?:for|aimed at|"
+        r"targeted at|built for|meant for)\b|\b(?:cette|l')\s?(?:app|application|site) est (?:pour|destinée? à)\b|"
+        r"\b(?:esta|la) (?:app|aplicación|web) es para\b|(?:这个|该)(?:应用|app|网站|项目)是(?:给|面向|为)", re.I)),
+    # "Using any type is banned from my codebase": a rule for all code, said as a fact.
+    ("feedback", "ban", re.compile(
+        r"\b(?:is|are) (?:banned|forbidden|prohibited|not allowed|ban)\b.{0,24}\b(?:codebase|code|repo|repository|"
+        r"project)\b", re.I)),
+    # "... ng-select with the class tc-select, I believe that's the convention elsewhere."
+    ("feedback", "convention", re.compile(
+        r"\b(?:that'?s|it'?s|this is|which is) (?:the|our) (?:convention|house style|standard practice)\b|"
+        r"\bc'est la convention\b|\bes la convención\b|\bé a convenção\b", re.I)),
+    # "I'm working on ticket #3045 — it's for users with large lists ...": what the current work is about.
+    ("project", "work", re.compile(
+        r"^(?:i'?m|we'?re|i am|we are) (?:currently )?working on (?:ticket|issue|story|feature|epic) #?[\w-]*\d", re.I)),
+    # "For system design I also have https://... available to me": a resource the user can point the work at.
+    ("reference", "resource", re.compile(
+        r"\bi (?:also )?have (?:access to )?https?://\S+ (?:available|at hand)\b|\bi have access to https?://", re.I)),
+)
+
+
+_AROUND_WORDS = 14  # a fact said in a long run-on sentence is kept with this many words either side of it
+
+
+def stated_fact(sentence: str) -> tuple[str, str, str] | None:
+    """(memory type, kind, the words that state it) for the fact this sentence states in passing, or None. A long
+    sentence is cut to the words around the fact: the rest of it is usually the request of the moment."""
+    for type_, kind, pattern in _KINDS:
+        match = pattern.search(sentence)
+        if match:
+            before = sentence[: match.start()].split()[-_AROUND_WORDS:]
+            after = sentence[match.start():].split()[: _AROUND_WORDS + 1]
+            return type_, kind, " ".join(before + after).rstrip(" .!,;")
+    return None
+
+
+# --- pointers into external systems ---------------------------------------------------------------------------------
+URL = re.compile(r"https?://[^\s)>\]\"']+")
+TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
+REFERENCE_HINT = re.compile(
+    r"\b(?:dashboard|board|tracker|tracked|ticket|issue|runbook|docs?|wiki|channel|slack|jira|linear|grafana|repo|"
+    r"repository|github|gitlab|bitbucket|"
+    r"notion|confluence|sentry|datadog|pagerduty|spreadsheet|sheet)\b",
+    re.I,
+)
+# A link to one issue, pull request or commit names the work item of the moment ("do issue .../issues/22"); a pointer
+# worth keeping leads to a board, a doc, a dashboard or a repository.
+_WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commits)/[\w]+/?$", re.I)
+
+
+def points_somewhere(sentence: str) -> bool:
+    """A link (not to one work item) or a ticket key, named with a system or a channel: a pointer to keep."""
+    link = any(not _WORK_ITEM_URL.search(url.rstrip(".,;:!")) for url in URL.findall(sentence))
+    return bool((link or TICKET.search(sentence)) and (REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)))
