@@ -536,6 +536,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
         with contextlib.suppress(Exception):  # a broken SDK: the dense model and offline recall still serve
             clients.get(effective_env({}), Settings.from_env().recall_timeout)
     embedder = load_embedder()  # the dense model (numpy + weights), the other cost paid once here
+    _preload()
     listener = _listen(path)
     if listener is None:
         os.close(lock)
@@ -562,6 +563,19 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
                 os.unlink(leftover)
         if lock >= 0:
             os.close(lock)  # last: a new server may take over only once this one is gone
+
+
+def _preload() -> None:
+    """Import now what answering a hook's question imports on first use: the hook that started this server
+    has answered its own prompt, and the next one would otherwise wait for them (a first answer took
+    300 ms, past the hook's wait, where the next ones took 30)."""
+    import importlib
+
+    for name in ("memdir.stages.recall.api", "memdir.stages.recall.server_scope", "memdir.prompt_scope",
+                 "memdir.transcript", "memdir.verify", "memdir.verdicts", "memdir.frontmatter_io",
+                 "memdir.stages.recall.decision_filter", "memdir.decision_context", "memdir.prompts"):
+        with contextlib.suppress(Exception):  # a module that fails here fails where it is used, as before
+            importlib.import_module(name)
 
 
 def _exit_on_sigterm() -> None:
