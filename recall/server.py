@@ -293,6 +293,8 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     from memdir.stages.recall.server_scope import servable_folder
     from memdir.verify import project_root
 
+    if isinstance(request, dict) and isinstance(request.get("hook_payload"), str):
+        request = from_hook_payload(request)
     if not isinstance(request, dict) or not isinstance(request.get("query"), str):
         raise ValueError("a request is a JSON object with a 'query' string")
     # First: the query's embedding is the longest part of an answer, and runs beside everything below.
@@ -337,6 +339,26 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
             "selected": [h.rel_path for h in result.selected], "dense": embedder is not None,
             "memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
+
+
+def from_hook_payload(request: dict) -> dict:
+    """A question sent as the prompt hook's raw payload (memdir.entry.early_ask) as the fields it holds:
+    the query is the prompt as the hook asks it (stripped); a prompt of one word ("y", "continue", a slash
+    command) asks for nothing, as in the hook."""
+    payload = json.loads(request["hook_payload"])  # within the request's own size limit
+    if not isinstance(payload, dict):
+        raise ValueError("the hook payload is not a JSON object")
+
+    def text(name: str) -> str | None:
+        value = payload.get(name)
+        return value if isinstance(value, str) else None
+
+    query = (text("prompt") or "").strip()
+    if not any(ch.isspace() for ch in query):
+        raise ValueError("nothing to recall for a one-word prompt")
+    fields = {"query": query, "transcript_path": text("transcript_path"), "session_id": text("session_id"),
+              "cwd": text("cwd")}
+    return {**{k: v for k, v in request.items() if k != "hook_payload"}, **fields}
 
 
 def _tools(request: dict) -> list[str]:

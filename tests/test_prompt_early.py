@@ -44,6 +44,21 @@ def test_the_server_resolves_an_early_question_as_the_hook_would(project):
         server.handle({**request, "cwd": "/"})  # no project there: no folder, and nothing scanned
 
 
+def test_the_server_answers_a_raw_hook_payload_as_the_fields_it_holds(project):
+    """The console script sends the payload before parsing it (memdir.entry.early_ask); the server reads
+    the prompt, cwd, session and transcript out of it, and asks nothing for a one-word prompt."""
+    folder, memory = project
+    payload = {"session_id": "s", "cwd": str(folder), "hook_event_name": "UserPromptSubmit", "transcript_path": None,
+               "prompt": "  when do deploys go out on the release train  "}
+    request = {"resolve": True, "record": False, "hook_payload": json.dumps(payload), "env": server_socket.request_env()}
+    reply = server.handle(request)
+    assert reply["memory_dir"] == str(memory) and "Tuesdays" in reply["context"]
+    for nothing in ("continue", "[1, 2]"):
+        with pytest.raises(ValueError):
+            server.handle({**request, "hook_payload": json.dumps({**payload, "prompt": nothing})
+                           if nothing == "continue" else nothing})
+
+
 def test_an_answer_resolved_for_another_folder_is_not_used():
     expect = {"memory_dir": "/m/a", "index_loaded": False, "asked_engine": "offline"}
     good = {"context": "c", "selected": ["x.md"], **expect}
@@ -111,6 +126,7 @@ def test_the_hook_asks_before_resolving_and_checks_what_the_server_resolved(proj
     try:
         used = hook()
         assert fake.requests[0]["resolve"] is True and "memory_dir" not in fake.requests[0]
+        assert json.loads(fake.requests[0]["hook_payload"]) == payload  # sent as read, before the hook parsed it
         assert "FROM THE SERVER" in used
         resolved["memory_dir"] = str(tmp_path / "another")  # e.g. a server whose environment differs
         payload["session_id"] = "s2"

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from memdir.config import Settings
+    from memdir.entry.early_ask import EarlyQuestion
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
 
@@ -209,15 +210,17 @@ def _index_prefix(memory_dir: Path) -> str:
         return f"({C.INDEX_NAME} was not loaded: {exc}; run `memdir doctor`)"
 
 
-def prompt_output(payload: HookPayload) -> str:
-    """The JSON to print for a UserPromptSubmit payload ("" for nothing to add)."""
+def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> str:
+    """The JSON to print for a UserPromptSubmit payload ("" for nothing to add). `early`: the question
+    already sent to the warm server with the raw payload (memdir.entry.early_ask), which resolves the folder
+    itself while everything below runs."""
     prompt = (payload.prompt or "").strip()
     if not any(ch.isspace() for ch in prompt):
+        if early is not None:
+            early.close()
         return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
-    # The question goes to the warm server first, before this process has resolved anything: the server
-    # resolves the folder itself, and everything below runs while it answers.
-    early = _ask_early(prompt, payload)
-    sent_at = time.monotonic()
+    sent_at = early.sent_at if early is not None else time.monotonic()
+    early = early.as_socket() if early is not None else None
     memory_dir = memory_dir_for(payload.cwd)
     if memory_dir is None:
         if early is not None:
@@ -280,25 +283,6 @@ def _use_recall_server(engine: str) -> bool:
     # mode): no server at all, and recall runs here, with the configured engine.
     path = server_socket.socket_path()
     return path is not None and server_socket.folder_state(path) != "unsafe"
-
-
-def _ask_early(prompt: str, payload: HookPayload):
-    """The connection the question went out on before anything was resolved here, or None.
-
-    Sent when the server will be used whatever the engine (the dense model is installed): the server
-    resolves the memory folder, whether Claude Code loaded its index, and the engine from the cwd and
-    this session's environment, as `_ask` does here meanwhile. Its answer names what it resolved, and
-    is used only when that is what this process resolved (recall_race.from_reply)."""
-    if not switched_on(C.RECALL_SERVER_ENV):
-        return None
-    from memdir import embeddings
-    from memdir.stages.recall import server_socket
-
-    if usable_cwd(payload.cwd) is None or not server_socket.enabled() or not embeddings.installed():
-        return None
-    request = {"resolve": True, "query": prompt, "transcript_path": payload.transcript_path,
-               "session_id": payload.session_id, "cwd": payload.cwd, "record": False}
-    return server_socket.send(request, timeout=C.HOOK_EARLY_SEND_SECONDS)
 
 
 def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
@@ -393,13 +377,19 @@ def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loade
     return conn
 
 
-def main(argv: list[str], stdin=None, stdout=None) -> int:
+def main(argv: list[str], stdin=None, stdout=None, early: EarlyQuestion | None = None, asked: bool = False) -> int:
+    """`early`, `asked`: the prompt's question already sent to the warm server by the console script
+    (memdir.entry.main), and whether it tried; when not, it is sent here, first."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     event = argv[0] if argv else ""
     flags = set(argv[1:])
+    if event == "prompt" and not asked:
+        from memdir.entry.early_ask import read_and_ask
+
+        stdin, early = read_and_ask(stdin)
     handlers = {
-        "prompt": prompt_output,
+        "prompt": lambda p: prompt_output(p, early),
         "stop": stop_output,
         "session-start": lambda p: session_start_output(p, include_index="--no-index" not in flags),
     }

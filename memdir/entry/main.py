@@ -1,6 +1,6 @@
 """The `memdir` console script: hooks go straight to memdir.entry.hooks, everything else to the CLI.
 
-Kept to two imports: the Stop hook's whole budget is twice a bare Python start, and the full CLI
+Kept to a few imports: the Stop hook's whole budget is twice a bare Python start, and the full CLI
 module (argparse, pathlib) would spend a third of it before reading the payload.
 """
 
@@ -9,9 +9,15 @@ import sys
 
 def main() -> int:
     if sys.argv[1:2] == ["hook"]:
+        early, asked, stdin = None, False, None
+        if sys.argv[2:3] == ["prompt"]:  # the question to the warm server goes out before the hook's imports
+            from memdir.entry.early_ask import read_and_ask
+
+            stdin, early = read_and_ask(sys.stdin)
+            asked = True
         from memdir.entry.hooks import main as hook_main
 
-        return hook_main(sys.argv[2:])
+        return hook_main(sys.argv[2:], stdin=stdin, early=early, asked=asked)
     from memdir.entry.cli import main as cli_main
 
     return cli_main(sys.argv[1:])

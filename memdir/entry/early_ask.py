@@ -1,0 +1,84 @@
+"""The prompt hook's question to the warm recall server, sent before the hook imports anything else
+(issue 26).
+
+With the server up, a prompt's wait is the server's answer (the query's embedding alone is ~25 ms), and the
+sooner the question goes out, the sooner it comes back. Sent after the hook's own imports (json and socket
+bring in `re` and `enum`, some 10-15 ms here), the server started that much later. So the raw payload goes
+out as read: the server parses it and resolves the folder, index and engine from its cwd, as the hook does
+meanwhile, and the hook uses the answer only when it resolved the same (recall_race.from_reply).
+
+Only what a bare start has loaded, `_json` and `_socket` (the C halves of json and socket) and
+recall.socket_place. The peer's uid is checked before the prompt is written, as recall.server_socket does.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+
+from memdir import constants as C
+
+
+class EarlyQuestion:
+    """The connection a prompt's question went out on (a bare `_socket` one) and when it was sent."""
+
+    __slots__ = ("conn", "sent_at")
+
+    def __init__(self, conn, sent_at: float) -> None:
+        self.conn, self.sent_at = conn, sent_at
+
+    def as_socket(self):
+        """The connection as a `socket.socket` (what the race reads it with)."""
+        import socket
+
+        return socket.socket(fileno=self.conn.detach())
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def read_and_ask(stdin) -> tuple[io.StringIO, EarlyQuestion | None]:
+    """The hook's stdin, read (at most the payload limit and one more character), and the question sent
+    on it to the warm server if one may answer it."""
+    raw = stdin.read(C.HOOK_PAYLOAD_MAX_BYTES + 1)
+    return io.StringIO(raw), ask_first(raw) if len(raw) <= C.HOOK_PAYLOAD_MAX_BYTES else None
+
+
+def ask_first(raw: str) -> EarlyQuestion | None:
+    """Send the hook payload `raw` to the warm server, unresolved; None when no server may answer it: it
+    is off, the dense model is not installed (then the hook asks it later, if at all), no server runs, its
+    folder is not private, or it belongs to another user."""
+    try:
+        import _json
+        import _socket
+    except ImportError:  # pragma: no cover - another Python
+        return None
+    from memdir import embeddings
+    from memdir.stages.recall import socket_place
+
+    if not socket_place.enabled() or not embeddings.installed():
+        return None
+    path = socket_place.socket_path()
+    if path is None or socket_place.folder_state(path) != "private":
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(C.HOOK_EARLY_SEND_SECONDS)
+        conn.connect(path)
+        if socket_place.peer_uid(conn) != os.getuid():
+            conn.close()
+            return None  # never send a prompt to another user's process
+        conn.sendall(_request(raw, _json.encode_basestring_ascii))
+    except (OSError, ValueError):
+        conn.close()
+        return None
+    return EarlyQuestion(conn, time.monotonic())
+
+
+def _request(raw: str, quoted) -> bytes:
+    """The question as one JSON line: the payload as a string, this session's per-request environment."""
+    from memdir.stages.recall.socket_place import request_env
+
+    env = ",".join(f"{quoted(k)}:{quoted(v)}" for k, v in request_env().items())
+    return ('{"resolve":true,"record":false,"hook_payload":%s,"env":{%s}}\n' % (quoted(raw), env)).encode("ascii")
