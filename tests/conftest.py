@@ -113,7 +113,7 @@ def isolated_home(tmp_path_factory, monkeypatch, request):
     return home
 
 
-_SERVER_STATE = (("memdir.stages.recall.manifest", ("_index", "_tokens")), ("memdir.stages.recall.server", ("_views",)))
+_SERVER_STATE = (("memdir.stages.recall.manifest", ("_index", "_tokens")), ("memdir.stages.recall.server_answer", ("_views", "_rechecker")))
 
 
 @pytest.fixture

@@ -88,7 +88,7 @@ def test_an_error_reply_within_grace_falls_back_at_once():
 
 
 def test_the_server_reads_the_tools_in_use_from_the_transcript(tmp_path):
-    from memdir.stages.recall.server import _tools
+    from memdir.stages.recall.server_answer import _tools
 
     transcript = tmp_path / "t.jsonl"
     lines = [

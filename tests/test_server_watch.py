@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from memdir.scan import scan
-from memdir.stages.recall import server
+from memdir.stages.recall import server, server_answer
 from memdir.stages.recall.server_watch import FolderView, _inotify
 
 
@@ -83,7 +83,7 @@ def test_without_inotify_the_view_is_a_plain_scan(folder):
 @linux_only
 def test_the_server_answers_from_an_edit_made_between_two_prompts(folder, monkeypatch):
     monkeypatch.setenv("MEMDIR_PATH", str(folder))
-    monkeypatch.setattr(server, "_views", None)
+    monkeypatch.setattr(server_answer, "_views", None)
     server.keep_folder_views()
     _memory(folder, "project_deploy.md", "Deploys go out on Tuesdays through the release train")
     request = {"memory_dir": str(folder), "query": "when do deploys go out on the release train", "engine": "offline",
@@ -93,7 +93,7 @@ def test_the_server_answers_from_an_edit_made_between_two_prompts(folder, monkey
     _memory(folder, "project_deploy.md", "Deploys go out on Thursdays through the release train")
     second = server.handle(request)
     assert "Thursdays" in second["context"] and "Tuesdays" not in second["context"]
-    assert server._views is not None and str(folder) in server._views.views
+    assert server_answer._views is not None and str(folder) in server_answer._views.views
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")

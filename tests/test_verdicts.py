@@ -67,11 +67,11 @@ def test_the_rechecker_checks_memories_in_the_background(tmp_path):
 def test_the_server_answers_at_once_and_shows_the_check_on_the_next_recall(refactored, monkeypatch):  # noqa: F811
     """With no time for a search in the prompt's answer, the first answer says "not checked"; the search
     runs after the reply, and a later recall of the memory (another session) shows that the name is gone."""
-    from memdir.stages.recall import server
+    from memdir.stages.recall import server, server_answer
 
     repo, memory = refactored
     kept = Verdicts()
-    monkeypatch.setattr(server, "_rechecker", Rechecker(kept))
+    monkeypatch.setattr(server_answer, "_rechecker", Rechecker(kept))
     monkeypatch.setattr(C, "VERIFY_PROMPT_BUDGET_S", 0.0)
     request = {"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
                "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}}
