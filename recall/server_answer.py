@@ -145,7 +145,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     dense = QueryAhead(embedder.model, request["query"]) if embedder else None
     env = effective_env(request)
     if request.get("resolve") is True and request.get("memory_dir") is None:
-        # A prompt hook's question sent before it resolved anything (hooks._ask_early): resolved here as
+        # A prompt hook's question sent before it resolved anything (memdir.entry.early_ask): resolved here as
         # the hook resolves it, and named in the reply, which the hook uses only if it resolved the same.
         from memdir.prompt_scope import resolve_for_server
 

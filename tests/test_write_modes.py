@@ -137,7 +137,8 @@ def test_confirm_extraction_proposes_and_never_touches_the_folder(tmp_path, seed
 
 
 def test_confirm_tells_the_user_once_per_new_batch(tmp_path, seeded, monkeypatch):
-    from memdir.entry.hooks import HookPayload, prompt_output, session_start_output
+    from memdir.entry.hooks import HookPayload, session_start_output
+    from memdir.entry.prompt_hook import prompt_output
 
     _mode(monkeypatch, "confirm")
     monkeypatch.setenv("MEMDIR_PATH", str(seeded))

@@ -52,7 +52,7 @@ class Answer:
 def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
     """The server's usable answer, or None (no reply, an error or "busy" reply, a malformed one, or one
     resolved for another folder, index or engine than `expect` names: a question sent before this
-    process had resolved them, hooks._ask_early)."""
+    process had resolved them, memdir.entry.early_ask)."""
     if not isinstance(reply, dict) or "error" in reply:
         return None
     if expect and any(reply.get(key) != value for key, value in expect.items()):

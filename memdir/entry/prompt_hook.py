@@ -1,0 +1,204 @@
+"""The UserPromptSubmit hook: the memories for this prompt, from the warm recall server or recalled here,
+and the recent decisions that bear on it (SPEC §6, issue 26). memdir.entry.hooks reads the payload and
+calls `prompt_output`; the question to the server has usually gone out already (memdir.entry.early_ask).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from memdir import constants as C
+from memdir.hooklog import log
+from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for
+from memdir.switches import switched_on
+
+TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from memdir.config import Settings
+    from memdir.entry.early_ask import EarlyQuestion
+    from memdir.entry.hooks import HookPayload
+
+def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> str:
+    """The JSON to print for a UserPromptSubmit payload ("" for nothing to add). `early`: the question
+    already sent to the warm server with the raw payload (memdir.entry.early_ask), which resolves the folder
+    itself while everything below runs."""
+    prompt = (payload.prompt or "").strip()
+    if not any(ch.isspace() for ch in prompt):
+        if early is not None:
+            early.close()
+        return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
+    sent_at = early.sent_at if early is not None else time.monotonic()
+    early = early.as_socket() if early is not None else None
+    memory_dir = memory_dir_for(payload.cwd)
+    if memory_dir is None:
+        if early is not None:
+            early.close()
+        return ""
+    asked = _ask(memory_dir, prompt, payload, early, sent_at) if memory_dir.is_dir() else None
+    if asked is None and early is not None:
+        early.close()
+    from memdir.decision_context import for_prompt_hook
+
+    decisions, journal_notice = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14
+    if journal_notice:
+        log(memory_dir, "prompt", journal_notice)
+    if not memory_dir.is_dir():
+        return ""
+    from memdir.entry.hooks import EVENTS, saved_notice
+
+    notice = saved_notice(memory_dir)
+    answer = _recall(memory_dir, prompt, payload, asked or _ask(memory_dir, prompt, payload))
+    context = answer.context if answer is not None else ""
+    if decisions:
+        context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
+    output: dict = {}
+    notice = "\n".join(n for n in (notice, journal_notice) if n)
+    if notice:
+        output["systemMessage"] = notice
+    if context:
+        output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": context}
+    return json.dumps(output) if output else ""
+
+
+def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: str, prompt: str,
+                             context: str) -> str:
+    """The recent decisions relevant to this prompt, not shown yet in this session and not already
+    stated by a recalled memory, before `context` in the room the output budget leaves."""
+    from memdir.decision_context import add_decisions, decision_key, note_shown, shown_in_session
+    from memdir.stages.recall.decision_filter import relevant_decisions
+
+    shown = shown_in_session(str(memory_dir), session_id)
+
+    def keep(records: list[dict]) -> list[dict]:
+        return relevant_decisions(prompt, [r for r in records if decision_key(r) not in shown], context)
+
+    combined, added = add_decisions(journal, context, keep=keep)
+    note_shown(str(memory_dir), session_id, [decision_key(r) for r in added])
+    return combined
+
+
+def _use_recall_server(engine: str) -> bool:
+    """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
+    wanted, or the dense model is installed (it loads only there, never in a hook process)."""
+    if not switched_on(C.RECALL_SERVER_ENV):
+        return False  # before the socket client's imports: a hook with the server off never pays for them
+    from memdir import embeddings
+    from memdir.stages.recall import server_socket
+
+    if not server_socket.enabled():
+        return False
+    if not (engine == "llm" or embeddings.installed()):
+        return False
+    # No folder only this user can reach (a path over AF_UNIX's limit, or a folder of the wrong owner or
+    # mode): no server at all, and recall runs here, with the configured engine.
+    path = server_socket.socket_path()
+    return path is not None and server_socket.folder_state(path) != "unsafe"
+
+
+def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
+         sent_at: float = 0.0) -> tuple[bool, bool, object, float, dict, float | None]:
+    """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
+    the question went out on or None, how long its reply is waited for, what a usable reply must name,
+    when the question went out if it went out early): the start of `_recall`. The settings and the
+    engine are read once here, for the whole prompt. `early`: the connection early_ask sent the
+    question on at `sent_at` (None: not sent yet)."""
+    from memdir.config import Settings, choose_engine
+    from memdir.entry.recall_race import GRACE_SECONDS
+
+    settings = Settings.from_env()
+    engine = choose_engine(settings.engine, quiet=True)
+    index_loaded = index_loaded_by_claude_code(payload.cwd, memory_dir)
+    use_server = _use_recall_server(engine)
+    expect: dict = {}
+    early_at = None
+    if early is not None and use_server:
+        early_at = sent_at
+        early.settimeout(settings.recall_timeout + 1.0)
+        conn = early
+        expect = {"memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
+    else:
+        if early is not None:
+            early.close()
+        conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
+    # With the llm engine the model's choice is the point, and no local answer can stand in for it within
+    # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
+    grace = settings.recall_timeout + 1.0 if use_server and engine == "llm" else GRACE_SECONDS
+    return use_server, index_loaded, conn, grace, expect, early_at
+
+
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
+            asked: tuple[bool, bool, object, float, dict, float | None]):
+    """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
+    whichever is ready first; what it surfaced is recorded for the session."""
+    from memdir.entry.recall_race import Answer, race
+
+    use_server, index_loaded, conn, grace, expect, sent_at = asked
+    if sent_at is not None:  # the server's acknowledgement is due within ACK_SECONDS of the question
+        from memdir.entry.recall_race import ACK_SECONDS
+
+        grace = max(grace, sent_at + ACK_SECONDS - time.monotonic())
+
+    def local() -> Answer:
+        from memdir.stages.recall.api import recall
+
+        # With the server in use, this process only ever runs the offline engine (no SDK import); racing
+        # it, it records nothing itself: the answer used is recorded below. Verification against the
+        # code runs in the server only: its scan does not fit this process's budget.
+        result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id,
+                        engine="offline" if use_server else None, index_loaded=index_loaded,
+                        record=conn is None, disk_cache=True)
+        for line in result.debug:
+            log(memory_dir, "prompt", line)
+        return Answer(result.context, [h.rel_path for h in result.selected], "local")
+
+    def prepare() -> None:
+        import memdir.stages.recall.api  # noqa: F401  (what `local` imports first: most of its start)
+
+    answer, reply = race(conn, local, grace=grace, expect=expect, prepare=prepare)
+    for line in (reply or {}).get("debug") or []:
+        log(memory_dir, "prompt", f"server: {line}")
+    if reply is not None and "error" in reply:
+        log(memory_dir, "prompt", f"recall server error ({reply['error']}); answered offline")
+    elif reply is not None and any(reply.get(k) != v for k, v in expect.items()):
+        log(memory_dir, "prompt", "the recall server resolved another folder, index or engine for this prompt "
+            f"({', '.join(f'{k}={reply.get(k)!r}' for k in expect)}); answered here")
+    if answer is not None and conn is not None and answer.selected:
+        from memdir.stages.recall import state
+
+        state.record(memory_dir, payload.session_id, answer.selected, len(answer.context.encode()))
+    return answer
+
+
+def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool, settings: Settings,
+                engine: str):
+    """The connection the request went out on, or None when no server runs. Then one is started
+    for the next prompts, and this one is answered here: paying the SDK import or the model load
+    here would hold the user's prompt for seconds. The server reads the transcript itself."""
+    from memdir.stages.recall import server_socket
+
+    request = {"memory_dir": str(memory_dir), "query": prompt, "transcript_path": payload.transcript_path,
+               "session_id": payload.session_id, "engine": engine,
+               "cwd": payload.cwd, "index_loaded": index_loaded, "record": False}
+    conn = server_socket.send(request, timeout=settings.recall_timeout + 1.0)  # sends this session's endpoint
+    if conn is None:
+        started = server_socket.start_in_background()
+        log(memory_dir, "prompt", "no recall server yet: started one, answered this prompt offline" if started
+            else "no recall server, and none can start with a private socket here; answered this prompt offline")
+    return conn
+
+
+def _recent_tools(payload: HookPayload) -> list[str]:
+    if not payload.transcript_path:
+        return []
+    from pathlib import Path
+
+    from memdir.transcript import read_transcript, recent_tool_names
+
+    try:
+        recent = read_transcript(Path(payload.transcript_path), last_n=10, max_bytes=C.HOOK_TRANSCRIPT_READ_MAX_BYTES)
+        return recent_tool_names(recent.messages)
+    except Exception:
+        return []
