@@ -39,7 +39,7 @@ def recalled_context(case: BehaviourCase, memory_dir: Path) -> str:
         for rel, text in case.project.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text, encoding="utf-8")
-        evidence = verify_selected(str(root), headers, budget_s=5.0)
+        evidence = verify_selected(str(root), memory_dir, headers, budget_s=5.0)
     return render_all(headers, now=time.time(), evidence=evidence)
 
 

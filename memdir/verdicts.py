@@ -52,15 +52,15 @@ class Rechecker:
 
     def __init__(self, verdicts: Verdicts, budget_s: float = C.VERIFY_BACKGROUND_BUDGET_S) -> None:
         self.verdicts, self.budget_s = verdicts, budget_s
-        self._queue: OrderedDict[tuple[str, str], str] = OrderedDict()  # (root, memory's rel path) -> its file
+        self._queue: OrderedDict[tuple[str, str, str], None] = OrderedDict()  # (root, memory folder, rel path)
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def later(self, root: str, files: dict[str, str]) -> None:
-        """Check the memories in `files` (rel path -> absolute path) against the project at `root`."""
+    def later(self, root: str, memory_dir: str, rel_paths: list[str]) -> None:
+        """Check these memories of `memory_dir` against the project at `root`."""
         with self._wake:
-            for key, path in files.items():
-                self._queue[(root, key)] = path
+            for rel in rel_paths:
+                self._queue[(root, memory_dir, rel)] = None
             while len(self._queue) > C.VERIFY_QUEUE_MAX:
                 self._queue.popitem(last=False)
             if self._thread is None:
@@ -75,20 +75,25 @@ class Rechecker:
             with self._wake:
                 while not self._queue:
                     self._wake.wait()
-                root = next(iter(self._queue))[0]
-                batch = {key: self._queue.pop((r, key)) for r, key in list(self._queue) if r == root}
+                root, memory_dir, _ = next(iter(self._queue))
+                batch = [rel for r, m, rel in list(self._queue) if (r, m) == (root, memory_dir)]
+                for rel in batch:
+                    del self._queue[(root, memory_dir, rel)]
             try:
-                check_many(root, _texts(batch), budget_s=self.budget_s, verdicts=self.verdicts)
+                check_many(root, memory_texts(memory_dir, batch), budget_s=self.budget_s, verdicts=self.verdicts)
             except Exception:  # noqa: BLE001 - a failed check only leaves the names unchecked
                 pass
 
 
-def _texts(files: dict[str, str]) -> dict[str, str]:
+def memory_texts(memory_dir, rel_paths: list[str]) -> dict[str, str]:
+    """The start of each memory file (what verification reads for names), through safefs: a memory swapped
+    for a symlink since it was scanned is skipped, never followed out of the folder."""
+    from memdir import safefs
+
     texts = {}
-    for key, path in files.items():
+    for rel in rel_paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                texts[key] = handle.read(C.VERIFY_READ_BYTES)
+            texts[rel] = safefs.read_text(memory_dir, rel, C.VERIFY_READ_BYTES, prefix=True, errors="replace")
         except OSError:
-            continue  # gone since it was recalled: nothing to check
+            continue  # gone, or not a plain file any more: nothing to check
     return texts

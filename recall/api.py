@@ -54,19 +54,14 @@ class RecallResult(Record):
 VERIFY_BUDGET_S = 0.15  # the prompt path's share for checking names against the code
 
 
-def verify_selected(project_root: str, selected: list[Header], budget_s: float = VERIFY_BUDGET_S,
+def verify_selected(project_root: str, memory_dir: Path, selected: list[Header], budget_s: float = VERIFY_BUDGET_S,
                     verdicts: Verdicts | None = None) -> dict:
     """Per selected memory, what it names checked against the project (memdir.verify.Evidence);
     `verdicts`: names already checked (the warm server's, memdir.verdicts)."""
+    from memdir.verdicts import memory_texts
     from memdir.verify import check_many
 
-    texts = {}
-    for h in selected:
-        try:
-            with open(h.abs_path, encoding="utf-8", errors="replace") as handle:
-                texts[h.rel_path] = handle.read(C.VERIFY_READ_BYTES)
-        except OSError:
-            continue
+    texts = memory_texts(memory_dir, [h.rel_path for h in selected])
     return check_many(project_root, texts, budget_s=budget_s, verdicts=verdicts)
 
 
@@ -150,7 +145,7 @@ def recall(
     result.selected = selected
     if selected:
         if project_root:
-            result.evidence = verify_selected(project_root, selected, verify_budget_s, verdicts)
+            result.evidence = verify_selected(project_root, memory_dir, selected, verify_budget_s, verdicts)
         result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache",
                                     evidence=result.evidence, known=loaded_index_lines(memory_dir) if index_loaded else None)
         if record:

@@ -120,14 +120,14 @@ def _verify_options() -> dict:
     return {"verdicts": _rechecker.verdicts, "verify_budget_s": C.VERIFY_PROMPT_BUDGET_S}
 
 
-def _check_later(result, root: str) -> None:
+def _check_later(result, root: str, memory_dir: str) -> None:
     """The recalled memories with names the prompt's budget left unchecked, checked in the background."""
     if _rechecker is None or not result.evidence:
         return
-    unfinished = {h.rel_path: h.abs_path for h in result.selected
-                  if h.rel_path in result.evidence and result.evidence[h.rel_path].unchecked}
+    unfinished = [h.rel_path for h in result.selected
+                  if h.rel_path in result.evidence and result.evidence[h.rel_path].unchecked]
     if unfinished:
-        _rechecker.later(root, unfinished)
+        _rechecker.later(root, memory_dir, unfinished)
 
 
 # --- one request --------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
     if embedder is not None:
         embedder.refresh_later(str(memory_dir))
     if root is not None:
-        _check_later(result, root)
+        _check_later(result, root, str(memory_dir))
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
             "selected": [h.rel_path for h in result.selected], "dense": embedder is not None,
             "memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}

@@ -59,7 +59,7 @@ def test_the_rechecker_checks_memories_in_the_background(tmp_path):
     memory = tmp_path / "m.md"
     memory.write_text("---\nname: n\ndescription: d\ntype: project\n---\n\nCall `renew_session()` and `gone_helper()`.\n")
     kept = Verdicts()
-    Rechecker(kept).later(str(project), {"m.md": str(memory)})
+    Rechecker(kept).later(str(project), str(tmp_path), ["m.md"])
     assert _settled(kept, str(project), "renew_session") is True
     assert _settled(kept, str(project), "gone_helper") is False
 
@@ -81,3 +81,18 @@ def test_the_server_answers_at_once_and_shows_the_check_on_the_next_recall(refac
     assert _settled(kept, str(repo), "renew_session") is False
     second = server.handle({**request, "session_id": "two"})
     assert "`renew_session` is no longer in the code" in second["context"]
+
+
+def test_a_memory_swapped_for_a_symlink_is_never_read_for_its_names(tmp_path):
+    """What verification reads goes through safefs: a memory replaced by a link to a file outside the
+    folder (after the scan listed it) is skipped, its target never read."""
+    from memdir.verdicts import memory_texts
+
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "kept.md").write_text("---\nname: k\ndescription: d\ntype: project\n---\n\nUse `kept_name()`.\n")
+    outside = tmp_path / "secret.md"
+    outside.write_text("Use `outside_name()`.\n")
+    (folder / "swapped.md").symlink_to(outside)
+    texts = memory_texts(folder, ["kept.md", "swapped.md", "missing.md"])
+    assert list(texts) == ["kept.md"] and "kept_name" in texts["kept.md"]
