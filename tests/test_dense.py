@@ -266,3 +266,51 @@ def test_the_servers_background_refresh_skips_an_unchanged_folder(tmp_path):
     _write(folder, "project_b.md", "Grafana", "Latency lives on grafana")
     refreshed()
     assert checks == [1] and engine.passages == 2
+
+
+def test_typicality_is_how_close_a_vector_sits_to_all_the_others():
+    from memdir.embeddings import typicality
+
+    unit = lambda *xs: np.array(xs, dtype=np.float32) / np.linalg.norm(xs)  # noqa: E731
+    # Three memories near one direction and one apart: the apart one is least typical, the middle one most.
+    vectors = [unit(1, 0.1, 0), unit(1, 0, 0), unit(1, -0.1, 0), None, unit(0, 0, 1)]
+    typical = typicality(vectors)
+    assert typical[3] is None  # no vector yet: nothing to say
+    assert typical[4] == min(t for t in typical if t is not None) < 0
+    assert typical[1] == max(t for t in typical if t is not None) > 0
+    assert abs(sum(t for t in typical if t is not None)) < 1e-6  # centred: the folder's average is 0
+    assert typicality([None, None]) == [None, None]
+
+
+def test_similarities_carry_each_memorys_typicality(tmp_path):
+    from memdir.scan import scan
+
+    folder = tmp_path / "memory"
+    _write(folder, "project_kafka.md", "Kafka", "Events go through Kafka")
+    _write(folder, "project_grafana.md", "Grafana", "Latency dashboards live on Grafana")
+    model = DenseModel(CountingEngine())
+    headers = scan(folder).headers
+    model.embed_missing(folder, headers)
+    sims = model.similarities(folder, "where do events go?", headers)
+    assert len(sims) == 2 and all(isinstance(s, float) for s in sims)  # still the cosines, as a list
+    assert len(sims.typical) == 2 and abs(sum(sims.typical)) < 1e-6
+
+
+def test_a_memory_close_to_everything_ranks_below_one_as_close_to_the_prompt_alone():
+    """Two memories match the prompt's words alike and sit equally close to it in meaning; one of them
+    sits close to every memory of the folder (a session note touching everything): the other ranks first.
+    The bars still judge the cosine itself: both are recalled."""
+    from memdir.embeddings import Similarities
+    from memdir.scan import Header
+    from memdir.stages.recall.offline import select_offline
+
+    headers = [Header("project_session.md", "/x/project_session.md", 0.0, "Session notes",
+                      "Kafka consumer lag fixed, plus deploys, outreach and grant drafts", "project"),
+               Header("project_kafka.md", "/x/project_kafka.md", 0.0, "Kafka consumers",
+                      "Kafka consumer lag fixed by raising partitions", "project")]
+    prompt = "why was the kafka consumer lag fixed?"
+    cosines = [0.86, 0.855]
+    plain = select_offline(prompt, headers, 5, None, list(cosines))
+    assert [h.rel_path for h in plain][0] == "project_session.md"
+    discounted = select_offline(prompt, headers, 5, None, Similarities(cosines, [0.05, -0.05]))
+    assert [h.rel_path for h in discounted] == ["project_kafka.md", "project_session.md"]
