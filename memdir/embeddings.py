@@ -136,7 +136,7 @@ class DenseModel:
             return [None] * len(headers)
         q = query_vector() if query_vector is not None else self.embed_query(query)
         cosine = lambda vs: [None if v is None else float(v @ q) for v in vs]  # noqa: E731
-        return Similarities(on_full_scale(cosine(full), cosine(coarse)), typicality(full))
+        return on_full_scale(cosine(full), cosine(coarse))
 
     def missing(self, memory_dir: Path, headers: list[Header]) -> list[Header]:
         """The memories without a full vector (a coarse one may stand in for it meanwhile)."""
@@ -243,29 +243,6 @@ class DenseModel:
         coarse, full, _ = self.fill(memory_dir, headers, workers)
         self.compact_if_bloated(memory_dir, len(headers))
         return coarse + full
-
-
-class Similarities(list):
-    """`DenseModel.similarities`'s answer: per memory, the query's cosine (a plain list of them, as ever),
-    and `typical`: per memory, how close it sits to all the others at once (`typicality`). Carried on the
-    list so that whatever hands the cosines on (the warm server's QueryAhead) hands this on too."""
-
-    def __init__(self, cosines: list[float | None], typical: list[float | None]) -> None:
-        super().__init__(cosines)
-        self.typical = typical
-
-
-def typicality(vectors: list) -> list[float | None]:
-    """Per memory, the cosine of its vector to the centre of all of them, minus the mean of those (None
-    without a vector). A memory high here is close to every memory, so to every prompt about the folder
-    (a long session note that touches everything): recall.offline discounts its cosine when ranking."""
-    known = [v for v in vectors if v is not None]
-    if not known:
-        return [None] * len(vectors)
-    centre = sum(known[1:], known[0]) / len(known)
-    raw = [None if v is None else float(v @ centre) for v in vectors]
-    mean = sum(r for r in raw if r is not None) / len(known)
-    return [None if r is None else r - mean for r in raw]
 
 
 def on_full_scale(full: list[float | None], coarse: list[float | None]) -> list[float | None]:

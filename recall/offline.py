@@ -26,12 +26,6 @@ if TYPE_CHECKING:
 RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "only what clearly helps"
 # Fusion and bars, picked on LoCoMo conversations 0-4 and the recall eval cases (5-9 held out):
 LEXICAL_WEIGHT, DENSE_WEIGHT = 1.0, 1.0
-# A memory close to every memory (memdir.embeddings.typicality: a long session note that touches the whole
-# folder) is close to every prompt about the folder without being about any one: for ranking, its cosine
-# is lowered by TYPICAL_WEIGHT times how much closer than average it sits to the folder's centre. Only the
-# ranking: the bars below judge the cosine itself. On LoCoMo 0-4 hit@5 0.818 -> 0.830 (0.35-0.5 all
-# 0.830-0.835); on the real folder's development prompts unchanged at 0.4, one gold memory lost from 0.5.
-TYPICAL_WEIGHT = 0.4
 DENSE_FLOOR_QUANTILE = 0.75  # cosines at or under this quantile of the folder add nothing
 COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.evidence) a memory must hold,
 MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance),
@@ -98,16 +92,6 @@ def _dense_boost(similarities: list[float | None]) -> list[float]:
     if span <= 0:
         return [0.0] * len(similarities)
     return [0.0 if s is None else max(0.0, (s - floor) / span) for s in similarities]
-
-
-def _discounted(similarities: list[float | None]) -> list[float | None]:
-    """The cosines the ranking uses: each lowered by TYPICAL_WEIGHT times its memory's typicality, when
-    the dense model gave one (memdir.embeddings.Similarities.typical; a plain list has none)."""
-    typical = getattr(similarities, "typical", None)
-    if not typical:
-        return similarities
-    return [s if s is None or t is None else s - TYPICAL_WEIGHT * t
-            for s, t in zip(similarities, typical, strict=True)]
 
 
 def written_on_named_day(headers: list[Header], query: str, now: float | None = None) -> list[bool]:
@@ -192,7 +176,7 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     for i, score in ranked:
         scores[i] = LEXICAL_WEIGHT * score / best_lexical
     if similarities is not None and any(s is not None for s in similarities):
-        for i, boost in enumerate(_dense_boost(_discounted(similarities))):
+        for i, boost in enumerate(_dense_boost(similarities)):
             scores[i] += DENSE_WEIGHT * boost
     else:
         similarities = [None] * len(headers)
