@@ -41,6 +41,12 @@ from benchmarks import realistic
 from benchmarks.common import precompile, process_env
 
 BARE = [sys.executable, "-c", "pass"]
+# Between two prompts of a session lies at least one turn of the model (seconds), and the warm server does
+# its background work there: vectors for new memories, and checking what recalled memories name against the
+# project (memdir.verdicts), which reads the whole project. Prompts fired back to back made every answer
+# compete with the previous ones' background work (at 200 memories, 268 ms for prompts that recall something
+# against 107 ms with this gap), a load no user produces. So the server-up rows leave a short turn between runs.
+TURN_SECONDS = 3.0
 PROJECT = Path(__file__).resolve().parents[1]  # the session's project: this repository
 BUDGETS = {  # (row, size) -> ratio; size None = every size measured
     ("prompt, server up", 200): 4.0, ("prompt, server up", 20000): 6.0,
@@ -74,13 +80,15 @@ def timed(argv: list[str], stdin: str, env: dict) -> float:
     return time.perf_counter() - started
 
 
-def measure(argv: list[str], payload, env: dict, repeat: int) -> Timing:
-    """`payload(n)`: the stdin of run n (a fresh session id each time, so recall is never cut short)."""
+def measure(argv: list[str], payload, env: dict, repeat: int, gap: float = 0.0) -> Timing:
+    """`payload(n)`: the stdin of run n (a fresh session id each time, so recall is never cut short);
+    `gap`: seconds between runs (TURN_SECONDS for a warm server, see there)."""
     full_env = process_env(env)
     bare_env = process_env()
     timed(BARE, "", bare_env), timed(argv, payload(-1), full_env)  # warm: .pyc files, page cache
     hook, bare = [], []
     for n in range(repeat):
+        time.sleep(gap)
         bare.append(timed(BARE, "", bare_env))
         hook.append(timed(argv, payload(n), full_env))
     return Timing(hook, bare)
@@ -226,7 +234,7 @@ def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict, rows: tu
                 continue
             warm_server(env, root, n)
             results[("prompt, server up", n)] = report("prompt, server up", n,
-                                                       measure(argv, prompt_payload("up", cwd), env, runs))
+                                                       measure(argv, prompt_payload("up", cwd), env, runs, TURN_SECONDS))
         finally:
             stop_server(sock)
         realistic.clear_state(root)
