@@ -29,10 +29,11 @@ import socket
 import sys
 
 from memdir.stages.recall import socket_place
-from memdir.stages.recall.socket_place import (  # noqa: F401  (this module's names before the split)
+from memdir.stages.recall.socket_place import (  # noqa: F401  (this module's names before the split)  # noqa: F401  (the client's reply reader)
     DISABLE_ENV,
     IDLE_SECONDS_ENV,
     MAX_PATH_BYTES,
+    MAX_REPLY,
     PER_REQUEST_ENV,
     REQUEST_ENV_PREFIX,
     _key,
@@ -41,11 +42,10 @@ from memdir.stages.recall.socket_place import (  # noqa: F401  (this module's na
     make_private_folder,
     owned_private,
     per_request,
+    receive,
     request_env,
     socket_path,
 )
-
-MAX_REPLY = 4 << 20  # the client reads at most this much: a reply is a few KB of rendered memories
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -88,21 +88,6 @@ def send(request: dict, timeout: float, env=None) -> socket.socket | None:
         conn.close()
         return None
     return conn
-
-
-def receive(conn: socket.socket) -> dict | None:
-    """The reply on a connection from `send`, within the timeout it was sent with; None on any failure."""
-    try:
-        chunks, size = [], 0
-        while chunk := conn.recv(65536):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_REPLY:
-                return None
-        reply = json.loads(b"".join(chunks))
-        return reply if isinstance(reply, dict) else None
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 def start_in_background(env=None) -> bool:

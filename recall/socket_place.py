@@ -135,3 +135,24 @@ def peer_uid(conn) -> int | None:
     except OSError:
         return None
     return None
+
+
+MAX_REPLY = 4 << 20  # the client reads at most this much: a reply is a few KB of rendered memories
+
+
+def receive(conn) -> dict | None:
+    """The reply on a connection from server_socket.send or early_ask (a `socket.socket` or a bare `_socket`
+    one), within the timeout it was sent with; None on any failure."""
+    import json  # here: the early question goes out before json's import (early_ask)
+
+    try:
+        chunks, size = [], 0
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_REPLY:
+                return None
+        reply = json.loads(b"".join(chunks))
+        return reply if isinstance(reply, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None

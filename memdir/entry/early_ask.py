@@ -28,12 +28,6 @@ class EarlyQuestion:
     def __init__(self, conn, sent_at: float) -> None:
         self.conn, self.sent_at = conn, sent_at
 
-    def as_socket(self):
-        """The connection as a `socket.socket` (what the race reads it with)."""
-        import socket
-
-        return socket.socket(fileno=self.conn.detach())
-
     def close(self) -> None:
         self.conn.close()
 

@@ -31,7 +31,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
             early.close()
         return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
     sent_at = early.sent_at if early is not None else time.monotonic()
-    early = early.as_socket() if early is not None else None
+    early = early.conn if early is not None else None  # a bare _socket connection: no `socket` import
     memory_dir = memory_dir_for(payload.cwd)
     if memory_dir is None:
         if early is not None:
@@ -86,16 +86,16 @@ def _use_recall_server(engine: str) -> bool:
     if not switched_on(C.RECALL_SERVER_ENV):
         return False  # before the socket client's imports: a hook with the server off never pays for them
     from memdir import embeddings
-    from memdir.stages.recall import server_socket
+    from memdir.stages.recall import socket_place
 
-    if not server_socket.enabled():
+    if not socket_place.enabled():
         return False
     if not (engine == "llm" or embeddings.installed()):
         return False
     # No folder only this user can reach (a path over AF_UNIX's limit, or a folder of the wrong owner or
     # mode): no server at all, and recall runs here, with the configured engine.
-    path = server_socket.socket_path()
-    return path is not None and server_socket.folder_state(path) != "unsafe"
+    path = socket_place.socket_path()
+    return path is not None and socket_place.folder_state(path) != "unsafe"
 
 
 def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,

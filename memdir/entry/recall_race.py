@@ -77,9 +77,9 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
     """
     if conn is None:
         return local(), None
-    from memdir.stages.recall import server_socket
+    from memdir.stages.recall.socket_place import receive
 
-    with conn:
+    try:
         started = time.monotonic()
         ready = _took_question(conn, 0.0)
         if not ready:
@@ -89,10 +89,12 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
         if ready == "taken":  # a live server is on it: its answer, not a local race, is the fast way
             ready = _took_question(conn, max(0.0, max(grace, TAKEN_GRACE_SECONDS) - (time.monotonic() - started)))
         if ready == "answer":
-            reply = server_socket.receive(conn)
+            reply = receive(conn)
             answer = from_reply(reply, expect)
             return (answer if answer is not None else local()), reply
         return _race_local(conn, local, expect)
+    finally:
+        conn.close()
 
 
 def _took_question(conn, timeout: float) -> str:
@@ -100,13 +102,13 @@ def _took_question(conn, timeout: float) -> str:
     closed), "taken" (only the byte recall.server sends once it has read the question, now consumed), or
     "" (nothing)."""
     import select
-    import socket
+    from _socket import MSG_PEEK  # the C module: a bare connection (early_ask) needs no `socket` import
 
     ready, _, _ = select.select([conn], [], [], timeout)
     if not ready:
         return ""
     try:
-        head = conn.recv(64, socket.MSG_PEEK)
+        head = conn.recv(64, MSG_PEEK)
     except OSError:
         return "answer"  # receive() meets the same error and says None
     if not head or head.strip():
@@ -124,10 +126,10 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
     import signal
     import threading
 
-    from memdir.stages.recall import server_socket
+    from memdir.stages.recall.socket_place import receive
 
     if not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
-        reply = server_socket.receive(conn)  # no way to interrupt `local`: wait for the server as before
+        reply = receive(conn)  # no way to interrupt `local`: wait for the server as before
         answer = from_reply(reply, expect)
         return (answer if answer is not None else local()), reply
     box: dict = {}
@@ -136,7 +138,7 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
     main = threading.get_ident()
 
     def wait_for_server() -> None:
-        reply = server_socket.receive(conn)
+        reply = receive(conn)
         with lock:
             box["reply"] = reply
             if from_reply(reply, expect) is None or "winner" in box:
