@@ -201,12 +201,15 @@ TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this 
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
-# The warm recall server's checks of recalled memories against the project (memdir.verdicts): at most this much
-# of a prompt's answer for names without a verdict, the rest after the reply in the background.
-VERIFY_PROMPT_BUDGET_S = 0.01
+# The warm recall server's checks of recalled memories against the project (memdir.verdicts): a prompt's answer
+# searches the project for none of its names (10 ms found little and cost ~5 ms per recalling answer); names without
+# a verdict are searched after the reply, in the background, and shown from the memory's next recall.
+VERIFY_PROMPT_BUDGET_S = 0.0
 VERIFY_BACKGROUND_BUDGET_S = 10.0  # at background priority: a big project is still read through
 VERDICT_TTL_SECONDS = 300.0  # then a name is checked again (the project changes); a check may read the whole project
 VERDICTS_KEPT = 50_000  # names (per project) remembered, the least recently checked dropped first
+VERIFY_GIVE_WAY_STEP_S = 0.005  # the background search's pause while a prompt is answered, between files
+VERIFY_GIVE_WAY_MAX_S = 5.0  # at most this long per file: a server answering without pause still gets its checks
 VERIFY_QUEUE_MAX = 1_000  # memories waiting for a background check; the oldest dropped first
 
 # --- history keys (safety follow-ups) ---------------------------------------------

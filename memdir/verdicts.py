@@ -7,9 +7,10 @@ or a few memories naming many things, spend the whole budget: measured on this r
 from the real folder, 3 recalled memories took 155 ms of a prompt's answer (a bare Python start is ~12 ms),
 and most of their names were still "not checked". The benchmark's empty working folder never showed it.
 
-So the server keeps each name's verdict per project for VERDICT_TTL_SECONDS, a prompt spends at most
-VERIFY_PROMPT_BUDGET_S on names without one, and those are checked after the reply, in the background with
-VERIFY_BACKGROUND_BUDGET_S: a memory recalled again (in this session or another) shows the real result.
+So the server keeps each name's verdict per project for VERDICT_TTL_SECONDS, a prompt's answer spends
+VERIFY_PROMPT_BUDGET_S (none) searching for names without one (paths are still checked at once: a stat each), and
+those are searched after the reply, in the background with VERIFY_BACKGROUND_BUDGET_S, pausing whenever a prompt
+is being answered: a memory recalled again (in this session or another) shows the real result.
 A verdict older than the TTL is checked again: the project changes while the server runs.
 """
 
@@ -20,6 +21,10 @@ import time
 from collections import OrderedDict
 
 from memdir import constants as C
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Verdicts:
@@ -50,8 +55,13 @@ class Verdicts:
 class Rechecker:
     """One background thread that checks, with the full budget, the memories a prompt could not finish."""
 
-    def __init__(self, verdicts: Verdicts, budget_s: float = C.VERIFY_BACKGROUND_BUDGET_S) -> None:
+    def __init__(self, verdicts: Verdicts, budget_s: float = C.VERIFY_BACKGROUND_BUDGET_S,
+                 busy: Callable[[], bool] | None = None) -> None:
         self.verdicts, self.budget_s = verdicts, budget_s
+        # Whether a prompt is being answered: the search waits between files meanwhile. It holds the GIL while
+        # it matches (re never releases it), and a pure-Python thread beside an answer made that answer wait for
+        # the GIL again and again (a recalling prompt's answer took 485 ms in-process, against ~60 ms).
+        self.busy = busy
         self._queue: OrderedDict[tuple[str, str, str], None] = OrderedDict()  # (root, memory folder, rel path)
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -80,9 +90,17 @@ class Rechecker:
                 for rel in batch:
                     del self._queue[(root, memory_dir, rel)]
             try:
-                check_many(root, memory_texts(memory_dir, batch), budget_s=self.budget_s, verdicts=self.verdicts)
+                check_many(root, memory_texts(memory_dir, batch), budget_s=self.budget_s, verdicts=self.verdicts,
+                           between_files=self._give_way)
             except Exception:  # noqa: BLE001 - a failed check only leaves the names unchecked
                 pass
+
+
+    def _give_way(self) -> None:
+        waited = 0.0
+        while self.busy is not None and self.busy() and waited < C.VERIFY_GIVE_WAY_MAX_S:
+            time.sleep(C.VERIFY_GIVE_WAY_STEP_S)
+            waited += C.VERIFY_GIVE_WAY_STEP_S
 
 
 def memory_texts(memory_dir, rel_paths: list[str]) -> dict[str, str]:

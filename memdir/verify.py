@@ -25,6 +25,8 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memdir.verdicts import Verdicts
 
 # --- what a memory names ---------------------------------------------------------------------------
@@ -279,13 +281,15 @@ def _command_exists(root: str, command: str) -> bool | None:
 
 
 def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files: list[str] | None = None,
-                 verdicts: Verdicts | None = None) -> dict[Claim, bool | None]:
+                 verdicts: Verdicts | None = None, between_files: Callable[[], None] | None = None,
+                 ) -> dict[Claim, bool | None]:
     """True (still there), False (gone) or None (not checked) per claim.
 
     `files`: the project's file list (from `git ls-files`); when None the tree is walked, skipping
     what `.gitignore` names. Names are searched as whole words in every text file until all are found
     or `budget_s` runs out. `verdicts`: names already searched for (the warm server's, memdir.verdicts),
-    used instead of searching again, and given what this search settles.
+    used instead of searching again, and given what this search settles. `between_files`: called before
+    each file is read (the warm server's background search waits there while a prompt is being answered).
     """
     deadline = time.monotonic() + budget_s
     result: dict[Claim, bool | None] = {}
@@ -313,7 +317,7 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
                 for claim in words.pop(needle):
                     result[claim] = there
     if words and budget_s > 0:
-        found = _scan(root, set(words), deadline, files)
+        found = _scan(root, set(words), deadline, files, between_files)
         complete = found.pop("\0complete", False)
         for needle, owners in words.items():
             for claim in owners:
@@ -323,13 +327,16 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
     return result
 
 
-def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None) -> dict[str, bool]:
+def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None,
+          between_files: Callable[[], None] | None = None) -> dict[str, bool]:
     names = {n.split(":", 1)[1] for n in needles if n.startswith("\0file:")}
     terms = [n for n in needles if not n.startswith("\0file:")]
     pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])" for t in sorted(terms, key=len, reverse=True))) if terms else None
     found: dict[str, bool] = {}
     entries = ((rel, os.path.join(root, rel)) for rel in files) if files is not None else walk_files(root)
     for rel, path in entries:
+        if between_files is not None:
+            between_files()
         if time.monotonic() > deadline:
             return found
         base = rel.rsplit("/", 1)[-1]
@@ -349,7 +356,8 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
 
 
 def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files: list[str] | None = None,
-               ignore: frozenset[str] | set[str] = frozenset(), verdicts: Verdicts | None = None) -> dict[str, Evidence]:
+               ignore: frozenset[str] | set[str] = frozenset(), verdicts: Verdicts | None = None,
+               between_files: Callable[[], None] | None = None) -> dict[str, Evidence]:
     """Evidence per memory (keyed as given), all names checked in one walk of the project.
 
     Only the body is read: frontmatter keys and values (`node_type`, `originSessionId`, a `name` in
@@ -361,7 +369,7 @@ def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files
                     if not (c.kind == "path" and os.path.basename(c.text) in ignore)]
               for key, text in texts.items()}
     results = check_claims(root, list(dict.fromkeys(c for cs in claims.values() for c in cs)),
-                           budget_s=budget_s, files=files, verdicts=verdicts)
+                           budget_s=budget_s, files=files, verdicts=verdicts, between_files=between_files)
     out: dict[str, Evidence] = {}
     for key, own in claims.items():
         evidence = out[key] = Evidence(own)

@@ -101,6 +101,8 @@ def scan_folder(memory_dir):
 
 # --- names checked against the code -------------------------------------------------------------
 _rechecker = None  # memdir.verdicts.Rechecker, once serve() keeps verdicts
+_answering = [0]  # prompts being answered now (handle); the background search gives way to them
+_answering_lock = threading.Lock()
 
 
 def keep_verdicts() -> None:
@@ -111,7 +113,7 @@ def keep_verdicts() -> None:
 
         # At normal priority: the search holds the GIL while it matches (re never releases it), and a thread
         # niced below the request threads could be descheduled holding it, stalling every answer meanwhile.
-        _rechecker = Rechecker(Verdicts())
+        _rechecker = Rechecker(Verdicts(), busy=lambda: _answering[0] > 0)
 
 
 def _verify_options() -> dict:
@@ -132,6 +134,17 @@ def _check_later(result, root: str, memory_dir: str) -> None:
 
 # --- one request --------------------------------------------------------------------------------
 def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder | None = None) -> dict:
+    """The reply to one question (a dict for the socket); background work gives way while it runs."""
+    with _answering_lock:
+        _answering[0] += 1
+    try:
+        return _handle(request, clients, embedder)
+    finally:
+        with _answering_lock:
+            _answering[0] -= 1
+
+
+def _handle(request: dict, clients: ClientCache | None, embedder: Embedder | None) -> dict:
     from memdir.config import Settings
     from memdir.stages.recall.api import recall
     from memdir.stages.recall.server_scope import servable_folder

@@ -72,7 +72,6 @@ def test_the_server_answers_at_once_and_shows_the_check_on_the_next_recall(refac
     repo, memory = refactored
     kept = Verdicts()
     monkeypatch.setattr(server_answer, "_rechecker", Rechecker(kept))
-    monkeypatch.setattr(C, "VERIFY_PROMPT_BUDGET_S", 0.0)
     request = {"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
                "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}}
     first = server.handle({**request, "session_id": "one"})
@@ -96,3 +95,19 @@ def test_a_memory_swapped_for_a_symlink_is_never_read_for_its_names(tmp_path):
     (folder / "swapped.md").symlink_to(outside)
     texts = memory_texts(folder, ["kept.md", "swapped.md", "missing.md"])
     assert list(texts) == ["kept.md"] and "kept_name" in texts["kept.md"]
+
+
+def test_the_background_search_waits_while_a_prompt_is_answered(tmp_path):
+    """The search holds the GIL while it matches: it reads no file while the server answers a prompt."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "src.py").write_text("def renew_session():\n    pass\n")
+    memory = tmp_path / "m.md"
+    memory.write_text("---\nname: n\ndescription: d\ntype: project\n---\n\nCall `renew_session()`.\n")
+    answering = [True]
+    kept = Verdicts()
+    Rechecker(kept, busy=lambda: answering[0]).later(str(project), str(tmp_path), ["m.md"])
+    time.sleep(0.5)
+    assert kept.get(str(project), "renew_session") is None  # still waiting for the answer to finish
+    answering[0] = False
+    assert _settled(kept, str(project), "renew_session") is True
