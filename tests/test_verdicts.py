@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-from memdir import constants as C
 from memdir.verdicts import Rechecker, Verdicts
 from memdir.verify import STALE, check_text
 from tests.test_verify import refactored  # noqa: F401  (the fixture)
