@@ -323,10 +323,18 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
     return result
 
 
+def names_pattern(terms: list[str]) -> re.Pattern[str]:
+    """Any of `terms` as a whole word (not inside a longer word or a --flag), the longest tried first. The
+    boundaries stand once around the names, not in each (same matches): with a lookbehind opening each, re
+    tried every name at every character, 1 s of CPU for 100 names over 512 KB, holding the GIL throughout."""
+    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+
+
 def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None) -> dict[str, bool]:
     names = {n.split(":", 1)[1] for n in needles if n.startswith("\0file:")}
     terms = [n for n in needles if not n.startswith("\0file:")]
-    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])" for t in sorted(terms, key=len, reverse=True))) if terms else None
+    pattern = names_pattern(terms) if terms else None
     found: dict[str, bool] = {}
     entries = ((rel, os.path.join(root, rel)) for rel in files) if files is not None else walk_files(root)
     for rel, path in entries:

@@ -97,6 +97,28 @@ def test_out_of_budget_names_are_not_checked_rather_than_gone(tmp_path):
     assert "not checked (budget)" in evidence.summary()
 
 
+def test_names_are_matched_as_whole_words_exactly_as_one_lookbehind_per_name_matched_them():
+    """names_pattern puts the word boundaries once around the names (re then no longer tries every name at
+    every character); the matches must stay those of the former pattern, which had them around each name:
+    names that are prefixes of others, --flags, dotted and hyphenated words, names touching punctuation."""
+    import random
+    import re
+
+    from memdir.verify import names_pattern
+
+    rng = random.Random(26)
+    pieces = ["a", "ab", "abc", "b", "-", "--", "_", ".", " ", "\n", "x1", "é", "(", ")", "::", "=", "a-b"]
+    for _ in range(400):
+        terms = list({"".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))).strip() or "a"
+                      for _ in range(rng.randint(1, 6))})
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        former = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])" for t in sorted(terms, key=len, reverse=True)))
+        assert ([(m.start(), m.group(0)) for m in names_pattern(terms).finditer(text)]
+                == [(m.start(), m.group(0)) for m in former.finditer(text)]), (terms, text)
+    assert [m.group(0) for m in names_pattern(["run", "run_all", "--force"]).finditer(
+        "run_all(x); rerun; --force -run run-x run")] == ["run_all", "--force", "run"]
+
+
 def test_project_root_is_the_git_root(refactored):
     repo, _ = refactored
     assert project_root(str(repo / "src" / "auth")) == str(repo)
