@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -117,6 +118,27 @@ def test_names_are_matched_as_whole_words_exactly_as_one_lookbehind_per_name_mat
                 == [(m.start(), m.group(0)) for m in former.finditer(text)]), (terms, text)
     assert [m.group(0) for m in names_pattern(["run", "run_all", "--force"]).finditer(
         "run_all(x); rerun; --force -run run-x run")] == ["run_all", "--force", "run"]
+
+
+def test_the_walk_stops_at_the_deadline_even_where_it_finds_no_text_file(tmp_path, monkeypatch):
+    """A tree of images (or of git-ignored logs) yields no file to search, and the budget was only looked at
+    between yielded files: the walk listed every folder whatever the budget, and called the names gone."""
+    import time
+
+    from memdir import verify
+
+    for folder in ("a", "b", "c"):
+        (tmp_path / folder).mkdir()
+        for i in range(3):
+            (tmp_path / folder / f"{i}.png").write_bytes(b"")
+    listed: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(verify.os, "scandir", lambda path: listed.append(path) or real_scandir(path))
+    found = verify._scan(str(tmp_path), {"gone_helper"}, time.monotonic() - 1, None)
+    assert len(listed) == 1 and "\0complete" not in found  # the root listed, then stopped: not checked, not gone
+    listed.clear()
+    found = verify._scan(str(tmp_path), {"gone_helper"}, time.monotonic() + 60, None)
+    assert len(listed) == 4 and found == {"\0complete": True}  # walked through: gone
 
 
 def test_project_root_is_the_git_root(refactored):
