@@ -79,6 +79,8 @@ def ask_first(raw: str) -> EarlyQuestion | None:
     path = socket_place.socket_path()
     if path is None or socket_place.folder_state(path) != "private":
         return None
+    if len(raw) > C.RECALL_REQUEST_MAX_BYTES:
+        return None  # its request is longer still (a character is at least a byte, escaped): not even built
     request = _request(raw, _json.encode_basestring_ascii)
     if len(request) > C.RECALL_REQUEST_MAX_BYTES:
         return None  # the server would read the first MB and refuse it: the hook answers it, as it does anyway
