@@ -63,14 +63,20 @@ class Rechecker:
         # the GIL again and again (a recalling prompt's answer took 485 ms in-process, against ~60 ms).
         self.busy = busy
         self._queue: OrderedDict[tuple[str, str, str], None] = OrderedDict()  # (root, memory folder, rel path)
+        self._checked: OrderedDict[tuple[str, str, str], float] = OrderedDict()  # the same -> when last checked
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
     def later(self, root: str, memory_dir: str, rel_paths: list[str]) -> None:
-        """Check these memories of `memory_dir` against the project at `root`."""
+        """Check these memories of `memory_dir` against the project at `root`, unless checked here within the
+        verdicts' TTL: what a full-budget check left unchecked (a project too big to read through in it, such
+        as a home folder), the next one leaves too, and re-queued on every recall it cost 10 s of CPU a prompt."""
+        now = time.monotonic()
         with self._wake:
             for rel in rel_paths:
-                self._queue[(root, memory_dir, rel)] = None
+                checked = self._checked.get((root, memory_dir, rel))
+                if checked is None or now - checked > self.verdicts.ttl:
+                    self._queue[(root, memory_dir, rel)] = None
             while len(self._queue) > C.VERIFY_QUEUE_MAX:
                 self._queue.popitem(last=False)
             if self._thread is None:
@@ -87,14 +93,18 @@ class Rechecker:
                     self._wake.wait()
                 root, memory_dir, _ = next(iter(self._queue))
                 batch = [rel for r, m, rel in list(self._queue) if (r, m) == (root, memory_dir)]
+                now = time.monotonic()
                 for rel in batch:
                     del self._queue[(root, memory_dir, rel)]
+                    self._checked[(root, memory_dir, rel)] = now
+                    self._checked.move_to_end((root, memory_dir, rel))
+                while len(self._checked) > C.VERIFY_QUEUE_MAX:
+                    self._checked.popitem(last=False)
             try:
                 check_many(root, memory_texts(memory_dir, batch), budget_s=self.budget_s, verdicts=self.verdicts,
                            between_files=self._give_way)
             except Exception:  # noqa: BLE001 - a failed check only leaves the names unchecked
                 pass
-
 
     def _give_way(self) -> None:
         waited = 0.0

@@ -180,8 +180,10 @@ def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
     return False
 
 
-def walk_files(root: str, patterns: list[str] | None = None):
-    """Project text files (rel path, abs path), git-ignored and vendored folders skipped."""
+def walk_files(root: str, patterns: list[str] | None = None, deadline: float | None = None):
+    """Project text files (rel path, abs path), git-ignored and vendored folders skipped. It stops at
+    `deadline` (time.monotonic()) between any two entries, not only the files it yields: a tree of images or
+    ignored logs yields none, and was listed whole past the caller's budget (50,000 images: 77 ms of 10)."""
     patterns = _ignore_patterns(root) if patterns is None else patterns
     stack = [""]
     while stack:
@@ -191,6 +193,8 @@ def walk_files(root: str, patterns: list[str] | None = None):
         except OSError:
             continue
         for entry in entries:
+            if deadline is not None and time.monotonic() > deadline:
+                return
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if _ignored(rel, entry.name, patterns):
                 continue
@@ -327,13 +331,21 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
     return result
 
 
+def names_pattern(terms: list[str]) -> re.Pattern[str]:
+    """Any of `terms` as a whole word (not inside a longer word or a --flag), the longest tried first. The
+    boundaries stand once around the names, not in each (same matches): with a lookbehind opening each, re
+    tried every name at every character, 1 s of CPU for 100 names over 512 KB, holding the GIL throughout."""
+    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+
+
 def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None,
           between_files: Callable[[], None] | None = None) -> dict[str, bool]:
     names = {n.split(":", 1)[1] for n in needles if n.startswith("\0file:")}
     terms = [n for n in needles if not n.startswith("\0file:")]
-    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])" for t in sorted(terms, key=len, reverse=True))) if terms else None
+    pattern = names_pattern(terms) if terms else None
     found: dict[str, bool] = {}
-    entries = ((rel, os.path.join(root, rel)) for rel in files) if files is not None else walk_files(root)
+    entries = ((rel, os.path.join(root, rel)) for rel in files) if files is not None else walk_files(root, None, deadline)
     for rel, path in entries:
         if between_files is not None:
             between_files()
@@ -351,6 +363,8 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
             found[match.group(0)] = True
         if len(found) == len(needles):
             break
+    if len(found) < len(needles) and time.monotonic() > deadline:
+        return found  # the walk may have stopped at the deadline: what it did not find is not checked, not gone
     found["\0complete"] = True
     return found
 

@@ -151,15 +151,20 @@ class GramBM25(BM25):
                 per[gram] = per.get(gram, 0) + 1
                 at = text.find(gram, at + 1)
         self._asked += 1
-        if self._asked == 2:  # a ranker asked again (the warm server's): index the words' documents once
-            self._holding = {}
+        holding = self._holding
+        if holding is None and self._asked >= 2:  # a ranker asked again (the warm server's): index the words' documents
+            holding = {}
             for i, counts in enumerate(self.tf):
                 for word, times in counts.items():
-                    self._holding.setdefault(word, []).append((i, times))
+                    holding.setdefault(word, []).append((i, times))
+            # Published whole: the server's other threads rank with this same ranker meanwhile, and one that saw
+            # the index half built would score only the documents indexed so far. (`>= 2`, not `== 2`: two
+            # threads counting past 2 together still build it.)
+            self._holding = holding
         per_doc: dict[int, dict[str, int]] = {}
-        if self._holding is not None:  # only the documents holding a matched word
+        if holding is not None:  # only the documents holding a matched word
             for word, held in in_word.items():
-                for i, times in self._holding.get(word, ()):
+                for i, times in holding.get(word, ()):
                     freq = per_doc.setdefault(i, {})
                     for gram, inside in held.items():
                         freq[gram] = freq.get(gram, 0) + times * inside

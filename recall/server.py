@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 
+from memdir import constants as C
 from memdir.stages.recall.server_answer import (  # noqa: F401  (the server's names before the split)
     ClientCache,
     effective_env,
@@ -52,7 +53,7 @@ from memdir.stages.recall.server_socket import (
 )
 
 DEFAULT_IDLE = 1800.0
-MAX_REQUEST = 1 << 20  # bytes: a prompt and a few fields
+MAX_REQUEST = C.RECALL_REQUEST_MAX_BYTES  # bytes: a prompt and a few fields
 MAX_CONNECTIONS = 32  # requests answered at once; each holds one thread and one descriptor
 BACKLOG = 128  # a burst of prompt hooks waits in the queue instead of being refused
 READ_SECONDS = 5.0  # the whole request, not each read: a client trickling bytes cannot hold a thread

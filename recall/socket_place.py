@@ -25,6 +25,7 @@ PER_REQUEST_ENV = frozenset({
     "MEMDIR_ENGINE", "MEMDIR_RECALL_MODEL", "MEMDIR_RECALL_TIMEOUT", "MEMDIR_EXTRACT_MODEL", "MEMDIR_JUDGE_MODEL",
     "MEMDIR_EXTRACT_LAST_N", "MEMDIR_EXTRACT_CHUNK_TOKENS", "MEMDIR_EXTRACT_EVERY", "MEMDIR_DAILY_TOKEN_BUDGET",
     "MEMDIR_MAX_ATTEMPTS",  # memdir.config.Settings, built from the request
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE",  # whether Claude Code loaded the index (early questions)
     DISABLE_ENV, IDLE_SECONDS_ENV, "MEMDIR_WORKER_CWD",  # not read by a running server at all
 })
 REQUEST_ENV_PREFIX = "ANTHROPIC_"  # endpoint and credentials: one SDK client per distinct set

@@ -135,3 +135,28 @@ def test_the_hook_asks_before_resolving_and_checks_what_the_server_resolved(proj
         assert "resolved another folder" in (memory / ".memdir" / "hook.log").read_text()
     finally:
         fake.close()
+
+
+@pytest.mark.parametrize("switch", ["CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE"])
+def test_the_server_resolves_whether_claude_code_loaded_the_index_from_the_sessions_switches(
+        switch, tmp_path, monkeypatch):
+    """Claude Code's own memory switches are the session's: one server answers sessions with and without
+    them (they are not in its socket's name), so they travel with the question. Read from the server's own
+    environment instead, every early answer to the other kind of session named another index_loaded than
+    the hook resolved, and was thrown away for a local recall."""
+    from memdir.paths import resolve_memory_dir
+    from memdir.prompt_scope import index_loaded_by_claude_code
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("MEMDIR_PATH", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", "CLAUDE_CONFIG_DIR", switch):
+        monkeypatch.delenv(name, raising=False)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    memory = resolve_memory_dir(folder).path
+    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays", type="project"))
+    request = {"resolve": True, "query": "when do deploys go out", "cwd": str(folder), "session_id": "s",
+               "record": False}
+    session = {**os.environ, switch: "1"}  # the hook's session; the server (this process) runs without it
+    assert index_loaded_by_claude_code(str(folder), memory, session) is False
+    assert server.handle({**request, "env": server_socket.request_env(session)})["index_loaded"] is False
+    assert server.handle({**request, "env": server_socket.request_env()})["index_loaded"] is True

@@ -267,6 +267,30 @@ def test_gram_scores_are_bm25_over_the_gram_lists():
             assert lazy.scores(char_grams(query)) == lists.scores(char_grams(query)), query
 
 
+def test_a_ranker_asked_while_its_word_index_is_built_scores_every_document():
+    """The warm server ranks on several threads with one cached ranker. Its second query builds the word ->
+    documents index; a query from another thread at that moment (simulated here at the 3rd of 6 documents)
+    saw the index half built and scored only the documents indexed so far."""
+    docs = [document_tokens(f"deploy note {i}", "release train deploys", "project", "") for i in range(6)]
+    query = char_grams("deploys release")
+    expected = BM25([[g for word, times in d.written.items() for g in _word_grams(word, 4) * times]
+                     for d in docs]).scores(query)
+    meanwhile: list[list[float]] = []
+
+    class Counts(dict):
+        def items(self):  # what building the index reads of each document, and only that
+            if self is written[2] and not meanwhile:
+                meanwhile.append([])  # once: the query below builds an index of its own
+                meanwhile[0] = lazy.scores(query)
+            return super().items()
+
+    written = [Counts(d.written) for d in docs]
+    lazy = GramBM25(written, [d.gram_length for d in docs])
+    assert lazy.scores(query) == expected  # the first query: a pass over the documents, no index
+    assert lazy.scores(query) == expected  # the second: builds the index, with the other thread's query inside
+    assert meanwhile == [expected] and all(score > 0 for score in expected)
+
+
 def test_the_prompt_hook_prints_the_same_with_no_cache_a_warm_one_or_a_planted_one(folders, monkeypatch, tmp_path):
     real, _ = folders
     monkeypatch.setenv("MEMDIR_PATH", str(real))

@@ -63,6 +63,34 @@ def test_the_rechecker_checks_memories_in_the_background(tmp_path):
     assert _settled(kept, str(project), "gone_helper") is False
 
 
+def test_a_memory_checked_in_the_background_is_not_checked_again_within_the_ttl(tmp_path, monkeypatch):
+    """A project too big to read through within the background budget (a home folder) leaves names unchecked
+    after every check; re-queued on each recall of the memory, it cost the full budget (10 s of CPU) a prompt."""
+    import threading
+
+    from memdir import verify
+
+    checked: list[str] = []  # the project of each check, in order
+    done = threading.Semaphore(0)
+
+    def budget_spent(root, texts, **kwargs):
+        checked.append(root)
+        done.release()
+        return {}  # as when the budget ran out: nothing settled
+
+    monkeypatch.setattr(verify, "check_many", budget_spent)
+    (tmp_path / "m.md").write_text("Call `gone_helper()`.\n")
+    checker = Rechecker(Verdicts(ttl=60.0))
+    checker.later("/project", str(tmp_path), ["m.md"])
+    assert done.acquire(timeout=20)
+    checker.later("/project", str(tmp_path), ["m.md"])  # recalled again, still unchecked: not read again
+    checker.later("/other", str(tmp_path), ["m.md"])  # another project: checked (after /project, were it queued)
+    assert done.acquire(timeout=20) and checked == ["/project", "/other"]
+    checker.verdicts.ttl = 0.0  # past the TTL it is checked again (the project may have changed)
+    checker.later("/project", str(tmp_path), ["m.md"])
+    assert done.acquire(timeout=20) and checked == ["/project", "/other", "/project"]
+
+
 def test_the_server_answers_at_once_and_shows_the_check_on_the_next_recall(refactored, monkeypatch):  # noqa: F811
     """With no time for a search in the prompt's answer, the first answer says "not checked"; the search
     runs after the reply, and a later recall of the memory (another session) shows that the name is gone."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -95,6 +96,49 @@ def test_out_of_budget_names_are_not_checked_rather_than_gone(tmp_path):
     assert evidence.found == ["a.py"]
     assert evidence.unchecked == ["compute_totals"] and evidence.status != STALE
     assert "not checked (budget)" in evidence.summary()
+
+
+def test_names_are_matched_as_whole_words_exactly_as_one_lookbehind_per_name_matched_them():
+    """names_pattern puts the word boundaries once around the names (re then no longer tries every name at
+    every character); the matches must stay those of the former pattern, which had them around each name:
+    names that are prefixes of others, --flags, dotted and hyphenated words, names touching punctuation."""
+    import random
+    import re
+
+    from memdir.verify import names_pattern
+
+    rng = random.Random(26)
+    pieces = ["a", "ab", "abc", "b", "-", "--", "_", ".", " ", "\n", "x1", "é", "(", ")", "::", "=", "a-b"]
+    for _ in range(400):
+        terms = list({"".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))).strip() or "a"
+                      for _ in range(rng.randint(1, 6))})
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        former = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])" for t in sorted(terms, key=len, reverse=True)))
+        assert ([(m.start(), m.group(0)) for m in names_pattern(terms).finditer(text)]
+                == [(m.start(), m.group(0)) for m in former.finditer(text)]), (terms, text)
+    assert [m.group(0) for m in names_pattern(["run", "run_all", "--force"]).finditer(
+        "run_all(x); rerun; --force -run run-x run")] == ["run_all", "--force", "run"]
+
+
+def test_the_walk_stops_at_the_deadline_even_where_it_finds_no_text_file(tmp_path, monkeypatch):
+    """A tree of images (or of git-ignored logs) yields no file to search, and the budget was only looked at
+    between yielded files: the walk listed every folder whatever the budget, and called the names gone."""
+    import time
+
+    from memdir import verify
+
+    for folder in ("a", "b", "c"):
+        (tmp_path / folder).mkdir()
+        for i in range(3):
+            (tmp_path / folder / f"{i}.png").write_bytes(b"")
+    listed: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(verify.os, "scandir", lambda path: listed.append(path) or real_scandir(path))
+    found = verify._scan(str(tmp_path), {"gone_helper"}, time.monotonic() - 1, None)
+    assert len(listed) == 1 and "\0complete" not in found  # the root listed, then stopped: not checked, not gone
+    listed.clear()
+    found = verify._scan(str(tmp_path), {"gone_helper"}, time.monotonic() + 60, None)
+    assert len(listed) == 4 and found == {"\0complete": True}  # walked through: gone
 
 
 def test_project_root_is_the_git_root(refactored):

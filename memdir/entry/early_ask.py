@@ -32,10 +32,27 @@ class EarlyQuestion:
         self.conn.close()
 
 
-def read_and_ask(stdin) -> tuple[io.StringIO, EarlyQuestion | None]:
+class Unread:
+    """Stdin that could not be read (bytes that are not UTF-8 under a strict locale, a directory, an I/O
+    error): reading it again raises the same error, inside memdir.entry.hooks.main's handling, which logs it
+    and exits 0. Raised here, before that handling, it was a traceback and exit 1 on the user's prompt."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def read(self, size: int = -1) -> str:
+        raise self.error
+
+
+def read_and_ask(stdin) -> tuple[io.StringIO | Unread, EarlyQuestion | None]:
     """The hook's stdin, read (at most the payload limit and one more character), and the question sent
     on it to the warm server if one may answer it."""
-    raw = stdin.read(C.HOOK_PAYLOAD_MAX_BYTES + 1)
+    try:
+        raw = stdin.read(C.HOOK_PAYLOAD_MAX_BYTES + 1)
+    except Exception as exc:  # noqa: BLE001 - a memory hook never fails the prompt: hooks.main logs it
+        return Unread(exc), None
     return io.StringIO(raw), ask_first(raw) if len(raw) <= C.HOOK_PAYLOAD_MAX_BYTES else None
 
 
@@ -56,6 +73,11 @@ def ask_first(raw: str) -> EarlyQuestion | None:
     path = socket_place.socket_path()
     if path is None or socket_place.folder_state(path) != "private":
         return None
+    if len(raw) > C.RECALL_REQUEST_MAX_BYTES:
+        return None  # its request is longer still (a character is at least a byte, escaped): not even built
+    request = _request(raw, _json.encode_basestring_ascii)
+    if len(request) > C.RECALL_REQUEST_MAX_BYTES:
+        return None  # the server would read the first MB and refuse it: the hook answers it, as it does anyway
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(C.HOOK_EARLY_SEND_SECONDS)
@@ -63,7 +85,7 @@ def ask_first(raw: str) -> EarlyQuestion | None:
         if socket_place.peer_uid(conn) != os.getuid():
             conn.close()
             return None  # never send a prompt to another user's process
-        conn.sendall(_request(raw, _json.encode_basestring_ascii))
+        conn.sendall(request)
     except (OSError, ValueError):
         conn.close()
         return None
