@@ -21,15 +21,22 @@ from memdir import constants as C
 
 
 class EarlyQuestion:
-    """The connection a prompt's question went out on (a bare `_socket` one) and when it was sent."""
+    """The connection a prompt's question went out on (a bare `_socket` one) and when it was sent; `conn` None
+    when a server is there but did not take the question within HOOK_EARLY_SEND_SECONDS (stuck, or far behind):
+    the hook then neither asks it again nor waits for it, and recalls in its own process."""
 
     __slots__ = ("conn", "sent_at")
 
     def __init__(self, conn, sent_at: float) -> None:
         self.conn, self.sent_at = conn, sent_at
 
+    @property
+    def stuck(self) -> bool:
+        return self.conn is None
+
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
 
 
 class Unread:
@@ -86,6 +93,9 @@ def ask_first(raw: str) -> EarlyQuestion | None:
             conn.close()
             return None  # never send a prompt to another user's process
         conn.sendall(request)
+    except TimeoutError:  # a server holds the socket and reads nothing: asking it again would wait again
+        conn.close()
+        return EarlyQuestion(None, time.monotonic())
     except (OSError, ValueError):
         conn.close()
         return None

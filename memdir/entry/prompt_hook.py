@@ -31,13 +31,14 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
             early.close()
         return ""  # "continue", "y", a slash command: nothing to recall for (notices wait for the next one)
     sent_at = early.sent_at if early is not None else time.monotonic()
+    stuck = early is not None and early.stuck  # a server that took no question: not asked again, not waited for
     early = early.conn if early is not None else None  # a bare _socket connection: no `socket` import
     memory_dir = memory_dir_for(payload.cwd)
     if memory_dir is None:
         if early is not None:
             early.close()
         return ""
-    asked = _ask(memory_dir, prompt, payload, early, sent_at) if memory_dir.is_dir() else None
+    asked = _ask(memory_dir, prompt, payload, early, sent_at, stuck) if memory_dir.is_dir() else None
     if asked is None and early is not None:
         early.close()
     from memdir.decision_context import for_prompt_hook
@@ -50,7 +51,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
     from memdir.entry.hooks import EVENTS, saved_notice
 
     notice = saved_notice(memory_dir)
-    answer = _recall(memory_dir, prompt, payload, asked or _ask(memory_dir, prompt, payload))
+    answer = _recall(memory_dir, prompt, payload, asked or _ask(memory_dir, prompt, payload, stuck=stuck))
     context = answer.context if answer is not None else ""
     if decisions:
         context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
@@ -99,19 +100,19 @@ def _use_recall_server(engine: str) -> bool:
 
 
 def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
-         sent_at: float = 0.0) -> tuple[bool, bool, object, float, dict, float | None]:
+         sent_at: float = 0.0, stuck: bool = False) -> tuple[bool, bool, object, float, dict, float | None]:
     """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
     the question went out on or None, how long its reply is waited for, what a usable reply must name,
     when the question went out if it went out early): the start of `_recall`. The settings and the
     engine are read once here, for the whole prompt. `early`: the connection early_ask sent the
-    question on at `sent_at` (None: not sent yet)."""
+    question on at `sent_at` (None: not sent yet); `stuck`: the server did not take it (no server then)."""
     from memdir.config import Settings, choose_engine
     from memdir.entry.recall_race import GRACE_SECONDS
 
     settings = Settings.from_env()
     engine = choose_engine(settings.engine, quiet=True)
     index_loaded = index_loaded_by_claude_code(payload.cwd, memory_dir)
-    use_server = _use_recall_server(engine)
+    use_server = not stuck and _use_recall_server(engine)
     expect: dict = {}
     early_at = None
     if early is not None and use_server:

@@ -122,3 +122,51 @@ def test_a_payload_that_is_not_utf8_is_no_traceback(stdin, tally):
     if b"Traceback" in proc.stderr:
         tally.tracebacks += 1
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_a_stuck_server_is_asked_once_and_a_long_prompt_is_answered_here(short_home, tmp_path, monkeypatch, tally):
+    """A server that holds the socket and reads nothing (stuck, or far behind): a prompt longer than the
+    socket's buffer could not be written within HOOK_EARLY_SEND_SECONDS. The hook then neither sends it again
+    (which waited the recall timeout a second time: 8.2 s in all) nor waits for an answer: it recalls here."""
+    import io
+    import socket
+
+    from memdir import constants as C
+    from memdir.entry.hooks import main
+    from memdir.model import Memory
+    from memdir.store import MemoryStore
+
+    tally.tried += 1
+    memory = tmp_path / "memory"
+    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays via the release train",
+                                    type="project"))
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    path = server_socket.socket_path()
+    assert path is not None and server_socket.make_private_folder(path)
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stuck.bind(path)
+    stuck.listen(8)  # never accepts: connections wait in its backlog, unread
+    project = tmp_path / "project"
+    project.mkdir()
+    prompt = "when do deploys go out on the release train " + "padding " * 200_000  # ~1.6 MB: over any buffer
+    payload = json.dumps({"session_id": "s", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+                          "prompt": prompt[: C.RECALL_REQUEST_MAX_BYTES // 2]})
+    out = io.StringIO()
+    try:
+        assert main(["prompt"], stdin=io.StringIO(payload), stdout=out) == 0
+        stuck.setblocking(False)
+        connections = 0
+        while True:
+            try:
+                stuck.accept()[0].close()
+                connections += 1
+            except BlockingIOError:
+                break
+    finally:
+        stuck.close()
+        os.unlink(path)
+    assert connections == 1  # asked once, early; never again
+    assert "Tuesdays" in out.getvalue()  # answered in the hook's own process
+
