@@ -218,9 +218,56 @@ def parse_header(text: str, max_lines: int | None = None) -> Parsed:
     if fields is not None:
         fields = _empty_maps_to_none(fields)
     if fields is None:
-        fields, yaml_problem = _yaml_fields(header)
+        colon_line = _colon_in_plain_value(header)
+        if colon_line is not None:  # YAML's one verdict on such a header, without importing it (~30 ms)
+            fields = _lenient_fields(header)
+            yaml_problem: str | None = (f"malformed YAML frontmatter at line {colon_line + 2} "
+                                        "(mapping values are not allowed in this context); read leniently")
+        else:
+            fields, yaml_problem = _yaml_fields(header)
         problem = problem or yaml_problem
     return Parsed(fields, body, problem)
+
+
+def _colon_in_plain_value(header: list[str]) -> int | None:
+    """The index of the first line whose unquoted value holds ": " ("description: Cover letter standards: NYC"),
+    when that is all that keeps the header off the fast path: flat `key: value` lines, each value otherwise plain.
+    YAML rejects such a header there ("mapping values are not allowed in this context") and it is read
+    leniently; 12 of 200 memories of a folder built from the real one are written so, and each sent its
+    hook to PyYAML's import. None for anything else (nested maps, lists, quotes, block scalars)."""
+    first = None
+    nested = False  # under a bare `key:` line (Claude Code's `metadata:`), its indented plain `sub: value` lines
+    indent = ""  # theirs, one and the same (YAML reads a deeper one as a map under the line before)
+    for index, line in enumerate(header):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indented = line[0] in " \t"
+        if line[0] == "-" or (indented and not nested):
+            return None
+        if indented:
+            own = line[: len(line) - len(line.lstrip())]
+            indent = indent or own
+            if own != indent or "\t" in own:
+                return None
+        key, sep, value = line.strip().partition(":")
+        value = value.strip()
+        if not sep or not key or not key.replace("_", "a").replace("-", "a").replace(".", "a").isalnum():
+            return None
+        if indented and (not value or _plain_scalar(value) is None or value.split(" #", 1)[0].rstrip().endswith(":")):
+            return None  # deeper maps, or a nested value YAML might read another way: the real parser
+        if not indented:
+            nested, indent = not value, ""
+        if indented or not value:
+            continue
+        if value.split(" #", 1)[0].rstrip().endswith(":"):
+            return None  # YAML may fail here first, on another message
+        if _plain_scalar(value) is not None:
+            continue
+        if value[0] in _SPECIAL_START or value.startswith(_YAML_STRUCTURE) or ": " not in value.split(" #", 1)[0]:
+            return None
+        if first is None:
+            first = index
+    return first
 
 
 def body_of(text: str) -> str:

@@ -103,17 +103,18 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
     else:
         more = "the rest"
     days = days_old(header.mtime, now)
+    age = _age(days)
     if cache_dir is not None and "jinja2" in sys.modules:
-        _warm(cache_dir, days)
+        _warm(cache_dir, age)
     return render_slotted(
         "recall_memory.j2",
         # Printed-only values are slots, so a new type or path never costs the hook a jinja2 render.
         slots={"path": inert.one_line(header.abs_path), "description": header.description or "(no description)",
                "content": "\n".join(shown).strip("\n"), "more": more, "type": header.type or "untyped",
-               "verification": verification},
+               "verification": verification, "days": str(days)},
         cache_dir=cache_dir,
         has_content=any(line.strip() for line in shown),
-        days=days,
+        age=age,
         trimmed=trimmed,
         # Only when set: the skeletons hooks use (and _warm caches) stay keyed exactly as before. The checker
         # cannot see that this dict's keys are flags, so it fears it fills `slots` or `variant`.
@@ -122,23 +123,30 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
     ).strip("\n")
 
 
-_warmed: set[tuple[str, int]] = set()
+def _age(days: int) -> str:
+    """What the template branches on: its wording differs for today, yesterday and older. The number of days
+    is a slot (only printed), so a memory of any age shares its skeleton: keyed by the day count, real folders
+    (mtimes over a year) met a skeleton never cached on most prompts, and each paid jinja2's import (~100 ms)."""
+    return "today" if days <= 0 else "yesterday" if days == 1 else "older"
 
 
-def _warm(cache_dir: Path, days: int) -> None:
+_warmed: set[tuple[str, str]] = set()
+
+
+def _warm(cache_dir: Path, age: str) -> None:
     """Once jinja2 is loaded anyway, cache every skeleton variant for this age, so a later hook
     process that meets a longer or shorter memory of the same age never has to import jinja2."""
     from memdir.template_cache import render_slotted
 
-    if (str(cache_dir), days) in _warmed:
+    if (str(cache_dir), age) in _warmed:
         return
-    _warmed.add((str(cache_dir), days))
+    _warmed.add((str(cache_dir), age))
     for trimmed in (False, True):
         for has_content in (False, True):
-            slots = {k: "" for k in ("path", "description", "content", "more", "type")}
-            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, days=days,
+            slots = {k: "" for k in ("path", "description", "content", "more", "type", "days")}
+            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, age=age,
                            trimmed=trimmed)
-            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, days=days,
+            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, age=age,
                            trimmed=trimmed, undescribed=True)
 
 

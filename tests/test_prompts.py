@@ -16,13 +16,15 @@ def test_every_template_renders_strictly():
 
 
 def _context(days=3, truncated=False):
-    return dict(days=days, trimmed=truncated, has_content=True)
+    """The facts the template branches on (its age class, not the day count, which is a printed slot)."""
+    return dict(age="today" if days == 0 else "yesterday" if days == 1 else "older", trimmed=truncated,
+                has_content=True)
 
 
 @pytest.mark.parametrize("days, truncated", [(0, False), (1, True), (47, False), (47, True)])
 def test_slotted_render_equals_a_fresh_render(tmp_path, days, truncated):
     slots = {"path": "/m/x.md", "content": "body with \x00content\x00 and {{ braces }}", "description": "d",
-             "more": "3 more lines", "type": "user"}
+             "more": "3 more lines", "type": "user", "days": str(days)}
     fresh = render("recall_memory.j2", **slots, **_context(days, truncated))
     first = render_slotted("recall_memory.j2", slots=slots, cache_dir=tmp_path, **_context(days, truncated))
     cached = render_slotted("recall_memory.j2", slots=slots, cache_dir=tmp_path, **_context(days, truncated))
@@ -30,11 +32,29 @@ def test_slotted_render_equals_a_fresh_render(tmp_path, days, truncated):
     assert len(list(tmp_path.iterdir())) == 1
 
 
+def test_memories_of_any_age_past_yesterday_share_one_skeleton(tmp_path):
+    """The day count is printed, never tested: memories 2 and 300 days old render from one cached skeleton
+    (keyed by the count, a real folder's spread of ages missed the cache on most prompts: jinja2's import)."""
+    from memdir.scan import Header
+    from memdir.stages.recall.inject import render_memory
+
+    now = 1_800_000_000.0
+
+    def rendered(days: int) -> tuple[str, int]:
+        header = Header(f"m{days}.md", f"/m/m{days}.md", now - days * 86400, "n", "a description", "user")
+        text = render_memory(header, now, cache_dir=tmp_path)
+        return text, len([p for p in tmp_path.iterdir() if p.name.startswith("recall_memory.j2")])
+
+    (two, skeletons), (old, after) = rendered(2), rendered(300)
+    assert "saved 2 days ago" in two and "This memory is 300 days old" in old
+    assert skeletons >= 1 and after == skeletons  # the older memory found its skeleton cached
+
+
 def test_slotted_cache_follows_template_changes(tmp_path):
     variant = tmp_path / "variant"
     variant.mkdir()
     (variant / "recall_memory.j2").write_text("v1 {{ path }} {{ days }}")
-    slots = {"path": "/p", "content": "c"}
+    slots = {"path": "/p", "content": "c", "days": "3"}
     cache = tmp_path / "cache"
     assert render_slotted("recall_memory.j2", slots=slots, cache_dir=cache, variant=variant, **_context()) == "v1 /p 3"
     (variant / "recall_memory.j2").write_text("v2 changed {{ path }}")
@@ -56,7 +76,7 @@ def test_a_planted_skeleton_in_the_memory_folder_is_never_used(tmp_path, monkeyp
     from memdir import template_cache
 
     monkeypatch.setattr(template_cache, "_secret", None)  # read from this test's own HOME
-    slots = {"path": "/m/x.md", "content": "body", "description": "d", "more": "", "type": "user"}
+    slots = {"path": "/m/x.md", "content": "body", "description": "d", "more": "", "type": "user", "days": "3"}
     cache = tmp_path / "memory" / ".memdir" / "cache"
     cache.mkdir(parents=True)
     fresh = render_slotted("recall_memory.j2", slots=slots, cache_dir=cache, **_context())
