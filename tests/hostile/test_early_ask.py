@@ -16,9 +16,8 @@ import pytest
 from memdir.entry import early_ask
 from memdir.stages.recall import server_socket, socket_place
 
-from .test_recall_socket import PROMPT, Listener, _as_nobody, needs_a_second_user, shared_tmp  # noqa: F401
+from .test_recall_socket import PROMPT, Listener, heard_by_nobody, needs_a_second_user, shared_tmp  # noqa: F401
 
-NOBODY = 65534
 
 
 @pytest.fixture
@@ -64,26 +63,10 @@ def test_the_early_question_never_reaches_a_server_of_another_uid(short_home, mo
 
 @needs_a_second_user
 def test_a_real_server_of_another_user_hears_nothing_early(short_home, shared_tmp, tally):  # noqa: F811
-    """nobody listens; its socket is moved into the victim's private folder (as if the checks were raced)."""
     tally.tried += 1
-    path = server_socket.socket_path()
-    assert server_socket.make_private_folder(path)
-    theirs = shared_tmp / "theirs"
-    theirs.mkdir()
-    os.chown(theirs, NOBODY, NOBODY)
-    listen = ("import socket, sys\ns = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)\n"
-              "print('ready', flush=True); s.settimeout(5)\n"
-              "try:\n    c, _ = s.accept(); c.settimeout(2); print(repr(c.recv(65536)), flush=True)\n"
-              "except OSError:\n    print('nothing', flush=True)\n")
-    proc = _as_nobody(listen, str(theirs / "s"))
-    try:
-        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-        os.rename(theirs / "s", path)
-        assert early_ask.ask_first(_payload()) is None
-        heard = proc.stdout.readline().strip()
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    answers: list = []
+    heard = heard_by_nobody(shared_tmp, lambda: answers.append(early_ask.ask_first(_payload())))
+    assert answers == [None]
     assert PROMPT not in heard and heard in ("b''", "nothing"), heard
 
 
