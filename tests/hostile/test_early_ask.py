@@ -19,7 +19,6 @@ from memdir.stages.recall import server_socket, socket_place
 from .test_recall_socket import PROMPT, Listener, heard_by_nobody, needs_a_second_user, shared_tmp  # noqa: F401
 
 
-
 @pytest.fixture
 def short_home(tmp_path_factory, monkeypatch):
     """A HOME short enough for a socket path (the hostile suite's own HOME is deliberately long), and the
