@@ -10,11 +10,10 @@ turn, and pydantic's import and model build (~190 ms here) exceed the prompt hoo
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from memdir import constants as C
+from memdir import constants as C, light_json
 from memdir.errors import MemdirError
 from memdir.hooklog import log
 from memdir.prompt_scope import memory_dir_for, native_on, usable_cwd
@@ -45,7 +44,7 @@ class HookPayload(FrozenRecord):
     @classmethod
     def parse(cls, text: str) -> HookPayload:
         try:
-            data = json.loads(text)
+            data = light_json.loads(text)
         except ValueError as exc:
             raise HookInputError(f"stdin is not JSON ({exc})") from None
         if not isinstance(data, dict):
@@ -103,7 +102,8 @@ def stop_output(payload: HookPayload) -> str:
     if usable_cwd(payload.cwd) is None:
         log(None, "stop", "the payload's cwd is missing, '/', or not a folder: no memory folder for it")
         return ""
-    request = json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path, "cwd": payload.cwd})
+    request = light_json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path,
+                                "cwd": payload.cwd})
     argv = [sys.executable, "-m", "memdir.entry.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     if hasattr(os, "posix_spawn"):
@@ -164,6 +164,8 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     notice = saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
     if notice:
         output["systemMessage"] = notice
+    import json  # `re` is loaded by now (the template cache): json's own part is small
+
     return json.dumps(output)
 
 
