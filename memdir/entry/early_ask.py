@@ -7,7 +7,7 @@ bring in `re` and `enum`, some 10-15 ms here), the server started that much late
 out as read: the server parses it and resolves the folder, index and engine from its cwd, as the hook does
 meanwhile, and the hook uses the answer only when it resolved the same (recall_race.from_reply).
 
-Only what a bare start has loaded, `_json` and `_socket` (the C halves of json and socket) and
+Only what a bare start has loaded, `_socket` and memdir.light_json (the C halves of socket and json) and
 recall.socket_place. The peer's uid is checked before the prompt is written, as recall.server_socket does.
 """
 
@@ -68,7 +68,6 @@ def ask_first(raw: str) -> EarlyQuestion | None:
     is off, the dense model is not installed (then the hook asks it later, if at all), no server runs, its
     folder is not private, or it belongs to another user."""
     try:
-        import _json
         import _socket
     except ImportError:  # pragma: no cover - another Python
         return None
@@ -82,7 +81,7 @@ def ask_first(raw: str) -> EarlyQuestion | None:
         return None
     if len(raw) > C.RECALL_REQUEST_MAX_BYTES:
         return None  # its request is longer still (a character is at least a byte, escaped): not even built
-    request = _request(raw, _json.encode_basestring_ascii)
+    request = _request(raw)
     if len(request) > C.RECALL_REQUEST_MAX_BYTES:
         return None  # the server would read the first MB and refuse it: the hook answers it, as it does anyway
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -102,9 +101,10 @@ def ask_first(raw: str) -> EarlyQuestion | None:
     return EarlyQuestion(conn, time.monotonic())
 
 
-def _request(raw: str, quoted) -> bytes:
+def _request(raw: str) -> bytes:
     """The question as one JSON line: the payload as a string, this session's per-request environment."""
+    from memdir import light_json
     from memdir.stages.recall.socket_place import request_env
 
-    env = ",".join(f"{quoted(k)}:{quoted(v)}" for k, v in request_env().items())
-    return ('{"resolve":true,"record":false,"hook_payload":%s,"env":{%s}}\n' % (quoted(raw), env)).encode("ascii")
+    question = {"resolve": True, "record": False, "hook_payload": raw, "env": request_env()}
+    return (light_json.dumps(question) + "\n").encode("ascii")

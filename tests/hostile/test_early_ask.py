@@ -76,7 +76,7 @@ def test_a_question_the_server_would_refuse_is_not_sent(short_home, tally):
 
     tally.tried += 2
     fits = "x " * ((C.RECALL_REQUEST_MAX_BYTES - 4096) // 2)
-    assert _asked(_payload(fits)).startswith(b'{"resolve":true')  # (the listener reads its first 64 KB)
+    assert _asked(_payload(fits)).startswith(b'{"resolve": true')  # (the listener reads its first 64 KB)
     assert _asked(_payload(fits + "x " * 4096)) == b""
     assert _asked(_payload("\u00e9 " * (C.RECALL_REQUEST_MAX_BYTES // 6))) == b""  # escaped, it is over the limit
 
