@@ -15,6 +15,17 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+def recall_text(prompt: str) -> str:
+    """The prompt as recall reads it: stripped, and past RECALL_PROMPT_MAX_CHARS its start and its end (a question
+    around a pasted log is usually said before or after it). The hook and the server both read it so."""
+    from memdir.constants import RECALL_PROMPT_MAX_CHARS as limit
+
+    prompt = prompt.strip()
+    if len(prompt) <= limit:
+        return prompt
+    return f"{prompt[: limit // 2]}\n…\n{prompt[-(limit // 2):]}"
+
+
 def usable_cwd(raw: str | None) -> str | None:
     """The cwd when it can name a project: an absolute, existing folder other than `/`.
 

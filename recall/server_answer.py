@@ -13,6 +13,7 @@ import os
 import threading
 
 from memdir import constants as C
+from memdir.prompt_scope import recall_text
 from memdir.stages.recall.server_dense import Embedder, QueryAhead
 from memdir.stages.recall.server_socket import REQUEST_ENV_PREFIX, per_request
 
@@ -210,7 +211,7 @@ def from_hook_payload(request: dict) -> dict:
         value = payload.get(name)
         return value if isinstance(value, str) else None
 
-    query = (text("prompt") or "").strip()
+    query = recall_text(text("prompt") or "")
     if not any(ch.isspace() for ch in query):
         raise ValueError("nothing to recall for a one-word prompt")
     fields = {"query": query, "transcript_path": text("transcript_path"), "session_id": text("session_id"),

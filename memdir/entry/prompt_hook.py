@@ -10,7 +10,7 @@ import time
 
 from memdir import constants as C
 from memdir.hooklog import log
-from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for
+from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for, recall_text
 from memdir.switches import switched_on
 
 TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
@@ -25,7 +25,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
     """The JSON to print for a UserPromptSubmit payload ("" for nothing to add). `early`: the question
     already sent to the warm server with the raw payload (memdir.entry.early_ask), which resolves the folder
     itself while everything below runs."""
-    prompt = (payload.prompt or "").strip()
+    prompt = recall_text(payload.prompt or "")
     if not any(ch.isspace() for ch in prompt):
         if early is not None:
             early.close()

@@ -1,0 +1,49 @@
+"""What recall reads of a prompt (memdir.prompt_scope.recall_text): a pasted log of a megabyte no longer costs the
+prompt hook a second; the question said before or after it is still what recall answers."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from memdir import constants as C
+from memdir.model import Memory
+from memdir.prompt_scope import recall_text
+from memdir.stages.recall import server_answer
+from memdir.store import MemoryStore
+
+LOG = "2026-11-26 12:00:01 INFO worker started pid=1234 queue=payments\n" * 20_000  # ~1.3 MB
+
+
+def test_a_short_prompt_is_read_whole_and_a_long_one_by_its_start_and_end():
+    assert recall_text("  fix the flaky test  ") == "fix the flaky test"
+    long = "how do deploys go out? " + LOG + " and why does the release train stall?"
+    text = recall_text(long)
+    assert len(text) <= C.RECALL_PROMPT_MAX_CHARS + 3
+    assert text.startswith("how do deploys go out?") and text.endswith("why does the release train stall?")
+
+
+def test_the_hook_recalls_for_the_question_around_a_pasted_log(tmp_path, monkeypatch):
+    from memdir.entry.hooks import main
+
+    memory = tmp_path / "memory"
+    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays via the release train",
+                                    type="project"))
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    project = tmp_path / "project"
+    project.mkdir()
+    for prompt in ("when do deploys go out on the release train?\n" + LOG, LOG + "\nwhen do deploys go out on the release train?"):
+        out = io.StringIO()
+        payload = {"session_id": f"s{len(prompt) % 7}{prompt[:3]}", "cwd": str(project), "prompt": prompt,
+                   "hook_event_name": "UserPromptSubmit"}
+        assert main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+        assert "Tuesdays" in out.getvalue()
+
+
+def test_the_server_reads_a_raw_payloads_prompt_as_the_hook_does():
+    prompt = "when do deploys go out? " + LOG
+    request = server_answer.from_hook_payload({"hook_payload": json.dumps({"prompt": prompt, "cwd": "/p"})})
+    assert request["query"] == recall_text(prompt)
