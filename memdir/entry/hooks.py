@@ -5,7 +5,9 @@ and logs the reason to `.memdir/hook.log`. It never exits 2 (that would block th
 Claude continue after Stop).
 
 The payload is parsed into a light record rather than a pydantic model: these run on every prompt and
-turn, and pydantic's import and model build (~190 ms here) exceed the prompt hook's whole budget.
+turn, and pydantic's import and model build (~190 ms here) exceed the prompt hook's whole budget. The prompt
+hook itself is memdir/entry/prompt_hook.py, imported only for a prompt; its question to the warm server has
+usually gone out before this module loads (memdir/entry/early_ask.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Thin when the server is up (issue 26): the request is sent before anything of th
 imported or the transcript is read, and a reply within GRACE_SECONDS is used as it is. A server that
 has acknowledged the question (recall.server sends one space on accepting it) is alive and working: its
 answer is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU.
-A server silent past the grace (stuck, far behind; hooks gives it ACK_SECONDS from the question's sending)
+A server silent past the grace (stuck, far behind; the prompt hook gives it ACK_SECONDS from the question's sending)
 is raced instead of waited for: this process starts its own lexical recall, having spent the grace
 importing it, and whichever answer is ready first is used. A stuck server therefore costs about
 nothing over no server at all, never its timeout plus a local recall after it.
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import time
 
-# select, signal, socket, threading and the socket client are imported where a connection is raced: with no
-# server (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer` (a few ms of imports).
+# select, signal, threading and the reply reader are imported where a connection is raced: with no server
+# (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer`. A connection is early_ask's bare
+# `_socket` one or a `socket.socket`: both are read the same way, and `socket` itself is never imported here.
 
 # How long a server that has not even said it read the question is given, counted from the race's start,
 # which the local recall's imports take anyway: a live server's acknowledgement comes within milliseconds of
