@@ -241,6 +241,8 @@ def _colon_in_plain_value(header: list[str]) -> int | None:
     for index, line in enumerate(header):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if "\t" in line:
+            return None  # a tab may open a YAML comment ("x\t#note: y" is "x"): the real parser decides
         indented = line[0] in " \t"
         if line[0] == "-" or (indented and not nested):
             return None

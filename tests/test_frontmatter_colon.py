@@ -10,7 +10,8 @@ from memdir import frontmatter_io as F
 
 _VALUES = ["plain words", "Cover letter standards: NYC location", "a: b: c", "ends with colon:", "x #comment",
            "x #note: y", "'quoted: fine'", '"double: fine"', "'it''s'", "- dash", "[1, 2]", "{a: 1}", "&anchor v",
-           "*alias", "| block", "yes", "2026-11-26", "12", "~", "a  :  b", "key:value", "tab\there: x", "é: ü"]
+           "*alias", "| block", "yes", "2026-11-26", "12", "~", "a  :  b", "key:value", "tab\there: x", "x\t#note: y",
+           "C#: the language", "é: ü"]
 _KEYS = ["name", "description", "type", "node_type", "originSessionId", "x-y", "a.b"]
 
 
@@ -43,6 +44,14 @@ def test_a_colon_in_a_plain_value_is_read_as_yaml_would_read_it(header):
     fields, problem = F._yaml_fields(header)
     parsed = F.parse_header("---\n" + "\n".join(header) + "\n---\nbody\n")
     assert (parsed.fields, parsed.problem) == (fields, problem)
+
+
+def test_a_tab_leaves_the_header_to_yaml():
+    """Found on rereading: a tab before '#' opens a YAML comment, so "x\t#note: y" is "x" to YAML, where a
+    lenient read kept the whole text."""
+    header = ["name: x", "description: x\t#note: y", "type: user"]
+    assert F._colon_in_plain_value(header) is None
+    assert F.parse_header("---\n" + "\n".join(header) + "\n---\nbody\n").fields["description"] == "x"
 
 
 def test_the_real_folders_colon_descriptions_are_read_without_yaml_as_yaml_reads_them(realdata):
