@@ -1,11 +1,14 @@
-"""The prompt hook run in-process, prompt after prompt, as the recall-cache tests need it."""
+"""What the recall-cache tests share: the prompt hook run in-process prompt after prompt, and an edit the caches' stamps
+cannot see."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable
 from itertools import count
+from pathlib import Path
 
 
 def prompt_hook(cwd, prompt: str) -> Callable[[], str]:
@@ -25,3 +28,16 @@ def prompt_hook(cwd, prompt: str) -> Callable[[], str]:
         return out.getvalue()
 
     return run
+
+
+def same_size_same_mtime_edit(path: Path, old: str, new: str) -> None:
+    """Replace `old` by `new` (as many bytes) in the file and put its mtime back: only the content (and ctime)
+    changed, which a cache keyed on size and mtime alone would miss."""
+    assert len(old.encode()) == len(new.encode())
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)

@@ -18,7 +18,7 @@ from memdir.header_cache import HeaderCache
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, older_words
 from memdir.stages.recall.older_words import WordIndex
-from tests.hook_runs import prompt_hook
+from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
 
 REPO = Path(__file__).resolve().parents[1]
 NOW = time.time()
@@ -76,16 +76,6 @@ def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
     assert any(len(pool) > manifest.NEWEST for _, _, pool in _answers(built, every, disk=False))  # older matches
 
 
-def _same_size_same_mtime_edit(path: Path, old: str, new: str) -> None:
-    assert len(old.encode()) == len(new.encode())
-    before = path.stat()
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert path.stat().st_size == before.st_size
-
-
 def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):
     _, built = folders
     prompts = _prompts()[:6]
@@ -97,7 +87,7 @@ def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):
     body = target.read_text(encoding="utf-8").split("---", 2)[2]
     word = max((w for w in body.split()[:80] if w.isascii() and w.isalpha()), key=len)
     replacement = "zq" + "k" * (len(word) - 2)
-    _same_size_same_mtime_edit(target, word, replacement)
+    same_size_same_mtime_edit(target, word, replacement)
     os.rename(older[3].abs_path, built / "renamed_memory.md")
     Path(older[4].abs_path).unlink()
     prompts.append(f"and the {replacement}?")
@@ -125,14 +115,14 @@ def test_numbers_two_hooks_gave_out_at_once_are_never_mixed_up(folders):
     older = scan(built).headers[manifest.NEWEST + 5:]
     x, y = Path(older[0].abs_path), Path(older[1].abs_path)
     x_text, x_word, x_new = _new_word(x, "zqx")
-    _same_size_same_mtime_edit(x, x_word, x_new)
+    same_size_same_mtime_edit(x, x_word, x_new)
     _answers(built, [f"and the {x_new}?"], disk=True)  # hook A: numbers the edited x, indexes its words
     before = x.stat()
     x.write_text(x_text, encoding="utf-8")  # x as it was, another stamp
     os.utime(x, ns=(before.st_atime_ns, before.st_mtime_ns))
     (built / HEADERS).write_bytes(parent)  # hook B wrote its header cache from the same parent, after A
     _, y_word, y_new = _new_word(y, "zqy")
-    _same_size_same_mtime_edit(y, y_word, y_new)
+    same_size_same_mtime_edit(y, y_word, y_new)
     prompts = [f"and the {x_new}?", f"and the {y_new}?"]
     expected = _answers(built, prompts, disk=False)
     assert y.name in expected[1][2] and x.name not in expected[0][2]

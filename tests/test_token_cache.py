@@ -19,7 +19,7 @@ from memdir import constants as C
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, token_cache
 from memdir.stages.recall.lexical import BM25, GramBM25, _word_grams, char_grams, document_tokens
-from tests.hook_runs import prompt_hook
+from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
 
 REPO = Path(__file__).resolve().parents[1]
 NOW = time.time()
@@ -74,17 +74,6 @@ def test_recall_is_the_same_cold_warm_and_uncached(folders, monkeypatch):
         assert (folder / CACHE).stat().st_mtime_ns == written  # nothing changed: not rewritten
 
 
-def _same_size_same_mtime_edit(path: Path, old: str, new: str) -> None:
-    assert len(old.encode()) == len(new.encode())
-    before = path.stat()
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = path.stat()
-    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
-
-
 def test_edits_renames_and_deletes_are_never_ranked_from_stale_tokens(folders, monkeypatch):
     real, _ = folders
     prompts = _realdata_prompts()
@@ -97,7 +86,7 @@ def test_edits_renames_and_deletes_are_never_ranked_from_stale_tokens(folders, m
     head = target.read_text(encoding="utf-8").split("---", 2)[2].splitlines()[:12]
     word = max((w for line in head for w in line.split() if w.isascii() and w.isalpha()), key=len)
     replacement = "zq" + "k" * (len(word) - 2)
-    _same_size_same_mtime_edit(target, word, replacement)
+    same_size_same_mtime_edit(target, word, replacement)
     os.rename(files[5], real / "renamed_memory.md")
     files[7].unlink()
     prompts.append(f"and the {replacement}?")

@@ -51,12 +51,17 @@ def test_the_oldest_verdicts_go_first_past_the_limit(tmp_path):
     assert kept.get("r", "a") is None and kept.get("r", "b") is True and kept.get("r", "c") is False
 
 
-def test_the_rechecker_checks_memories_in_the_background(tmp_path):
+def _project_and_memory(tmp_path, body: str):
+    """A project whose code has renew_session(), and beside it (outside it) a memory m.md with `body`."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "src.py").write_text("def renew_session():\n    pass\n")
-    memory = tmp_path / "m.md"
-    memory.write_text("---\nname: n\ndescription: d\ntype: project\n---\n\nCall `renew_session()` and `gone_helper()`.\n")
+    (tmp_path / "m.md").write_text(f"---\nname: n\ndescription: d\ntype: project\n---\n\n{body}\n")
+    return project
+
+
+def test_the_rechecker_checks_memories_in_the_background(tmp_path):
+    project = _project_and_memory(tmp_path, "Call `renew_session()` and `gone_helper()`.")
     kept = Verdicts()
     Rechecker(kept).later(str(project), str(tmp_path), ["m.md"])
     assert _settled(kept, str(project), "renew_session") is True
@@ -126,11 +131,7 @@ def test_a_memory_swapped_for_a_symlink_is_never_read_for_its_names(tmp_path):
 
 def test_the_background_search_waits_while_a_prompt_is_answered(tmp_path):
     """The search holds the GIL while it matches: it reads no file while the server answers a prompt."""
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "src.py").write_text("def renew_session():\n    pass\n")
-    memory = tmp_path / "m.md"
-    memory.write_text("---\nname: n\ndescription: d\ntype: project\n---\n\nCall `renew_session()`.\n")
+    project = _project_and_memory(tmp_path, "Call `renew_session()`.")
     answering = [True]
     kept = Verdicts()
     Rechecker(kept, busy=lambda: answering[0]).later(str(project), str(tmp_path), ["m.md"])
