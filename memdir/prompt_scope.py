@@ -17,13 +17,16 @@ if TYPE_CHECKING:
 
 def recall_text(prompt: str) -> str:
     """The prompt as recall reads it: stripped, and past RECALL_PROMPT_MAX_CHARS its start and its end (a question
-    around a pasted log is usually said before or after it). The hook and the server both read it so."""
+    around a pasted log is usually said before or after it). At most RECALL_PROMPT_MAX_CHARS, so reading it twice
+    changes nothing: the hook reads it so (its decisions too), and recall itself (`recall.api.recall`, which the
+    server, the CLI and MCP call)."""
     from memdir.constants import RECALL_PROMPT_MAX_CHARS as limit
 
     prompt = prompt.strip()
     if len(prompt) <= limit:
         return prompt
-    return f"{prompt[: limit // 2]}\n…\n{prompt[-(limit // 2):]}"
+    half = (limit - 3) // 2  # 3: the marker between the two halves
+    return f"{prompt[:half]}\n…\n{prompt[-half:]}"
 
 
 def usable_cwd(raw: str | None) -> str | None:

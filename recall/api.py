@@ -7,6 +7,7 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir.config import Settings, choose_engine
+from memdir.prompt_scope import recall_text
 from memdir.record import Record, field
 from memdir.scan import Header, ScanResult, scan
 from memdir.stages.recall import state
@@ -97,6 +98,7 @@ def recall(
     recall.older_words): for a process that recalls once (the prompt hook), not for the warm server.
     `scanner`: how the folder is scanned (the warm server's watched view, recall.server_watch; default `scan`).
     `verdicts`: names already checked against the project (the warm server's, memdir.verdicts)."""
+    query = recall_text(query)
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
     chosen_engine = choose_engine(requested, env, quiet=True)
