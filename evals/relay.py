@@ -27,6 +27,7 @@ from pathlib import Path
 from memdir.errors import MemdirError
 from memdir.evals.api_validator import validate
 from memdir.evals.request_text import render_for_relay
+from memdir.fsio import atomic_write_text
 from memdir.record import Record
 
 TIMEOUT_ENV = "MEMDIR_RELAY_TIMEOUT"
@@ -231,10 +232,12 @@ class RelayDir:
         return self._wait(number, body, deadline)
 
     def _write(self, number: str, body: dict, session: str, note: str) -> None:
-        (self.folder / f"{number}.request.json").write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n",
-                                                            encoding="utf-8")
-        (self.folder / f"{number}.request.md").write_text(render_for_relay(body, number=number, session=session, note=note),
-                                                          encoding="utf-8")
+        # Each file whole or not at all, and the `.md` (the one we tell whoever answers to read) last: once it
+        # exists, so does the body as sent.
+        atomic_write_text(self.folder / f"{number}.request.json", json.dumps(body, indent=1, ensure_ascii=False) + "\n",
+                          durable=False)
+        atomic_write_text(self.folder / f"{number}.request.md",
+                          render_for_relay(body, number=number, session=session, note=note), durable=False)
         _say(f"request {number}{f' ({session})' if session else ''}: read {self.folder / f'{number}.request.md'}, "
              f"answer in {number}.response.json")
 

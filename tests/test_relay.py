@@ -65,7 +65,7 @@ class Model(threading.Thread):
     def run(self) -> None:
         for n, answer in enumerate(self.answers, start=1):
             request = self.folder / f"{n:04d}.request.json"
-            _wait_for(request)
+            _wait_for(request.with_suffix(".md"))  # written last, as the relay says to read it
             self.seen.append((request.read_text(encoding="utf-8"), request.with_suffix(".md").read_text(encoding="utf-8")))
             _answer(self.folder / f"{n:04d}.response.json", answer)
 
