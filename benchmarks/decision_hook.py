@@ -22,6 +22,7 @@ from pathlib import Path
 from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process, write_memories
 from memdir.decision_context import for_prompt_hook, with_recent_decisions
 from memdir.decisions import Decision, append
+from memdir.entry.install import hook_argv
 from memdir.paths import decisions_dir
 from memdir.stages.recall.decision_filter import relevant_decisions
 
@@ -59,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
         payload = json.dumps({"session_id": "bench", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
                               "prompt": prompt})
-        script = Path(sys.executable).with_name("memdir")
-        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook", "prompt"]
+        hook = hook_argv("prompt")  # what `memdir install` registers with Claude Code
         env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
         for argv_ in (BARE_PYTHON, hook):
             run_process(argv_, payload, env)

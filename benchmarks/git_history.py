@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import precompile, run_process, write_memories
+from memdir.entry.install import hook_argv
 
 ENV = "MEMDIR_GIT_HISTORY"
 
@@ -42,9 +43,7 @@ def _interleaved(on, off, repeat: int) -> tuple[float, float]:
 def hook_path(memory: Path, project: Path, repeat: int) -> None:
     payload = json.dumps({"session_id": "bench", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
                           "prompt": "when do deploys go out?"})
-    script = Path(sys.executable).with_name("memdir")
-    hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook",
-                                                                     "prompt"]
+    hook = hook_argv("prompt")  # what `memdir install` registers with Claude Code
     base = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
     (memory / "by_hand.md").write_text("---\nname: by hand\n---\nwaiting for a commit\n")
     run_process(hook, payload, {**base, ENV: "1"})  # warm the page cache

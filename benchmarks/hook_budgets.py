@@ -70,8 +70,10 @@ class Timing:
 
 
 def hook_argv(event: str) -> list[str]:
-    script = Path(sys.executable).with_name("memdir")  # the console script, not `python -m` (runpy adds imports)
-    return [str(script), "hook", event] if script.exists() else [sys.executable, "-m", "memdir.entry.main", "hook", event]
+    """Exactly what `memdir install` registers with Claude Code for `event`."""
+    from memdir.entry.install import hook_argv as registered
+
+    return registered(event)
 
 
 def timed(argv: list[str], stdin: str, env: dict) -> float:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from benchmarks import realistic
 from benchmarks.common import BARE_PYTHON, median_seconds, precompile, run_process
+from memdir.entry.install import hook_argv
 from memdir.scan import scan
 from memdir.stages.recall.manifest import candidates, manifest
 
@@ -97,9 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         realistic.clear_state(root)
         payload = json.dumps({"session_id": "bench", "transcript_path": str(realistic.real_transcript()), "cwd": tmp,
                               "hook_event_name": "UserPromptSubmit", "prompt": query})
-        # The console script Claude Code runs, not `python -m` (runpy adds its own import cost).
-        script = Path(sys.executable).with_name("memdir")
-        hook = [str(script), "hook", "prompt"] if script.exists() else [sys.executable, "-m", "memdir.entry.cli", "hook", "prompt"]
+        hook = hook_argv("prompt")  # what `memdir install` registers with Claude Code
         bare = median_seconds(lambda: run_process(BARE_PYTHON, payload), args.repeat * 2)
         runs = iter(range(10**6))
 

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
 from memdir.entry.install import install, uninstall
 from memdir.errors import MemdirError
 
-EXE = "/opt/memdir/bin/memdir"
+PY = "/opt/memdir/bin/python3"
+RUN = "-P -c 'from memdir.entry.main import main; raise SystemExit(main())'"  # what runs memdir in PY
 FOREIGN = {
     "model": "opus",
     "hooks": {
@@ -28,39 +30,39 @@ def settings(isolated_home):
 
 def test_install_merges_with_foreign_hooks(settings):
     path, _ = settings
-    result = install("user", executable=EXE)
+    result = install("user", python=PY)
     assert result.added == ["Stop", "UserPromptSubmit", "SessionStart"] and result.backup
     data = json.loads(path.read_text())
     assert data["model"] == "opus"
     assert data["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
     stop_commands = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
-    assert stop_commands == ["notify-send done", f"{EXE} hook stop"]
+    assert stop_commands == ["notify-send done", f"{PY} {RUN} hook stop"]
     assert data["hooks"]["UserPromptSubmit"] == [
-        {"hooks": [{"type": "command", "command": f"{EXE} hook prompt", "timeout": 15}]}]
-    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hook session-start"
+        {"hooks": [{"type": "command", "command": f"{PY} {RUN} hook prompt", "timeout": 15}]}]
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{PY} {RUN} hook session-start"
 
 
 def test_install_twice_changes_nothing(settings):
     path, _ = settings
-    install("user", executable=EXE)
+    install("user", python=PY)
     after_first = path.read_bytes()
     backups = sorted(path.parent.glob("settings.json.bak-*"))
-    result = install("user", executable=EXE)
+    result = install("user", python=PY)
     assert not result.changed and path.read_bytes() == after_first
     assert sorted(path.parent.glob("settings.json.bak-*")) == backups
 
 
 def test_reinstall_from_another_path_replaces_instead_of_duplicating(settings):
     path, _ = settings
-    install("user", executable=EXE)
-    install("user", executable="/new/venv/bin/memdir")
+    install("user", python=PY)
+    install("user", python="/new/venv/bin/python")
     commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert commands == ["/new/venv/bin/memdir hook prompt"]
+    assert commands == [f"/new/venv/bin/python {RUN} hook prompt"]
 
 
 def test_uninstall_restores_the_file_byte_for_byte(settings):
     path, original = settings
-    install("user", executable=EXE)
+    install("user", python=PY)
     result = uninstall("user")
     assert sorted(set(result.removed)) == ["SessionStart", "Stop", "UserPromptSubmit"]
     assert path.read_text() == original
@@ -68,7 +70,7 @@ def test_uninstall_restores_the_file_byte_for_byte(settings):
 
 def test_uninstall_keeps_foreign_hooks_added_after_install(settings):
     path, _ = settings
-    install("user", executable=EXE)
+    install("user", python=PY)
     data = json.loads(path.read_text())
     data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say bye"}]})
     path.write_text(json.dumps(data))
@@ -83,22 +85,22 @@ def test_invalid_json_is_refused_and_untouched(settings):
     path, _ = settings
     path.write_text('{"hooks": {')
     with pytest.raises(MemdirError, match="not valid JSON"):
-        install("user", executable=EXE)
+        install("user", python=PY)
     assert path.read_text() == '{"hooks": {'
 
 
 def test_dry_run_writes_nothing(settings):
     path, original = settings
-    result = install("user", executable=EXE, dry_run=True)
-    assert result.changed and f"{EXE} hook stop" in result.text and path.read_text() == original
+    result = install("user", python=PY, dry_run=True)
+    assert result.changed and f"{PY} {RUN} hook stop" in result.text and path.read_text() == original
 
 
 def test_project_scope_and_missing_file(tmp_path):
     (tmp_path / ".git").mkdir()
-    install("project", cwd=tmp_path, executable=EXE, no_index=True)
+    install("project", cwd=tmp_path, python=PY, no_index=True)
     path = tmp_path / ".claude" / "settings.json"
     data = json.loads(path.read_text())
-    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{EXE} hook session-start --no-index"
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{PY} {RUN} hook session-start --no-index"
     uninstall("project", cwd=tmp_path)
     assert not path.exists()  # memdir created it, memdir removed it
 
@@ -107,7 +109,41 @@ def test_cli_install_uses_the_installed_executable(cli, isolated_home):
     code, out, _ = cli("install")
     data = json.loads((isolated_home / ".claude" / "settings.json").read_text())
     command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert code == 0 and command.endswith("memdir hook stop") and command.startswith("/")
+    assert code == 0 and command == f"{sys.executable} {RUN} hook stop" and command.startswith("/")
+
+
+def test_an_older_install_through_the_console_script_is_replaced_not_duplicated(settings):
+    path, _ = settings
+    data = json.loads(path.read_text())
+    data["hooks"]["UserPromptSubmit"] = [{"hooks": [{"type": "command", "command": "/old/bin/memdir hook prompt"}]}]
+    path.write_text(json.dumps(data))
+    install("user", python=PY)
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands == [f"{PY} {RUN} hook prompt"]
+    uninstall("user")
+    assert "UserPromptSubmit" not in json.loads(path.read_text()).get("hooks", {})
+
+
+def test_the_registered_command_runs_memdir_and_never_a_project_s_own_memdir(tmp_path):
+    """Run as Claude Code runs it (a shell, in the session's project), in a project that has a `memdir/`
+    package of its own: the installed memdir answers, and pip's console script (which imports re) is not used."""
+    import subprocess
+
+    from memdir.entry.install import _command
+
+    planted = tmp_path / "memdir" / "entry"
+    planted.mkdir(parents=True)
+    (tmp_path / "memdir" / "__init__.py").write_text("")
+    (planted / "__init__.py").write_text("")
+    (planted / "main.py").write_text("def main():\n    print('the project ran')\n    return 7\n")
+    command = _command(None, "Stop", "")
+    done = subprocess.run(["sh", "-c", command + " --help"], cwd=tmp_path, input="", capture_output=True, text=True,
+                          timeout=60)
+    assert "the project ran" not in done.stdout and done.returncode != 7
+    probe = subprocess.run(["sh", "-c", command.replace("raise SystemExit(main())",
+                                                        "import sys; print(sorted(sys.modules))")],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "'memdir.entry.main'" in probe.stdout and "'re'" not in probe.stdout
 
 
 def test_changes_within_one_second_keep_every_backup(settings):
@@ -115,9 +151,9 @@ def test_changes_within_one_second_keep_every_backup(settings):
     must not overwrite the first one's backup (that backup is the only copy of those bytes)."""
     path, original = settings
     replaced = []
-    for exe in (EXE, "/second/bin/memdir", "/third/bin/memdir"):
+    for exe in (PY, "/second/bin/python", "/third/bin/python"):
         replaced.append(path.read_text())
-        assert install("user", executable=exe).backup
+        assert install("user", python=exe).backup
     replaced.append(path.read_text())
     assert uninstall("user").backup
     backups = sorted(path.parent.glob("settings.json.bak-*"))
@@ -132,7 +168,7 @@ def test_a_backup_name_already_taken_is_never_overwritten(settings, monkeypatch)
     monkeypatch.setattr(install_module, "_backup_stamp", lambda: "20260101-000000-000000")  # a frozen clock
     taken = path.with_name("settings.json.bak-20260101-000000-000000")
     taken.write_text("someone else's backup")
-    first = install("user", executable=EXE).backup
-    second = install("user", executable="/second/bin/memdir").backup
+    first = install("user", python=PY).backup
+    second = install("user", python="/second/bin/python").backup
     assert taken.read_text() == "someone else's backup"
     assert len({first, second, str(taken)}) == 3

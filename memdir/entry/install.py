@@ -15,6 +15,7 @@ import copy
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 from datetime import datetime
@@ -27,7 +28,15 @@ from memdir.record import Record, field
 
 EVENTS = {"Stop": "stop", "UserPromptSubmit": "prompt", "SessionStart": "session-start"}
 TIMEOUT = {"Stop": 10, "UserPromptSubmit": 15, "SessionStart": 15}
-OURS = re.compile(r"(?:^|[/\\\s\"'])memdir(?:\.exe)?[\"']? hook (?:stop|prompt|session-start)(?: --[\w-]+)*$")
+# What a hook runs in the Python memdir is installed in. Not pip's `memdir` console script: it imports `re`
+# before memdir runs (26 M instructions, two thirds of a bare start), which the Stop hook never needs and
+# which delays the prompt hook's question to the warm server. `-P`: the session's cwd (its project) is never
+# put on sys.path, so a project's own `memdir/` folder is not what runs, as with the console script.
+LAUNCH = "from memdir.entry.main import main; raise SystemExit(main())"
+# The console-script form (still written on Windows) and the launch form are both recognised as ours, so an
+# older install is replaced, never duplicated.
+OURS = re.compile(r"(?:(?:^|[/\\\s\"'])memdir(?:\.exe)?[\"']?|-P -c '" + re.escape(LAUNCH) + "')"
+                  r" hook (?:stop|prompt|session-start)(?: --[\w-]+)*$")
 
 
 class InstallResult(Record):
@@ -111,9 +120,18 @@ def _hooks_of(group: object) -> list:
     return group["hooks"] if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []
 
 
-def _command(executable: str, event: str, extra: str) -> str:
-    quoted = f'"{executable}"' if " " in executable else executable
-    return f"{quoted} hook {EVENTS[event]}{extra if event == 'SessionStart' else ''}"
+def hook_argv(event_arg: str, python: str | None = None) -> list[str]:
+    """What runs for `memdir hook <event_arg>` (prompt, stop, session-start), as an argument list."""
+    return [python or sys.executable, "-P", "-c", LAUNCH, "hook", event_arg]
+
+
+def _command(python: str | None, event: str, extra: str) -> str:
+    flags = extra if event == "SessionStart" else ""
+    if sys.platform == "win32" or not (python or sys.executable):
+        executable = memdir_executable()  # pip's .exe launcher: no POSIX shell quoting to rely on
+        quoted = f'"{executable}"' if " " in executable else executable
+        return f"{quoted} hook {EVENTS[event]}{flags}"
+    return shlex.join(hook_argv(EVENTS[event], python)) + flags
 
 
 def _is_ours(hook: object) -> bool:
@@ -162,16 +180,16 @@ def _keep_backup(path: Path, original: str) -> Path:
 
 
 def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = None, no_index: bool = False,
-            executable: str | None = None) -> InstallResult:
+            python: str | None = None) -> InstallResult:
+    """Register the hooks; `python`: the interpreter they run in (default: this one, memdir's own)."""
     path = settings_path(scope, cwd)
     data, original = _load(path)
     updated = copy.deepcopy(data)
     hooks = updated.setdefault("hooks", {})
-    exe = executable or memdir_executable()
     extra = " --no-index" if no_index else ""
     result = InstallResult(str(path), False)
     for event in EVENTS:
-        wanted = _command(exe, event, extra)
+        wanted = _command(python, event, extra)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise MemdirError(f"{path}: hooks.{event} is not a list; fix it by hand")
