@@ -16,12 +16,12 @@ import pytest
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
-MEMDIR = Path(sys.executable).with_name("memdir")  # the console script Claude Code runs
-
 
 def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
-    argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry.main"]
-    return subprocess.run([*argv, "hook", event], input=json.dumps(payload),
+    """The hook as Claude Code runs it: the command `memdir install` registers."""
+    from memdir.entry.install import hook_argv
+
+    return subprocess.run(hook_argv(event), input=json.dumps(payload),
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
 
 

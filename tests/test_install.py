@@ -9,7 +9,7 @@ from memdir.entry.install import install, uninstall
 from memdir.errors import MemdirError
 
 PY = "/opt/memdir/bin/python3"
-RUN = "-P -c 'from memdir.entry.main import main; raise SystemExit(main())'"  # what runs memdir in PY
+RUN = "-P -c 'from memdir.entry.main import launch; launch()'"  # what runs memdir in PY
 FOREIGN = {
     "model": "opus",
     "hooks": {
@@ -140,8 +140,7 @@ def test_the_registered_command_runs_memdir_and_never_a_project_s_own_memdir(tmp
     done = subprocess.run(["sh", "-c", command + " --help"], cwd=tmp_path, input="", capture_output=True, text=True,
                           timeout=60)
     assert "the project ran" not in done.stdout and done.returncode != 7
-    probe = subprocess.run(["sh", "-c", command.replace("raise SystemExit(main())",
-                                                        "import sys; print(sorted(sys.modules))")],
+    probe = subprocess.run(["sh", "-c", command.replace("launch()", "import sys; print(sorted(sys.modules))")],
                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "'memdir.entry.main'" in probe.stdout and "'re'" not in probe.stdout
 

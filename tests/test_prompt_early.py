@@ -7,18 +7,15 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
+from memdir.entry.install import hook_argv
 from memdir.entry.recall_race import Answer, from_reply, race
 from memdir.model import Memory
 from memdir.stages.recall import server, server_socket
 from memdir.store import MemoryStore
-
-MEMDIR = Path(sys.executable).with_name("memdir")
 
 
 @pytest.fixture
@@ -118,10 +115,8 @@ def test_the_hook_asks_before_resolving_and_checks_what_the_server_resolved(proj
                                              **resolved})
     payload = {"session_id": "s1", "cwd": str(folder), "hook_event_name": "UserPromptSubmit",
                "prompt": "when do deploys go out on the release train"}
-    argv = [str(MEMDIR)] if MEMDIR.exists() else [sys.executable, "-m", "memdir.entry.main"]
-
-    def hook() -> str:
-        return subprocess.run([*argv, "hook", "prompt"], input=json.dumps(payload), capture_output=True, text=True,
+    def hook() -> str:  # as Claude Code runs it: the command `memdir install` registers
+        return subprocess.run(hook_argv("prompt"), input=json.dumps(payload), capture_output=True, text=True,
                               env=env, timeout=60, check=True).stdout
     try:
         used = hook()

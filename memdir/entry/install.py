@@ -32,7 +32,7 @@ TIMEOUT = {"Stop": 10, "UserPromptSubmit": 15, "SessionStart": 15}
 # before memdir runs (26 M instructions, two thirds of a bare start), which the Stop hook never needs and
 # which delays the prompt hook's question to the warm server. `-P`: the session's cwd (its project) is never
 # put on sys.path, so a project's own `memdir/` folder is not what runs, as with the console script.
-LAUNCH = "from memdir.entry.main import main; raise SystemExit(main())"
+LAUNCH = "from memdir.entry.main import launch; launch()"
 # The console-script form (still written on Windows) and the launch form are both recognised as ours, so an
 # older install is replaced, never duplicated.
 OURS = re.compile(r"(?:(?:^|[/\\\s\"'])memdir(?:\.exe)?[\"']?|-P -c '" + re.escape(LAUNCH) + "')"
