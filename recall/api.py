@@ -137,10 +137,12 @@ def recall(
     if selected is None:
         similarities = None
         if dense is not None:
-            try:
-                similarities = dense.similarities(memory_dir, query, pool)
-            except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
-                result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
+            def similarities() -> list[float | None] | None:  # asked after the lexical ranking (select_offline)
+                try:
+                    return dense.similarities(memory_dir, query, pool)
+                except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
+                    result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
+                    return None
         selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
     if headers_cache is not None:
         selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache

@@ -21,6 +21,7 @@ from memdir.stages.recall.manifest import ranker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "only what clearly helps"
@@ -162,15 +163,20 @@ def _median(ordered: list[float]) -> float:
 
 
 def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
-                   similarities: list[float | None] | None = None, now: float | None = None,
-                   token_cache: Path | None = None) -> list[Header]:
+                   similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
+                   now: float | None = None, token_cache: Path | None = None) -> list[Header]:
     """The memories that clear the relevance bar, best first, at most `limit`.
 
-    `similarities`: the dense model's cosine per header (None where no vector is cached yet);
-    without them the ranking is lexical only. `token_cache`: see recall.manifest.ranker.
+    `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
+    gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
+    releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
+    ranking is lexical only. `token_cache`: see recall.manifest.ranker.
     """
     lexical = ranker(headers, token_cache)
     ranked = lexical.rank(query)
+    found = lexical.evidence(query)
+    if callable(similarities):
+        similarities = similarities()
     best_lexical = ranked[0][1] if ranked else 0.0
     scores = [0.0] * len(headers)
     for i, score in ranked:
@@ -186,7 +192,6 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
              for on_day, score in zip(written_on_named_day(headers, query, now), scores, strict=True)]
     for i in (i for i, on_day in enumerate(dated) if on_day):
         scores[i] += DATE_WEIGHT
-    found = lexical.evidence(query)
     margins = _margins(similarities)
     leads = _leads(similarities)
     about = about_folder(margins)
