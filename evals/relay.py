@@ -26,7 +26,7 @@ from pathlib import Path
 
 from memdir.errors import MemdirError
 from memdir.evals.api_validator import validate
-from memdir.evals.request_text import render_for_relay
+from memdir.evals.request_text import render_for_relay, session_tag
 from memdir.fsio import atomic_write_text
 from memdir.record import Record
 
@@ -238,7 +238,7 @@ class RelayDir:
                           durable=False)
         atomic_write_text(self.folder / f"{number}.request.md",
                           render_for_relay(body, number=number, session=session, note=note), durable=False)
-        _say(f"request {number}{f' ({session})' if session else ''}: read {self.folder / f'{number}.request.md'}, "
+        _say(f"request {number}{f' (session {session_tag(session)})' if session else ''}: read {self.folder / f'{number}.request.md'}, "
              f"answer in {number}.response.json")
 
     def _wait(self, number: str, body: dict, deadline: float) -> dict:

@@ -91,11 +91,16 @@ def render_request(body: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def session_tag(session: str) -> str:
+    """What whoever answers is shown of a session: an opaque tag that still groups its requests. The session's
+    key names its file, and a name such as `ko-push-nothing` gives the annotation away (found on fresh held-out
+    runs, first in the request and then in the relay's own log line)."""
+    return hashlib.sha256(session.encode()).hexdigest()[:8] if session else ""
+
+
 def render_for_relay(body: dict, *, number: str, session: str, note: str = "") -> str:
     """The relay's NNNN.request.md: how to answer, why it was not replayed (if it was not), then the request."""
-    # The session's key names its file, and a name such as `ko-push-nothing` gives the annotation away to
-    # whoever answers (found on a fresh held-out run): an opaque tag still groups a session's requests.
-    tag = hashlib.sha256(session.encode()).hexdigest()[:8] if session else ""
+    tag = session_tag(session)
     head = f"# Relay request {number}" + (f" (session {tag})" if tag else "")
     why = f"Not in the cassette: {note}.\n\n" if note else ""
     return f"{head}\n\n{ANSWER_HELP.format(name=f'{number}.response.json')}\n\n{why}{render_request(body)}"

@@ -138,6 +138,20 @@ def test_a_wrong_answer_is_reported_in_one_line_and_read_again_once_fixed(tmp_pa
     assert not problem.exists()
 
 
+def test_whoever_answers_never_sees_the_session_s_key(tmp_path, capsys):
+    """A held-out session's file name can give its annotation away (`ko-push-nothing`): neither the request
+    nor the relay's log line names it, and one session's requests still share a tag."""
+    relay = RelayDir(tmp_path, timeout=0.05, poll=0.01)
+    for key in ("a", "b"):
+        with pytest.raises(LoopError):
+            relay.ask(_body(), key, "fresh2/en-statusline-nothing")
+    said = capsys.readouterr().err
+    shown = [(tmp_path / f"000{n}.request.md").read_text(encoding="utf-8") for n in (1, 2)]
+    assert "nothing" not in said + "".join(shown) and "statusline" not in said + "".join(shown)
+    tags = {line.split("(session ")[1].split(")")[0] for line in said.splitlines() if "(session " in line}
+    assert len(tags) == 1 and all(f"(session {tags.pop()})" in text for text in shown[:1])
+
+
 def test_retries_of_one_request_wait_on_one_file_and_a_new_run_never_overwrites(tmp_path):
     relay = RelayDir(tmp_path, timeout=60, poll=0.02)
     got: list = []
