@@ -8,7 +8,6 @@ memdir says which one it chose once per process. Kept import-light: the prompt h
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -64,6 +63,8 @@ def claude_cli(env: Mapping[str, str] | None = None) -> str | None:
     explicit = env.get("MEMDIR_CLAUDE_CLI")
     if explicit:
         return explicit if os.access(explicit, os.X_OK) else None
+    import shutil  # here, not at the top: shutil brings bz2 and lzma into every hook that reads settings
+
     return shutil.which("claude", path=env.get("PATH"))
 
 
