@@ -72,7 +72,7 @@ def recall(
     *,
     settings: Settings | None = None,
     engine: str | None = None,
-    tools: list[str] | None = None,
+    tools: list[str] | Callable[[], list[str]] | None = None,
     session_id: str | None = None,
     now: float | None = None,
     client=None,
@@ -106,7 +106,7 @@ def recall(
         # A CLI start per prompt costs seconds, past the prompt hook's budget: auto recall stays
         # offline on a subscription login; `--engine claude-code` asks for it explicitly.
         chosen_engine = "offline"
-    tools = tools or []
+    tools = tools or []  # a callable: read only if a choice needs them (the offline engine, rarely)
     seen = state.load(memory_dir, session_id)
     if seen.bytes >= settings.recall_session_bytes:
         return RecallResult([], "", chosen_engine, [f"session already surfaced {seen.bytes} bytes; cap reached"])
@@ -129,9 +129,9 @@ def recall(
 
     selected: list[Header] | None = None
     if chosen_engine == "llm":
-        selected = _select_llm(result, query, pool, tools, settings, client, env)
+        selected = _select_llm(result, query, pool, tools() if callable(tools) else tools, settings, client, env)
     elif chosen_engine == "claude-code":
-        selected = _select_claude_code(result, query, pool, tools, settings, client)
+        selected = _select_claude_code(result, query, pool, tools() if callable(tools) else tools, settings, client)
     if result.usage and (record if log_usage is None else log_usage):
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:

@@ -72,11 +72,16 @@ _GOTCHA = re.compile(
 )
 
 
+def is_usage_doc(header: Header) -> bool:
+    """A how-to (not its gotchas): what is_tool_usage_doc asks first, before the tools in use are known."""
+    text = f"{header.name or ''} {header.description or ''}"
+    return bool(_USAGE_DOC.search(text)) and not _GOTCHA.search(text)
+
+
 def is_tool_usage_doc(header: Header, tools: list[str]) -> bool:
     """A how-to for a tool the agent is already using (it knows how); its gotchas are still wanted."""
     text = f"{header.name or ''} {header.description or ''}"
-    mentions = any(re.search(rf"\b{re.escape(tool)}\b", text, re.I) for tool in tools)
-    return mentions and bool(_USAGE_DOC.search(text)) and not _GOTCHA.search(text)
+    return is_usage_doc(header) and any(re.search(rf"\b{re.escape(tool)}\b", text, re.I) for tool in tools)
 
 
 def _dense_boost(similarities: list[float | None]) -> list[float]:
@@ -162,7 +167,8 @@ def _median(ordered: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def select_offline(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
+def select_offline(query: str, headers: list[Header], limit: int = 5,
+                   tools: list[str] | Callable[[], list[str]] | None = None,
                    similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
                    now: float | None = None, token_cache: Path | None = None) -> list[Header]:
     """The memories that clear the relevance bar, best first, at most `limit`.
@@ -170,7 +176,8 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
     gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
     releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
-    ranking is lexical only. `token_cache`: see recall.manifest.ranker.
+    ranking is lexical only. `tools`: the tools in use, or what reads them (the transcript's tail), asked only
+    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker.
     """
     lexical = ranker(headers, token_cache)
     ranked = lexical.rank(query)
@@ -196,8 +203,18 @@ def select_offline(query: str, headers: list[Header], limit: int = 5, tools: lis
     leads = _leads(similarities)
     about = about_folder(margins)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
-    if tools:
-        order = [i for i in order if not is_tool_usage_doc(headers[i], tools)]
+    if tools:  # only as far as the first `limit` kept: each test is a few regex searches (200 per prompt cost ~2 ms)
+        in_use = None if callable(tools) else tools
+        kept: list[int] = []
+        for i in order:
+            if len(kept) == limit:
+                break
+            if is_usage_doc(headers[i]):
+                in_use = tools() if in_use is None and callable(tools) else in_use
+                if is_tool_usage_doc(headers[i], in_use or []):
+                    continue
+            kept.append(i)
+        order = kept
     if not order:
         return []
     best = scores[order[0]]

@@ -178,7 +178,7 @@ def _handle(request: dict, clients: ClientCache | None, embedder: Embedder | Non
         request["query"],
         settings=settings,
         engine=engine,
-        tools=_tools(request),
+        tools=lambda: _tools(request),  # the transcript's tail, read only if a how-to is among the best
         session_id=request.get("session_id"),
         client=client,
         dense=dense,

@@ -112,3 +112,30 @@ def test_a_day_most_of_a_big_folder_was_written_on_says_nothing():
     lived_in = [Header(h.rel_path, h.path, three_days_ago if i < 2 else a_year_ago, h.name, "", "project")
                 for i, h in enumerate(fresh_clone)]
     assert written_on_named_day(lived_in, "the recruiter I contacted last week", now)[:3] == [True, True, False]
+
+
+def _header(rel: str, name: str, description: str) -> Header:
+    return Header(rel, "/m/" + rel, 0.0, name, description, "reference", excerpt=description)
+
+
+def test_a_how_to_for_a_tool_in_use_is_left_out_and_the_tools_are_read_only_for_one():
+    """The agent knows how to use what it is using; that tool's gotchas still come. Which tools are in use is
+    read (from the transcript's tail) only when a how-to is among the best matches."""
+    usage = _header("reference_terraform_usage.md", "Terraform usage guide",
+                    "How to use terraform plan and apply for the staging stack")
+    gotcha = _header("feedback_terraform_gotcha.md", "Terraform gotcha",
+                     "Never run terraform apply for staging without a plan file: it breaks state")
+    other = _header("project_billing.md", "Billing export", "The billing export runs nightly into the warehouse")
+    asked: list[int] = []
+
+    def in_use() -> list[str]:
+        asked.append(1)
+        return ["terraform"]
+
+    query = "terraform plan and apply for the staging stack"
+    picked = select_offline(query, [usage, gotcha, other], tools=in_use)
+    assert asked == [1] and usage not in picked and gotcha in picked
+    assert usage in select_offline(query, [usage, gotcha, other], tools=lambda: ["Bash"])  # another tool: kept
+    asked.clear()  # a how-to past the best `limit` matches: not asked
+    assert select_offline("the nightly billing export", [usage, gotcha, other], limit=1, tools=in_use) == [other]
+    assert asked == []

@@ -148,7 +148,7 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
         # With the server in use, this process only ever runs the offline engine (no SDK import); racing
         # it, it records nothing itself: the answer used is recorded below. Verification against the
         # code runs in the server only: its scan does not fit this process's budget.
-        result = recall(memory_dir, prompt, tools=_recent_tools(payload), session_id=payload.session_id,
+        result = recall(memory_dir, prompt, tools=lambda: _recent_tools(payload), session_id=payload.session_id,
                         engine="offline" if use_server else None, index_loaded=index_loaded,
                         record=conn is None, disk_cache=True)
         for line in result.debug:
