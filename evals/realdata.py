@@ -163,14 +163,28 @@ def saved_memories(memory_dir: Path) -> list[dict]:
     return out
 
 
-def _extract(transcript: Path, memory_dir: Path, engine: str, settings, loop=None, label: str = ""):
+FALLBACK_TODAY = (2026, 3, 2)  # a session with no dated message
+
+
+def session_day(transcript: Path):
+    """The day the session's last message was written: "today" for its extraction, as for the Stop hook's
+    worker, which runs right after a turn. (A fixed day told the model "Today is 2026-03-02" over messages
+    written months later, found by a model answering fresh held-out sessions.) Fixed per session, so a
+    recorded run replays."""
     from datetime import date
 
+    from memdir.transcript import read_transcript
+
+    stamps = [m.timestamp for m in read_transcript(transcript).messages if m.timestamp]
+    return date.fromisoformat(max(stamps)[:10]) if stamps else date(*FALLBACK_TODAY)
+
+
+def _extract(transcript: Path, memory_dir: Path, engine: str, settings, loop=None, label: str = ""):
     from memdir.stages.extractor.run import extract_transcript
 
     if loop is not None:
         loop.begin(label, memory_dir)
-    result = extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=date(2026, 3, 2),
+    result = extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=session_day(transcript),
                                 client=loop.client() if loop is not None else None)
     if result.status == "failed":
         failure = loop.failure if loop is not None else None

@@ -131,3 +131,22 @@ def test_an_outside_folder_naming_a_missing_transcript_is_refused(tmp_path):
     (folder / "items.json").unlink()
     with pytest.raises(EvalError, match="items.json"):
         run_folder(folder, engine="offline")
+
+
+def test_a_session_is_extracted_as_on_the_day_of_its_last_message(tmp_path):
+    """The Stop hook's worker runs right after a turn, so an eval tells the model the session's own last day."""
+    import json
+    from datetime import date
+
+    from memdir.evals.realdata import FALLBACK_TODAY, session_day
+
+    def line(uuid: str, stamp: str | None) -> str:
+        entry = {"type": "user", "uuid": uuid, "message": {"role": "user", "content": f"message {uuid}"}}
+        return json.dumps({**entry, "timestamp": stamp} if stamp else entry)
+
+    dated = tmp_path / "dated.jsonl"
+    dated.write_text("\n".join([line("a", "2025-09-29T23:50:00Z"), line("b", "2026-04-02T08:00:00Z"),
+                                line("c", None)]) + "\n")
+    undated = tmp_path / "undated.jsonl"
+    undated.write_text(line("a", None) + "\n")
+    assert session_day(dated) == date(2026, 4, 2) and session_day(undated) == date(*FALLBACK_TODAY)
