@@ -175,8 +175,13 @@ def session_day(transcript: Path):
 
     from memdir.transcript import read_transcript
 
-    stamps = [m.timestamp for m in read_transcript(transcript).messages if m.timestamp]
-    return date.fromisoformat(max(stamps)[:10]) if stamps else date(*FALLBACK_TODAY)
+    days = []
+    for message in read_transcript(transcript).messages:
+        try:
+            days.append(date.fromisoformat((message.timestamp or "")[:10]))
+        except ValueError:  # no stamp, or not one Claude Code writes: the message dates nothing
+            continue
+    return max(days, default=date(*FALLBACK_TODAY))
 
 
 def _extract(transcript: Path, memory_dir: Path, engine: str, settings, loop=None, label: str = ""):

@@ -146,7 +146,7 @@ def test_a_session_is_extracted_as_on_the_day_of_its_last_message(tmp_path):
 
     dated = tmp_path / "dated.jsonl"
     dated.write_text("\n".join([line("a", "2025-09-29T23:50:00Z"), line("b", "2026-04-02T08:00:00Z"),
-                                line("c", None)]) + "\n")
+                                line("c", None), line("d", "not a date"), line("e", "2026-13-45T00:00:00Z")]) + "\n")
     undated = tmp_path / "undated.jsonl"
     undated.write_text(line("a", None) + "\n")
     assert session_day(dated) == date(2026, 4, 2) and session_day(undated) == date(*FALLBACK_TODAY)
