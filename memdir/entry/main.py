@@ -1,4 +1,6 @@
-"""The `memdir` console script: hooks go straight to memdir.entry.hooks, everything else to the CLI.
+"""memdir's entry point: `main` behind the `memdir` console script, and `launch` behind the hook command
+`memdir install` registers (memdir.entry.install.LAUNCH). Hooks go straight to memdir.entry.hooks,
+everything else to the CLI.
 
 Kept to a few imports: the Stop hook's whole budget is twice a bare Python start, and the full CLI
 module (argparse, pathlib) would spend a third of it before reading the payload.
