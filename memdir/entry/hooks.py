@@ -204,7 +204,8 @@ def _prompt(payload: HookPayload, early: EarlyQuestion | None) -> str:
 
 
 def main(argv: list[str], stdin=None, stdout=None, early: EarlyQuestion | None = None, asked: bool = False) -> int:
-    """`early`, `asked`: the prompt's question already sent to the warm server by memdir.entry.main, and whether it tried; when not, it is sent here, first."""
+    """`early`, `asked`: the prompt's question already sent to the warm server by memdir.entry.main, and
+    whether it tried; when not, it is sent here, first."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     event = argv[0] if argv else ""
