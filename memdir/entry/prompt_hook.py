@@ -126,7 +126,12 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
         conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
     # With the llm engine the model's choice is the point, and no local answer can stand in for it within
     # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
-    grace = settings.recall_timeout + 1.0 if use_server and engine == "llm" else GRACE_SECONDS
+    # A question sent early has had its ACK_SECONDS (counted from its sending, in _recall) by the time the
+    # race starts, which a live server needs: nothing more is waited for a stuck one then.
+    if use_server and engine == "llm":
+        grace = settings.recall_timeout + 1.0
+    else:
+        grace = 0.0 if early_at is not None else GRACE_SECONDS
     return use_server, index_loaded, conn, grace, expect, early_at
 
 
