@@ -17,11 +17,12 @@ from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
 
-def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
-    """The hook as Claude Code runs it: the command `memdir install` registers."""
+def _hook(event: str, payload: dict, env: dict, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The hook as Claude Code runs it: the command `memdir install` registers (in the project's folder
+    when `cwd` is given, as Claude Code runs it)."""
     from memdir.entry.install import hook_argv
 
-    return subprocess.run(hook_argv(event), input=json.dumps(payload),
+    return subprocess.run(hook_argv(event), input=json.dumps(payload), cwd=cwd,
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
 
 
@@ -98,6 +99,27 @@ def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
     assert "saved today): " + str(memory) in context
     again = json.loads(_hook("prompt", {**prompt, "session_id": "s2"}, env).stdout)
     assert "systemMessage" not in again  # the notice is shown once
+
+
+def test_a_project_s_own_modules_never_run_in_the_processes_memdir_starts(session):
+    """Claude Code runs hooks in the project's folder. Neither the hook (-P) nor the Stop worker nor the warm
+    recall server it starts may put that folder on sys.path: a project's `enum.py`, `json.py` or `token.py`
+    (common file names) would run in memdir's place, and the worker, breaking on it, would save nothing."""
+    project, transcript, memory = session
+    for name in ("enum", "json", "token", "typing", "re"):
+        (project / f"{name}.py").write_text(f"open({str(project / ('RAN_' + name))!r}, 'w').close()\n")
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "1",
+           "MEMDIR_RECALL_SERVER_IDLE": "20"}
+    stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop"}
+    assert _hook("stop", stop, env, cwd=project).returncode == 0
+    log = memory / ".memdir" / "hook.log"
+    assert _wait_for(lambda: list(memory.glob("feedback_*.md"))), log.read_text() if log.exists() else "no log"
+    from memdir.stages.recall.server_socket import start_in_background
+
+    with recall_server_cleanup(env), contextlib.chdir(project):
+        assert start_in_background({**os.environ, **env})  # as the prompt hook starts it, from the project
+        assert _wait_for(lambda: os.path.exists(_socket(env))), sorted(p.name for p in project.iterdir())
+    assert not list(project.glob("RAN_*"))
 
 
 @pytest.mark.slow

@@ -106,7 +106,9 @@ def stop_output(payload: HookPayload) -> str:
         return ""
     request = light_json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path,
                                 "cwd": payload.cwd})
-    argv = [sys.executable, "-m", "memdir.entry.worker", request]
+    # -P: `-m` would put the hook's cwd, the project, first on sys.path, and a project's own `enum.py` or
+    # `token.py` would run in the worker's place (and break it). The hook command itself runs with -P too.
+    argv = [sys.executable, "-P", "-m", "memdir.entry.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     if hasattr(os, "posix_spawn"):
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
