@@ -167,6 +167,30 @@ def test_stop_hook_never_blocks_on_bad_input(tmp_path):
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_hook_whose_reader_is_gone_ends_quietly(session, unbuffered):
+    """Claude Code gone (or past the hook's timeout) before reading: the output cannot be delivered, and the hook
+    says so in its log, not with a traceback and exit code 1 (buffered stdout failed at the flush, quietly;
+    unbuffered, as with PYTHONUNBUFFERED=1 in the user's environment, it failed at the write, loudly)."""
+    from memdir.entry.install import hook_argv
+    from memdir.entry.manual import remember
+    from memdir.store import MemoryStore
+
+    project, _, memory = session
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "PYTHONUNBUFFERED": unbuffered,
+           "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(hook_argv("session-start"), input=json.dumps({"session_id": "s1", "cwd": str(project)}),
+                              stdout=writer, stderr=subprocess.PIPE, text=True, env=env, cwd=project, timeout=60)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "session-start: output not delivered (BrokenPipeError" in (memory / ".memdir" / "hook.log").read_text()
+
+
 def test_session_start_gives_instructions_index_and_notice_once(session):
     project, transcript, memory = session
     # Claude Code's auto memory off, memdir on: memdir gives the instructions and the index itself.

@@ -232,13 +232,20 @@ def main(argv: list[str], stdin=None, stdout=None, early: EarlyQuestion | None =
         payload = HookPayload.parse(raw)
         output = handlers[event](payload)
     except Exception as exc:  # a memory hook must never block or break the session
-        folder = None
-        try:
-            folder = memory_dir_for(payload.cwd) if payload else None
-        except Exception:
-            pass
-        log(folder, event, f"{type(exc).__name__}: {exc}")
+        log(_log_folder(payload), event, f"{type(exc).__name__}: {exc}")
         return 0
     if output:
-        stdout.write(output + "\n")
+        try:
+            stdout.write(output + "\n")
+            stdout.flush()  # here, so a reader gone fails now (unbuffered, it failed at the write) and is logged
+        except (OSError, ValueError) as exc:  # Claude Code stopped reading (past the hook's timeout, or gone)
+            log(_log_folder(payload), event, f"output not delivered ({type(exc).__name__}: {exc})")
     return 0
+
+
+def _log_folder(payload: HookPayload | None):
+    """The memory folder whose hook log gets a failure's line (None: the config home's log)."""
+    try:
+        return memory_dir_for(payload.cwd) if payload else None
+    except Exception:
+        return None
