@@ -191,6 +191,23 @@ def test_a_hook_whose_reader_is_gone_ends_quietly(session, unbuffered):
     assert "session-start: output not delivered (BrokenPipeError" in (memory / ".memdir" / "hook.log").read_text()
 
 
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_hook_started_without_stdout_or_stderr_ends_quietly(session, closed):
+    """A hook run with fd 1 or 2 closed (sys.stdout or sys.stderr is None): exit code 0, as before launch()
+    flushed them on its way out (it raised AttributeError on None: a traceback, exit code 1)."""
+    from memdir.entry.install import hook_argv
+    from memdir.entry.manual import remember
+    from memdir.store import MemoryStore
+
+    project, _, memory = session
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+    for stdin in ("", json.dumps({"session_id": "s1", "cwd": str(project)})):  # no output, then some
+        done = subprocess.run(hook_argv("session-start"), input=stdin, capture_output=True, text=True, env=env,
+                              cwd=project, timeout=60, preexec_fn=lambda: os.close(closed))
+        assert done.returncode == 0, (stdin, done.stdout, done.stderr)
+
+
 def test_session_start_gives_instructions_index_and_notice_once(session):
     project, transcript, memory = session
     # Claude Code's auto memory off, memdir on: memdir gives the instructions and the index itself.

@@ -234,7 +234,7 @@ def main(argv: list[str], stdin=None, stdout=None, early: EarlyQuestion | None =
     except Exception as exc:  # a memory hook must never block or break the session
         log(_log_folder(payload), event, f"{type(exc).__name__}: {exc}")
         return 0
-    if output:
+    if output and stdout is not None:  # None: started with fd 1 closed, no one to tell
         try:
             stdout.write(output + "\n")
             stdout.flush()  # here, so a reader gone fails now (unbuffered, it failed at the write) and is logged
