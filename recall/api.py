@@ -128,10 +128,11 @@ def recall(
         return result
 
     selected: list[Header] | None = None
-    if chosen_engine == "llm":
-        selected = _select_llm(result, query, pool, tools() if callable(tools) else tools, settings, client, env)
-    elif chosen_engine == "claude-code":
-        selected = _select_claude_code(result, query, pool, tools() if callable(tools) else tools, settings, client)
+    if chosen_engine in ("llm", "claude-code"):
+        shown = tools() if callable(tools) else tools
+        tools = shown  # read once: the offline choice below, if the model's answer is not used, reuses them
+        selected = (_select_llm(result, query, pool, shown, settings, client, env) if chosen_engine == "llm"
+                    else _select_claude_code(result, query, pool, shown, settings, client))
     if result.usage and (record if log_usage is None else log_usage):
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:

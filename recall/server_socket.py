@@ -101,7 +101,8 @@ def start_in_background(env=None) -> bool:
         return False
     try:
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        os.posix_spawn(sys.executable, [sys.executable, "-m", "memdir.stages.recall.server"], dict(env),
+        # -P: not the cwd (the project whose prompt started it) first on sys.path, for as long as it serves
+        os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "memdir.stages.recall.server"], dict(env),
                        file_actions=devnull, setsid=True)
     except (OSError, AttributeError):
         return False

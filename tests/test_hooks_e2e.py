@@ -17,11 +17,12 @@ from tests import api_payloads as P
 from tests.fake_api import FakeAPI
 
 
-def _hook(event: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
-    """The hook as Claude Code runs it: the command `memdir install` registers."""
+def _hook(event: str, payload: dict, env: dict, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The hook as Claude Code runs it: the command `memdir install` registers (in the project's folder
+    when `cwd` is given, as Claude Code runs it)."""
     from memdir.entry.install import hook_argv
 
-    return subprocess.run(hook_argv(event), input=json.dumps(payload),
+    return subprocess.run(hook_argv(event), input=json.dumps(payload), cwd=cwd,
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
 
 
@@ -100,6 +101,27 @@ def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
     assert "systemMessage" not in again  # the notice is shown once
 
 
+def test_a_project_s_own_modules_never_run_in_the_processes_memdir_starts(session):
+    """Claude Code runs hooks in the project's folder. Neither the hook (-P) nor the Stop worker nor the warm
+    recall server it starts may put that folder on sys.path: a project's `enum.py`, `json.py` or `token.py`
+    (common file names) would run in memdir's place, and the worker, breaking on it, would save nothing."""
+    project, transcript, memory = session
+    for name in ("enum", "json", "token", "typing", "re"):
+        (project / f"{name}.py").write_text(f"open({str(project / ('RAN_' + name))!r}, 'w').close()\n")
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "1",
+           "MEMDIR_RECALL_SERVER_IDLE": "20"}
+    stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop"}
+    assert _hook("stop", stop, env, cwd=project).returncode == 0
+    log = memory / ".memdir" / "hook.log"
+    assert _wait_for(lambda: list(memory.glob("feedback_*.md"))), log.read_text() if log.exists() else "no log"
+    from memdir.stages.recall.server_socket import start_in_background
+
+    with recall_server_cleanup(env), contextlib.chdir(project):
+        assert start_in_background({**os.environ, **env})  # as the prompt hook starts it, from the project
+        assert _wait_for(lambda: os.path.exists(_socket(env))), sorted(p.name for p in project.iterdir())
+    assert not list(project.glob("RAN_*"))
+
+
 @pytest.mark.slow
 def test_stop_with_the_llm_engine_against_a_local_api(session):
     project, transcript, memory = session
@@ -143,6 +165,47 @@ def test_stop_hook_never_blocks_on_bad_input(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "hook", "stop"], input=stdin, capture_output=True,
                               text=True, env={**os.environ, "MEMDIR_PATH": str(tmp_path / "m")}, timeout=30)
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_hook_whose_reader_is_gone_ends_quietly(session, unbuffered):
+    """Claude Code gone (or past the hook's timeout) before reading: the output cannot be delivered, and the hook
+    says so in its log, not with a traceback and exit code 1 (buffered stdout failed at the flush, quietly;
+    unbuffered, as with PYTHONUNBUFFERED=1 in the user's environment, it failed at the write, loudly)."""
+    from memdir.entry.install import hook_argv
+    from memdir.entry.manual import remember
+    from memdir.store import MemoryStore
+
+    project, _, memory = session
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "PYTHONUNBUFFERED": unbuffered,
+           "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(hook_argv("session-start"), input=json.dumps({"session_id": "s1", "cwd": str(project)}),
+                              stdout=writer, stderr=subprocess.PIPE, text=True, env=env, cwd=project, timeout=60)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "session-start: output not delivered (BrokenPipeError" in (memory / ".memdir" / "hook.log").read_text()
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_hook_started_without_stdout_or_stderr_ends_quietly(session, closed):
+    """A hook run with fd 1 or 2 closed (sys.stdout or sys.stderr is None): exit code 0, as before launch()
+    flushed them on its way out (it raised AttributeError on None: a traceback, exit code 1)."""
+    from memdir.entry.install import hook_argv
+    from memdir.entry.manual import remember
+    from memdir.store import MemoryStore
+
+    project, _, memory = session
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    env = {**os.environ, "MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+    for stdin in ("", json.dumps({"session_id": "s1", "cwd": str(project)})):  # no output, then some
+        done = subprocess.run(hook_argv("session-start"), input=stdin, capture_output=True, text=True, env=env,
+                              cwd=project, timeout=60, preexec_fn=lambda: os.close(closed))
+        assert done.returncode == 0, (stdin, done.stdout, done.stderr)
 
 
 def test_session_start_gives_instructions_index_and_notice_once(session):

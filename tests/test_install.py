@@ -171,3 +171,21 @@ def test_a_backup_name_already_taken_is_never_overwritten(settings, monkeypatch)
     second = install("user", python="/second/bin/python").backup
     assert taken.read_text() == "someone else's backup"
     assert len({first, second, str(taken)}) == 3
+
+
+def test_with_no_interpreter_path_the_console_script_is_registered(settings, tmp_path, monkeypatch):
+    """sys.executable is "" where Python cannot tell its own path (an embedding host): no `<python> -P -c`
+    command can be written, and memdir falls back to pip's `memdir` on PATH, or says in one line it cannot."""
+    path, _ = settings
+    monkeypatch.setattr(sys, "executable", "")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(MemdirError, match="cannot find the installed `memdir`"):
+        install("user")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "memdir").write_text("#!/bin/sh\n")
+    (bin_dir / "memdir").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    install("user")
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
+    assert commands == ["notify-send done", f"{bin_dir / 'memdir'} hook stop"]

@@ -76,3 +76,22 @@ def test_doctor_says_the_endpoint_is_unreachable(cli, store, tmp_path, monkeypat
     code, out, err = cli("doctor")
     assert "unreachable" in (out + err) and "api.anthropic.com" in (out + err)
     assert json.loads((llm._endpoint_state_path()).read_text())["endpoint"] == "https://api.anthropic.com"
+
+
+def test_the_tools_in_use_are_read_once_when_the_model_s_answer_falls_back(store, api):
+    """The model is shown the tools in use (read from the transcript's tail); when its answer is not used, the
+    offline choice reuses that list instead of reading the transcript again."""
+    from tests.test_recall import _save
+
+    _save(store, "Terraform usage guide", "How to use terraform plan and apply for the staging stack", "reference")
+    _save(store, "Terraform gotcha", "Never run terraform apply for staging without a plan file", "feedback")
+    api.post("/v1/messages").mock(return_value=_reply([], "refusal"))
+    asked: list[int] = []
+
+    def in_use() -> list[str]:
+        asked.append(1)
+        return ["terraform"]
+
+    result = recall(store.root, "terraform plan and apply for the staging stack", settings=_llm_settings(), tools=in_use)
+    assert result.engine == "offline" and [h.name for h in result.selected] == ["Terraform gotcha"]
+    assert asked == [1]

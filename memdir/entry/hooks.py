@@ -106,7 +106,9 @@ def stop_output(payload: HookPayload) -> str:
         return ""
     request = light_json.dumps({"session_id": payload.session_id, "transcript": payload.transcript_path,
                                 "cwd": payload.cwd})
-    argv = [sys.executable, "-m", "memdir.entry.worker", request]
+    # -P: `-m` would put the hook's cwd, the project, first on sys.path, and a project's own `enum.py` or
+    # `token.py` would run in the worker's place (and break it). The hook command itself runs with -P too.
+    argv = [sys.executable, "-P", "-m", "memdir.entry.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     if hasattr(os, "posix_spawn"):
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
@@ -230,13 +232,20 @@ def main(argv: list[str], stdin=None, stdout=None, early: EarlyQuestion | None =
         payload = HookPayload.parse(raw)
         output = handlers[event](payload)
     except Exception as exc:  # a memory hook must never block or break the session
-        folder = None
-        try:
-            folder = memory_dir_for(payload.cwd) if payload else None
-        except Exception:
-            pass
-        log(folder, event, f"{type(exc).__name__}: {exc}")
+        log(_log_folder(payload), event, f"{type(exc).__name__}: {exc}")
         return 0
-    if output:
-        stdout.write(output + "\n")
+    if output and stdout is not None:  # None: started with fd 1 closed, no one to tell
+        try:
+            stdout.write(output + "\n")
+            stdout.flush()  # here, so a reader gone fails now (unbuffered, it failed at the write) and is logged
+        except (OSError, ValueError) as exc:  # Claude Code stopped reading (past the hook's timeout, or gone)
+            log(_log_folder(payload), event, f"output not delivered ({type(exc).__name__}: {exc})")
     return 0
+
+
+def _log_folder(payload: HookPayload | None):
+    """The memory folder whose hook log gets a failure's line (None: the config home's log)."""
+    try:
+        return memory_dir_for(payload.cwd) if payload else None
+    except Exception:
+        return None

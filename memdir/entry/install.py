@@ -50,9 +50,10 @@ class InstallResult(Record):
 
 def memdir_executable() -> str:
     """The absolute path of the installed `memdir` (hooks run without the user's PATH)."""
-    beside = Path(sys.executable).with_name("memdir.exe" if sys.platform == "win32" else "memdir")
-    if beside.exists():
-        return str(beside)
+    if sys.executable:  # "" where Python cannot tell its own path: then only PATH can say
+        beside = Path(sys.executable).with_name("memdir.exe" if sys.platform == "win32" else "memdir")
+        if beside.exists():
+            return str(beside)
     found = shutil.which("memdir")
     if found:
         return str(Path(found).resolve())

@@ -37,7 +37,8 @@ def launch() -> None:
 
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                if stream is not None:  # None: started with that descriptor closed
+                    stream.flush()
             except (OSError, ValueError):  # a closed pipe: nothing more can reach Claude Code anyway
                 pass
         os._exit(code)
