@@ -124,6 +124,19 @@ def test_an_older_install_through_the_console_script_is_replaced_not_duplicated(
     assert "UserPromptSubmit" not in json.loads(path.read_text()).get("hooks", {})
 
 
+def test_a_stale_memdir_hook_beside_the_current_one_is_removed(settings):
+    """Two memdir entries for one event would recall (and extract) twice per event."""
+    path, _ = settings
+    install("user", python=PY)
+    data = json.loads(path.read_text())
+    data["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command": "/old/bin/memdir hook prompt"}]})
+    path.write_text(json.dumps(data))
+    assert install("user", python=PY).added == ["UserPromptSubmit"]
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands == [f"{PY} {RUN} hook prompt"]
+    assert not install("user", python=PY).changed
+
+
 def test_the_registered_command_runs_memdir_and_never_a_project_s_own_memdir(tmp_path):
     """Run as Claude Code runs it (a shell, in the session's project), in a project that has a `memdir/`
     package of its own: the installed memdir answers, and pip's console script (which imports re) is not used."""

@@ -195,9 +195,10 @@ def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = No
         if not isinstance(groups, list):
             raise MemdirError(f"{path}: hooks.{event} is not a list; fix it by hand")
         ours = [h for g in groups for h in _hooks_of(g) if _is_ours(h)]
-        if any(h.get("command") == wanted for h in ours):
+        if len(ours) == 1 and ours[0].get("command") == wanted:
             continue
-        # A stale memdir entry (other path or flags) is replaced rather than duplicated.
+        # A stale memdir entry (other path, flags or form, beside the current one or not) is replaced rather
+        # than left to run as well: two memdir hooks would recall, and extract, twice per event.
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
                 group["hooks"] = [h for h in group["hooks"] if not _is_ours(h)]
