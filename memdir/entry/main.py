@@ -27,7 +27,7 @@ def main() -> int:
 
 def launch() -> None:
     """What the hook command `memdir install` registers runs (memdir.entry.install.LAUNCH): main(), then, for a
-    hook, out without Python's teardown. Unloading the ~250 modules a prompt hook holds takes 6-7 ms, a fifth
+    hook, out without Python's teardown. Unloading the ~130 modules a prompt hook holds takes 6-7 ms, a fifth
     of its own work, and nothing is left to do by then: the output is written, every file write has finished
     (atomically) before main returned, and the only threads left are daemon threads, which a normal exit
     does not wait for either."""
