@@ -202,3 +202,19 @@ def test_with_no_interpreter_path_the_console_script_is_registered(settings, tmp
     install("user")
     commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
     assert commands == ["notify-send done", f"{bin_dir / 'memdir'} hook stop"]
+
+
+def test_doctor_says_when_a_hook_still_goes_through_the_older_console_script(cli, isolated_home, tmp_path):
+    path = isolated_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/venv/bin/memdir hook stop"}]}],
+                     "PreToolUse": [{"hooks": [{"type": "command", "command": "/usr/local/bin/guard"}]}]}}
+    path.write_text(json.dumps(old))
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
+    assert "[warning]" in out and "`/opt/venv/bin/memdir hook stop` goes through pip's `memdir` script" in out
+    assert "run `memdir install` to register the faster command" in out and "guard" not in out
+    install("user", python=PY)
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
+    assert "pip's `memdir` script" not in out

@@ -205,12 +205,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _older_hook_findings(args: argparse.Namespace) -> list:
+    from memdir.doctor import Finding
+    from memdir.entry.install import older_hooks, settings_path
+
+    user = str(settings_path("user"))
+    return [Finding("warning", "hooks", path, f"memdir's hook `{command}` goes through pip's `memdir` script, as an "
+                    f"older memdir registered it; run `memdir install{'' if path == user else ' --scope project'}` "
+                    "to register the faster command (the script's own imports cost every event two thirds of a "
+                    "Python start)")
+            for path, command in older_hooks(Path(args.cwd) if args.cwd else None)]
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memdir.doctor import check, healthy
     from memdir.entry.cli_decisions import doctor_findings
 
     store = _store(args)
-    findings = check(store, fix=args.fix) + doctor_findings(args)
+    findings = check(store, fix=args.fix) + doctor_findings(args) + _older_hook_findings(args)
     ok = healthy(findings)
     from memdir import llm, runlog
 

@@ -135,6 +135,25 @@ def _command(python: str | None, event: str, extra: str) -> str:
     return shlex.join(hook_argv(EVENTS[event], python)) + flags
 
 
+def older_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
+    """(settings file, command) of each memdir hook an older memdir registered through pip's `memdir` script:
+    it still works, but pays for that script's imports on every event until `memdir install` runs again
+    (doctor says so). Settings memdir cannot read are left to install's own one-line errors."""
+    if sys.platform == "win32":
+        return []  # where the script form is the current one
+    found: list[tuple[str, str]] = []
+    for scope in ("user", "project"):
+        try:
+            path = settings_path(scope, cwd)
+            hooks = _load(path)[0].get("hooks")
+        except (MemdirError, OSError):
+            continue
+        for groups in hooks.values() if isinstance(hooks, dict) else ():
+            for group in groups if isinstance(groups, list) else ():
+                found += [(str(path), h["command"]) for h in _hooks_of(group) if _is_ours(h) and LAUNCH not in h["command"]]
+    return found
+
+
 def _is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(OURS.search(hook["command"]))
 
