@@ -102,12 +102,13 @@ class FakeServer:
         os.unlink(self.path)
 
 
-@pytest.mark.dense  # the model counts as installed: the hook asks the server whatever the engine
-def test_the_hook_asks_before_resolving_and_checks_what_the_server_resolved(project, tmp_path):
+@pytest.mark.parametrize("dense", ["1", "0"])  # "0": the dense model is off (or not installed): a server still answers
+def test_the_hook_asks_before_resolving_and_checks_what_the_server_resolved(project, tmp_path, dense):
     folder, memory = project
     runtime = tmp_path / "rt"
     runtime.mkdir(mode=0o700)
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "MEMDIR_RECALL_SERVER": "1", "MEMDIR_ENGINE": "offline"}
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "MEMDIR_RECALL_SERVER": "1", "MEMDIR_ENGINE": "offline",
+           "MEMDIR_DENSE": dense}
     path = server_socket.socket_path(env)
     assert path is not None and server_socket.make_private_folder(path)
     resolved = {"memory_dir": str(memory), "index_loaded": False, "asked_engine": "offline"}

@@ -65,16 +65,14 @@ def read_and_ask(stdin) -> tuple[io.StringIO | Unread, EarlyQuestion | None]:
 
 def ask_first(raw: str) -> EarlyQuestion | None:
     """Send the hook payload `raw` to the warm server, unresolved; None when no server may answer it: it
-    is off, the dense model is not installed (then the hook asks it later, if at all), no server runs, its
-    folder is not private, or it belongs to another user."""
+    is off, no server runs, its folder is not private, or it belongs to another user."""
     try:
         import _socket
     except ImportError:  # pragma: no cover - another Python
         return None
-    from memdir import embeddings
     from memdir.stages.recall import socket_place
 
-    if not socket_place.enabled() or not embeddings.installed():
+    if not socket_place.enabled():
         return None
     path = socket_place.socket_path()
     if path is None or socket_place.folder_state(path) != "private":

@@ -82,16 +82,15 @@ def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: 
 
 
 def _use_recall_server(engine: str) -> bool:
-    """The warm recall server may serve this prompt (decided once per prompt): the llm engine is
-    wanted, or the dense model is installed (it loads only there, never in a hook process)."""
+    """The warm recall server may serve this prompt (decided once per prompt), whatever the engine and
+    whether or not the dense model is installed: it keeps the folder's view, its memories' tokens and what
+    their names were found to be in the project, so a lexical answer takes it about a third of this
+    process's time, and only it checks recalled memories against the code (issue 26)."""
     if not switched_on(C.RECALL_SERVER_ENV):
         return False  # before the socket client's imports: a hook with the server off never pays for them
-    from memdir import embeddings
     from memdir.stages.recall import socket_place
 
     if not socket_place.enabled():
-        return False
-    if not (engine == "llm" or embeddings.installed()):
         return False
     # No folder only this user can reach (a path over AF_UNIX's limit, or a folder of the wrong owner or
     # mode): no server at all, and recall runs here, with the configured engine.
