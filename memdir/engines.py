@@ -92,6 +92,16 @@ def claude_code_available(env: Mapping[str, str] | None = None) -> bool:
     return claude_cli(env) is not None and claude_logged_in(env)
 
 
+def recall_engine(requested: str, env: Mapping[str, str] | None = None) -> str:
+    """The engine recall runs for `requested`: choose_engine's, except that auto never picks claude-code
+    for recall (a CLI start per prompt costs seconds, past the prompt hook's budget, and the user's plan);
+    `--engine claude-code` asks for it explicitly. The one rule for the hook, the warm server resolving an
+    early question, and recall itself: the hook sent the server the engine auto had resolved to, and the
+    server, told claude-code outright, started the CLI on every prompt."""
+    chosen = choose_engine(requested, env, quiet=True)
+    return "offline" if chosen == "claude-code" and normalize(requested) == "auto" else chosen
+
+
 _said: set[str] = set()
 _notice_shown = False  # tests reset this to stand in for a new process
 

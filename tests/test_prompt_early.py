@@ -156,3 +156,51 @@ def test_the_server_resolves_whether_claude_code_loaded_the_index_from_the_sessi
     assert index_loaded_by_claude_code(str(folder), memory, session) is False
     assert server.handle({**request, "env": server_socket.request_env(session)})["index_loaded"] is False
     assert server.handle({**request, "env": server_socket.request_env()})["index_loaded"] is True
+
+
+@pytest.fixture
+def claude_code_user(tmp_path, monkeypatch):
+    """What nearly every user of the hook has: the `claude` CLI and a login, the engine left on auto. Auto
+    recall stays offline there (a CLI start per prompt costs seconds and the user's plan); the list holds
+    each claude-code selection recall was asked to make."""
+    from memdir.stages.recall import api
+
+    cli = tmp_path / "claude"
+    cli.write_text("#!/bin/sh\nexit 1\n")
+    cli.chmod(0o755)
+    monkeypatch.setenv("MEMDIR_CLAUDE_CLI", str(cli))
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "a-login")
+    monkeypatch.delenv("MEMDIR_ENGINE", raising=False)
+    runs: list = []
+    monkeypatch.setattr(api, "_select_claude_code", lambda *args, **kwargs: runs.append(args))
+    return runs
+
+
+def test_an_early_question_on_auto_never_starts_the_claude_cli_in_the_server(project, claude_code_user):
+    folder, memory = project
+    request = {"resolve": True, "query": "when do deploys go out on the release train", "cwd": str(folder),
+               "session_id": "s", "record": False, "env": server_socket.request_env()}
+    reply = server.handle(request)
+    assert claude_code_user == [] and reply["asked_engine"] == "offline" and "Tuesdays" in reply["context"]
+
+
+def test_the_hook_s_own_question_on_auto_never_starts_the_claude_cli_in_the_server(project, claude_code_user,
+                                                                                   tmp_path, monkeypatch):
+    """The server serves every install now, not only those with the dense model (which most lack): the hook
+    named the engine auto resolves to, claude-code, and the server, told claude-code outright, ran it."""
+    from memdir.entry import prompt_hook
+    from memdir.entry.hooks import HookPayload
+
+    folder, memory = project
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "1")
+    sent: list = []
+    monkeypatch.setattr(server_socket, "send", lambda request, timeout, env=None: sent.append(request))
+    monkeypatch.setattr(server_socket, "start_in_background", lambda env=None: False)
+    payload = HookPayload(session_id="s", transcript_path=None, cwd=str(folder), hook_event_name="UserPromptSubmit")
+    prompt_hook._ask(memory, "when do deploys go out on the release train", payload)
+    assert len(sent) == 1
+    reply = server.handle({**sent[0], "env": server_socket.request_env()})
+    assert claude_code_user == [] and reply["engine"] == "offline" and "Tuesdays" in reply["context"]
