@@ -112,4 +112,4 @@ class Settings(FrozenRecord):
 
 
 # Engine choice lives in memdir/engines.py (auto order, credentials, the claude CLI).
-from memdir.engines import choose_engine, llm_configured, recall_engine  # noqa: E402,F401
+from memdir.engines import choose_engine, llm_configured, prompt_engine, recall_engine  # noqa: E402,F401

@@ -102,6 +102,14 @@ def recall_engine(requested: str, env: Mapping[str, str] | None = None) -> str:
     return "offline" if chosen == "claude-code" and normalize(requested) == "auto" else chosen
 
 
+def prompt_engine(requested: str, env: Mapping[str, str] | None = None) -> str:
+    """The engine the prompt hook's recall runs, decided by the hook and by the warm server resolving its early
+    question alike: recall_engine's, but never claude-code, even asked for outright (for extraction): a CLI
+    start per prompt outlasts the hook's wait, so the server ran it for an answer already given offline."""
+    chosen = recall_engine(requested, env)
+    return "offline" if chosen == "claude-code" else chosen
+
+
 _said: set[str] = set()
 _notice_shown = False  # tests reset this to stand in for a new process
 

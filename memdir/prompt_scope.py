@@ -93,11 +93,11 @@ def index_loaded_by_claude_code(cwd: str | None, memory_dir: Path, env: Mapping[
 def resolve_for_server(cwd: object, env: Mapping[str, str]) -> tuple[Path, bool, str]:
     """What the prompt hook's `_ask` resolves for a prompt, for the recall server answering a question sent early: the memory
     folder, whether Claude Code loaded its index, the engine. ValueError when no folder serves this cwd."""
-    from memdir.config import Settings, recall_engine
+    from memdir.config import Settings, prompt_engine
 
     cwd_text = cwd if isinstance(cwd, str) else None
     memory_dir = memory_dir_for(cwd_text, env)
     if memory_dir is None:
         raise ValueError("no memory folder for this cwd (none usable, or memdir is off there)")
-    engine = recall_engine(Settings.from_env(env).engine, env)
+    engine = prompt_engine(Settings.from_env(env).engine, env)
     return memory_dir, index_loaded_by_claude_code(cwd_text, memory_dir, env), engine

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.config import Settings, choose_engine
+from memdir.config import Settings, recall_engine
 from memdir.prompt_scope import recall_text
 from memdir.record import Record, field
 from memdir.scan import Header, ScanResult, scan
@@ -101,11 +101,7 @@ def recall(
     query = recall_text(query)
     settings = settings or Settings.from_env(env)
     requested = engine or settings.engine
-    chosen_engine = choose_engine(requested, env, quiet=True)
-    if chosen_engine == "claude-code" and requested == "auto":
-        # A CLI start per prompt costs seconds, past the prompt hook's budget: auto recall stays
-        # offline on a subscription login; `--engine claude-code` asks for it explicitly.
-        chosen_engine = "offline"
+    chosen_engine = recall_engine(requested, env)  # auto: never claude-code (a CLI start per prompt)
     tools = tools or []  # a callable: read only if a choice needs them (the offline engine, rarely)
     seen = state.load(memory_dir, session_id)
     if seen.bytes >= settings.recall_session_bytes:

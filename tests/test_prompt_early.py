@@ -176,7 +176,9 @@ def claude_code_user(tmp_path, monkeypatch):
     return runs
 
 
-def test_an_early_question_on_auto_never_starts_the_claude_cli_in_the_server(project, claude_code_user):
+@pytest.mark.parametrize("engine", ["auto", "claude-code"])  # claude-code: for extraction; prompt recall stays offline
+def test_an_early_question_never_starts_the_claude_cli_in_the_server(project, claude_code_user, monkeypatch, engine):
+    monkeypatch.setenv("MEMDIR_ENGINE", engine)
     folder, memory = project
     request = {"resolve": True, "query": "when do deploys go out on the release train", "cwd": str(folder),
                "session_id": "s", "record": False, "env": server_socket.request_env()}
@@ -184,10 +186,13 @@ def test_an_early_question_on_auto_never_starts_the_claude_cli_in_the_server(pro
     assert claude_code_user == [] and reply["asked_engine"] == "offline" and "Tuesdays" in reply["context"]
 
 
-def test_the_hook_s_own_question_on_auto_never_starts_the_claude_cli_in_the_server(project, claude_code_user,
-                                                                                   tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine", ["auto", "claude-code"])
+def test_the_hook_s_own_question_never_starts_the_claude_cli_in_the_server(project, claude_code_user, tmp_path,
+                                                                           monkeypatch, engine):
     """The server serves every install now, not only those with the dense model (which most lack): the hook
-    named the engine auto resolves to, claude-code, and the server, told claude-code outright, ran it."""
+    named the engine auto resolves to, claude-code, and the server, told claude-code outright, ran it. Set
+    outright, the server ran it too, and the hook had answered offline long before (its wait is 5 ms)."""
+    monkeypatch.setenv("MEMDIR_ENGINE", engine)
     from memdir.entry import prompt_hook
     from memdir.entry.hooks import HookPayload
 

@@ -105,11 +105,11 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
     when the question went out if it went out early): the start of `_recall`. The settings and the
     engine are read once here, for the whole prompt. `early`: the connection early_ask sent the
     question on at `sent_at` (None: not sent yet); `stuck`: the server did not take it (no server then)."""
-    from memdir.config import Settings, recall_engine
+    from memdir.config import Settings, prompt_engine
     from memdir.entry.recall_race import GRACE_SECONDS
 
     settings = Settings.from_env()
-    engine = recall_engine(settings.engine)  # what recall runs: sent to the server as is
+    engine = prompt_engine(settings.engine)  # what recall runs: sent to the server as is
     index_loaded = index_loaded_by_claude_code(payload.cwd, memory_dir)
     use_server = not stuck and _use_recall_server(engine)
     expect: dict = {}
