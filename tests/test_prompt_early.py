@@ -209,3 +209,15 @@ def test_the_hook_s_own_question_never_starts_the_claude_cli_in_the_server(proje
     assert len(sent) == 1
     reply = server.handle({**sent[0], "env": server_socket.request_env()})
     assert claude_code_user == [] and reply["engine"] == "offline" and "Tuesdays" in reply["context"]
+
+
+def test_with_no_server_the_hook_never_starts_the_claude_cli_either(project, claude_code_user, monkeypatch):
+    """The same rule in the hook's own process (the server off, or no private folder for its socket)."""
+    from memdir.entry import prompt_hook
+    from memdir.entry.hooks import HookPayload
+
+    monkeypatch.setenv("MEMDIR_ENGINE", "claude-code")
+    folder, memory = project
+    payload = HookPayload(session_id="s", transcript_path=None, cwd=str(folder), hook_event_name="UserPromptSubmit",
+                          prompt="when do deploys go out on the release train")
+    assert "Tuesdays" in prompt_hook.prompt_output(payload) and claude_code_user == []

@@ -147,13 +147,16 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
         grace = max(grace, sent_at + ACK_SECONDS - time.monotonic())
 
     def local() -> Answer:
+        from memdir.config import Settings, prompt_engine
         from memdir.stages.recall.api import recall
 
         # With the server in use, this process only ever runs the offline engine (no SDK import); racing
         # it, it records nothing itself: the answer used is recorded below. Verification against the
-        # code runs in the server only: its scan does not fit this process's budget.
+        # code runs in the server only: its scan does not fit this process's budget. Without it, the
+        # engine the server would have been asked for (never a claude CLI start per prompt).
+        engine = "offline" if use_server else prompt_engine(Settings.from_env().engine)
         result = recall(memory_dir, prompt, tools=lambda: _recent_tools(payload), session_id=payload.session_id,
-                        engine="offline" if use_server else None, index_loaded=index_loaded,
+                        engine=engine, index_loaded=index_loaded,
                         record=conn is None, disk_cache=True)
         for line in result.debug:
             log(memory_dir, "prompt", line)
