@@ -21,15 +21,12 @@ from .test_recall_socket import PROMPT, Listener, heard_by_nobody, needs_a_secon
 
 @pytest.fixture
 def short_home(tmp_path_factory, monkeypatch):
-    """A HOME short enough for a socket path (the hostile suite's own HOME is deliberately long), and the
-    dense model counted as installed: only then does the hook ask early."""
-    from memdir import embeddings
-
+    """A HOME short enough for a socket path (the hostile suite's own HOME is deliberately long). The dense
+    model stays off (conftest): the hook asks early on every install, with or without it."""
     home = tmp_path_factory.mktemp("h")
     monkeypatch.setenv("HOME", str(home))
     for name in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "MEMDIR_RECALL_SERVER"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(embeddings, "installed", lambda: True)
     return home
 
 
