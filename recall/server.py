@@ -18,7 +18,7 @@ READ_SECONDS and hold at most MAX_REQUEST bytes, and running out of file descrip
 threads pauses accepting instead of ending the server.
 
 The server is also where recall's dense model lives (memdir/embeddings.py): numpy and the weights load
-once here, offline prompts are answered here too when the model is installed, and a background thread
+once here (offline prompts are answered here on every install, lexically without it), and a background thread
 embeds memories that lack a vector after each answer (memories written through memdir already have
 one: the writer stores it) and compacts the vector file. Hooks never load the model; without a server
 they answer lexically.
