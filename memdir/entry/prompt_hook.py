@@ -98,13 +98,24 @@ def _use_recall_server(engine: str) -> bool:
     return path is not None and socket_place.folder_state(path) != "unsafe"
 
 
+class Asked:
+    """The start of `_recall`: whether Claude Code loaded this folder's index, the connection the question
+    went out on or None, how long its reply is waited for, what a usable reply must name, when the question
+    went out if it went out early, and the engine this process recalls with if it answers itself."""
+
+    __slots__ = ("index_loaded", "conn", "grace", "expect", "sent_at", "local_engine")
+
+    def __init__(self, index_loaded: bool, conn, grace: float, expect: dict, sent_at: float | None,
+                 local_engine: str) -> None:
+        self.index_loaded, self.conn, self.grace = index_loaded, conn, grace
+        self.expect, self.sent_at, self.local_engine = expect, sent_at, local_engine
+
+
 def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
-         sent_at: float = 0.0, stuck: bool = False) -> tuple[bool, bool, object, float, dict, float | None]:
-    """(whether the server is in use, whether Claude Code loaded this folder's index, the connection
-    the question went out on or None, how long its reply is waited for, what a usable reply must name,
-    when the question went out if it went out early): the start of `_recall`. The settings and the
-    engine are read once here, for the whole prompt. `early`: the connection early_ask sent the
-    question on at `sent_at` (None: not sent yet); `stuck`: the server did not take it (no server then)."""
+         sent_at: float = 0.0, stuck: bool = False) -> Asked:
+    """Whether and how the warm server is asked (see Asked). The settings and the engine are read once
+    here, for the whole prompt. `early`: the connection early_ask sent the question on at `sent_at`
+    (None: not sent yet); `stuck`: the server did not take it (no server then)."""
     from memdir.config import Settings, prompt_engine
     from memdir.entry.recall_race import GRACE_SECONDS
 
@@ -131,32 +142,29 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
         grace = settings.recall_timeout + 1.0
     else:
         grace = 0.0 if early_at is not None else GRACE_SECONDS
-    return use_server, index_loaded, conn, grace, expect, early_at
+    # With the server in use, this process only ever runs the offline engine (no SDK import) when it races
+    # it; without, the engine the server would have been asked for (never a claude CLI start per prompt).
+    return Asked(index_loaded, conn, grace, expect, early_at, "offline" if use_server else engine)
 
 
-def _recall(memory_dir: Path, prompt: str, payload: HookPayload,
-            asked: tuple[bool, bool, object, float, dict, float | None]):
+def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: Asked):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
     from memdir.entry.recall_race import Answer, race
 
-    use_server, index_loaded, conn, grace, expect, sent_at = asked
+    index_loaded, conn, grace, expect, sent_at = asked.index_loaded, asked.conn, asked.grace, asked.expect, asked.sent_at
     if sent_at is not None:  # the server's acknowledgement is due within ACK_SECONDS of the question
         from memdir.entry.recall_race import ACK_SECONDS
 
         grace = max(grace, sent_at + ACK_SECONDS - time.monotonic())
 
     def local() -> Answer:
-        from memdir.config import Settings, prompt_engine
         from memdir.stages.recall.api import recall
 
-        # With the server in use, this process only ever runs the offline engine (no SDK import); racing
-        # it, it records nothing itself: the answer used is recorded below. Verification against the
-        # code runs in the server only: its scan does not fit this process's budget. Without it, the
-        # engine the server would have been asked for (never a claude CLI start per prompt).
-        engine = "offline" if use_server else prompt_engine(Settings.from_env().engine)
+        # Racing the server, this process records nothing itself: the answer used is recorded below.
+        # Verification against the code runs in the server only: its scan does not fit this process's budget.
         result = recall(memory_dir, prompt, tools=lambda: _recent_tools(payload), session_id=payload.session_id,
-                        engine=engine, index_loaded=index_loaded,
+                        engine=asked.local_engine, index_loaded=index_loaded,
                         record=conn is None, disk_cache=True)
         for line in result.debug:
             log(memory_dir, "prompt", line)
