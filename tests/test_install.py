@@ -28,6 +28,19 @@ def settings(isolated_home):
     return path, text
 
 
+def _commands(path, event: str) -> list[str]:
+    """The commands of `event`'s hooks in the settings file, in order."""
+    return [h["command"] for g in json.loads(path.read_text())["hooks"][event] for h in g["hooks"]]
+
+
+def _add_hook(path, event: str, command: str, replace: bool = False) -> None:
+    """A hook group with `command` added to `event` in the settings file (`replace`: instead of its groups)."""
+    data = json.loads(path.read_text())
+    group = {"hooks": [{"type": "command", "command": command}]}
+    data["hooks"][event] = [group] if replace else [*data["hooks"][event], group]
+    path.write_text(json.dumps(data))
+
+
 def test_install_merges_with_foreign_hooks(settings):
     path, _ = settings
     result = install("user", python=PY)
@@ -35,8 +48,7 @@ def test_install_merges_with_foreign_hooks(settings):
     data = json.loads(path.read_text())
     assert data["model"] == "opus"
     assert data["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
-    stop_commands = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
-    assert stop_commands == ["notify-send done", f"{PY} {RUN} hook stop"]
+    assert _commands(path, "Stop") == ["notify-send done", f"{PY} {RUN} hook stop"]
     assert data["hooks"]["UserPromptSubmit"] == [
         {"hooks": [{"type": "command", "command": f"{PY} {RUN} hook prompt", "timeout": 15}]}]
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{PY} {RUN} hook session-start"
@@ -56,8 +68,7 @@ def test_reinstall_from_another_path_replaces_instead_of_duplicating(settings):
     path, _ = settings
     install("user", python=PY)
     install("user", python="/new/venv/bin/python")
-    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert commands == [f"/new/venv/bin/python {RUN} hook prompt"]
+    assert _commands(path, "UserPromptSubmit") == [f"/new/venv/bin/python {RUN} hook prompt"]
 
 
 def test_uninstall_restores_the_file_byte_for_byte(settings):
@@ -71,12 +82,10 @@ def test_uninstall_restores_the_file_byte_for_byte(settings):
 def test_uninstall_keeps_foreign_hooks_added_after_install(settings):
     path, _ = settings
     install("user", python=PY)
-    data = json.loads(path.read_text())
-    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say bye"}]})
-    path.write_text(json.dumps(data))
+    _add_hook(path, "Stop", "say bye")
     uninstall("user")
     hooks = json.loads(path.read_text())["hooks"]
-    assert [h["command"] for g in hooks["Stop"] for h in g["hooks"]] == ["notify-send done", "say bye"]
+    assert _commands(path, "Stop") == ["notify-send done", "say bye"]
     assert hooks["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
     assert "UserPromptSubmit" not in hooks and "SessionStart" not in hooks
 
@@ -114,12 +123,9 @@ def test_cli_install_uses_the_installed_executable(cli, isolated_home):
 
 def test_an_older_install_through_the_console_script_is_replaced_not_duplicated(settings):
     path, _ = settings
-    data = json.loads(path.read_text())
-    data["hooks"]["UserPromptSubmit"] = [{"hooks": [{"type": "command", "command": "/old/bin/memdir hook prompt"}]}]
-    path.write_text(json.dumps(data))
+    _add_hook(path, "UserPromptSubmit", "/old/bin/memdir hook prompt", replace=True)
     install("user", python=PY)
-    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert commands == [f"{PY} {RUN} hook prompt"]
+    assert _commands(path, "UserPromptSubmit") == [f"{PY} {RUN} hook prompt"]
     uninstall("user")
     assert "UserPromptSubmit" not in json.loads(path.read_text()).get("hooks", {})
 
@@ -128,12 +134,9 @@ def test_a_stale_memdir_hook_beside_the_current_one_is_removed(settings):
     """Two memdir entries for one event would recall (and extract) twice per event."""
     path, _ = settings
     install("user", python=PY)
-    data = json.loads(path.read_text())
-    data["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command": "/old/bin/memdir hook prompt"}]})
-    path.write_text(json.dumps(data))
+    _add_hook(path, "UserPromptSubmit", "/old/bin/memdir hook prompt")
     assert install("user", python=PY).added == ["UserPromptSubmit"]
-    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert commands == [f"{PY} {RUN} hook prompt"]
+    assert _commands(path, "UserPromptSubmit") == [f"{PY} {RUN} hook prompt"]
     assert not install("user", python=PY).changed
 
 
@@ -200,8 +203,7 @@ def test_with_no_interpreter_path_the_console_script_is_registered(settings, tmp
     (bin_dir / "memdir").chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
     install("user")
-    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
-    assert commands == ["notify-send done", f"{bin_dir / 'memdir'} hook stop"]
+    assert _commands(path, "Stop") == ["notify-send done", f"{bin_dir / 'memdir'} hook stop"]
 
 
 def test_doctor_says_when_a_hook_still_goes_through_the_older_console_script(cli, isolated_home, tmp_path):
