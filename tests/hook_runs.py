@@ -41,3 +41,18 @@ def same_size_same_mtime_edit(path: Path, old: str, new: str) -> None:
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = path.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def deploys_memory(tmp_path: Path, monkeypatch) -> Path:
+    """A memory folder holding one project memory (deploys go out on Tuesdays via the release train), made this
+    process's folder for the offline engine, with Claude Code's own memory off (so the hook loads no index)."""
+    from memdir.model import Memory
+    from memdir.store import MemoryStore
+
+    memory = tmp_path / "memory"
+    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays via the release train",
+                                    type="project"))
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    return memory

@@ -11,6 +11,7 @@ from memdir.model import Memory
 from memdir.prompt_scope import recall_text
 from memdir.stages.recall import server_answer
 from memdir.store import MemoryStore
+from tests.hook_runs import deploys_memory
 
 LOG = "2026-11-26 12:00:01 INFO worker started pid=1234 queue=payments\n" * 20_000  # ~1.3 MB
 
@@ -26,13 +27,8 @@ def test_a_short_prompt_is_read_whole_and_a_long_one_by_its_start_and_end():
 def test_the_hook_recalls_for_the_question_around_a_pasted_log(tmp_path, monkeypatch):
     from memdir.entry.hooks import main
 
-    memory = tmp_path / "memory"
-    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays via the release train",
-                                    type="project"))
-    monkeypatch.setenv("MEMDIR_PATH", str(memory))
-    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    deploys_memory(tmp_path, monkeypatch)
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
-    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
     project = tmp_path / "project"
     project.mkdir()
     for prompt in ("when do deploys go out on the release train?\n" + LOG, LOG + "\nwhen do deploys go out on the release train?"):

@@ -112,16 +112,10 @@ def test_a_stuck_server_is_asked_once_and_a_long_prompt_is_answered_here(short_h
 
     from memdir import constants as C
     from memdir.entry.hooks import main
-    from memdir.model import Memory
-    from memdir.store import MemoryStore
+    from tests.hook_runs import deploys_memory
 
     tally.tried += 1
-    memory = tmp_path / "memory"
-    MemoryStore(memory).save(Memory(name="Deploys", description="Deploys go out on Tuesdays via the release train",
-                                    type="project"))
-    monkeypatch.setenv("MEMDIR_PATH", str(memory))
-    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
-    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    deploys_memory(tmp_path, monkeypatch)
     path = server_socket.socket_path()
     assert path is not None and server_socket.make_private_folder(path)
     stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
