@@ -55,8 +55,11 @@ def split_words(text: str) -> list[str]:
     lowered = text.lower()
     if lowered.isascii():
         return _TOKEN.findall(lowered)
+    runs = _RUN.findall(unicodedata.normalize("NFKC", text).lower())
+    if not runs or max("".join(runs)) < _FIRST_SPACELESS:
+        return runs  # accented Latin, Cyrillic...: every run is a word (one C pass, not a test per run)
     out: list[str] = []
-    for run in _RUN.findall(unicodedata.normalize("NFKC", text).lower()):
+    for run in runs:
         if max(run) < _FIRST_SPACELESS:
             out.append(run)
             continue

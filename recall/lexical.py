@@ -255,6 +255,7 @@ COMMON_SHARE, COMMON_MIN_MEMORIES = 0.25, 20  # as big as a folder must be to sa
 RARE_SHARE = 0.1  # a proper name in the prompt ("Gemini") found in at most this share of memories is what they are about
 # The labels every memory's body carries (SPEC §2) are the format, not the memory's words.
 _LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
+_UNCOUNTED = STOPWORDS | FILLER  # one set test per word instead of two
 
 
 class Evidence:
@@ -291,18 +292,24 @@ def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
     Each distinct word is filtered and stemmed once, its count weighted at once: the same counts, in the
     same order (first appearance), as counting the stemmed word list, in half the time (issue 26: the
     warm server tokenises each new prompt's older matches)."""
-    counted: Counter[str] = Counter()  # stem -> count, weighted
+    counted: dict[str, int] = {}  # stem -> count, weighted
     title: set[str] = set()
     names: set[str] = set()
-    written: Counter[str] = Counter()
+    written: dict[str, int] = {}
+    gram_length = 0
+    stem_of = _stem_cache.get
     for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
         stems: list[str] = []
         for word, times in Counter(split_words(text)).items():
-            if word in STOPWORDS or word in FILLER:
+            if word in _UNCOUNTED:
                 continue
-            written[word] += times * weight
-            stemmed = stem(word)
-            counted[stemmed] += times * weight
+            times *= weight
+            written[word] = written.get(word, 0) + times
+            # len(_word_grams(word, 4)) without cutting them: "#word#" holds len(word) - 1 4-grams, at least
+            # one. Cutting every word of every memory was a third of tokenising one (and grew _gram_cache).
+            gram_length += times * (len(word) - 1 or 1)
+            stemmed = stem_of(word) or stem(word)
+            counted[stemmed] = counted.get(stemmed, 0) + times
             stems.append(stemmed)
         if weight == NAME_WEIGHT:
             names = set(stems)
@@ -310,13 +317,10 @@ def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
             title.update(stems)
     related = jobs_of(title) - counted.keys()  # tools the memory is about, not every one a long note mentions
     for word in sorted(related):
-        counted[word] += 1
+        counted[word] = counted.get(word, 0) + 1
     if kind:
-        counted[kind] += 1
-    # len(_word_grams(word, 4)) without cutting them: "#word#" holds len(word) - 1 4-grams, at least one.
-    # Cutting every word of every memory was a third of tokenising one (and grew _gram_cache for good).
-    gram_length = sum(times * max(1, len(word) - 1) for word, times in written.items())
-    return DocTokens(dict(counted), dict(written), gram_length, names, related)
+        counted[kind] = counted.get(kind, 0) + 1
+    return DocTokens(counted, written, gram_length, names, related)
 
 
 class Ranker:
