@@ -204,6 +204,9 @@ TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this 
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000
+# ... and every memory's, packed (recall.token_pack: about 2.2 KB each, 44 MB at 20,000 real-sized memories).
+TOKEN_PACK_MAX_BYTES = 96 << 20
+TOKEN_PACK_GIVE_WAY_S = 0.005  # the background packing's pause while a prompt is being answered
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
 # The warm recall server's checks of recalled memories against the project (memdir.verdicts): a prompt's answer
 # searches the project for none of its names (10 ms found little and cost ~5 ms per recalling answer); names without

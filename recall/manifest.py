@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from memdir.stages.recall.older_words import WordIndex
+    from memdir.stages.recall.token_pack import Packer, TokenPack
 
 NEWEST = 200
 OLDER_MATCHES = 50
@@ -39,7 +40,7 @@ def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     (recall.token_cache). The warm server asks a new set for every new prompt (its older matches
     differ), so it keeps each memory's tokens in memory as well (keep_tokens).
     """
-    fields = tuple((h.name or "", h.description or "", h.type or "", h.excerpt) for h in headers)
+    fields = tuple(map(fields_of, headers))
     built = _rankers.get(fields)
     if built is None:
         built = Ranker(list(fields), _tokens.tokenised(fields, token_cache) if _tokens is not None
@@ -48,6 +49,11 @@ def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
     return built
+
+
+def fields_of(header: Header) -> tuple[str, str, str, str]:
+    """What is ranked of a memory: its name, description, type and the body lines scanned."""
+    return (header.name or "", header.description or "", header.type or "", header.excerpt)
 
 
 def _from_disk(fields: Sequence[tuple[str, str, str, str]], token_cache: Path | None) -> list[DocTokens] | None:
@@ -81,7 +87,7 @@ class KeptTokens:
             if folder is not None:
                 self.read.add(folder)
         fresh = _from_disk(missing, token_cache) if missing and first else None
-        made = dict(zip(missing, fresh if fresh is not None else [document_tokens(*f) for f in missing], strict=True))
+        made = dict(zip(missing, fresh if fresh is not None else [_tokenise(f) for f in missing], strict=True))
         out = [tokens if tokens is not None else made[f] for f, tokens in zip(fields, found, strict=True)]
         with self.lock:
             if folder is not None and not first and made:
@@ -103,7 +109,22 @@ class KeptTokens:
             store(Path(folder), made)
 
 
+def _tokenise(fields: tuple[str, str, str, str]) -> DocTokens:
+    """From the server's pack when it holds them (recall.token_pack), else tokenised now (and packed)."""
+    if _pack is None:
+        return document_tokens(*fields)
+    tokens = _pack.get(fields)
+    if tokens is None:
+        tokens = document_tokens(*fields)
+        _pack.put(fields, tokens)
+    return tokens
+
+
 _tokens: KeptTokens | None = None
+_pack: TokenPack | None = None  # the warm server's every memory's tokens, packed (keep_token_pack)
+_packer: Packer | None = None
+_answering = [0]  # prompts being answered now (the packer gives way to them)
+_answering_lock = threading.Lock()
 
 
 def keep_tokens() -> None:
@@ -111,6 +132,28 @@ def keep_tokens() -> None:
     global _tokens
     if _tokens is None:
         _tokens = KeptTokens()
+
+
+def keep_token_pack() -> None:
+    """Pack every memory of the folders asked about in the background (the warm recall server: recall.token_pack)."""
+    global _pack, _packer
+    if _pack is None:
+        from memdir.stages.recall.token_pack import Packer, TokenPack
+
+        _pack = TokenPack()
+        _packer = Packer(_pack, lambda: _answering[0] > 0)
+
+
+class answering:  # noqa: N801 - used as `with answering():`
+    """Around a prompt's answer in the server: background packing gives way meanwhile."""
+
+    def __enter__(self) -> None:
+        with _answering_lock:
+            _answering[0] += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        with _answering_lock:
+            _answering[0] -= 1
 
 
 def save_kept_tokens() -> None:
@@ -144,6 +187,8 @@ def candidates(headers: list[Header], query: str, surfaced: frozenset[str] | set
     """Unsurfaced memories: the newest NEWEST (headers come newest first) plus older lexical matches.
     `words`: the folder's words kept on disk (recall.older_words; the prompt hook's), same answer."""
     fresh = offered(headers)
+    if _packer is not None and len(fresh) > NEWEST:  # the older memories a prompt may pick are packed ahead
+        _packer.want(fresh)
     if surfaced:
         fresh = [h for h in fresh if h.rel_path not in surfaced]
     newest, older = fresh[:NEWEST], fresh[NEWEST:]

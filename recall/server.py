@@ -102,17 +102,18 @@ def _reply(conn: socket.socket, reply: dict) -> None:
 
 def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: ClientCache,
             embedder: Embedder | None) -> None:
+    from memdir.stages.recall.manifest import answering, save_kept_tokens
+
     try:
         with conn:
             try:
-                reply = handle(_read_request(conn), clients, embedder)
+                with answering():  # the background packing of tokens gives way meanwhile
+                    reply = handle(_read_request(conn), clients, embedder)
             except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
                 _reply(conn, {"error": f"{type(exc).__name__}: {exc}"[:1000]})
                 _close_after_reply(conn)
                 return
             _reply(conn, reply)
-        from memdir.stages.recall.manifest import save_kept_tokens
-
         save_kept_tokens()  # once the hook has its answer: the token file is for hooks answering without a server
     finally:
         slots.release()
@@ -231,10 +232,11 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     lock = claim(path)
     if lock is None:
         return  # another server owns this socket
-    from memdir.stages.recall.manifest import keep_tokens, keep_word_index
+    from memdir.stages.recall.manifest import keep_token_pack, keep_tokens, keep_word_index
 
     keep_word_index()  # the folder's words kept between prompts (recall.older_index)
     keep_tokens()  # each ranked memory's tokens kept between prompts (recall.manifest.KeptTokens)
+    keep_token_pack()  # ... and every memory's, packed in the background (recall.token_pack)
     keep_folder_views()  # each folder's scan kept between prompts, current by change events (recall.server_watch)
     keep_verdicts()  # names checked against each project kept between prompts, the rest checked after replying
     clients = ClientCache()
