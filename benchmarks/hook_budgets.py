@@ -210,6 +210,20 @@ def warm_server(env: dict, root: Path, n: int) -> None:
           + ("" if settled else " (still busy: measured anyway)"), flush=True)
 
 
+def server_rss(sock: str) -> float | None:
+    """The warm server's resident memory in MB (Linux: /proc), None where it cannot be read."""
+    try:
+        with open(f"{sock}.pid", encoding="ascii") as handle:
+            pid = int(handle.read().split()[0])
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def wait_until_idle(sock: str | None, limit: float = 180.0) -> bool:
     """Wait until the server uses under a tenth of a core over half a second (Linux: /proc), at least 2 s."""
     time.sleep(2.0)
@@ -279,6 +293,9 @@ def up_row(row: str, tag: str, env: dict, root: Path, n: int, cwd: str, runs: in
         warm_server(env, root, n)
         results[(row, n)] = report(row, n, measure(hook_argv("prompt"), prompt_payload(tag, cwd), env, runs,
                                                    TURN_SECONDS))
+        rss = server_rss(sock)
+        if rss is not None:
+            print(f"{'(server RSS)':<22}{n:>7}  {rss:7.0f} MB after those prompts", flush=True)
     finally:
         stop_server(sock)
     realistic.clear_state(root)
