@@ -106,8 +106,14 @@ _IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
+# "I don't think we can change the tc-table component, so we're stuck with <tr> - how does that affect the cdk option?":
+# a statement with a question tacked on after a dash; the question does not make the statement one.
+_QUESTION_TAIL = re.compile(r"\s+[-–—]\s+(?=(?:how|what|why|which|where|when|who|would|could|can|does|do|is|are|should)\b[^-–—]*\?\s*$)",
+                            re.I)
+
+
 def _sentences(text: str) -> list[str]:
-    return prose.sentences(text)
+    return [part for sentence in prose.sentences(text) for part in _QUESTION_TAIL.split(sentence, maxsplit=1)]
 
 
 def _split_rationale(sentence: str) -> tuple[str, str | None]:
@@ -231,7 +237,10 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
         sentence, _ = absolutize(sentence, anchor)
         sentence = _IDIOM.sub("", sentence).strip()
         language = lang.language_of(sentence)
-        if len(sentence) < 4 or language not in lang.COVERED or lang.is_question(sentence):
+        if len(sentence) < 4 or language not in lang.COVERED:
+            continue
+        if lang.is_question(sentence):
+            found += _kept_in_request(sentence)
             continue
         if found and (lang.continues_previous(sentence) or (found[-1].kind == "format" and lang.describes_output(sentence))):
             found[-1].rule = f"{found[-1].rule.rstrip(' .')}. {sentence.rstrip(' .!')}"
@@ -267,8 +276,17 @@ _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|chang
 
 def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
-    possibility being explored ("if we did X, then ...")."""
-    return lang.is_hypothetical(sentence) or (lang.is_one_off(sentence) and not lang.is_standing(sentence))
+    possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
+    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence)
+            or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
+
+
+def _kept_in_request(question: str) -> list[Draft]:
+    """"Can you review it while keeping it simple and dependency free?": the question asks for help, but the quality
+    it says to keep while doing so is a constraint on the work (only that clause, never the request)."""
+    if not re.search(r"(?:\bwhile|,) ?keeping\b", question, re.I) or not (fact := facts.stated_fact(question)):
+        return []
+    return [Draft(fact[0], fact[2], kind=fact[1])] if fact[1] == "keep" else []
 
 
 def _task_at_hand(sentence: str) -> bool:
@@ -290,11 +308,12 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="correction", correction=True)]
     standing = lang.standing_rule(sentence)
-    if rule_shaped and (standing or (language != "en" and lang.is_standing(sentence)
-                                     and len(sentence.split()) <= _SHORT_RULE_WORDS)):
+    # "Use subagents whenever possible": an instruction said to hold beyond the task, in any covered language.
+    said_to_hold = (language != "en" or _IMPERATIVE.match(sentence)) and lang.is_standing(sentence)
+    if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
-    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and len(clause.split()) <= _SHORT_RULE_WORDS:
+    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and lang.word_count(clause) <= _SHORT_RULE_WORDS:
         return [Draft("feedback", clause[:1].upper() + clause[1:], kind="preference")]
     if lang.vocabulary(sentence):
         return [Draft("feedback", clean, kind="writing")]
@@ -306,7 +325,8 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         return [Draft(uses, clean.lstrip("-*• "), kind="tools" if uses == "user" else "stack")]
     if clause := lang.switching_clause(sentence):
         return [Draft("user", clause[:1].upper() + clause[1:], kind="switching")]
-    if lang.external_link(sentence) or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence)):
+    if (lang.external_link(sentence) or facts.where_to_look(sentence)
+            or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence))):
         return [Draft("reference", clean, kind="pointer")]
     return []
 

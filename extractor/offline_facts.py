@@ -33,7 +33,30 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "Using any type is banned from my codebase": a rule for all code, said as a fact.
     ("feedback", "ban", re.compile(
         r"\b(?:is|are) (?:banned|forbidden|prohibited|not allowed|ban)\b.{0,24}\b(?:codebase|code|repo|repository|"
-        r"project)\b", re.I)),
+        r"project)\b|\b(?:is|are) (?:banned|forbidden|prohibited|ban) (?:from|in) (?:my|our|the|this) \w+", re.I)),
+    # "Keep messages, titles and descriptions brief", "... while keeping it simple and dependency free": a quality
+    # the user wants kept in everything of a kind (a thing named by "this"/"that" is the task at hand).
+    ("feedback", "keep", re.compile(
+        r"(?:^|\bwhile |, ?|\band |\bbut )keep(?:ing)? (?!this\b|that\b|these\b|those\b)(?:it |things |everything |(?:the |all |"
+        r"your |our )?\w+s?(?:(?:, | and | & )\w+s?){0,3} )(?:as |very |really )?(?:brief|short|concise|terse|minimal|"
+        r"simple|small|lean|lightweight|plain|dependency[- ]free|framework[- ]free|compilation[- ]free|build[- ]free|"
+        r"cross[- ]platform|to the point)\b", re.I)),
+    # "I don't think we can change the tc-table component": a part of the system the work has to live with.
+    ("project", "constraint", re.compile(
+        r"(?:\b(?:we|you|i) (?:can'?t|cannot|can not|are not allowed to|aren'?t allowed to)|\bi (?:don'?t|do not) think "
+        r"(?:we|you) can) (?:change|modify|touch|edit|alter|"
+        r"replace|upgrade|remove) (?:the |our |this )?[\w.<>-]+(?: [\w.<>-]+)? (?:component|library|lib|package|api|"
+        r"schema|table|service|module|dependency|database|db|interface|contract|sdk)s?\b", re.I)),
+    # "We are running in tmux", "we're developing on Windows": where the work runs.
+    ("project", "environment", re.compile(
+        r"^(?:we|i)(?:'re|'m| are| am) (?:all )?(?:running|developing|working) (?:in|inside|under|within)"
+        r"(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$"
+        r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$",
+        re.I)),
+    # "We also have internal libs, like ista-common": what the team has of its own, which the work may need to reach.
+    ("project", "in-house", re.compile(
+        r"^(?:we|our (?:team|company|org|organisation|organization)) (?:also )?(?:have|maintain|run|publish|use) "
+        r"(?:our own|(?:some |a few |several |many )?(?:internal|in-?house|private|proprietary|self-hosted))\b", re.I)),
     # "... ng-select with the class tc-select, I believe that's the convention elsewhere."
     ("feedback", "convention", re.compile(
         r"\b(?:that'?s|it'?s|this is|which is) (?:the|our) (?:convention|house style|standard practice)\b|"
@@ -75,6 +98,20 @@ REFERENCE_HINT = re.compile(
 # A link to one issue, pull request or commit names the work item of the moment ("do issue .../issues/22"); a pointer
 # worth keeping leads to a board, a doc, a dashboard or a repository.
 _WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commits)/[\w]+/?$", re.I)
+
+
+# "To find the precise URLs, please check ~/git/rdm/sbt/base-settings", "the registry URLs are defined in
+# docs/registries.md": where to look for something, a pointer to keep.
+_LOOK_THERE = re.compile(
+    r"(?:^to find\b|^for (?:the |more )?\w+(?: \w+)?,)[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
+    r"|\b(?:are|is) (?:defined|documented|listed|configured|described|specified) (?:in|at|under) ", re.I)
+_PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://)\S*[\w/]")
+
+
+def where_to_look(sentence: str) -> bool:
+    """A sentence that says where something is found, naming a path or a link."""
+    match = _LOOK_THERE.search(sentence)
+    return bool(match and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
 
 
 def points_somewhere(sentence: str) -> bool:

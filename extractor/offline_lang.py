@@ -138,6 +138,34 @@ def is_one_off(sentence: str) -> bool:
     return bool(_ONE_OFF.search(sentence))
 
 
+# "今後ワークフローを追加したいと思っています", "in the future I'd like to add more workflows": the user's own plan for
+# later, not a rule for the agent; "in the future, please don't push" asks something of the agent and stays a rule.
+_LATER = re.compile(r"\b(?:in the future|later on|eventually|at some point|à l'avenir|plus tard|en el futuro|más adelante|"
+                    r"no futuro|mais tarde|in zukunft|später|в будущем|позже)\b|(?:今後|これから|将来|いずれ|以后|今后|将来|之后)",
+                    re.I)
+_INTEND = re.compile(r"\b(?:i|we) (?:want|plan|intend|hope|would like|'d like|am going|'m going|are going|'re going|"
+                     r"am planning|'m planning|are planning|'re planning) to\b|\b(?:je veux|je compte|nous voulons|"
+                     r"quiero|pienso|planeo|queremos|quero|pretendo|ich will|ich möchte|wir wollen|я хочу|я планирую|мы хотим)\b"
+                     r"|(?:たい(?:と思|です|。|$)|予定|つもり|我(?:想|打算|计划|准备)|我们(?:想|打算|计划|准备))", re.I)
+_ASKS_AGENT = re.compile(r"\b(?:please|you|your|don'?t|do not|never|always|s'il te plaît|por favor|bitte|пожалуйста)\b"
+                         r"|(?:ください|してほしい|して欲しい|你|您|请|不要|别)", re.I)
+
+
+def is_plan(sentence: str) -> bool:
+    """The user's own intention for later (a plan for the work), not a standing rule for the agent."""
+    return bool(_LATER.search(sentence) and _INTEND.search(sentence)) and not _ASKS_AGENT.search(sentence)
+
+
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def word_count(sentence: str) -> int:
+    """Words in a sentence, a CJK run (written without spaces) counted as one word per two characters: the
+    "said in a breath" limits then mean the same length in every script."""
+    cjk = len(_CJK_CHAR.findall(sentence))
+    return len(_CJK_CHAR.sub(" ", sentence).split()) + (cjk + 1) // 2
+
+
 # --- what holds beyond the moment ------------------------------------------------------------------------------
 _STANDING = re.compile(
     r"\b(?:always|never|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
@@ -148,7 +176,13 @@ _STANDING = re.compile(
     r"sempre|toda vez|cada vez|a partir de agora|daqui (?:em|para) (?:diante|frente)|no futuro|por padrão|"
     r"immer|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
     r"всегда|никогда|каждый раз|впредь|в дальнейшем|с этого момента|по умолчанию|в начале (?:каждой|каждого))\b"
-    r"|(?:总是|始终|永远|每次|以后|今后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)",
+    r"|(?:总是|始终|永远|每次|以后|今后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)"
+    # "as much as possible", "when in doubt": a manner or a condition that holds for all the work, not one task
+    r"|\b(?:as much as possible|whenever possible|wherever possible|where possible|when in doubt|if in doubt|"
+    r"whenever (?:you'?re |you are )?(?:unsure|not sure)|autant que possible|dans la mesure du possible|en cas de doute|"
+    r"siempre que (?:sea )?posible|en la medida de lo posible|en caso de duda|sempre que possível|na medida do possível|"
+    r"em caso de dúvida|wann immer möglich|soweit möglich|im zweifel|по возможности|в случае сомнени\w*)\b"
+    r"|(?:できるだけ|なるべく|可能な限り|迷ったら|尽量|尽可能|如有疑问|遇到不(?:明确|确定|清楚))",
     re.I,
 )
 _FIRST_THEN = re.compile(r"\b(?:first\b.+\bbefore|d'abord\b|primero\b.+\bantes|primeiro\b.+\bantes|zuerst\b|"
@@ -253,9 +287,28 @@ def remembered(sentence: str) -> str | None:
     return what.strip(" .,:;!。！") or None
 
 
+# "コミットはしないで", "不要提交": a CJK "don't" with nothing but the action is about the step at hand. A rule says where,
+# how or what ("不要在主分支上直接提交", "npmを使わないで"), or comes with a word that makes it firm ("絶対に", "千万") or
+# says it holds beyond now (_STANDING).
+_CJK_DONT = re.compile(r"^(?:请)?(?:不要|别)|(?:しないで|使わないで)(?:ください)?[。.!！]?$")
+_CJK_FILLER = re.compile(r"[はをもがねよ、。，！!？?\s]")
+_FIRM = re.compile(r"(?:絶対|決して|二度と|一切|绝对|千万|永远|任何时候|一律|从不|始终)")
+_BARE_ACTION_CHARS = 5
+
+
+def _bare_cjk_dont(sentence: str) -> bool:
+    """Only an action is left once the "don't" is taken away ("コミット", "提交"), and no tool is named."""
+    rest = _CJK_FILLER.sub("", _CJK_DONT.sub("", sentence.strip()))
+    return len(rest) <= _BARE_ACTION_CHARS and not re.search(r"[A-Za-z]{2}", rest)
+
+
 def correction(sentence: str) -> bool:
     """A correction in a covered language ("no uses npm", "не трогай миграции") that is more than "don't do that"."""
-    return bool(_CORRECTION.search(sentence)) and not _JUST_THAT.search(sentence)
+    if not _CORRECTION.search(sentence) or _JUST_THAT.search(sentence):
+        return False
+    if _CJK_DONT.search(sentence) and _bare_cjk_dont(sentence):
+        return bool(_FIRM.search(sentence) or _STANDING.search(sentence))
+    return True
 
 
 _FIRST_PERSON = re.compile(r"^(?:je|j'|yo|mi|eu|meu|minha|ich|mein|meine|я|мой|моя|меня)\b|^(?:我|私)", re.I)
