@@ -35,10 +35,10 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"\b(?:is|are) (?:banned|forbidden|prohibited|not allowed|ban)\b.{0,24}\b(?:codebase|code|repo|repository|"
         r"project)\b|\b(?:is|are) (?:banned|forbidden|prohibited|ban) (?:from|in) (?:my|our|the|this) \w+", re.I)),
     # "Keep messages, titles and descriptions brief", "... while keeping it simple and dependency free": a quality
-    # the user wants kept in everything of a kind (a thing named by "this"/"that" is the task at hand).
+    # the user wants kept in everything of a kind, named in the plural ("this function", "the header": the task at hand).
     ("feedback", "keep", re.compile(
         r"(?:^|\bwhile |, ?|\band |\bbut )keep(?:ing)? (?!this\b|that\b|these\b|those\b)(?:it |things |everything |(?:the |all |"
-        r"your |our )?\w+s?(?:(?:, | and | & )\w+s?){0,3} )(?:as |very |really )?(?:brief|short|concise|terse|minimal|"
+        r"your |our )?(?:\w+ )?\w+s(?:(?:, | and | & )(?:\w+ )?\w+s){0,3} )(?:as |very |really )?(?:brief|short|concise|terse|minimal|"
         r"simple|small|lean|lightweight|plain|dependency[- ]free|framework[- ]free|compilation[- ]free|build[- ]free|"
         r"cross[- ]platform|to the point)\b", re.I)),
     # "I don't think we can change the tc-table component": a part of the system the work has to live with.
@@ -56,7 +56,7 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "We also have internal libs, like ista-common": what the team has of its own, which the work may need to reach.
     ("project", "in-house", re.compile(
         r"^(?:we|our (?:team|company|org|organisation|organization)) (?:also )?(?:have|maintain|run|publish|use) "
-        r"(?:our own|(?:some |a few |several |many )?(?:internal|in-?house|private|proprietary|self-hosted))\b", re.I)),
+        r"(?:our own|(?:an? |some |a few |several |many )?(?:internal|in-?house|private|proprietary|self-hosted))\b", re.I)),
     # "... ng-select with the class tc-select, I believe that's the convention elsewhere."
     ("feedback", "convention", re.compile(
         r"\b(?:that'?s|it'?s|this is|which is) (?:the|our) (?:convention|house style|standard practice)\b|"
@@ -105,7 +105,7 @@ _WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commit
 _LOOK_THERE = re.compile(
     r"(?:^to find\b|^for (?:the |more )?\w+(?: \w+)?,)[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
     r"|\b(?:are|is) (?:defined|documented|listed|configured|described|specified) (?:in|at|under) ", re.I)
-_PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://)\S*[\w/]")
+_PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://|[\w.-]+/)\S*[\w/]")
 
 
 def where_to_look(sentence: str) -> bool:
