@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import re
 
+_MODEL = (r"(?:\binspired by\b|\bmodell?ed (?:on|after)\b|\bas (?:a |the |my |our )?(?:reference|model|inspiration)\b|"
+          r"\bbased on the (?:design|look|style) of\b|\binspirée? (?:de|par)\b|\binspirad[oa] (?:en|em)\b|"
+          r"\bcomo referencia\b|\bcomo referência\b|\bangelehnt an\b|\bals (?:vorlage|vorbild|referenz)\b|\bпо образцу\b|"
+          r"参考に|参照して|参考了|借鉴|仿照)")
 _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "I'm a complete beginner", "我是小白": how much the user knows shapes every explanation.
     ("user", "expertise", re.compile(
@@ -53,6 +57,15 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$"
         r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$",
         re.I)),
+    # "The goal is to let any app write a coredump without changing its code", "需求就是…": what the work is for.
+    ("project", "goal", re.compile(
+        r"\bthe (?:main |overall |end |real )?(?:goal|requirement|objective|aim)s? (?:of (?:this|the) (?:project|app|tool|"
+        r"work) )?(?:is|are)\b|\bl'objectif (?:principal )?est\b|\bel objetivo (?:principal )?es\b|\bo objetivo (?:principal )?"
+        r"é\b|\bdas ziel ist\b|\bцель (?:проекта )?(?:—|-|в том|состоит)|(?:需求|目标|目的)(?:就)?是|目標は|目的は", re.I)),
+    # "Its design takes https://example.dev/ as its model", "https://…のサイトを参考にしています": a site the work is modelled
+    # on, kept as a reference (a request "similar to <link>" asks for a feature now, and is not one of these).
+    ("reference", "model", re.compile(
+        r"https?://\S+.{0,60}?" + _MODEL + r"|" + _MODEL + r".{0,60}?https?://", re.I)),
     # "We also have internal libs, like ista-common": what the team has of its own, which the work may need to reach.
     ("project", "in-house", re.compile(
         r"^(?:we|our (?:team|company|org|organisation|organization)) (?:also )?(?:have|maintain|run|publish|use) "

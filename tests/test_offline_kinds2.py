@@ -1,8 +1,9 @@
 """Kinds added for issue 20 after the misses of the unseen sets were classified (realdata's former held-out, fresh1-3):
 standing markers of manner and doubt, a standing imperative, a quality kept in everything of a kind (even inside a
-request), a part of the system the work cannot change, where the work runs, what the team has in-house, a pointer
-that says where to look, a statement with a question after a dash. And two kinds of noise: a CJK "don't" with
-nothing but the action, and the user's own plan for later. The sentences are written here, not taken from the data."""
+request), a part of the system the work cannot change, where the work runs, what the team has in-house, what the
+work is for, a site it is modelled on, a pointer that says where to look, a statement with a question after a dash.
+And two kinds of noise: a CJK "don't" with nothing but the action, and the user's own plan for later. The sentences
+are written here, not taken from the data."""
 
 from __future__ import annotations
 
@@ -38,6 +39,13 @@ def _drafts(*texts: str):
     ("We also have a private npm registry for the design tokens.", "project", "in-house", ["private npm registry"]),
     # a ban said about the user's own codebase, whatever they call it
     ("Raw SQL strings are banned from our backend.", "feedback", "ban", ["raw sql"]),
+    # what the work is for, a site it is modelled on
+    ("The main goal is to let any app write its crash dumps without changing the app's code.", "project", "goal",
+     ["crash dumps"]),
+    ("需求就是让所有服务都能导出统一格式的日志。", "project", "goal", ["统一格式"]),
+    ("The landing page layout is inspired by https://example.dev/ and its spacing.", "reference", "model",
+     ["https://example.dev/"]),
+    ("デザインは https://example.dev/ のサイトを参考にしています。", "reference", "model", ["example.dev"]),
     # where to look
     ("To find the deploy targets, check ~/infra/targets.yaml", "reference", "pointer", ["~/infra/targets.yaml"]),
     ("The feature flags are documented in docs/flags.md for everyone.", "reference", "pointer", ["docs/flags.md"]),
@@ -68,6 +76,8 @@ def test_a_statement_before_a_dashed_question_is_read_alone():
     "将来的にはテンプレートも増やしたいと思っています。",
     "以后我想再加几个页面。",
     "In the future I'd like to add a second dashboard.",
+    # a feature asked for "similar to" a link is a request, not a model to keep
+    "Add a usage bar similar to https://example.dev/statusline to the footer.",
     # a keep about the thing at hand, a question without "while keeping", a remark about running into trouble
     "Keep this function short.",
     "Keep the header small.",
