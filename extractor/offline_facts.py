@@ -84,6 +84,9 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 
 
 _AROUND_WORDS = 14  # a fact said in a long run-on sentence is kept with this many words either side of it
+# Kinds whose words start where the pattern does: what comes before "while keeping it simple" or "需求就是" is the
+# request of the moment ("please review the three files ...", "深度了解该开源项目的实现").
+_FROM_MATCH = ("keep", "goal")
 
 
 def stated_fact(sentence: str) -> tuple[str, str, str] | None:
@@ -92,6 +95,12 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
     for type_, kind, pattern in _KINDS:
         match = pattern.search(sentence)
         if match:
+            start = match.start() + len(match.group(0)) - len(match.group(0).lstrip(", "))
+            if kind in _FROM_MATCH:
+                # a kept quality ends at the next clause ("..., see TODOs and propose a plan"); a goal runs on
+                stop = re.search(r"[,;，；]", sentence[match.end():]) if kind == "keep" else None
+                found = sentence[start: match.end() + stop.start() if stop else None].strip()
+                return type_, kind, found[:1].upper() + found[1:].rstrip(" .!,;?")
             before = sentence[: match.start()].split()[-_AROUND_WORDS:]
             after = sentence[match.start():].split()[: _AROUND_WORDS + 1]
             return type_, kind, " ".join(before + after).rstrip(" .!,;")

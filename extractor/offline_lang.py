@@ -32,7 +32,10 @@ _STOPWORDS = {
     "de": "der die das und ist ein eine ich nicht zu mit für auf du mein es den dem sie wir bitte",
 }
 _STOP_SETS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
-for _lang, _extra in (("en", "always never don't every each"), ("fr", "en toujours jamais chaque fois s'il"),
+# English's short function words too: without them "No attribution" read as Spanish and "Im building a saas company"
+# as Portuguese (a tie goes to English, the language most sessions are in).
+for _lang, _extra in (("en", "always never don't every each a an on at no so if or as by from your our all but just"),
+                      ("fr", "en toujours jamais chaque fois s'il"),
                       ("es", "siempre nunca cada este esta usa"), ("pt", "na no sempre nunca cada isso esse essa"),
                       ("de", "immer nie niemals nicht jedes bitte")):
     _STOP_SETS[_lang] |= set(_extra.split())

@@ -58,8 +58,18 @@ def test_kinds_that_are_kept(text, type_, kind, words):
 
 def test_a_quality_to_keep_inside_a_question_is_kept_without_the_question():
     drafts = _drafts("Can you review the three files while keeping it simple and framework free, and propose a plan?")
-    assert [(d.type, d.kind) for d in drafts] == [("feedback", "keep")]
-    assert "framework free" in drafts[0].rule
+    assert [(d.type, d.kind, d.rule) for d in drafts] == [
+        ("feedback", "keep", "While keeping it simple and framework free")]
+
+
+def test_a_goal_is_kept_from_where_it_is_stated():
+    drafts = _drafts("先读一下这个项目，需求就是让所有服务都能导出统一格式的日志")
+    assert [d.rule for d in drafts] == ["需求就是让所有服务都能导出统一格式的日志"]
+
+
+@pytest.mark.parametrize("short_english", ["No attribution", "Im building a saas company", "One question at a time."])
+def test_short_english_is_read_as_english(short_english):
+    assert lang.language_of(short_english) == "en"
 
 
 def test_a_statement_before_a_dashed_question_is_read_alone():
