@@ -66,6 +66,41 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # on, kept as a reference (a request "similar to <link>" asks for a feature now, and is not one of these).
     ("reference", "model", re.compile(
         r"https?://\S+.{0,60}?" + _MODEL + r"|" + _MODEL + r".{0,60}?https?://", re.I)),
+    # "Commit messages should be in English", "代码注释用英文写", "Use British spelling": the language the work's text is
+    # written in, which holds for every commit, comment and doc.
+    ("feedback", "language", re.compile(
+        # said as a norm ("should be", "write", "always"): "the docs in English are outdated" is about the docs
+        r"^(?=.*\b(?:write|writing|written|keep|should|must|needs? to|has to|have to|always|only|use|deben?|doit|"
+        r"doivent|deve|devem|muss|müssen|должн\w*)\b).*?"
+        r"\b(?:commit(?: message)?s?|messages|comments|docs|documentation|readmes?|variable names|identifiers|titles|"
+        r"descriptions|pr descriptions|changelogs?)\b.{0,25}?\bin (?:english|french|spanish|german|portuguese|russian|"
+        r"chinese|japanese)\b|\b(?:british|american|us|uk) (?:english|spelling)\b"
+        r"|\b(?:commits?|comentarios|mensajes|commentaires|messages de commit|kommentare|commit-nachrichten|комментарии|"
+        r"коммиты)\b.{0,25}?\b(?:en (?:inglés|español|anglais|français)|em (?:inglês|português)|auf (?:englisch|deutsch)|"
+        r"на (?:английском|русском))\b"
+        r"|(?:注释|提交信息|提交说明|文档|commit)(?:都|一律|统一)?(?:用|使用)(?:英文|中文|英语)", re.I)),
+    # "No emojis in commit messages": a ban on something in every artefact of a kind.
+    ("feedback", "ban", re.compile(
+        # (only what gets written: "no errors in the logs", "no changes in the code" are observations)
+        r"^no (?:more )?[\w-]+(?: [\w-]+)? (?:in|on) (?:the |any |our |my )?(?:commit(?: message)?s?|messages|comments|"
+        r"prs?|pull requests|pr titles|pr descriptions|readmes?|responses|answers|titles|branch names)[.!]?$",
+        re.I)),
+    # "I hate it when you add files I didn't ask for": a behaviour of the agent's the user does not want again.
+    ("feedback", "dislike", re.compile(
+        r"\bi (?:really )?(?:hate|don'?t like|do not like|dislike|can'?t stand) (?:it )?when you\b", re.I)),
+    # "The production database is read-only", "we're on Python 3.9": facts about the environments the work runs in.
+    ("project", "environment", re.compile(
+        # (what it is, not how it is doing: "the test server is down again" is the moment)
+        r"^(?:the |our )?(?:prod|production|staging|live|dev|development|test) (?:database|db|server|bucket|environment|"
+        r"env|cluster|api|site)s? (?:is (?:read-only|shared|managed|hosted|deployed|on|at|in|behind)|are (?:shared|managed|"
+        r"hosted|on|in|at)|runs? on|lives? (?:on|in|at)|uses?)\b"
+        r"|^(?:our |the )?(?:ci|ci/cd|cd|pipeline|builds?|backend|frontend|api|site|app|database|db) (?:runs?|is hosted|"
+        r"is deployed|lives?) (?:on|in|at)\b"
+        r"|^(?:we'?re|we are|i'?m|i am) (?:still )?(?:on|stuck on|pinned to) [\w.+-]+ v?\d+\.\d+(?:\.\d+)?\b", re.I)),
+    # "我们用的是 PostgreSQL", "Reactを使っています": what the work is built on, said in Chinese or Japanese.
+    ("project", "stack", re.compile(
+        r"^(?:我们|我们的项目|项目|本项目)(?:用的是|使用的是|在用|使用|用)\s*[A-Za-z][\w.+-]*"
+        r"|^[A-Za-z][\w.+-]*(?: [A-Za-z][\w.+-]*)?\s*を使って(?:います|いる)", re.I)),
     # "We also have internal libs, like ista-common": what the team has of its own, which the work may need to reach.
     ("project", "in-house", re.compile(
         r"^(?:we|our (?:team|company|org|organisation|organization)) (?:also )?(?:have|maintain|run|publish|use) "
