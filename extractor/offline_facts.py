@@ -101,6 +101,17 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("project", "stack", re.compile(
         r"^(?:我们|我们的项目|项目|本项目)(?:用的是|使用的是|在用|使用|用)\s*[A-Za-z][\w.+-]*"
         r"|^[A-Za-z][\w.+-]*(?: [A-Za-z][\w.+-]*)?\s*を使って(?:います|いる)", re.I)),
+    # "The primary colour should be orange", "la couleur principale soit du orange": the product's look, for every page.
+    ("project", "design", re.compile(
+        r"\b(?:main|primary|brand|accent|theme) colou?rs? (?:is|are|should be|will be|must be)\b|\bcouleur principale\b|"
+        r"\bcolor (?:principal|primario)\b|\bcor principal\b|\bprimärfarbe\b|\bhauptfarbe\b|\bосновн\w+ цвет\w*|"
+        r"(?:主色|主题色|主色调|メインカラー|テーマカラー)", re.I)),
+    # "Run the workflow every day at 9", "毎日9時に実行": when the product does its work.
+    ("project", "schedule", re.compile(
+        r"\b(?:every day|daily|each day|every (?:morning|evening|night|hour|monday|tuesday|wednesday|thursday|friday|"
+        r"saturday|sunday|week)) at \d{1,2}(?::\d\d)?\s*(?:am|pm|h)?\b|\b(?:tous les jours|chaque jour) à \d{1,2}\s*h|"
+        r"\btodos los días a las \d{1,2}\b|\btodos os dias às \d{1,2}\b|\btäglich um \d{1,2}\b|"
+        r"\bкаждый день в \d{1,2}\b|(?:毎日|毎朝|毎晩|每天|每日)(?:早上|晚上|上午|下午)?\d{1,2}(?:時|点|:\d\d)", re.I)),
     # "We also have internal libs, like ista-common": what the team has of its own, which the work may need to reach.
     ("project", "in-house", re.compile(
         r"^(?:we|our (?:team|company|org|organisation|organization)) (?:also )?(?:have|maintain|run|publish|use) "

@@ -1,9 +1,9 @@
 """Kinds added for issue 20 after the misses of the unseen sets were classified (realdata's former held-out, fresh1-3):
 standing markers of manner and doubt, a standing imperative, a quality kept in everything of a kind (even inside a
 request), a part of the system the work cannot change, where the work runs, what the team has in-house, what the
-work is for, a site it is modelled on, a pointer that says where to look, a statement with a question after a dash.
-And two kinds of noise: a CJK "don't" with nothing but the action, and the user's own plan for later. The sentences
-are written here, not taken from the data."""
+work is for, a site it is modelled on, its main colour and its schedule, a pointer that says where to look, a
+statement with a question after a dash. And two kinds of noise: a CJK "don't" with nothing but the action, and the
+user's own plan for later. The sentences are written here, not taken from the data."""
 
 from __future__ import annotations
 
@@ -46,6 +46,11 @@ def _drafts(*texts: str):
     ("The landing page layout is inspired by https://example.dev/ and its spacing.", "reference", "model",
      ["https://example.dev/"]),
     ("デザインは https://example.dev/ のサイトを参考にしています。", "reference", "model", ["example.dev"]),
+    # the product's look and its schedule
+    ("The primary color should be teal across the whole site.", "project", "design", ["teal"]),
+    ("Je veux que la couleur principale soit du vert.", "project", "design", ["vert"]),
+    ("The report job should run every day at 7am.", "project", "schedule", ["7am"]),
+    ("毎日8時にバックアップを実行したいです。", "project", "schedule", ["8時"]),
     # where to look
     ("To find the deploy targets, check ~/infra/targets.yaml", "reference", "pointer", ["~/infra/targets.yaml"]),
     ("The feature flags are documented in docs/flags.md for everyone.", "reference", "pointer", ["docs/flags.md"]),
@@ -90,6 +95,8 @@ def test_a_statement_before_a_dashed_question_is_read_alone():
     "Add a usage bar similar to https://example.dev/statusline to the footer.",
     # a keep about the thing at hand, a question without "while keeping", a remark about running into trouble
     "Keep this function short.",
+    "What color is the header?",
+    "I'll check it every day.",
     "Keep the header small.",
     "Can you keep it short?",
     "We are running into a timeout on the login page again today.",
