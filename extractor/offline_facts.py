@@ -53,15 +53,18 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"schema|table|service|module|dependency|database|db|interface|contract|sdk)s?\b", re.I)),
     # "We are running in tmux", "we're developing on Windows": where the work runs.
     ("project", "environment", re.compile(
-        r"^(?:we|i)(?:'re|'m| are| am) (?:all )?(?:running|developing|working) (?:in|inside|under|within)"
+        r"^(?:we|i)(?:'re|'m| are| am) (?:all )?(?:running|developing) (?:in|inside|under|within)"
         r"(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$"
         r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$",
         re.I)),
     # "The goal is to let any app write a coredump without changing its code", "需求就是…": what the work is for.
     ("project", "goal", re.compile(
-        r"\bthe (?:main |overall |end |real )?(?:goal|requirement|objective|aim)s? (?:of (?:this|the) (?:project|app|tool|"
-        r"work) )?(?:is|are)\b|\bl'objectif (?:principal )?est\b|\bel objetivo (?:principal )?es\b|\bo objetivo (?:principal )?"
-        r"é\b|\bdas ziel ist\b|\bцель (?:проекта )?(?:—|-|в том|состоит)|(?:需求|目标|目的)(?:就)?是|目標は|目的は", re.I)),
+        # (in English the project's own, said so: "the goal is to fix this test" is the task of the moment)
+        r"\bthe (?:main |overall |end |ultimate |long-term )(?:goal|requirement|objective|aim)s? (?:of (?:this|the) "
+        r"(?:project|app|tool|product|work) )?(?:is|are)\b|\bthe (?:goal|requirement|objective|aim)s? of (?:this|the) "
+        r"(?:project|app|tool|product) (?:is|are)\b"
+        r"|\bl'objectif (?:principal )?est\b|\bel objetivo (?:principal )?es\b|\bo objetivo (?:principal )?é\b"
+        r"|\bdas ziel ist\b|\bцель (?:проекта )?(?:—|-|в том|состоит)|(?:需求|目标|目的)(?:就)?是|目標は|目的は", re.I)),
     # "Its design takes https://example.dev/ as its model", "https://…のサイトを参考にしています": a site the work is modelled
     # on, kept as a reference (a request "similar to <link>" asks for a feature now, and is not one of these).
     ("reference", "model", re.compile(
