@@ -37,7 +37,7 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "Using any type is banned from my codebase": a rule for all code, said as a fact.
     ("feedback", "ban", re.compile(
         r"\b(?:is|are) (?:banned|forbidden|prohibited|not allowed|ban)\b.{0,24}\b(?:codebase|code|repo|repository|"
-        r"project)\b|\b(?:is|are) (?:banned|forbidden|prohibited|ban) (?:from|in) (?:my|our|the|this) \w+", re.I)),
+        r"project)\b|\b(?:is|are) (?:banned|forbidden|prohibited|ban) (?:from (?:my|our|the|this)|in (?:my|our|this)) \w+", re.I)),
     # "Keep messages, titles and descriptions brief", "... while keeping it simple and dependency free": a quality
     # the user wants kept in everything of a kind, named in the plural ("this function", "the header": the task at hand).
     ("feedback", "keep", re.compile(

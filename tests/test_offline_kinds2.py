@@ -95,6 +95,7 @@ def test_a_statement_before_a_dashed_question_is_read_alone():
     "Add a usage bar similar to https://example.dev/statusline to the footer.",
     # a keep about the thing at hand, a question without "while keeping", a remark about running into trouble
     "Keep this function short.",
+    "That pesticide is banned in the EU.",
     "The goal is to make the failing test pass.",
     "I'm working under pressure.",
     "What color is the header?",
