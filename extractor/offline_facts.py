@@ -75,8 +75,8 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         # said as a norm ("should be", "write", "always"): "the docs in English are outdated" is about the docs
         r"^(?=.*\b(?:write|writing|written|keep|should|must|needs? to|has to|have to|always|only|use|deben?|doit|"
         r"doivent|deve|devem|muss|müssen|должн\w*)\b).*?"
-        r"\b(?:commit(?: message)?s?|messages|comments|docs|documentation|readmes?|variable names|identifiers|titles|"
-        r"descriptions|pr descriptions|changelogs?)\b.{0,25}?\bin (?:english|french|spanish|german|portuguese|russian|"
+        r"\b(?:commit messages|commits|messages|comments|docs|variable names|identifiers|titles|"
+        r"descriptions|pr descriptions|changelogs)\b.{0,25}?\bin (?:english|french|spanish|german|portuguese|russian|"
         r"chinese|japanese)\b|\b(?:british|american|us|uk) (?:english|spelling)\b"
         r"|\b(?:commits?|comentarios|mensajes|commentaires|messages de commit|kommentare|commit-nachrichten|комментарии|"
         r"коммиты)\b.{0,25}?\b(?:en (?:inglés|español|anglais|français)|em (?:inglês|português)|auf (?:englisch|deutsch)|"

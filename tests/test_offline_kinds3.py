@@ -41,6 +41,7 @@ def test_kinds_that_are_kept(text, type_, kind):
     "Let's try the other approach.",
     "The docs in English are outdated.",  # about the docs, no norm
     "Write the commit message in English this time.",
+    "Write the README in English.",  # one document: the task at hand
     "No changes in the code since yesterday.",  # observations, not bans
     "No errors in the logs.",
     "The test server is down again.",  # how an environment is doing now
