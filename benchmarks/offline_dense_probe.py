@@ -1,7 +1,8 @@
 """Would the bundled multilingual e5 model help the offline engine find memories? (issue 20, "a multilingual signal
-is welcome if it measurably helps"). Leave-one-session-out over the tuning data, so no session scores itself:
+is welcome if it measurably helps"). Leave-one-session-out over the tuning data, so no session scores itself, or
+with --by-set leave-one-set-out (realdata, each --data folder), the way a fresh set meets examples built without it:
 
-    .venv/bin/python -m benchmarks.offline_dense_probe [--data DIR ...]
+    .venv/bin/python -m benchmarks.offline_dense_probe [--data DIR ...] [--by-set]
 
 Candidates are the sentences the offline rules would read (the user's own prose, not a question, not a one-off or
 task-at-hand request, 4-40 words). A sentence is positive when it holds every keyword of an annotated item of its
@@ -71,6 +72,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", default="/work/shared/realdata")
     parser.add_argument("--data", action="append", default=[], help="an outside folder with items.json (tuning)")
+    parser.add_argument("--by-set", action="store_true",
+                        help="leave one SET out (realdata, then each --data folder) instead of one session: sentences "
+                             "of the set being scored never serve as examples, as for a fresh set of sessions")
     args = parser.parse_args()
     try:
         import numpy as np
@@ -83,14 +87,16 @@ def main() -> None:
     vectors = np.vstack([engine.query(s) for _, s, _ in rows])
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     labels = np.array([1.0 if item else 0.0 for _, _, item in rows])
-    sessions = np.array([key for key, _, _ in rows])
+    folders = {Path(d).name for d in args.data}
+    sessions = np.array([(key.split("/")[0] if key.split("/")[0] in folders else "realdata") if args.by_set else key
+                         for key, _, _ in rows])  # the unit held out: a session, or with --by-set a whole set
     print(f"{len(rows)} candidate sentences, {int(labels.sum())} holding an annotated item")
     sims = vectors @ vectors.T
     for threshold in (0.80, 0.85, 0.88):
         for margin in (0.0, 0.02):
             found, noise = set(), 0
             for i, (key, _, item) in enumerate(rows):
-                other = np.where(sessions != key, sims[i], -1)
+                other = np.where(sessions != sessions[i], sims[i], -1)
                 best_pos, best_neg = other[labels == 1].max(), other[labels == 0].max()
                 if best_pos >= threshold and best_pos - best_neg >= margin:
                     found, noise = (found | {(key, item)}, noise) if item else (found, noise + 1)

@@ -46,6 +46,13 @@ def _content_stems(text: str) -> set[str]:
     return {t for t in tokens(_LABELS.sub(" ", text)) if t not in _GENERIC and (len(t) > 1 or t.isdigit())}
 
 
+def taken_back(phrase: str, rule: str) -> bool:
+    """A "forget ..." request names this draft: most of its subject words (two at least when few)."""
+    wanted = _content_stems(phrase)
+    shared = wanted & _content_stems(rule)
+    return bool(wanted) and len(shared) >= min(2, len(wanted)) and len(shared) / len(wanted) >= 0.5
+
+
 # "... in the #deploys-prod channel now": the draft says what it replaces has changed.
 _CHANGED = re.compile(r"\b(?:now|no longer|any ?more|these days|from now on|instead)\b", re.I)
 

@@ -15,11 +15,11 @@ import re
 from datetime import date
 
 from memdir.record import Record, field
-from memdir.stages.extractor import offline_facts as facts, offline_lang as lang, prose
+from memdir.stages.extractor import offline_facts as facts, offline_lang as lang, offline_user as user, prose
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
-from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, to_memory  # noqa: F401  (filing: extractor/filing.py)
-from memdir.stages.extractor.offline_wording import third_person, without_judgement
+from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, taken_back, to_memory  # noqa: F401  (filing: extractor/filing.py)
+from memdir.stages.extractor.offline_wording import merged_user_drafts, third_person, without_judgement
 from memdir.store import MemoryStore
 from memdir.transcript import Message
 
@@ -67,7 +67,7 @@ _NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an exp
 _CORRECTION = re.compile(
     r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never|stop|quit|avoid|no more)\b.+", re.I
 )
-_INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)\s+instead of\s+(?P<old>[\w.+-]+)", re.I)
+_INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
 _CONFIRM = re.compile(
     r"\b(?:exactly (?:like that|what i (?:wanted|meant|asked))|keep doing (?:that|this|it)|that'?s (?:exactly )?"
     r"(?:right|perfect|the way|what i wanted)|perfect[,!.]? (?:keep|do|that)|yes[,!]? (?:exactly|like that|that'?s it)|"
@@ -106,8 +106,14 @@ _IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
+# "I don't think we can change the tc-table component, so we're stuck with <tr> - how does that affect the cdk option?":
+# a statement with a question tacked on after a dash; the question does not make the statement one.
+_QUESTION_TAIL = re.compile(r"\s+[-–—]\s+(?=(?:how|what|why|which|where|when|who|would|could|can|does|do|is|are|should)\b[^-–—]*\?\s*$)",
+                            re.I)
+
+
 def _sentences(text: str) -> list[str]:
-    return prose.sentences(text)
+    return [part for sentence in prose.sentences(text) for part in _QUESTION_TAIL.split(sentence, maxsplit=1)]
 
 
 def _split_rationale(sentence: str) -> tuple[str, str | None]:
@@ -166,7 +172,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         said = _confirmed_in_own_words(sentence)
         if said:
             drafts.append(Draft("feedback", said, f"the user confirmed it: \"{sentence}\"", kind="confirmation"))
-    elif not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)):
+    elif not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)) and not lang.just_that(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
@@ -207,7 +213,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
             if draft.type == "user":
                 draft.rule = third_person(without_judgement(draft.rule))
-        drafts += _merged_user_drafts(found)
+        drafts += merged_user_drafts(found)
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
 
@@ -231,16 +237,19 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
         sentence, _ = absolutize(sentence, anchor)
         sentence = _IDIOM.sub("", sentence).strip()
         language = lang.language_of(sentence)
-        if len(sentence) < 4 or language not in lang.COVERED or lang.is_question(sentence):
+        if len(sentence) < 4 or language not in lang.COVERED:
             continue
-        if found and (lang.continues_previous(sentence) or (found[-1].kind == "format" and lang.describes_output(sentence))):
+        if lang.is_question(sentence):
+            found += _kept_in_request(sentence)
+            continue
+        if found and (lang.continues_previous(sentence) or (found[-1].kind == "format" and user.describes_output(sentence))):
             found[-1].rule = f"{found[-1].rule.rstrip(' .')}. {sentence.rstrip(' .!')}"
             continue
         if m := _FORGET.match(sentence):
             phrase = m.group("what").rstrip(" .!")
             # Said earlier in this window and taken back now: the forget wins, as it was said last.
-            earlier[:] = [d for d in earlier if not _taken_back(phrase, d.rule)]
-            found = [d for d in found if not _taken_back(phrase, d.rule)]
+            earlier[:] = [d for d in earlier if not taken_back(phrase, d.rule)]
+            found = [d for d in found if not taken_back(phrase, d.rule)]
             forgets.append(Forget(phrase))
             continue
         if m := _REMEMBER.match(sentence):
@@ -251,13 +260,16 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
         made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence)))]
         made = made or _lang_drafts(sentence, language)
         for draft in made:
-            if draft.kind == "writing" and said_before and lang.points_back(sentence):
+            if draft.kind == "writing" and said_before and user.points_back(sentence):
                 draft.rule = f"{said_before.rstrip(' .!')}. {draft.rule}"  # "that language" is the sentence before
         found += made
     return found
 
 
 _RULE_KINDS = ("correction", "preference")
+# "From now on, ask before installing any package": the instruction follows the phrase that makes it standing.
+_LEADING_STANDING = re.compile(r"^(?:from now on|going forward|in (?:the )?future|by default|when in doubt|if in doubt|"
+                               r"whenever possible)\s*[,:]?\s*(?:please\s+)?", re.I)
 # A standing rule is said in a breath; a long sentence with "every time" in it describes a task.
 _SHORT_RULE_WORDS = 25
 # "Fix the paths and run it, the vault will be in D:\\..." is about the task at hand, not a pointer to keep.
@@ -267,8 +279,17 @@ _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|chang
 
 def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
-    possibility being explored ("if we did X, then ...")."""
-    return lang.is_hypothetical(sentence) or (lang.is_one_off(sentence) and not lang.is_standing(sentence))
+    possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
+    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence)
+            or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
+
+
+def _kept_in_request(question: str) -> list[Draft]:
+    """"Can you review it while keeping it simple and dependency free?": the question asks for help, but the quality
+    it says to keep while doing so is a constraint on the work (only that clause, never the request)."""
+    if not re.search(r"(?:\bwhile|,) ?keeping\b", question, re.I) or not (fact := facts.stated_fact(question)):
+        return []
+    return [Draft(fact[0], fact[2], kind=fact[1])] if fact[1] == "keep" else []
 
 
 def _task_at_hand(sentence: str) -> bool:
@@ -290,48 +311,27 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="correction", correction=True)]
     standing = lang.standing_rule(sentence)
-    if rule_shaped and (standing or (language != "en" and lang.is_standing(sentence)
-                                     and len(sentence.split()) <= _SHORT_RULE_WORDS)):
+    # "Use subagents whenever possible": an instruction said to hold beyond the task, in any covered language.
+    said_to_hold = (language != "en" or _IMPERATIVE.match(_LEADING_STANDING.sub("", sentence))) and lang.is_standing(sentence)
+    if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
-    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and len(clause.split()) <= _SHORT_RULE_WORDS:
+    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and lang.word_count(clause) <= _SHORT_RULE_WORDS:
         return [Draft("feedback", clause[:1].upper() + clause[1:], kind="preference")]
-    if lang.vocabulary(sentence):
+    if user.vocabulary(sentence):
         return [Draft("feedback", clean, kind="writing")]
-    if kind := lang.about_the_user(sentence):
+    if kind := user.about_the_user(sentence):
         return [Draft("user", clean, kind=kind)]
     if fact := facts.stated_fact(clean):
         return [Draft(fact[0], fact[2], kind=fact[1])]
-    if (uses := lang.uses_tool(sentence)) and rule_shaped:
+    if (uses := user.uses_tool(sentence)) and rule_shaped:
         return [Draft(uses, clean.lstrip("-*• "), kind="tools" if uses == "user" else "stack")]
-    if clause := lang.switching_clause(sentence):
+    if clause := user.switching_clause(sentence):
         return [Draft("user", clause[:1].upper() + clause[1:], kind="switching")]
-    if lang.external_link(sentence) or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence)):
+    if (lang.external_link(sentence) or facts.where_to_look(sentence)
+            or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence))):
         return [Draft("reference", clean, kind="pointer")]
     return []
-
-
-def _merged_user_drafts(found: list[Draft]) -> list[Draft]:
-    """Who the user is, told in consecutive sentences of one message ("My name is Lisa. I'm a project
-    manager."), is one memory about them, not one per sentence; so is a list of what the work is built on
-    ("I'm using Twilio for SMS. I'm using Resend for emails.")."""
-    out: list[Draft] = []
-    for draft in found:
-        same = draft.type == "user" == out[-1].type or draft.kind == "stack" == out[-1].kind if out else False
-        if same and not (draft.correction or out[-1].correction):
-            out[-1].rule = f"{out[-1].rule.rstrip(' .')}. {draft.rule}"
-        else:
-            out.append(draft)
-    return out
-
-
-def _taken_back(phrase: str, rule: str) -> bool:
-    """A "forget ..." request names this draft: most of its subject words (two at least when few)."""
-    from memdir.stages.extractor.filing import _content_stems
-
-    wanted = _content_stems(phrase)
-    shared = wanted & _content_stems(rule)
-    return bool(wanted) and len(shared) >= min(2, len(wanted)) and len(shared) / len(wanted) >= 0.5
 
 
 # What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.

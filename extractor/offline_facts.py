@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import re
 
+_MODEL = (r"(?:\binspired by\b|\bmodell?ed (?:on|after)\b|\bas (?:a |the |my |our )?(?:reference|model|inspiration)\b|"
+          r"\bbased on the (?:design|look|style) of\b|\binspirée? (?:de|par)\b|\binspirad[oa] (?:en|em)\b|"
+          r"\bcomo referencia\b|\bcomo referência\b|\bangelehnt an\b|\bals (?:vorlage|vorbild|referenz)\b|\bпо образцу\b|"
+          r"参考に|参照して|参考了|借鉴|仿照)")
 _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "I'm a complete beginner", "我是小白": how much the user knows shapes every explanation.
     ("user", "expertise", re.compile(
@@ -33,7 +37,88 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "Using any type is banned from my codebase": a rule for all code, said as a fact.
     ("feedback", "ban", re.compile(
         r"\b(?:is|are) (?:banned|forbidden|prohibited|not allowed|ban)\b.{0,24}\b(?:codebase|code|repo|repository|"
-        r"project)\b", re.I)),
+        r"project)\b|\b(?:is|are) (?:banned|forbidden|prohibited|ban) (?:from (?:my|our|the|this)|in (?:my|our|this)) \w+", re.I)),
+    # "Keep messages, titles and descriptions brief", "... while keeping it simple and dependency free": a quality
+    # the user wants kept in everything of a kind, named in the plural ("this function", "the header": the task at hand).
+    ("feedback", "keep", re.compile(
+        r"(?:^|\bwhile |, ?|\band |\bbut )keep(?:ing)? (?!this\b|that\b|these\b|those\b)(?:it |things |everything |(?:the |all |"
+        r"your |our )?(?:\w+ )?\w+s(?:(?:, | and | & )(?:\w+ )?\w+s){0,3} )(?:as |very |really )?(?:brief|short|concise|terse|minimal|"
+        r"simple|small|lean|lightweight|plain|dependency[- ]free|framework[- ]free|compilation[- ]free|build[- ]free|"
+        r"cross[- ]platform|to the point)\b", re.I)),
+    # "I don't think we can change the tc-table component": a part of the system the work has to live with.
+    ("project", "constraint", re.compile(
+        r"(?:\b(?:we|you|i) (?:can'?t|cannot|can not|are not allowed to|aren'?t allowed to)|\bi (?:don'?t|do not) think "
+        r"(?:we|you) can) (?:change|modify|touch|edit|alter|"
+        r"replace|upgrade|remove) (?:the |our |this )?[\w.<>-]+(?: [\w.<>-]+)? (?:component|library|lib|package|api|"
+        r"schema|table|service|module|dependency|database|db|interface|contract|sdk)s?\b", re.I)),
+    # "We are running in tmux", "we're developing on Windows": where the work runs.
+    ("project", "environment", re.compile(
+        r"^(?:we|i)(?:'re|'m| are| am) (?:all )?(?:running|developing) (?:in|inside|under|within)"
+        r"(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$"
+        r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$",
+        re.I)),
+    # "The goal is to let any app write a coredump without changing its code", "需求就是…": what the work is for.
+    ("project", "goal", re.compile(
+        # (in English the project's own, said so: "the goal is to fix this test" is the task of the moment)
+        r"\bthe (?:main |overall |end |ultimate |long-term )(?:goal|requirement|objective|aim)s? (?:of (?:this|the) "
+        r"(?:project|app|tool|product|work) )?(?:is|are)\b|\bthe (?:goal|requirement|objective|aim)s? of (?:this|the) "
+        r"(?:project|app|tool|product) (?:is|are)\b"
+        r"|\bl'objectif (?:principal )?est\b|\bel objetivo (?:principal )?es\b|\bo objetivo (?:principal )?é\b"
+        r"|\bdas ziel ist\b|\bцель (?:проекта )?(?:—|-|в том|состоит)|(?:需求|目标|目的)(?:就)?是|目標は|目的は", re.I)),
+    # "Its design takes https://example.dev/ as its model", "https://…のサイトを参考にしています": a site the work is modelled
+    # on, kept as a reference (a request "similar to <link>" asks for a feature now, and is not one of these).
+    ("reference", "model", re.compile(
+        r"https?://\S+.{0,60}?" + _MODEL + r"|" + _MODEL + r".{0,60}?https?://", re.I)),
+    # "Commit messages should be in English", "代码注释用英文写", "Use British spelling": the language the work's text is
+    # written in, which holds for every commit, comment and doc.
+    ("feedback", "language", re.compile(
+        # said as a norm ("should be", "write", "always"): "the docs in English are outdated" is about the docs
+        r"^(?=.*\b(?:write|writing|written|keep|should|must|needs? to|has to|have to|always|only|use|deben?|doit|"
+        r"doivent|deve|devem|muss|müssen|должн\w*)\b).*?"
+        r"\b(?:commit messages|commits|messages|comments|docs|variable names|identifiers|titles|"
+        r"descriptions|pr descriptions|changelogs)\b.{0,25}?\bin (?:english|french|spanish|german|portuguese|russian|"
+        r"chinese|japanese)\b|\b(?:british|american|us|uk) (?:english|spelling)\b"
+        r"|\b(?:commits?|comentarios|mensajes|commentaires|messages de commit|kommentare|commit-nachrichten|комментарии|"
+        r"коммиты)\b.{0,25}?\b(?:en (?:inglés|español|anglais|français)|em (?:inglês|português)|auf (?:englisch|deutsch)|"
+        r"на (?:английском|русском))\b"
+        r"|(?:注释|提交信息|提交说明|文档|commit)(?:都|一律|统一)?(?:用|使用)(?:英文|中文|英语)", re.I)),
+    # "No emojis in commit messages": a ban on something in every artefact of a kind.
+    ("feedback", "ban", re.compile(
+        # (only what gets written: "no errors in the logs", "no changes in the code" are observations)
+        r"^no (?:more )?[\w-]+(?: [\w-]+)? (?:in|on) (?:the |any |our |my )?(?:commit(?: message)?s?|messages|comments|"
+        r"prs?|pull requests|pr titles|pr descriptions|readmes?|responses|answers|titles|branch names)[.!]?$",
+        re.I)),
+    # "I hate it when you add files I didn't ask for": a behaviour of the agent's the user does not want again.
+    ("feedback", "dislike", re.compile(
+        r"\bi (?:really )?(?:hate|don'?t like|do not like|dislike|can'?t stand) (?:it )?when you\b", re.I)),
+    # "The production database is read-only", "we're on Python 3.9": facts about the environments the work runs in.
+    ("project", "environment", re.compile(
+        # (what it is, not how it is doing: "the test server is down again" is the moment)
+        r"^(?:the |our )?(?:prod|production|staging|live|dev|development|test) (?:database|db|server|bucket|environment|"
+        r"env|cluster|api|site)s? (?:is (?:read-only|shared|managed|hosted|deployed|on|at|in|behind)|are (?:shared|managed|"
+        r"hosted|on|in|at)|runs? on|lives? (?:on|in|at)|uses?)\b"
+        r"|^(?:our |the )?(?:ci|ci/cd|cd|pipeline|builds?|backend|frontend|api|site|app|database|db) (?:runs?|is hosted|"
+        r"is deployed|lives?) (?:on|in|at)\b"
+        r"|^(?:we'?re|we are|i'?m|i am) (?:still )?(?:on|stuck on|pinned to) [\w.+-]+ v?\d+\.\d+(?:\.\d+)?\b", re.I)),
+    # "我们用的是 PostgreSQL", "Reactを使っています": what the work is built on, said in Chinese or Japanese.
+    ("project", "stack", re.compile(
+        r"^(?:我们|我们的项目|项目|本项目)(?:用的是|使用的是|在用|使用|用)\s*[A-Za-z][\w.+-]*"
+        r"|^[A-Za-z][\w.+-]*(?: [A-Za-z][\w.+-]*)?\s*を使って(?:います|いる)", re.I)),
+    # "The primary colour should be orange", "la couleur principale soit du orange": the product's look, for every page.
+    ("project", "design", re.compile(
+        r"\b(?:main|primary|brand|accent|theme) colou?rs? (?:is|are|should be|will be|must be)\b|\bcouleur principale\b|"
+        r"\bcolor (?:principal|primario)\b|\bcor principal\b|\bprimärfarbe\b|\bhauptfarbe\b|\bосновн\w+ цвет\w*|"
+        r"(?:主色|主题色|主色调|メインカラー|テーマカラー)", re.I)),
+    # "Run the workflow every day at 9", "毎日9時に実行": when the product does its work.
+    ("project", "schedule", re.compile(
+        r"\b(?:every day|daily|each day|every (?:morning|evening|night|hour|monday|tuesday|wednesday|thursday|friday|"
+        r"saturday|sunday|week)) at \d{1,2}(?::\d\d)?\s*(?:am|pm|h)?\b|\b(?:tous les jours|chaque jour) à \d{1,2}\s*h|"
+        r"\btodos los días a las \d{1,2}\b|\btodos os dias às \d{1,2}\b|\btäglich um \d{1,2}\b|"
+        r"\bкаждый день в \d{1,2}\b|(?:毎日|毎朝|毎晩|每天|每日)(?:早上|晚上|上午|下午)?\d{1,2}(?:時|点|:\d\d)", re.I)),
+    # "We also have internal libs, like ista-common": what the team has of its own, which the work may need to reach.
+    ("project", "in-house", re.compile(
+        r"^(?:we|our (?:team|company|org|organisation|organization)) (?:also )?(?:have|maintain|run|publish|use) "
+        r"(?:our own|(?:an? |some |a few |several |many )?(?:internal|in-?house|private|proprietary|self-hosted))\b", re.I)),
     # "... ng-select with the class tc-select, I believe that's the convention elsewhere."
     ("feedback", "convention", re.compile(
         r"\b(?:that'?s|it'?s|this is|which is) (?:the|our) (?:convention|house style|standard practice)\b|"
@@ -48,6 +133,9 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 
 
 _AROUND_WORDS = 14  # a fact said in a long run-on sentence is kept with this many words either side of it
+# Kinds whose words start where the pattern does: what comes before "while keeping it simple" or "需求就是" is the
+# request of the moment ("please review the three files ...", "深度了解该开源项目的实现").
+_FROM_MATCH = ("keep", "goal")
 
 
 def stated_fact(sentence: str) -> tuple[str, str, str] | None:
@@ -56,6 +144,12 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
     for type_, kind, pattern in _KINDS:
         match = pattern.search(sentence)
         if match:
+            start = match.start() + len(match.group(0)) - len(match.group(0).lstrip(", "))
+            if kind in _FROM_MATCH:
+                # a kept quality ends at the next clause ("..., see TODOs and propose a plan"); a goal runs on
+                stop = re.search(r"[,;，；]", sentence[match.end():]) if kind == "keep" else None
+                found = sentence[start: match.end() + stop.start() if stop else None].strip()
+                return type_, kind, found[:1].upper() + found[1:].rstrip(" .!,;?")
             before = sentence[: match.start()].split()[-_AROUND_WORDS:]
             after = sentence[match.start():].split()[: _AROUND_WORDS + 1]
             return type_, kind, " ".join(before + after).rstrip(" .!,;")
@@ -75,6 +169,20 @@ REFERENCE_HINT = re.compile(
 # A link to one issue, pull request or commit names the work item of the moment ("do issue .../issues/22"); a pointer
 # worth keeping leads to a board, a doc, a dashboard or a repository.
 _WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commits)/[\w]+/?$", re.I)
+
+
+# "To find the precise URLs, please check ~/git/rdm/sbt/base-settings", "the registry URLs are defined in
+# docs/registries.md": where to look for something, a pointer to keep.
+_LOOK_THERE = re.compile(
+    r"(?:^to find\b|^for (?:the |more )?\w+(?: \w+)?,)[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
+    r"|\b(?:are|is) (?:defined|documented|listed|configured|described|specified) (?:in|at|under) ", re.I)
+_PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://|[\w.-]+/)\S*[\w/]")
+
+
+def where_to_look(sentence: str) -> bool:
+    """A sentence that says where something is found, naming a path or a link."""
+    match = _LOOK_THERE.search(sentence)
+    return bool(match and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
 
 
 def points_somewhere(sentence: str) -> bool:

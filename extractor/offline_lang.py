@@ -32,7 +32,10 @@ _STOPWORDS = {
     "de": "der die das und ist ein eine ich nicht zu mit für auf du mein es den dem sie wir bitte",
 }
 _STOP_SETS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
-for _lang, _extra in (("en", "always never don't every each"), ("fr", "en toujours jamais chaque fois s'il"),
+# English's short function words too: without them "No attribution" read as Spanish and "Im building a saas company"
+# as Portuguese (a tie goes to English, the language most sessions are in).
+for _lang, _extra in (("en", "always never don't every each a an on at no so if or as by from your our all but just"),
+                      ("fr", "en toujours jamais chaque fois s'il"),
                       ("es", "siempre nunca cada este esta usa"), ("pt", "na no sempre nunca cada isso esse essa"),
                       ("de", "immer nie niemals nicht jedes bitte")):
     _STOP_SETS[_lang] |= set(_extra.split())
@@ -90,6 +93,9 @@ _ONE_OFF = re.compile(
 _PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)?\d{1,2}\b(?![\w.%])"
                            r"|\b(?:go with|pick|choose|take)\s+(?:that|this|the|your)\s+(?:\w+\s+){0,2}?"
                            r"(?:option|approach|one|version|idea|suggestion|route|variant)\b"
+                           # "let's use the second option", "try the other approach": one of those just offered
+                           r"|\b(?:go with|pick|choose|take|use|do|try)\s+(?:the\s+)?(?:first|second|third|fourth|last|"
+                           r"former|latter|other)\s+(?:one|option|approach|version|idea|variant|solution)\b"
                            r"|\b(?:option|opción|opção|variante|вариант)\s+(?:\d{1,2}|[a-d])\b|(?:选|用)(?:第)?[一二三四1-9](?:个|种)?(?:方案)?$",
                            re.I)
 _WANTS_FEATURE = re.compile(r"\b(?:we should|we need to|we must|let'?s|can you|could you)\s+(?:also\s+)?(?:support|add|implement|"
@@ -138,6 +144,34 @@ def is_one_off(sentence: str) -> bool:
     return bool(_ONE_OFF.search(sentence))
 
 
+# "今後ワークフローを追加したいと思っています", "in the future I'd like to add more workflows": the user's own plan for
+# later, not a rule for the agent; "in the future, please don't push" asks something of the agent and stays a rule.
+_LATER = re.compile(r"\b(?:in the future|later on|eventually|at some point|à l'avenir|plus tard|en el futuro|más adelante|"
+                    r"no futuro|mais tarde|in zukunft|später|в будущем|позже)\b|(?:今後|これから|将来|いずれ|以后|今后|将来|之后)",
+                    re.I)
+_INTEND = re.compile(r"\b(?:i|we) (?:want|plan|intend|hope|would like|'d like|am going|'m going|are going|'re going|"
+                     r"am planning|'m planning|are planning|'re planning) to\b|\b(?:je veux|je compte|nous voulons|"
+                     r"quiero|pienso|planeo|queremos|quero|pretendo|ich will|ich möchte|wir wollen|я хочу|я планирую|мы хотим)\b"
+                     r"|(?:たい(?:と思|です|。|$)|予定|つもり|我(?:想|打算|计划|准备)|我们(?:想|打算|计划|准备))", re.I)
+_ASKS_AGENT = re.compile(r"\b(?:please|you|your|don'?t|do not|never|always|s'il te plaît|por favor|bitte|пожалуйста)\b"
+                         r"|(?:ください|してほしい|して欲しい|你|您|请|不要|别)", re.I)
+
+
+def is_plan(sentence: str) -> bool:
+    """The user's own intention for later (a plan for the work), not a standing rule for the agent."""
+    return bool(_LATER.search(sentence) and _INTEND.search(sentence)) and not _ASKS_AGENT.search(sentence)
+
+
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def word_count(sentence: str) -> int:
+    """Words in a sentence, a CJK run (written without spaces) counted as one word per two characters: the
+    "said in a breath" limits then mean the same length in every script."""
+    cjk = len(_CJK_CHAR.findall(sentence))
+    return len(_CJK_CHAR.sub(" ", sentence).split()) + (cjk + 1) // 2
+
+
 # --- what holds beyond the moment ------------------------------------------------------------------------------
 _STANDING = re.compile(
     r"\b(?:always|never|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
@@ -148,7 +182,17 @@ _STANDING = re.compile(
     r"sempre|toda vez|cada vez|a partir de agora|daqui (?:em|para) (?:diante|frente)|no futuro|por padrão|"
     r"immer|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
     r"всегда|никогда|каждый раз|впредь|в дальнейшем|с этого момента|по умолчанию|в начале (?:каждой|каждого))\b"
-    r"|(?:总是|始终|永远|每次|以后|今后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)",
+    r"|(?:总是|始终|永远|每次|以后|今后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)"
+    # "as much as possible", "when in doubt": a manner or a condition that holds for all the work, not one task
+    r"|\b(?:as much as possible|whenever possible|wherever possible|where possible|when in doubt|if in doubt|"
+    r"whenever (?:you'?re |you are )?(?:unsure|not sure)|autant que possible|dans la mesure du possible|en cas de doute|"
+    r"siempre que (?:sea )?posible|en la medida de lo posible|en caso de duda|sempre que possível|na medida do possível|"
+    r"em caso de dúvida|wann immer möglich|soweit möglich|im zweifel|по возможности|в случае сомнени\w*)\b"
+    r"|(?:できるだけ|なるべく|可能な限り|迷ったら|尽量|尽可能|如有疑问|遇到不(?:明确|确定|清楚))"
+    # a trigger that comes back: "before committing", "after every deploy", "avant chaque commit"
+    r"|\b(?:before|after) (?:each|every|any) \w+|\bbefore (?:committing|pushing|merging|deploying|releasing|"
+    r"opening a (?:pr|pull request))\b|\b(?:avant|après) chaque\b|\b(?:antes|después|depois) de cada\b"
+    r"|\b(?:vor|nach) jedem\b|\b(?:перед|после) каждым\b|(?:每次)?(?:提交|推送|部署)(?:之前|前)",
     re.I,
 )
 _FIRST_THEN = re.compile(r"\b(?:first\b.+\bbefore|d'abord\b|primero\b.+\bantes|primeiro\b.+\bantes|zuerst\b|"
@@ -244,6 +288,11 @@ _JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das
                         r"|(?:那个|这个|それ|これ)", re.I)
 
 
+def just_that(sentence: str) -> bool:
+    """"Don't change that", "no hagas eso": about what was just done, in any covered language."""
+    return bool(_JUST_THAT.search(sentence))
+
+
 def remembered(sentence: str) -> str | None:
     """What a "remember ..." request in a covered language asks to keep, or None."""
     match = _REMEMBER.match(sentence)
@@ -253,9 +302,28 @@ def remembered(sentence: str) -> str | None:
     return what.strip(" .,:;!。！") or None
 
 
+# "コミットはしないで", "不要提交": a CJK "don't" with nothing but the action is about the step at hand. A rule says where,
+# how or what ("不要在主分支上直接提交", "npmを使わないで"), or comes with a word that makes it firm ("絶対に", "千万") or
+# says it holds beyond now (_STANDING).
+_CJK_DONT = re.compile(r"^(?:请)?(?:不要|别)|(?:しないで|使わないで)(?:ください)?[。.!！]?$")
+_CJK_FILLER = re.compile(r"[はをもがねよ、。，！!？?\s]")
+_FIRM = re.compile(r"(?:絶対|決して|二度と|一切|绝对|千万|永远|任何时候|一律|从不|始终)")
+_BARE_ACTION_CHARS = 5
+
+
+def _bare_cjk_dont(sentence: str) -> bool:
+    """Only an action is left once the "don't" is taken away ("コミット", "提交"), and no tool is named."""
+    rest = _CJK_FILLER.sub("", _CJK_DONT.sub("", sentence.strip()))
+    return len(rest) <= _BARE_ACTION_CHARS and not re.search(r"[A-Za-z]{2}", rest)
+
+
 def correction(sentence: str) -> bool:
     """A correction in a covered language ("no uses npm", "не трогай миграции") that is more than "don't do that"."""
-    return bool(_CORRECTION.search(sentence)) and not _JUST_THAT.search(sentence)
+    if not _CORRECTION.search(sentence) or _JUST_THAT.search(sentence):
+        return False
+    if _CJK_DONT.search(sentence) and _bare_cjk_dont(sentence):
+        return bool(_FIRM.search(sentence) or _STANDING.search(sentence))
+    return True
 
 
 _FIRST_PERSON = re.compile(r"^(?:je|j'|yo|mi|eu|meu|minha|ich|mein|meine|я|мой|моя|меня)\b|^(?:我|私)", re.I)
@@ -263,97 +331,6 @@ _FIRST_PERSON = re.compile(r"^(?:je|j'|yo|mi|eu|meu|minha|ich|mein|meine|я|мо
 
 def about_me(what: str) -> bool:
     return bool(_FIRST_PERSON.match(what))
-
-
-# --- who the user is -------------------------------------------------------------------------------------------
-_NAME = re.compile(
-    r"\b(?:my name is|call me|je m'appelle|appelle-moi|me llamo|mi nombre es|llámame|meu nome é|me chamo|"
-    r"pode me chamar|ich heiße|mein name ist|меня зовут|обращайся ко мне|зови меня)\b|我叫|我的名字是|私の名前は|と呼んで",
-    re.I,
-)
-_ROLE_NOUN = (r"(?:développ\w+|ingénieu?r\w*|chef de projet|fondat\w+|étudiant\w*|designer|"
-              r"desarrollador\w*|ingenier[oa]s?|programador\w*|fundador\w*|estudiante|gerente|diseñador\w*|"
-              r"desenvolvedor\w*|engenheir[oa]s?|estudante|"
-              r"entwickler\w*|ingenieur\w*|gründer\w*|student\w*|"
-              r"разработчик\w*|программист\w*|инженер\w*|менеджер\w*|дизайнер\w*|аналитик\w*|студент\w*|основател\w+|"
-              r"руководител\w+)")
-_ROLE_FOREIGN = re.compile(
-    r"\b(?:je suis|soy|sou|ich bin|я|я являюсь|я работаю)\b(?:\s+\w+){0,3}?\s+" + _ROLE_NOUN + r"\b"
-    r"|我是.{0,12}(?:工程师|开发|程序员|经理|学生|设计师|创始人)|私は.{0,12}(?:エンジニア|開発者|デザイナー|マネージャー|学生)",
-    re.I,
-)
-_TOOLS = re.compile(
-    r"\b(?:i (?:don'?t|do not|never) use|je n'utilise (?:pas|jamais)|no uso|nunca uso|não uso|nunca uso|"
-    r"ich (?:benutze|nutze|verwende) (?:kein|nie)|не использую|не пользуюсь)\b"
-    r"|\b(?:использу\w*|использоват\w*|пользуюсь)\b.{0,40}\bдля\b|\bне использую\b|我不用|我不使用|は使いません|は使わない",
-    re.I,
-)
-# "I never use that language, I always say impediment": the words the user writes with, a rule for the text
-# (feedback), not a tool they use; "that language" points back at the sentence before it.
-_VOCABULARY = re.compile(r"\bi (?:almost |nearly )?(?:always|never|usually|rarely|rather) (?:say|write|call (?:it|them)|spell|"
-                         r"use the (?:word|term)s?)\b"
-                         r"|\b(?:je dis toujours|yo siempre digo|eu sempre digo|ich sage immer|я всегда говорю)\b", re.I)
-_POINTS_BACK = re.compile(r"\b(?:that|this|such) (?:language|word|term|phrase|wording|expression)s?\b", re.I)
-_SWITCHING = re.compile(r"\b(?:i'?m|i am) (?:switching|changing|moving|migrating) from\b.+", re.I)
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_IDENTITY_HINT = re.compile(r"\b(?:commit|author|git|my (?:e-?mail|name)|email is|e-mail is|correo|courriel)\b", re.I)
-
-
-# "I use direnv to set up the devbox shell": a habit of the user's (simple present). "I'm using Twilio for SMS": what
-# the work is built on now (progressive), a fact about the project. A pronoun or "the/this ..." names no tool.
-_TOOL = r"(?!(?:it|this|that|these|those|them|the|a|an|my|your|our|some|any)\b)`?[\w.+#@/-]+`?(?: [\w.+#-]+){0,2}?"
-_USES_HABIT = re.compile(r"^(?:i (?:always |usually |normally |mostly )?use|j'utilise|uso|ich (?:benutze|nutze|verwende)|"
-                         r"я использую|я пользуюсь) " + _TOOL + r" (?:to|for|pour|para|für|um|для)\b", re.I)
-_USES_NOW = re.compile(r"^(?:i'?m|i am|we'?re|we are) using " + _TOOL + r" (?:for|to|as)\b", re.I)
-
-
-def uses_tool(sentence: str) -> str | None:
-    """"user" when the sentence names a tool the user habitually works with, "project" when it names what the work
-    uses now, else None."""
-    sentence = sentence.strip().lstrip("-*• ")
-    if _USES_HABIT.match(sentence):
-        return "user"
-    if _USES_NOW.match(sentence):
-        return "project"
-    return None
-
-
-def about_the_user(sentence: str) -> str | None:
-    """The kind of user fact this sentence states ("name", "role", "tools", "switching", "identity"), or None."""
-    if _NAME.search(sentence):
-        return "name"
-    if _ROLE_FOREIGN.search(sentence):
-        return "role"
-    if _TOOLS.search(sentence) and not _POINTS_BACK.search(sentence):
-        return "tools"
-    if _EMAIL.search(sentence) and _IDENTITY_HINT.search(sentence):
-        return "identity"
-    return None
-
-
-# "Reply format: start with a sun emoji, keep it short. The result of your work must include a table.": the second
-# sentence goes on describing the output the format asks for.
-_OUTPUT = re.compile(r"^(?:the |your )?(?:result|output|report|answer|response)s?\b|^(?:le |la |el |o |a )?(?:résultat|"
-                     r"resultado|rapport|informe|relatório|réponse|respuesta|resposta)s?\b|^(?:das )?(?:ergebnis|bericht)\b"
-                     r"|^(?:результат|отч[её]т|ответ)|^(?:结果|输出|报告|結果|出力|レポート)", re.I)
-
-
-def describes_output(sentence: str) -> bool:
-    return bool(_OUTPUT.match(sentence.strip()))
-
-
-def vocabulary(sentence: str) -> bool:
-    return bool(_VOCABULARY.search(sentence))
-
-
-def points_back(sentence: str) -> bool:
-    return bool(_POINTS_BACK.search(sentence))
-
-
-def switching_clause(sentence: str) -> str | None:
-    """"... as I am changing from using gemini cli to claude code" -> that clause, or None."""
-    match = _SWITCHING.search(sentence)
-    return match.group(0).rstrip(" .!") if match else None
 
 
 # --- where things live ------------------------------------------------------------------------------------------

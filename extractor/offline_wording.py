@@ -1,10 +1,11 @@
 """How the offline engine words a memory about the user: in the third person, without the judgement or the
 request of the moment that came with it ("I'm a backend engineer, please fix this" -> "The user is a backend
-engineer")."""
+engineer"), and as one memory when told over consecutive sentences."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 
 def third_person(text: str) -> str:
@@ -50,4 +51,18 @@ def without_judgement(text: str) -> str:
         if out:
             out += separators[i - 1] if i > 0 and not drop[i - 1] else ", "
         out += clause.strip()
+    return out
+
+
+def merged_user_drafts(found: list[Any]) -> list[Any]:
+    """Who the user is, told in consecutive sentences of one message ("My name is Lisa. I'm a project
+    manager."), is one memory about them, not one per sentence; so is a list of what the work is built on
+    ("I'm using Twilio for SMS. I'm using Resend for emails.")."""
+    out: list[Any] = []
+    for draft in found:
+        same = draft.type == "user" == out[-1].type or draft.kind == "stack" == out[-1].kind if out else False
+        if same and not (draft.correction or out[-1].correction):
+            out[-1].rule = f"{out[-1].rule.rstrip(' .')}. {draft.rule}"
+        else:
+            out.append(draft)
     return out

@@ -1,0 +1,98 @@
+"""Who the user is, in the languages extractor/offline_lang.py covers: their name and role, the tools they work with
+or no longer use, the words they write with, what they are switching from, their identity for commits; and the
+sentence that goes on describing a reply format. Split from offline_lang.py (which reads a sentence's language, its
+noise and whether it holds beyond the moment) to keep one job per module. Written from general knowledge of each
+language, not from any session's transcript."""
+
+from __future__ import annotations
+
+import re
+
+_NAME = re.compile(
+    r"\b(?:my name is|call me|je m'appelle|appelle-moi|me llamo|mi nombre es|llámame|meu nome é|me chamo|"
+    r"pode me chamar|ich heiße|mein name ist|меня зовут|обращайся ко мне|зови меня)\b|我叫|我的名字是|私の名前は|と呼んで",
+    re.I,
+)
+_ROLE_NOUN = (r"(?:développ\w+|ingénieu?r\w*|chef de projet|fondat\w+|étudiant\w*|designer|"
+              r"desarrollador\w*|ingenier[oa]s?|programador\w*|fundador\w*|estudiante|gerente|diseñador\w*|"
+              r"desenvolvedor\w*|engenheir[oa]s?|estudante|"
+              r"entwickler\w*|ingenieur\w*|gründer\w*|student\w*|"
+              r"разработчик\w*|программист\w*|инженер\w*|менеджер\w*|дизайнер\w*|аналитик\w*|студент\w*|основател\w+|"
+              r"руководител\w+)")
+_ROLE_FOREIGN = re.compile(
+    r"\b(?:je suis|soy|sou|ich bin|я|я являюсь|я работаю)\b(?:\s+\w+){0,3}?\s+" + _ROLE_NOUN + r"\b"
+    r"|我是.{0,12}(?:工程师|开发|程序员|经理|学生|设计师|创始人)|私は.{0,12}(?:エンジニア|開発者|デザイナー|マネージャー|学生)",
+    re.I,
+)
+_TOOLS = re.compile(
+    r"\b(?:i (?:don'?t|do not|never) use|je n'utilise (?:pas|jamais)|no uso|nunca uso|não uso|nunca uso|"
+    r"ich (?:benutze|nutze|verwende) (?:kein|nie)|не использую|не пользуюсь)\b"
+    r"|\b(?:использу\w*|использоват\w*|пользуюсь)\b.{0,40}\bдля\b|\bне использую\b|我不用|我不使用|は使いません|は使わない",
+    re.I,
+)
+# "I never use that language, I always say impediment": the words the user writes with, a rule for the text
+# (feedback), not a tool they use; "that language" points back at the sentence before it.
+_VOCABULARY = re.compile(r"\bi (?:almost |nearly )?(?:always|never|usually|rarely|rather) (?:say|write|call (?:it|them)|spell|"
+                         r"use the (?:word|term)s?)\b"
+                         r"|\b(?:je dis toujours|yo siempre digo|eu sempre digo|ich sage immer|я всегда говорю)\b", re.I)
+_POINTS_BACK = re.compile(r"\b(?:that|this|such) (?:language|word|term|phrase|wording|expression)s?\b", re.I)
+_SWITCHING = re.compile(r"\b(?:i'?m|i am) (?:switching|changing|moving|migrating) from\b.+", re.I)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_IDENTITY_HINT = re.compile(r"\b(?:commit|author|git|my (?:e-?mail|name)|email is|e-mail is|correo|courriel)\b", re.I)
+
+
+# "I use direnv to set up the devbox shell": a habit of the user's (simple present). "I'm using Twilio for SMS": what
+# the work is built on now (progressive), a fact about the project. A pronoun or "the/this ..." names no tool.
+_TOOL = r"(?!(?:it|this|that|these|those|them|the|a|an|my|your|our|some|any)\b)`?[\w.+#@/-]+`?(?: [\w.+#-]+){0,2}?"
+_USES_HABIT = re.compile(r"^(?:i (?:always |usually |normally |mostly )?use|j'utilise|uso|ich (?:benutze|nutze|verwende)|"
+                         r"я использую|я пользуюсь) " + _TOOL + r" (?:to|for|pour|para|für|um|для)\b", re.I)
+_USES_NOW = re.compile(r"^(?:i'?m|i am|we'?re|we are) using " + _TOOL + r" (?:for|to|as)\b", re.I)
+
+
+def uses_tool(sentence: str) -> str | None:
+    """"user" when the sentence names a tool the user habitually works with, "project" when it names what the work
+    uses now, else None."""
+    sentence = sentence.strip().lstrip("-*• ")
+    if _USES_HABIT.match(sentence):
+        return "user"
+    if _USES_NOW.match(sentence):
+        return "project"
+    return None
+
+
+def about_the_user(sentence: str) -> str | None:
+    """The kind of user fact this sentence states ("name", "role", "tools", "switching", "identity"), or None."""
+    if _NAME.search(sentence):
+        return "name"
+    if _ROLE_FOREIGN.search(sentence):
+        return "role"
+    if _TOOLS.search(sentence) and not _POINTS_BACK.search(sentence):
+        return "tools"
+    if _EMAIL.search(sentence) and _IDENTITY_HINT.search(sentence):
+        return "identity"
+    return None
+
+
+# "Reply format: start with a sun emoji, keep it short. The result of your work must include a table.": the second
+# sentence goes on describing the output the format asks for.
+_OUTPUT = re.compile(r"^(?:the |your )?(?:result|output|report|answer|response)s?\b|^(?:le |la |el |o |a )?(?:résultat|"
+                     r"resultado|rapport|informe|relatório|réponse|respuesta|resposta)s?\b|^(?:das )?(?:ergebnis|bericht)\b"
+                     r"|^(?:результат|отч[её]т|ответ)|^(?:结果|输出|报告|結果|出力|レポート)", re.I)
+
+
+def describes_output(sentence: str) -> bool:
+    return bool(_OUTPUT.match(sentence.strip()))
+
+
+def vocabulary(sentence: str) -> bool:
+    return bool(_VOCABULARY.search(sentence))
+
+
+def points_back(sentence: str) -> bool:
+    return bool(_POINTS_BACK.search(sentence))
+
+
+def switching_clause(sentence: str) -> str | None:
+    """"... as I am changing from using gemini cli to claude code" -> that clause, or None."""
+    match = _SWITCHING.search(sentence)
+    return match.group(0).rstrip(" .!") if match else None
