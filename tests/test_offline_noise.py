@@ -129,6 +129,11 @@ def test_a_confirmation_is_never_filed_as_a_correction(tmp_path):
     ("앞으로 항상 pnpm을 사용해 주세요.", "Korean"),
     ("Usa sempre pnpm per questo progetto, per favore, non npm.", "a language the offline rules do not cover"),
     ("Gebruik altijd pnpm in dit project, niet npm.", "a language the offline rules do not cover"),
+    # Polish typed without its letters scored as Portuguese on "na" and "o"; with them, its letters past ÿ
+    # split its words apart before anything looked at them.
+    ("Zawsze przygotuj dokument na koniec tygodnia i nie wspominaj o wariancie deployed.",
+     "a language the offline rules do not cover"),
+    ("Nigdy nie używaj npm, zawsze pnpm, bo wkleiłem już złą wersję.", "a language the offline rules do not cover"),
 ])
 def test_an_uncovered_language_saves_nothing_and_says_so(tmp_path, text, language):
     messages = _msgs(("user", text))
@@ -144,7 +149,8 @@ def test_covered_languages_get_no_note():
     ("Always use pnpm here.", "en"), ("Toujours répondre en français.", "fr"), ("Siempre usa pnpm en este repo.", "es"),
     ("Nunca faça push direto na main.", "pt"), ("Bitte immer pnpm benutzen und nicht npm.", "de"),
     ("Всегда используй pnpm.", "ru"), ("以后每次都用 pnpm。", "zh"), ("今後は必ず pnpm を使ってください。", "ja"),
-    ("항상 pnpm을 사용해 주세요.", "ko"),
+    ("항상 pnpm을 사용해 주세요.", "ko"), ("Push nie direkt auf main.", "de"), ("Nunca faça push direto na main.", "pt"),
+    ("Jeszcze nie odpaliłem", "other"), ("Tak dokument przygotuj na finance_calculator nie wspominaj o wariancie", "other"),
 ])
 def test_language_of(sentence, code):
     assert offline_lang.language_of(sentence) == code
