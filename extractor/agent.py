@@ -85,7 +85,8 @@ def build_request(
         intro, transcript = first_message, ""
     else:
         excerpt = excerpt_messages(messages)
-        intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt), part=part)
+        intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt), part=part,
+                       folder=session_folder(messages))
         transcript = render("extract_transcript.j2", messages=excerpt)
     cache = ephemeral(cache_ttl)
     first: list[dict[str, object]] = [{"type": "text", "text": intro}]
@@ -100,6 +101,14 @@ def build_request(
         "tools": TOOL_SCHEMAS if mode != "topics" else [*TOOL_SCHEMAS, decision_tool.SCHEMA],
         "messages": [{"role": "user", "content": first}],
     }
+
+
+def session_folder(messages: list[Message]) -> str | None:
+    """The folder the session works in (its latest message's `cwd`), by name: a model reading only the
+    messages could not tell which project "the project" is (found by a model reading the requests)."""
+    from memdir.stages.extractor.platform_paths import folder_name
+
+    return next((folder_name(m.cwd) for m in reversed(messages) if m.cwd), None)
 
 
 def add_usage(total: dict, usage) -> None:

@@ -15,6 +15,8 @@ import posixpath
 import re
 from pathlib import Path
 
+from memdir import constants as C
+
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -60,3 +62,13 @@ def inside(target: str, cwd: str | None, root: Path) -> bool:
         return False
     real_root, resolved = root.resolve(), Path(local).resolve()
     return resolved == real_root or real_root in resolved.parents
+
+
+def folder_name(cwd: str | None) -> str | None:
+    """The last part of a session's `cwd` under its own platform's rules (`C:\\work\\shop` -> shop), None
+    when there is none. Only the name: a full path would tell the model the user's home folder for nothing."""
+    if not cwd:
+        return None
+    name = (ntpath if is_windows_path(cwd) else posixpath).basename(cwd.rstrip("\\/"))
+    name = re.sub(r"[\x00-\x1f\x7f`]", "", name)[:C.FOLDER_NAME_MAX]  # shown in backticks on one line of the request
+    return name or None

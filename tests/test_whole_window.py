@@ -99,3 +99,23 @@ def test_a_chunk_request_says_which_chunk_of_how_many_and_what_came_before(tmp_p
     assert "- chunk 1: messages 1-3 (2026-03-02), 3 with the user's words" in intro
     assert "- chunk 2: messages 4-6 (2026-03-02), 3 with the user's words" in intro
     assert "~20" not in request["system"][0]["text"] and "last" not in intro
+
+
+def _intro(tmp_path, cwds: list[str | None]) -> str:
+    from memdir.stages.extractor.agent import build_request
+
+    said = [Message("user", [{"type": "text", "text": "Remember: releases go out on Tuesdays."}], cwd=cwd,
+                    timestamp="2026-03-02T10:00:00Z") for cwd in cwds]
+    request = build_request(said, tmp_path / "memory", Settings(engine="llm"), date(2026, 3, 2))
+    return request["messages"][0]["content"][0]["text"]
+
+
+def test_the_request_names_the_sessions_folder_by_name_only(tmp_path):
+    """A model reading the requests could not tell which project "the project" was: the folder is named, under
+    its own platform's path rules, without the user's home path."""
+    line = "The session works in the folder `{}`: the project this memory folder belongs to."
+    assert line.format("shop") in _intro(tmp_path, ["/Users/ana/code/old", "/Users/ana/code/shop/"])  # the latest
+    windows = _intro(tmp_path, [r"C:\Users\ana\source\repos\AMSteel_Quote"])
+    assert line.format("AMSteel_Quote") in windows and "Users" not in windows.split("</existing_memories>")[1]
+    assert line.format("evilname") in _intro(tmp_path, ["/tmp/evil`\nname"])  # one line, no backtick break-out
+    assert "The session works in" not in _intro(tmp_path, [None])
