@@ -119,3 +119,13 @@ def test_the_request_names_the_sessions_folder_by_name_only(tmp_path):
     assert line.format("AMSteel_Quote") in windows and "Users" not in windows.split("</existing_memories>")[1]
     assert line.format("evilname") in _intro(tmp_path, ["/tmp/evil`\nname"])  # one line, no backtick break-out
     assert "The session works in" not in _intro(tmp_path, [None])
+
+
+def test_the_system_prompt_asks_for_memories_in_the_users_language(tmp_path):
+    """A model writing a faithful English memory of Spanish words had it refused by the support check (relay eval,
+    fresh set 5): the request now says, before any write, that a memory is written in the user's language."""
+    from memdir.stages.extractor.agent import build_request
+
+    said = [Message("user", [{"type": "text", "text": "Recuerda: los despliegues son los martes."}])]
+    system = build_request(said, tmp_path / "memory", Settings(engine="llm"), date(2026, 3, 2))["system"][0]["text"]
+    assert "in the language the user wrote in" in system and "is refused" in system
