@@ -25,7 +25,7 @@ from memdir.config import Settings, llm_configured
 from memdir.evals.locomo import Score, default_data_path, evaluate, load
 from memdir.scan import scan
 from memdir.stages.recall.api import recall
-from memdir.stages.recall.lexical import BM25
+from memdir.stages.recall.bm25 import BM25
 
 HALVES = {"0-4": [0, 1, 2, 3, 4], "5-9": [5, 6, 7, 8, 9]}
 TARGET = 0.80  # issue 13: hit@5 on the held-out half and overall

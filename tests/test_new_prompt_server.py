@@ -13,7 +13,8 @@ import pytest
 
 from memdir.scan import scan
 from memdir.stages.recall import api, lexical, manifest, token_cache
-from memdir.stages.recall.lexical import BM25, FILLER, STOPWORDS, document_tokens, split_words, stem
+from memdir.stages.recall.bm25 import BM25
+from memdir.stages.recall.lexical import FILLER, STOPWORDS, document_tokens, split_words, stem
 from memdir.stages.recall.related import jobs_of
 
 NOW = time.time()

@@ -18,7 +18,8 @@ import yaml
 from memdir import constants as C
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, token_cache
-from memdir.stages.recall.lexical import BM25, GramBM25, _word_grams, char_grams, document_tokens
+from memdir.stages.recall.bm25 import BM25, GramBM25
+from memdir.stages.recall.lexical import _word_grams, char_grams, document_tokens
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,0 +1,153 @@
+"""Okapi BM25 over counted documents, and its character n-gram variant (recall.lexical ranks with both).
+
+Split out of recall/lexical.py so each module keeps one job: this one scores, lexical.py tokenises and ranks.
+Hand-written rather than `bm25s`/`rank_bm25`: both pull in NumPy (and SciPy), whose import alone
+is more than the prompt hook's whole time budget, and the collections here are small (hundreds to
+a few thousand short documents).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
+
+
+class BM25:
+    """Okapi BM25 over pre-tokenized documents; `scores(query)` returns one float per document.
+    `counted`: the documents as term counts and lengths instead (recall.token_cache keeps them)."""
+
+    def __init__(self, documents: Sequence[list[str]] = (), k1: float = 1.2, b: float = 0.75,
+                 counted: tuple[Sequence[Mapping[str, int]], Sequence[int]] | None = None) -> None:
+        self.k1, self.b = k1, b
+        self.tf: Sequence[Mapping[str, int]]
+        self.lengths: Sequence[int]
+        self.tf, self.lengths = counted or ([Counter(doc) for doc in documents], [len(doc) for doc in documents])
+        self.avg_len = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        self._index()
+
+    def _index(self) -> None:
+        """Only each term's document count: a term's idf and postings are made when first asked for. A
+        ranking asks for a few dozen terms, and indexing all of a pool's (some 40,000 postings for 250
+        memories) was most of building a ranker, paid again for every new prompt's pool (issue 26)."""
+        self.df: Counter[str] = Counter()
+        for counts in self.tf:
+            self.df.update(counts.keys())
+        self._idf_of: dict[str, float] = {}
+        self._docs_of: dict[str, list[int]] = {}
+
+    def idf(self, term: str) -> float | None:
+        """The term's idf, None when no document holds it."""
+        idf = self._idf_of.get(term)
+        if idf is None:
+            d = self.df.get(term)
+            if d is None:
+                return None
+            n = len(self.tf)
+            idf = self._idf_of[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
+        return idf
+
+    def postings(self, term: str) -> list[int]:
+        """The documents holding the term, ascending (empty when none does)."""
+        docs = self._docs_of.get(term)
+        if docs is None:
+            held = term in self.df
+            docs = self._docs_of[term] = [i for i, counts in enumerate(self.tf) if term in counts] if held else []
+        return docs
+
+    def scores(self, query: list[str]) -> list[float]:
+        out = [0.0] * len(self.tf)
+        if not self.tf:
+            return out
+        for term in set(query):
+            idf = self.idf(term)
+            if idf is None:
+                continue
+            for i in self.postings(term):
+                freq = self.tf[i][term]
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
+                out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
+        return out
+
+
+class GramBM25(BM25):
+    """BM25 over the character n-grams of each document's words, with the scores BM25 gives the
+    n-gram lists, counted from the words a query's n-grams are in when it asks: a folder holds
+    hundreds of thousands of n-gram postings and a query a few dozen n-grams (cutting and indexing
+    them all was a third of the prompt hook's ranking time, issue 26).
+
+    `written`: per document, each word as written -> how many times it counts (field weights included);
+    `lengths`: per document, its n-gram count (`gram_length`)."""
+
+    def __init__(self, written: Sequence[Mapping[str, int]], lengths: Sequence[int], k1: float = 1.2,
+                 b: float = 0.75) -> None:
+        self._marked: tuple[list[str], str, list[int]] | None = None  # the words, marked and joined: see _postings
+        self._holding: dict[str, list[tuple[int, int]]] | None = None  # word -> (document, count): see _postings
+        self._asked = 0
+        super().__init__(k1=k1, b=b, counted=(written, lengths))
+
+    def _index(self) -> None:
+        pass  # nothing until a query asks (scores)
+
+    def scores(self, query: list[str]) -> list[float]:
+        out = [0.0] * len(self.tf)
+        terms = set(query)  # BM25.scores's order: the same floats, summed in the same order
+        found = self._postings(terms)
+        count = len(self.tf)
+        for term in terms:
+            docs = found.get(term)
+            if not docs:
+                continue
+            idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
+            for i, freq in docs:
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
+                out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
+        return out
+
+    def _postings(self, grams: set[str]) -> dict[str, list[tuple[int, int]]]:
+        """Per n-gram, (document, count) for every document holding it, ascending. The folder's words,
+        marked as `_word_grams` marks them (#word#), are searched as one string: an n-gram never holds a
+        newline, so each match lies within one word, and overlapping matches are each counted, as
+        the n-gram list repeats them."""
+        if self._marked is None:  # built once: the warm server asks one ranker prompt after prompt
+            words = list(set().union(*self.tf))
+            self._marked = words, "#" + "#\n#".join(words) + "#", list(accumulate((len(w) + 3 for w in words), initial=0))
+        vocabulary, text, starts = self._marked
+        in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
+        for gram in grams:
+            at = text.find(gram)
+            while at != -1:
+                per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
+                per[gram] = per.get(gram, 0) + 1
+                at = text.find(gram, at + 1)
+        self._asked += 1
+        holding = self._holding
+        if holding is None and self._asked >= 2:  # a ranker asked again (the warm server's): index the words' documents
+            holding = {}
+            for i, counts in enumerate(self.tf):
+                for word, times in counts.items():
+                    holding.setdefault(word, []).append((i, times))
+            # Published whole: the server's other threads rank with this same ranker meanwhile, and one that saw
+            # the index half built would score only the documents indexed so far. (`>= 2`, not `== 2`: two
+            # threads counting past 2 together still build it.)
+            self._holding = holding
+        per_doc: dict[int, dict[str, int]] = {}
+        if holding is not None:  # only the documents holding a matched word
+            for word, held in in_word.items():
+                for i, times in holding.get(word, ()):
+                    freq = per_doc.setdefault(i, {})
+                    for gram, inside in held.items():
+                        freq[gram] = freq.get(gram, 0) + times * inside
+        else:  # one question (a prompt hook's process): a pass over the documents costs less than indexing them
+            for i, counts in enumerate(self.tf):
+                for word in counts.keys() & in_word.keys():
+                    freq = per_doc.setdefault(i, {})
+                    for gram, inside in in_word[word].items():
+                        freq[gram] = freq.get(gram, 0) + counts[word] * inside
+        found: dict[str, list[tuple[int, int]]] = {}
+        for i in sorted(per_doc):  # ascending, as a pass over the documents finds them
+            for gram, f in per_doc[i].items():
+                found.setdefault(gram, []).append((i, f))
+        return found
