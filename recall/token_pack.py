@@ -144,6 +144,7 @@ class Packer:
         self.store, self.busy = store, busy
         self.wanted: list | None = None  # headers (memdir.scan.Header), newest first
         self.done: list | None = None  # the last list packed whole: the watched view hands back the same list
+        self.folders: dict[str, set[Fields]] = {}  # the texts of the folders asked about lately, oldest first
         self.wake = threading.Event()
         self.lock = threading.Lock()
         threading.Thread(target=self._work, daemon=True, name="memdir-token-pack").start()
@@ -176,8 +177,9 @@ class Packer:
     def _fill(self, headers: list) -> bool:
         """True when every memory is packed (or the pack is full), False when a newer list came first."""
         wanted = [fields_of(h) for h in headers]
-        if len(self.store.packed) > 2 * len(wanted):
-            self.store.keep_only(set(wanted))
+        live = self._live(headers, wanted)
+        if len(self.store.packed) > 2 * len(live):
+            self.store.keep_only(live)
         for fields in self.store.missing(wanted):
             if self.wake.is_set():
                 return False  # a newer list (the folder changed, or another folder): that one first
@@ -186,3 +188,13 @@ class Packer:
             self.store.put(fields, document_tokens(*fields))
         return True
 
+    def _live(self, headers: list, wanted: list[Fields]) -> set[Fields]:
+        """The texts of the last TOKEN_PACK_FOLDERS folders asked about, this one's as it is now. One server
+        answers every project of a user: keeping only this folder's dropped the other project's pack, packed
+        again at each switch between them (about 12 s of CPU at 20,000 memories)."""
+        folder = headers[0].abs_path[: len(headers[0].abs_path) - len(headers[0].rel_path)] if headers else ""
+        self.folders.pop(folder, None)
+        self.folders[folder] = set(wanted)
+        while len(self.folders) > C.TOKEN_PACK_FOLDERS:
+            del self.folders[next(iter(self.folders))]
+        return set().union(*self.folders.values())
