@@ -47,7 +47,8 @@ _LETTERS = {"fr": "éèêàùçœë", "es": "ñ¿¡áíóú", "pt": "ãõçáâ�
 _UNCOVERED_LATIN = set("""il della che sono di per gli het een niet ik je jij dat van wij jest nie się że
     jak ale bu ve bir için değil tak czy mam jeszcze już tego tym być są może przez dla bo żeby też tylko mi
     zrób sprawdz sprawdź teraz trzeba ten ta te jako jestem proszę dobra dobrze zawsze nigdy
-    questo questa anche sempre perché ma più fare ho hai non sei solo molto
+    questo questa anche sempre perché ma più fare ho hai non sei solo molto mai invece ogni dopo usare utilizza
+    utilizzare scrivi rispondi prima delle degli nella nelle alla alle sulla dei quello
     ook maar wel geen deze voor zijn naar kan hebben wat mijn
     jsem není aby také jako nebo když tak že prosím
     yang dan di ini itu dengan untuk tidak ada saya akan dari ke bisa juga sudah
@@ -76,7 +77,11 @@ def language_of(sentence: str) -> str:
         return "other" if foreign and len(words) >= 3 else "en"
     # As much evidence of an uncovered language as of the best covered one (two words or more): unsure, so
     # nothing is read from it rather than misread ("save nothing rather than noise").
-    return "other" if foreign > scores[best] or foreign >= max(2, scores[best]) else best
+    # A tie with French, Spanish or Portuguese is unsure too: "Utilizza sempre pnpm" scored Portuguese on "sempre" alone,
+    # a word Italian shares with them (a tie with English or German stays: "retry per request", "push nie direkt").
+    if foreign > scores[best] or foreign >= max(2, scores[best]) or (best in ("fr", "es", "pt") and foreign >= scores[best]):
+        return "other"
+    return best
 
 
 # --- no noise: questions and one-off requests, in every covered language -------------------------------------
@@ -86,7 +91,11 @@ _QUESTION = re.compile(
     r"por que|como|quando|qual|onde|você pode|pode |"
     r"warum|wie|wann|welche[rs]?|wo|kannst du|können sie|"
     r"почему|зачем|как|когда|какой|какая|какие|где|можешь|можно ли|что такое)\b"
-    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么(?![都也])|为什么|怎么|怎样|哪|是否)|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
+    r"|\bли\b|[吗吧呢][。.!！]?\s*$|(?:什么(?![都也])|为什么|怎么|怎样|哪|是否)|"
+    # a Chinese A-not-A question asks without 吗 or a question mark ("是不是应该总是用pnpm": should we always...);
+    # "不管是不是周末" (whether or not) is no question
+    r"(?<!不管)(?<!无论)(?<!不论)(?:是不是|会不会|要不要|对不对|有没有|好不好|行不行|该不该|应不应该|需不需要|用不用|可不可能)"
+    r"|(?:ですか|ますか|でしょうか|か)[。.]?\s*$",
     re.I,
 )
 # A request about the work at hand ("not yet", "this file", "for now"): true today, no rule for next time.
