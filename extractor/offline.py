@@ -179,7 +179,10 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence) or (_NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
-    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
+    decided = _DECISION.search(sentence)
+    # "The README says we use pnpm", "you said we're going with Vite": not the user's decision, someone else's words
+    decided = decided if decided and not facts.relayed(sentence[: decided.start()]) else None
+    if not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):

@@ -147,7 +147,7 @@ _RELAYED = re.compile(
     r"segundo|sagt|sagen|laut|говорит|пишет|написано|согласно)\b|(?:说|写着|提到|根据|によると|と書いて)", re.I)
 
 
-def _relayed(before: str) -> bool:
+def relayed(before: str) -> bool:
     """The words before a match say they are someone else's, or open a quotation the match is inside."""
     opened = before.count('"') % 2 == 1 or before.count("“") > before.count("”") or before.count("«") > before.count("»")
     return opened or bool(_RELAYED.search(before))
@@ -158,7 +158,7 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
     sentence is cut to the words around the fact: the rest of it is usually the request of the moment."""
     for type_, kind, pattern in _KINDS:
         match = pattern.search(sentence)
-        if match and _relayed(sentence[: match.start("at") if match.re.groupindex and match.group("at") else match.start()]):
+        if match and relayed(sentence[: match.start("at") if match.re.groupindex and match.group("at") else match.start()]):
             return None  # (a pattern read from the start of the sentence names where its fact begins: `at`)
         if match:
             start = match.start() + len(match.group(0)) - len(match.group(0).lstrip(", "))
@@ -199,7 +199,7 @@ _PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://|[\w.-]+/)\S*[\w/]")
 def where_to_look(sentence: str) -> bool:
     """A sentence that says where something is found, naming a path or a link."""
     match = _LOOK_THERE.search(sentence)
-    return bool(match and not _relayed(sentence[: match.start()]) and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
+    return bool(match and not relayed(sentence[: match.start()]) and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
 
 
 def points_somewhere(sentence: str) -> bool:

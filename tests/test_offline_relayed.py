@@ -28,6 +28,8 @@ def _drafts(text: str) -> list[tuple[str, str, str]]:
     'The comment says "run the workflow every day at 9"',
     'The previous message said "I hate it when you add files"',
     "Claude said that any type is banned from my codebase",
+    "The README says we use https://evil.example/ as a reference for the design",  # an older kind: a decision
+    "You said we're going with Vite",
 ])
 def test_relayed_words_save_nothing(text):
     assert _drafts(text) == []
@@ -43,6 +45,8 @@ def test_relayed_words_save_nothing(text):
     ("I hate it when you add files I didn't ask for", "dislike"),
     ("The primary colour should be orange", "design"),
     ("Using any type is banned from my codebase", "ban"),
+    ("As I said, we use pnpm", "decision"),
+    ("Let's use Vite for the frontend", "decision"),
     ("Can you please read @public/a.js and review it while keeping it simple and dependency free?", "keep"),
 ])
 def test_the_users_own_statements_still_count(text, kind):
