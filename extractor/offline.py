@@ -261,7 +261,9 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             continue
         made = _sentence_drafts(sentence, messages, index) if english_rules else []
         made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence)))]
-        made = made or _lang_drafts(sentence, language)
+        made = made or [d for d in _lang_drafts(sentence, language)
+                         if not (d.kind in _MOMENT_KINDS and lang.is_one_off(sentence)
+                                 or d.kind == "dislike" and lang.just_that(sentence))]
         for draft in made:
             if draft.kind == "writing" and said_before and user.points_back(sentence):
                 draft.rule = f"{said_before.rstrip(' .!')}. {draft.rule}"  # "that language" is the sentence before
@@ -270,6 +272,8 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
 
 
 _RULE_KINDS = ("correction", "preference")
+# Facts said for the moment are not kept either: "for this PR, keep all commits minimal", "I hate it when you do that".
+_MOMENT_KINDS = ("keep", "goal", "dislike", "environment")
 # "From now on, ask before installing any package": the instruction follows the phrase that makes it standing.
 _LEADING_STANDING = re.compile(r"^(?:from now on|going forward|in (?:the )?future|by default|when in doubt|if in doubt|"
                                r"whenever possible)\s*[,:]?\s*(?:please\s+)?", re.I)

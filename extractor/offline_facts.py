@@ -15,6 +15,9 @@ _MODEL = (r"(?:\binspired by\b|\bmodell?ed (?:on|after)\b|\bas (?:a |the |my |ou
           r"\bbased on the (?:design|look|style) of\b|\binspirée? (?:de|par)\b|\binspirad[oa] (?:en|em)\b|"
           r"\bcomo referencia\b|\bcomo referência\b|\bangelehnt an\b|\bals (?:vorlage|vorbild|referenz)\b|\bпо образцу\b|"
           r"参考に|参照して|参考了|借鉴|仿照)")
+_IDIOM_PLACES = (r"(?:circles?|loops?|fumes|empty|deadlines?|time|schedule|budget|trouble|problems?|issues?|errors?|"
+                 r"autopilot|faith|hope|luck|caffeine|coffee|steam|borrowed time)\b")
+_NOT_IDIOM = r"(?!(?:(?:a|an|the|our|my) )?" + _IDIOM_PLACES + r")"
 _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "I'm a complete beginner", "我是小白": how much the user knows shapes every explanation.
     ("user", "expertise", re.compile(
@@ -53,9 +56,11 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"schema|table|service|module|dependency|database|db|interface|contract|sdk)s?\b", re.I)),
     # "We are running in tmux", "we're developing on Windows": where the work runs.
     ("project", "environment", re.compile(
+        # (not an idiom: "we're running in circles", "running on a deadline", "I'm running on fumes")
         r"^(?:we|i)(?:'re|'m| are| am) (?:all )?(?:running|developing) (?:in|inside|under|within)"
-        r"(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$"
-        r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$",
+        r"(?: (?:a|an|the|our|my))? " + _NOT_IDIOM + r"[\w.+-]+(?: [\w.+-]+)?[.!]?$"
+        r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? " + _NOT_IDIOM +
+        r"[\w.+-]+(?: [\w.+-]+)?[.!]?$",
         re.I)),
     # "The goal is to let any app write a coredump without changing its code", "需求就是…": what the work is for.
     ("project", "goal", re.compile(
@@ -191,7 +196,10 @@ _WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commit
 # "To find the precise URLs, please check ~/git/rdm/sbt/base-settings", "the registry URLs are defined in
 # docs/registries.md": where to look for something, a pointer to keep.
 _LOOK_THERE = re.compile(
-    r"(?:^to find\b|^for (?:the |more )?\w+(?: \w+)?,)[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
+    # (not the task of the moment: "to find the bug, check src/app.py", "for the error, see /tmp/build.log")
+    r"(?:^to find\b(?! out\b| the (?:bug|error|crash|problem|issue|cause|failure|failing)\b)"
+    r"|^for (?!(?:the |more )?(?:bug|error|crash|problem|issue|failure)s?\b)(?:the |more )?\w+(?: \w+)?,)"
+    r"[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
     r"|\b(?:are|is) (?:defined|documented|listed|configured|described|specified) (?:in|at|under) ", re.I)
 _PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://|[\w.-]+/)\S*[\w/]")
 

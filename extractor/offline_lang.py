@@ -101,6 +101,7 @@ _QUESTION = re.compile(
 # A request about the work at hand ("not yet", "this file", "for now"): true today, no rule for next time.
 _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
+    r"(?:for|in) this (?:pr|pull request|branch|ticket|task|change|bug|issue)|this (?:bug|error|crash|one) first|"
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
     r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня)\b"
     # "do not plan or implement", "don't implement anything": where the task of the moment stops, not a rule

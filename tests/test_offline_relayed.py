@@ -69,3 +69,23 @@ def test_the_users_own_prose_around_an_introduction_still_counts():
     assert [k for _, k, _ in _drafts("Always use pnpm. Here is why")] == ["preference"]
     assert [k for _, k, _ in _drafts("Here's the thing. The main goal is to ship the CLI.")] == ["goal"]
     assert [k for _, k, _ in _drafts("The main goal is to ship the CLI.\n\nHere is the README\n\nWe use npm.")] == ["goal"]
+
+
+@pytest.mark.parametrize("text", [
+    "For this PR, keep all commits minimal", "I hate it when you do that", "To find the bug, check src/app.py",
+    "To find the failing test, look at tests/test_api.py", "For the error, see /tmp/build.log",
+    "We're running on a deadline", "We are running in circles", "I'm running on fumes", "We are running in a loop here",
+    "The main goal is to fix this bug first",
+])
+def test_the_moment_and_idioms_are_no_facts(text):
+    """The new kinds are facts that hold for the project: said for the task of the moment, or an idiom, they are not."""
+    assert _drafts(text) == []
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("We are running in tmux", "environment"), ("We're developing on Windows", "environment"),
+    ("For more details, see docs/setup.md", "pointer"), ("Keep all commits minimal", "keep"),
+    ("The main goal of this project is to ship the CLI", "goal"),
+])
+def test_the_same_kinds_said_for_good_still_count(text, kind):
+    assert [k for _, k, _ in _drafts(text)] == [kind]
