@@ -40,14 +40,16 @@ def _looks_pasted(paragraph: str) -> bool:
 
 
 # A line that hands over material without a colon: "Here is the README", "Pasted from the wiki", "what the other agent
-# wrote", "Can you summarize this?". What follows is a page's, a file's or an agent's words (a README's "The main goal
-# of this project is ..." or "We are running on ..." read as the user's own), as after a colon.
+# wrote", "Can you summarize this?", a file's name as a heading ("# CLAUDE.md"). What follows is a page's, a file's
+# or an agent's words (a README's "The main goal of this project is ..." or "We are running on ..." read as the
+# user's own), as after a colon.
 _INTRODUCES = re.compile(
     r"^(?:(?:ok|okay|so|also|and|please|hey)[, ]+)?(?:here(?:'s| is| are)\b|(?:pasted|copied|quoted|forwarded) from\b|"
     r"(?:this is |these are )?(?:what|the text|the message|the output) (?:the |my |our |an? )?[\w -]{0,30}? (?:says|said|wrote|"
     r"writes|replied|returned|printed)\b|(?:can you |could you |please )?(?:summari[sz]e|translate|proofread|explain|"
     r"analy[sz]e) (?:this|these|it|the following|the text|the (?:doc|page|readme|message|article)\w*)\b)[^.!\n]{0,60}"
-    r"[?.]?\s*$", re.I)
+    r"[?.]?\s*$"
+    r"|^#{1,6}\s+[\w./-]+\.(?:md|markdown|txt|rst)\s*$", re.I)  # "# CLAUDE.md": a file's text follows its name
 
 
 def _introduced_at(paragraph: str) -> int | None:
