@@ -58,16 +58,16 @@ class TokenPack:
             if len(self.words) > self.max_words:  # the vocabulary only grows: start over
                 self._clear()
             data = pack(tokens, self.ids, self.words)
-            if self.size + len(data) > self.max_bytes:
+            if self.size + _cost(fields, data) > self.max_bytes:
                 return  # full: the rest is tokenised when a prompt asks, as before
             self.packed[fields] = data
-            self.size += len(data)
+            self.size += _cost(fields, data)
 
     def keep_only(self, live: set[Fields]) -> None:
         """Drop the entries of texts no longer in the folder (edited or deleted memories)."""
         with self.lock:
             for fields in [f for f in self.packed if f not in live]:
-                self.size -= len(self.packed.pop(fields))
+                self.size -= _cost(fields, self.packed.pop(fields))
 
     def missing(self, wanted: Sequence[Fields]) -> list[Fields]:
         with self.lock:
@@ -75,6 +75,13 @@ class TokenPack:
 
     def _clear(self) -> None:
         self.ids, self.words, self.packed, self.size = {}, [], {}, 0
+
+
+def _cost(fields: Fields, data: bytes) -> int:
+    """What an entry holds: its packed tokens and the texts it is keyed by. Those are the folder view's own strings
+    while the memory is live, but an edited memory's old texts stay until its entry is dropped (about 2.2 KB a
+    real-sized memory, more than its packed tokens): counted, so max_bytes bounds them too."""
+    return len(data) + sum(map(len, fields))
 
 
 def pack(tokens: DocTokens, ids: dict[str, int], words: list[str]) -> bytes:

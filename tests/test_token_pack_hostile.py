@@ -114,3 +114,17 @@ def test_two_projects_taking_turns_do_not_throw_each_other_away():
     finally:
         token_pack.document_tokens = original
     assert len(tokenised) == len(big) + len(small)  # each memory packed once
+
+
+def test_the_texts_an_entry_is_keyed_by_count_against_the_bound():
+    """An entry is keyed by its memory's whole scanned text (up to 64 KB); a memory of one word repeated packs to a
+    few bytes, so max_bytes bounded nothing of the old texts edited memories left behind (about 2.2 KB each for a
+    real-sized memory, more than its packed tokens)."""
+    store = TokenPack(max_bytes=200_000)
+    for i in range(20):
+        fields = (f"note {i}", "", "project", f"edit{i} " + "same " * 10_000)  # 50 KB of text each
+        store.put(fields, document_tokens(*fields))
+    assert store.size <= 200_000
+    assert 1 <= len(store.packed) <= 4
+    store.keep_only(set())
+    assert store.size == 0
