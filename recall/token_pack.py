@@ -43,6 +43,7 @@ class TokenPack:
         self.words: list[str] = []
         self.packed: dict[Fields, bytes] = {}
         self.size = 0
+        self.full = False  # a memory did not fit: no more are packed (nor their words added) until some are dropped
         self.lock = threading.Lock()
 
     def get(self, fields: Fields) -> DocTokens | None:
@@ -53,13 +54,16 @@ class TokenPack:
 
     def put(self, fields: Fields, tokens: DocTokens) -> None:
         with self.lock:
-            if fields in self.packed:
+            if fields in self.packed or self.full:
                 return
             if len(self.words) > self.max_words:  # the vocabulary only grows: start over
                 self._clear()
             data = pack(tokens, self.ids, self.words)
             if self.size + _cost(fields, data) > self.max_bytes:
-                return  # full: the rest is tokenised when a prompt asks, as before
+                # full: the rest is tokenised when a prompt asks, as before. Packing them anyway grew the vocabulary
+                # with words never kept, until it started over and dropped the whole pack.
+                self.full = True
+                return
             self.packed[fields] = data
             self.size += _cost(fields, data)
 
@@ -68,13 +72,14 @@ class TokenPack:
         with self.lock:
             for fields in [f for f in self.packed if f not in live]:
                 self.size -= _cost(fields, self.packed.pop(fields))
+                self.full = False
 
     def missing(self, wanted: Sequence[Fields]) -> list[Fields]:
         with self.lock:
             return [f for f in wanted if f not in self.packed]
 
     def _clear(self) -> None:
-        self.ids, self.words, self.packed, self.size = {}, [], {}, 0
+        self.ids, self.words, self.packed, self.size, self.full = {}, [], {}, 0, False
 
 
 def _cost(fields: Fields, data: bytes) -> int:
@@ -188,6 +193,8 @@ class Packer:
         if len(self.store.packed) > 2 * len(live):
             self.store.keep_only(live)
         for fields in self.store.missing(wanted):
+            if self.store.full:
+                break  # tokenising the rest would keep nothing
             if self.wake.is_set():
                 return False  # a newer list (the folder changed, or another folder): that one first
             while self.busy():

@@ -128,3 +128,43 @@ def test_the_texts_an_entry_is_keyed_by_count_against_the_bound():
     assert 1 <= len(store.packed) <= 4
     store.keep_only(set())
     assert store.size == 0
+
+
+def test_a_full_pack_stops_growing_its_vocabulary_and_the_packer_stops_tokenising():
+    """Once full, every later put (each prompt's unpacked matches) still added its words to the vocabulary, until it
+    passed max_words and started over, dropping the whole pack; and the packer tokenised the rest of the folder
+    for nothing."""
+    rng = random.Random(11)
+    folder = [_memory(rng, 50, i) for i in range(40)]
+    store = TokenPack(max_bytes=3_000, max_words=10_000)
+    for fields in folder:
+        store.put(fields, document_tokens(*fields))
+    kept, words = dict(store.packed), len(store.words)
+    assert store.full and kept
+    for fields in folder:
+        store.put(fields, document_tokens(*fields))
+    assert store.packed == kept and len(store.words) == words
+    store.keep_only(set())
+    assert not store.full
+
+
+def test_the_packer_stops_at_a_full_pack():
+    rng = random.Random(13)
+    headers = [_Header("/home/u/p/memory", _memory(rng, 50, i)) for i in range(300)]
+    store = TokenPack(max_bytes=3_000)
+    calls: list[int] = []
+    import memdir.stages.recall.token_pack as token_pack
+
+    original = token_pack.document_tokens
+    token_pack.document_tokens = lambda *f: calls.append(1) or original(*f)
+    try:
+        packer = Packer(store, lambda: False)
+        packer.want(headers)
+        for _ in range(2000):
+            if packer.done is headers:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        token_pack.document_tokens = original
+    assert packer.done is headers and store.full
+    assert len(calls) < 20
