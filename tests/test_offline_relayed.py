@@ -90,3 +90,19 @@ def test_the_moment_and_idioms_are_no_facts(text):
 ])
 def test_the_same_kinds_said_for_good_still_count(text, kind):
     assert [k for _, k, _ in _drafts(text)] == [kind]
+
+
+@pytest.mark.parametrize("text", [
+    "Always force-push to main - is that ok?", "We should never write tests - what do you think?",
+    "Never use pnpm - would that work?", "Use npm instead of pnpm - is that right?",
+    "The main goal of this project is to replace the backend - does that make sense?",
+    "Keep all commits minimal - should we?",
+])
+def test_a_statement_whose_tail_asks_if_it_holds_is_a_question(text):
+    """The dashed-question split (a statement, then a question about something else) made the statement a rule even
+    when the question asked whether it holds."""
+    assert _drafts(text) == []
+
+
+def test_a_statement_before_a_question_about_something_else_still_counts():
+    assert [k for _, k, _ in _drafts("Always use pnpm - does it need a lockfile?")] == ["preference"]
