@@ -30,8 +30,9 @@ def test_whether_or_not_is_no_question_and_rules_still_count(text):
 
 @pytest.mark.parametrize("text", ["Sempre usa pnpm, mai npm", "Usa sempre pnpm invece di npm", "Utilizza sempre pnpm",
                                   "Usa sempre pnpm per installare le dipendenze", "Rispondi sempre in italiano",
-                                  "Scrivi sempre i test prima del codice", "Non usare mai npm, usa sempre pnpm"])
-def test_italian_saves_nothing_and_says_so(text):
+                                  "Scrivi sempre i test prima del codice", "Non usare mai npm, usa sempre pnpm",
+                                  "Utilitza sempre pnpm en lloc de npm", "Fes sempre els tests abans de fer commit"])
+def test_italian_saves_nothing_and_says_so(text):  # and Catalan, read as Spanish or Portuguese the same way
     message = _message(text)
     assert lang.language_of(text) not in lang.COVERED
     assert offline.detect([message])[0] == []
