@@ -230,7 +230,7 @@ def wait_until_idle(sock: str | None, limit: float = 180.0) -> bool:
     try:
         with open(f"{sock}.pid", encoding="ascii") as handle:
             pid = int(handle.read().split()[0])
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, IndexError):  # IndexError: an empty pid file, being written
         return True  # nothing to watch: the 2 s above, as before
 
     def cpu() -> float:

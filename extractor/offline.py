@@ -108,8 +108,14 @@ _IMPERATIVE = re.compile(
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
 # "I don't think we can change the tc-table component, so we're stuck with <tr> - how does that affect the cdk option?":
 # a statement with a question tacked on after a dash; the question does not make the statement one.
-_QUESTION_TAIL = re.compile(r"\s+[-–—]\s+(?=(?:how|what|why|which|where|when|who|would|could|can|does|do|is|are|should)\b[^-–—]*\?\s*$)",
-                            re.I)
+# A tail that asks whether the statement itself holds ("Always force-push to main - is that ok?", "... - what do you
+# think?") leaves it a question, never a rule.
+_ASKS_IF_SO = (r"(?!(?:is|would|does|could|will|can) (?:that|this|it) (?:be |really )?(?:ok|okay|fine|right|correct|good|"
+               r"better|wise|safe|work|make sense|a good idea|possible|acceptable|allowed)\b|(?:should|shall|can|could) (?:we|i)\b"
+               r"|(?:do|would) you (?:agree|think|recommend|suggest|mind)\b|what do you (?:think|say)\b|(?:are|is) (?:you|that) "
+               r"(?:sure|ok|okay)\b)")
+_QUESTION_TAIL = re.compile(r"\s+[-–—]\s+(?=" + _ASKS_IF_SO + r"(?:how|what|why|which|where|when|who|would|could|can|does|do|"
+                            r"is|are|should)\b[^-–—]*\?\s*$)", re.I)
 
 
 def _sentences(text: str) -> list[str]:
@@ -179,7 +185,10 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence) or (_NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
-    if not question and _DECISION.search(sentence) and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
+    decided = _DECISION.search(sentence)
+    # "The README says we use pnpm", "you said we're going with Vite": not the user's decision, someone else's words
+    decided = decided if decided and not facts.relayed(sentence[: decided.start()]) else None
+    if not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
@@ -258,7 +267,9 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             continue
         made = _sentence_drafts(sentence, messages, index) if english_rules else []
         made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence)))]
-        made = made or _lang_drafts(sentence, language)
+        made = made or [d for d in _lang_drafts(sentence, language)
+                         if not (d.kind in _MOMENT_KINDS and lang.is_one_off(sentence)
+                                 or d.kind == "dislike" and lang.just_that(sentence))]
         for draft in made:
             if draft.kind == "writing" and said_before and user.points_back(sentence):
                 draft.rule = f"{said_before.rstrip(' .!')}. {draft.rule}"  # "that language" is the sentence before
@@ -267,6 +278,8 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
 
 
 _RULE_KINDS = ("correction", "preference")
+# Facts said for the moment are not kept either: "for this PR, keep all commits minimal", "I hate it when you do that".
+_MOMENT_KINDS = ("keep", "goal", "dislike", "environment")
 # "From now on, ask before installing any package": the instruction follows the phrase that makes it standing.
 _LEADING_STANDING = re.compile(r"^(?:from now on|going forward|in (?:the )?future|by default|when in doubt|if in doubt|"
                                r"whenever possible)\s*[,:]?\s*(?:please\s+)?", re.I)

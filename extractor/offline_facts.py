@@ -15,6 +15,9 @@ _MODEL = (r"(?:\binspired by\b|\bmodell?ed (?:on|after)\b|\bas (?:a |the |my |ou
           r"\bbased on the (?:design|look|style) of\b|\binspirée? (?:de|par)\b|\binspirad[oa] (?:en|em)\b|"
           r"\bcomo referencia\b|\bcomo referência\b|\bangelehnt an\b|\bals (?:vorlage|vorbild|referenz)\b|\bпо образцу\b|"
           r"参考に|参照して|参考了|借鉴|仿照)")
+_IDIOM_PLACES = (r"(?:circles?|loops?|fumes|empty|deadlines?|time|schedule|budget|trouble|problems?|issues?|errors?|"
+                 r"autopilot|faith|hope|luck|caffeine|coffee|steam|borrowed time)\b")
+_NOT_IDIOM = r"(?!(?:(?:a|an|the|our|my) )?" + _IDIOM_PLACES + r")"
 _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "I'm a complete beginner", "我是小白": how much the user knows shapes every explanation.
     ("user", "expertise", re.compile(
@@ -53,9 +56,11 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"schema|table|service|module|dependency|database|db|interface|contract|sdk)s?\b", re.I)),
     # "We are running in tmux", "we're developing on Windows": where the work runs.
     ("project", "environment", re.compile(
+        # (not an idiom: "we're running in circles", "running on a deadline", "I'm running on fumes")
         r"^(?:we|i)(?:'re|'m| are| am) (?:all )?(?:running|developing) (?:in|inside|under|within)"
-        r"(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$"
-        r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? [\w.+-]+(?: [\w.+-]+)?[.!]?$",
+        r"(?: (?:a|an|the|our|my))? " + _NOT_IDIOM + r"[\w.+-]+(?: [\w.+-]+)?[.!]?$"
+        r"|^(?:we|i)(?:'re|'m| are| am) (?:running|developing) on(?: (?:a|an|the|our|my))? " + _NOT_IDIOM +
+        r"[\w.+-]+(?: [\w.+-]+)?[.!]?$",
         re.I)),
     # "The goal is to let any app write a coredump without changing its code", "需求就是…": what the work is for.
     ("project", "goal", re.compile(
@@ -75,7 +80,7 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         # said as a norm ("should be", "write", "always"): "the docs in English are outdated" is about the docs
         r"^(?=.*\b(?:write|writing|written|keep|should|must|needs? to|has to|have to|always|only|use|deben?|doit|"
         r"doivent|deve|devem|muss|müssen|должн\w*)\b).*?"
-        r"\b(?:commit messages|commits|messages|comments|docs|variable names|identifiers|titles|"
+        r"\b(?P<at>commit messages|commits|messages|comments|docs|variable names|identifiers|titles|"
         r"descriptions|pr descriptions|changelogs)\b.{0,25}?\bin (?:english|french|spanish|german|portuguese|russian|"
         r"chinese|japanese)\b|\b(?:british|american|us|uk) (?:english|spelling)\b"
         r"|\b(?:commits?|comentarios|mensajes|commentaires|messages de commit|kommentare|commit-nachrichten|комментарии|"
@@ -136,6 +141,21 @@ _AROUND_WORDS = 14  # a fact said in a long run-on sentence is kept with this ma
 # Kinds whose words start where the pattern does: what comes before "while keeping it simple" or "需求就是" is the
 # request of the moment ("please review the three files ...", "深度了解该开源项目的实现").
 _FROM_MATCH = ("keep", "goal")
+# "The README says the main goal is ...", "the assistant said the goal of this project is ...", "the log says the keys
+# are listed in ~/.ssh": words the user relays from a page, a file, a log or the agent are not what they state. (A goal
+# starts at its match, so the frame that said whose words they were was dropped and only the relayed words kept.)
+# "As I said" and "like we said" are the user's own.
+_RELAYED = re.compile(
+    # (third person or past: "read @file and ..." and "show me" are requests, "the docs say" is plural)
+    r"(?<!\bi )(?<!\bwe )\b(?:says?|said|writes|wrote|reads|states|claims|mentions|suggests|prints|printed|"
+    r"shows|showed|recommends|tells (?:me|us)|told (?:me|us)|according to|dit|disent|selon|dice|dicen|según|diz|dizem|"
+    r"segundo|sagt|sagen|laut|говорит|пишет|написано|согласно)\b|(?:说|写着|提到|根据|によると|と書いて)", re.I)
+
+
+def relayed(before: str) -> bool:
+    """The words before a match say they are someone else's, or open a quotation the match is inside."""
+    opened = before.count('"') % 2 == 1 or before.count("“") > before.count("”") or before.count("«") > before.count("»")
+    return opened or bool(_RELAYED.search(before))
 
 
 def stated_fact(sentence: str) -> tuple[str, str, str] | None:
@@ -143,6 +163,8 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
     sentence is cut to the words around the fact: the rest of it is usually the request of the moment."""
     for type_, kind, pattern in _KINDS:
         match = pattern.search(sentence)
+        if match and relayed(sentence[: match.start("at") if match.re.groupindex and match.group("at") else match.start()]):
+            return None  # (a pattern read from the start of the sentence names where its fact begins: `at`)
         if match:
             start = match.start() + len(match.group(0)) - len(match.group(0).lstrip(", "))
             if kind in _FROM_MATCH:
@@ -174,7 +196,10 @@ _WORK_ITEM_URL = re.compile(r"/(?:issues|pull|pulls|merge_requests|commit|commit
 # "To find the precise URLs, please check ~/git/rdm/sbt/base-settings", "the registry URLs are defined in
 # docs/registries.md": where to look for something, a pointer to keep.
 _LOOK_THERE = re.compile(
-    r"(?:^to find\b|^for (?:the |more )?\w+(?: \w+)?,)[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
+    # (not the task of the moment: "to find the bug, check src/app.py", "for the error, see /tmp/build.log")
+    r"(?:^to find\b(?! out\b| the (?:bug|error|crash|problem|issue|cause|failure|failing)\b)"
+    r"|^for (?!(?:the |more )?(?:bug|error|crash|problem|issue|failure)s?\b)(?:the |more )?\w+(?: \w+)?,)"
+    r"[^.]{0,80}?\b(?:check|see|look (?:at|in|into)|refer to|consult) "
     r"|\b(?:are|is) (?:defined|documented|listed|configured|described|specified) (?:in|at|under) ", re.I)
 _PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://|[\w.-]+/)\S*[\w/]")
 
@@ -182,7 +207,7 @@ _PLACE = re.compile(r"(?:~|\.{0,2}/|[A-Za-z]:\\|https?://|[\w.-]+/)\S*[\w/]")
 def where_to_look(sentence: str) -> bool:
     """A sentence that says where something is found, naming a path or a link."""
     match = _LOOK_THERE.search(sentence)
-    return bool(match and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
+    return bool(match and not relayed(sentence[: match.start()]) and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
 
 
 def points_somewhere(sentence: str) -> bool:

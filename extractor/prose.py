@@ -39,8 +39,32 @@ def _looks_pasted(paragraph: str) -> bool:
     return letters < 0.75 * len(paragraph)
 
 
+# A line that hands over material without a colon: "Here is the README", "Pasted from the wiki", "what the other agent
+# wrote", "Can you summarize this?", a file's name as a heading ("# CLAUDE.md"). What follows is a page's, a file's
+# or an agent's words (a README's "The main goal of this project is ..." or "We are running on ..." read as the
+# user's own), as after a colon.
+_INTRODUCES = re.compile(
+    r"^(?:(?:ok|okay|so|also|and|please|hey)[, ]+)?(?:here(?:'s| is| are)\b|(?:pasted|copied|quoted|forwarded) from\b|"
+    r"(?:this is |these are )?(?:what|the text|the message|the output) (?:the |my |our |an? )?[\w -]{0,30}? (?:says|said|wrote|"
+    r"writes|replied|returned|printed)\b|(?:can you |could you |please )?(?:summari[sz]e|translate|proofread|explain|"
+    r"analy[sz]e) (?:this|these|it|the following|the text|the (?:doc|page|readme|message|article)\w*)\b)[^.!\n]{0,60}"
+    r"[?.]?\s*$"
+    r"|^#{1,6}\s+[\w./-]+\.(?:md|markdown|txt|rst)\s*$", re.I)  # "# CLAUDE.md": a file's text follows its name
+
+
+def _introduced_at(paragraph: str) -> int | None:
+    """Where the material a line of this paragraph hands over starts (the end of that line), or None."""
+    at = 0
+    for line in paragraph.splitlines(keepends=True):
+        at += len(line)
+        if _INTRODUCES.match(line.strip()):
+            return at
+    return None
+
+
 def own_prose(text: str) -> str:
-    """The leading paragraphs the person wrote, up to the first pasted block (or what follows a colon)."""
+    """The leading paragraphs the person wrote, up to the first pasted block (or what follows a colon, or a line
+    such as "Here is the README")."""
     text = _CONTINUATION.sub("\n", text)
     kept: list[str] = []
     size = 0
@@ -49,9 +73,10 @@ def own_prose(text: str) -> str:
             continue
         if _looks_pasted(paragraph) or size + len(paragraph) > PROSE_MAX_CHARS:
             break
-        kept.append(paragraph)
+        introduced = _introduced_at(paragraph)
+        kept.append(paragraph if introduced is None else paragraph[:introduced].rstrip() + "\n")
         size += len(paragraph)
-        if paragraph.rstrip().endswith(":"):
+        if introduced is not None or paragraph.rstrip().endswith(":"):
             break  # "This is the relevant CSS:" — what follows is quoted material
     return "\n\n".join(kept)
 

@@ -201,12 +201,17 @@ EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any 
 TOKEN_CACHE_NAME = "tokens"  # under STATE_DIRNAME/cache: each memory's ranking tokens (recall.token_cache)
 TOKEN_CACHE_MAX_ENTRIES = 600  # the prompt's pool (200 newest + 50 older matches) and older matches of past prompts
 TOKEN_CACHE_MAX_BYTES = 32 << 20  # about 3 KB per real-sized memory: far past TOKEN_CACHE_MAX_ENTRIES
+# memdir.words.stem's cache starts over past this many words: the warm server tokenises every memory of every
+# folder (recall.token_pack), and a folder of random words would otherwise grow it without end (~100 MB a million).
+STEM_CACHE_MAX_WORDS = 300_000
 TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000
-# ... and every memory's, packed (recall.token_pack: about 2.2 KB each, 44 MB at 20,000 real-sized memories).
+# ... and every memory's, packed (recall.token_pack: about 1-2 KB each, plus the ~2.2 KB of text each is keyed by,
+# counted since an edited memory's old text stays until its entry is dropped: ~65 MB at 20,000 real-sized memories).
 TOKEN_PACK_MAX_BYTES = 96 << 20
+TOKEN_PACK_FOLDERS = 4  # one server answers every project of a user: the last folders asked about keep their pack
 TOKEN_PACK_GIVE_WAY_S = 0.005  # the background packing's pause while a prompt is being answered
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
 # The warm recall server's checks of recalled memories against the project (memdir.verdicts): a prompt's answer

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memdir import constants as C
+
 _TOKEN = re.compile(r"[a-z0-9]+")  # ASCII text, the common case: one C-speed pass
 
 # Any other text: runs of letters and digits (underscore splits, as in ASCII), with the scripts written
@@ -93,6 +95,8 @@ _stem_cache: dict[str, str] = {}
 def stem(word: str) -> str:
     cached = _stem_cache.get(word)
     if cached is None:
+        if len(_stem_cache) >= C.STEM_CACHE_MAX_WORDS:
+            _stem_cache.clear()  # the warm server tokenises every memory of every folder (recall.token_pack)
         cached = _stem_cache[word] = _stem(word)
     return cached
 
