@@ -208,9 +208,12 @@ TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this 
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000
-# ... and every memory's, packed (recall.token_pack: about 1-2 KB each, plus the ~2.2 KB of text each is keyed by,
-# counted since an edited memory's old text stays until its entry is dropped: ~65 MB at 20,000 real-sized memories).
-TOKEN_PACK_MAX_BYTES = 96 << 20
+# ... and every memory's, packed (recall.token_pack: about 2.2 KB each, plus the text each is keyed by, counted
+# since an edited memory's old text stays until its entry is dropped). A real-sized memory's scanned text is about
+# 4.4 KB (benchmarks/realistic.py; the real folder's median file is 4.6 KB), so 20,000 count about 132 MB here, most
+# of it the scan's own strings: the server grew by about 45 MB. At 96 MB the pack filled at ~14,500 of them and
+# the rest were tokenised per prompt again (server up at 20,000: 6.12x against 5.39-5.74x with all packed).
+TOKEN_PACK_MAX_BYTES = 160 << 20
 TOKEN_PACK_FOLDERS = 4  # one server answers every project of a user: the last folders asked about keep their pack
 TOKEN_PACK_GIVE_WAY_S = 0.005  # the background packing's pause while a prompt is being answered
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names
