@@ -106,22 +106,6 @@ _IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
-# "I don't think we can change the tc-table component, so we're stuck with <tr> - how does that affect the cdk option?":
-# a statement with a question tacked on after a dash; the question does not make the statement one.
-# A tail that asks whether the statement itself holds ("Always force-push to main - is that ok?", "... - what do you
-# think?") leaves it a question, never a rule.
-_ASKS_IF_SO = (r"(?!(?:is|would|does|could|will|can) (?:that|this|it) (?:be |really )?(?:ok|okay|fine|right|correct|good|"
-               r"better|wise|safe|work|make sense|a good idea|possible|acceptable|allowed)\b|(?:should|shall|can|could) (?:we|i)\b"
-               r"|(?:do|would) you (?:agree|think|recommend|suggest|mind)\b|what do you (?:think|say)\b|(?:are|is) (?:you|that) "
-               r"(?:sure|ok|okay)\b)")
-_QUESTION_TAIL = re.compile(r"\s+[-–—]\s+(?=" + _ASKS_IF_SO + r"(?:how|what|why|which|where|when|who|would|could|can|does|do|"
-                            r"is|are|should)\b[^-–—]*\?\s*$)", re.I)
-
-
-def _sentences(text: str) -> list[str]:
-    return [part for sentence in prose.sentences(text) for part in _QUESTION_TAIL.split(sentence, maxsplit=1)]
-
-
 def _split_rationale(sentence: str) -> tuple[str, str | None]:
     match = _RATIONALE.search(sentence)
     if not match or match.start() < 8:
@@ -216,7 +200,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
                                                                   drafts, forgets, english_rules=False)
         else:
             own = _answers_only(text) if message.kind == "answer" else text
-            found = _message_drafts(_sentences(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
+            found = _message_drafts(prose.statements(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
         for draft in found:
             draft.said_on = anchor
             draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
@@ -359,7 +343,7 @@ def language_note(messages: list[Message]) -> str | None:
     read = 0
     for message in messages:
         text = message.user_text()
-        for sentence in _sentences(prose.own_prose(text)) if text else []:
+        for sentence in prose.statements(prose.own_prose(text)) if text else []:
             code = lang.language_of(sentence)
             if code in lang.COVERED:
                 read += 1

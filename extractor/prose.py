@@ -103,3 +103,20 @@ def sentences(text: str) -> list[str]:
                 if len(sentence) > 3:
                     out.append(sentence[:1].upper() + sentence[1:])
     return out
+
+
+# "I don't think we can change the tc-table component, so we're stuck with <tr> - how does that affect the cdk option?":
+# a statement with a question tacked on after a dash; the question does not make the statement one.
+# A tail that asks whether the statement itself holds ("Always force-push to main - is that ok?", "... - what do you
+# think?") leaves it a question, never a rule.
+_ASKS_IF_SO = (r"(?!(?:is|would|does|could|will|can) (?:that|this|it) (?:be |really )?(?:ok|okay|fine|right|correct|good|"
+               r"better|wise|safe|work|make sense|a good idea|possible|acceptable|allowed)\b|(?:should|shall|can|could) (?:we|i)\b"
+               r"|(?:do|would) you (?:agree|think|recommend|suggest|mind)\b|what do you (?:think|say)\b|(?:are|is) (?:you|that) "
+               r"(?:sure|ok|okay)\b)")
+_QUESTION_TAIL = re.compile(r"\s+[-–—]\s+(?=" + _ASKS_IF_SO + r"(?:how|what|why|which|where|when|who|would|could|can|does|do|"
+                            r"is|are|should)\b[^-–—]*\?\s*$)", re.I)
+
+
+def statements(text: str) -> list[str]:
+    """`sentences(text)`, with a question tacked on after a dash split off its statement (the offline rules' unit)."""
+    return [part for sentence in sentences(text) for part in _QUESTION_TAIL.split(sentence, maxsplit=1)]
