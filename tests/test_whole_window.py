@@ -154,3 +154,21 @@ def test_a_home_folder_or_a_dot_is_not_named_as_the_project(tmp_path):
     for cwd in ["/home/ana", "/Users/ana/", r"C:\Users\ana", "/mnt/c/Users/ana", "/root", ".", "..", "~"]:
         assert "The session works in" not in _intro(tmp_path, [cwd]), cwd
     assert "`ana-shop`" in _intro(tmp_path, ["/home/ana/ana-shop"])  # a project below the home folder still is
+
+
+def test_the_language_rule_keeps_the_why_and_how_labels_as_written(tmp_path):
+    """The labels are read by the Write tool (a feedback memory without `**Why:**` is refused), the store and
+    promotion; the language rule listed them among what to write in the user's language, so a model doing as
+    told (`**Por qué:**`) was refused for it: one more turn, or a lost memory. The rule now keeps them."""
+    from memdir.stages.extractor.agent import build_request
+    from memdir.stages.extractor.tools import Toolbox
+
+    said = [Message("user", [{"type": "text", "text": "Recuerda: los despliegues son los martes."}])]
+    system = build_request(said, tmp_path / "memory", Settings(engine="llm"), date(2026, 3, 2))["system"][0]["text"]
+    assert "in the language the user wrote in" in system and "labels stay as written" in system
+    (tmp_path / "memory").mkdir()
+    translated = ("---\nname: despliegues\ndescription: despliegues los martes\ntype: feedback\n---\n"
+                  "Los despliegues son los martes.\n\n**Por qué:** x\n**Cómo aplicar:** y\n")
+    result = Toolbox(tmp_path / "memory").run("Write", {"file_path": str(tmp_path / "memory" / "feedback_x.md"),
+                                                        "content": translated})
+    assert result.is_error and "**Why:**" in result.content  # why the labels must stay as written
