@@ -69,6 +69,21 @@ def folder_name(cwd: str | None) -> str | None:
     when there is none. Only the name: a full path would tell the model the user's home folder for nothing."""
     if not cwd:
         return None
-    name = (ntpath if is_windows_path(cwd) else posixpath).basename(cwd.rstrip("\\/"))
-    name = re.sub(r"[\x00-\x1f\x7f`]", "", name)[:C.FOLDER_NAME_MAX]  # shown in backticks on one line of the request
-    return name or None
+    flavour = ntpath if is_windows_path(cwd) else posixpath
+    trimmed = cwd.rstrip("\\/")
+    if _HOME.match(trimmed.replace("\\", "/")):  # the home folder's name is the user's login, not a project
+        return None
+    name = "".join(ch for ch in flavour.basename(trimmed) if _shown(ch))[:C.FOLDER_NAME_MAX]
+    return name if name not in ("", ".", "..", "~") else None
+
+
+# A home folder (Linux, macOS, Windows, WSL's view of Windows) or root's: a session there has no project.
+_HOME = re.compile(r"^(?:~|/root|/home/[^/]+|/Users/[^/]+|(?:[A-Za-z]:|/mnt/[A-Za-z])/Users/[^/]+)$", re.I)
+
+
+def _shown(ch: str) -> bool:
+    """Kept in the folder's name, which the request shows in backticks on one line: not a backtick, not a
+    control, format (bidi override, zero-width) or line/paragraph separator character (U+0085, U+2028)."""
+    import unicodedata
+
+    return ch != "`" and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")

@@ -213,7 +213,11 @@ TOKENS_KEPT = 2000
 # 4.4 KB (benchmarks/realistic.py; the real folder's median file is 4.6 KB), so 20,000 count about 132 MB here, most
 # of it the scan's own strings: the server grew by about 45 MB. At 96 MB the pack filled at ~14,500 of them and
 # the rest were tokenised per prompt again (server up at 20,000: 6.12x against 5.39-5.74x with all packed).
-TOKEN_PACK_MAX_BYTES = 160 << 20
+# Those figures counted the text in characters; it is now counted in the bytes CPython holds it in, and one em
+# dash makes a text 2 bytes a character (every memory of the real folder and of benchmarks/realistic.py has one;
+# an emoji, 4): 20,000 real-sized memories count about 225 MB (hostile8, 1,000 built and measured). 272 MB packs
+# them up to the same ~24,000 as 160 MB of characters did, and bounds what old texts can hold in real bytes.
+TOKEN_PACK_MAX_BYTES = 272 << 20
 TOKEN_PACK_FOLDERS = 4  # one server answers every project of a user: the last folders asked about keep their pack
 TOKEN_PACK_GIVE_WAY_S = 0.005  # the background packing's pause while a prompt is being answered
 VERIFY_READ_BYTES = 8192  # how much of a memory file verification reads for names

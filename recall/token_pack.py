@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from array import array
+from sys import getsizeof
 
 from memdir import constants as C
 from memdir.stages.recall.lexical import DocTokens, document_tokens, stem
@@ -85,8 +86,9 @@ class TokenPack:
 def _cost(fields: Fields, data: bytes) -> int:
     """What an entry holds: its packed tokens and the texts it is keyed by. Those are the folder view's own strings
     while the memory is live, but an edited memory's old texts stay until its entry is dropped (about 2.2 KB a
-    real-sized memory, more than its packed tokens): counted, so max_bytes bounds them too."""
-    return len(data) + sum(map(len, fields))
+    real-sized memory, more than its packed tokens): counted, so max_bytes bounds them too. Counted as the bytes
+    CPython keeps them in (`len` counted characters: a Korean text takes 2 bytes each, an emoji's text 4)."""
+    return len(data) + sum(map(getsizeof, fields))
 
 
 def pack(tokens: DocTokens, ids: dict[str, int], words: list[str]) -> bytes:

@@ -168,3 +168,16 @@ def test_the_packer_stops_at_a_full_pack():
         token_pack.document_tokens = original
     assert packer.done is headers and store.full
     assert len(calls) < 20
+
+
+def test_the_bound_counts_the_memory_a_non_latin_text_takes():
+    """The key texts were counted by `len`, in characters: CPython keeps a Korean or Japanese text in 2 bytes a
+    character (an emoji's, 4), so edited memories' old texts in those scripts could hold 2-4 times max_bytes."""
+    import sys
+
+    store = TokenPack(max_bytes=400_000)
+    for i in range(40):
+        fields = (f"메모 {i}", "배포 절차", "project", f"편집{i} " + "배포는 화요일에 합니다 🚀 " * 400)
+        store.put(fields, document_tokens(*fields))
+    held = sum(len(data) + sum(map(sys.getsizeof, fields)) for fields, data in store.packed.items())
+    assert store.full and held <= 400_000
