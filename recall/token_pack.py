@@ -5,9 +5,9 @@ tokenising them (recall.lexical.document_tokens, about 0.6 ms for a real-sized m
 part of its answer. As objects a memory's tokens take about 46 KB (two dicts of some 350 words), so
 the server cannot keep a big folder's; packed, they take about 2.2 KB: the ids of its words as
 written (in order, against one vocabulary per server) and their weighted counts, its n-gram count,
-its name's stems, its related words and its type. Everything else `DocTokens` holds follows from
-those: a stem's count is the sum of its words' counts, in the order of their first appearance, as
-`document_tokens` counts them. Unpacking one costs about a tenth of tokenising it.
+its name's stems and its related words. Everything else `DocTokens` holds follows from those and
+the type, which is part of the entry's key: a stem's count is the sum of its words' counts, in the
+order of their first appearance, as `document_tokens` counts them. Unpacking one costs about a tenth of tokenising it.
 
 After each answer a background thread packs the memories of the folder not packed yet, at background
 priority, and gives way while a prompt is being answered. The pack is keyed by the exact text ranked
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 Fields = tuple[str, str, str, str]  # name, description, type, body as scanned (recall.manifest.ranker)
-HEAD = 6  # written, names, related, kind id + 1 (0: none), n-gram count, bytes per count
+HEAD = 5  # written, names, related, n-gram count, bytes per count
 
 
 class TokenPack:
@@ -51,7 +51,7 @@ class TokenPack:
         with self.lock:
             data = self.packed.get(fields)
             words = self.words
-        return unpack(data, words) if data is not None else None
+        return unpack(data, words, fields[2]) if data is not None else None
 
     def put(self, fields: Fields, tokens: DocTokens) -> None:
         with self.lock:
@@ -102,9 +102,7 @@ def pack(tokens: DocTokens, ids: dict[str, int], words: list[str]) -> bytes:
 
     counts = list(tokens.written.values())
     wide = max(counts, default=0) >= 1 << 16
-    kind = _kind(tokens)
-    head = [len(tokens.written), len(tokens.names), len(tokens.related), id_of(kind) + 1 if kind else 0,
-            tokens.gram_length, 4 if wide else 2]
+    head = [len(tokens.written), len(tokens.names), len(tokens.related), tokens.gram_length, 4 if wide else 2]
     code = "Q" if tokens.gram_length >= 1 << 32 else "I"  # ids never pass 2**32; a huge count might
     refs = array(code, head)
     refs.extend(map(id_of, tokens.written))
@@ -113,25 +111,12 @@ def pack(tokens: DocTokens, ids: dict[str, int], words: list[str]) -> bytes:
     return code.encode() + refs.tobytes() + array("I" if wide else "H", counts).tobytes()
 
 
-def _kind(tokens: DocTokens) -> str:
-    """The type `document_tokens` counted, if any: the one stem counted beyond what its words and related
-    words give (kept in the pack, since a type word may also be a word of the text)."""
-    from_words: dict[str, int] = {}
-    for word, times in tokens.written.items():
-        s = stem(word)
-        from_words[s] = from_words.get(s, 0) + times
-    for word in tokens.related:
-        from_words[word] = from_words.get(word, 0) + 1
-    extra = [w for w, n in tokens.words.items() if n != from_words.get(w, 0)]
-    return extra[0] if extra else ""
-
-
-def unpack(data: bytes, words: list[str]) -> DocTokens:
-    """The DocTokens `pack` was given: the same words, counts and order."""
+def unpack(data: bytes, words: list[str], kind: str) -> DocTokens:
+    """The DocTokens `pack` was given for a memory of type `kind`: the same words, counts and order."""
     code = chr(data[0])
     size = array(code).itemsize
     head = array(code, data[1 : 1 + HEAD * size])
-    n_written, n_names, n_related, kind_id, gram_length, count_size = head
+    n_written, n_names, n_related, gram_length, count_size = head
     ends = 1 + (HEAD + n_written + n_names + n_related) * size
     refs = array(code, data[1 + HEAD * size : ends])
     counts = array("I" if count_size == 4 else "H", data[ends:])
@@ -144,8 +129,7 @@ def unpack(data: bytes, words: list[str]) -> DocTokens:
     related = {words[i] for i in refs[n_written + n_names :]}
     for word in sorted(related):
         counted[word] = counted.get(word, 0) + 1
-    if kind_id:
-        kind = words[kind_id - 1]
+    if kind:  # as document_tokens counts the type
         counted[kind] = counted.get(kind, 0) + 1
     return DocTokens(counted, written, gram_length, names, related)
 
