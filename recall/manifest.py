@@ -17,7 +17,7 @@ from memdir.stages.recall.older_index import OlderIndex
 
 TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from memdir.stages.recall.older_words import WordIndex
@@ -123,8 +123,6 @@ def _tokenise(fields: tuple[str, str, str, str]) -> DocTokens:
 _tokens: KeptTokens | None = None
 _pack: TokenPack | None = None  # the warm server's every memory's tokens, packed (keep_token_pack)
 _packer: Packer | None = None
-_answering = [0]  # prompts being answered now (the packer gives way to them)
-_answering_lock = threading.Lock()
 
 
 def keep_tokens() -> None:
@@ -134,26 +132,15 @@ def keep_tokens() -> None:
         _tokens = KeptTokens()
 
 
-def keep_token_pack() -> None:
-    """Pack every memory of the folders asked about in the background (the warm recall server: recall.token_pack)."""
+def keep_token_pack(busy: Callable[[], bool]) -> None:
+    """Pack every memory of the folders asked about in the background (the warm recall server: recall.token_pack),
+    giving way while `busy()` says a prompt is being answered."""
     global _pack, _packer
     if _pack is None:
         from memdir.stages.recall.token_pack import Packer, TokenPack
 
         _pack = TokenPack()
-        _packer = Packer(_pack, lambda: _answering[0] > 0)
-
-
-class answering:  # noqa: N801 - used as `with answering():`
-    """Around a prompt's answer in the server: background packing gives way meanwhile."""
-
-    def __enter__(self) -> None:
-        with _answering_lock:
-            _answering[0] += 1
-
-    def __exit__(self, *_exc: object) -> None:
-        with _answering_lock:
-            _answering[0] -= 1
+        _packer = Packer(_pack, busy)
 
 
 def save_kept_tokens() -> None:

@@ -37,6 +37,7 @@ import time
 from memdir import constants as C
 from memdir.stages.recall.server_answer import (  # noqa: F401  (the server's names before the split)
     ClientCache,
+    answering_now,
     effective_env,
     from_hook_payload,
     handle,
@@ -102,13 +103,12 @@ def _reply(conn: socket.socket, reply: dict) -> None:
 
 def _answer(conn: socket.socket, slots: threading.BoundedSemaphore, clients: ClientCache,
             embedder: Embedder | None) -> None:
-    from memdir.stages.recall.manifest import answering, save_kept_tokens
+    from memdir.stages.recall.manifest import save_kept_tokens
 
     try:
         with conn:
             try:
-                with answering():  # the background packing of tokens gives way meanwhile
-                    reply = handle(_read_request(conn), clients, embedder)
+                reply = handle(_read_request(conn), clients, embedder)
             except Exception as exc:  # noqa: BLE001 - the hook falls back to offline on any error reply
                 _reply(conn, {"error": f"{type(exc).__name__}: {exc}"[:1000]})
                 _close_after_reply(conn)
@@ -236,7 +236,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
 
     keep_word_index()  # the folder's words kept between prompts (recall.older_index)
     keep_tokens()  # each ranked memory's tokens kept between prompts (recall.manifest.KeptTokens)
-    keep_token_pack()  # ... and every memory's, packed in the background (recall.token_pack)
+    keep_token_pack(answering_now)  # ... and every memory's, packed in the background (recall.token_pack)
     keep_folder_views()  # each folder's scan kept between prompts, current by change events (recall.server_watch)
     keep_verdicts()  # names checked against each project kept between prompts, the rest checked after replying
     clients = ClientCache()

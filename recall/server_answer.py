@@ -114,7 +114,12 @@ def keep_verdicts() -> None:
 
         # At normal priority: the search holds the GIL while it matches (re never releases it), and a thread
         # niced below the request threads could be descheduled holding it, stalling every answer meanwhile.
-        _rechecker = Rechecker(Verdicts(), busy=lambda: _answering[0] > 0)
+        _rechecker = Rechecker(Verdicts(), busy=answering_now)
+
+
+def answering_now() -> bool:
+    """Whether a prompt is being answered (`handle`): the server's background work gives way meanwhile."""
+    return _answering[0] > 0
 
 
 def _verify_options() -> dict:
