@@ -70,3 +70,13 @@ def run_process(argv: list[str], stdin: str, env: dict | None = None) -> None:
 
 
 BARE_PYTHON = [sys.executable, "-c", "import json,sys; json.load(sys.stdin)"]
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, NaN where it cannot be read (no /proc, or gone):
+    what the machine's load does not inflate."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from benchmarks import realistic
-from benchmarks.common import precompile, process_env
+from benchmarks.common import cpu_ms, precompile, process_env
 from memdir import constants as C
 
 BARE = [sys.executable, "-c", "pass"]
@@ -210,11 +210,21 @@ def warm_server(env: dict, root: Path, n: int) -> None:
           + ("" if settled else " (still busy: measured anyway)"), flush=True)
 
 
-def server_rss(sock: str) -> float | None:
-    """The warm server's resident memory in MB (Linux: /proc), None where it cannot be read."""
+def server_pid(sock: str | None) -> int | None:
+    """The warm server's pid from its pid file, None when there is none (yet: an empty file is being written)."""
     try:
         with open(f"{sock}.pid", encoding="ascii") as handle:
-            pid = int(handle.read().split()[0])
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, TypeError, IndexError):
+        return None
+
+
+def server_rss(sock: str) -> float | None:
+    """The warm server's resident memory in MB (Linux: /proc), None where it cannot be read."""
+    pid = server_pid(sock)
+    if pid is None:
+        return None
+    try:
         with open(f"/proc/{pid}/status", encoding="ascii") as status:
             for line in status:
                 if line.startswith("VmRSS:"):
@@ -227,26 +237,15 @@ def server_rss(sock: str) -> float | None:
 def wait_until_idle(sock: str | None, limit: float = 180.0) -> bool:
     """Wait until the server uses under a tenth of a core over half a second (Linux: /proc), at least 2 s."""
     time.sleep(2.0)
-    try:
-        with open(f"{sock}.pid", encoding="ascii") as handle:
-            pid = int(handle.read().split()[0])
-    except (OSError, ValueError, TypeError, IndexError):  # IndexError: an empty pid file, being written
+    pid = server_pid(sock)
+    if pid is None:
         return True  # nothing to watch: the 2 s above, as before
-
-    def cpu() -> float:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
     deadline = time.monotonic() + limit
-    try:
-        while time.monotonic() < deadline:
-            before = cpu()
-            time.sleep(0.5)
-            if cpu() - before < 0.05:
-                return True
-    except OSError:
-        return True  # no /proc here, or the server is gone
+    while time.monotonic() < deadline:
+        before = cpu_ms(pid)
+        time.sleep(0.5)
+        if not cpu_ms(pid) - before >= 50:  # NaN too: no /proc here, or the server is gone
+            return True
     return False
 
 

@@ -23,19 +23,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.common import precompile, process_env
+from benchmarks.common import cpu_ms, precompile, process_env
 from memdir.evals.realdata_path import locate_realdata, missing_reason
 
 BUDGET_MS = 300.0
-
-
-def cpu_ms(pid: int) -> float:
-    """CPU time (user + system) a process has used so far: what the machine's load does not inflate."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def one_run(folder: Path, cwd: Path) -> tuple[float, float, int, float]:
