@@ -13,6 +13,7 @@ import ntpath
 import os
 import posixpath
 import re
+import unicodedata
 from pathlib import Path
 
 from memdir import constants as C
@@ -84,6 +85,4 @@ _HOME = re.compile(r"^(?:~|/root|/home/[^/]+|/Users/[^/]+|(?:[A-Za-z]:|/mnt/[A-Z
 def _shown(ch: str) -> bool:
     """Kept in the folder's name, which the request shows in backticks on one line: not a backtick, not a
     control, format (bidi override, zero-width) or line/paragraph separator character (U+0085, U+2028)."""
-    import unicodedata
-
     return ch != "`" and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")

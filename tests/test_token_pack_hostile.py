@@ -11,11 +11,7 @@ from memdir import constants as C, words
 from memdir.stages.recall import manifest
 from memdir.stages.recall.lexical import document_tokens
 from memdir.stages.recall.token_pack import Packer, TokenPack
-
-
-def _whole(tokens) -> tuple:
-    return (tokens.words, list(tokens.words), tokens.written, list(tokens.written), tokens.gram_length,
-            tokens.names, tokens.related)
+from tests.test_token_pack import _whole
 
 
 def _memory(rng: random.Random, n: int, i: int) -> tuple[str, str, str, str]:
