@@ -26,3 +26,18 @@ def test_a_gone_server_is_idle_and_a_live_one_is_measured(tmp_path, monkeypatch)
         handle.write(str(os.getpid()))
     assert hook_budgets.wait_until_idle(sock, limit=5) is True  # no time between two reads: no CPU used
     assert (hook_budgets.server_rss(sock) or 0) > 0
+
+
+def test_the_slow_server_verdict_is_judged_on_pairs_not_on_noise():
+    """Never worse than no server: a hook a steady 5 ms slower is worse however noisy the runs; one that is
+    as fast, with the noise of a busy machine, is not, even when its median happens to be higher."""
+    import random
+
+    rng = random.Random(1)
+    none = [0.070 + rng.uniform(-0.01, 0.01) for _ in range(25)]
+    slower = [t + 0.005 + rng.uniform(-0.001, 0.001) for t in none]
+    assert hook_budgets.slow_verdict(200, slower, none).startswith("MISSED")
+    same = [t + rng.uniform(-0.004, 0.0042) for t in none]
+    assert hook_budgets.slow_verdict(200, same, none).startswith("met")
+    low, high = hook_budgets.median_interval([0.001] * 10)
+    assert low == high == 0.001
