@@ -32,7 +32,7 @@ def run_realdata(args) -> int:
         try:
             settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
             if args.data:
-                report = run_folder(root, engine=engine, settings=settings, loop=loop)
+                report = run_folder(root, engine=engine, settings=settings, loop=loop, only=args.session)
             else:
                 report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
                                    with_no_loss=not args.skip_no_loss, loop=loop)

@@ -107,15 +107,23 @@ def items_specs(folder: Path) -> dict[str, SessionSpec]:
     return specs
 
 
-def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=None) -> dict:
+def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=None,
+               only: Sequence[str] | None = None) -> dict:
     """`--data DIR`: every `*.jsonl` of an outside folder graded from its items.json, reported as held out (a folder
-    kept apart from tuning, such as a fresh set of sessions no rule was written against). No no-loss check."""
+    kept apart from tuning, such as a fresh set of sessions no rule was written against). No no-loss check.
+    `only`: --session patterns, matched against `<folder name>/<file stem>` keys."""
     from memdir.config import Settings
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)
     if not (folder / "items.json").is_file():
         raise EvalError(f"--data {folder}: no items.json (the sessions2/items.json format) beside the transcripts")
     specs = items_specs(folder)
+    if only is not None:
+        unmatched = [p for p in only if not any(fnmatch.fnmatchcase(k, p) for k in specs)]
+        if unmatched:
+            raise EvalError(f"--session {unmatched[0]} matches no session of {folder}; keys look like "
+                            f"{next(iter(specs), folder.name + '/<file stem>')} (shell patterns allowed)")
+        specs = {k: v for k, v in specs.items() if any(fnmatch.fnmatchcase(k, p) for p in only)}
     part = _empty()
     for key, spec in specs.items():
         transcript = folder / (key.split("/", 1)[1] + ".jsonl")

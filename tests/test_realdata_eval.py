@@ -115,6 +115,26 @@ def test_an_outside_folder_is_graded_from_its_items_and_reported_held_out(tmp_pa
     assert held_out["nothing_saved"] == 0 and held_out["precision"] == 1.0
 
 
+def test_session_patterns_choose_among_an_outside_folder_s_sessions(tmp_path):
+    """--session with --data runs only the sessions it names (it was ignored: every session ran)."""
+    import json
+
+    import pytest
+
+    from memdir.evals.realdata import EvalError, run_folder
+
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    _session(folder / "pnpm.jsonl", "Use pnpm instead of npm here.")
+    _session(folder / "question.jsonl", "How are git submodules defined?")
+    (folder / "items.json").write_text(json.dumps([{"file": "pnpm.jsonl", "type": "feedback", "text": "use pnpm",
+                                                    "quote": "Use pnpm", "keywords": ["pnpm"]}]), encoding="utf-8")
+    report = run_folder(folder, engine="offline", only=["fresh/q*"])
+    assert report["held_out"]["sessions"] == ["fresh/question"]
+    with pytest.raises(EvalError, match="--session fresh/none matches no session"):
+        run_folder(folder, engine="offline", only=["fresh/none"])
+
+
 def test_an_outside_folder_naming_a_missing_transcript_is_refused(tmp_path):
     import json
 
