@@ -92,6 +92,10 @@ _TASK_STATE = re.compile(
 )
 # A suggestion about how the work is done: "I think we should run it on all pushes".
 _SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+# A suggestion holds for the work when it says for what in general ("on all pushes", "always"); "we should use
+# imageye_check-circle for the check marks" picks something for the piece at hand.
+_GENERAL = re.compile(r"\b(?:all|any|every|each|everywhere|everything|always|never|whenever|from now on|going forward|"
+                      r"by default|throughout)\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
@@ -166,7 +170,8 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-    elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence) or (_NORM.search(sentence) and lang.is_standing(sentence)):
+    elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
+            _NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
     decided = _DECISION.search(sentence)
@@ -188,7 +193,9 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
     material are not theirs)."""
     drafts: list[Draft] = []
     forgets: list[Forget] = []
+    shown: set[str] = set()  # the session's own repositories, as shown so far
     for index, message in enumerate(messages):
+        shown |= facts.repositories_shown(message)
         text = message.user_text()
         if not text:
             continue
@@ -201,6 +208,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         else:
             own = _answers_only(text) if message.kind == "answer" else text
             found = _message_drafts(prose.statements(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
+        found = [d for d in found if not (d.kind == "pointer" and _only_links_to(shown, d.rule))]
         for draft in found:
             draft.said_on = anchor
             draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
@@ -209,6 +217,12 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         drafts += merged_user_drafts(found)
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+def _only_links_to(repositories: set[str], text: str) -> bool:
+    """Every link in `text` leads to one of `repositories` (the session's own: its address is no pointer)."""
+    urls = facts.URL.findall(text)
+    return bool(urls) and all(facts.repository_of(url) in repositories for url in urls)
 
 
 def _answers_only(text: str) -> str:

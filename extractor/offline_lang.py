@@ -104,10 +104,12 @@ _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
     r"(?:for|in) this (?:pr|pull request|branch|ticket|task|change|bug|issue)|this (?:bug|error|crash|one) first|"
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
-    r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня)\b"
+    r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня"
+    # "Do not test it again": the step just done, not to be repeated now ("never push again" stays: _STANDING)
+    r"|again|once more|otra vez|de nuevo|de novo|novamente|outra vez|nochmal|noch einmal|снова|опять)\b"
     # "do not plan or implement", "don't implement anything": where the task of the moment stops, not a rule
     r"|\b(?:don'?t|do not) (?:plan|implement|code|start coding|write (?:any )?code)\b"
-    r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日)",
+    r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日|もう一度)",
     re.I,
 )
 
@@ -166,7 +168,34 @@ def is_question(sentence: str) -> bool:
 
 
 def is_one_off(sentence: str) -> bool:
-    return bool(_ONE_OFF.search(sentence))
+    return bool(_ONE_OFF.search(sentence) or _edit_at_hand(sentence))
+
+
+def _edit_at_hand(sentence: str) -> bool:
+    """"Ne change pas le comportement métier, uniquement le câblage IA", "don't touch the header": a "don't" on editing
+    something names a part of what is being edited now, unless a reason says what holds of that kind of thing ("don't
+    touch the migration files, they are generated"). Only a standing marker (_STANDING) makes it last otherwise."""
+    match = _EDIT_DONT.search(sentence)
+    if not match:
+        return False
+    rest = re.split(r"[,;:，；、]|\s[-–—]\s|\s(?:because|since|as|car|parce que|porque|pois|weil|da|потому что|так как)\s",
+                    sentence[match.end():], maxsplit=1)
+    return len(rest) == 1 or bool(_ONLY.match(rest[1].strip()))
+
+
+# What the one change at hand may touch instead: "..., only the wiring", "uniquement le câblage", "只改前端".
+_ONLY = re.compile(r"(?:only|just|uniquement|seulement|juste|solo|solamente|únicamente|apenas|somente|só|nur|"
+                   r"lediglich|только|лишь)\b|(?:只|仅|だけ)", re.I)
+_EDIT_DONT = re.compile(
+    r"\b(?:don'?t|do not)\s+(?:\w+\s+)?(?:change|modify|touch|edit|alter|rewrite|refactor|rename|move|delete|remove)\b"
+    r"|\bne (?:change|modifie|touche|supprime|renomme|déplace|réécris|efface)\w* pas\b|\bn'(?:altère|édite|efface)\w* pas\b"
+    r"|\bno (?:cambies|modifiques|toques|borres|elimines|renombres|muevas|reescribas)\b"
+    r"|\bnão (?:mude|modifique|mexa|apague|altere|remova|renomeie|mova|reescreva)\b"
+    r"|\b(?:ändere|verändere|lösche|entferne|bearbeite|fasse|verschiebe)\b.{0,30}\bnicht\b"
+    r"|\bне (?:трогай|меняй|изменяй|удаляй|переименовывай|редактируй|переписывай)\b"
+    r"|(?:不要|别|不许)(?:再)?(?:改|修改|动|删|删除|重写)|(?:変更|修正|削除|編集|書き換え)(?:は)?しないで|触らないで",
+    re.I,
+)
 
 
 # "今後ワークフローを追加したいと思っています", "in the future I'd like to add more workflows": the user's own plan for
@@ -332,13 +361,17 @@ def remembered(sentence: str) -> str | None:
 # says it holds beyond now (_STANDING).
 _CJK_DONT = re.compile(r"^(?:请)?(?:不要|别)|(?:しないで|使わないで)(?:ください)?[。.!！]?$")
 _CJK_FILLER = re.compile(r"[はをもがねよ、。，！!？?\s]")
-_FIRM = re.compile(r"(?:絶対|決して|二度と|一切|绝对|千万|永远|任何时候|一律|从不|始终)")
+# Words that make a bare "don't" hold beyond the step: never again, in no case, at any time, without exception. An
+# emphasis alone ("絶対に実行しないで", "千万别运行": absolutely don't run it) is as often said of the one file at hand.
+_FIRM = re.compile(r"(?:決して|二度と|永远|任何时候|一律|从不|始终)")
 _BARE_ACTION_CHARS = 5
+# An emphasis names no object: "絶対にじっこうしないで" (absolutely don't run [it]) leaves only the action.
+_EMPHASIS = re.compile(r"(?:絶対(?:に)?|ぜったい(?:に)?|本当に|绝对|千万|一切)")
 
 
 def _bare_cjk_dont(sentence: str) -> bool:
     """Only an action is left once the "don't" is taken away ("コミット", "提交"), and no tool is named."""
-    rest = _CJK_FILLER.sub("", _CJK_DONT.sub("", sentence.strip()))
+    rest = _CJK_FILLER.sub("", _EMPHASIS.sub("", _CJK_DONT.sub("", sentence.strip())))
     return len(rest) <= _BARE_ACTION_CHARS and not re.search(r"[A-Za-z]{2}", rest)
 
 
