@@ -65,7 +65,8 @@ _ROLE = re.compile(
 )
 _NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an expert in|experienced with)\s+(?P<topic>[^.,;!?]+)", re.I)
 _CORRECTION = re.compile(
-    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never|stop|quit|avoid|no more)\b.+", re.I
+    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never|(?:stop|quit)(?= \w+ing\b)|avoid|"
+    r"no more)\b.+", re.I
 )
 _INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
 _CONFIRM = re.compile(
@@ -96,6 +97,9 @@ _SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?
 # imageye_check-circle for the check marks" picks something for the piece at hand.
 _GENERAL = re.compile(r"\b(?:all|any|every|each|everywhere|everything|always|never|whenever|from now on|going forward|"
                       r"by default|throughout)\b", re.I)
+# "Look at https://github.com/x/y and tell me what you think": a link handed over to be read now, not kept.
+_LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check out|open|read|review|clone|visit|go to|"
+                       r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
@@ -177,13 +181,14 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     decided = _DECISION.search(sentence)
     # "The README says we use pnpm", "you said we're going with Vite": not the user's decision, someone else's words
     decided = decided if decided and not facts.relayed(sentence[: decided.start()]) else None
-    if not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
+    if (not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence)
+            and not lang.about_one_thing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and facts.points_somewhere(sentence):
+    if not drafts and facts.points_somewhere(sentence) and not _LOOK_NOW.match(sentence):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 
@@ -260,6 +265,8 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             forgets.append(Forget(phrase))
             continue
         if m := _REMEMBER.match(sentence):
+            if m.group("what").lower().startswith("to ") and not lang.is_standing(sentence):
+                continue  # "don't forget to update the changelog": a step of the task, not a fact to keep
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))
             continue
@@ -291,7 +298,7 @@ _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|chang
 def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
     possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
-    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence)
+    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or lang.about_one_thing(sentence)
             or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
 
 

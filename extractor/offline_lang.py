@@ -106,7 +106,8 @@ _ONE_OFF = re.compile(
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
     r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня"
     # "Do not test it again": the step just done, not to be repeated now ("never push again" stays: _STANDING)
-    r"|again|once more|otra vez|de nuevo|de novo|novamente|outra vez|nochmal|noch einmal|снова|опять)\b"
+    r"|(?:i|you|we)(?:'ve)? just (?!\w+ (?:the|a) way\b)|again|once more|otra vez|de nuevo|de novo|novamente|outra vez"
+    r"|nochmal|noch einmal|снова|опять)\b"
     # "do not plan or implement", "don't implement anything": where the task of the moment stops, not a rule
     r"|\b(?:don'?t|do not) (?:plan|implement|code|start coding|write (?:any )?code)\b"
     r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日|もう一度)",
@@ -120,8 +121,10 @@ _ONE_OFF = re.compile(
 _PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)?\d{1,2}\b(?![\w.%])"
                            r"|\b(?:go with|pick|choose|take)\s+(?:that|this|the|your)\s+(?:\w+\s+){0,2}?"
                            r"(?:option|approach|one|version|idea|suggestion|route|variant)\b"
+                           # "I prefer the layout you showed": one of those just offered
+                           r"|\byou (?:just )?(?:showed|suggested|proposed|offered|gave|made|described)\b"
                            # "let's use the second option", "try the other approach": one of those just offered
-                           r"|\b(?:go with|pick|choose|take|use|do|try)\s+(?:the\s+)?(?:first|second|third|fourth|last|"
+                           r"|\b(?:go with|pick|choose|take|use|do|try|prefer|like)\s+(?:the\s+)?(?:first|second|third|fourth|last|"
                            r"former|latter|other)\s+(?:one|option|approach|version|idea|variant|solution)\b"
                            r"|\b(?:option|opción|opção|variante|вариант)\s+(?:\d{1,2}|[a-d])\b|(?:选|用)(?:第)?[一二三四1-9](?:个|种)?(?:方案)?$",
                            re.I)
@@ -165,6 +168,18 @@ def is_question(sentence: str) -> bool:
     if _PROPOSAL.match(sentence) and not _QUESTION.search(sentence.rstrip("?？ ")):
         return False
     return bool(_QUESTION.search(sentence)) or bool(_ASKS.match(sentence) and not is_standing(sentence))
+
+
+# "Always use the same colour as the button above for this badge", "avoid the loop in that function": a rule-shaped
+# sentence about one thing pointed at is about that thing, whatever its "always" (the project, the repo or the team
+# pointed at is everything the work is about: "always use pnpm in this repo").
+_ONE_THING = re.compile(r"\b(?:for|on|in|to|from|of|with|into|inside|at) (?:this|that|these|those) (?!(?:project|repo|"
+                        r"repository|codebase|code ?base|app|application|site|website|product|team|company|workspace|"
+                        r"monorepo|org|organi[sz]ation|kind|type|sort|way|case|reason|purpose|matter)s?\b)\w+", re.I)
+
+
+def about_one_thing(sentence: str) -> bool:
+    return bool(_ONE_THING.search(sentence))
 
 
 def is_one_off(sentence: str) -> bool:
@@ -338,8 +353,11 @@ _CORRECTION = re.compile(
     re.I,
 )
 # "Don't do that", "no hagas eso": about what was just done, not a rule for the next time.
-_JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das|dies|это|этого)\b[\s.!]*$"
-                        r"|(?:那个|这个|それ|これ)", re.I)
+_JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das|dies|это|этого"
+                        # "don't add the logging there": the place pointed at ("here" is as often the project:
+                        # "use pnpm instead of npm here")
+                        r"|there|ahí|allí|ali|là|dort|там)\b[\s.!]*$"
+                        r"|(?:那个|这个|それ|これ|この|その)", re.I)
 
 
 def just_that(sentence: str) -> bool:

@@ -107,3 +107,40 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     later = Message("user", [{"type": "text", "text": "ok"}], uuid="m2", timestamp="2026-03-02T09:05:00Z",
                     cwd="/home/me/tokenizer")
     assert [d.kind for d in detect([said, later])[0]] == ["pointer"]
+
+
+@pytest.mark.parametrize("noise", [
+    # a transitive "stop" or "quit" is a step ("stop adding comments" is the correction)
+    "Stop the dev server and start it again with the new env.",
+    "Quit the simulator first.",
+    # the place at hand, the thing made moments ago
+    "Don't add the logging there.",
+    "No pongas el log ahí.",
+    "Do not commit the .env file I just created.",
+    # one of what was just shown
+    "I prefer the second layout you showed.",
+    # a request in Russian and Japanese, not the user's habit
+    "Используй другой эндпоинт для этого запроса.",
+    "このファイルは使わないでください。",
+    # a step of the task, not a fact to keep
+    "Don't forget to update the changelog.",
+    # a link handed over to be read now
+    "Look at https://github.com/acme/widgets and tell me what you think.",
+    # one thing pointed at, whatever its "always"
+    "Always use the same colour as the button above for this badge.",
+    "Avoid the loop in that function, use a map.",
+    "Let's use React Query for this page.",
+])
+def test_a_request_of_the_moment_saves_nothing(noise):
+    assert _drafts(noise) == []
+
+
+@pytest.mark.parametrize("rule, kind", [
+    ("Stop adding comments that restate the code.", "correction"),
+    ("Always use pnpm in this repo.", "preference"),  # the repo pointed at is everything the work is about
+    ("Let's use React Query for data fetching.", "decision"),
+    ("Don't forget that the staging database is shared with QA.", "remember"),
+    ("Remember to always run the linter before pushing.", "remember"),
+])
+def test_its_lasting_counterpart_is_kept(rule, kind):
+    assert [d.kind for d in _drafts(rule)] == [kind]
