@@ -64,9 +64,11 @@ _ROLE = re.compile(
     re.I,
 )
 _NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an expert in|experienced with)\s+(?P<topic>[^.,;!?]+)", re.I)
+# "Never seen this error before", "always the same error": an adverb of experience, no instruction follows it.
+_NO_VERB_AFTER = r"(?!\s+(?:the|a|an|same|been|seen|had|heard|got|gotten|done|worked|was|were|is|are)\b)"
 _CORRECTION = re.compile(
-    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never|(?:stop|quit)(?= \w+ing\b)|avoid|"
-    r"no more)\b.+", re.I
+    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never" + _NO_VERB_AFTER
+    + r"|(?:stop|quit)(?= \w+ing\b)|avoid|no more)\b.+", re.I
 )
 _INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
 _CONFIRM = re.compile(
@@ -111,7 +113,8 @@ _DEADLINE_WORDS = re.compile(
     re.I,
 )
 _IMPERATIVE = re.compile(
-    r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
+    r"^(?:don'?t|do not|(?:never|always)" + _NO_VERB_AFTER + r"|use|avoid|prefer|stop|keep|make sure|run|write|add|put|"
+    r"check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
 def _split_rationale(sentence: str) -> tuple[str, str | None]:
@@ -271,7 +274,9 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             found.append(Draft(_classify(what), what, why, kind="remember"))
             continue
         made = _sentence_drafts(sentence, messages, index) if english_rules else []
-        made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence)))]
+        # a decision for the moment ("I've decided to skip the refactor today") is no more lasting than a rule
+        made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence))
+                                        or d.kind == "decision" and _one_off(sentence))]
         made = made or [d for d in _lang_drafts(sentence, language)
                          if not (d.kind in _MOMENT_KINDS and lang.is_one_off(sentence)
                                  or d.kind == "dislike" and lang.just_that(sentence))]

@@ -144,3 +144,17 @@ def test_a_request_of_the_moment_saves_nothing(noise):
 ])
 def test_its_lasting_counterpart_is_kept(rule, kind):
     assert [d.kind for d in _drafts(rule)] == [kind]
+
+
+@pytest.mark.parametrize("noise", [
+    "Never seen this error before.",  # an adverb of experience, no instruction
+    "Always the same error, nothing changes.",
+    "I've decided to skip the refactor today.",  # a decision for the moment
+])
+def test_an_experience_or_a_decision_for_today_saves_nothing(noise):
+    assert _drafts(noise) == []
+
+
+def test_a_decision_and_a_never_that_instruct_are_kept():
+    assert [d.kind for d in _drafts("We've decided to move the API to GraphQL.")] == ["decision"]
+    assert [d.kind for d in _drafts("Never use default exports.")] == ["correction"]
