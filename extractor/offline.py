@@ -15,10 +15,17 @@ import re
 from datetime import date
 
 from memdir.record import Record, field
-from memdir.stages.extractor import offline_facts as facts, offline_lang as lang, offline_user as user, prose
+from memdir.stages.extractor import (
+    offline_facts as facts,
+    offline_lang as lang,
+    offline_scope as scope,
+    offline_user as user,
+    prose,
+)
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, taken_back, to_memory  # noqa: F401  (filing: extractor/filing.py)
+from memdir.stages.extractor.offline_lang import language_note  # (and offline.language_note for callers)
 from memdir.stages.extractor.offline_wording import merged_user_drafts, third_person, without_judgement
 from memdir.store import MemoryStore
 from memdir.transcript import Message
@@ -185,7 +192,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     # "The README says we use pnpm", "you said we're going with Vite": not the user's decision, someone else's words
     decided = decided if decided and not facts.relayed(sentence[: decided.start()]) else None
     if (not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence)
-            and not lang.about_one_thing(sentence)):
+            and not scope.about_one_thing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
@@ -216,7 +223,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         else:
             own = _answers_only(text) if message.kind == "answer" else text
             found = _message_drafts(prose.statements(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
-        found = [d for d in found if not (d.kind == "pointer" and _only_links_to(shown, d.rule))]
+        found = [d for d in found if not (d.kind == "pointer" and facts.only_links_to(shown, d.rule))]
         for draft in found:
             draft.said_on = anchor
             draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
@@ -226,11 +233,6 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
 
-
-def _only_links_to(repositories: set[str], text: str) -> bool:
-    """Every link in `text` leads to one of `repositories` (the session's own: its address is no pointer)."""
-    urls = facts.URL.findall(text)
-    return bool(urls) and all(facts.repository_of(url) in repositories for url in urls)
 
 
 def _answers_only(text: str) -> str:
@@ -303,7 +305,7 @@ _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|chang
 def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
     possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
-    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or lang.about_one_thing(sentence)
+    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or scope.about_one_thing(sentence)
             or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
 
 
@@ -335,7 +337,8 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         return [Draft("feedback", rule, why, kind="correction", correction=True)]
     standing = lang.standing_rule(sentence)
     # "Use subagents whenever possible": an instruction said to hold beyond the task, in any covered language.
-    said_to_hold = (language != "en" or _IMPERATIVE.match(_LEADING_STANDING.sub("", sentence))) and lang.is_standing(sentence)
+    said_to_hold = ((language != "en" or _IMPERATIVE.match(_LEADING_STANDING.sub("", sentence))) and lang.is_standing(sentence)
+                    and not scope.same_again(sentence))
     if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
@@ -363,27 +366,6 @@ _CODE_STRUCTURE = re.compile(
     r"|\b[\w-]+/[\w./-]+|\.(?:py|ts|js|go|rs|java|rb)\b",
     re.I,
 )
-def language_note(messages: list[Message]) -> str | None:
-    """What to tell the user when some of their words are in a language the rules do not read."""
-    unread: dict[str, int] = {}
-    read = 0
-    for message in messages:
-        text = message.user_text()
-        for sentence in prose.statements(prose.own_prose(text)) if text else []:
-            code = lang.language_of(sentence)
-            if code in lang.COVERED:
-                read += 1
-            else:
-                unread[code] = unread.get(code, 0) + 1
-    if not unread:
-        return None
-    names = ", ".join(lang.LANGUAGE_NAMES.get(code, code) for code in sorted(unread, key=lambda c: -unread[c]))
-    count = sum(unread.values())
-    if not read:
-        return f"the user wrote in {names}: the offline rules do not read it, so nothing was saved from it"
-    return f"{count} of the user's sentences are in {names}: the offline rules do not read those"
-
-
 def apply(
     store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False,
     source: str = "offline extraction", session: str | None = None,

@@ -248,3 +248,9 @@ _REMOTE_LINE = re.compile(r"^\w[\w.-]*\s+\S+?[/:]([\w.-]+?)(?:\.git)?/?\s+\((?:f
 def repository_of(url: str) -> str:
     """"https://github.com/owner/name.git" -> "name" (the last part of the path, without ".git")."""
     return re.sub(r"\.git$", "", url.rstrip("/.,;:!").rsplit("/", 1)[-1]).lower()
+
+
+def only_links_to(repositories: set[str], text: str) -> bool:
+    """Every link in `text` leads to one of `repositories` (the session's own: its address is no pointer)."""
+    urls = URL.findall(text)
+    return bool(urls) and all(repository_of(url) in repositories for url in urls)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from memdir.stages.extractor import offline_scope as scope, prose
+
 COVERED = ("en", "fr", "es", "pt", "de", "ru", "zh", "ja")
 LANGUAGE_NAMES = {"en": "English", "fr": "French", "es": "Spanish", "pt": "Portuguese", "de": "German",
                   "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ar": "Arabic",
@@ -170,47 +172,8 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence)) or bool(_ASKS.match(sentence) and not is_standing(sentence))
 
 
-# "Always use the same colour as the button above for this badge", "avoid the loop in that function": a rule-shaped
-# sentence about one thing pointed at is about that thing, whatever its "always" (the project, the repo or the team
-# pointed at is everything the work is about: "always use pnpm in this repo").
-_ONE_THING = re.compile(r"\b(?:for|on|in|to|from|of|with|into|inside|at) (?:this|that|these|those) (?!(?:project|repo|"
-                        r"repository|codebase|code ?base|app|application|site|website|product|team|company|workspace|"
-                        r"monorepo|org|organi[sz]ation|kind|type|sort|way|case|reason|purpose|matter)s?\b)\w+", re.I)
-
-
-def about_one_thing(sentence: str) -> bool:
-    return bool(_ONE_THING.search(sentence))
-
-
 def is_one_off(sentence: str) -> bool:
-    return bool(_ONE_OFF.search(sentence) or _edit_at_hand(sentence))
-
-
-def _edit_at_hand(sentence: str) -> bool:
-    """"Ne change pas le comportement métier, uniquement le câblage IA", "don't touch the header": a "don't" on editing
-    something names a part of what is being edited now, unless a reason says what holds of that kind of thing ("don't
-    touch the migration files, they are generated"). Only a standing marker (_STANDING) makes it last otherwise."""
-    match = _EDIT_DONT.search(sentence)
-    if not match:
-        return False
-    rest = re.split(r"[,;:，；、]|\s[-–—]\s|\s(?:because|since|as|car|parce que|porque|pois|weil|da|потому что|так как)\s",
-                    sentence[match.end():], maxsplit=1)
-    return len(rest) == 1 or bool(_ONLY.match(rest[1].strip()))
-
-
-# What the one change at hand may touch instead: "..., only the wiring", "uniquement le câblage", "只改前端".
-_ONLY = re.compile(r"(?:only|just|uniquement|seulement|juste|solo|solamente|únicamente|apenas|somente|só|nur|"
-                   r"lediglich|только|лишь)\b|(?:只|仅|だけ)", re.I)
-_EDIT_DONT = re.compile(
-    r"\b(?:don'?t|do not)\s+(?:\w+\s+)?(?:change|modify|touch|edit|alter|rewrite|refactor|rename|move|delete|remove)\b"
-    r"|\bne (?:change|modifie|touche|supprime|renomme|déplace|réécris|efface)\w* pas\b|\bn'(?:altère|édite|efface)\w* pas\b"
-    r"|\bno (?:cambies|modifiques|toques|borres|elimines|renombres|muevas|reescribas)\b"
-    r"|\bnão (?:mude|modifique|mexa|apague|altere|remova|renomeie|mova|reescreva)\b"
-    r"|\b(?:ändere|verändere|lösche|entferne|bearbeite|fasse|verschiebe)\b.{0,30}\bnicht\b"
-    r"|\bне (?:трогай|меняй|изменяй|удаляй|переименовывай|редактируй|переписывай)\b"
-    r"|(?:不要|别|不许)(?:再)?(?:改|修改|动|删|删除|重写)|(?:変更|修正|削除|編集|書き換え)(?:は)?しないで|触らないで",
-    re.I,
-)
+    return bool(_ONE_OFF.search(sentence) or scope.edit_at_hand(sentence))
 
 
 # "今後ワークフローを追加したいと思っています", "in the future I'd like to add more workflows": the user's own plan for
@@ -432,3 +395,24 @@ def points_to_location(sentence: str) -> bool:
 def continues_previous(sentence: str) -> bool:
     """"If so, update local main..." completes the sentence before it, which it cannot stand without."""
     return bool(_CONTINUES.match(sentence))
+
+
+def language_note(messages: list) -> str | None:
+    """What to tell the user when some of their words are in a language the rules do not read."""
+    unread: dict[str, int] = {}
+    read = 0
+    for message in messages:
+        text = message.user_text()
+        for sentence in prose.statements(prose.own_prose(text)) if text else []:
+            code = language_of(sentence)
+            if code in COVERED:
+                read += 1
+            else:
+                unread[code] = unread.get(code, 0) + 1
+    if not unread:
+        return None
+    names = ", ".join(LANGUAGE_NAMES.get(code, code) for code in sorted(unread, key=lambda c: -unread[c]))
+    count = sum(unread.values())
+    if not read:
+        return f"the user wrote in {names}: the offline rules do not read it, so nothing was saved from it"
+    return f"{count} of the user's sentences are in {names}: the offline rules do not read those"

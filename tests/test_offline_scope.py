@@ -158,3 +158,33 @@ def test_an_experience_or_a_decision_for_today_saves_nothing(noise):
 def test_a_decision_and_a_never_that_instruct_are_kept():
     assert [d.kind for d in _drafts("We've decided to move the API to GraphQL.")] == ["decision"]
     assert [d.kind for d in _drafts("Never use default exports.")] == ["correction"]
+
+
+@pytest.mark.parametrize("noise", [
+    # a standing word that says something keeps happening
+    "Siempre me sale el mismo error.",
+    "Immer der gleiche Fehler.",
+    "Всегда одна и та же ошибка.",
+    "总是同样的错误。",
+    "いつも同じエラーが出る。",
+    # one thing pointed at, in the other covered languages
+    "On va utiliser Tailwind pour cette page.",
+    "Usa la rama develop para esta prueba.",
+    "Benutze die alte Version für diesen Test.",
+    "我们用Tailwind做这个页面。",
+    # "давай используем": a proposal for now, not the user's habit
+    "Давай используем Redux для формы.",
+])
+def test_an_observation_or_one_thing_in_another_language_saves_nothing(noise):
+    assert _drafts(noise) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "Siempre usa pnpm en lugar de npm.",
+    "Verwende immer pnpm statt npm.",
+    "Всегда используй pnpm вместо npm.",
+    "以后总是用pnpm而不是npm",
+    "No uses npm en este repositorio, usamos pnpm.",  # the repository pointed at is everything the work is about
+])
+def test_a_standing_rule_in_another_language_is_kept(rule):
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
