@@ -15,10 +15,17 @@ import re
 from datetime import date
 
 from memdir.record import Record, field
-from memdir.stages.extractor import offline_facts as facts, offline_lang as lang, offline_user as user, prose
+from memdir.stages.extractor import (
+    offline_facts as facts,
+    offline_lang as lang,
+    offline_scope as scope,
+    offline_user as user,
+    prose,
+)
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, taken_back, to_memory  # noqa: F401  (filing: extractor/filing.py)
+from memdir.stages.extractor.offline_lang import language_note  # (and offline.language_note for callers)
 from memdir.stages.extractor.offline_wording import merged_user_drafts, third_person, without_judgement
 from memdir.store import MemoryStore
 from memdir.transcript import Message
@@ -64,8 +71,11 @@ _ROLE = re.compile(
     re.I,
 )
 _NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an expert in|experienced with)\s+(?P<topic>[^.,;!?]+)", re.I)
+# "Never seen this error before", "always the same error": an adverb of experience, no instruction follows it.
+_NO_VERB_AFTER = r"(?!\s+(?:the|a|an|same|been|seen|had|heard|got|gotten|done|worked|was|were|is|are)\b)"
 _CORRECTION = re.compile(
-    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never|stop|quit|avoid|no more)\b.+", re.I
+    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never" + _NO_VERB_AFTER
+    + r"|(?:stop|quit)(?= \w+ing\b)|avoid|no more)\b.+", re.I
 )
 _INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
 _CONFIRM = re.compile(
@@ -92,6 +102,13 @@ _TASK_STATE = re.compile(
 )
 # A suggestion about how the work is done: "I think we should run it on all pushes".
 _SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+# A suggestion holds for the work when it says for what in general ("on all pushes", "always"); "we should use
+# imageye_check-circle for the check marks" picks something for the piece at hand.
+_GENERAL = re.compile(r"\b(?:all|any|every|each|everywhere|everything|always|never|whenever|from now on|going forward|"
+                      r"by default|throughout)\b", re.I)
+# "Look at https://github.com/x/y and tell me what you think": a link handed over to be read now, not kept.
+_LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check out|open|read|review|clone|visit|go to|"
+                       r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
@@ -103,7 +120,8 @@ _DEADLINE_WORDS = re.compile(
     re.I,
 )
 _IMPERATIVE = re.compile(
-    r"^(?:don'?t|do not|never|always|use|avoid|prefer|stop|keep|make sure|run|write|add|put|check|ask)\b", re.I
+    r"^(?:don'?t|do not|(?:never|always)" + _NO_VERB_AFTER + r"|use|avoid|prefer|stop|keep|make sure|run|write|add|put|"
+    r"check|ask)\b", re.I
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
 def _split_rationale(sentence: str) -> tuple[str, str | None]:
@@ -166,19 +184,21 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
-    elif _PREFERENCE.search(sentence) or _SUGGESTION.match(sentence) or (_NORM.search(sentence) and lang.is_standing(sentence)):
+    elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
+            _NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
     decided = _DECISION.search(sentence)
     # "The README says we use pnpm", "you said we're going with Vite": not the user's decision, someone else's words
     decided = decided if decided and not facts.relayed(sentence[: decided.start()]) else None
-    if not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence):
+    if (not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence)
+            and not scope.about_one_thing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and facts.points_somewhere(sentence):
+    if not drafts and facts.points_somewhere(sentence) and not _LOOK_NOW.match(sentence):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 
@@ -188,7 +208,9 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
     material are not theirs)."""
     drafts: list[Draft] = []
     forgets: list[Forget] = []
+    shown: set[str] = set()  # the session's own repositories, as shown so far
     for index, message in enumerate(messages):
+        shown |= facts.repositories_shown(message)
         text = message.user_text()
         if not text:
             continue
@@ -201,6 +223,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         else:
             own = _answers_only(text) if message.kind == "answer" else text
             found = _message_drafts(prose.statements(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
+        found = [d for d in found if not (d.kind == "pointer" and facts.only_links_to(shown, d.rule))]
         for draft in found:
             draft.said_on = anchor
             draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
@@ -209,6 +232,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
         drafts += merged_user_drafts(found)
     drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
 
 
 def _answers_only(text: str) -> str:
@@ -246,11 +270,15 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             forgets.append(Forget(phrase))
             continue
         if m := _REMEMBER.match(sentence):
+            if m.group("what").lower().startswith("to ") and not lang.is_standing(sentence):
+                continue  # "don't forget to update the changelog": a step of the task, not a fact to keep
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))
             continue
         made = _sentence_drafts(sentence, messages, index) if english_rules else []
-        made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence)))]
+        # a decision for the moment ("I've decided to skip the refactor today") is no more lasting than a rule
+        made = [d for d in made if not (d.kind in _RULE_KINDS and (_one_off(sentence) or _task_at_hand(sentence))
+                                        or d.kind == "decision" and _one_off(sentence))]
         made = made or [d for d in _lang_drafts(sentence, language)
                          if not (d.kind in _MOMENT_KINDS and lang.is_one_off(sentence)
                                  or d.kind == "dislike" and lang.just_that(sentence))]
@@ -277,7 +305,7 @@ _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|chang
 def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
     possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
-    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence)
+    return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or scope.about_one_thing(sentence)
             or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
 
 
@@ -309,7 +337,8 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         return [Draft("feedback", rule, why, kind="correction", correction=True)]
     standing = lang.standing_rule(sentence)
     # "Use subagents whenever possible": an instruction said to hold beyond the task, in any covered language.
-    said_to_hold = (language != "en" or _IMPERATIVE.match(_LEADING_STANDING.sub("", sentence))) and lang.is_standing(sentence)
+    said_to_hold = ((language != "en" or _IMPERATIVE.match(_LEADING_STANDING.sub("", sentence))) and lang.is_standing(sentence)
+                    and not scope.same_again(sentence))
     if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
@@ -337,27 +366,6 @@ _CODE_STRUCTURE = re.compile(
     r"|\b[\w-]+/[\w./-]+|\.(?:py|ts|js|go|rs|java|rb)\b",
     re.I,
 )
-def language_note(messages: list[Message]) -> str | None:
-    """What to tell the user when some of their words are in a language the rules do not read."""
-    unread: dict[str, int] = {}
-    read = 0
-    for message in messages:
-        text = message.user_text()
-        for sentence in prose.statements(prose.own_prose(text)) if text else []:
-            code = lang.language_of(sentence)
-            if code in lang.COVERED:
-                read += 1
-            else:
-                unread[code] = unread.get(code, 0) + 1
-    if not unread:
-        return None
-    names = ", ".join(lang.LANGUAGE_NAMES.get(code, code) for code in sorted(unread, key=lambda c: -unread[c]))
-    count = sum(unread.values())
-    if not read:
-        return f"the user wrote in {names}: the offline rules do not read it, so nothing was saved from it"
-    return f"{count} of the user's sentences are in {names}: the offline rules do not read those"
-
-
 def apply(
     store: MemoryStore, messages: list[Message], *, today: date, dry_run: bool = False,
     source: str = "offline extraction", session: str | None = None,

@@ -179,7 +179,7 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
 
 
 # --- pointers into external systems ---------------------------------------------------------------------------------
-URL = re.compile(r"https?://[^\s)>\]\"']+")
+URL = re.compile(r"https?://[^\s)>\]\"']+", re.I)  # "Https://...": a sentence's first word is capitalised
 TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
 REFERENCE_HINT = re.compile(
@@ -210,7 +210,47 @@ def where_to_look(sentence: str) -> bool:
     return bool(match and not relayed(sentence[: match.start()]) and _PLACE.match(sentence[match.end():].lstrip("`'\"")))
 
 
+# A file the page loads (an icon, an image, a font, a script) or a CDN's copy of one is material for the task, not a
+# place to go back to: "https://cdn.jsdelivr.net/gh/.../svg/svelte.svg".
+_ASSET_URL = re.compile(r"\.(?:svg|png|jpe?g|gif|webp|ico|avif|bmp|css|js|mjs|woff2?|ttf|otf|mp[34]|webm|wav)(?:[?#]\S*)?$"
+                        r"|^https?://(?:[\w-]+\.)*(?:cdn\.[\w.-]+|jsdelivr\.net|unpkg\.com|cdnjs\.cloudflare\.com|"
+                        r"[\w-]+\.cloudfront\.net|raw\.githubusercontent\.com|images\.unsplash\.com)/", re.I)
+_HOST = re.compile(r"https?://([^/\s]+)\S*", re.I)
+
+
 def points_somewhere(sentence: str) -> bool:
-    """A link (not to one work item) or a ticket key, named with a system or a channel: a pointer to keep."""
-    link = any(not _WORK_ITEM_URL.search(url.rstrip(".,;:!")) for url in URL.findall(sentence))
-    return bool((link or TICKET.search(sentence)) and (REFERENCE_HINT.search(sentence) or _CHANNEL.search(sentence)))
+    """A link (not to one work item, nor an asset) or a ticket key, named with a system or a channel: a pointer to
+    keep. What names the system is a word of the sentence or the link's host, never its path (".../dashboard-icons/
+    svg/x.svg" names no dashboard); a sentence that is nothing but links says nothing of what they are."""
+    urls = [url.rstrip(".,;:!") for url in URL.findall(sentence)]
+    link = any(not _WORK_ITEM_URL.search(url) and not _ASSET_URL.search(url) for url in urls)
+    words = _HOST.sub(r"\1", sentence)
+    if urls and not re.search(r"[^\W\d_]{2,}", URL.sub(" ", sentence)):
+        return False
+    return bool((link or TICKET.search(sentence)) and (REFERENCE_HINT.search(words) or _CHANNEL.search(sentence)))
+
+
+def repositories_shown(message) -> set[str]:
+    """The names of the repositories a message shows the session working in (its folder's name, a remote that
+    `git remote -v` printed): a link to one of those is the project's own address, not a pointer to keep. Only
+    what was shown before the user spoke counts: a repository they announce and then move to is news."""
+    names = {re.split(r"[\\/]", message.cwd.rstrip("\\/"))[-1].lower()} if message.cwd else set()
+    for block in message.content if message.role == "user" else []:
+        text = block.get("content") if block.get("type") == "tool_result" else None
+        text = text if isinstance(text, str) else " ".join(b.get("text", "") for b in text or [] if isinstance(b, dict))
+        names |= {m.group(1).lower() for m in _REMOTE_LINE.finditer(text)}
+    return names - {""}
+
+
+_REMOTE_LINE = re.compile(r"^\w[\w.-]*\s+\S+?[/:]([\w.-]+?)(?:\.git)?/?\s+\((?:fetch|push)\)", re.M)
+
+
+def repository_of(url: str) -> str:
+    """"https://github.com/owner/name.git" -> "name" (the last part of the path, without ".git")."""
+    return re.sub(r"\.git$", "", url.rstrip("/.,;:!").rsplit("/", 1)[-1]).lower()
+
+
+def only_links_to(repositories: set[str], text: str) -> bool:
+    """Every link in `text` leads to one of `repositories` (the session's own: its address is no pointer)."""
+    urls = URL.findall(text)
+    return bool(urls) and all(repository_of(url) in repositories for url in urls)

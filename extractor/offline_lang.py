@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from memdir.stages.extractor import offline_scope as scope, prose
+
 COVERED = ("en", "fr", "es", "pt", "de", "ru", "zh", "ja")
 LANGUAGE_NAMES = {"en": "English", "fr": "French", "es": "Spanish", "pt": "Portuguese", "de": "German",
                   "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ar": "Arabic",
@@ -104,10 +106,13 @@ _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
     r"(?:for|in) this (?:pr|pull request|branch|ticket|task|change|bug|issue)|this (?:bug|error|crash|one) first|"
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
-    r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня)\b"
+    r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня"
+    # "Do not test it again": the step just done, not to be repeated now ("never push again" stays: _STANDING)
+    r"|(?:i|you|we)(?:'ve)? just (?!\w+ (?:the|a) way\b)|again|once more|otra vez|de nuevo|de novo|novamente|outra vez"
+    r"|nochmal|noch einmal|снова|опять)\b"
     # "do not plan or implement", "don't implement anything": where the task of the moment stops, not a rule
     r"|\b(?:don'?t|do not) (?:plan|implement|code|start coding|write (?:any )?code)\b"
-    r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日)",
+    r"|(?:暂时|先不要|这次|今天|今回|とりあえず|今日|もう一度)",
     re.I,
 )
 
@@ -118,8 +123,10 @@ _ONE_OFF = re.compile(
 _PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)?\d{1,2}\b(?![\w.%])"
                            r"|\b(?:go with|pick|choose|take)\s+(?:that|this|the|your)\s+(?:\w+\s+){0,2}?"
                            r"(?:option|approach|one|version|idea|suggestion|route|variant)\b"
+                           # "I prefer the layout you showed": one of those just offered
+                           r"|\byou (?:just )?(?:showed|suggested|proposed|offered|gave|made|described)\b"
                            # "let's use the second option", "try the other approach": one of those just offered
-                           r"|\b(?:go with|pick|choose|take|use|do|try)\s+(?:the\s+)?(?:first|second|third|fourth|last|"
+                           r"|\b(?:go with|pick|choose|take|use|do|try|prefer|like)\s+(?:the\s+)?(?:first|second|third|fourth|last|"
                            r"former|latter|other)\s+(?:one|option|approach|version|idea|variant|solution)\b"
                            r"|\b(?:option|opción|opção|variante|вариант)\s+(?:\d{1,2}|[a-d])\b|(?:选|用)(?:第)?[一二三四1-9](?:个|种)?(?:方案)?$",
                            re.I)
@@ -166,7 +173,7 @@ def is_question(sentence: str) -> bool:
 
 
 def is_one_off(sentence: str) -> bool:
-    return bool(_ONE_OFF.search(sentence))
+    return bool(_ONE_OFF.search(sentence) or scope.edit_at_hand(sentence))
 
 
 # "今後ワークフローを追加したいと思っています", "in the future I'd like to add more workflows": the user's own plan for
@@ -309,8 +316,11 @@ _CORRECTION = re.compile(
     re.I,
 )
 # "Don't do that", "no hagas eso": about what was just done, not a rule for the next time.
-_JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das|dies|это|этого)\b[\s.!]*$"
-                        r"|(?:那个|这个|それ|これ)", re.I)
+_JUST_THAT = re.compile(r"\b(?:that|this|it|eso|esto|isso|isto|ça|cela|ceci|das|dies|это|этого"
+                        # "don't add the logging there": the place pointed at ("here" is as often the project:
+                        # "use pnpm instead of npm here")
+                        r"|there|ahí|allí|ali|là|dort|там)\b[\s.!]*$"
+                        r"|(?:那个|这个|それ|これ|この|その)", re.I)
 
 
 def just_that(sentence: str) -> bool:
@@ -332,13 +342,17 @@ def remembered(sentence: str) -> str | None:
 # says it holds beyond now (_STANDING).
 _CJK_DONT = re.compile(r"^(?:请)?(?:不要|别)|(?:しないで|使わないで)(?:ください)?[。.!！]?$")
 _CJK_FILLER = re.compile(r"[はをもがねよ、。，！!？?\s]")
-_FIRM = re.compile(r"(?:絶対|決して|二度と|一切|绝对|千万|永远|任何时候|一律|从不|始终)")
+# Words that make a bare "don't" hold beyond the step: never again, in no case, at any time, without exception. An
+# emphasis alone ("絶対に実行しないで", "千万别运行": absolutely don't run it) is as often said of the one file at hand.
+_FIRM = re.compile(r"(?:決して|二度と|永远|任何时候|一律|从不|始终)")
 _BARE_ACTION_CHARS = 5
+# An emphasis names no object: "絶対にじっこうしないで" (absolutely don't run [it]) leaves only the action.
+_EMPHASIS = re.compile(r"(?:絶対(?:に)?|ぜったい(?:に)?|本当に|绝对|千万|一切)")
 
 
 def _bare_cjk_dont(sentence: str) -> bool:
     """Only an action is left once the "don't" is taken away ("コミット", "提交"), and no tool is named."""
-    rest = _CJK_FILLER.sub("", _CJK_DONT.sub("", sentence.strip()))
+    rest = _CJK_FILLER.sub("", _EMPHASIS.sub("", _CJK_DONT.sub("", sentence.strip())))
     return len(rest) <= _BARE_ACTION_CHARS and not re.search(r"[A-Za-z]{2}", rest)
 
 
@@ -381,3 +395,24 @@ def points_to_location(sentence: str) -> bool:
 def continues_previous(sentence: str) -> bool:
     """"If so, update local main..." completes the sentence before it, which it cannot stand without."""
     return bool(_CONTINUES.match(sentence))
+
+
+def language_note(messages: list) -> str | None:
+    """What to tell the user when some of their words are in a language the rules do not read."""
+    unread: dict[str, int] = {}
+    read = 0
+    for message in messages:
+        text = message.user_text()
+        for sentence in prose.statements(prose.own_prose(text)) if text else []:
+            code = language_of(sentence)
+            if code in COVERED:
+                read += 1
+            else:
+                unread[code] = unread.get(code, 0) + 1
+    if not unread:
+        return None
+    names = ", ".join(LANGUAGE_NAMES.get(code, code) for code in sorted(unread, key=lambda c: -unread[c]))
+    count = sum(unread.values())
+    if not read:
+        return f"the user wrote in {names}: the offline rules do not read it, so nothing was saved from it"
+    return f"{count} of the user's sentences are in {names}: the offline rules do not read those"

@@ -27,7 +27,8 @@ _ROLE_FOREIGN = re.compile(
 _TOOLS = re.compile(
     r"\b(?:i (?:don'?t|do not|never) use|je n'utilise (?:pas|jamais)|no uso|nunca uso|não uso|nunca uso|"
     r"ich (?:benutze|nutze|verwende) (?:kein|nie)|не использую|не пользуюсь)\b"
-    r"|\b(?:использу\w*|использоват\w*|пользуюсь)\b.{0,40}\bдля\b|\bне использую\b|我不用|我不使用|は使いません|は使わない",
+    r"|\b(?:использую|используется|используются|использоваться|пользуюсь)\b.{0,40}\bдля\b|\bне использую\b"
+    r"|我不用|我不使用|は使いません|は使わない(?!で)",
     re.I,
 )
 # "I never use that language, I always say impediment": the words the user writes with, a rule for the text

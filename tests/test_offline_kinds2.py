@@ -111,7 +111,7 @@ def test_noise_saves_nothing(noise):
 
 
 @pytest.mark.parametrize("rule", [
-    "コミットは絶対にしないで",  # firm
+    "コミットは二度としないで",  # never again (an emphasis alone, 絶対, is no scope: tests/test_offline_scope.py)
     "今後はmainに直接プッシュしないで",  # said to hold from now on
     "不要在主分支上直接提交。",  # says where
     "npmを使わないで",  # names a tool

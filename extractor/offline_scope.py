@@ -1,0 +1,63 @@
+"""Whether a rule-shaped sentence is about the thing at hand (issue 20): one thing pointed at ("for this badge"), a
+"don't" on editing a part of the work in front of the user, a standing word that only says something keeps happening.
+Split from offline_lang.py, which reads a sentence's language and its other markers of the moment; written from general
+knowledge of each covered language, not from any session's transcript."""
+
+from __future__ import annotations
+
+import re
+
+# "Always use the same colour as the button above for this badge", "avoid the loop in that function": a rule-shaped
+# sentence about one thing pointed at is about that thing, whatever its "always" (the project, the repo or the team
+# pointed at is everything the work is about: "always use pnpm in this repo").
+_EVERYTHING = (r"(?!(?:project|repo|repository|codebase|code ?base|app|application|site|website|product|team|company|"
+               r"workspace|monorepo|org|organi[sz]ation|kind|type|sort|way|case|reason|purpose|matter|projet|dépôt|"
+               r"proyecto|repositorio|projeto|repositório|projekt|проект\w*|репозитори\w*)s?\b)")
+_ONE_THING = re.compile(r"\b(?:for|on|in|to|from|of|with|into|inside|at) (?:this|that|these|those) " + _EVERYTHING + r"\w+"
+                        r"|\b(?:pour|dans|sur|à|avec) (?:ce|cet|cette|ces) " + _EVERYTHING + r"\w+"
+                        r"|\b(?:para|en|con|em|com) (?:este|esta|estos|estas|ese|esa|esse|essa) " + _EVERYTHING + r"\w+"
+                        r"|\b(?:neste|nesta|nesse|nessa|deste|desta|desse|dessa) " + _EVERYTHING + r"\w+"
+                        r"|\b(?:für|in|an|auf|mit|bei) (?:diese[nmrs]?) " + _EVERYTHING + r"\w+"
+                        r"|\b(?:для|в|на|с|к) (?:этого|этой|этом|этих|этот|эту) " + _EVERYTHING + r"\w+"
+                        r"|(?:这个|这些|那个|この|その)(?!项目|仓库|プロジェクト|リポジトリ)", re.I)
+
+
+# "Siempre me sale el mismo error", "总是同样的错误": a standing word that says something keeps happening, not a rule.
+_SAME = re.compile(r"\b(?:same|le même|la même|les mêmes|el mismo|la misma|los mismos|o mesmo|a mesma|der gleiche|die gleiche|"
+                   r"das gleiche|derselbe|dieselbe|dasselbe|одна и та же|один и тот же|то же самое|та же|тот же)\b"
+                   r"|(?:同样|一样|相同|同じ)", re.I)
+
+
+def same_again(sentence: str) -> bool:
+    return bool(_SAME.search(sentence))
+
+
+def about_one_thing(sentence: str) -> bool:
+    return bool(_ONE_THING.search(sentence))
+
+
+def edit_at_hand(sentence: str) -> bool:
+    """"Ne change pas le comportement métier, uniquement le câblage IA", "don't touch the header": a "don't" on editing
+    something names a part of what is being edited now, unless a reason says what holds of that kind of thing ("don't
+    touch the migration files, they are generated"). Only a standing marker (_STANDING) makes it last otherwise."""
+    match = _EDIT_DONT.search(sentence)
+    if not match:
+        return False
+    rest = re.split(r"[,;:，；、]|\s[-–—]\s|\s(?:because|since|as|car|parce que|porque|pois|weil|da|потому что|так как)\s",
+                    sentence[match.end():], maxsplit=1)
+    return len(rest) == 1 or bool(_ONLY.match(rest[1].strip()))
+
+
+# What the one change at hand may touch instead: "..., only the wiring", "uniquement le câblage", "只改前端".
+_ONLY = re.compile(r"(?:only|just|uniquement|seulement|juste|solo|solamente|únicamente|apenas|somente|só|nur|"
+                   r"lediglich|только|лишь)\b|(?:只|仅|だけ)", re.I)
+_EDIT_DONT = re.compile(
+    r"\b(?:don'?t|do not)\s+(?:\w+\s+)?(?:change|modify|touch|edit|alter|rewrite|refactor|rename|move|delete|remove)\b"
+    r"|\bne (?:change|modifie|touche|supprime|renomme|déplace|réécris|efface)\w* pas\b|\bn'(?:altère|édite|efface)\w* pas\b"
+    r"|\bno (?:cambies|modifiques|toques|borres|elimines|renombres|muevas|reescribas)\b"
+    r"|\bnão (?:mude|modifique|mexa|apague|altere|remova|renomeie|mova|reescreva)\b"
+    r"|\b(?:ändere|verändere|lösche|entferne|bearbeite|fasse|verschiebe)\b.{0,30}\bnicht\b"
+    r"|\bне (?:трогай|меняй|изменяй|удаляй|переименовывай|редактируй|переписывай)\b"
+    r"|(?:不要|别|不许)(?:再)?(?:改|修改|动|删|删除|重写)|(?:変更|修正|削除|編集|書き換え)(?:は)?しないで|触らないで",
+    re.I,
+)
