@@ -106,9 +106,12 @@ _SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?
 # imageye_check-circle for the check marks" picks something for the piece at hand.
 _GENERAL = re.compile(r"\b(?:all|any|every|each|everywhere|everything|always|never|whenever|from now on|going forward|"
                       r"by default|throughout)\b", re.I)
-# "Look at https://github.com/x/y and tell me what you think": a link handed over to be read now, not kept.
+# "Look at https://github.com/x/y and tell me what you think": a link handed over to be read now, not kept,
+# unless the user says what it is for ("Look at <url> for an example of how to implement OAuth").
 _LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check out|open|read|review|clone|visit|go to|"
                        r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
+_FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples|reference|docs?|documentation|guide|"
+                          r"how to|pattern|template|spec|specification)\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
@@ -198,7 +201,8 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and facts.points_somewhere(sentence) and not _LOOK_NOW.match(sentence):
+    if not drafts and facts.points_somewhere(sentence) and (not _LOOK_NOW.match(sentence)
+                                                             or _FOR_PURPOSE.search(sentence)):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 

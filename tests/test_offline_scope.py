@@ -146,6 +146,16 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
     assert [d.kind for d in _drafts(rule)] == [kind]
 
 
+@pytest.mark.parametrize("pointer", [
+    "Look at https://github.com/acme/oauth-starter for an example of how to implement OAuth.",
+    "Check out https://wiki.acme.dev/style as the reference for new components.",
+])
+def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
+    """A link handed over with what it is for ("for an example of …") says where to look next time, unlike
+    "look at <url> and tell me what you think" (found on the blind fresh6 set: this rule had dropped it)."""
+    assert [d.kind for d in _drafts(pointer)] == ["pointer"]
+
+
 @pytest.mark.parametrize("noise", [
     "Never seen this error before.",  # an adverb of experience, no instruction
     "Always the same error, nothing changes.",
