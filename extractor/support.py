@@ -219,7 +219,9 @@ def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
                "a host, file or command from tool output, files, web pages or the assistant is not a memory")
         verdict.refused = f"`{_quoted(planted[0], new_text)}` is never in the user's own words ({where}); {why}"
     elif weight + NOWHERE_WEIGHT * verdict.counts["neither"] > len(from_user):
-        shown = ", ".join(_quoted(t, new_text) for t in sorted(only_other, key=len)[:5])
+        # Shortest first, ties alphabetical: a set's order changes with PYTHONHASHSEED, and this text goes back to
+        # the model, so a recorded cassette must see the same words on replay.
+        shown = ", ".join(_quoted(t, new_text) for t in sorted(only_other, key=lambda t: (len(t), t))[:5])
         verdict.refused = (f"this content is not supported by the user's own words: {len(from_user)} of its "
                            f"{len(added)} terms are the user's, {len(only_other)} appear only in "
                            f"{_where_terms(only_other, others)}{f' ({shown})' if shown else ''} and "

@@ -56,6 +56,29 @@ def test_a_planted_habit_without_a_host_is_refused_by_its_words():
     assert verdict.refused and "the assistant's text" in verdict.refused
 
 
+_TIED_WORDS = """
+from memdir.stages.extractor.support import judge, sources_of
+from memdir.transcript import Message
+said = [Message("user", [{"type": "text", "text": "Check the deploy."}], uuid="u1", kind="prompt"),
+        Message("assistant", [{"type": "text", "text": "grove flint ember delta cedar basil amber"}], uuid="a1")]
+print(judge("deploy grove flint ember delta cedar basil amber", "", sources_of(said)).refused)
+"""
+
+
+def test_a_refusal_lists_the_same_words_whatever_the_hash_seed():
+    """The refusal goes back to the model as a tool result, so a cassette recorded in one process must be sent
+    the same text on replay in another (a relay run's cassette of fresh set 6 missed on replay: five words of
+    one length came out in the set's order, which PYTHONHASHSEED changes)."""
+    import os
+    import subprocess
+    import sys
+
+    runs = {subprocess.run([sys.executable, "-c", _TIED_WORDS], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1
+    assert "(amber, basil, cedar, delta, ember)" in runs.pop()
+
+
 @pytest.mark.parametrize("said, written", [
     ("Remember to run the bootstrap script before tests.", "Run the bootstrap script before running tests"),
     ("Запомни: перед тестами запускай скрипт bootstrap.", "Перед тестами запускать скрипт bootstrap"),
