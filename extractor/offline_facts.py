@@ -236,8 +236,9 @@ def repositories_shown(message) -> set[str]:
     what was shown before the user spoke counts: a repository they announce and then move to is news."""
     names = {re.split(r"[\\/]", message.cwd.rstrip("\\/"))[-1].lower()} if message.cwd else set()
     for block in message.content if message.role == "user" else []:
-        text = block.get("content") if block.get("type") == "tool_result" else None
-        text = text if isinstance(text, str) else " ".join(b.get("text", "") for b in text or [] if isinstance(b, dict))
+        text = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        if not isinstance(text, str):  # a list of blocks, as untrusted as the rest: a text may be anything
+            text = " ".join(str(b.get("text") or "") for b in text if isinstance(b, dict)) if isinstance(text, list) else ""
         names |= {m.group(1).lower() for m in _REMOTE_LINE.finditer(text)}
     return names - {""}
 
