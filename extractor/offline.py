@@ -274,8 +274,12 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             forgets.append(Forget(phrase))
             continue
         if m := _REMEMBER.match(sentence):
-            if m.group("what").lower().startswith("to ") and not lang.is_standing(sentence):
-                continue  # "don't forget to update the changelog": a step of the task, not a fact to keep
+            # "don't forget to update the changelog": a step of the task, not a fact to keep. "Remember to ..." is
+            # the user asking for a memory in so many words (SPEC: an explicit request is saved), and stays.
+            if (m.group("what").lower().startswith("to ") and not sentence.lower().lstrip(" ,.").startswith(
+                    ("remember", "please remember", "also remember", "and remember"))
+                    and not lang.is_standing(sentence)):
+                continue
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))
             continue

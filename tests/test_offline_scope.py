@@ -141,6 +141,7 @@ def test_a_request_of_the_moment_saves_nothing(noise):
     ("Let's use React Query for data fetching.", "decision"),
     ("Don't forget that the staging database is shared with QA.", "remember"),
     ("Remember to always run the linter before pushing.", "remember"),
+    ("Remember to run the bootstrap script before tests.", "remember"),  # asked for in so many words
 ])
 def test_its_lasting_counterpart_is_kept(rule, kind):
     assert [d.kind for d in _drafts(rule)] == [kind]
