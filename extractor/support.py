@@ -93,8 +93,25 @@ def terms(text: str) -> set[str]:
             if _script(part[0]):
                 out.update(_pairs(part))
             else:
+                part = _without_accents(part)
                 out.update(w for w in part.split("_") if len(w) >= 3 and not w.isdigit() and w not in STOPWORDS)
     return out
+
+
+# Latin letters with a stroke, which no decomposition separates from their base letter.
+_STROKED = str.maketrans({"đ": "d", "ð": "d", "ø": "o", "ł": "l", "ħ": "h", "ı": "i"})
+
+
+def _without_accents(word: str) -> str:
+    """A Latin-script word with its diacritics dropped: people often type without them ("gui", "dien" for
+    Vietnamese "gửi", "diện"; "uber" for "über"), and a memory written with them is the same words. Both sides
+    of the check go through here. Words of other scripts are kept whole: their marks are part of the letters."""
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFD", word.translate(_STROKED))
+    if not all(ord(ch) < 0x250 or unicodedata.combining(ch) for ch in decomposed):
+        return word
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def pointers(text: str) -> set[str]:
