@@ -49,8 +49,12 @@ _MORE_STOPWORDS = frozenset("""
     только ей мне было вот от меня ещё еще нет о из ему теперь когда даже ну ли если уже или ни быть
     был до вас нибудь опять уж вам ведь там потом себя ничего ей может их чтобы тут где есть надо
     при всегда никогда перед после для
+    il lo gli una che per con non sono come anche più essere questo questa quello dopo sempre mai del della dei
+    nel nella sul alla tra fra suo sua loro molto
+    utente vuole voglio chiesto detto preferisce usuario quiere pidió dijo prefiere utilisateur veut demandé
+    préfère nutzer benutzer möchte gebeten gesagt bevorzugt quer pediu disse prefere usuário пользователь хочет
+    попросил сказал предпочитает scritto escribió écrit geschrieben escreveu написал
 """.split())
-STOPWORDS = ENGLISH_STOPWORDS | _MORE_STOPWORDS
 _LABELS = re.compile(re.escape(C.WHY_PREFIX) + "|" + re.escape(C.HOW_PREFIX))
 _WORD = re.compile(r"\w+")
 # evil.example, setup.sh, gemini.md (ASCII: a dotted name runs into the Chinese written next to it)
@@ -112,6 +116,10 @@ def _without_accents(word: str) -> str:
     if not all(ord(ch) < 0x250 or unicodedata.combining(ch) for ch in decomposed):
         return word
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+# Folded as the words they are matched against are ("más" is "mas" by then).
+STOPWORDS = frozenset(_without_accents(w) for w in ENGLISH_STOPWORDS | _MORE_STOPWORDS)
 
 
 def pointers(text: str) -> set[str]:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memdir import provenance
-from memdir.stages.extractor.support import judge, judge_memory, pointers, sources_of, terms
+from memdir.stages.extractor.support import STOPWORDS, judge, judge_memory, pointers, sources_of, terms
 from memdir.stages.extractor.tools import Toolbox
 from memdir.store import MemoryStore
 from memdir.transcript import Message
@@ -104,6 +104,21 @@ def test_words_typed_without_their_accents_support_the_same_words_with_them():
     assert {"gui", "dien", "duong"} <= terms(written)
     assert "über" not in terms("Über alles") and "uber" in terms("Über alles")
     assert terms("йогурт") == {"йогурт"}  # Cyrillic й stays й: its breve makes another letter, not an accent
+
+
+def test_a_two_word_request_in_italian_can_be_written_as_a_whole_memory():
+    """"parla italiano" (fresh6): the model's memory in Italian was refused, its words for "the user wants",
+    "always", "after" and "this" counted as words nobody said. Italian function words and the words every
+    memory is written with, in each covered language, say nothing about where a sentence came from."""
+    messages = [Message("user", [{"type": "text", "text": "ciao test"}], uuid="u1", kind="prompt"),
+                Message("assistant", [{"type": "text", "text": "Hello! How can I help you today?"}], uuid="a1"),
+                Message("user", [{"type": "text", "text": "parla italiano"}], uuid="u2", kind="prompt")]
+    body = ("Parla italiano: rispondere all'utente in italiano.\n\n**Why:** Dopo una risposta in inglese l'utente ha "
+            "scritto \"parla italiano\".\n**How to apply:** Rispondere sempre in italiano a questo utente.\n")
+    verdict = judge_memory("l'utente vuole che si parli italiano: rispondere in italiano", body, "", "",
+                           sources_of(messages))
+    assert not verdict.refused, verdict
+    assert {"mas", "etre", "fur"} <= STOPWORDS  # folded as the words they meet are
 
 
 def test_an_edit_is_judged_on_what_it_adds():
