@@ -24,16 +24,17 @@ from memdir.scan import Header
 from memdir.secrets import redact
 from memdir.stages.extractor import report
 from memdir.store import MemoryStore
-from memdir.words import STOPWORDS, tokens
+from memdir.words import STOPWORDS, stem, tokens
 
 if TYPE_CHECKING:
     from memdir.stages.extractor.offline import Draft, Forget
 
 # --- turning drafts into memories --------------------------------------------------
-_GENERIC = frozenset(
-    "use make run do work want need please always never don don't dont stop keep like prefer instead code thing "
-    "project repo file test tests user anymor ago last next since day week month year today now again still".split()
-)
+_GENERIC_WORDS = ("use make run do work want need please always never don don't dont stop keep like prefer instead code "
+                  "thing project repo file test tests user anymor ago last next since day week month year today now "
+                  "again still").split()
+# Compared with stems (`tokens`), so each word's stem is listed too: "make" is "mak", "never" is "never".
+_GENERIC = frozenset(_GENERIC_WORDS) | frozenset(map(stem, _GENERIC_WORDS))
 _LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
 # A clause that says what no longer holds: "don't use npm", "not just a backend engineer", "instead of npm".
 _NEGATED = re.compile(r"\b(?:don'?t|do not|never|not|no longer|no more|stop|avoid|instead of|rather than)\b"

@@ -87,6 +87,10 @@ STOPWORDS = frozenset(
 # Inflectional suffixes, longest first; a stem keeps at least three letters.
 _SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments", "ment",
              "ings", "ing", "edly", "ies", "ied", "ers", "er", "est", "ed", "ly", "es", "s")
+# -er and -est come off only a stem of at least this many letters: in shorter words they are part of the
+# word (letter, cover, water, paper, career, request), and cutting them made "letter" the "let" of "let's",
+# "career" a "car", and "cover" a word that "covered" was not (recruiter -> recruit, painter -> paint stay).
+_AGENT_STEM_MIN = 5
 
 
 _stem_cache: dict[str, str] = {}
@@ -107,6 +111,8 @@ def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= (4 if suffix == "ly" else 3):
             base = word[: -len(suffix)]
+            if suffix in ("ers", "er", "est") and len(base) < _AGENT_STEM_MIN:
+                continue  # letters -> letter (the plain -s), not "let"
             if suffix == "ly" and base.endswith("i"):
                 continue  # family/families, not an adverb of "fami" (apply/reply: the base is too short)
             if suffix in ("ies", "ied"):
@@ -116,7 +122,9 @@ def _stem(word: str) -> str:
             if base.endswith("e"):
                 base = base[:-1]
             return base
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+    # A final e goes from four-letter words too, as it goes before -es, -ed and -ing: page and pages, make and
+    # making, rule and rules, role and roles were each two different stems.
+    return word[:-1] if word.endswith("e") else word
 
 
 def tokens(text: str) -> list[str]:

@@ -34,8 +34,11 @@ def _bar_reasons(found, i: int, similarity: float | None, margin: float | None) 
     elif words < min(O.MIN_WORDS_MATCHED, found.query_words):
         out.append(f"fewer than {O.MIN_WORDS_MATCHED} shared words and none in its name")
     if similarity is not None:
-        out.append(f"cosine {similarity:.3f} (floor {O.SIMILARITY_FLOOR}, alone {O.SIMILARITY_BAR})"
-                   + (f", {margin:+.3f} from the folder's median" if margin is not None else ""))
+        if margin is None:
+            out.append(f"cosine {similarity:.3f} (floor {O.SIMILARITY_FLOOR}, alone {O.SIMILARITY_BAR})")
+        else:  # a big folder: standing out from its median replaces the floor (offline.relevant)
+            out.append(f"cosine {similarity:.3f} (alone {O.SIMILARITY_BAR}), {margin:+.3f} from the folder's median "
+                       f"(bar {O.MARGIN_WORDED} with words, {O.MARGIN_ALONE} alone)")
     return out
 
 

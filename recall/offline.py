@@ -32,7 +32,10 @@ COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.evidence) a memory
 MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance),
 # unless the one shared word is in the memory's name (a memory named for npm is about npm); filler never
 # counts, and at least one shared word must not be common to the folder (recall.lexical: issue 21)
-SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning);
+SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning),
+# in a folder too small to say what is typical: in a bigger one, standing out from its median (MARGIN_WORDED)
+# replaces it, as a cosine's level moves with the prompt (LoCoMo 0-4: "What did the posters at the poetry
+# reading say?" shares two rare words with the one memory about it, 0.07 above the median, at 0.798)
 SIMILARITY_BAR = 0.83  # or a cosine this high alone (no recall eval case expecting nothing reaches 0.822)
 # How high a cosine is depends on the folder's writing (long session notes all sit near 0.82 to any
 # prompt), so in a folder big enough to say what "typical" is, a memory must also stand out from the
@@ -134,7 +137,7 @@ def relevant(found: Evidence, i: int, similarity: float | None, dated: bool = Fa
         if worded:
             return similarity >= SIMILARITY_FLOOR
         return similarity >= SIMILARITY_BAR and (found.distinct[i] >= 1 or (lead is not None and lead > SMALL_LEAD))
-    return ((worded and similarity >= SIMILARITY_FLOOR and margin >= MARGIN_WORDED)
+    return ((worded and margin >= MARGIN_WORDED)
             or (similarity >= SIMILARITY_BAR and margin >= MARGIN_ALONE))
 
 

@@ -9,7 +9,13 @@ from memdir.dates import days_mentioned
 from memdir.model import Memory
 from memdir.scan import Header
 from memdir.stages.recall.api import recall
-from memdir.stages.recall.offline import MARGIN_MIN_MEMORIES, MARGIN_WORDED, PROMPT_MARGIN, select_offline
+from memdir.stages.recall.offline import (
+    MARGIN_MIN_MEMORIES,
+    MARGIN_WORDED,
+    PROMPT_MARGIN,
+    SIMILARITY_FLOOR,
+    select_offline,
+)
 
 TODAY = date(2026, 11, 22)  # a Sunday
 
@@ -89,6 +95,20 @@ def test_a_small_folder_keeps_the_absolute_bar():
     """With too few memories to say what is typical, a cosine over the absolute bar is enough."""
     headers = _headers(3)
     assert [h.rel_path for h in select_offline("an unrelated prompt", headers, 5, None, [0.86, 0.80, 0.79])] == ["m0.md"]
+
+
+def test_in_a_big_folder_standing_out_replaces_the_absolute_cosine_floor():
+    """Where every cosine sits low (LoCoMo's "what did the posters at the poetry reading say?": 0.798), a memory
+    sharing the prompt's rare words and standing out from the median is recalled; in a small folder, which
+    cannot say what is typical, the absolute floor still holds."""
+    headers = _headers(MARGIN_MIN_MEMORIES + 10)
+    headers[4] = Header("m4.md", "/x/m4.md", 0.0, "Note 4", "Went to a poetry reading with posters", "project")
+    prompt = "what did the posters at the poetry reading say?"
+    low = [0.74 + 0.0005 * (i % 7) for i in range(len(headers))]
+    low[4] = SIMILARITY_FLOOR - 0.005  # under the floor, PROMPT_MARGIN and more over the median
+    assert [h.rel_path for h in select_offline(prompt, headers, 5, None, low)] == ["m4.md"]
+    small = [headers[4], *headers[:3]]
+    assert select_offline(prompt, small, 5, None, [low[4], 0.74, 0.74, 0.74]) == []
 
 
 def test_one_shared_word_is_enough_when_the_memory_is_named_for_it(store):
