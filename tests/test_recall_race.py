@@ -187,3 +187,33 @@ def test_a_silent_server_leaves_the_grace_to_the_local_recalls_imports():
     assert answer is not None and answer.source == "local"
     assert log == ["prepared", "local started", "local finished"]
     server.close()
+
+
+def test_racing_a_silent_server_imports_neither_signal_nor_threading():
+    """The stuck-server path stays as cheap as no server: `signal` builds enums and `threading` WeakSets on
+    import (about 3 ms of the hook's CPU), so the race uses their C halves."""
+    import subprocess
+    import sys
+
+    code = (
+        "import socket, sys\n"
+        "from memdir.entry.recall_race import Answer, race\n"
+        "ours, server = socket.socketpair()\n"
+        "answer, reply = race(ours, lambda: Answer('local', ['a.md'], 'local'), grace=0.0)\n"
+        "print(answer.source, reply, 'signal' in sys.modules, 'threading' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.split() == ["local", "None", "False", "False"]
+
+
+def test_a_race_outside_the_main_thread_waits_for_the_server_instead():
+    """No signal handler can be set outside the main thread: the server's reply is waited for, and used."""
+    ours, server = socket.socketpair()
+    log: list[str] = []
+    _reply_later(server, {"context": "server context", "selected": ["s.md"]}, after=0.05)
+    got: dict = {}
+    worker = threading.Thread(target=lambda: got.update(result=race(ours, _local(log), grace=0.0)))
+    worker.start()
+    worker.join(10)
+    answer, reply = got["result"]
+    assert answer is not None and answer.source == "server" and log == []

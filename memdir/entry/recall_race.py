@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-# select, signal, threading and the reply reader are imported where a connection is raced: with no server
+# select, _signal, _thread and the reply reader are imported where a connection is raced: with no server
 # (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer`. A connection is early_ask's bare
 # `_socket` one or a `socket.socket`: both are read the same way, and `socket` itself is never imported here.
 
@@ -36,9 +36,9 @@ TAKEN_GRACE_SECONDS = 0.3
 
 def _interrupt_signal() -> int:
     """The signal that cuts `local` short: ours for the race's moment, never left installed."""
-    import signal
+    import _signal  # type: ignore[import-not-found]  # signal's C half, which typeshed has no stub for
 
-    return getattr(signal, "SIGUSR1", signal.SIGINT)
+    return getattr(_signal, "SIGUSR1", _signal.SIGINT)
 
 
 class Answer:
@@ -124,19 +124,18 @@ class _ServerFirst(BaseException):
 
 
 def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
-    import signal
-    import threading
+    # The C modules, not `signal` and `threading`: `signal` builds its enums on import and `threading` its
+    # WeakSets, about 3 ms of CPU that a stuck server made this process pay over no server at all (issue 26:
+    # the stuck-server row measured +2.7 to +5.6 ms, paired).
+    import _signal
+    import _thread
 
     from memdir.stages.recall.socket_place import receive
 
-    if not hasattr(signal, "pthread_kill") or threading.current_thread() is not threading.main_thread():
-        reply = receive(conn)  # no way to interrupt `local`: wait for the server as before
-        answer = from_reply(reply, expect)
-        return (answer if answer is not None else local()), reply
     box: dict = {}
     interrupt = _interrupt_signal()
-    lock = threading.Lock()
-    main = threading.get_ident()
+    lock = _thread.allocate_lock()
+    main = _thread.get_ident()
 
     def wait_for_server() -> None:
         reply = receive(conn)
@@ -146,14 +145,21 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
                 return
             box["winner"] = "server"
         # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
-        signal.pthread_kill(main, interrupt)
+        _signal.pthread_kill(main, interrupt)
 
     def server_first(signum, frame) -> None:
         raise _ServerFirst
 
-    previous = signal.signal(interrupt, server_first)
     try:
-        threading.Thread(target=wait_for_server, daemon=True).start()
+        if not hasattr(_signal, "pthread_kill"):
+            raise ValueError("no pthread_kill")
+        previous = _signal.signal(interrupt, server_first)  # ValueError outside the main thread
+    except ValueError:
+        reply = receive(conn)  # no way to interrupt `local`: wait for the server as before
+        answer = from_reply(reply, expect)
+        return (answer if answer is not None else local()), reply
+    try:
+        _thread.start_new_thread(wait_for_server, ())
         try:
             answer = local()
         finally:
@@ -165,7 +171,7 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
         pass
     finally:
         # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
-        signal.signal(interrupt, previous)
+        _signal.signal(interrupt, previous)
     if box["winner"] == "server":
         return from_reply(box["reply"], expect), box["reply"]
     return answer, box.get("reply")
