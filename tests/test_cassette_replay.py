@@ -2,7 +2,7 @@
 
 The cassette holds the requests memdir sent for two sessions of ../shared/realdata/sessions2 and the answers
 given through the relay by a model acting by hand: `en-flywheel-askuser` (a founder describing his project)
-and `ko-push-nothing` (Korean chatter; nothing to save, and memdir sends it no request at all today). Replaying
+and `ko-push-nothing` (Korean chatter and a one-off push: the model is asked, and saves nothing). Replaying
 checks both halves: memdir still sends exactly what was recorded, and the recorded answers still make the same
 memories. When what memdir sends changes on purpose (a prompt, an excerpt, a tool), re-record with the one
 command in docs/evals-and-benchmarks.md#cassettes.
