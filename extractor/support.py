@@ -265,10 +265,16 @@ def _quoted(found: str, text: str, limit: int = 40) -> str:
     return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
+# The last part of a host nobody types when naming the service: "put it on github" names `github.com`.
+_PLAIN_ENDINGS = frozenset("com org net io dev app".split())
+
+
 def _spelled_out(pointer: str, user_side: _Lookup) -> bool:
-    """A dotted name the user said in other words: "node" and "js" for `node.js`."""
+    """A dotted name the user said in other words: "node" and "js" for `node.js`, "github" for `github.com`
+    (the ending alone is never enough: every other part must be the user's)."""
     parts = [p for p in re.split(r"[.\-]", pointer) if p]
-    return all(user_side.has(p) or len(p) < 3 for p in parts) and any(len(p) >= 3 for p in parts)
+    named = parts[:-1] if len(parts) > 1 and parts[-1] in _PLAIN_ENDINGS else parts
+    return all(user_side.has(p) or len(p) < 3 for p in named) and any(len(p) >= 3 for p in named)
 
 
 def _where(pointer: str, others: list[Source]) -> str:
