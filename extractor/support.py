@@ -237,6 +237,7 @@ def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
     said = " ".join(s.text for s in users)
     user_side = _Lookup(set().union(*(s.terms for s in users)))
     planted = sorted(p for p in pointers(new_text) - pointers(old_text) if p not in said and not _spelled_out(p, user_side))
+    planted = planted or _unsaid_paths(new_text, old_text, said, user_side)
     if planted:
         where = _where(planted[0], others)
         why = ("a host, file or command the user never named is not a memory: keep only what the user said"
@@ -267,6 +268,22 @@ def _quoted(found: str, text: str, limit: int = 40) -> str:
 
 # The last part of a host nobody types when naming the service: "put it on github" names `github.com`.
 _PLAIN_ENDINGS = frozenset("com org net io dev app".split())
+
+
+_URL = re.compile(r"https?://([^\s/]+)(/[^\s)\]>'\"`]*)?", re.I)
+
+
+def _unsaid_paths(new_text: str, old_text: str, said: str, user_side: _Lookup) -> list[str]:
+    """New links whose host the user named only in other words (`_spelled_out`) and whose path holds a word
+    the user never said: "github" vouches for github.com/<the repository they named>, not for any repository."""
+    old = set(_URL.findall(unicodedata.normalize("NFKC", old_text)))
+    out = []
+    for host, path in _URL.findall(unicodedata.normalize("NFKC", new_text)):
+        if (host, path) in old or host.casefold() in said:
+            continue
+        if any(not user_side.has(w) for w in terms(path.replace("/", " "))):
+            out.append(f"{host}{path}")
+    return out
 
 
 def _spelled_out(pointer: str, user_side: _Lookup) -> bool:
