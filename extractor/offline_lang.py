@@ -162,7 +162,12 @@ _PROPOSAL = re.compile(r"^(?:i think|i believe|je pense qu|je crois qu|creo que|
 # "Can you also add a usage bar similar to https://...": a request (or a question) even without its question mark,
 # unless it asks for something to hold from now on ("could you always run the tests first").
 _ASKS = re.compile(r"^(?:can|could|would|will) you\b|^(?:do|does|did|is|are) (?:you|we|it|there|this|that)\b"
-                   r"|^(?:why|how come)\b", re.I)
+                   r"|^(?:why|how come)\b"
+                   # "What icons do we use for X", "How should we name branches", "Which one is better": a question
+                   # without its mark. Not "What I want is …" or "When you commit, …": no auxiliary right after.
+                   r"|^(?:what|which|where|when|who|how)(?: [a-z]+)? (?:do|does|did|is|are|was|were|should|shall|can|"
+                   r"could|would|will|have|has)(?: (?:we|you|i|they|it|he|she|the|this|that|there|our|my|a|an|better|"
+                   r"best|wrong|right|going|used|needed)\b|[ ?]*$)", re.I)
 
 
 def is_question(sentence: str) -> bool:

@@ -199,3 +199,24 @@ def test_an_observation_or_one_thing_in_another_language_saves_nothing(noise):
 ])
 def test_a_standing_rule_in_another_language_is_kept(rule):
     assert [d.type for d in _drafts(rule)] == ["feedback"]
+
+
+@pytest.mark.parametrize("question", [
+    "What icons do we use to show procedure outcome in material accounts",  # fresh6, saved as a decision
+    "How should we name the release branches",
+    "Which one is better for the cache",
+    "Where do I put the config for staging",
+])
+def test_a_question_without_its_mark_saves_nothing(question):
+    assert _drafts(question) == []
+
+
+@pytest.mark.parametrize("statement", [
+    "What I want is a clean API without globals.",
+    "When you commit, always sign the commits.",
+    "What we do is ship daily.",
+])
+def test_a_statement_opening_with_a_question_word_is_no_question(statement):
+    from memdir.stages.extractor import offline_lang
+
+    assert not offline_lang.is_question(statement)
