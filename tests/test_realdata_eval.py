@@ -115,6 +115,25 @@ def test_an_outside_folder_is_graded_from_its_items_and_reported_held_out(tmp_pa
     assert held_out["nothing_saved"] == 0 and held_out["precision"] == 1.0
 
 
+def test_the_report_reads_the_content_again_with_types_ignored(tmp_path):
+    """Strictly, the right content under another type is both a miss and a false save; the second reading
+    says which is which (the relay runs' helpers had computed it by hand)."""
+    import json
+
+    from memdir.evals.realdata import render, run_folder
+
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    _session(folder / "pnpm.jsonl", "Use pnpm instead of npm here.")
+    (folder / "items.json").write_text(json.dumps([{"file": "pnpm.jsonl", "type": "reference", "text": "use pnpm",
+                                                    "quote": "Use pnpm", "keywords": ["pnpm"]}]), encoding="utf-8")
+    report = run_folder(folder, engine="offline")
+    held_out = report["held_out"]
+    assert (held_out["found"], held_out["saved"], len(held_out["unmatched"])) == (0, 1, 1)
+    assert (held_out["found_any_type"], held_out["saved_right_any_type"]) == (1, 1)
+    assert "type ignored: 1 of 1 found, 1 of 1 saved memories match an item's content" in render(report)
+
+
 def test_session_patterns_choose_among_an_outside_folder_s_sessions(tmp_path):
     """--session with --data runs only the sessions it names (it was ignored: every session ran)."""
     import json
