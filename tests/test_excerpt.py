@@ -132,3 +132,11 @@ def test_a_long_prompt_is_shortened_in_the_middle_with_a_marker_and_images_are_s
     assert first.startswith("START ") and first.endswith("keep the roadmap in docs/roadmap.md")
     assert re.search(r"\n\[\.\.\. \d+ characters cut \.\.\.\]\n", first) and len(first) < 6100
     assert second == "this is the layout I want\n[image]"
+
+
+def test_the_count_of_new_messages_reads_right_for_one_and_for_many(tmp_path):
+    """"Below are the 1 new messages" (a relay run on fresh7): one message is one message."""
+    one = _request_text(tmp_path, [_user("u1", None, "Use pnpm, not npm")])
+    two = _request_text(tmp_path, [_user("u1", None, "Use pnpm"), _user("u2", "u1", "not npm")])
+    assert "Below is the 1 new message of the conversation" in one and "1 new messages" not in one
+    assert "Below are the 2 new messages of the conversation" in two
