@@ -246,12 +246,22 @@ def repositories_shown(message) -> set[str]:
 _REMOTE_LINE = re.compile(r"^\w[\w.-]*\s+\S+?[/:]([\w.-]+?)(?:\.git)?/?\s+\((?:fetch|push)\)", re.M)
 
 
+# A repository's own address: on a code host, or ending in .git. A dashboard, wiki page or tracker whose path merely
+# ends in the folder's name ("https://grafana.acme.io/d/x1/dashboard" in ~/dashboard) is a pointer to keep.
+_CODE_HOST = re.compile(r"^https?://(?:[\w-]+\.)*(?:github\.com|gitlab\.[\w.]+|bitbucket\.org|codeberg\.org|"
+                        r"git\.sr\.ht|gitea\.[\w.]+|dev\.azure\.com|git\.[\w.-]+)/[^/\s]+/", re.I)
+
+
 def repository_of(url: str) -> str:
-    """"https://github.com/owner/name.git" -> "name" (the last part of the path, without ".git")."""
-    return re.sub(r"\.git$", "", url.rstrip("/.,;:!").rsplit("/", 1)[-1]).lower()
+    """"https://github.com/owner/name.git" -> "name" (the last part of the path, without ".git"); "" for a link that
+    is not a repository's address."""
+    url = url.rstrip("/.,;:!")
+    if not (_CODE_HOST.match(url) or url.lower().endswith(".git")):
+        return ""
+    return re.sub(r"\.git$", "", url.rsplit("/", 1)[-1]).lower()
 
 
 def only_links_to(repositories: set[str], text: str) -> bool:
     """Every link in `text` leads to one of `repositories` (the session's own: its address is no pointer)."""
     urls = URL.findall(text)
-    return bool(urls) and all(repository_of(url) in repositories for url in urls)
+    return bool(urls) and all(repository_of(url) in repositories - {""} for url in urls)

@@ -91,6 +91,17 @@ def test_the_sessions_own_repository_is_no_pointer():
                                     cwd="/home/me/src/shop-front")] == ["pointer"]
 
 
+@pytest.mark.parametrize("said, cwd", [
+    ("The Grafana board for this service is https://grafana.acme.io/d/x1/dashboard", "/home/me/dashboard"),
+    ("Bugs for the app are tracked in Linear: https://linear.app/acme/team/frontend", "/home/me/frontend"),
+    ("The API docs are on the wiki at https://wiki.acme.io/display/ENG/api", "/home/me/api"),
+])
+def test_a_link_whose_path_ends_in_the_folders_name_is_not_the_repository(said, cwd):
+    """Found by a hostile review: any link whose last path part was the folder's name was taken for the session's
+    own repository and dropped, so a dashboard, a tracker or a wiki page named like the project was never kept."""
+    assert [d.kind for d in _drafts(said, cwd=cwd)] == ["pointer"]
+
+
 def test_a_remote_that_git_printed_is_the_sessions_own():
     printed = Message("user", [{"type": "tool_result", "tool_use_id": "t1",
                                 "content": "origin\tgit@github.com:acme/shop.git (fetch)\n"
