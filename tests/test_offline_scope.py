@@ -59,6 +59,30 @@ def test_the_standing_counterpart_is_still_kept(rule):
     assert [d.type for d in _drafts(rule)] == ["feedback"]
 
 
+@pytest.mark.parametrize("rule", [
+    "Don't modify tests to make them pass.",
+    "Don't change the tests to make them pass.",
+    "Don't delete failing tests just to get CI green.",
+    "Don't rewrite history on shared branches.",
+    "Don't rename public functions without a deprecation period.",
+    "Do not modify the database schema without a migration.",
+    "Don't edit generated files by hand.",
+    "Don't touch prod.",
+    "Don't remove type hints.",
+])
+def test_a_dont_on_editing_a_kind_of_thing_or_with_its_condition_is_a_rule(rule):
+    """Found by a hostile review: every English "don't" on editing without a reason or a standing word was dropped as
+    the edit at hand, the lasting rules above with it (each saved on f869ae8). A bare plural or mass noun names a kind;
+    "without ...", "just to ..." say when the rule holds; "the header", "that", "main.py", "Foo" stay at hand."""
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
+
+
+@pytest.mark.parametrize("noise", ["Don't touch main.py.", "Don't rename Foo.", "Don't change anything else.",
+                                   "Don't touch src/app.ts", "Don't change existing behaviour, only the wiring."])
+def test_a_dont_on_one_named_thing_is_still_at_hand(noise):
+    assert _drafts(noise) == []
+
+
 def test_again_is_a_one_off_marker_unless_the_rule_says_it_stands():
     assert lang.is_one_off("Do not test it again")
     assert not lang.is_one_off("Do not disable this VPN")  # an object named, nothing said about the moment
