@@ -192,6 +192,18 @@ def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     assert [d.kind for d in _drafts(pointer)] == ["pointer"]
 
 
+@pytest.mark.parametrize("decision", [
+    "We decided to use Postgres, as you suggested.",
+    "We'll go with Postgres for the database, as you suggested.",
+    "Let's use Postgres like you suggested for all services.",
+])
+def test_a_decision_that_takes_up_the_agents_suggestion_is_still_a_decision(decision):
+    """Found by a hostile review: "you suggested" marked every sentence as picking one of the options just shown,
+    so a project decision said to follow the agent's advice was dropped (saved on f869ae8). Picking one of those
+    names it before "you": "the second layout you showed" (above) still saves nothing."""
+    assert [d.kind for d in _drafts(decision)] == ["decision"]
+
+
 @pytest.mark.parametrize("noise", [
     "Never seen this error before.",  # an adverb of experience, no instruction
     "Always the same error, nothing changes.",
