@@ -9,9 +9,11 @@ import re
 
 # "Always use the same colour as the button above for this badge", "avoid the loop in that function": a rule-shaped
 # sentence about one thing pointed at is about that thing, whatever its "always" (the project, the repo or the team
-# pointed at is everything the work is about: "always use pnpm in this repo").
+# pointed at is everything the work is about: "always use pnpm in this repo"; a manner spelled out is how every such
+# thing is done: "always write commit messages in this format: type(scope): summary", "run the checks in this order").
 _EVERYTHING = (r"(?!(?:project|repo|repository|codebase|code ?base|app|application|site|website|product|team|company|"
                r"workspace|monorepo|org|organi[sz]ation|kind|type|sort|way|case|reason|purpose|matter|projet|dépôt|"
+               r"format|style|order|language|tone|convention|manner|fashion|"
                r"proyecto|repositorio|projeto|repositório|projekt|проект\w*|репозитори\w*)s?\b)")
 _ONE_THING = re.compile(r"\b(?:for|on|in|to|from|of|with|into|inside|at) (?:this|that|these|those) " + _EVERYTHING + r"\w+"
                         r"|\b(?:pour|dans|sur|à|avec) (?:ce|cet|cette|ces) " + _EVERYTHING + r"\w+"

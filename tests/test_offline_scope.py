@@ -192,6 +192,20 @@ def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     assert [d.kind for d in _drafts(pointer)] == ["pointer"]
 
 
+@pytest.mark.parametrize("rule", [
+    "Always write commit messages in this format: type(scope): summary.",
+    "Always run the checks in this order: lint, types, tests.",
+    "Always answer me in this language.",
+])
+def test_a_standing_rule_that_spells_out_its_manner_is_kept(rule):
+    """Found by a hostile review: "in this format", "in this order" read as one thing pointed at, so a standing rule
+    that spells out how every commit message or check run goes was dropped whatever its "always" (saved on f869ae8).
+    Without a standing word ("Write the summary in this format: ...") it is still a request of the moment."""
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
+    assert _drafts(rule.replace("Always write", "Write").replace("Always run", "Run").replace("Always answer", "Answer")
+                   ) == []
+
+
 @pytest.mark.parametrize("decision", [
     "We decided to use Postgres, as you suggested.",
     "We'll go with Postgres for the database, as you suggested.",
