@@ -246,12 +246,28 @@ def repositories_shown(message) -> set[str]:
 _REMOTE_LINE = re.compile(r"^\w[\w.-]*\s+\S+?[/:]([\w.-]+?)(?:\.git)?/?\s+\((?:fetch|push)\)", re.M)
 
 
+# A repository's own address: on a code host, or ending in .git. A dashboard, wiki page or tracker whose path merely
+# ends in the folder's name ("https://grafana.acme.io/d/x1/dashboard" in ~/dashboard) is a pointer to keep.
+_CODE_HOSTS = frozenset(("github.com", "bitbucket.org", "codeberg.org", "git.sr.ht", "dev.azure.com"))
+_CODE_HOST_LABELS = frozenset(("gitlab", "gitea", "git"))  # gitlab.acme.io, git.acme.io: a self-hosted one
+_OWNER_AND_NAME = re.compile(r"https?://([^/\s]+)/[^/\s]+/", re.I)  # a host, then at least owner/name
+
+
 def repository_of(url: str) -> str:
-    """"https://github.com/owner/name.git" -> "name" (the last part of the path, without ".git")."""
-    return re.sub(r"\.git$", "", url.rstrip("/.,;:!").rsplit("/", 1)[-1]).lower()
+    """"https://github.com/owner/name.git" -> "name" (the last part of the path, without ".git"); "" for a link that
+    is not a repository's address. The host is tested label by label: a pattern over it backtracked for each dot."""
+    url = url.rstrip("/.,;:!")
+    found = _OWNER_AND_NAME.match(url)
+    host = found.group(1).lower() if found else ""
+    labels = host.split(".")
+    on_code_host = (".".join(labels[-2:]) in _CODE_HOSTS or ".".join(labels[-3:]) in _CODE_HOSTS
+                    or not _CODE_HOST_LABELS.isdisjoint(labels[:-1]))
+    if not (on_code_host or url.lower().endswith(".git")):
+        return ""
+    return re.sub(r"\.git$", "", url.rsplit("/", 1)[-1]).lower()
 
 
 def only_links_to(repositories: set[str], text: str) -> bool:
     """Every link in `text` leads to one of `repositories` (the session's own: its address is no pointer)."""
     urls = URL.findall(text)
-    return bool(urls) and all(repository_of(url) in repositories for url in urls)
+    return bool(urls) and all(repository_of(url) in repositories - {""} for url in urls)

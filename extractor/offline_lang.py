@@ -124,7 +124,10 @@ _PICKS_OPTION = re.compile(r"\b(?:go with|pick|choose|take|do)\s+(?:number\s+|#)
                            r"|\b(?:go with|pick|choose|take)\s+(?:that|this|the|your)\s+(?:\w+\s+){0,2}?"
                            r"(?:option|approach|one|version|idea|suggestion|route|variant)\b"
                            # "I prefer the layout you showed": one of those just offered
-                           r"|\byou (?:just )?(?:showed|suggested|proposed|offered|gave|made|described)\b"
+                           # (the thing picked, named before "you": "as you suggested", "like you proposed" only say
+                           # whose idea a decision was, and it stays one: a hostile review found them dropped)
+                           r"|\b(?:the|that|this|those|these|one of)\s+(?:[\w-]+\s+){0,3}?(?:that\s+)?you (?:just )?"
+                           r"(?:showed|suggested|proposed|offered|gave|made|described)\b"
                            # "let's use the second option", "try the other approach": one of those just offered
                            r"|\b(?:go with|pick|choose|take|use|do|try|prefer|like)\s+(?:the\s+)?(?:first|second|third|fourth|last|"
                            r"former|latter|other)\s+(?:one|option|approach|version|idea|variant|solution)\b"

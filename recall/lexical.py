@@ -173,7 +173,7 @@ def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
         if weight == NAME_WEIGHT:
             names = set(stems)
         if weight != 1:
-            title.update(stems)
+            title.update(written.keys())  # the words as written: a tool's name (recall.related)
     related = jobs_of(title) - counted.keys()  # tools the memory is about, not every one a long note mentions
     for word in sorted(related):
         counted[word] = counted.get(word, 0) + 1

@@ -26,15 +26,18 @@ _KINDS = (
     ("postgres postgresql mysql sqlite mongodb", "database databases db sql"),
     ("docker podman kubernetes k8s", "container containers image images"),
 )
+# Keyed by the tool's name as written, not its stem: a tool's name is not inflected, and its stem is another word's
+# ("pipe", "pipes", "piping" stem to pip, "bundle" to bundler's "bundl"), so a memory about shell pipes was taken for
+# one about the package manager and recalled for "install the dependencies" (a hostile review).
 _JOBS: dict[str, frozenset[str]] = {}
 for _tools, _words in _KINDS:
     for _tool in _tools.split():
-        _JOBS[stem(_tool)] = frozenset(stem(w) for w in _words.split())
+        _JOBS[_tool] = frozenset(stem(w) for w in _words.split())
 
 
-def jobs_of(stems: set[str]) -> set[str]:
-    """The job words (stemmed) of every tool among `stems`."""
+def jobs_of(words: set[str]) -> set[str]:
+    """The job words (stemmed) of every tool among `words` (as written, lower-case: memdir.words.split_words)."""
     out: set[str] = set()
-    for term in stems & _JOBS.keys():
+    for term in words & _JOBS.keys():
         out |= _JOBS[term]
     return out

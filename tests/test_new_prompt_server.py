@@ -129,7 +129,7 @@ def _counted_from_the_word_list(name: str, desc: str, kind: str, body: str) -> l
         stems = [stem(w) for w in words]
         doc.extend(stems * weight)
         names = set(stems) if weight == 3 else names
-        title.update(stems if weight != 1 else ())
+        title.update(words if weight != 1 else ())  # a tool's name as written (recall.related)
     related = jobs_of(title) - set(doc)
     doc.extend(sorted(related))
     doc.extend([kind] if kind else [])

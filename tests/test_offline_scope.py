@@ -59,6 +59,30 @@ def test_the_standing_counterpart_is_still_kept(rule):
     assert [d.type for d in _drafts(rule)] == ["feedback"]
 
 
+@pytest.mark.parametrize("rule", [
+    "Don't modify tests to make them pass.",
+    "Don't change the tests to make them pass.",
+    "Don't delete failing tests just to get CI green.",
+    "Don't rewrite history on shared branches.",
+    "Don't rename public functions without a deprecation period.",
+    "Do not modify the database schema without a migration.",
+    "Don't edit generated files by hand.",
+    "Don't touch prod.",
+    "Don't remove type hints.",
+])
+def test_a_dont_on_editing_a_kind_of_thing_or_with_its_condition_is_a_rule(rule):
+    """Found by a hostile review: every English "don't" on editing without a reason or a standing word was dropped as
+    the edit at hand, the lasting rules above with it (each saved on f869ae8). A bare plural or mass noun names a kind;
+    "without ...", "just to ..." say when the rule holds; "the header", "that", "main.py", "Foo" stay at hand."""
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
+
+
+@pytest.mark.parametrize("noise", ["Don't touch main.py.", "Don't rename Foo.", "Don't change anything else.",
+                                   "Don't touch src/app.ts", "Don't change existing behaviour, only the wiring."])
+def test_a_dont_on_one_named_thing_is_still_at_hand(noise):
+    assert _drafts(noise) == []
+
+
 def test_again_is_a_one_off_marker_unless_the_rule_says_it_stands():
     assert lang.is_one_off("Do not test it again")
     assert not lang.is_one_off("Do not disable this VPN")  # an object named, nothing said about the moment
@@ -89,6 +113,17 @@ def test_the_sessions_own_repository_is_no_pointer():
     # another repository named from the same folder is news
     assert [d.kind for d in _drafts("The shared repo is https://github.com/acme/ui-kit",
                                     cwd="/home/me/src/shop-front")] == ["pointer"]
+
+
+@pytest.mark.parametrize("said, cwd", [
+    ("The Grafana board for this service is https://grafana.acme.io/d/x1/dashboard", "/home/me/dashboard"),
+    ("Bugs for the app are tracked in Linear: https://linear.app/acme/team/frontend", "/home/me/frontend"),
+    ("The API docs are on the wiki at https://wiki.acme.io/display/ENG/api", "/home/me/api"),
+])
+def test_a_link_whose_path_ends_in_the_folders_name_is_not_the_repository(said, cwd):
+    """Found by a hostile review: any link whose last path part was the folder's name was taken for the session's
+    own repository and dropped, so a dashboard, a tracker or a wiki page named like the project was never kept."""
+    assert [d.kind for d in _drafts(said, cwd=cwd)] == ["pointer"]
 
 
 def test_a_remote_that_git_printed_is_the_sessions_own():
@@ -155,6 +190,32 @@ def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike
     "look at <url> and tell me what you think" (found on the blind fresh6 set: this rule had dropped it)."""
     assert [d.kind for d in _drafts(pointer)] == ["pointer"]
+
+
+@pytest.mark.parametrize("rule", [
+    "Always write commit messages in this format: type(scope): summary.",
+    "Always run the checks in this order: lint, types, tests.",
+    "Always answer me in this language.",
+])
+def test_a_standing_rule_that_spells_out_its_manner_is_kept(rule):
+    """Found by a hostile review: "in this format", "in this order" read as one thing pointed at, so a standing rule
+    that spells out how every commit message or check run goes was dropped whatever its "always" (saved on f869ae8).
+    Without a standing word ("Write the summary in this format: ...") it is still a request of the moment."""
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
+    assert _drafts(rule.replace("Always write", "Write").replace("Always run", "Run").replace("Always answer", "Answer")
+                   ) == []
+
+
+@pytest.mark.parametrize("decision", [
+    "We decided to use Postgres, as you suggested.",
+    "We'll go with Postgres for the database, as you suggested.",
+    "Let's use Postgres like you suggested for all services.",
+])
+def test_a_decision_that_takes_up_the_agents_suggestion_is_still_a_decision(decision):
+    """Found by a hostile review: "you suggested" marked every sentence as picking one of the options just shown,
+    so a project decision said to follow the agent's advice was dropped (saved on f869ae8). Picking one of those
+    names it before "you": "the second layout you showed" (above) still saves nothing."""
+    assert [d.kind for d in _drafts(decision)] == ["decision"]
 
 
 @pytest.mark.parametrize("noise", [

@@ -79,6 +79,16 @@ def test_the_job_of_a_tool_a_memory_names_matches_it(store):
     assert _picked(store.root, "install the packages") == []  # yarn is also wool: not taken for npm's kin
 
 
+def test_a_word_whose_stem_is_a_tools_name_is_not_that_tool(store):
+    """Found by a hostile review: the tools were matched by stem, and "pipe", "pipes" and "piping" stem to pip, so a
+    memory about shell pipes took the package manager's job words and was recalled to install dependencies."""
+    store.save(Memory(name="Pipe logs through jq", description="Pipe the server logs through jq when showing them",
+                      type="feedback", body="Readable logs."), rel_path="feedback_pipe_logs.md")
+    store.save(Memory(name="Package manager", description="Use pnpm, never npm", type="feedback",
+                      body="The lockfile is pnpm's."), rel_path="feedback_pnpm.md")
+    assert _picked(store.root, "install the dependencies") == ["feedback_pnpm.md"]
+
+
 def test_a_rare_proper_name_is_enough_a_common_one_is_not(store):
     _folder(store, 20, common="python")
     store.save(Memory(name="Agents verdict", description="Parallel agents were a net negative", type="project",

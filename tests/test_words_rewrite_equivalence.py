@@ -49,7 +49,7 @@ def old_document_tokens(name: str, desc: str, kind: str, body: str) -> tuple:
         if weight == lexical.NAME_WEIGHT:
             names = set(stems)
         if weight != 1:
-            title.update(stems)
+            title.update(written)  # a tool's name as written (recall.related)
     related = jobs_of(title) - counted.keys()
     for word in sorted(related):
         counted[word] += 1
