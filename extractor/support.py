@@ -26,7 +26,7 @@ import unicodedata
 from memdir import constants as C
 from memdir.record import Record, field
 from memdir.transcript import Message
-from memdir.words import STOPWORDS as ENGLISH_STOPWORDS
+from memdir.words import STOPWORDS as ENGLISH_STOPWORDS, nfkc
 
 USER, TOOL, ASSISTANT = "user", "tool", "assistant"
 # A term found nowhere in the conversation (a paraphrase, a translation, or text the model was fed
@@ -90,7 +90,7 @@ def _split_scripts(word: str) -> list[str]:
 def terms(text: str) -> set[str]:
     """The content terms of `text`: lower-case words of three letters or more, stop words dropped;
     unspaced scripts as character pairs. Numbers alone are never a term (dates, line numbers)."""
-    text = unicodedata.normalize("NFKC", _LABELS.sub(" ", text)).casefold()
+    text = nfkc(_LABELS.sub(" ", text)).casefold()
     out: set[str] = set()
     for word in _WORD.findall(text):
         for part in _split_scripts(word):
@@ -124,7 +124,7 @@ STOPWORDS = frozenset(_without_accents(w) for w in ENGLISH_STOPWORDS | _MORE_STO
 
 def pointers(text: str) -> set[str]:
     """Hosts, file names and dotted names (`evil.example`, `setup.sh`): what a planted command needs."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = nfkc(text).casefold()
     return {p for p in _POINTER.findall(text) if len(p) >= 4}
 
 
@@ -262,7 +262,7 @@ def _quoted(found: str, text: str, limit: int = 40) -> str:
     token's shape), redacted, then cut to `limit` characters."""
     from memdir.secrets import redact
 
-    match = re.search(re.escape(found), unicodedata.normalize("NFKC", text), re.I)
+    match = re.search(re.escape(found), nfkc(text), re.I)
     shown = redact(match.group(0) if match else found)  # before the cut: a cut-off token is not recognised
     return shown if len(shown) <= limit else shown[:limit] + "…"
 
@@ -277,9 +277,9 @@ _URL = re.compile(r"https?://([^\s/]+)(/[^\s)\]>'\"`]*)?", re.I)
 def _unsaid_paths(new_text: str, old_text: str, said: str, user_side: _Lookup) -> list[str]:
     """New links whose host the user named only in other words (`_spelled_out`) and whose path holds a word
     the user never said: "github" vouches for github.com/<the repository they named>, not for any repository."""
-    old = set(_URL.findall(unicodedata.normalize("NFKC", old_text)))
+    old = set(_URL.findall(nfkc(old_text)))
     out = []
-    for host, path in _URL.findall(unicodedata.normalize("NFKC", new_text)):
+    for host, path in _URL.findall(nfkc(new_text)):
         if (host, path) in old or _named(host.casefold(), said):
             continue
         if any(not user_side.has(w) for w in terms(path.replace("/", " "))):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
@@ -32,6 +31,7 @@ from memdir.words import (  # noqa: F401  (shared with the extractor)
     _stem,
     _stem_cache,
     meaning_tokens,
+    nfkc,
     split_words,
     stem,
     tokens,
@@ -67,7 +67,7 @@ def proper_names(query: str) -> set[str]:
     if query.isascii():
         found = _PROPER.findall(query)
     else:
-        query = unicodedata.normalize("NFKC", query)
+        query = nfkc(query)
         found = [w for w in _WORD.findall(query) if w[0].isupper()]
     words = query.split()
     first = words[0].strip("\"'(") if words else ""
