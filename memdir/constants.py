@@ -204,6 +204,8 @@ TOKEN_CACHE_MAX_BYTES = 32 << 20  # about 3 KB per real-sized memory: far past T
 # memdir.words.stem's cache starts over past this many words: the warm server tokenises every memory of every
 # folder (recall.token_pack), and a folder of random words would otherwise grow it without end (~100 MB a million).
 STEM_CACHE_MAX_WORDS = 300_000
+NFKC_MARKS_KEPT = 16  # combining marks kept in a row before NFKC (memdir.words.nfkc): real text stacks a few
+NFKC_CHECKED_CHARS = 4096  # shorter text goes to NFKC as it is: its worst case costs milliseconds
 TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).

@@ -127,21 +127,25 @@ def _stem(word: str) -> str:
     return word[:-1] if word.endswith("e") else word
 
 
-MARKS_KEPT = 16  # combining marks kept in a row: real text stacks a few; "Zalgo" text stacks hundreds
-_LONG_TEXT = 4096  # below this, NFKC's worst case costs milliseconds
+# A run of more than NFKC_MARKS_KEPT characters that are neither word characters, spaces nor below U+0300: every
+# long run of combining marks is one (marks are not \w), found at C speed; a run of emoji or CJK punctuation only
+# costs the exact check below.
+_LONG_MARK_RUN = re.compile(r"[^\w\s\x00-\u02ff]{%d,}" % (C.NFKC_MARKS_KEPT + 1))
 
 
 def nfkc(text: str) -> str:
-    """`unicodedata.normalize("NFKC", text)`, with no run of more than MARKS_KEPT combining marks. NFKC sorts each
-    run of marks by an insertion sort: 50,000 alternating marks took 1.9 s and 100 KB 7.5 s (hostile9), on a prompt
-    in the hook or on tool output in the extractor. Only long text is checked: a short one cannot be slow."""
-    if len(text) > _LONG_TEXT:
+    """`unicodedata.normalize("NFKC", text)`, with no run of more than NFKC_MARKS_KEPT combining marks. NFKC sorts
+    each run of marks by an insertion sort: 50,000 alternating marks took 1.9 s and 100 KB 7.5 s (hostile9), on a
+    prompt in the hook or on tool output in the extractor. Short text cannot be slow, nor can text already in NFKC
+    (real memories are: 6 us to check one; a Python pass over each made tokenising it a third slower)."""
+    if len(text) > C.NFKC_CHECKED_CHARS and not unicodedata.is_normalized("NFKC", text) and _LONG_MARK_RUN.search(text):
         text = _marks_capped(text)
     return unicodedata.normalize("NFKC", text)
 
 
 def _marks_capped(text: str) -> str:
     combining = unicodedata.combining
+    kept = C.NFKC_MARKS_KEPT
     out: list[str] = []
     run = 0
     start = 0  # the first character not yet copied
@@ -150,9 +154,9 @@ def _marks_capped(text: str) -> str:
             run = 0
             continue
         run += 1
-        if run == MARKS_KEPT + 1:
+        if run == kept + 1:
             out.append(text[start:i])
-        elif run <= MARKS_KEPT:
+        elif run <= kept:
             continue
         start = i + 1
     if not out:

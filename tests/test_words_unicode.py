@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memdir import words
+from memdir import constants as C, words
 from memdir.model import Memory
 from memdir.stages.recall.api import recall
 from memdir.words import meaning_tokens, split_words, tokens
@@ -105,7 +105,7 @@ def test_splitting_runs_first_gives_the_words_the_one_pattern_gave(text):
 
 def test_a_long_run_of_combining_marks_is_cut_before_nfkc(monkeypatch):
     """NFKC sorts each run of combining marks by insertion: 100 KB of alternating marks took 7.5 s (hostile9), in the
-    prompt hook's tokens and the support check's terms. No run longer than MARKS_KEPT reaches it in long text; short
+    prompt hook's tokens and the support check's terms. No run longer than NFKC_MARKS_KEPT reaches it in long text; short
     text and real accents pass untouched."""
     from memdir.stages.extractor import support
 
@@ -115,6 +115,6 @@ def test_a_long_run_of_combining_marks_is_cut_before_nfkc(monkeypatch):
     zalgo = "deploy " + "e" + "\u0301\u0316" * 30_000 + " pnpm"
     assert {"deploy", "pnpm"} <= set(words.tokens(zalgo)) and {"deploy", "pnpm"} <= support.terms(zalgo)
     longest = max(len(run) for text in seen for run in re.findall(r"[\u0300-\u036f]+", text))
-    assert longest == words.MARKS_KEPT
+    assert longest == C.NFKC_MARKS_KEPT
     accents = "Ṩtraße Nguyễn " * 400  # long, with real stacked accents: unchanged
     assert words.nfkc(accents) == real("NFKC", accents)
