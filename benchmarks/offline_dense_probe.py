@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memdir.evals import realdata as rd
 from memdir.evals.realdata_path import main_sessions, sessions2
-from memdir.stages.extractor import offline, offline_lang as lang, prose
+from memdir.stages.extractor import offline, offline_lang as lang, offline_languages, prose
 from memdir.transcript import read_transcript
 
 
@@ -30,7 +30,7 @@ def _candidates(path: Path) -> list[str]:
         if not text or message.kind == "rejection":
             continue
         for s in prose.sentences(prose.own_prose(offline._answers_only(text) if message.kind == "answer" else text)):
-            size = len(s) // 3 if lang.language_of(s) in ("zh", "ja") else len(s.split())
+            size = len(s) // 3 if offline_languages.language_of(s) in ("zh", "ja") else len(s.split())
             if 4 <= size <= 40 and not (lang.is_question(s) or offline._one_off(s) or offline._task_at_hand(s)):
                 out.append(s.strip())
     return list(dict.fromkeys(out))

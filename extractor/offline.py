@@ -25,7 +25,7 @@ from memdir.stages.extractor import (
 from memdir.stages.extractor.dates import DATE_PATTERN, absolutize
 from memdir.stages.extractor.excerpt import message_date
 from memdir.stages.extractor.filing import OfflineOutcome, apply_drafts, taken_back, to_memory  # noqa: F401  (filing: extractor/filing.py)
-from memdir.stages.extractor.offline_lang import language_note  # (and offline.language_note for callers)
+from memdir.stages.extractor.offline_languages import COVERED, language_note, language_of  # offline.language_note too
 from memdir.stages.extractor.offline_wording import merged_user_drafts, third_person, without_judgement
 from memdir.store import MemoryStore
 from memdir.transcript import Message
@@ -249,7 +249,7 @@ def _answers_only(text: str) -> str:
 def _message_drafts(sentences: list[str], messages: list[Message], index: int, anchor: date, earlier: list[Draft],
                     forgets: list[Forget], *, english_rules: bool = True) -> list[Draft]:
     """The drafts one message's sentences make. Nothing comes from a question, from a sentence in a language
-    the rules do not cover (offline_lang.py), or from a one-off request; a forget request also takes back
+    the rules do not cover (offline_languages.py), or from a one-off request; a forget request also takes back
     what an earlier message of this window said (`earlier` is edited in place)."""
     found: list[Draft] = []
     previous = ""
@@ -257,8 +257,8 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
         said_before, previous = previous, sentence
         sentence, _ = absolutize(sentence, anchor)
         sentence = _IDIOM.sub("", sentence).strip()
-        language = lang.language_of(sentence)
-        if len(sentence) < 4 or language not in lang.COVERED:
+        language = language_of(sentence)
+        if len(sentence) < 4 or language not in COVERED:
             continue
         if lang.is_question(sentence):
             found += _kept_in_request(sentence)

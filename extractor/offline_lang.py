@@ -10,12 +10,6 @@ from __future__ import annotations
 import re
 
 from memdir.stages.extractor import offline_scope as scope
-from memdir.stages.extractor.offline_languages import (  # noqa: F401  (this module's names, before the split)
-    COVERED,
-    LANGUAGE_NAMES,
-    language_note,
-    language_of,
-)
 
 # --- no noise: questions and one-off requests, in every covered language -------------------------------------
 _QUESTION = re.compile(

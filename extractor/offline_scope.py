@@ -1,6 +1,6 @@
 """Whether a rule-shaped sentence is about the thing at hand (issue 20): one thing pointed at ("for this badge"), a
 "don't" on editing a part of the work in front of the user, a standing word that only says something keeps happening.
-Split from offline_lang.py, which reads a sentence's language and its other markers of the moment; written from general
+Split from offline_lang.py, which reads a sentence's other markers of the moment; written from general
 knowledge of each covered language, not from any session's transcript."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.stages.extractor import offline, offline_lang as lang
+from memdir.stages.extractor import offline, offline_lang as lang, offline_languages
 from memdir.transcript import Message
 
 
@@ -34,7 +34,7 @@ def test_whether_or_not_is_no_question_and_rules_still_count(text):
                                   "Utilitza sempre pnpm en lloc de npm", "Fes sempre els tests abans de fer commit"])
 def test_italian_saves_nothing_and_says_so(text):  # and Catalan, read as Spanish or Portuguese the same way
     message = _message(text)
-    assert lang.language_of(text) not in lang.COVERED
+    assert offline_languages.language_of(text) not in offline_languages.COVERED
     assert offline.detect([message])[0] == []
     assert "nothing was saved" in (offline.language_note([message]) or "")
 
@@ -43,4 +43,4 @@ def test_italian_saves_nothing_and_says_so(text):  # and Catalan, read as Spanis
                                             ("Não use npm, use sempre pnpm", "pt"), ("Retry per request always", "en"),
                                             ("Never use npm, always use pnpm", "en"), ("Immer pnpm nutzen", "de")])
 def test_covered_languages_are_still_read(text, code):
-    assert lang.language_of(text) == code
+    assert offline_languages.language_of(text) == code

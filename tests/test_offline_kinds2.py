@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.stages.extractor import offline_lang as lang
+from memdir.stages.extractor import offline_lang as lang, offline_languages
 from memdir.stages.extractor.offline import detect
 from memdir.transcript import Message
 
@@ -74,7 +74,7 @@ def test_a_goal_is_kept_from_where_it_is_stated():
 
 @pytest.mark.parametrize("short_english", ["No attribution", "Im building a saas company", "One question at a time."])
 def test_short_english_is_read_as_english(short_english):
-    assert lang.language_of(short_english) == "en"
+    assert offline_languages.language_of(short_english) == "en"
 
 
 def test_a_statement_before_a_dashed_question_is_read_alone():

@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from memdir.stages.extractor import offline_lang
+from memdir.stages.extractor import offline_languages
 from memdir.stages.extractor.offline import apply, detect, language_note
 from memdir.store import MemoryStore
 from memdir.transcript import Message
@@ -153,4 +153,4 @@ def test_covered_languages_get_no_note():
     ("Jeszcze nie odpaliłem", "other"), ("Tak dokument przygotuj na finance_calculator nie wspominaj o wariancie", "other"),
 ])
 def test_language_of(sentence, code):
-    assert offline_lang.language_of(sentence) == code
+    assert offline_languages.language_of(sentence) == code
