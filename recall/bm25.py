@@ -15,6 +15,20 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
 
+def add_term(out: list[float], idf: float, postings: Sequence[tuple[int, int]], lengths: Sequence[int],
+             avg_len: float, k1: float, b: float) -> None:
+    """One query term's BM25 contribution added to `out`, for each (document, frequency) of its postings.
+    Written once: recall.rank_index scores its documents with the very same floats."""
+    for i, freq in postings:
+        norm = k1 * (1 - b + b * lengths[i] / (avg_len or 1))
+        out[i] += idf * freq * (k1 + 1) / (freq + norm)
+
+
+def term_idf(count: int, holding: int) -> float:
+    """A term's idf, from how many of `count` documents hold it."""
+    return math.log(1 + (count - holding + 0.5) / (holding + 0.5))
+
+
 class BM25:
     """Okapi BM25 over pre-tokenized documents; `scores(query)` returns one float per document.
     `counted`: the documents as term counts and lengths instead (recall.token_cache keeps them)."""
@@ -45,8 +59,7 @@ class BM25:
             d = self.df.get(term)
             if d is None:
                 return None
-            n = len(self.tf)
-            idf = self._idf_of[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
+            idf = self._idf_of[term] = term_idf(len(self.tf), d)
         return idf
 
     def postings(self, term: str) -> list[int]:
@@ -65,10 +78,8 @@ class BM25:
             idf = self.idf(term)
             if idf is None:
                 continue
-            for i in self.postings(term):
-                freq = self.tf[i][term]
-                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
-                out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
+            add_term(out, idf, [(i, self.tf[i][term]) for i in self.postings(term)], self.lengths, self.avg_len,
+                     self.k1, self.b)
         return out
 
 
@@ -100,10 +111,7 @@ class GramBM25(BM25):
             docs = found.get(term)
             if not docs:
                 continue
-            idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
-            for i, freq in docs:
-                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg_len or 1))
-                out[i] += idf * freq * (self.k1 + 1) / (freq + norm)
+            add_term(out, term_idf(count, len(docs)), docs, self.lengths, self.avg_len, self.k1, self.b)
         return out
 
     def _postings(self, grams: set[str]) -> dict[str, list[tuple[int, int]]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from memdir.stages.recall.bm25 import BM25, GramBM25
 from memdir.stages.recall.related import RELATED_WEIGHT, jobs_of
@@ -182,42 +182,94 @@ def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
     return DocTokens(counted, written, gram_length, names, related)
 
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Corpus(Protocol):
+        """What Ranker asks of a pool's documents (DocCorpus here, recall.rank_index.IndexedCorpus from disk)."""
+
+        n: int
+
+        def df(self, term: str) -> int: ...
+        def idf(self, term: str) -> float | None: ...
+        def postings(self, term: str) -> list[int]: ...
+        def scores(self, terms: list[str]) -> list[float]: ...
+        def gram_scores(self, grams: list[str]) -> list[float]: ...
+        def doc_terms(self, i: int) -> Iterable[str]: ...
+        def names(self, i: int) -> set[str]: ...
+        def related(self, i: int) -> set[str]: ...
+        def written_stems(self) -> Iterable[tuple[str, str]]: ...
+
+
+class DocCorpus:
+    """A pool's documents as objects (DocTokens), with what Ranker asks of them: the warm server's, and a
+    hook's when the rank index (recall.rank_index, which answers the same questions from disk) cannot."""
+
+    def __init__(self, documents: Sequence[DocTokens]) -> None:
+        self.documents = documents
+        self.n = len(documents)
+        docs = [d.words for d in documents]  # stem -> count
+        self.words = BM25(counted=(docs, [sum(d.values()) for d in docs]))
+        self.grams = GramBM25([d.written for d in documents], [d.gram_length for d in documents])
+
+    def df(self, term: str) -> int:
+        return self.words.df.get(term, 0)
+
+    def idf(self, term: str) -> float | None:
+        return self.words.idf(term)
+
+    def postings(self, term: str) -> list[int]:
+        return self.words.postings(term)
+
+    def scores(self, terms: list[str]) -> list[float]:
+        return self.words.scores(terms)
+
+    def gram_scores(self, grams: list[str]) -> list[float]:
+        return self.grams.scores(grams)
+
+    def doc_terms(self, i: int) -> Iterable[str]:
+        return self.documents[i].words.keys()
+
+    def names(self, i: int) -> set[str]:
+        return self.documents[i].names
+
+    def related(self, i: int) -> set[str]:
+        return self.documents[i].related
+
+    def written_stems(self) -> Iterable[tuple[str, str]]:
+        """Each word as written in the pool, with its stem (for typo correction)."""
+        return ((w, stem(w)) for w in set().union(*(d.written for d in self.documents)))
+
+
 class Ranker:
     """Ranks memories given as (name, description, type, body) fields, on their meaning-bearing words.
-    `tokenised`: the fields' `document_tokens`, when already known (recall.token_cache)."""
+    `tokenised`: the fields' `document_tokens`, when already known (recall.token_cache); `corpus`: what
+    Ranker asks of the documents, answered another way (recall.rank_index)."""
 
-    def __init__(self, fields: Sequence[tuple[str, str, str, str]], tokenised: Sequence[DocTokens] | None = None) -> None:
-        documents = tokenised if tokenised is not None else [document_tokens(*f) for f in fields]
-        self.docs = [d.words for d in documents]  # stem -> count
-        self.names = [d.names for d in documents]
-        self.related = [d.related for d in documents]
-        self._documents = documents
-        self._written: set[str] | None = None
+    def __init__(self, fields: Sequence[tuple[str, str, str, str]], tokenised: Sequence[DocTokens] | None = None,
+                 corpus: Corpus | None = None) -> None:
+        if corpus is None:
+            corpus = DocCorpus(tokenised if tokenised is not None else [document_tokens(*f) for f in fields])
+        self.corpus = corpus
+        self.n = n = corpus.n
         self._spellings: dict[str, dict[str, str]] | None = None
         self._corrected: tuple[str, dict[str, str]] = ("", {})  # rank() and evidence() ask for the same query
-        self.words = BM25(counted=(self.docs, [sum(d.values()) for d in self.docs]))
-        self.grams = GramBM25([d.written for d in documents], [d.gram_length for d in documents])
-        n = len(self.docs)
-        least = max(2.0, COMMON_SHARE * n)
-        self.common = ({t for t, d in self.words.df.items() if d >= least}
-                       if n >= COMMON_MIN_MEMORIES else set())
+        self._least = max(2.0, COMMON_SHARE * n) if n >= COMMON_MIN_MEMORIES else math.inf
 
-    @property
-    def written(self) -> set[str]:
-        """Every word as written, for typo correction (gathered on the first unknown query word)."""
-        if self._written is None:
-            self._written = set().union(*(d.written for d in self._documents))
-        return self._written
+    def is_common(self, term: str) -> bool:
+        """Whether the term is in so many of the folder's memories that it never makes a match on its own."""
+        return self.corpus.df(term) >= self._least
 
     def spellings(self) -> dict[str, dict[str, str]]:
         """First two letters -> {spelling: stem}, built on the first unknown query word (most prompts have none)."""
         if self._spellings is None:
             self._spellings = {}
-            for w in self.written:
+            for w, stemmed in self.corpus.written_stems():
                 if len(w) >= TYPO_MIN_LEN - 1 and not w.isdigit():
                     # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)".
-                    for spelling in (w, stem(w)):
-                        self._spellings.setdefault(spelling[:2], {})[spelling] = stem(w)
+                    for spelling in (w, stemmed):
+                        self._spellings.setdefault(spelling[:2], {})[spelling] = stemmed
         return self._spellings
 
     def corrections(self, query: str) -> dict[str, str]:
@@ -229,12 +281,12 @@ class Ranker:
         out: dict[str, str] = {}
         for word in set(split_words(query)):
             if (len(word) < TYPO_MIN_LEN or word in STOPWORDS or word in FILLER or word.isdigit()
-                    or stem(word) in self.words.df):
+                    or self.corpus.df(stem(word))):
                 continue
             candidates = self.spellings().get(word[:2], {})
             for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
                 close = sorted({s for w, s in candidates.items() if within_edits(word, w, limit)},
-                               key=lambda s: (-self.words.df.get(s, 0), s))  # the commoner word
+                               key=lambda s: (-self.corpus.df(s), s))  # the commoner word
                 if close:
                     out[word] = close[0]
                     break
@@ -250,12 +302,12 @@ class Ranker:
         word it misspells, and a job word for the tool a memory names ("install the dependencies"
         for pnpm), each at part of its weight.
         """
-        n = len(self.docs)
+        n, corpus = self.n, self.corpus
         stand_in = {stem(word): (right, TYPO_WEIGHT) for word, right in (self.corrections(query) if n else {}).items()}
         terms = set(meaning_tokens(query))
         out = Evidence(n, len(set(tokens(query))))
         rare = max(1.0, RARE_SHARE * n)
-        proper = {t for t in proper_names(query) if self.words.df.get(t, 0) <= rare}
+        proper = {t for t in proper_names(query) if corpus.df(t) <= rare}
         if not terms or not n:
             return out
         # idf against the folder plus COVERAGE_PSEUDO_DOCS imagined memories without the word: in a small
@@ -264,7 +316,7 @@ class Ranker:
         # dependencies with npm" and was never recalled. Large folders barely change.
         looked_up = {t: stand_in.get(t, (t, 1.0)) for t in terms}
         size = n + COVERAGE_PSEUDO_DOCS
-        df = {t: self.words.df[t] for t, _ in looked_up.values() if t in self.words.df}
+        df = {t: d for t, _ in looked_up.values() if (d := corpus.df(t))}
         idf_of = {t: math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
         unseen = math.log(1 + (size + 0.5) / 0.5)
         total = sum(idf_of.get(t, unseen) for t, _ in looked_up.values())
@@ -272,37 +324,39 @@ class Ranker:
             idf = idf_of.get(term)
             if idf is None:
                 continue
-            for i in self.words.postings(term):
-                related = term in self.related[i]
+            common = self.is_common(term)
+            for i in corpus.postings(term):
+                related = term in corpus.related(i)
                 out.share[i] += (RELATED_WEIGHT if related else weight) * idf / total
                 out.matched[i] += 1
-                if term not in self.common:
+                if not common:
                     out.distinct[i] += 1
-                    out.titled[i] = out.titled[i] or term in self.names[i] or related or term in proper
+                    out.titled[i] = out.titled[i] or term in corpus.names(i) or related or term in proper
         return out
 
     def rank(self, query: str) -> list[tuple[int, float]]:
         """(index, score) for every memory with a positive score, best first."""
         fixed = {stem(word): right for word, right in self.corrections(query).items()}
         query_terms = [fixed.get(t, t) for t in meaning_tokens(query)]
-        scores = self.words.scores(query_terms)
+        corpus = self.corpus
+        scores = corpus.scores(query_terms)
         top = sorted(range(len(scores)), key=lambda i: -scores[i])[:FEEDBACK_DOCS]
         weights: dict[str, float] = {}
         for i in top:
             if scores[i] > 0:
-                for term in set(self.docs[i]):
-                    weights[term] = weights.get(term, 0.0) + (self.words.idf(term) or 0.0)
+                for term in set(corpus.doc_terms(i)):
+                    weights[term] = weights.get(term, 0.0) + (corpus.idf(term) or 0.0)
         for term in query_terms:
             weights.pop(term, None)
         if weights:
             # Ties broken by the term itself: set order varies with string hashing between runs.
             best_terms = sorted(weights.items(), key=lambda pair: (-pair[1], pair[0]))[:FEEDBACK_TERMS]
-            extra = self.words.scores([t for t, _ in best_terms])
+            extra = corpus.scores([t for t, _ in best_terms])
             scores = [s + FEEDBACK_WEIGHT * e for s, e in zip(scores, extra, strict=True)]
-        gram_scores = self.grams.scores(char_grams(query))
+        gram_scores = corpus.gram_scores(char_grams(query))
         fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores), strict=True)]
         names = proper_names(query)
         if names:
-            fused = [s * (1 + NAME_BOOST) if names & self.names[i] else s for i, s in enumerate(fused)]
+            fused = [s * (1 + NAME_BOOST) if names & corpus.names(i) else s for i, s in enumerate(fused)]
         ranked = [(i, s) for i, s in enumerate(fused) if s > 0]
         return sorted(ranked, key=lambda pair: -pair[1])
