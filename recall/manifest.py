@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import threading
 
 from memdir import constants as C
 from memdir.scan import Header
@@ -25,6 +24,9 @@ if TYPE_CHECKING:
 
 NEWEST = 200
 OLDER_MATCHES = 50
+# Fewer older memories than this are searched directly: loading the words kept on disk (recall.older_words)
+# costs a prompt hook some 5 ms whatever the count, and searching 200 texts about 2 (the same answer).
+WORD_INDEX_MIN_OLDER = 200
 
 
 RANKERS_KEPT = 4
@@ -43,8 +45,12 @@ def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     fields = tuple(map(fields_of, headers))
     built = _rankers.get(fields)
     if built is None:
-        built = Ranker(list(fields), _tokens.tokenised(fields, token_cache) if _tokens is not None
-                       else _from_disk(fields, token_cache))
+        if _tokens is not None:
+            built = Ranker(list(fields), _tokens.tokenised(fields, token_cache))
+        elif token_cache is not None:
+            built = _from_disk(fields, token_cache)
+        else:
+            built = Ranker(list(fields))
         if len(_rankers) >= RANKERS_KEPT:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
@@ -56,7 +62,16 @@ def fields_of(header: Header) -> tuple[str, str, str, str]:
     return (header.name or "", header.description or "", header.type or "", header.excerpt)
 
 
-def _from_disk(fields: Sequence[tuple[str, str, str, str]], token_cache: Path | None) -> list[DocTokens] | None:
+def _from_disk(fields: Sequence[tuple[str, str, str, str]], token_cache: Path) -> Ranker:
+    """A hook's Ranker: on the folder's rank index where it serves this pool (recall.rank_index), else
+    on every memory's tokens from the token cache."""
+    from memdir.stages.recall.rank_index import corpus_for
+
+    built = corpus_for(token_cache, fields)
+    return Ranker(list(fields), built) if isinstance(built, list) else Ranker(list(fields), corpus=built)
+
+
+def _cached_tokens(fields: Sequence[tuple[str, str, str, str]], token_cache: Path | None) -> list[DocTokens] | None:
     if token_cache is None:
         return None
     from memdir.stages.recall.token_cache import tokenised
@@ -76,6 +91,8 @@ class KeptTokens:
         self.kept: dict[tuple, DocTokens] = {}
         self.read: set[str] = set()  # the folders whose token file was read
         self.unsaved: dict[str, dict[tuple, DocTokens]] = {}  # per folder: tokenised here, not in its file yet
+        import threading  # the warm server's only: a hook process never keeps tokens
+
         self.lock = threading.Lock()  # the server answers prompts on several threads
 
     def tokenised(self, fields: tuple, token_cache: Path | None) -> list[DocTokens]:
@@ -86,7 +103,7 @@ class KeptTokens:
             first = folder is not None and folder not in self.read
             if folder is not None:
                 self.read.add(folder)
-        fresh = _from_disk(missing, token_cache) if missing and first else None
+        fresh = _cached_tokens(missing, token_cache) if missing and first else None
         made = dict(zip(missing, fresh if fresh is not None else [_tokenise(f) for f in missing], strict=True))
         out = [tokens if tokens is not None else made[f] for f, tokens in zip(fields, found, strict=True)]
         with self.lock:
@@ -250,7 +267,7 @@ def _docs_by_stem(stems: set[str], older: list[Header], words: WordIndex | None 
     if _index is not None and not wide:
         found = _index.matches([s.encode() for s in stems], older, _text_of)
         return {s: found[s.encode()] for s in stems}
-    if words is not None and not wide:
+    if words is not None and not wide and len(older) > WORD_INDEX_MIN_OLDER:
         on_disk = words.matches([s.encode() for s in stems], older, _text_of)
         if on_disk is not None:
             return {s: on_disk[s.encode()] for s in stems}

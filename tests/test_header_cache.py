@@ -54,6 +54,7 @@ def folders(realdata, tmp_path, monkeypatch):
     from benchmarks import realistic
 
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 0)  # the 60 older memories through the words on disk
     real = tmp_path / "real"
     shutil.copytree(realdata / realistic.REAL_FOLDER, real)
     built = realistic.build(tmp_path / "built", 260, source_folder=real)
@@ -74,6 +75,15 @@ def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
         assert _answers(folder, every, disk=True) == expected  # warm
         assert [(folder / f).stat().st_mtime_ns for f in (HEADERS, WORDS) if (folder / f).exists()] == written
     assert any(len(pool) > manifest.NEWEST for _, _, pool in _answers(built, every, disk=False))  # older matches
+
+
+def test_a_few_older_memories_are_searched_without_the_words_on_disk(folders, monkeypatch):
+    _, built = folders
+    every = _prompts()
+    expected = _answers(built, every, disk=False)
+    monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 200)  # as shipped: 60 older memories are searched directly
+    assert _answers(built, every, disk=True) == expected
+    assert not (built / WORDS).exists()
 
 
 def test_edits_renames_and_deletes_are_never_served_from_the_cache(folders):

@@ -17,7 +17,7 @@ import yaml
 
 from memdir import constants as C
 from memdir.scan import scan
-from memdir.stages.recall import api, manifest, token_cache
+from memdir.stages.recall import api, manifest, rank_index, token_cache
 from memdir.stages.recall.bm25 import BM25, GramBM25
 from memdir.stages.recall.lexical import _word_grams, char_grams, document_tokens
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
@@ -43,6 +43,8 @@ def _answers(folder: Path, prompts: list[str], monkeypatch, cached: bool) -> lis
     with monkeypatch.context() as patch:
         if not cached:
             patch.setattr(token_cache, "tokenised", _fresh)
+            patch.setattr(rank_index, "load", lambda memory_dir: None)  # nor the pool's postings (recall.rank_index)
+            patch.setattr(rank_index, "save", lambda *args: None)
         out = []
         for prompt in prompts:
             result = api.recall(folder, prompt, engine="offline", record=False, now=NOW)

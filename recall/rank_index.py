@@ -1,0 +1,392 @@
+"""The prompt hook's rank index: the lexical ranking's postings for a whole pool of memories, read from
+one file, instead of every memory's tokens turned back into objects in every hook process (issue 26).
+
+With the recall server down, a prompt hook at 200 memories spent about 30 ms building the Ranker: the
+token cache (recall.token_cache) holds each memory's words, and making some 140,000 dict entries out of
+them is the floor of that format. A prompt asks about a few dozen terms. This file holds the pool
+inverted (per stem and per word as written: the memories holding it, with their counts) next to each
+memory's own terms, as flat arrays; loading it makes a few lists, and only the query's terms, the
+feedback documents and the matched words are ever decoded. `IndexedCorpus` answers Ranker's questions
+(recall.lexical.DocCorpus's) with the same numbers, so the ranking is the same to the last float.
+
+The pool changes from prompt to prompt: memories surfaced earlier in the session leave it, older
+matches (recall.manifest.older_matches) come and go, a memory is written. The index serves any pool:
+its memories the pool no longer holds are skipped (`masked`), and the pool's memories it does not hold
+(`extra`) come from the token cache, as objects, beside it. Past MAX_EXTRA or MAX_MASKED the hook builds
+the Ranker as before and writes a new index of its pool.
+
+Layout: a header line (format, the token cache's tokeniser fingerprint, the memory count), then one
+section per line: the memories' keys (recall.token_cache.digest), the stems and the words as written
+(sorted, tab-joined), then base64-coded uint32 arrays (see SECTIONS). Read as untrusted like the token
+cache: through safefs, bounded by RANK_INDEX_MAX_BYTES, ints and strs only (no pickle, no marshal); a
+file whose positions or counts fall outside what it declares is ignored and rebuilt. A memory is only
+ever matched by the digest of its exact text, so a planted file can at most reorder what the folder
+holds, never add text to what is injected.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+
+from memdir import constants as C, safefs
+from memdir.stages.recall import token_cache
+from memdir.stages.recall.bm25 import BM25, add_term, term_idf
+from memdir.stages.recall.lexical import DocTokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
+
+FORMAT = "memdir-rank-index 1"
+INDEX_FILE = f"{C.STATE_DIRNAME}/cache/{C.RANK_INDEX_NAME}"
+MAX_EXTRA = 64  # the pool's memories the index lacks (a prompt's older matches are 50)
+MAX_MASKED = 64  # the index's memories the pool lacks (surfaced this session, older matches gone)
+K1, B = 1.2, 0.75  # recall.bm25's defaults, as DocCorpus uses them
+# (postings by stem: offsets, documents, counts), (by word), (each memory's stems), (its name's
+# stems), (its related words), each word's stem, each memory's word count and n-gram count
+SECTIONS = ("stem_at", "stem_docs", "stem_counts", "word_at", "word_docs", "word_counts", "doc_stems_at",
+            "doc_stems", "names_at", "names", "related_at", "related", "word_stem", "lengths", "gram_lengths")
+
+
+class RankIndex:
+    """A loaded index file: its memories' keys, vocabularies and arrays (`SECTIONS`)."""
+
+    stem_at: array
+    stem_docs: array
+    stem_counts: array
+    word_at: array
+    word_docs: array
+    word_counts: array
+    doc_stems_at: array
+    doc_stems: array
+    names_at: array
+    names: array
+    related_at: array
+    related: array
+    word_stem: array
+    lengths: array
+    gram_lengths: array
+
+    def __init__(self, keys: list[bytes], stems: list[str], words: list[str], arrays: dict[str, array]) -> None:
+        self.keys, self.stems, self.words = keys, stems, words
+        self.n = len(keys)
+        for name in SECTIONS:
+            setattr(self, name, arrays[name])
+
+    def stem_id(self, term: str) -> int:
+        i = bisect_left(self.stems, term)
+        return i if i < len(self.stems) and self.stems[i] == term else -1
+
+    def part(self, at: array, values: array, i: int, limit: int) -> array:
+        """Entry `i` of a section (`values` from `at[i]` to `at[i + 1]`), empty when a value in it is not
+        below `limit`: the only check a position gets, made where it is used."""
+        found = values[at[i]: at[i + 1]]
+        return found if not found or max(found) < limit else array("I")
+
+    def postings(self, at: array, docs: array, counts: array, t: int) -> Iterable[tuple[int, int]]:
+        """(memory, count) for term number `t` of a postings section."""
+        start, end = at[t], at[t + 1]
+        found = docs[start:end]
+        return zip(found, counts[start:end], strict=True) if not found or max(found) < self.n else ()
+
+
+def build(keys: Sequence[bytes], documents: Sequence[DocTokens]) -> bytes | None:
+    """The index file's bytes for these memories, or None when a term cannot be stored (a tab or newline)."""
+    stems = sorted(set().union(*(d.words for d in documents)))
+    words = sorted(set().union(*(d.written for d in documents)))
+    if any("\t" in t or "\n" in t or not t for t in (*stems, *words)):
+        return None
+    stem_pos = {t: i for i, t in enumerate(stems)}
+    word_pos = {t: i for i, t in enumerate(words)}
+    by_stem: list[list[int]] = [[] for _ in stems]
+    by_word: list[list[int]] = [[] for _ in words]
+    a: dict[str, list[int]] = {name: [] for name in SECTIONS}
+    for name in ("doc_stems_at", "names_at", "related_at"):
+        a[name].append(0)
+    for doc, d in enumerate(documents):
+        for term, count in d.words.items():
+            by_stem[stem_pos[term]] += (doc, count)
+        for word, count in d.written.items():
+            by_word[word_pos[word]] += (doc, count)
+        for name, terms in (("doc_stems", d.words), ("names", sorted(d.names)), ("related", sorted(d.related))):
+            a[name].extend(stem_pos[t] for t in terms)
+            a[name + "_at"].append(len(a[name]))
+        a["lengths"].append(sum(d.words.values()))
+        a["gram_lengths"].append(d.gram_length)
+    for prefix, postings in (("stem", by_stem), ("word", by_word)):
+        a[prefix + "_at"] = [0, *accumulate(len(p) // 2 for p in postings)]
+        a[prefix + "_docs"] = [doc for p in postings for doc in p[0::2]]
+        a[prefix + "_counts"] = [count for p in postings for count in p[1::2]]
+    from memdir.words import stem
+
+    a["word_stem"] = [stem_pos.get(stem(w), 0) for w in words]
+    try:
+        arrays = [array("I", a[name]).tobytes() for name in SECTIONS]
+    except OverflowError:
+        return None  # a count past 2**32
+    sections = [b"".join(keys), "\t".join(stems).encode("utf-8", "surrogatepass"),
+                "\t".join(words).encode("utf-8", "surrogatepass"), *arrays]
+    header = f"{FORMAT} {token_cache.fingerprint()} {len(keys)} {sys.byteorder}\n".encode()
+    return b"".join([header, " ".join(str(len(x)) for x in sections).encode(), b"\n", *sections])
+
+
+def save(memory_dir: Path, keys: Sequence[bytes], documents: Sequence[DocTokens]) -> None:
+    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build)."""
+    if not token_cache.fingerprint():
+        return
+    data = build(keys, documents)
+    if data is None or len(data) > C.RANK_INDEX_MAX_BYTES:
+        return
+    try:
+        safefs.write_bytes(memory_dir, INDEX_FILE, data, durable=False)
+    except OSError:
+        pass
+
+
+def load(memory_dir: Path) -> RankIndex | None:
+    """The folder's index, or None: no file, another tokeniser's or byte order's, or one whose parts do
+    not add up. Positions within the parts are checked where they are used (IndexedCorpus)."""
+    tag = token_cache.fingerprint()
+    if not tag:
+        return None
+    try:
+        data = safefs.read_bytes(memory_dir, INDEX_FILE, C.RANK_INDEX_MAX_BYTES)
+        first = data.index(b"\n")
+        second = data.index(b"\n", first + 1)
+        head = data[:first].split(b" ")
+        sizes = [int(x) for x in data[first + 1: second].split(b" ")]
+        if (b" ".join(head[:-2]) != f"{FORMAT} {tag}".encode() or head[-1] != sys.byteorder.encode()
+                or len(sizes) != 3 + len(SECTIONS) or second + 1 + sum(sizes) != len(data) or min(sizes) < 0):
+            return None
+        n = int(head[-2])
+        parts, start = [], second + 1
+        for size in sizes:
+            parts.append(data[start: start + size])
+            start += size
+        keys = [parts[0][i: i + token_cache.KEY_CHARS] for i in range(0, len(parts[0]), token_cache.KEY_CHARS)]
+        stems = _split(parts[1].decode("utf-8", "surrogatepass"))
+        words = _split(parts[2].decode("utf-8", "surrogatepass"))
+        arrays = {}
+        for name, part in zip(SECTIONS, parts[3:], strict=True):
+            arrays[name] = values = array("I")
+            values.frombytes(part)  # a length not a multiple of the item size: ValueError
+    except (OSError, ValueError, UnicodeError):
+        return None
+    index = RankIndex(keys, stems, words, arrays)
+    return index if len(keys) == n == len(set(keys)) and _consistent(index) else None
+
+
+def _split(text: str) -> list[str]:
+    return text.split("\t") if text else []
+
+
+def _consistent(index: RankIndex) -> bool:
+    """Every array as long as the file says. (What the positions in them point at is checked per slice
+    where IndexedCorpus uses one: a wrong but in-range value only reorders memories.)"""
+    a, n, stems, words = index.__dict__, index.n, len(index.stems), len(index.words)
+    lengths = {"stem_at": stems + 1, "word_at": words + 1, "word_stem": words, "lengths": n, "gram_lengths": n,
+               **{name: n + 1 for name in ("doc_stems_at", "names_at", "related_at")}}
+    return (all(len(a[name]) == size for name, size in lengths.items())
+            and len(a["stem_docs"]) == len(a["stem_counts"]) and len(a["word_docs"]) == len(a["word_counts"]))
+
+
+class IndexedCorpus:
+    """Ranker's questions (recall.lexical.DocCorpus) about a pool, answered from a RankIndex for the
+    memories it holds and from `extra` (DocTokens by pool position) for the others."""
+
+    def __init__(self, index: RankIndex, pool_of: list[int], extra: dict[int, DocTokens], n: int) -> None:
+        self.index, self.pool_of, self.n = index, pool_of, n  # pool_of: per index memory, its pool position or -1
+        self.extra = extra
+        self.extra_at = sorted(extra)
+        self.extra_words = BM25(counted=([extra[p].words for p in self.extra_at],
+                                         [sum(extra[p].words.values()) for p in self.extra_at]))
+        self.slot: list[int] = [-1] * n  # per pool position, its memory in the index or -1
+        for s, p in enumerate(pool_of):
+            if p >= 0:
+                self.slot[p] = s
+        self.lengths = [index.lengths[s] if s >= 0 else sum(extra[p].words.values()) for p, s in enumerate(self.slot)]
+        self.gram_lengths = [index.gram_lengths[s] if s >= 0 else extra[p].gram_length for p, s in enumerate(self.slot)]
+        self.avg_len = sum(self.lengths) / n if n else 0.0
+        self.avg_gram = sum(self.gram_lengths) / n if n else 0.0
+        self.masked = [s for s, p in enumerate(pool_of) if p < 0]
+        self._masked: dict[str, int] | None = None
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._marked: tuple[str, list[int], list[str]] | None = None
+
+    def counted(self, term: str) -> list[tuple[int, int]]:
+        """(pool position, count) of every pool memory holding the stem, ascending."""
+        found = self._postings.get(term)
+        if found is None:
+            index, pool_of = self.index, self.pool_of
+            t = index.stem_id(term)
+            found = []
+            if t >= 0:
+                found = [(pool_of[s], c) for s, c in index.postings(index.stem_at, index.stem_docs, index.stem_counts, t)
+                         if pool_of[s] >= 0]
+            if term in self.extra_words.df:
+                found += [(self.extra_at[j], self.extra_words.tf[j][term]) for j in self.extra_words.postings(term)]
+            found.sort()
+            self._postings[term] = found
+        return found
+
+    def df(self, term: str) -> int:
+        """len(counted(term)), without listing them: the feedback terms' idf asks for some 1,500 stems."""
+        found = self._postings.get(term)
+        if found is not None:
+            return len(found)
+        index = self.index
+        t = index.stem_id(term)
+        held = index.stem_at[t + 1] - index.stem_at[t] if t >= 0 else 0
+        if held and self.masked:
+            held -= self._masked_df().get(term, 0)
+        return max(0, held) + self.extra_words.df.get(term, 0)
+
+    def _masked_df(self) -> dict[str, int]:
+        """Per stem, how many of the index's memories that the pool lacks hold it."""
+        if self._masked is None:
+            index, count = self.index, len(self.index.stems)
+            masked: dict[str, int] = {}
+            self._masked = masked
+            for s in self.masked:
+                for t in index.part(index.doc_stems_at, index.doc_stems, s, count):
+                    term = index.stems[t]
+                    masked[term] = masked.get(term, 0) + 1
+        return self._masked
+
+    def idf(self, term: str) -> float | None:
+        d = self.df(term)
+        return term_idf(self.n, d) if d else None
+
+    def postings(self, term: str) -> list[int]:
+        return [p for p, _ in self.counted(term)]
+
+    def scores(self, terms: list[str]) -> list[float]:
+        out = [0.0] * self.n
+        for term in set(terms):  # BM25.scores's order: the same floats, summed in the same order
+            found = self.counted(term)
+            if found:
+                add_term(out, term_idf(self.n, len(found)), found, self.lengths, self.avg_len, K1, B)
+        return out
+
+    def gram_scores(self, grams: list[str]) -> list[float]:
+        """recall.bm25.GramBM25.scores over the pool: the words holding each n-gram are found in one
+        string of every word (the index's, then the extra memories' others), then their memories."""
+        text, starts, vocabulary = self._words_marked()
+        in_word: dict[int, dict[str, int]] = {}  # word number -> {n-gram of the query: times in it}
+        terms = set(grams)
+        for gram in terms:
+            at = text.find(gram)
+            while at != -1:
+                per = in_word.setdefault(bisect_right(starts, at) - 1, {})
+                per[gram] = per.get(gram, 0) + 1
+                at = text.find(gram, at + 1)
+        per_doc: dict[int, dict[str, int]] = {}
+        index, pool_of, known = self.index, self.pool_of, len(self.index.words)
+        for w, held in in_word.items():
+            inside_word = list(held.items())
+            word = vocabulary[w]
+            indexed = index.postings(index.word_at, index.word_docs, index.word_counts, w) if w < known else ()
+            for p, times in (*((pool_of[s], c) for s, c in indexed),
+                             *((p, self.extra[p].written.get(word, 0)) for p in self.extra_at)):
+                if p < 0 or not times:
+                    continue
+                freq = per_doc.get(p)
+                if freq is None:
+                    freq = per_doc[p] = {}
+                for gram, inside in inside_word:
+                    freq[gram] = freq.get(gram, 0) + times * inside
+        found: dict[str, list[tuple[int, int]]] = {}
+        for p in sorted(per_doc):
+            for gram, f in per_doc[p].items():
+                found.setdefault(gram, []).append((p, f))
+        out = [0.0] * self.n
+        for gram in terms:  # GramBM25.scores's order
+            holding = found.get(gram)
+            if holding:
+                add_term(out, term_idf(self.n, len(holding)), holding, self.gram_lengths, self.avg_gram, K1, B)
+        return out
+
+    def _words_marked(self) -> tuple[str, list[int], list[str]]:
+        """Every word as written, marked as recall.lexical cuts n-grams (#word#) and joined with tabs
+        (an n-gram never holds one), where each starts, and the words in that order."""
+        if self._marked is None:
+            known = self.index.words
+            vocabulary = known
+            others = {w for d in self.extra.values() for w in d.written}
+            if others:
+                kept = set(known)
+                vocabulary = known + sorted(w for w in others if w not in kept)
+            text = "#" + "#\t#".join(vocabulary) + "#"
+            self._marked = text, list(accumulate((len(w) + 3 for w in vocabulary), initial=0)), vocabulary
+        return self._marked
+
+    def doc_terms(self, i: int) -> Iterable[str]:
+        s = self.slot[i]
+        if s < 0:
+            return self.extra[i].words.keys()
+        index = self.index
+        return [index.stems[t] for t in index.part(index.doc_stems_at, index.doc_stems, s, len(index.stems))]
+
+    def names(self, i: int) -> set[str]:
+        return self._stem_set(i, "names")
+
+    def related(self, i: int) -> set[str]:
+        return self._stem_set(i, "related")
+
+    def _stem_set(self, i: int, kind: str) -> set[str]:
+        s = self.slot[i]
+        if s < 0:
+            return getattr(self.extra[i], kind)
+        index = self.index
+        return {index.stems[t] for t in index.part(getattr(index, kind + "_at"), getattr(index, kind), s, len(index.stems))}
+
+    def written_stems(self) -> Iterable[tuple[str, str]]:
+        """Each word as written in the pool with its stem: the index's words some pool memory holds."""
+        index, pool_of = self.index, self.pool_of
+        seen: set[str] = set()
+        stems = index.stems
+        if not self.masked:  # every word of the index is in the pool
+            yield from ((word, stems[t]) for word, t in zip(index.words, index.word_stem, strict=True) if t < len(stems))
+            seen = set(index.words)
+        for w, word in enumerate(index.words if self.masked else ()):
+            t = index.word_stem[w]
+            if t < len(stems) and any(pool_of[s] >= 0 for s, _ in index.postings(index.word_at, index.word_docs,
+                                                                                   index.word_counts, w)):
+                seen.add(word)
+                yield word, stems[t]
+        from memdir.words import stem
+
+        for d in self.extra.values():
+            for word in d.written:
+                if word not in seen:
+                    seen.add(word)
+                    yield word, stem(word)
+
+
+def corpus_for(memory_dir: Path, fields: Sequence[token_cache.Fields]) -> IndexedCorpus | list[DocTokens]:
+    """What the Ranker of this pool is built on: the folder's index with the pool's few other memories
+    beside it, or, when the index is missing or too far from this pool, every memory's tokens (from the
+    token cache), of which a new index is then written for the next prompt."""
+    keys = [token_cache.digest(f) for f in fields]
+    index = load(memory_dir)
+    if index is not None:
+        position = {k: s for s, k in enumerate(index.keys)}
+        pool_of = [-1] * index.n
+        extra_at: list[int] = []
+        for p, key in enumerate(keys):
+            s = position.get(key)
+            if s is not None and pool_of[s] < 0:
+                pool_of[s] = p
+            else:  # not indexed, or the same text twice in the pool (one memory copied into another file)
+                extra_at.append(p)
+        masked = index.n - (len(keys) - len(extra_at))
+        if len(extra_at) <= MAX_EXTRA and masked <= MAX_MASKED:
+            made = token_cache.tokenised(memory_dir, [fields[p] for p in extra_at]) if extra_at else []
+            return IndexedCorpus(index, pool_of, dict(zip(extra_at, made, strict=True)), len(keys))
+    documents = token_cache.tokenised(memory_dir, fields)
+    save(memory_dir, keys, documents)
+    return documents

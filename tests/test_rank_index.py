@@ -1,0 +1,184 @@
+"""The prompt hook's rank index (recall.rank_index, issue 26): a Ranker on the index ranks every pool the
+hook meets exactly as one on every memory's tokens, and whatever is planted or broken in the file only
+costs the build it was meant to save."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memdir import constants as C
+from memdir.scan import scan
+from memdir.stages.recall import api, manifest, rank_index, token_cache
+from memdir.stages.recall.lexical import Ranker, document_tokens
+
+REPO = Path(__file__).resolve().parents[1]
+INDEX = Path(rank_index.INDEX_FILE)
+NOW = time.time()
+# Typos ("databse"), proper names, a job word, an unknown topic and non-ASCII: every path of rank and evidence.
+EXTRA_PROMPTS = ["how do I run the databse migraton", "what did Alice say about Kafka and Gemini?",
+                 "install the dependencies", "the capital of Portugal", "résumé für die Bewerbung 日本語"]
+
+
+def _prompts() -> list[str]:
+    data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
+    return [p["prompt"] for s in data["sets"] for p in s["prompts"]] + EXTRA_PROMPTS
+
+
+@pytest.fixture(scope="module")
+def built(realdata, tmp_path_factory):
+    """A realistic 260-memory folder built from the real one (benchmarks/realistic.py): its fields and tokens."""
+    from benchmarks import realistic
+
+    root = tmp_path_factory.mktemp("rank")
+    real = root / "real"
+    shutil.copytree(realdata / realistic.REAL_FOLDER, real)
+    folder = realistic.build(root / "built", 260, source_folder=real)
+    fields = [manifest.fields_of(h) for h in scan(folder).headers]
+    return fields, [document_tokens(*f) for f in fields]
+
+
+def _same(fields, docs, corpus, prompts) -> None:
+    """Ranker on `corpus` against one on the pool's own tokens: the same scores, to the last float."""
+    want, got = Ranker(fields, docs), Ranker(fields, corpus=corpus)
+    assert corpus.n == len(fields)
+    for prompt in prompts:
+        assert got.rank(prompt) == want.rank(prompt), prompt
+        a, b = want.evidence(prompt), got.evidence(prompt)
+        assert (a.share, a.matched, a.distinct, a.titled) == (b.share, b.matched, b.distinct, b.titled), prompt
+
+
+def _corpus(tmp_path: Path, indexed: list, pool: list):
+    """The index of the `indexed` fields written, then the corpus for `pool` (fields) from it."""
+    rank_index.save(tmp_path, [token_cache.digest(f) for f in indexed], [document_tokens(*f) for f in indexed])
+    corpus = rank_index.corpus_for(tmp_path, pool)
+    assert isinstance(corpus, rank_index.IndexedCorpus)
+    return corpus
+
+
+def test_every_pool_ranks_as_on_its_own_tokens(built, tmp_path):
+    fields, docs = built
+    prompts = _prompts()
+    base = list(range(200))
+    rng = random.Random(7)
+    surfaced = [i for i in base if rng.random() > 0.2]  # memories surfaced earlier in the session leave the pool
+    older = base[:150] + list(range(200, 250))  # another prompt's older matches
+    pools = {"same": base, "masked": surfaced, "extra": older, "reordered": rng.sample(base, len(base)),
+             "copied text": [*base, base[3]]}
+    assert sum(1 for i in base if i not in surfaced) > 20 and len(set(older) - set(base)) == 50
+    for name, pool in pools.items():
+        corpus = _corpus(tmp_path, [fields[i] for i in base], [fields[i] for i in pool])
+        assert (name == "masked") == bool(corpus.masked) or name in ("extra", "copied text"), name
+        _same([fields[i] for i in pool], [docs[i] for i in pool], corpus, prompts)
+    assert any(Ranker([fields[i] for i in base], [docs[i] for i in base]).rank(p) for p in prompts)
+
+
+def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata, monkeypatch):
+    from benchmarks import realistic
+
+    folder = tmp_path / "real"
+    shutil.copytree(realdata / realistic.REAL_FOLDER, folder)
+    prompts = _prompts()
+
+    def answers(indexed: bool) -> list[tuple[list[str], str]]:
+        manifest._rankers.clear()
+        with monkeypatch.context() as patch:
+            if not indexed:
+                patch.setattr(rank_index, "load", lambda memory_dir: None)
+            out = [([h.rel_path for h in r.selected], r.context)
+                   for r in (api.recall(folder, p, engine="offline", record=False, now=NOW) for p in prompts)]
+        manifest._rankers.clear()
+        return out
+
+    expected = answers(indexed=False)
+    assert any(selected for selected, _ in expected)
+    assert (folder / INDEX).exists()  # written by the build, for the next prompt
+    calls = []
+    monkeypatch.setattr(token_cache, "tokenised", lambda *a: calls.append(a) or [])
+    assert answers(indexed=True) == expected
+    assert calls == []  # every prompt ranked from the index: no memory's tokens read
+
+
+def test_a_pool_far_from_the_index_is_built_and_indexed_again(built, tmp_path):
+    fields, _ = built
+    indexed = fields[:100]
+    pool = fields[100:100 + rank_index.MAX_EXTRA + 1]
+    rank_index.save(tmp_path, [token_cache.digest(f) for f in indexed], [document_tokens(*f) for f in indexed])
+    assert isinstance(rank_index.corpus_for(tmp_path, pool), list)  # too many the index lacks: the tokens
+    again = rank_index.load(tmp_path)
+    assert again is not None and again.keys == [token_cache.digest(f) for f in pool]  # and the new pool indexed
+
+
+FIELDS = [
+    ("Deploy rule", "Deploys go out on Thursdays", "project", "Never deploy on Friday.\n**Why:** the freeze"),
+    ("pnpm", "Never use npm in this repo, use pnpm", "feedback", "Résumé — “curly” naïve 日本語のテキスト"),
+    ("Kafka offsets", "consumer lag on the Kafka cluster", "reference", "dashboard at grafana for lag"),
+]
+PROMPTS = ["when do deploys go out?", "install with pnpm", "kafka consumer lag dashboard", "Kafka Alice databse"]
+
+
+def _valid(tmp_path: Path) -> bytes:
+    rank_index.save(tmp_path, [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS])
+    return (tmp_path / INDEX).read_bytes()
+
+
+def _ranked_safely(tmp_path: Path) -> None:
+    """Whatever the file holds: no exception, and the answers are ranks over these memories only."""
+    built = rank_index.corpus_for(tmp_path, FIELDS)
+    ranker = Ranker(FIELDS, built) if isinstance(built, list) else Ranker(FIELDS, corpus=built)
+    for prompt in PROMPTS:
+        assert all(0 <= i < len(FIELDS) for i, _ in ranker.rank(prompt))
+        assert len(ranker.evidence(prompt).share) == len(FIELDS)
+
+
+def _sections(data: bytes) -> tuple[list[bytes], list[int], int]:
+    first = data.index(b"\n")
+    second = data.index(b"\n", first + 1)
+    return data[: second + 1].split(b"\n")[:2], [int(x) for x in data[first + 1: second].split()], second + 1
+
+
+def test_a_planted_or_broken_file_never_breaks_ranking(tmp_path):
+    valid = _valid(tmp_path)
+    assert rank_index.load(tmp_path) is not None
+    _, sizes, start = _sections(valid)
+    rng = random.Random(3)
+    damaged = [b"", b"\n\n\n", valid[: len(valid) // 2], valid + b"x", valid.replace(b"memdir-rank-index", b"other"),
+               bytes(rng.randrange(256) for _ in range(2000))]
+    arrays_at = start + sum(sizes[:3])
+    for _ in range(40):  # positions and counts anywhere in the arrays: out of range, zero, huge
+        flipped = bytearray(valid)
+        at = rng.randrange(arrays_at, len(valid))
+        flipped[at] = rng.choice((0, 1, 0x7F, 0xFF))
+        damaged.append(bytes(flipped))
+    for data in damaged:
+        (tmp_path / INDEX).write_bytes(data)
+        _ranked_safely(tmp_path)
+
+
+def test_a_symlinked_index_is_not_followed(tmp_path):
+    valid = _valid(tmp_path)
+    outside = tmp_path / "outside"
+    outside.write_bytes(valid)
+    (tmp_path / INDEX).unlink()
+    (tmp_path / INDEX).symlink_to(outside)
+    assert rank_index.load(tmp_path) is None
+    rank_index.save(tmp_path, [token_cache.digest(FIELDS[0])], [document_tokens(*FIELDS[0])])
+    assert outside.read_bytes() == valid  # never written through
+
+
+def test_another_tokeniser_s_index_is_not_used(tmp_path, monkeypatch):
+    _valid(tmp_path)
+    monkeypatch.setattr(token_cache, "_fingerprint", "0" * 16)
+    assert rank_index.load(tmp_path) is None
+
+
+def test_the_index_stays_within_its_read_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "RANK_INDEX_MAX_BYTES", 200)
+    assert rank_index.build([token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS])
+    rank_index.save(tmp_path, [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS])
+    assert not (tmp_path / INDEX).exists()  # over the limit: not written, never half read back
