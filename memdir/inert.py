@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 
+# The patterns are compiled when first needed (re keeps them then), not on import: the surrogate range alone
+# takes re about 8 ms to compile, paid by every prompt hook, and most texts are printable and never need one.
 # Line breaks and tabs (ASCII and Unicode's NEL, LINE and PARAGRAPH SEPARATOR, the file/group/record separators).
-_BREAKS = re.compile("[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]+")
+_BREAKS = "[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]+"
 # C0 and C1 controls, DEL, bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates), BOM, surrogates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-_UNSAFE_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
-                              "\ufeff\ud800-\udfff]")
+_UNSAFE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+_UNSAFE_IN_BLOCK = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                    "\ufeff\ud800-\udfff]")
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -35,7 +37,7 @@ def one_line(text: str) -> str:
     """`text` on one line, with nothing in it a terminal or a reader would take as control."""
     if text.isprintable():  # the common case: no work
         return text.strip()
-    return _UNSAFE.sub(_escaped, _BREAKS.sub(" ", text)).strip()
+    return re.sub(_UNSAFE, _escaped, re.sub(_BREAKS, " ", text)).strip()
 
 
 def block(text: str) -> str:
@@ -43,4 +45,4 @@ def block(text: str) -> str:
     control, bidirectional control and surrogate escaped."""
     if text.isprintable():
         return text
-    return _UNSAFE_IN_BLOCK.sub(_escaped, text.replace("\r\n", "\n"))
+    return re.sub(_UNSAFE_IN_BLOCK, _escaped, text.replace("\r\n", "\n"))
