@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from datetime import date, datetime
+
+from memdir.dates import date, datetime
 
 
 def days_old(mtime: float, now: float | None = None) -> int:

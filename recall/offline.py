@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import date, datetime, timedelta
 
-from memdir.dates import days_mentioned
+from memdir.dates import date, datetime, days_mentioned, timedelta
 from memdir.scan import Header
 from memdir.stages.recall.lexical import Evidence
 from memdir.stages.recall.manifest import ranker
