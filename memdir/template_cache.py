@@ -15,6 +15,9 @@ from memdir.prompts import TEMPLATES_DIR, VARIANT_ENV, render
 _SLOT = re.compile("\x00([a-z_]+)\x00")
 
 
+_read: dict[tuple[str, str], str] = {}  # skeletons this process read and checked: a prompt renders ~6 alike
+
+
 def render_slotted(
     template: str,
     /,
@@ -47,12 +50,16 @@ def render_slotted(
         from memdir import safefs
 
         cache_root, cache_file = cache_dir.parent.parent, f"{cache_dir.parent.name}/{cache_dir.name}/{key}"
-        try:
-            tag, _, skeleton = safefs.read_text(cache_root, cache_file, 1024 * 1024).partition("\n")
-            if tag != _tag(secret, skeleton):
+        skeleton = _read.get((str(cache_root), cache_file))
+        if skeleton is None:
+            try:
+                tag, _, skeleton = safefs.read_text(cache_root, cache_file, 1024 * 1024).partition("\n")
+                if tag != _tag(secret, skeleton):
+                    skeleton = None
+            except OSError:
                 skeleton = None
-        except OSError:
-            skeleton = None
+            if skeleton is not None:
+                _read[(str(cache_root), cache_file)] = skeleton
     if skeleton is None:
         markers = {name: f"\x00{name}\x00" for name in slots}
         skeleton = render(template, variant=chosen, **context, **markers)
