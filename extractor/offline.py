@@ -87,7 +87,7 @@ _CONFIRM = re.compile(
 _PREFERENCE = re.compile(
     r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
     r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
-    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never))\b.+",
+    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never)|let'?s (?:always|never) \w+)\b.+",
     re.I,
 )
 _DECISION = re.compile(
@@ -112,6 +112,11 @@ _LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check
                        r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
 _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples|reference|docs?|documentation|guide|"
                           r"how to|pattern|template|spec|specification)\b", re.I)
+# "I don't like mocks, since they hide real failures": a dislike of a kind of thing, with what makes it one (its reason,
+# or when it may still be used); "I don't like this colour" is about the thing at hand, and a bare dislike says no more.
+_DISLIKES = re.compile(r"^(?:i|we) (?:really )?(?:don'?t|do not) like (?!(?:it|this|that|these|those|the|how|what|when|"
+                       r"where|your|you|him|her)\b)\w", re.I)
+_UNLESS = re.compile(r"\bunless\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
@@ -189,6 +194,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
     elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
+            _DISLIKES.search(sentence) and (_RATIONALE.search(sentence) or _UNLESS.search(sentence))) or (
             _NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
@@ -204,8 +210,9 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and facts.points_somewhere(sentence) and (not _LOOK_NOW.match(sentence)
-                                                             or _FOR_PURPOSE.search(sentence)):
+    documentation = facts.documentation_link(sentence)
+    if not drafts and (facts.points_somewhere(sentence) or documentation) and (
+            not _LOOK_NOW.match(sentence) or _FOR_PURPOSE.search(sentence) or documentation):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 
