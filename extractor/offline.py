@@ -112,11 +112,6 @@ _LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check
                        r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
 _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples|reference|docs?|documentation|guide|"
                           r"how to|pattern|template|spec|specification)\b", re.I)
-# "I don't like mocks, since they hide real failures": a dislike of a kind of thing, with what makes it one (its reason,
-# or when it may still be used); "I don't like this colour" is about the thing at hand, and a bare dislike says no more.
-_DISLIKES = re.compile(r"^(?:i|we) (?:really )?(?:don'?t|do not) like (?!(?:it|this|that|these|those|the|how|what|when|"
-                       r"where|your|you|him|her)\b)\w", re.I)
-_UNLESS = re.compile(r"\bunless\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
@@ -194,7 +189,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
     elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
-            _DISLIKES.search(sentence) and (_RATIONALE.search(sentence) or _UNLESS.search(sentence))) or (
+            user.reasoned_dislike(sentence)) or (
             _NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
