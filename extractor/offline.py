@@ -77,7 +77,6 @@ _CORRECTION = re.compile(
     r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never" + _NO_VERB_AFTER
     + r"|(?:stop|quit)(?= \w+ing\b)|avoid|no more)\b.+", re.I
 )
-_CORRECTS = re.compile(r"^(?:no|nope|actually|stop|quit)\b", re.I)
 _INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
 _CONFIRM = re.compile(
     r"\b(?:exactly (?:like that|what i (?:wanted|meant|asked))|keep doing (?:that|this|it)|that'?s (?:exactly )?"
@@ -187,10 +186,8 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
             drafts.append(Draft("feedback", said, f"the user confirmed it: \"{sentence}\"", kind="confirmation"))
     elif not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)) and not lang.just_that(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
-        if (why or _CORRECTS.match(sentence) or _INSTEAD.search(sentence) or _GENERAL.search(sentence)
-                or lang.is_standing(sentence) or scope.dont_says_more(sentence)):
-            rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
-            drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
+        rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
+        drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
     elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
             user.reasoned_dislike(sentence)) or (
             _NORM.search(sentence) and lang.is_standing(sentence)):
