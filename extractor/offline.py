@@ -87,7 +87,7 @@ _CONFIRM = re.compile(
 _PREFERENCE = re.compile(
     r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
     r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
-    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never))\b.+",
+    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never)|let'?s (?:always|never) \w+)\b.+",
     re.I,
 )
 _DECISION = re.compile(
@@ -140,8 +140,9 @@ def _classify(what: str) -> str:
         return "user"
     if facts.URL.search(what) or facts.TICKET.search(what) or facts.REFERENCE_HINT.search(what):
         return "reference"
-    if _IMPERATIVE.match(what) or _PREFERENCE.search(what) or re.search(r"\b(?:should|must)\b", what, re.I):
-        return "feedback"
+    if (_IMPERATIVE.match(what) or _PREFERENCE.search(what) or re.search(r"\b(?:should|must)\b", what, re.I)
+            or lang.is_standing(what) or lang.standing_rule(what)):
+        return "feedback"  # "remember: from now on reply in French" is how the work is done, a rule
     return "project"  # a statement of fact about the work
 
 
@@ -188,6 +189,7 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
         rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
     elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
+            user.reasoned_dislike(sentence)) or (
             _NORM.search(sentence) and lang.is_standing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
@@ -197,12 +199,15 @@ def _sentence_drafts(sentence: str, messages: list[Message], index: int) -> list
     if (not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence)
             and not scope.about_one_thing(sentence)):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
-        drafts.append(Draft("project", rule, why, kind="decision"))
+        # two signals, not one: a decision word alone names a pick the code will show (offline_scope.decision_weighed)
+        if why or scope.decision_weighed(sentence) or _GENERAL.search(sentence) or lang.is_standing(sentence):
+            drafts.append(Draft("project", rule, why, kind="decision"))
     elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
         rule, why = _split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
-    if not drafts and facts.points_somewhere(sentence) and (not _LOOK_NOW.match(sentence)
-                                                             or _FOR_PURPOSE.search(sentence)):
+    documentation = facts.documentation_link(sentence)
+    if not drafts and (facts.points_somewhere(sentence) or documentation) and (
+            not _LOOK_NOW.match(sentence) or _FOR_PURPOSE.search(sentence) or documentation):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts
 
@@ -280,6 +285,10 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
                     ("remember", "please remember", "also remember", "and remember"))
                     and not lang.is_standing(sentence)):
                 continue
+            # "Does that sound right? Remember I have to pay taxes": a reminder of what the question just asked must
+            # weigh, not a request to keep it; a standing word makes it one ("... Remember, always use pnpm").
+            if said_before and lang.is_question(said_before) and not lang.is_standing(sentence):
+                continue
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))
             continue
@@ -314,7 +323,7 @@ def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
     possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
     return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or scope.about_one_thing(sentence)
-            or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
+            or scope.bounds_the_task(sentence) or (lang.is_one_off(sentence) and not lang.is_standing(sentence)))
 
 
 def _kept_in_request(question: str) -> list[Draft]:

@@ -216,6 +216,17 @@ _ASSET_URL = re.compile(r"\.(?:svg|png|jpe?g|gif|webp|ico|avif|bmp|css|js|mjs|wo
                         r"|^https?://(?:[\w-]+\.)*(?:cdn\.[\w.-]+|jsdelivr\.net|unpkg\.com|cdnjs\.cloudflare\.com|"
                         r"[\w-]+\.cloudfront\.net|raw\.githubusercontent\.com|images\.unsplash\.com)/", re.I)
 _HOST = re.compile(r"https?://([^/\s]+)\S*", re.I)
+# A documentation page ("https://developers.x.io/reference/...", "https://help.x.md/...", "https://x.readthedocs.io") is
+# where to look again next time, even when handed over to be read now ("read <docs url> and fix the syntax"); an API's
+# own host ("https://api.x.com/v1/...") is what the code calls, and a sentence of links alone says nothing of them.
+_DOC_URL = re.compile(r"https?://(?:(?:docs?|developers?|help|support|learn|wiki)\.[\w.-]+|[\w.-]+\.readthedocs\.io|"
+                      r"[\w.-]+/(?:docs?|documentation|reference|api-reference|wiki|manual|guides?)(?=[/#?]|$))", re.I)
+
+
+def documentation_link(sentence: str) -> bool:
+    if not re.search(r"[^\W\d_]{2,}", URL.sub(" ", sentence)):
+        return False
+    return any(_DOC_URL.match(url) and not _ASSET_URL.search(url) for url in URL.findall(sentence))
 
 
 def points_somewhere(sentence: str) -> bool:

@@ -146,7 +146,7 @@ _STANDING = re.compile(
     r"sempre|toda vez|cada vez|a partir de agora|daqui (?:em|para) (?:diante|frente)|no futuro|por padrão|"
     r"immer|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
     r"всегда|никогда|каждый раз|впредь|в дальнейшем|с этого момента|по умолчанию|в начале (?:каждой|каждого))\b"
-    r"|(?:总是|始终|永远|每次|以后|今后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)"
+    r"|(?:总是|始终|永远|每次|以后|今后|往后|从今以后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)"
     # "as much as possible", "when in doubt": a manner or a condition that holds for all the work, not one task
     r"|\b(?:as much as possible|whenever possible|wherever possible|where possible|when in doubt|if in doubt|"
     r"whenever (?:you'?re |you are )?(?:unsure|not sure)|autant que possible|dans la mesure du possible|en cas de doute|"

@@ -74,3 +74,26 @@ _EDIT_DONT = re.compile(
     r"|(?:不要|别|不许)(?:再)?(?:改|修改|动|删|删除|重写)|(?:変更|修正|削除|編集|書き換え)(?:は)?しないで|触らないで",
     re.I,
 )
+
+
+# "Do not do anything else", "ne fais rien d'autre", "不要做别的": "else" measures against what was just asked, so the
+# sentence bounds the task at hand; "don't use anything else than pnpm" names what to use instead, and stays a rule.
+_ELSE = re.compile(r"\b(?:else|otherwise|d'autre|más|anderes|другого|другое)\b(?!\s+(?:than|but|except|que|als|кроме)\b)"
+                   r"|(?:别的|其他的?(?:事|东西)|他のこと|ほかのこと)", re.I)
+
+
+def bounds_the_task(sentence: str) -> bool:
+    return bool(_ELSE.search(sentence))
+
+
+# A decision says it was weighed: against what it replaces ("switch to", "instead of", "not X"), as a decision in so many
+# words ("we decided", "the decision is"), or with a reason (the caller checks that). "Let's use React for the
+# front-end", "let's use a take-home of about 25k", "sure, let's do rentcast" pick the stack the code will show or a
+# figure for one calculation; nothing in the words says it outlasts the step.
+_WEIGHED = re.compile(r"\b(?:switch(?:ing)? to|migrat\w* to|mov(?:e|ing) to|adopt\w*|stick(?:ing)? with|instead of|"
+                      r"rather than|(?:we|i) (?:chose|picked|decided)|(?:i|we)'?ve decided|decided to|the decision is)\b"
+                      r"|,?\s+not\s+[\w.+-]+\s*[.!]?$", re.I)
+
+
+def decision_weighed(sentence: str) -> bool:
+    return bool(_WEIGHED.search(sentence))

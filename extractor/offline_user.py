@@ -97,3 +97,15 @@ def switching_clause(sentence: str) -> str | None:
     """"... as I am changing from using gemini cli to claude code" -> that clause, or None."""
     match = _SWITCHING.search(sentence)
     return match.group(0).rstrip(" .!") if match else None
+
+
+# "I don't like mocks, since they hide real failures": a dislike of a kind of thing, with what makes it one (its reason,
+# or when it may still be used); "I don't like this colour" is about the thing at hand, and a bare dislike says no more.
+# English only, as the rest of the preference rules it joins (extractor/offline.py).
+_DISLIKES = re.compile(r"^(?:i|we) (?:really )?(?:don'?t|do not) like (?!(?:it|this|that|these|those|the|how|what|when|"
+                       r"where|your|you|him|her)\b)\w", re.I)
+_REASON_OR_EXCEPTION = re.compile(r"\b(?:because|since|so that|as otherwise|the reason is|unless)\b", re.I)
+
+
+def reasoned_dislike(sentence: str) -> bool:
+    return bool(_DISLIKES.search(sentence) and _REASON_OR_EXCEPTION.search(sentence))

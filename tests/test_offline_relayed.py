@@ -45,8 +45,8 @@ def test_relayed_words_save_nothing(text):
     ("I hate it when you add files I didn't ask for", "dislike"),
     ("The primary colour should be orange", "design"),
     ("Using any type is banned from my codebase", "ban"),
-    ("As I said, we use pnpm", "decision"),
-    ("Let's use Vite for the frontend", "decision"),
+    ("As I said, we decided to use pnpm", "decision"),  # a bare pick ("we use pnpm") is none: test_offline_scope
+    ("Let's switch to Vite for the frontend", "decision"),
     ("Can you please read @public/a.js and review it while keeping it simple and dependency free?", "keep"),
 ])
 def test_the_users_own_statements_still_count(text, kind):

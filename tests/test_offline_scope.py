@@ -173,7 +173,7 @@ def test_a_request_of_the_moment_saves_nothing(noise):
 @pytest.mark.parametrize("rule, kind", [
     ("Stop adding comments that restate the code.", "correction"),
     ("Always use pnpm in this repo.", "preference"),  # the repo pointed at is everything the work is about
-    ("Let's use React Query for data fetching.", "decision"),
+    ("Let's switch to React Query for data fetching.", "decision"),  # what it replaces: a decision weighed
     ("Don't forget that the staging database is shared with QA.", "remember"),
     ("Remember to always run the linter before pushing.", "remember"),
     ("Remember to run the bootstrap script before tests.", "remember"),  # asked for in so many words
@@ -208,7 +208,7 @@ def test_a_standing_rule_that_spells_out_its_manner_is_kept(rule):
 
 @pytest.mark.parametrize("decision", [
     "We decided to use Postgres, as you suggested.",
-    "We'll go with Postgres for the database, as you suggested.",
+    "We'll go with Postgres for the database instead of MySQL, as you suggested.",
     "Let's use Postgres like you suggested for all services.",
 ])
 def test_a_decision_that_takes_up_the_agents_suggestion_is_still_a_decision(decision):
