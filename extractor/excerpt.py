@@ -40,7 +40,10 @@ def _short(text: str, limit: int) -> str:
         return text
     head = limit * 2 // 3
     tail = limit - head
-    return f"{text[:head].rstrip()}\n[... {len(text) - head - tail} characters cut ...]\n{text[-tail:].lstrip()}"
+    marker = f"\n[... {len(text) - head - tail} characters cut ...]\n"
+    if len(marker) >= len(text) - head - tail:
+        return text  # the marker would take more room than the text it stands for ("[... 7 characters cut ...]")
+    return f"{text[:head].rstrip()}{marker}{text[-tail:].lstrip()}"
 
 
 def _attr(value: object) -> str:

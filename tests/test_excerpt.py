@@ -140,3 +140,13 @@ def test_the_count_of_new_messages_reads_right_for_one_and_for_many(tmp_path):
     two = _request_text(tmp_path, [_user("u1", None, "Use pnpm"), _user("u2", "u1", "not npm")])
     assert "Below is the 1 new message of the conversation" in one and "1 new messages" not in one
     assert "Below are the 2 new messages of the conversation" in two
+
+
+def test_a_text_just_over_the_limit_is_kept_whole_rather_than_cut_for_less_than_its_marker():
+    from memdir.stages.extractor.excerpt import _short
+
+    just_over = "x" * 95 + " " + "y" * 10  # 106 characters against a limit of 100: a marker is longer than 6
+    assert _short(just_over, 100) == just_over
+    long = "a" * 300 + "b" * 300
+    cut = _short(long, 100)
+    assert "[... 500 characters cut ...]" in cut and cut.startswith("a" * 66) and cut.endswith("b" * 34)
