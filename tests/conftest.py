@@ -117,6 +117,19 @@ _SERVER_STATE = (("memdir.stages.recall.manifest", ("_index", "_tokens")), ("mem
 
 
 @pytest.fixture
+def short_home():
+    """A HOME as short as a real one (/home/<user>): the recall socket lives under it when no runtime folder
+    is set, within AF_UNIX's ~107 bytes. One under tmp_path grows with the runner (pytest-1013/, popen-gw1/)
+    and left the socket no room once pytest's run counter reached four digits."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="mh-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
 def memory_dir(tmp_path) -> Path:
     return tmp_path / "memory"
 

@@ -148,9 +148,9 @@ def _open_fds(pid: int) -> int:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
-def test_running_out_of_file_descriptors_does_not_end_the_server(tmp_path, served_folder):
+def test_running_out_of_file_descriptors_does_not_end_the_server(tmp_path, served_folder, short_home):
     limit = 16
-    env = {**os.environ, "HOME": str(tmp_path / "h"), "MEMDIR_PATH": str(served_folder), "MEMDIR_ENGINE": "offline",
+    env = {**os.environ, "HOME": str(short_home), "MEMDIR_PATH": str(served_folder), "MEMDIR_ENGINE": "offline",
            "MEMDIR_RECALL_SERVER_IDLE": "60"}
     path = server_socket.socket_path(env)
     proc = subprocess.Popen([sys.executable, "-m", "memdir.stages.recall.server"], env=env,

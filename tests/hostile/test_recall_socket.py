@@ -97,13 +97,13 @@ def runtime_dir():
 
 
 @pytest.mark.parametrize("case", ["long-config-home", "long-home", "long-home-and-xdg-cache", "xdg-runtime-loose"])
-def test_the_socket_is_never_in_a_shared_folder(case, tmp_path, runtime_dir, tally):
+def test_the_socket_is_never_in_a_shared_folder(case, tmp_path, runtime_dir, tally, short_home):
     tally.tried += 1
     private = runtime_dir
     loose = tmp_path / "loose"
     loose.mkdir()
     loose.chmod(0o777)
-    env = {"HOME": str(tmp_path / "h"), "PATH": "/usr/bin"}
+    env = {"HOME": str(short_home), "PATH": "/usr/bin"}
     env |= {"long-config-home": {"CLAUDE_CONFIG_DIR": LONG}, "long-home": {"HOME": LONG},
             "long-home-and-xdg-cache": {"HOME": LONG, "XDG_CACHE_HOME": LONG},
             "xdg-runtime-loose": {"XDG_RUNTIME_DIR": str(loose)}}[case]
@@ -111,7 +111,7 @@ def test_the_socket_is_never_in_a_shared_folder(case, tmp_path, runtime_dir, tal
     if case.startswith("long-home"):
         assert path is None  # no private folder fits: no server, recall runs in the hook
     else:
-        assert path is not None and path.startswith(str(tmp_path / "h" / ".cache" / "memdir") + "/")
+        assert path is not None and path.startswith(str(short_home / ".cache" / "memdir") + "/")
     env["XDG_RUNTIME_DIR"] = str(private)  # a private runtime folder is used when there is one
     assert server_socket.socket_path(env).startswith(str(private / "memdir") + "/")
 
