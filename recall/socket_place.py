@@ -48,11 +48,13 @@ def request_env(env=None) -> dict[str, str]:
 
 
 def _key(env) -> str:
-    from memdir import __version__
+    import memdir
     from memdir.constants import CONFIG_HOME_ENV
 
-    # HOME and CLAUDE_CONFIG_DIR: the memory root (config_home() reads HOME from os.environ, not `env`).
-    facts = [__version__, sys.prefix, env.get("HOME", ""), env.get(CONFIG_HOME_ENV, "")]
+    # HOME and CLAUDE_CONFIG_DIR: the memory root (config_home() reads HOME from os.environ, not `env`). The
+    # install is told by where memdir runs from, not sys.prefix: a hook runs without `site` (memdir.entry.install),
+    # which is what sets sys.prefix to a virtual environment's, and must find the server its session started.
+    facts = [memdir.__version__, os.path.dirname(memdir.__file__ or ""), env.get("HOME", ""), env.get(CONFIG_HOME_ENV, "")]
     facts += [f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("MEMDIR_") and not per_request(k)]
     data = "\x00".join(facts).encode("utf-8", "surrogateescape")
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"  # hashlib's import costs the hook ~15 ms

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 import sys
 
 import pytest
 
-from memdir.entry.install import install, uninstall
+import memdir
+from memdir.entry.install import hook_argv, install, uninstall
 from memdir.errors import MemdirError
 
 PY = "/opt/memdir/bin/python3"
@@ -118,7 +122,18 @@ def test_cli_install_uses_the_installed_executable(cli, isolated_home):
     code, out, _ = cli("install")
     data = json.loads((isolated_home / ".claude" / "settings.json").read_text())
     command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert code == 0 and command == f"{sys.executable} {RUN} hook stop" and command.startswith("/")
+    assert code == 0 and command == shlex.join(hook_argv("stop")) and command.startswith(f"{sys.executable} -S -P -c ")
+    # Without `site`, the command itself puts memdir's folder and its dependencies' on sys.path.
+    assert repr(os.path.dirname(os.path.dirname(memdir.__file__))) in command and "site-packages" in command
+
+
+def test_the_registered_command_runs_without_site_and_finds_the_same_memdir(tmp_path):
+    argv = hook_argv("stop")
+    assert argv[1] == "-S"
+    code = argv[argv.index("-c") + 1].replace("from memdir.entry.main import launch; launch()",
+                                               "import memdir; print(memdir.__file__); print('site' in sys.modules)")
+    done = subprocess.run([argv[0], "-S", "-P", "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert done.stdout.split() == [memdir.__file__, "False"]
 
 
 def test_an_older_install_through_the_console_script_is_replaced_not_duplicated(settings):
