@@ -196,7 +196,7 @@ if TYPE_CHECKING:
         def postings(self, term: str) -> list[int]: ...
         def scores(self, terms: list[str]) -> list[float]: ...
         def gram_scores(self, grams: list[str]) -> list[float]: ...
-        def doc_terms(self, i: int) -> Iterable[str]: ...
+        def term_idfs(self, i: int) -> Iterable[tuple[str, float]]: ...
         def names(self, i: int) -> set[str]: ...
         def related(self, i: int) -> set[str]: ...
         def written_stems(self) -> Iterable[tuple[str, str]]: ...
@@ -228,8 +228,10 @@ class DocCorpus:
     def gram_scores(self, grams: list[str]) -> list[float]:
         return self.grams.scores(grams)
 
-    def doc_terms(self, i: int) -> Iterable[str]:
-        return self.documents[i].words.keys()
+    def term_idfs(self, i: int) -> Iterable[tuple[str, float]]:
+        """Each of memory i's stems, once, with its idf (pseudo-relevance feedback weighs them)."""
+        idf = self.words.idf
+        return ((term, idf(term) or 0.0) for term in self.documents[i].words)
 
     def names(self, i: int) -> set[str]:
         return self.documents[i].names
@@ -344,8 +346,8 @@ class Ranker:
         weights: dict[str, float] = {}
         for i in top:
             if scores[i] > 0:
-                for term in set(corpus.doc_terms(i)):
-                    weights[term] = weights.get(term, 0.0) + (corpus.idf(term) or 0.0)
+                for term, idf in corpus.term_idfs(i):
+                    weights[term] = weights.get(term, 0.0) + idf
         for term in query_terms:
             weights.pop(term, None)
         if weights:

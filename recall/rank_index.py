@@ -324,12 +324,21 @@ class IndexedCorpus:
             self._marked = text, list(accumulate((len(w) + 3 for w in vocabulary), initial=0)), vocabulary
         return self._marked
 
-    def doc_terms(self, i: int) -> Iterable[str]:
+    def term_idfs(self, i: int) -> Iterable[tuple[str, float]]:
+        """Memory i's stems with their idf: counted from the index's offsets by position, no lookup by name."""
         s = self.slot[i]
         if s < 0:
-            return self.extra[i].words.keys()
-        index = self.index
-        return [index.stems[t] for t in index.part(index.doc_stems_at, index.doc_stems, s, len(index.stems))]
+            return ((term, self.idf(term) or 0.0) for term in self.extra[i].words)
+        index, n = self.index, self.n
+        stems, at = index.stems, index.stem_at
+        masked = self._masked_df() if self.masked else {}
+        extra = self.extra_words.df
+        out = []
+        for t in index.part(index.doc_stems_at, index.doc_stems, s, len(stems)):
+            term = stems[t]
+            held = at[t + 1] - at[t] - masked.get(term, 0) + extra.get(term, 0)
+            out.append((term, term_idf(n, held) if held > 0 else 0.0))
+        return out
 
     def names(self, i: int) -> set[str]:
         return self._stem_set(i, "names")
