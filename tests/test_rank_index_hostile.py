@@ -1,0 +1,72 @@
+"""A planted rank index (recall.rank_index) attacked where its checks were thinnest: what its offsets
+sections point at. Each test failed before the fix it names."""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+
+import pytest
+
+from memdir.stages.recall import rank_index, token_cache
+from memdir.stages.recall.lexical import Ranker, document_tokens
+
+INDEX = Path(rank_index.INDEX_FILE)
+FIELDS = [(f"Note {i}", f"Kafka topic{i}, deploys with pnpm", "project", f"Body {i}: lag{i} on grafana, Alice said")
+          for i in range(12)]
+PROMPTS = ["what did Alice say about Kafka lag", "deploys on grafana", "topic3 lag3"]
+
+
+def _sections(data: bytes) -> tuple[bytes, list[bytes]]:
+    first = data.index(b"\n")
+    second = data.index(b"\n", first + 1)
+    parts, start = [], second + 1
+    for size in (int(x) for x in data[first + 1: second].split()):
+        parts.append(data[start: start + size])
+        start += size
+    return data[:first], parts
+
+
+def _planted(tmp_path: Path, change: dict[str, list[int]]) -> None:
+    """A valid index of FIELDS with some of its arrays replaced, each section's size declared right."""
+    keys, documents = [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS]
+    head, parts = _sections(rank_index.build(keys, documents) or b"")
+    for name, values in change.items():
+        parts[3 + rank_index.SECTIONS.index(name)] = array("I", values).tobytes()
+    sizes = " ".join(str(len(p)) for p in parts).encode()
+    (tmp_path / INDEX).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / INDEX).write_bytes(b"".join([head, b"\n", sizes, b"\n", *parts]))
+
+
+def _valid_arrays() -> dict[str, array]:
+    keys, documents = [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS]
+    _, parts = _sections(rank_index.build(keys, documents) or b"")
+    return {name: array("I", parts[3 + i]) for i, name in enumerate(rank_index.SECTIONS)}
+
+
+@pytest.mark.parametrize("name", ["stem", "word", "doc_stems", "names", "related"])
+def test_offsets_that_go_back_or_past_their_section_are_not_loaded(tmp_path, name):
+    """Fixed by _consistent's offsets check: every memory's slice the whole section (0, L, 0, L...) made
+    each names()/related()/term_idfs() call decode all of it. At 16 MB and 250 memories that was 20 s of
+    CPU per prompt, every prompt, as the file loaded fine and was never rebuilt."""
+    valid = _valid_arrays()
+    at, end = valid[name + "_at"], len(valid[name if name in ("doc_stems", "names", "related") else name + "_docs"])
+    assert end > 0 and len(at) > 3
+    going_back = [0, *([end, 0] * len(at))][: len(at) - 1] + [end]
+    past = [*at[:-1], end + 1]
+    late_start = [1, *at[1:]]
+    for offsets in (going_back, past, late_start):
+        _planted(tmp_path, {name + "_at": offsets})
+        assert rank_index.load(tmp_path) is None, offsets
+        built = rank_index.corpus_for(tmp_path, FIELDS)  # the tokens, and a sound index written in its place
+        assert isinstance(built, list)
+        assert rank_index.load(tmp_path) is not None
+
+
+def test_a_sound_index_still_loads_and_ranks_as_the_tokens(tmp_path):
+    _planted(tmp_path, {})
+    corpus = rank_index.corpus_for(tmp_path, FIELDS)
+    assert isinstance(corpus, rank_index.IndexedCorpus)
+    want, got = Ranker(FIELDS, [document_tokens(*f) for f in FIELDS]), Ranker(FIELDS, corpus=corpus)
+    for prompt in PROMPTS:
+        assert got.rank(prompt) == want.rank(prompt) and got.rank(prompt)
