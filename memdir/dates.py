@@ -84,7 +84,10 @@ def days_mentioned(text: str, today: date) -> list[tuple[date, date]]:
                 spans.append((named_day, named_day))
         elif g["month3"]:
             year, month = int(g["year3"]), MONTHS[g["month3"].lower()]
-            spans.append((date(year, month, 1), date(year, month, _days_in_month(year, month))))
+            try:  # "May 0000", "December 9999": past what date holds, like an impossible day above
+                spans.append((date(year, month, 1), date(year, month, _days_in_month(year, month))))
+            except ValueError:
+                continue
         else:
             rel = " ".join(g["rel"].lower().split())
             if rel == "yesterday":
