@@ -78,12 +78,14 @@ _EDIT_DONT = re.compile(
 
 # "Do not do anything else", "ne fais rien d'autre", "不要做别的": "else" measures against what was just asked, so the
 # sentence bounds the task at hand; "don't use anything else than pnpm" names what to use instead, and stays a rule.
-_ELSE = re.compile(r"\b(?:else|otherwise|d'autre|más|anderes|другого|другое)\b(?!\s+(?:than|but|except|que|als|кроме)\b)"
+# Not "otherwise" (", otherwise CI breaks" gives a rule its reason) nor a bare "más" (Spanish "more": "es más rápido").
+_ELSE = re.compile(r"\b(?:else|d'autre|nada más|anderes|другого|другое)\b(?!\s+(?:than|but|except|que|als|кроме)\b)"
                    r"|(?:别的|其他的?(?:事|东西)|他のこと|ほかのこと)", re.I)
+_COMPARED = re.compile(r"\bthan (?:any|every|some)\w* else\b", re.I)  # "faster than anything else": a comparison
 
 
 def bounds_the_task(sentence: str) -> bool:
-    return bool(_ELSE.search(sentence))
+    return bool(_ELSE.search(_COMPARED.sub(" ", sentence)))
 
 
 # A decision says it was weighed: against what it replaces ("switch to", "instead of", "not X"), as a decision in so many

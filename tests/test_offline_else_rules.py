@@ -1,0 +1,37 @@
+"""The task-bounding "else" (extractor/offline_scope.bounds_the_task) must not take standing rules with it: it dropped
+"Always run the tests before committing, otherwise CI breaks", a Spanish rule whose reason said "más" (more), and
+rules compared "than anything else". Each sentence below was saved before that rule and lost with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.stages.extractor import offline_scope as scope
+from memdir.stages.extractor.offline import detect
+from memdir.transcript import Message
+
+
+def _kinds(text: str) -> list[str]:
+    message = Message("user", [{"type": "text", "text": text}], uuid="m0", timestamp="2026-03-02T09:00:00Z")
+    return [d.kind for d in detect([message])[0]]
+
+
+@pytest.mark.parametrize("rule", [
+    "Always run the tests before committing, otherwise CI breaks.",  # "otherwise": the rule's reason
+    "Never push to main directly, otherwise the deploy pipeline fires.",
+    "Always use pnpm and nothing else in this repo.",  # a standing word: "else" is the rule's own bound
+    "Please always use tabs, never spaces or anything else.",
+    "Usa siempre pnpm porque es más rápido.",  # "más": more
+    "Всегда используй pnpm, другое не подходит.",
+    "以后总是用 pnpm，不要用其他的东西。",
+    "I prefer pnpm because it is faster than anything else.",  # a comparison, not a bound
+    "Don't use yarn, it is slower than anything else.",
+])
+def test_a_standing_rule_that_says_else_or_otherwise_is_kept(rule):
+    assert _kinds(rule) in (["preference"], ["correction"]), rule
+
+
+@pytest.mark.parametrize("bounded", ["Do not change anything else.", "No hagas nada más.", "Don't add anything else."])
+def test_else_still_bounds_the_task_at_hand(bounded):
+    assert scope.bounds_the_task(bounded)
+    assert _kinds(bounded) == []
