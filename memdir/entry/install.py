@@ -131,8 +131,10 @@ def hook_argv(event_arg: str, python: str | None = None) -> list[str]:
     if python is None or os.path.realpath(python) == os.path.realpath(sys.executable):
         paths = import_paths()
         if paths:
-            return [python or sys.executable, "-S", "-P", "-c", f"import sys; sys.path += {paths!r}; {LAUNCH}", "hook",
-                    event_arg]
+            # A folder gone (the environment made again for another Python, the project moved): `site` after all,
+            # as the command without -S had it, rather than every event failing on `import memdir` until reinstalled.
+            code = f"import os, sys; p = {paths!r}; sys.path += p; all(map(os.path.isdir, p)) or __import__('site').main(); "
+            return [python or sys.executable, "-S", "-P", "-c", code + LAUNCH, "hook", event_arg]
     return [python or sys.executable, "-P", "-c", LAUNCH, "hook", event_arg]
 
 
