@@ -269,9 +269,11 @@ class Ranker:
             self._spellings = {}
             for w, stemmed in self.corpus.written_stems():
                 if len(w) >= TYPO_MIN_LEN - 1 and not w.isdigit():
-                    # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)".
-                    for spelling in (w, stemmed):
-                        self._spellings.setdefault(spelling[:2], {})[spelling] = stemmed
+                    # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)". A word as
+                    # written keeps its own stem over another's stem spelled alike ("pass": its own "pas", not
+                    # "passing"'s "pass"): in any order the pool's words come, the same corrections.
+                    self._spellings.setdefault(w[:2], {})[w] = stemmed
+                    self._spellings.setdefault(stemmed[:2], {}).setdefault(stemmed, stemmed)
         return self._spellings
 
     def corrections(self, query: str) -> dict[str, str]:

@@ -70,3 +70,34 @@ def test_a_sound_index_still_loads_and_ranks_as_the_tokens(tmp_path):
     want, got = Ranker(FIELDS, [document_tokens(*f) for f in FIELDS]), Ranker(FIELDS, corpus=corpus)
     for prompt in PROMPTS:
         assert got.rank(prompt) == want.rank(prompt) and got.rank(prompt)
+
+
+# "passing" stems to "pass", and the word "pass" to "pas": the spelling "pass" is a word as written and another
+# word's stem. Which stem a typo of it corrected to depended on the order the pool's words came in: sorted from
+# the index, in set order from the tokens, so the index flipped the top memory of "passz".
+TYPO_FIELDS = [("CI gate", "the build must be passing before merge", "project", "green checks"),
+               ("Boarding pass", "keep the pass for the flight", "user", "printed copy"),
+               ("Other", "unrelated note about kafka", "reference", "lag")]
+
+
+def test_a_typo_corrects_the_same_whatever_order_the_words_come_in(tmp_path):
+    from memdir.stages.recall.lexical import DocCorpus
+
+    docs = [document_tokens(*f) for f in TYPO_FIELDS]
+
+    class Ordered(DocCorpus):
+        def __init__(self, reverse: bool) -> None:
+            super().__init__(docs)
+            self.reverse = reverse
+
+        def written_stems(self):
+            return sorted(super().written_stems(), reverse=self.reverse)
+
+    found = [Ranker(TYPO_FIELDS, corpus=Ordered(r)).corrections("passz") for r in (False, True)]
+    assert found[0] == found[1] == {"passz": "pas"}  # the word "pass" meant, stemmed as a query's "pass" is
+
+    rank_index.save(tmp_path, [token_cache.digest(f) for f in TYPO_FIELDS], docs)
+    corpus = rank_index.corpus_for(tmp_path, TYPO_FIELDS)
+    assert isinstance(corpus, rank_index.IndexedCorpus)
+    want, got = Ranker(TYPO_FIELDS, docs), Ranker(TYPO_FIELDS, corpus=corpus)
+    assert got.rank("passz") == want.rank("passz") and want.rank("passz")[0][0] == 1
