@@ -286,8 +286,10 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
                     and not lang.is_standing(sentence)):
                 continue
             # "Does that sound right? Remember I have to pay taxes": a reminder of what the question just asked must
-            # weigh, not a request to keep it; a standing word makes it one ("... Remember, always use pnpm").
-            if said_before and lang.is_question(said_before) and not lang.is_standing(sentence):
+            # weigh, not a request to keep it; a standing word makes it one ("... Remember, always use pnpm"), and so
+            # does "please" (SPEC: an explicit request is saved): "Can you summarise it? Please remember my name is Dana".
+            if (said_before and lang.is_question(said_before) and not lang.is_standing(sentence)
+                    and not sentence.lower().startswith("please")):
                 continue
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))

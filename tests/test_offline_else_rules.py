@@ -35,3 +35,14 @@ def test_a_standing_rule_that_says_else_or_otherwise_is_kept(rule):
 def test_else_still_bounds_the_task_at_hand(bounded):
     assert scope.bounds_the_task(bounded)
     assert _kinds(bounded) == []
+
+
+@pytest.mark.parametrize("asked", [
+    "Can you summarize the paper? Please remember that my name is Dana and I'm a PhD student.",
+    "Could you review the PR? Please remember that we deploy only on Tuesdays.",
+])
+def test_please_remember_after_a_question_is_still_a_request(asked):
+    """offline6 took any "remember" after a question for a reminder of what the question asked ("Is that total right?
+    Remember I also pay rent"); "please remember" asks in so many words, and was saved before."""
+    assert _kinds(asked) == ["remember"]
+    assert _kinds("Is that monthly total right? Remember I also pay rent and insurance.") == []
