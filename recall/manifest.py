@@ -12,13 +12,13 @@ import math
 from memdir import constants as C
 from memdir.scan import Header
 from memdir.stages.recall.lexical import DocTokens, Ranker, document_tokens, tokens
-from memdir.stages.recall.older_index import OlderIndex
 
 TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from memdir.stages.recall.older_index import OlderIndex
     from memdir.stages.recall.older_words import WordIndex
     from memdir.stages.recall.token_pack import Packer, TokenPack
 
@@ -254,6 +254,8 @@ def keep_word_index() -> None:
     """Keep the older memories' words between calls (the warm recall server: recall.older_index)."""
     global _index
     if _index is None:
+        from memdir.stages.recall.older_index import OlderIndex  # the warm server's: threading, and more
+
         _index = OlderIndex()
 
 
