@@ -289,25 +289,22 @@ class IndexedCorpus:
                 per = in_word.setdefault(bisect_right(starts, at) - 1, {})
                 per[gram] = per.get(gram, 0) + 1
                 at = text.find(gram, at + 1)
-        per_doc: dict[int, dict[str, int]] = {}
-        index, pool_of, known = self.index, self.pool_of, len(self.index.words)
+        # Per n-gram, its count in each pool memory, summed over the words holding it (a list per n-gram:
+        # indexing a list is about twice as fast as a dict per memory, and the memories come out ascending).
+        per_gram: dict[str, list[int]] = {}
+        index, pool_of, known, n = self.index, self.pool_of, len(self.index.words), self.n
         for w, held in in_word.items():
-            inside_word = list(held.items())
             word = vocabulary[w]
-            indexed = index.postings(index.word_at, index.word_docs, index.word_counts, w) if w < known else ()
-            for p, times in (*((pool_of[s], c) for s, c in indexed),
-                             *((p, self.extra[p].written.get(word, 0)) for p in self.extra_at)):
-                if p < 0 or not times:
-                    continue
-                freq = per_doc.get(p)
-                if freq is None:
-                    freq = per_doc[p] = {}
-                for gram, inside in inside_word:
-                    freq[gram] = freq.get(gram, 0) + times * inside
-        found: dict[str, list[tuple[int, int]]] = {}
-        for p in sorted(per_doc):
-            for gram, f in per_doc[p].items():
-                found.setdefault(gram, []).append((p, f))
+            pairs = [(pool_of[s], c) for s, c in (index.postings(index.word_at, index.word_docs, index.word_counts, w)
+                                                  if w < known else ()) if pool_of[s] >= 0]
+            pairs += [(p, c) for p in self.extra_at if (c := self.extra[p].written.get(word, 0))]
+            for gram, inside in held.items():
+                counts = per_gram.get(gram)
+                if counts is None:
+                    counts = per_gram[gram] = [0] * n
+                for p, times in pairs:
+                    counts[p] += times * inside
+        found = {gram: [(p, f) for p, f in enumerate(counts) if f] for gram, counts in per_gram.items()}
         out = [0.0] * self.n
         for gram in terms:  # GramBM25.scores's order
             holding = found.get(gram)
