@@ -219,6 +219,7 @@ class IndexedCorpus:
         self.avg_gram = sum(self.gram_lengths) / n if n else 0.0
         self.masked = [s for s, p in enumerate(pool_of) if p < 0]
         self._masked: dict[str, int] | None = None
+        self._idf_at: dict[int, float] = {}  # by stem position (term_idfs)
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._marked: tuple[str, list[int], list[str]] | None = None
 
@@ -331,15 +332,21 @@ class IndexedCorpus:
         s = self.slot[i]
         if s < 0:
             return ((term, self.idf(term) or 0.0) for term in self.extra[i].words)
-        index, n = self.index, self.n
+        index, n, known = self.index, self.n, self._idf_at
         stems, at = index.stems, index.stem_at
-        masked = self._masked_df() if self.masked else {}
-        extra = self.extra_words.df
+        masked = self._masked_df() if self.masked else None
+        extra = self.extra_words.df if self.extra else None
         out = []
         for t in index.part(index.doc_stems_at, index.doc_stems, s, len(stems)):
-            term = stems[t]
-            held = at[t + 1] - at[t] - masked.get(term, 0) + extra.get(term, 0)
-            out.append((term, term_idf(n, held) if held > 0 else 0.0))
+            idf = known.get(t)
+            if idf is None:  # the top memories share most of their stems: each idf once
+                held = at[t + 1] - at[t]
+                if masked is not None or extra is not None:
+                    term = stems[t]
+                    held += (extra.get(term, 0) if extra is not None else 0) - (
+                        masked.get(term, 0) if masked is not None else 0)
+                idf = known[t] = term_idf(n, held) if held > 0 else 0.0
+            out.append((stems[t], idf))
         return out
 
     def names(self, i: int) -> set[str]:
