@@ -61,13 +61,15 @@ class CachedHeader(Header):
     end: int = 0
     text: str | None = None
     number: int = 0
+    stamp: bytes = b""  # the file's path and stamp as the cache keeps it: the same stamp, the same header
 
     def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
                  type: str | None, problem: str | None, source: bytes, start: int, end: int,  # noqa: A002
-                 number: int) -> None:
+                 number: int, stamp: bytes = b"") -> None:
         self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
         self.name, self.description, self.type, self.problem = name, description, type, problem
         self.source, self.start, self.end, self.text, self.number = source, start, end, None, number
+        self.stamp = stamp
 
     @property  # type: ignore[misc]  # a slot in Header, a lazy property here
     def excerpt(self) -> str:
@@ -196,7 +198,7 @@ class HeaderCache:
         if end > len(self.data):
             return None
         return CachedHeader(parts[0], path, mtime, texts[0], texts[1], texts[2], texts[3], self.data, start, end,
-                            int(number))
+                            int(number), line[: line.find(b"\t") + 1 + len(stamp)])
 
     def _settle(self, kept: list[tuple[Header, bytes, bytes | None]], changed: bool) -> None:
         """Number the headers (writing the file first when it differs from this scan)."""

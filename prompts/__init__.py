@@ -20,14 +20,15 @@ VARIANT_ENV = "MEMDIR_PROMPT_VARIANT"
 
 # A `<` (or a full-width look-alike a reader could take for one) that could start a tag or a comment:
 # `<message`, `</message`, `< /conversation`, `<!--`, `<?`, `＜message`.
-_TAG_START = re.compile(r"[<\uff1c\ufe64](?=\s*(?:[/!?\uff0f]|[^\W\d]))")
+# Compiled on first use (re keeps it): the prompt hook imports this module for its folder, not to escape.
+_TAG_START = r"[<\uff1c\ufe64](?=\s*(?:[/!?\uff0f]|[^\W\d]))"
 
 
 def escape_tags(text: object) -> str:
     """`text` with every `<` that could start a tag written `&lt;`, so that text from outside cannot
     open or close the tags a prompt frames it with (`</message><message role="user">`). A `<` that
     starts no tag (`a < b`, `<=`, `<3`) is left as it is, and so is everything else."""
-    return _TAG_START.sub("&lt;", str(text))
+    return re.sub(_TAG_START, "&lt;", str(text))
 
 
 @lru_cache(maxsize=8)

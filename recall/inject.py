@@ -76,10 +76,22 @@ def body_lines(header: Header) -> tuple[list[str], bool]:
 
 def says(text: str, what: str) -> bool:
     """Whether `text` already says `what`: every word of `what` that carries meaning is in `text`."""
-    from memdir.words import tokens
+    wanted = _words_of(what)
+    return bool(wanted) and wanted <= _words_of(text)
 
-    wanted = set(tokens(what))
-    return bool(wanted) and wanted <= set(tokens(text))
+
+_words_seen: dict[str, frozenset[str]] = {}  # render_all renders a memory up to three times to fit the budget
+
+
+def _words_of(text: str) -> frozenset[str]:
+    found = _words_seen.get(text)
+    if found is None:
+        from memdir.words import tokens
+
+        if len(_words_seen) >= 64:  # the warm server renders prompt after prompt: keep the last few only
+            _words_seen.clear()
+        found = _words_seen[text] = frozenset(tokens(text))
+    return found
 
 
 def render_memory(header: Header, now: float | None = None, cache_dir: Path | None = None,

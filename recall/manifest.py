@@ -12,13 +12,13 @@ import math
 from memdir import constants as C
 from memdir.scan import Header
 from memdir.stages.recall.lexical import DocTokens, Ranker, document_tokens, tokens
-from memdir.stages.recall.older_index import OlderIndex
 
 TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from memdir.stages.recall.older_index import OlderIndex
     from memdir.stages.recall.older_words import WordIndex
     from memdir.stages.recall.token_pack import Packer, TokenPack
 
@@ -42,15 +42,12 @@ def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     (recall.token_cache). The warm server asks a new set for every new prompt (its older matches
     differ), so it keeps each memory's tokens in memory as well (keep_tokens).
     """
+    if _tokens is None and token_cache is not None:
+        return _from_disk(headers, token_cache)  # its own cache is on disk: fields only where it needs them
     fields = tuple(map(fields_of, headers))
     built = _rankers.get(fields)
     if built is None:
-        if _tokens is not None:
-            built = Ranker(list(fields), _tokens.tokenised(fields, token_cache))
-        elif token_cache is not None:
-            built = _from_disk(fields, token_cache)
-        else:
-            built = Ranker(list(fields))
+        built = Ranker(list(fields), _tokens.tokenised(fields, token_cache) if _tokens is not None else None)
         if len(_rankers) >= RANKERS_KEPT:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
@@ -62,13 +59,13 @@ def fields_of(header: Header) -> tuple[str, str, str, str]:
     return (header.name or "", header.description or "", header.type or "", header.excerpt)
 
 
-def _from_disk(fields: Sequence[tuple[str, str, str, str]], token_cache: Path) -> Ranker:
+def _from_disk(headers: list[Header], token_cache: Path) -> Ranker:
     """A hook's Ranker: on the folder's rank index where it serves this pool (recall.rank_index), else
     on every memory's tokens from the token cache."""
     from memdir.stages.recall.rank_index import corpus_for
 
-    built = corpus_for(token_cache, fields)
-    return Ranker(list(fields), built) if isinstance(built, list) else Ranker(list(fields), corpus=built)
+    built, fields = corpus_for(token_cache, headers, fields_of)
+    return Ranker(fields, built) if isinstance(built, list) else Ranker(fields, corpus=built)
 
 
 def _cached_tokens(fields: Sequence[tuple[str, str, str, str]], token_cache: Path | None) -> list[DocTokens] | None:
@@ -257,6 +254,8 @@ def keep_word_index() -> None:
     """Keep the older memories' words between calls (the warm recall server: recall.older_index)."""
     global _index
     if _index is None:
+        from memdir.stages.recall.older_index import OlderIndex  # the warm server's: threading, and more
+
         _index = OlderIndex()
 
 

@@ -53,10 +53,20 @@ def _same(fields, docs, corpus, prompts) -> None:
         assert (a.share, a.matched, a.distinct, a.titled) == (b.share, b.matched, b.distinct, b.titled), prompt
 
 
+def _save(folder: Path, fields: list) -> None:
+    rank_index.save(folder, [token_cache.digest(f) for f in fields], [b""] * len(fields),
+                    [document_tokens(*f) for f in fields])
+
+
+def _for(folder: Path, fields: list):
+    """The corpus for a pool given as fields (no stamps: every memory found by its digest)."""
+    return rank_index.corpus_for(folder, fields, lambda f: f)[0]
+
+
 def _corpus(tmp_path: Path, indexed: list, pool: list):
     """The index of the `indexed` fields written, then the corpus for `pool` (fields) from it."""
-    rank_index.save(tmp_path, [token_cache.digest(f) for f in indexed], [document_tokens(*f) for f in indexed])
-    corpus = rank_index.corpus_for(tmp_path, pool)
+    _save(tmp_path, indexed)
+    corpus = _for(tmp_path, pool)
     assert isinstance(corpus, rank_index.IndexedCorpus)
     return corpus
 
@@ -108,8 +118,8 @@ def test_a_pool_far_from_the_index_is_built_and_indexed_again(built, tmp_path):
     fields, _ = built
     indexed = fields[:100]
     pool = fields[100:100 + rank_index.MAX_EXTRA + 1]
-    rank_index.save(tmp_path, [token_cache.digest(f) for f in indexed], [document_tokens(*f) for f in indexed])
-    assert isinstance(rank_index.corpus_for(tmp_path, pool), list)  # too many the index lacks: the tokens
+    _save(tmp_path, indexed)
+    assert isinstance(_for(tmp_path, pool), list)  # too many the index lacks: the tokens
     again = rank_index.load(tmp_path)
     assert again is not None and again.keys == [token_cache.digest(f) for f in pool]  # and the new pool indexed
 
@@ -123,13 +133,13 @@ PROMPTS = ["when do deploys go out?", "install with pnpm", "kafka consumer lag d
 
 
 def _valid(tmp_path: Path) -> bytes:
-    rank_index.save(tmp_path, [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS])
+    _save(tmp_path, FIELDS)
     return (tmp_path / INDEX).read_bytes()
 
 
 def _ranked_safely(tmp_path: Path) -> None:
     """Whatever the file holds: no exception, and the answers are ranks over these memories only."""
-    built = rank_index.corpus_for(tmp_path, FIELDS)
+    built = _for(tmp_path, FIELDS)
     ranker = Ranker(FIELDS, built) if isinstance(built, list) else Ranker(FIELDS, corpus=built)
     for prompt in PROMPTS:
         assert all(0 <= i < len(FIELDS) for i, _ in ranker.rank(prompt))
@@ -167,18 +177,54 @@ def test_a_symlinked_index_is_not_followed(tmp_path):
     (tmp_path / INDEX).unlink()
     (tmp_path / INDEX).symlink_to(outside)
     assert rank_index.load(tmp_path) is None
-    rank_index.save(tmp_path, [token_cache.digest(FIELDS[0])], [document_tokens(*FIELDS[0])])
+    _save(tmp_path, FIELDS[:1])
     assert outside.read_bytes() == valid  # never written through
 
 
-def test_another_tokeniser_s_index_is_not_used(tmp_path, monkeypatch):
+def test_another_tokeniser_s_or_header_reader_s_index_is_not_used(tmp_path, monkeypatch):
+    from memdir import header_cache
+
     _valid(tmp_path)
-    monkeypatch.setattr(token_cache, "_fingerprint", "0" * 16)
+    with monkeypatch.context() as patch:
+        patch.setattr(token_cache, "_fingerprint", "0" * 16)
+        assert rank_index.load(tmp_path) is None
+    assert rank_index.load(tmp_path) is not None
+    monkeypatch.setattr(header_cache, "_fingerprint", b"1" * 16)  # its stamps stand for another reader's fields
     assert rank_index.load(tmp_path) is None
+
+
+def test_memories_the_header_cache_served_are_found_by_stamp_and_an_edited_one_by_its_text(tmp_path, monkeypatch):
+    from memdir import header_cache
+    from memdir.header_cache import CachedHeader, HeaderCache
+
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for i, (name, description, kind, body) in enumerate(FIELDS):
+        (folder / f"m{i}.md").write_text(f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n{body}\n")
+    HeaderCache(folder).scan()  # cached
+    headers = HeaderCache(folder).scan().headers
+    assert all(isinstance(h, CachedHeader) and h.stamp for h in headers)
+    built, fields = rank_index.corpus_for(folder, headers, manifest.fields_of)  # no index yet: built, and indexed
+    assert isinstance(built, list)
+    digests = []
+    monkeypatch.setattr(token_cache, "digest", lambda f: digests.append(f) or b"0" * 32)
+    again, fields = rank_index.corpus_for(folder, headers, manifest.fields_of)
+    assert isinstance(again, rank_index.IndexedCorpus) and digests == [] and fields == [None] * 3  # by stamp
+    monkeypatch.undo()
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    edited = folder / "m0.md"
+    edited.write_text(edited.read_text().replace("Thursdays", "Saturdays"))
+    headers = HeaderCache(folder).scan().headers
+    corpus, _ = rank_index.corpus_for(folder, headers, manifest.fields_of)
+    ranked = Ranker([manifest.fields_of(h) for h in headers], corpus=corpus)
+    expected = Ranker([manifest.fields_of(h) for h in headers])
+    assert ranked.rank("deploys on saturdays") == expected.rank("deploys on saturdays")
+    assert ranked.rank("deploys on saturdays")  # the new word is found: ranked on the new text
 
 
 def test_the_index_stays_within_its_read_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(C, "RANK_INDEX_MAX_BYTES", 200)
-    assert rank_index.build([token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS])
-    rank_index.save(tmp_path, [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS])
+    assert rank_index.build([token_cache.digest(f) for f in FIELDS], [b""] * 3, [document_tokens(*f) for f in FIELDS])
+    _save(tmp_path, FIELDS)
     assert not (tmp_path / INDEX).exists()  # over the limit: not written, never half read back
