@@ -27,21 +27,38 @@ def _sections(data: bytes) -> tuple[bytes, list[bytes]]:
     return data[:first], parts
 
 
+def _build(fields: list) -> bytes:
+    keys, documents = [token_cache.digest(f) for f in fields], [document_tokens(*f) for f in fields]
+    return rank_index.build(keys, [b""] * len(fields), documents) or b""
+
+
+def _save(folder: Path, fields: list) -> None:
+    rank_index.save(folder, [token_cache.digest(f) for f in fields], [b""] * len(fields),
+                    [document_tokens(*f) for f in fields])
+
+
+def _for(folder: Path, fields: list):
+    """The corpus for a pool given as fields (no stamps: every memory found by its digest)."""
+    return rank_index.corpus_for(folder, fields, lambda f: f)[0]
+
+
+def _array_at(parts: list[bytes], name: str) -> int:
+    return len(parts) - len(rank_index.SECTIONS) + rank_index.SECTIONS.index(name)  # the arrays come last
+
+
 def _planted(tmp_path: Path, change: dict[str, list[int]]) -> None:
     """A valid index of FIELDS with some of its arrays replaced, each section's size declared right."""
-    keys, documents = [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS]
-    head, parts = _sections(rank_index.build(keys, documents) or b"")
+    head, parts = _sections(_build(FIELDS))
     for name, values in change.items():
-        parts[3 + rank_index.SECTIONS.index(name)] = array("I", values).tobytes()
+        parts[_array_at(parts, name)] = array("I", values).tobytes()
     sizes = " ".join(str(len(p)) for p in parts).encode()
     (tmp_path / INDEX).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / INDEX).write_bytes(b"".join([head, b"\n", sizes, b"\n", *parts]))
 
 
 def _valid_arrays() -> dict[str, array]:
-    keys, documents = [token_cache.digest(f) for f in FIELDS], [document_tokens(*f) for f in FIELDS]
-    _, parts = _sections(rank_index.build(keys, documents) or b"")
-    return {name: array("I", parts[3 + i]) for i, name in enumerate(rank_index.SECTIONS)}
+    _, parts = _sections(_build(FIELDS))
+    return {name: array("I", parts[_array_at(parts, name)]) for name in rank_index.SECTIONS}
 
 
 @pytest.mark.parametrize("name", ["stem", "word", "doc_stems", "names", "related"])
@@ -58,14 +75,14 @@ def test_offsets_that_go_back_or_past_their_section_are_not_loaded(tmp_path, nam
     for offsets in (going_back, past, late_start):
         _planted(tmp_path, {name + "_at": offsets})
         assert rank_index.load(tmp_path) is None, offsets
-        built = rank_index.corpus_for(tmp_path, FIELDS)  # the tokens, and a sound index written in its place
+        built = _for(tmp_path, FIELDS)  # the tokens, and a sound index written in its place
         assert isinstance(built, list)
         assert rank_index.load(tmp_path) is not None
 
 
 def test_a_sound_index_still_loads_and_ranks_as_the_tokens(tmp_path):
     _planted(tmp_path, {})
-    corpus = rank_index.corpus_for(tmp_path, FIELDS)
+    corpus = _for(tmp_path, FIELDS)
     assert isinstance(corpus, rank_index.IndexedCorpus)
     want, got = Ranker(FIELDS, [document_tokens(*f) for f in FIELDS]), Ranker(FIELDS, corpus=corpus)
     for prompt in PROMPTS:
@@ -96,8 +113,8 @@ def test_a_typo_corrects_the_same_whatever_order_the_words_come_in(tmp_path):
     found = [Ranker(TYPO_FIELDS, corpus=Ordered(r)).corrections("passz") for r in (False, True)]
     assert found[0] == found[1] == {"passz": "pas"}  # the word "pass" meant, stemmed as a query's "pass" is
 
-    rank_index.save(tmp_path, [token_cache.digest(f) for f in TYPO_FIELDS], docs)
-    corpus = rank_index.corpus_for(tmp_path, TYPO_FIELDS)
+    _save(tmp_path, TYPO_FIELDS)
+    corpus = _for(tmp_path, TYPO_FIELDS)
     assert isinstance(corpus, rank_index.IndexedCorpus)
     want, got = Ranker(TYPO_FIELDS, docs), Ranker(TYPO_FIELDS, corpus=corpus)
     assert got.rank("passz") == want.rank("passz") and want.rank("passz")[0][0] == 1
