@@ -207,7 +207,7 @@ STEM_CACHE_MAX_WORDS = 300_000
 NFKC_MARKS_KEPT = 16  # combining marks kept in a row before NFKC (memdir.words.nfkc): real text stacks a few
 NFKC_CHECKED_CHARS = 4096  # shorter text goes to NFKC as it is: its worst case costs milliseconds
 RANK_INDEX_NAME = "rank-index"  # under STATE_DIRNAME/cache: the last pool's postings (recall.rank_index)
-RANK_INDEX_MAX_BYTES = 16 << 20  # about 7 KB per real-sized memory: a 250-memory pool is under 2 MB
+RANK_INDEX_MAX_BYTES = 8 << 20  # a real 250-memory pool takes ~2 MB; what a planted file costs a prompt grows with its size
 TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
