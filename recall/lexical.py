@@ -361,6 +361,7 @@ class Ranker:
         fused = [w + GRAM_WEIGHT * g for w, g in zip(_normalised(scores), _normalised(gram_scores), strict=True)]
         names = proper_names(query)
         if names:
-            fused = [s * (1 + NAME_BOOST) if names & corpus.names(i) else s for i, s in enumerate(fused)]
+            # Only a memory that scored can gain (a boosted 0 is 0): its name's stems are read for those alone.
+            fused = [s * (1 + NAME_BOOST) if s and names & corpus.names(i) else s for i, s in enumerate(fused)]
         ranked = [(i, s) for i, s in enumerate(fused) if s > 0]
         return sorted(ranked, key=lambda pair: -pair[1])
