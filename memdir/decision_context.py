@@ -10,12 +10,11 @@ line breaks, control and format characters and heading markers neutralised.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 
-from memdir import constants as C, safefs
+from memdir import constants as C, light_json, safefs
 
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
@@ -57,7 +56,9 @@ def tail_records(path: str, wanted: int) -> tuple[list[dict], bool]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = light_json.loads(raw.decode())
+            if not isinstance(record, dict):
+                continue
             what = record["content"]["what"]
         except (ValueError, KeyError, TypeError):
             continue  # corrupt lines are counted by `memdir status`, not here
@@ -234,7 +235,7 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
     fd = os.open(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o600)
     try:
         if os.fstat(fd).st_size < C.INBOX_MAX_BYTES:  # no Stop worker draining it: stop growing, status says so
-            os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+            os.write(fd, (light_json.dumps(record) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from memdir import constants as C, safefs
@@ -14,6 +13,8 @@ LOCK = f"{C.STATE_DIRNAME}/notices.lock"
 def add_notice(memory_dir: Path, paths: list[str]) -> None:
     if not paths:
         return
+    import json  # the background worker's: a hook only takes notices
+
     with safefs.locked(memory_dir, LOCK):
         current = safefs.read_json(memory_dir, NOTICES, [])
         current = current if isinstance(current, list) else []

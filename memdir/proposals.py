@@ -10,12 +10,11 @@ This module is on the prompt hook's path (`new_batch_notice`): it imports nothin
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, light_json, safefs
 from memdir.errors import MemdirError
 from memdir.record import Record
 
@@ -91,7 +90,7 @@ def pending(memory_dir: Path) -> list[Proposal]:
         if kind != "file" or not name.endswith(".json"):
             continue
         try:
-            proposal = _from_json(json.loads(safefs.read_bytes(memory_dir, f"{FOLDER}/{name}")))
+            proposal = _from_json(light_json.loads(safefs.read_bytes(memory_dir, f"{FOLDER}/{name}").decode()))
         except (OSError, ValueError):
             continue
         if proposal is not None and proposal.id == name[: -len(".json")]:
@@ -150,6 +149,8 @@ def propose(
             base=digest(base_text), name=name, source=source, run=run,
             created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), team=team, authored=authored, note=note,
         )
+        import json  # indent and non-ASCII kept: not light_json's
+
         safefs.write_text(memory_dir, _rel(proposal_id), json.dumps(proposal.as_dict(), indent=1, ensure_ascii=False))
     return proposal
 

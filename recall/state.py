@@ -5,11 +5,10 @@ Every prompt hook is a new process, so this lives on disk, written atomically un
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, light_json, safefs
 from memdir.record import Record, field
 
 
@@ -28,7 +27,9 @@ def load(memory_dir: Path, session_id: str | None) -> Surfaced:
     if not session_id:
         return Surfaced()
     try:
-        data = json.loads(safefs.read_bytes(memory_dir, f"{_folder(session_id)}/surfaced.json"))
+        data = light_json.loads(safefs.read_bytes(memory_dir, f"{_folder(session_id)}/surfaced.json").decode())
+        if not isinstance(data, dict):
+            return Surfaced()
         return Surfaced(list(data.get("paths", [])), int(data.get("bytes", 0)))
     except (OSError, ValueError, TypeError, AttributeError):
         return Surfaced()
@@ -42,5 +43,5 @@ def record(memory_dir: Path, session_id: str | None, paths: list[str], size: int
         current = load(memory_dir, session_id)
         merged = current.paths + [p for p in paths if p not in current.paths]
         # Not fsynced: losing this in a power cut only means a memory may be shown once more.
-        safefs.write_text(memory_dir, f"{folder}/surfaced.json", json.dumps({"paths": merged, "bytes": current.bytes + size}),
+        safefs.write_text(memory_dir, f"{folder}/surfaced.json", light_json.dumps({"paths": merged, "bytes": current.bytes + size}),
                           durable=False)

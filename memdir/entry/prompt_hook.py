@@ -5,10 +5,9 @@ calls `prompt_output`; the question to the server has usually gone out already (
 
 from __future__ import annotations
 
-import json
 import time
 
-from memdir import constants as C
+from memdir import constants as C, light_json
 from memdir.hooklog import log
 from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for, recall_text
 from memdir.switches import switched_on
@@ -61,7 +60,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
         output["systemMessage"] = notice
     if context:
         output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": context}
-    return json.dumps(output) if output else ""
+    return light_json.dumps(output) if output else ""  # json's import (and re's patterns in it) is not needed
 
 
 def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: str, prompt: str,
