@@ -26,8 +26,11 @@ import time
 # the question (sent before the hook resolved its folder), and any more would be pure wait over no server.
 GRACE_SECONDS = 0.005
 # A live server acknowledges a question (recall.server.TAKEN) within this long of its sending under load
-# (the hook sends it before resolving its folder, so this has mostly passed when the race starts).
-ACK_SECONDS = 0.025
+# (the hook sends it before resolving its folder, so this has mostly passed when the race starts). Measured
+# with a warm server at 200 memories: the race starts 19-29 ms after the question went out, the
+# acknowledgement long in by then; at 25 ms, a stuck server made the faster hook (rank index) sit idle for
+# the rest of the window, +5.8 ms paired over no server at all.
+ACK_SECONDS = 0.015
 # Once the server has said it read the question (it is alive, not stuck before reading), its answer is
 # waited for this long from the race's start before a local recall competes with it for the CPU: a warm
 # server answers 20,000 memories in about 0.15 s, where a local recall takes seconds (issue 26).
