@@ -187,7 +187,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     class Corpus(Protocol):
-        """What Ranker asks of a pool's documents (DocCorpus here, recall.rank_index.IndexedCorpus from disk)."""
+        """What Ranker asks of a pool's documents (DocCorpus here, recall.indexed_corpus.IndexedCorpus from disk)."""
 
         n: int
 

@@ -15,6 +15,7 @@ import yaml
 from memdir import constants as C
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, rank_index, token_cache
+from memdir.stages.recall.indexed_corpus import IndexedCorpus
 from memdir.stages.recall.lexical import Ranker, document_tokens
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +68,7 @@ def _corpus(tmp_path: Path, indexed: list, pool: list):
     """The index of the `indexed` fields written, then the corpus for `pool` (fields) from it."""
     _save(tmp_path, indexed)
     corpus = _for(tmp_path, pool)
-    assert isinstance(corpus, rank_index.IndexedCorpus)
+    assert isinstance(corpus, IndexedCorpus)
     return corpus
 
 
@@ -210,7 +211,7 @@ def test_memories_the_header_cache_served_are_found_by_stamp_and_an_edited_one_b
     digests = []
     monkeypatch.setattr(token_cache, "digest", lambda f: digests.append(f) or b"0" * 32)
     again, fields = rank_index.corpus_for(folder, headers, manifest.fields_of)
-    assert isinstance(again, rank_index.IndexedCorpus) and digests == [] and fields == [None] * 3  # by stamp
+    assert isinstance(again, IndexedCorpus) and digests == [] and fields == [None] * 3  # by stamp
     monkeypatch.undo()
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
     edited = folder / "m0.md"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdir.stages.recall import rank_index, token_cache
+from memdir.stages.recall.indexed_corpus import IndexedCorpus
 from memdir.stages.recall.lexical import Ranker, document_tokens
 
 INDEX = Path(rank_index.INDEX_FILE)
@@ -83,7 +84,7 @@ def test_offsets_that_go_back_or_past_their_section_are_not_loaded(tmp_path, nam
 def test_a_sound_index_still_loads_and_ranks_as_the_tokens(tmp_path):
     _planted(tmp_path, {})
     corpus = _for(tmp_path, FIELDS)
-    assert isinstance(corpus, rank_index.IndexedCorpus)
+    assert isinstance(corpus, IndexedCorpus)
     want, got = Ranker(FIELDS, [document_tokens(*f) for f in FIELDS]), Ranker(FIELDS, corpus=corpus)
     for prompt in PROMPTS:
         assert got.rank(prompt) == want.rank(prompt) and got.rank(prompt)
@@ -115,6 +116,6 @@ def test_a_typo_corrects_the_same_whatever_order_the_words_come_in(tmp_path):
 
     _save(tmp_path, TYPO_FIELDS)
     corpus = _for(tmp_path, TYPO_FIELDS)
-    assert isinstance(corpus, rank_index.IndexedCorpus)
+    assert isinstance(corpus, IndexedCorpus)
     want, got = Ranker(TYPO_FIELDS, docs), Ranker(TYPO_FIELDS, corpus=corpus)
     assert got.rank("passz") == want.rank("passz") and want.rank("passz")[0][0] == 1
