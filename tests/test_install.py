@@ -235,3 +235,24 @@ def test_doctor_says_when_a_hook_still_goes_through_the_older_console_script(cli
     install("user", python=PY)
     _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
     assert "pip's `memdir` script" not in out
+
+
+def test_doctor_says_when_a_hook_still_runs_site_and_install_drops_it(cli, isolated_home, tmp_path):
+    from memdir.entry.install import LAUNCH, site_hooks
+
+    path = isolated_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = shlex.join([sys.executable, "-P", "-c", LAUNCH]) + " hook stop"  # what memdir registered until today
+    other = f"{PY} {RUN} hook prompt"  # registered for another Python: keeps site on purpose
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": before}]}],
+                                          "UserPromptSubmit": [{"hooks": [{"type": "command", "command": other}]}]}}))
+    assert site_hooks() == [(str(path), before)]
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
+    assert f"`{before}` runs Python's `site` on every event" in out and "run `memdir install` to register" in out
+    assert other not in out
+    install("user")
+    assert site_hooks() == []
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
+    assert "runs Python's `site`" not in out
