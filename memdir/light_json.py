@@ -36,6 +36,12 @@ def loads(text: str) -> object:
         value, end = make_scanner(_Context())(text, start)  # type: ignore[arg-type]  # typeshed wants a scanner; it reads a decoder
     except StopIteration:
         raise ValueError(f"Expecting value: char {start}") from None
+    except SystemError:
+        # The C scanner reports a broken object or string through json.decoder.JSONDecodeError, which it looks up in
+        # sys.modules without importing it: without `json` loaded it raised SystemError ('{"a" 1}'). json says where.
+        import json
+
+        return json.loads(text)
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
     return value

@@ -49,3 +49,15 @@ def test_the_stop_hook_imports_neither_json_nor_re(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True, env=env,
                           timeout=60)
     assert proc.returncode == 0 and proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+def test_a_broken_object_is_a_value_error_in_a_process_without_json():
+    """The C scanner reports a broken object through json.decoder, which it only finds if something imported it:
+    in a hook (no `json`) '{"a" 1}' raised SystemError, past every `except ValueError` reading a state file."""
+    code = ("import sys\nfrom memdir import light_json\nassert 'json' not in sys.modules\n"
+            "for text in ('{\"a\" 1}', '{\"a\": 1,}', '\"abc', '[1, {\"b\" 2}]'):\n"
+            "    try:\n        light_json.loads(text)\n    except ValueError:\n        pass\n"
+            "    else:\n        raise SystemExit('read: ' + text)\nprint('ok')")
+    done = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}\n{code}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr[-500:]
