@@ -6,12 +6,11 @@ Stdlib only: every hook resolves the folder, so this module must import in a few
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
-from memdir import constants as C
+from memdir import constants as C, light_json
 from memdir.errors import MemdirError
 from memdir.record import FrozenRecord
 
@@ -156,9 +155,15 @@ def read_settings(path: Path) -> dict:
     except OSError as exc:
         raise MemdirError(f"{path}: cannot read settings ({exc.strerror or exc}); check the file") from None
     try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise MemdirError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg}); fix or remove it") from None
+        data = light_json.loads(text) if text.strip() else {}  # json's C scanner: no `json` import for a hook
+    except ValueError:
+        import json  # only to say where the JSON breaks
+
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MemdirError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg}); fix or remove it") from None
+        raise MemdirError(f"{path}: invalid JSON; fix or remove it") from None
     if not isinstance(data, dict):
         raise MemdirError(f"{path}: settings must be a JSON object; fix or remove it")
     return data
@@ -266,7 +271,7 @@ def memdir_enabled(memory_dir: Path | None = None, env: Mapping[str, str] | None
         candidates.append(memory_dir / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
     for config_file in candidates:
         try:
-            config = json.loads(_read_small_file(config_file).decode("utf-8-sig"))
+            config = light_json.loads(_read_small_file(config_file).decode("utf-8-sig"))
         except (OSError, ValueError):
             continue
         if isinstance(config, dict) and config.get("enabled") is False:
@@ -278,7 +283,7 @@ def config_value(config_file: Path, key: str) -> object:
     """One key of a memdir config.json, or None when the file is absent, unreadable or lacks it
     (bounded, non-blocking read: never hangs on a FIFO)."""
     try:
-        config = json.loads(_read_small_file(config_file).decode("utf-8-sig"))
+        config = light_json.loads(_read_small_file(config_file).decode("utf-8-sig"))
     except (OSError, ValueError):
         return None
     return config.get(key) if isinstance(config, dict) else None
