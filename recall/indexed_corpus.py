@@ -68,12 +68,17 @@ class IndexedCorpus:
         found = self._postings.get(term)
         if found is not None:
             return len(found)
-        index = self.index
-        t = index.stem_id(term)
-        held = index.stem_at[t + 1] - index.stem_at[t] if t >= 0 else 0
+        t = self.index.stem_id(term)
+        return self._held(t, term) if t >= 0 else self.extra_words.df.get(term, 0)
+
+    def _held(self, t: int, term: str) -> int:
+        """How many pool memories hold stem number `t` (`term`): the index's, less those the pool lacks, and the
+        extra memories' (df and term_idfs count it the same way)."""
+        at = self.index.stem_at
+        held = at[t + 1] - at[t]
         if held and self.masked:
-            held -= self._masked_df().get(term, 0)
-        return max(0, held) + self.extra_words.df.get(term, 0)
+            held = max(0, held - self._masked_df().get(term, 0))
+        return held + self.extra_words.df.get(term, 0) if self.extra else held
 
     def _masked_df(self) -> dict[str, int]:
         """Per stem, how many of the index's memories that the pool lacks hold it."""
@@ -156,19 +161,12 @@ class IndexedCorpus:
         s = self.slot[i]
         if s < 0:
             return ((term, self.idf(term) or 0.0) for term in self.extra[i].words)
-        index, n, known = self.index, self.n, self._idf_at
-        stems, at = index.stems, index.stem_at
-        masked = self._masked_df() if self.masked else None
-        extra = self.extra_words.df if self.extra else None
+        index, n, known, stems = self.index, self.n, self._idf_at, self.index.stems
         out = []
         for t in index.part(index.doc_stems_at, index.doc_stems, s, len(stems)):
             idf = known.get(t)
             if idf is None:  # the top memories share most of their stems: each idf once
-                held = at[t + 1] - at[t]
-                if masked is not None or extra is not None:
-                    term = stems[t]
-                    held += (extra.get(term, 0) if extra is not None else 0) - (
-                        masked.get(term, 0) if masked is not None else 0)
+                held = self._held(t, stems[t])
                 idf = known[t] = term_idf(n, held) if held > 0 else 0.0
             out.append((stems[t], idf))
         return out

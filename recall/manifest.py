@@ -36,11 +36,11 @@ _rankers: dict[tuple, Ranker] = {}
 def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
     """Lexical ranking over each memory's name, description, type and the body lines scanned.
 
-    Kept per exact set of texts: building it is most of an offline recall's time (~60 ms for 200
-    memories). A hook process builds it once and exits, so the table costs it nothing. `token_cache`:
-    the memory folder whose `.memdir/cache` keeps each memory's tokens between processes
-    (recall.token_cache). The warm server asks a new set for every new prompt (its older matches
-    differ), so it keeps each memory's tokens in memory as well (keep_tokens).
+    `token_cache`: the memory folder whose `.memdir/cache` keeps the pool's rank index and each memory's
+    tokens between processes (recall.rank_index, recall.token_cache): a process that recalls from disk
+    builds its Ranker there, fields made only where needed. The warm server (keep_tokens) keeps each
+    memory's tokens in memory instead, and its Rankers per exact set of texts: it asks a new set for every
+    new prompt (its older matches differ), and building one is most of an offline recall's time.
     """
     if _tokens is None and token_cache is not None:
         return _from_disk(headers, token_cache)  # its own cache is on disk: fields only where it needs them
