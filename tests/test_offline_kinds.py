@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.stages.extractor.offline import detect
-from memdir.transcript import Message
-
-
-def _drafts(*texts: str):
-    messages = [Message("user", [{"type": "text", "text": t}], uuid=f"m{i}", timestamp="2026-03-02T09:00:00Z")
-                for i, t in enumerate(texts)]
-    return detect(messages)[0]
+from tests.offline_drafts import drafts as _drafts
 
 
 @pytest.mark.parametrize("remark", [

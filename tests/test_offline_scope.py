@@ -11,12 +11,7 @@ import pytest
 from memdir.stages.extractor import offline_facts as facts, offline_lang as lang
 from memdir.stages.extractor.offline import detect
 from memdir.transcript import Message
-
-
-def _drafts(*texts: str, cwd: str | None = None):
-    messages = [Message("user", [{"type": "text", "text": t}], uuid=f"m{i}", timestamp="2026-03-02T09:00:00Z", cwd=cwd)
-                for i, t in enumerate(texts)]
-    return detect(messages)[0]
+from tests.offline_drafts import drafts as _drafts
 
 
 @pytest.mark.parametrize("noise", [
