@@ -11,15 +11,21 @@ it was read is not kept (a same-size write within the clock's tick would leave i
 
 Layout: a first line (format, fingerprint of the code that reads headers, a token that changes with
 every write, the lineage of the memories' numbers (the token of each write that gave some out, from
-which number on) and the next number, which recall.older_words keys its index to, the count of lines
-and where the excerpts start), then one line per file in the scan's order: rel path, the four stamp
-numbers, name, description, type, problem (each `-` for None or `+` and the text), its number, and
-its excerpt's offset and length; then the excerpts, as they are. An
-excerpt is sliced and decoded only when something reads it: a hook with 5,000 memories ranks about
-250 of them, and copying the other 4,750 cost more than the rest of the load.
+which number on) and the next number, which recall.older_words keys its index to, the count of
+entries and the length of their lines), then one line per file in the scan's order: rel path, the four
+stamp numbers, name, description, type, problem (each `-` for None or `+` and the text); then three
+native arrays, one item per entry: its number, whether recall may offer it at all (memdir.scan.
+worth_offering) and where its excerpt ends; then the excerpts, as they are.
+
+Only what every prompt needs is read for every memory (issue 26): the lines and the arrays, not the
+excerpts (a real 5,000-memory folder's are 22 MB: reading them took 15 ms a prompt). An entry is
+matched by the bytes of its path and stamp at the place the scan expects it (the scan visits files in
+the order it wrote them); its fields are decoded, and its excerpt read from the file, only when
+something reads them: a hook with 5,000 memories ranks about 250 of them.
 
 The file is read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), cut with bytes
-methods (no pickle, no marshal), an entry that fails to parse is read from its file. A planted entry
+methods and arrays (no pickle, no marshal), an entry that fails to parse is read from its file when
+something reads its fields (and healed when the cache is next written). A planted entry
 can make the hook rank a memory by other words, never inject other text: `refreshed` reads the
 selected memories' headers from their files again before they are rendered. Written atomically, not
 fsynced (it is a cache), only when an entry changed, and never past MAX_BYTES.
@@ -31,6 +37,7 @@ import os
 import stat
 import sys
 import time
+from array import array
 
 from memdir import constants as C, frontmatter_io, inert, safefs, scan as one_file
 from memdir.scan import Header, ScanResult
@@ -43,40 +50,119 @@ except ImportError:  # pragma: no cover - another Python
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import BinaryIO
 
-FORMAT = b"memdir-headers 1"
+FORMAT = b"memdir-headers 2"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
 MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
 MAX_ENTRIES = 100_000  # the cache stops at MAX_BYTES, about 13,000 memories: a count past this is not one it wrote
 LINEAGE_MAX = 4096  # the lineage grows by a write's token per write that numbers new memories; then numbers start over
+FIRST_MAX = LINEAGE_MAX + 256  # the first line's length at most (a lineage one write past LINEAGE_MAX)
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
-FIELDS = 12  # rel path, four stamp numbers, name, description, type, problem, number, excerpt offset and length
+FIELDS = 9  # rel path, four stamp numbers, name, description, type, problem
+NUMBER, END = array("I"), array("Q")  # the arrays' item types: an entry's number, where its excerpt ends
+ENTRY_BYTES = NUMBER.itemsize + 1 + END.itemsize  # per entry in the arrays: number, offer flag, excerpt end
+
+
+class Entries:
+    """One load of the cache file: its lines, its arrays, and the file still open, the excerpts read
+    from it when asked for (the same inode: a write since replaced the path, never these bytes)."""
+
+    __slots__ = ("root", "handle", "lines", "numbers", "offer", "ends", "base", "size", "blob")
+
+    def __init__(self, root: Path, handle: BinaryIO, lines: bytes, numbers: array, offer: bytes, ends: array,
+                 base: int, size: int) -> None:
+        self.root, self.handle, self.lines, self.numbers, self.offer = root, handle, lines, numbers, offer
+        self.ends, self.base, self.size = ends, base, size
+        self.blob: bytes | None = None  # every excerpt, read at once when the file is written again
+
+    def read_all(self) -> None:
+        """Read every excerpt at once (to write the file again: one read, not one per entry)."""
+        try:
+            self.blob = os.pread(self.handle.fileno(), self.size - self.base, self.base)
+        except (OSError, ValueError):
+            self.blob = b""
+
+    def excerpt(self, i: int) -> bytes | None:
+        """Entry i's excerpt as written, or None when the arrays point outside the file (not a file this
+        module wrote) or it cannot be read any more (the cache was closed)."""
+        start = self.ends[i - 1] if i else 0
+        end = self.ends[i]
+        if not start <= end <= self.size - self.base:
+            return None
+        if self.blob is not None:
+            return self.blob[start:end] if end <= len(self.blob) else None
+        try:
+            data = os.pread(self.handle.fileno(), end - start, self.base + start)
+        except (OSError, ValueError):  # ValueError: closed
+            return None
+        return data if len(data) == end - start else None
 
 
 class CachedHeader(Header):
-    """A Header from the cache file: its excerpt stays bytes in the file's data until something reads it."""
+    """A Header from the cache file, served by its stamp: its fields are decoded from its line, and its
+    excerpt read, only when something reads them; an entry that does not decode reads its file instead."""
 
-    source: bytes = b""
-    start: int = 0
+    entries: Entries | None = None
+    at: int = 0  # its line is entries.lines[at:end]
     end: int = 0
-    text: str | None = None
-    number: int = 0
+    index: int = 0  # its place in the arrays
+    offer: bool = True  # memdir.scan.worth_offering, as the line was written
     stamp: bytes = b""  # the file's path and stamp as the cache keeps it: the same stamp, the same header
+    parsed: tuple[str | None, str | None, str | None, str | None] | None = None  # name, description, type, problem
+    text: str | None = None
 
-    def __init__(self, rel_path: str, abs_path: str, mtime: float, name: str | None, description: str | None,
-                 type: str | None, problem: str | None, source: bytes, start: int, end: int,  # noqa: A002
-                 number: int, stamp: bytes = b"") -> None:
+    def __init__(self, rel_path: str, abs_path: str, mtime: float, entries: Entries, at: int, end: int, index: int,
+                 offer: bool, stamp: bytes) -> None:
         self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
-        self.name, self.description, self.type, self.problem = name, description, type, problem
-        self.source, self.start, self.end, self.text, self.number = source, start, end, None, number
-        self.stamp = stamp
+        self.entries, self.at, self.end, self.index, self.offer, self.stamp = entries, at, end, index, offer, stamp
+        self.parsed = self.text = None
 
-    @property  # type: ignore[misc]  # a slot in Header, a lazy property here
+    def _decoded(self) -> tuple[str | None, str | None, str | None, str | None]:
+        if self.parsed is None:
+            entries = self.entries
+            self.parsed = _decode(entries.lines[self.at : self.end]) if entries is not None else None
+            if self.parsed is None:
+                self._from_file()
+        assert self.parsed is not None
+        return self.parsed
+
+    def _from_file(self) -> None:
+        """Its line or its excerpt is not as this module writes them: the file's own header, as the scan
+        would have read it (a file gone since is an unreadable memory, which `refreshed` leaves out)."""
+        try:
+            fresh = one_file.read_header(self.abs_path, self.entries.root if self.entries else "")
+            fields, text = (fresh.name, fresh.description, fresh.type, fresh.problem), fresh.excerpt
+        except OSError as exc:
+            fields, text = (None, None, None, f"unreadable: {exc.strerror or exc}"), ""
+        self.parsed = self.parsed or fields
+        self.text = text if self.text is None else self.text
+
+    @property  # type: ignore[misc]  # a slot in Header, a lazy property here (and the three below)
+    def name(self) -> str | None:  # type: ignore[override]
+        return self._decoded()[0]
+
+    @property  # type: ignore[misc]
+    def description(self) -> str | None:  # type: ignore[override]
+        return self._decoded()[1]
+
+    @property  # type: ignore[misc]
+    def type(self) -> str | None:  # type: ignore[override]
+        return self._decoded()[2]
+
+    @property  # type: ignore[misc]
+    def problem(self) -> str | None:  # type: ignore[override]
+        return self._decoded()[3]
+
+    @property  # type: ignore[misc]
     def excerpt(self) -> str:
         if self.text is None:
-            # "replace": bytes that are not UTF-8 (a broken file) only change what this memory is ranked on
-            self.text = self.source[self.start : self.end].decode("utf-8", "replace")
-            self.source = b""
+            data = self.entries.excerpt(self.index) if self.entries is not None else None
+            if data is None:
+                self._from_file()
+            else:  # "replace": bytes that are not UTF-8 (a broken file) only change what this memory is ranked on
+                self.text = data.decode("utf-8", "replace")
+        assert self.text is not None
         return self.text
 
     @excerpt.setter
@@ -88,11 +174,12 @@ _fingerprint: bytes | None = None
 
 
 def fingerprint() -> bytes:
-    """The header reader's identity: its modules' source and the Python version (b"" if unreadable)."""
+    """The header reader's identity: its modules' source, the Python version and the arrays' native
+    layout (b"" if unreadable)."""
     global _fingerprint
     if _fingerprint is None:
         h = blake2b(digest_size=8)
-        h.update(sys.version.encode())
+        h.update(f"{sys.version} {sys.byteorder} {NUMBER.itemsize} {END.itemsize}".encode())
         try:
             for module in (one_file, frontmatter_io, inert, C, sys.modules[__name__]):
                 with open(module.__file__ or "", "rb") as handle:
@@ -104,19 +191,22 @@ def fingerprint() -> bytes:
     return _fingerprint
 
 
+Kept = tuple[Header, bytes | None, bytes | None]  # a header, and its new line and excerpt (None: the old file's)
+
+
 class HeaderCache:
     """One scanned folder's cache: `scan()` serves and refreshes it; `doc` holds each header's number,
     for recall.older_words. A memory keeps its number while its file is unchanged; a new or changed one
-    gets the next; numbers start over (under another `lineage`) when most of them are gone."""
+    gets the next; numbers start over (under another `lineage`) when most of them are gone. `close()`
+    when done: the cache file stays open for the excerpts until then."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.tag = fingerprint()
         self.token: bytes | None = None  # the file's token once it matches what this scan saw
         self.doc: dict[Header, int] = {}
-        self.lines: dict[str, bytes] = {}  # each file's line, not parsed yet
-        self.data = b""  # the file: excerpts are read from it at (base + offset)
-        self.base = 0
+        self.entries: Entries | None = None
+        self._places: dict[bytes, tuple[int, int]] | None = None  # rel path -> (index, line start), when first needed
         self._loaded_token = b""
         self.lineage = b""
         self.next = 0  # the number the next new memory gets
@@ -124,85 +214,107 @@ class HeaderCache:
             self._load()
 
     def _load(self) -> None:
-        """The first line: format, fingerprint, token, lineage, next number, count of lines, where the excerpts start."""
+        parent, _, name = CACHE_FILE.rpartition("/")
         try:
-            data = safefs.read_bytes(self.root, CACHE_FILE, MAX_BYTES)
+            with safefs.open_dir(self.root, parent) as dfd:
+                handle = os.fdopen(safefs.open_file_at(dfd, name, CACHE_FILE, os.O_RDONLY), "rb")
         except OSError:
             return
-        first = data[: data.find(b"\n")].split(b" ")
-        if (len(first) != 8 or b" ".join(first[:2]) != FORMAT or first[2] != self.tag
-                or not all(f.isdigit() and len(f) <= 12 for f in first[5:]) or int(first[7]) > len(data)
+        try:
+            self.entries = self._read(handle)
+        except OSError:
+            self.entries = None
+        if self.entries is None:
+            handle.close()
+
+    def _read(self, handle: BinaryIO) -> Entries | None:
+        """The first line: format, fingerprint, token, lineage, next number, count of entries, length of their lines."""
+        size = os.fstat(handle.fileno()).st_size
+        line = handle.readline(FIRST_MAX)
+        first = line[:-1].split(b" ")
+        if (size > MAX_BYTES or line[-1:] != b"\n" or len(first) != 8 or b" ".join(first[:2]) != FORMAT
+                or first[2] != self.tag or not all(f.isdigit() and len(f) <= 12 for f in first[5:])
                 or int(first[6]) > MAX_ENTRIES):
-            return  # MAX_ENTRIES: a planted file of millions of empty lines would cost every prompt its split
-        lines = data[: int(first[7])].split(b"\n")
-        if len(lines) != int(first[6]) + 2 or lines[-1]:
-            return  # the lines' part ends with a newline, and holds as many lines as the first one says
+            return None  # MAX_ENTRIES: a planted count of millions would cost every prompt its arrays
+        count, length = int(first[6]), int(first[7])
+        base = len(line) + length + count * ENTRY_BYTES
+        head = handle.read(base - len(line)) if base <= size else b""
+        lines = head[:length]
+        if len(head) != base - len(line) or lines.count(b"\n") != count or lines[-1:] != (b"\n" if count else b""):
+            return None  # the lines end with a newline, as many as the first line says, and the arrays follow
+        numbers, ends = array("I"), array("Q")
+        numbers.frombytes(head[length : length + count * NUMBER.itemsize])
+        offer = head[length + count * NUMBER.itemsize : length + count * (NUMBER.itemsize + 1)]
+        ends.frombytes(head[length + count * (NUMBER.itemsize + 1) :])
+        if max(numbers, default=-1) >= int(first[5]):
+            return None  # a number the file has not given out
         self._loaded_token, self.lineage, self.next = first[3], first[4], int(first[5])
-        self.data, self.base = data, int(first[7])
-        for line in lines[1:-1]:
-            rel = line[: line.find(b"\t")]
-            try:
-                self.lines[rel.decode("utf-8", "surrogatepass")] = line
-            except UnicodeError:
-                continue
+        return Entries(self.root, handle, lines, numbers, offer, ends, base, size)
+
+    def close(self) -> None:
+        """Close the cache file: an excerpt not read yet is read from its memory's file."""
+        if self.entries is not None:
+            self.entries.handle.close()
 
     def scan(self, max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
         """memdir.scan.scan(root), each unchanged file's header from the cache; the cache rewritten if
         any entry changed."""
-        kept: list[tuple[Header, bytes, bytes | None]] = []  # header, its line's fields, a new excerpt
-        changed = [False]
+        kept: list[Kept] = []
+        entries = self.entries if max_lines == C.HEADER_SCAN_LINES else None
+        lines = entries.lines if entries is not None else b""
+        state = [0, 0, False]  # the entry expected next, where its line starts, whether the entries changed
         now = time.time_ns()
 
         def read(path: str, rel: str, dfd: int) -> Header:
             st = os.stat(path.rpartition(os.sep)[2], dir_fd=dfd, follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode):
                 return one_file.read_header(path, self.root, max_lines, dir_fd=dfd)  # refused as usual
-            stamp = b"%d\t%d\t%d\t%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            line = self.lines.get(rel)
-            header: Header | None = None
-            if line is not None and max_lines == C.HEADER_SCAN_LINES:
-                header = self._parse(line, stamp, path, st.st_mtime)
-                if header is not None:
-                    kept.append((header, line[: line.rfind(b"\t", 0, line.rfind(b"\t"))], None))  # but the excerpt's place
+            try:
+                key = b"%s\t%d\t%d\t%d\t%d\t" % (rel.encode("utf-8", "surrogatepass"), st.st_ino, st.st_size,
+                                                 st.st_mtime_ns, st.st_ctime_ns)
+            except UnicodeError:  # pragma: no cover - surrogatepass encodes what the file system decodes
+                key = b""
+            if entries is not None and key:
+                i, at = state[0], state[1]
+                if not lines.startswith(key, at):  # not where the last scan had it: moved, new or changed
+                    i, at = self._place(key)
+                    state[2] = True  # written again in this scan's order, so that the next one finds it in place
+                if at >= 0:
+                    end = lines.find(b"\n", at)
+                    state[0], state[1] = i + 1, end + 1
+                    header: Header = CachedHeader(rel, path, st.st_mtime, entries, at, end, i, entries.offer[i] != 0,
+                                                  key[:-1])
+                    kept.append((header, None, None))
                     return header
             header = one_file.read_header(path, self.root, max_lines, dir_fd=dfd)
-            changed[0] = True
-            fields = _encode(header, stamp) if now - st.st_ctime_ns > RACY_NS else None
-            if fields is not None:
-                kept.append((header, fields, header.excerpt.encode("utf-8", "surrogatepass")))
+            state[2] = True
+            line = _encode(header, key[:-1]) if key and now - st.st_ctime_ns > RACY_NS else None
+            if line is not None:
+                kept.append((header, line, header.excerpt.encode("utf-8", "surrogatepass")))
             return header
 
         result = one_file.scan_with(self.root, (), read)
         if max_lines == C.HEADER_SCAN_LINES and self.tag:
-            self._settle(kept, changed[0] or len(kept) != len(self.lines))
+            count = len(self.entries.numbers) if self.entries is not None else 0
+            self._settle(kept, bool(state[2]) or len(kept) != count)
         return result
 
-    def _parse(self, line: bytes, stamp: bytes, path: str, mtime: float) -> CachedHeader | None:
-        """The entry as a header when its stamp is `stamp` and every field decodes; else None."""
-        if not line.startswith(stamp + b"\t", line.find(b"\t") + 1):
-            return None  # the file changed since (or the line is not one this module wrote)
-        try:
-            parts = line.decode("utf-8", "surrogatepass").split("\t")  # one decode: 5,000 lines per prompt
-        except UnicodeError:
-            return None
-        if len(parts) != FIELDS:  # the rel path holds no tab: parts[1:5] are the stamp checked above
-            return None
-        texts = [None if p == "-" else p[1:] if p[:1] == "+" else _BAD for p in parts[5:9]]
-        number, offset, length = parts[9:12]
-        if _BAD in texts or not all(p.isdigit() and p.isascii() and len(p) <= 12 for p in (number, offset, length)):
-            return None
-        if int(number) >= self.next:
-            return None  # a number the file has not given out
-        start = self.base + int(offset)
-        end = start + int(length)
-        if end > len(self.data):
-            return None
-        return CachedHeader(parts[0], path, mtime, texts[0], texts[1], texts[2], texts[3], self.data, start, end,
-                            int(number), line[: line.find(b"\t") + 1 + len(stamp)])
+    def _place(self, key: bytes) -> tuple[int, int]:
+        """(index, line start) of the entry starting with `key` (a rel path and stamp), (-1, -1) if none."""
+        assert self.entries is not None
+        lines = self.entries.lines
+        if self._places is None:
+            self._places, at = {}, 0
+            for i, line in enumerate(lines.split(b"\n")[:-1]):
+                self._places[line[: line.find(b"\t")]] = (i, at)
+                at += len(line) + 1
+        place = self._places.get(key[: key.find(b"\t")], (-1, -1))
+        return place if place[1] >= 0 and lines.startswith(key, place[1]) else (-1, -1)
 
-    def _settle(self, kept: list[tuple[Header, bytes, bytes | None]], changed: bool) -> None:
+    def _settle(self, kept: list[Kept], changed: bool) -> None:
         """Number the headers (writing the file first when it differs from this scan)."""
-        numbers = [h.number if isinstance(h, CachedHeader) and excerpt is None else -1 for h, _, excerpt in kept]
+        old = self.entries.numbers if self.entries is not None else array("I")
+        numbers = [-1 if line is not None else old[h.index] for h, line, _ in kept]  # type: ignore[attr-defined]
         hits = [n for n in numbers if n >= 0]
         if len(set(hits)) != len(hits):  # a number twice: not a file this module wrote
             changed, self.lineage = True, b""
@@ -223,22 +335,29 @@ class HeaderCache:
         self.token = self._loaded_token
         self.doc = {header: number for (header, _, _), number in zip(kept, numbers, strict=True)}
 
-    def _write(self, kept: list[tuple[Header, bytes, bytes | None]], numbers: list[int], token: bytes) -> bool:
-        lines, excerpts, offset = [], [], 0
-        for (header, fields, excerpt), number in zip(kept, numbers, strict=True):
-            if excerpt is None:  # from the old file: its fields end with its number
+    def _write(self, kept: list[Kept], numbers: list[int], token: bytes) -> bool:
+        lines, excerpts, offer, written = [], [], bytearray(), array("I")
+        ends, at = array("Q"), 0
+        if self.entries is not None and any(line is None for _, line, _ in kept):
+            self.entries.read_all()
+        for (header, line, excerpt), number in zip(kept, numbers, strict=True):
+            if line is None or excerpt is None:
                 assert isinstance(header, CachedHeader)
-                fields = fields[: fields.rfind(b"\t")]
-                excerpt = self.data[header.start : header.end] if header.text is None else \
-                    header.text.encode("utf-8", "surrogatepass")
-            lines.append(b"%s\t%d\t%d\t%d\n" % (fields, number, offset, len(excerpt)))
+                line, excerpt, offered = _as_written(header)
+                if line is None:
+                    continue  # its file holds what the format cannot: read every time
+            else:
+                offered = one_file.worth_offering(header.problem, header.description)
+            lines.append(line + b"\n")
             excerpts.append(excerpt)
-            offset += len(excerpt)
+            offer.append(offered)
+            written.append(number)
+            at += len(excerpt)
+            ends.append(at)
         body = b"".join(lines)
-        first = b"%s %s %s %s %d %d " % (FORMAT, self.tag, token, self.lineage, self.next, len(lines))
-        first += b"%012d\n" % (len(first) + 13 + len(body))  # where the excerpts start
-        data = b"".join([first, body, *excerpts])
-        if len(data) > MAX_BYTES:
+        first = b"%s %s %s %s %d %d %d\n" % (FORMAT, self.tag, token, self.lineage, self.next, len(lines), len(body))
+        data = b"".join([first, body, written.tobytes(), bytes(offer), ends.tobytes(), *excerpts])
+        if len(data) > MAX_BYTES or len(first) > FIRST_MAX:
             return False
         try:
             safefs.write_bytes(self.root, CACHE_FILE, data, durable=False)
@@ -258,24 +377,51 @@ class HeaderCache:
                 fresh = one_file.read_header(h.abs_path, self.root)
             except OSError:
                 continue
-            if fresh.rel_path == h.rel_path and (fresh.problem is None or fresh.description) and not (
-                    fresh.description or "").startswith(C.SUPERSEDED_PREFIX):
+            if fresh.rel_path == h.rel_path and one_file.worth_offering(fresh.problem, fresh.description):
                 out.append(fresh)
         return out
+
+
+def _as_written(header: CachedHeader) -> tuple[bytes | None, bytes, bool]:
+    """A kept entry's line, excerpt and offer flag for the next file: as they are in this one, or (when
+    they are not as this module writes them) as its file says now (line None: not representable)."""
+    entries = header.entries
+    assert entries is not None
+    line = entries.lines[header.at : header.end]
+    fields = _decode(line)
+    excerpt = entries.excerpt(header.index)
+    if fields is not None and excerpt is not None:
+        return line, excerpt, one_file.worth_offering(fields[3], fields[1])
+    header.parsed = header.text = None
+    header._from_file()
+    return (_encode(header, header.stamp), header.excerpt.encode("utf-8", "surrogatepass"),
+            one_file.worth_offering(header.problem, header.description))
+
+
+def _decode(line: bytes) -> tuple[str | None, str | None, str | None, str | None] | None:
+    """An entry's name, description, type and problem, or None when the line is not one this module wrote."""
+    try:
+        parts = line.decode("utf-8", "surrogatepass").split("\t")  # one decode, one split
+    except UnicodeError:
+        return None
+    if len(parts) != FIELDS:  # the rel path holds no tab: parts[1:5] are the stamp the scan matched
+        return None
+    texts = [None if p == "-" else p[1:] if p[:1] == "+" else _BAD for p in parts[5:]]
+    return None if _BAD in texts else (texts[0], texts[1], texts[2], texts[3])
 
 
 def _optional(value: str | None) -> bytes:
     return b"-" if value is None else b"+" + value.encode("utf-8", "surrogatepass")
 
 
-def _encode(header: Header, stamp: bytes) -> bytes | None:
-    """The fields of one header's line but the excerpt's place, or None when a field holds what the
+def _encode(header: Header, prefix: bytes) -> bytes | None:
+    """One header's line, after `prefix` (its rel path and stamp), or None when a field holds what the
     format cannot (a tab or a newline)."""
-    fields = (header.rel_path, header.name, header.description, header.type, header.problem)
-    if any(f is not None and ("\t" in f or "\n" in f) for f in fields):
+    fields = (header.name, header.description, header.type, header.problem)
+    if any(f is not None and ("\t" in f or "\n" in f) for f in (header.rel_path, *fields)):
         return None
     try:
-        return b"\t".join([header.rel_path.encode("utf-8", "surrogatepass"), stamp, *(_optional(f) for f in fields[1:])])
+        return b"\t".join([prefix, *(_optional(f) for f in fields)])
     except UnicodeError:
         return None
 

@@ -45,6 +45,18 @@ class Header(Record):
     def path(self) -> Path:
         return Path(self.abs_path)
 
+    @property
+    def offer(self) -> bool:
+        """Whether recall may offer this memory at all (worth_offering)."""
+        return worth_offering(self.problem, self.description)
+
+
+def worth_offering(problem: str | None, description: str | None) -> bool:
+    """A memory with a slightly broken header is still worth offering if it has a description. A
+    superseded memory (memdir consolidate) is not: the newer one says what holds now. Here, where
+    memdir.header_cache's fingerprint covers it: the cache keeps the answer in each entry."""
+    return (problem is None or bool(description)) and not (description or "").startswith(C.SUPERSEDED_PREFIX)
+
 
 class ScanResult(Record):
     """headers: newest first. unreadable: (rel_path, reason), skipped here and reported by `doctor`."""
@@ -60,7 +72,14 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = (), folders: l
     `folders`, when given, receives every folder walked (root first): the recall server watches exactly
     these, so the walk's rule lives here once.
     """
-    found: list[str] = []
+    return [path for _, paths in memory_files_by_folder(root, exclude_dirs, folders) for path in paths]
+
+
+def memory_files_by_folder(root: Path, exclude_dirs: tuple[str, ...] = (),
+                           folders: list[str] | None = None) -> list[tuple[str, list[str]]]:
+    """iter_memory_files, as (folder, its memory files' paths) for each folder holding any, in the same
+    order: a scan opens each folder once without working out every file's folder again."""
+    found: list[tuple[str, list[str]]] = []
     skip = {C.STATE_DIRNAME, C.LOGS_DIRNAME, *exclude_dirs}
     top = str(root)
     stack = [top]
@@ -72,6 +91,7 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = (), folders: l
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        here: list[str] = []
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -79,11 +99,13 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = (), folders: l
             try:
                 if name.endswith(".md"):
                     if name != C.INDEX_NAME and entry.is_file(follow_symlinks=False):
-                        found.append(entry.path)
+                        here.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False) and not (folder == top and name in skip):
                     stack.append(entry.path)
             except OSError:
                 continue
+        if here:
+            found.append((folder, here))
     return found
 
 
@@ -166,15 +188,13 @@ def scan_with(root: Path, exclude_dirs: tuple[str, ...], read: Callable[[str, st
     headers: list[Header] = []
     unreadable: list[tuple[str, str]] = []
     prefix = len(str(root)) + 1
-    by_folder: dict[str, list[str]] = {}
-    for path in iter_memory_files(root, exclude_dirs):
-        by_folder.setdefault(os.path.dirname(path), []).append(path)
-    for folder, paths in by_folder.items():
+    for folder, paths in memory_files_by_folder(root, exclude_dirs):
         rel_folder = folder[prefix:].replace(os.sep, "/") if len(folder) >= prefix else ""
+        rel_prefix, cut = (rel_folder + "/" if rel_folder else ""), len(os.path.join(folder, ""))  # folder/name
         try:
             with safefs.open_dir(root, rel_folder) as dfd:  # a folder swapped for a symlink is refused here
                 for path in paths:
-                    rel = path[prefix:].replace(os.sep, "/")
+                    rel = rel_prefix + path[cut:]
                     try:
                         headers.append(read(path, rel, dfd))
                     except OSError as exc:

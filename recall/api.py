@@ -143,6 +143,7 @@ def recall(
         selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
     if headers_cache is not None:
         selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache
+        headers_cache.close()
     result.selected = selected
     if selected:
         if project_root:

@@ -175,10 +175,8 @@ def offered(headers: list[Header]) -> list[Header]:
     last = _offered  # one read: the server's threads replace the tuple whole, never its parts
     if last[0] is headers and last[1] == ends:  # Header equality is identity
         return last[2]
-    # A memory with a slightly broken header is still worth offering if it has a description.
-    # A superseded memory (memdir consolidate) is left out: the newer one says what holds now.
-    kept = [h for h in headers if (h.problem is None or h.description)
-            and not (h.description or "").startswith(C.SUPERSEDED_PREFIX)]
+    # memdir.scan.worth_offering, kept by the header cache in each entry: a prompt hook decodes no header for it.
+    kept = [h for h in headers if h.offer]
     _offered = (headers, ends, kept)
     return kept
 

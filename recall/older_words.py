@@ -34,6 +34,7 @@ memory's own file does not hold (memdir.header_cache.refreshed).
 from __future__ import annotations
 
 import binascii
+import os
 import sys
 from array import array
 from bisect import bisect_left
@@ -41,6 +42,10 @@ from bisect import bisect_left
 from memdir import constants as C, safefs
 from memdir.header_cache import HeaderCache
 from memdir.scan import Header
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 try:
     from _blake2 import blake2b  # hashlib's own backend, without hashlib's OpenSSL import
@@ -82,6 +87,7 @@ class WordIndex:
         self.vocabulary: list[bytes] = []
         self.data = b""  # the file: word k's numbers are data[base + ends[k - 1] : base + ends[k]]
         self.base = 0
+        self.handle: BinaryIO | None = None  # the file, open, when `data` holds only its first three lines
         self.ends = array("Q")
         self.state = "new"  # "new", "ready" or "unusable"
         self.first = b""  # the file's first line, for the folder as the header cache numbers it now
@@ -125,7 +131,17 @@ class WordIndex:
 
     def _posting(self, k: int) -> array:
         numbers = array("I")
-        numbers.frombytes(self.data[self.base + (self.ends[k - 1] if k else 0) : self.base + self.ends[k]])
+        start, end = self.base + (self.ends[k - 1] if k else 0), self.base + self.ends[k]
+        if end <= len(self.data):
+            numbers.frombytes(self.data[start:end])
+            return numbers
+        try:  # read from the file as loaded (a write since replaced the path, never these bytes)
+            data = os.pread(self.handle.fileno(), end - start, start) if self.handle is not None else b""
+        except (OSError, ValueError):
+            data = b""
+        if len(data) != end - start:
+            raise Broken  # cut short since it was opened: not as this module writes it
+        numbers.frombytes(data)
         return numbers
 
     def _ready(self, words_of) -> bool:
@@ -148,22 +164,42 @@ class WordIndex:
         return self.state == "ready"
 
     def _load(self, tag: bytes) -> int | None:
-        """The file's lists and the count of numbers they cover (None: no file of this lineage)."""
+        """The file's lists and the count of numbers they cover (None: no file of this lineage). Only
+        its first three lines are read (its numbers are most of it): the numbers looked up are read
+        from the file, left open, when a stem asks for them."""
+        parent, _, name = CACHE_FILE.rpartition("/")
         try:
-            data = safefs.read_bytes(self.cache.root, CACHE_FILE, MAX_BYTES)
+            with safefs.open_dir(self.cache.root, parent) as dfd:
+                handle = os.fdopen(safefs.open_file_at(dfd, name, CACHE_FILE, os.O_RDONLY), "rb")
         except OSError:
             return None
+        try:
+            covered = self._read(handle, tag)
+        except OSError:
+            covered = None
+        if covered is None:
+            handle.close()
+        else:
+            self.handle = handle
+        return covered
+
+    def _read(self, handle: BinaryIO, tag: bytes) -> int | None:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_BYTES:
+            return None
+        data = b"".join(handle.readline(MAX_BYTES) for _ in range(3))
         first = data[: data.find(b"\n")].split(b" ")
         lineage = self.cache.lineage
         if (len(first) != 5 or b" ".join(first[:2]) != FORMAT or first[2] != tag
                 or not (lineage == first[3] or lineage.startswith(first[3] + b","))  # numbers given out since: fine
                 or not first[4].isdigit() or len(first[4]) > 12 or int(first[4]) > self.cache.next):
             return None
-        return int(first[4]) if self._parse(data) else None
+        return int(first[4]) if self._parse(data, total=size) else None
 
-    def _parse(self, data: bytes) -> bool:
+    def _parse(self, data: bytes, total: int | None = None) -> bool:
         """Take the file's vocabulary line, its line of where each word's numbers end, and the numbers
-        (a native array of unsigned ints per word, back to back), when they agree with each other."""
+        (a native array of unsigned ints per word, back to back), when they agree with each other.
+        `total`: the whole file's size, when `data` holds only its first three lines."""
         one = data.find(b"\n")
         two = data.find(b"\n", one + 1)
         three = data.find(b"\n", two + 1)
@@ -178,7 +214,7 @@ class WordIndex:
         except (ValueError, binascii.Error):
             return False
         size = array("I").itemsize
-        if (len(ends) != len(vocabulary) or (ends and ends[-1] != len(data) - three - 1)
+        if (len(ends) != len(vocabulary) or (ends and ends[-1] != (total or len(data)) - three - 1)
                 or any(a >= b for a, b in zip(vocabulary, vocabulary[1:], strict=False))
                 or any(b < a for a, b in zip(ends, ends[1:], strict=False)) or any(e % size for e in ends)):
             return False
@@ -187,6 +223,14 @@ class WordIndex:
 
     def _extend(self, new: list[tuple[int, Header]], words_of) -> None:
         """The lists with the words of `new` (number, header), numbers ascending, added."""
+        if self.handle is not None and self.ends:  # every list is read: the file at once
+            try:
+                rest = os.pread(self.handle.fileno(), self.ends[-1], len(self.data))
+            except (OSError, ValueError):
+                rest = b""
+            if len(rest) != self.ends[-1]:
+                raise Broken  # cut short since it was opened
+            self.data += rest
         holders: dict[bytes, array] = {word: self._posting(k) for k, word in enumerate(self.vocabulary)}
         for number, header in new:
             for word in set(words_of(header).split()):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from array import array
 from pathlib import Path
 
 import pytest
@@ -143,10 +144,15 @@ def test_a_file_changed_within_its_stamps_tick_is_not_kept(tmp_path, monkeypatch
     monkeypatch.setattr(header_cache, "RACY_NS", 60 * 10**9)
     (tmp_path / "a.md").write_text("---\nname: a\ndescription: deploys\ntype: project\n---\n\nbody\n")
     HeaderCache(tmp_path).scan()
-    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 1  # the first line only
+    assert _entries(tmp_path / HEADERS) == 0
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
     HeaderCache(tmp_path).scan()
-    assert (tmp_path / HEADERS).read_bytes().count(b"\n") == 2
+    assert _entries(tmp_path / HEADERS) == 1
+
+
+def _entries(path: Path) -> int:
+    """The count of entries a header-cache file says it holds."""
+    return int(path.read_bytes().split(b"\n", 1)[0].split(b" ")[6])
 
 
 def test_headers_read_back_exactly_and_what_the_format_cannot_hold_is_read_each_time(tmp_path, monkeypatch):
@@ -166,10 +172,29 @@ def test_headers_read_back_exactly_and_what_the_format_cannot_hold_is_read_each_
 
 
 def _first(body: bytes, token: bytes = b"0123456789abcdef") -> bytes:
-    """A valid first line for a header-cache file whose entry lines are `body` (each ending with a newline)."""
+    """A header-cache file, valid as far as its first line and arrays go, whose entry lines are `body`
+    (each ending with a newline): numbers from 0, each offered, excerpts empty."""
     count = body.count(b"\n")
-    first = b"%s %s %s lineage %d %d " % (header_cache.FORMAT, header_cache.fingerprint(), token, count, count)
-    return first + b"%012d\n" % (len(first) + 13 + len(body))
+    first = b"%s %s %s lineage %d %d %d\n" % (header_cache.FORMAT, header_cache.fingerprint(), token, count, count,
+                                               len(body))
+    return first + body + array("I", range(count)).tobytes() + b"\x01" * count + array("Q", [0] * count).tobytes()
+
+
+def _layout(data: bytes) -> tuple[list[bytes], array, bytearray, array, bytes]:
+    """A header-cache file's parts: first line and entry lines, numbers, offer flags, excerpt ends, excerpts."""
+    first = data[: data.find(b"\n")]
+    count, length = int(first.split(b" ")[6]), int(first.split(b" ")[7])
+    at = len(first) + 1 + length
+    lines = [first, *data[len(first) + 1 : at].split(b"\n")[:-1]]
+    numbers, ends = array("I"), array("Q")
+    numbers.frombytes(data[at : at + 4 * count])
+    offer = bytearray(data[at + 4 * count : at + 5 * count])
+    ends.frombytes(data[at + 5 * count : at + 13 * count])
+    return lines, numbers, offer, ends, data[at + 13 * count :]
+
+
+def _joined(lines: list[bytes], numbers: array, offer: bytearray, ends: array, excerpts: bytes) -> bytes:
+    return b"\n".join(lines) + b"\n" + numbers.tobytes() + bytes(offer) + ends.tobytes() + excerpts
 
 
 def test_a_planted_header_is_never_injected(folders):
@@ -198,11 +223,15 @@ def test_a_planted_header_is_never_injected(folders):
     b"memdir-headers 1 0000000000000000 t l 1 1 000000000060\nx.md\t1\t2\t3\t4\t-\t-\t-\t-\t0\t0\t0\n",  # another reader's
     b"FIRST",  # first line only, no newline
     _first(b"not\ta\tline\n"),
-    _first(b"\t".join([b"x"] * 12) + b"\n"),
-    _first(b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-", b"0", b"0", b"0"]) + b"\n"),
+    _first(b"\t".join([b"x"] * 9) + b"\n"),
+    _first(b"\t".join([b"user_a.md", b"1", b"2", b"3", b"4", b"*a", b"-", b"-", b"-"]) + b"\n"),
     _first(b"\xff\xfe\tbroken\n"),
     _first(b"a.md\n") + b"x" * 10,
-    _first(b"a.md\n")[:-5] + b"99999\n",  # the excerpts start past the end
+    _first(b"a.md\n")[:-14],  # the arrays cut short
+    _first(b"a.md\n").replace(b" 1 1 5\n", b" 1 1 99999\n"),  # the lines run past the end
+    _first(b"a.md\nb.md\n").replace(b" 2 2 10\n", b" 2 1 10\n"),  # fewer numbers given out than used
+    _first(b"a.md\n").replace(b" 1 1 5\n", b" 1 99999999 5\n"),  # more entries than it could hold
+    _first(b"a.md\n" * 3)[:-1],  # a line short
 ])
 def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
     _, built = folders
@@ -219,14 +248,10 @@ def test_planted_stamps_and_offsets_of_real_files_only_change_what_is_ranked(fol
     _, built = folders
     prompts = _prompts()[:3]
     _answers(built, prompts, disk=True)
-    data = (built / HEADERS).read_bytes()
-    lines = data.split(b"\n")
-    count = int(lines[0].split(b" ")[6])
-    for i in range(1, count + 1):
-        parts = lines[i].split(b"\t")
-        parts[9], parts[10], parts[11] = b"%d" % (i % 3), b"%d" % (i * 7), b"%d" % (i * 13 % 5000)
-        lines[i] = b"\t".join(parts)
-    (built / HEADERS).write_bytes(b"\n".join(lines))
+    lines, numbers, offer, ends, excerpts = _layout((built / HEADERS).read_bytes())
+    for i in range(len(numbers)):
+        numbers[i], offer[i], ends[i] = i % 3, i % 2, i * 13 % 5000 if i % 5 else 2**63
+    (built / HEADERS).write_bytes(_joined(lines, numbers, offer, ends, excerpts))
     for selected, context, _ in _answers(built, prompts, disk=True):
         for rel in selected:
             assert rel in context
