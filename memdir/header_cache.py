@@ -191,9 +191,6 @@ def fingerprint() -> bytes:
     return _fingerprint
 
 
-Kept = tuple[Header, bytes | None, bytes | None]  # a header, and its new line and excerpt (None: the old file's)
-
-
 class HeaderCache:
     """One scanned folder's cache: `scan()` serves and refreshes it; `doc` holds each header's number,
     for recall.older_words. A memory keeps its number while its file is unchanged; a new or changed one
@@ -240,8 +237,8 @@ class HeaderCache:
         base = len(line) + length + count * ENTRY_BYTES
         head = handle.read(base - len(line)) if base <= size else b""
         lines = head[:length]
-        if len(head) != base - len(line) or lines.count(b"\n") != count or lines[-1:] != (b"\n" if count else b""):
-            return None  # the lines end with a newline, as many as the first line says, and the arrays follow
+        if len(head) != base - len(line) or lines[-1:] != (b"\n" if count else b""):
+            return None  # the lines end with a newline and the arrays follow (a line past `count` is never served)
         numbers, ends = array("I"), array("Q")
         numbers.frombytes(head[length : length + count * NUMBER.itemsize])
         offer = head[length + count * NUMBER.itemsize : length + count * (NUMBER.itemsize + 1)]
@@ -259,15 +256,21 @@ class HeaderCache:
     def scan(self, max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
         """memdir.scan.scan(root), each unchanged file's header from the cache; the cache rewritten if
         any entry changed."""
-        kept: list[Kept] = []
+        kept: list[Header] = []
+        numbers: list[int] = []  # each kept header's number in the file, -1 for one read now
+        new: dict[int, tuple[bytes, bytes]] = {}  # by place in `kept`: the line and excerpt of a header read now
         entries = self.entries if max_lines == C.HEADER_SCAN_LINES else None
         lines = entries.lines if entries is not None else b""
-        state = [0, 0, False]  # the entry expected next, where its line starts, whether the entries changed
+        offer, old = (entries.offer, entries.numbers) if entries is not None else (b"", array("I"))
+        expected = at = 0  # the entry the scan expects next and where its line starts
+        changed = False
         now = time.time_ns()
+        lstat, is_file, sep, served, count = os.stat, stat.S_ISREG, os.sep, CachedHeader, len(old)  # per file: local
 
         def read(path: str, rel: str, dfd: int) -> Header:
-            st = os.stat(path.rpartition(os.sep)[2], dir_fd=dfd, follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
+            nonlocal expected, at, changed
+            st = lstat(path.rpartition(sep)[2], dir_fd=dfd, follow_symlinks=False)
+            if not is_file(st.st_mode):
                 return one_file.read_header(path, self.root, max_lines, dir_fd=dfd)  # refused as usual
             try:
                 key = b"%s\t%d\t%d\t%d\t%d\t" % (rel.encode("utf-8", "surrogatepass"), st.st_ino, st.st_size,
@@ -275,28 +278,29 @@ class HeaderCache:
             except UnicodeError:  # pragma: no cover - surrogatepass encodes what the file system decodes
                 key = b""
             if entries is not None and key:
-                i, at = state[0], state[1]
-                if not lines.startswith(key, at):  # not where the last scan had it: moved, new or changed
-                    i, at = self._place(key)
-                    state[2] = True  # written again in this scan's order, so that the next one finds it in place
-                if at >= 0:
-                    end = lines.find(b"\n", at)
-                    state[0], state[1] = i + 1, end + 1
-                    header: Header = CachedHeader(rel, path, st.st_mtime, entries, at, end, i, entries.offer[i] != 0,
-                                                  key[:-1])
-                    kept.append((header, None, None))
+                i, start = expected, at
+                if not lines.startswith(key, start):  # not where the last scan had it: moved, new or changed
+                    i, start = self._place(key)
+                    changed = True  # written again in this scan's order, so that the next one finds it in place
+                if start >= 0 and i < count:
+                    end = lines.find(b"\n", start)
+                    expected, at = i + 1, end + 1
+                    header: Header = served(rel, path, st.st_mtime, entries, start, end, i, offer[i] != 0, key[:-1])
+                    kept.append(header)
+                    numbers.append(old[i])
                     return header
             header = one_file.read_header(path, self.root, max_lines, dir_fd=dfd)
-            state[2] = True
+            changed = True
             line = _encode(header, key[:-1]) if key and now - st.st_ctime_ns > RACY_NS else None
             if line is not None:
-                kept.append((header, line, header.excerpt.encode("utf-8", "surrogatepass")))
+                new[len(kept)] = (line, header.excerpt.encode("utf-8", "surrogatepass"))
+                kept.append(header)
+                numbers.append(-1)
             return header
 
         result = one_file.scan_with(self.root, (), read)
         if max_lines == C.HEADER_SCAN_LINES and self.tag:
-            count = len(self.entries.numbers) if self.entries is not None else 0
-            self._settle(kept, bool(state[2]) or len(kept) != count)
+            self._settle(kept, numbers, new, changed or len(kept) != count)
         return result
 
     def _place(self, key: bytes) -> tuple[int, int]:
@@ -311,11 +315,11 @@ class HeaderCache:
         place = self._places.get(key[: key.find(b"\t")], (-1, -1))
         return place if place[1] >= 0 and lines.startswith(key, place[1]) else (-1, -1)
 
-    def _settle(self, kept: list[Kept], changed: bool) -> None:
-        """Number the headers (writing the file first when it differs from this scan)."""
-        old = self.entries.numbers if self.entries is not None else array("I")
-        numbers = [-1 if line is not None else old[h.index] for h, line, _ in kept]  # type: ignore[attr-defined]
-        hits = [n for n in numbers if n >= 0]
+    def _settle(self, kept: list[Header], numbers: list[int], new: dict[int, tuple[bytes, bytes]],
+                changed: bool) -> None:
+        """Number the headers (writing the file first when it differs from this scan); `numbers`: each
+        one's number in the file, -1 for one read now (`new`: its line and excerpt, by its place)."""
+        hits = [n for n in numbers if n >= 0] if -1 in numbers else numbers
         if len(set(hits)) != len(hits):  # a number twice: not a file this module wrote
             changed, self.lineage = True, b""
         if changed:
@@ -329,25 +333,27 @@ class HeaderCache:
             for i, number in enumerate(numbers):
                 if number < 0:
                     numbers[i], self.next = self.next, self.next + 1
-            if not self._write(kept, numbers, token):
+            if not self._write(kept, numbers, new, token):
                 return
             self._loaded_token = token
         self.token = self._loaded_token
-        self.doc = {header: number for (header, _, _), number in zip(kept, numbers, strict=True)}
+        self.doc = dict(zip(kept, numbers, strict=True))
 
-    def _write(self, kept: list[Kept], numbers: list[int], token: bytes) -> bool:
+    def _write(self, kept: list[Header], numbers: list[int], new: dict[int, tuple[bytes, bytes]], token: bytes) -> bool:
         lines, excerpts, offer, written = [], [], bytearray(), array("I")
         ends, at = array("Q"), 0
-        if self.entries is not None and any(line is None for _, line, _ in kept):
+        if self.entries is not None and len(new) < len(kept):
             self.entries.read_all()
-        for (header, line, excerpt), number in zip(kept, numbers, strict=True):
-            if line is None or excerpt is None:
-                assert isinstance(header, CachedHeader)
-                line, excerpt, offered = _as_written(header)
-                if line is None:
-                    continue  # its file holds what the format cannot: read every time
-            else:
+        for place, (header, number) in enumerate(zip(kept, numbers, strict=True)):
+            if place in new:
+                line, excerpt = new[place]
                 offered = one_file.worth_offering(header.problem, header.description)
+            else:
+                assert isinstance(header, CachedHeader)
+                maybe, excerpt, offered = _as_written(header)
+                if maybe is None:
+                    continue  # its file holds what the format cannot: read every time
+                line = maybe
             lines.append(line + b"\n")
             excerpts.append(excerpt)
             offer.append(offered)

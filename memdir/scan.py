@@ -81,6 +81,7 @@ def memory_files_by_folder(root: Path, exclude_dirs: tuple[str, ...] = (),
     order: a scan opens each folder once without working out every file's folder again."""
     found: list[tuple[str, list[str]]] = []
     skip = {C.STATE_DIRNAME, C.LOGS_DIRNAME, *exclude_dirs}
+    index = C.INDEX_NAME  # looked up once, not per file
     top = str(root)
     stack = [top]
     while stack:
@@ -98,7 +99,7 @@ def memory_files_by_folder(root: Path, exclude_dirs: tuple[str, ...] = (),
                 continue
             try:
                 if name.endswith(".md"):
-                    if name != C.INDEX_NAME and entry.is_file(follow_symlinks=False):
+                    if name != index and entry.is_file(follow_symlinks=False):
                         here.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False) and not (folder == top and name in skip):
                     stack.append(entry.path)

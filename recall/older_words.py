@@ -58,6 +58,9 @@ MAX_BYTES = 64 << 20
 MAX_WORDS = 1_000_000  # distinct words of every older memory; a real 20,000-memory folder holds about 10% of this
 
 
+_MULTIPLES = bytes(range(0, 256, array("I").itemsize))  # the bytes that are a multiple of an int's size
+
+
 class Broken(Exception):
     """The index file is not one this module wrote: the caller tests the texts instead."""
 
@@ -98,36 +101,35 @@ class WordIndex:
         `words_of(header)`: the header's text as `words_only` bytes."""
         if not self._ready(words_of):
             return None
-        position: dict[int, int] = {}
-        missing: list[int] = []
-        doc = self.cache.doc
-        for i, header in enumerate(older):
-            number = doc.get(header)
-            if number is None:
-                missing.append(i)
-            else:
-                position[number] = i
+        # Number -> position, and the positions by number, in C loops: a common stem is held by thousands of memories.
+        numbers = list(map(self.cache.doc.get, older))
+        position: dict[int | None, int] = dict(zip(numbers, range(len(older)), strict=True))
+        missing = [i for i, number in enumerate(numbers) if number is None] if None in position else []
+        position.pop(None, None)
         texts = {i: b" " + words_of(older[i]) for i in missing}
         out: dict[bytes, list[int]] = {}
         try:
             for stem in stems:
-                found = {position[d] for d in self._numbers(stem) if d in position}
+                found: set[int | None] = set(map(position.get, self._numbers(stem)))
+                found.discard(None)
                 found.update(i for i, text in texts.items() if b" " + stem in text)
-                out[stem] = sorted(found)
+                out[stem] = sorted(found)  # type: ignore[arg-type]  # None was discarded
         except Broken:
             self.state = "unusable"
             return None
         return out
 
-    def _numbers(self, stem: bytes):
+    def _numbers(self, stem: bytes) -> array:
+        """The numbers of the memories with a word starting with `stem` (each once per such word)."""
         vocabulary = self.vocabulary
         k = bisect_left(vocabulary, stem)
+        numbers = array("I")
         while k < len(vocabulary) and vocabulary[k].startswith(stem):
-            numbers = self._posting(k)
-            if max(numbers, default=0) >= self.cache.next:
-                raise Broken  # a number the header cache never gave out: not a file this module wrote
-            yield from numbers
+            numbers.extend(self._posting(k))
             k += 1
+        if max(numbers, default=0) >= self.cache.next:
+            raise Broken  # a number the header cache never gave out: not a file this module wrote
+        return numbers
 
     def _posting(self, k: int) -> array:
         numbers = array("I")
@@ -153,7 +155,7 @@ class WordIndex:
                 covered = self._load(tag)
                 if covered is None:
                     covered, self.vocabulary, self.ends = 0, [], array("Q")
-                new = sorted((n, h) for h, n in cache.doc.items() if n >= covered)
+                new = sorted((n, h) for h, n in cache.doc.items() if n >= covered) if covered < cache.next else []
                 try:
                     if new or covered != cache.next:
                         self._extend(new, words_of)
@@ -213,10 +215,12 @@ class WordIndex:
             ends.frombytes(binascii.a2b_base64(data[two + 1 : three], strict_mode=True))
         except (ValueError, binascii.Error):
             return False
-        size = array("I").itemsize
+        # In C loops (a 5,000-memory folder has some 8,000 words): the words strictly ascending, the ends
+        # ascending, each a whole number of ints (the low byte of each end a multiple of the int's size).
+        low = ends.tobytes()[0 if sys.byteorder == "little" else ends.itemsize - 1 :: ends.itemsize]
         if (len(ends) != len(vocabulary) or (ends and ends[-1] != (total or len(data)) - three - 1)
-                or any(a >= b for a, b in zip(vocabulary, vocabulary[1:], strict=False))
-                or any(b < a for a, b in zip(ends, ends[1:], strict=False)) or any(e % size for e in ends)):
+                or vocabulary != sorted(set(vocabulary)) or ends.tolist() != sorted(ends)
+                or low.translate(None, _MULTIPLES)):
             return False
         self.vocabulary, self.data, self.base, self.ends = vocabulary, data, three + 1, ends
         return True

@@ -232,6 +232,7 @@ def test_a_planted_header_is_never_injected(folders):
     _first(b"a.md\nb.md\n").replace(b" 2 2 10\n", b" 2 1 10\n"),  # fewer numbers given out than used
     _first(b"a.md\n").replace(b" 1 1 5\n", b" 1 99999999 5\n"),  # more entries than it could hold
     _first(b"a.md\n" * 3)[:-1],  # a line short
+    _first(b"a.md\n" * 3).replace(b" 3 3 15\n", b" 3 1 15\n"),  # more lines than entries
 ])
 def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
     _, built = folders

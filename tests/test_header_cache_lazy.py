@@ -4,6 +4,7 @@ out of place or do not decode still give exactly what reading the files gives.""
 
 from __future__ import annotations
 
+import os
 import shutil
 from array import array
 from pathlib import Path
@@ -15,7 +16,7 @@ from memdir.header_cache import CachedHeader, HeaderCache
 from memdir.scan import iter_memory_files, memory_files_by_folder, scan
 from memdir.stages.recall import manifest
 from memdir.stages.recall.older_words import WordIndex
-from tests.test_header_cache import HEADERS, _answers, _joined, _layout, _prompts
+from tests.test_header_cache import HEADERS, WORDS, _answers, _joined, _layout, _prompts
 
 FIELDS = ("rel_path", "name", "description", "type", "problem", "excerpt", "mtime")
 
@@ -146,3 +147,30 @@ def test_nested_folders_are_scanned_in_the_walks_order_with_their_paths(tmp_path
     assert all(Path(p).parent == Path(folder) for folder, paths in by_folder for p in paths)
     assert sorted(h.rel_path for h in scan(tmp_path).headers) == ["a.md", "team/b.md", "team/deep/c.md", "team/e.md",
                                                                   "z/d.md"]
+
+
+def _pool(headers, prompt: str, words=None) -> list[str]:
+    return [h.rel_path for h in manifest.candidates(headers, prompt, words=words)]
+
+
+@pytest.mark.parametrize("after_open", ["replaced", "truncated"])
+def test_the_word_index_reads_only_the_lists_a_prompt_looks_up(built, after_open):
+    """Its first three lines are read, the lists from the file left open: a file replaced since is read as it
+    was when opened; one cut short in place makes the lookup test the texts instead (the same answers)."""
+    prompts = _prompts()[:8]
+    _answers(built, prompts[:1], disk=True)  # both files written
+    words_file = built / WORDS
+    expected = [_pool(scan(built).headers, prompt) for prompt in prompts]
+    cache = HeaderCache(built)
+    headers = cache.scan().headers
+    words = WordIndex(cache)
+    assert words._ready(manifest._text_of) and words.handle is not None
+    assert len(words.data) + words.ends[-1] == words_file.stat().st_size  # the lists stay in the file
+    if after_open == "replaced":
+        spare = words_file.with_name("spare")
+        spare.write_bytes(b"\x00" * words_file.stat().st_size)
+        os.replace(spare, words_file)
+    else:
+        os.truncate(words_file, len(words.data) + 8)
+    assert [_pool(headers, prompt, words) for prompt in prompts] == expected
+    assert words.state == ("ready" if after_open == "replaced" else "unusable")
