@@ -26,7 +26,8 @@ something reads them: a hook with 5,000 memories ranks about 250 of them.
 The file is read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), cut with bytes
 methods and arrays (no pickle, no marshal), an entry that fails to parse is read from its file when
 something reads its fields (and healed when the cache is next written). A planted entry
-can make the hook rank a memory by other words, never inject other text: `refreshed` reads the
+can make the hook rank a memory by other words, or offer one it would leave out (its flag), never
+inject other text: `refreshed` reads the
 selected memories' headers from their files again before they are rendered. Written atomically, not
 fsynced (it is a cache), only when an entry changed, and never past MAX_BYTES.
 """
@@ -39,7 +40,8 @@ import sys
 import time
 from array import array
 
-from memdir import constants as C, frontmatter_io, inert, safefs, scan as one_file
+from memdir import constants as C, frontmatter_io, header_entries, inert, safefs, scan as one_file
+from memdir.header_entries import CachedHeader, Entries, decode
 from memdir.scan import Header, ScanResult
 
 try:
@@ -59,115 +61,8 @@ MAX_ENTRIES = 100_000  # the cache stops at MAX_BYTES, about 13,000 memories: a 
 LINEAGE_MAX = 4096  # the lineage grows by a write's token per write that numbers new memories; then numbers start over
 FIRST_MAX = LINEAGE_MAX + 256  # the first line's length at most (a lineage one write past LINEAGE_MAX)
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
-FIELDS = 9  # rel path, four stamp numbers, name, description, type, problem
 NUMBER, END = array("I"), array("Q")  # the arrays' item types: an entry's number, where its excerpt ends
 ENTRY_BYTES = NUMBER.itemsize + 1 + END.itemsize  # per entry in the arrays: number, offer flag, excerpt end
-
-
-class Entries:
-    """One load of the cache file: its lines, its arrays, and the file still open, the excerpts read
-    from it when asked for (the same inode: a write since replaced the path, never these bytes)."""
-
-    __slots__ = ("root", "handle", "lines", "numbers", "offer", "ends", "base", "size", "blob")
-
-    def __init__(self, root: Path, handle: BinaryIO, lines: bytes, numbers: array, offer: bytes, ends: array,
-                 base: int, size: int) -> None:
-        self.root, self.handle, self.lines, self.numbers, self.offer = root, handle, lines, numbers, offer
-        self.ends, self.base, self.size = ends, base, size
-        self.blob: bytes | None = None  # every excerpt, read at once when the file is written again
-
-    def read_all(self) -> None:
-        """Read every excerpt at once (to write the file again: one read, not one per entry)."""
-        try:
-            self.blob = os.pread(self.handle.fileno(), self.size - self.base, self.base)
-        except (OSError, ValueError):
-            self.blob = b""
-
-    def excerpt(self, i: int) -> bytes | None:
-        """Entry i's excerpt as written, or None when the arrays point outside the file (not a file this
-        module wrote) or it cannot be read any more (the cache was closed)."""
-        start = self.ends[i - 1] if i else 0
-        end = self.ends[i]
-        if not start <= end <= self.size - self.base:
-            return None
-        if self.blob is not None:
-            return self.blob[start:end] if end <= len(self.blob) else None
-        try:
-            data = os.pread(self.handle.fileno(), end - start, self.base + start)
-        except (OSError, ValueError):  # ValueError: closed
-            return None
-        return data if len(data) == end - start else None
-
-
-class CachedHeader(Header):
-    """A Header from the cache file, served by its stamp: its fields are decoded from its line, and its
-    excerpt read, only when something reads them; an entry that does not decode reads its file instead."""
-
-    entries: Entries | None = None
-    at: int = 0  # its line is entries.lines[at:end]
-    end: int = 0
-    index: int = 0  # its place in the arrays
-    offer: bool = True  # memdir.scan.worth_offering, as the line was written
-    stamp: bytes = b""  # the file's path and stamp as the cache keeps it: the same stamp, the same header
-    parsed: tuple[str | None, str | None, str | None, str | None] | None = None  # name, description, type, problem
-    text: str | None = None
-
-    def __init__(self, rel_path: str, abs_path: str, mtime: float, entries: Entries, at: int, end: int, index: int,
-                 offer: bool, stamp: bytes) -> None:
-        self.rel_path, self.abs_path, self.mtime = rel_path, abs_path, mtime
-        self.entries, self.at, self.end, self.index, self.offer, self.stamp = entries, at, end, index, offer, stamp
-        self.parsed = self.text = None
-
-    def _decoded(self) -> tuple[str | None, str | None, str | None, str | None]:
-        if self.parsed is None:
-            entries = self.entries
-            self.parsed = _decode(entries.lines[self.at : self.end]) if entries is not None else None
-            if self.parsed is None:
-                self._from_file()
-        assert self.parsed is not None
-        return self.parsed
-
-    def _from_file(self) -> None:
-        """Its line or its excerpt is not as this module writes them: the file's own header, as the scan
-        would have read it (a file gone since is an unreadable memory, which `refreshed` leaves out)."""
-        try:
-            fresh = one_file.read_header(self.abs_path, self.entries.root if self.entries else "")
-            fields, text = (fresh.name, fresh.description, fresh.type, fresh.problem), fresh.excerpt
-        except OSError as exc:
-            fields, text = (None, None, None, f"unreadable: {exc.strerror or exc}"), ""
-        self.parsed = self.parsed or fields
-        self.text = text if self.text is None else self.text
-
-    @property  # type: ignore[misc]  # a slot in Header, a lazy property here (and the three below)
-    def name(self) -> str | None:  # type: ignore[override]
-        return self._decoded()[0]
-
-    @property  # type: ignore[misc]
-    def description(self) -> str | None:  # type: ignore[override]
-        return self._decoded()[1]
-
-    @property  # type: ignore[misc]
-    def type(self) -> str | None:  # type: ignore[override]
-        return self._decoded()[2]
-
-    @property  # type: ignore[misc]
-    def problem(self) -> str | None:  # type: ignore[override]
-        return self._decoded()[3]
-
-    @property  # type: ignore[misc]
-    def excerpt(self) -> str:
-        if self.text is None:
-            data = self.entries.excerpt(self.index) if self.entries is not None else None
-            if data is None:
-                self._from_file()
-            else:  # "replace": bytes that are not UTF-8 (a broken file) only change what this memory is ranked on
-                self.text = data.decode("utf-8", "replace")
-        assert self.text is not None
-        return self.text
-
-    @excerpt.setter
-    def excerpt(self, value: str) -> None:
-        self.text = value
 
 
 _fingerprint: bytes | None = None
@@ -181,7 +76,7 @@ def fingerprint() -> bytes:
         h = blake2b(digest_size=8)
         h.update(f"{sys.version} {sys.byteorder} {NUMBER.itemsize} {END.itemsize}".encode())
         try:
-            for module in (one_file, frontmatter_io, inert, C, sys.modules[__name__]):
+            for module in (one_file, frontmatter_io, inert, C, header_entries, sys.modules[__name__]):
                 with open(module.__file__ or "", "rb") as handle:
                     h.update(handle.read())
         except OSError:
@@ -394,7 +289,7 @@ def _as_written(header: CachedHeader) -> tuple[bytes | None, bytes, bool]:
     entries = header.entries
     assert entries is not None
     line = entries.lines[header.at : header.end]
-    fields = _decode(line)
+    fields = decode(line)
     excerpt = entries.excerpt(header.index)
     if fields is not None and excerpt is not None:
         return line, excerpt, one_file.worth_offering(fields[3], fields[1])
@@ -402,18 +297,6 @@ def _as_written(header: CachedHeader) -> tuple[bytes | None, bytes, bool]:
     header._from_file()
     return (_encode(header, header.stamp), header.excerpt.encode("utf-8", "surrogatepass"),
             one_file.worth_offering(header.problem, header.description))
-
-
-def _decode(line: bytes) -> tuple[str | None, str | None, str | None, str | None] | None:
-    """An entry's name, description, type and problem, or None when the line is not one this module wrote."""
-    try:
-        parts = line.decode("utf-8", "surrogatepass").split("\t")  # one decode, one split
-    except UnicodeError:
-        return None
-    if len(parts) != FIELDS:  # the rel path holds no tab: parts[1:5] are the stamp the scan matched
-        return None
-    texts = [None if p == "-" else p[1:] if p[:1] == "+" else _BAD for p in parts[5:]]
-    return None if _BAD in texts else (texts[0], texts[1], texts[2], texts[3])
 
 
 def _optional(value: str | None) -> bytes:
@@ -431,5 +314,3 @@ def _encode(header: Header, prefix: bytes) -> bytes | None:
     except UnicodeError:
         return None
 
-
-_BAD = "\x00not a field this module writes"  # never a field's text: fields hold no NUL (inert.one_line)
