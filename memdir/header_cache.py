@@ -23,7 +23,8 @@ matched by the bytes of its path and stamp at the place the scan expects it (the
 the order it wrote them); its fields are decoded, and its excerpt read from the file, only when
 something reads them: a hook with 5,000 memories ranks about 250 of them.
 
-The file is read as untrusted: through safefs (no symlink, no FIFO, at most MAX_BYTES), cut with bytes
+The file is read as untrusted: through safefs (no symlink, no FIFO, at most HEAD_MAX_BYTES of it
+read per prompt, a file past MAX_BYTES not at all), cut with bytes
 methods and arrays (no pickle, no marshal), an entry that fails to parse is read from its file when
 something reads its fields (and healed when the cache is next written). A planted entry
 can make the hook rank a memory by other words, or offer one it would leave out (its flag), never
@@ -56,8 +57,9 @@ if TYPE_CHECKING:
 
 FORMAT = b"memdir-headers 2"
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/headers"
-MAX_BYTES = 64 << 20  # about 13,000 real-sized memories; a bigger folder is read file by file, as before
-MAX_ENTRIES = 100_000  # the cache stops at MAX_BYTES, about 13,000 memories: a count past this is not one it wrote
+MAX_BYTES = 256 << 20  # about 50,000 real-sized memories (a prompt reads the head and ~250 excerpts of it)
+HEAD_MAX_BYTES = 32 << 20  # the first line, the lines and the arrays, which every prompt reads: ~75 MB at 200,000
+MAX_ENTRIES = 200_000  # more than MAX_BYTES holds: a count past this is not one it wrote
 LINEAGE_MAX = 4096  # the lineage grows by a write's token per write that numbers new memories; then numbers start over
 FIRST_MAX = LINEAGE_MAX + 256  # the first line's length at most (a lineage one write past LINEAGE_MAX)
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its stamp's tick
@@ -130,7 +132,7 @@ class HeaderCache:
             return None  # MAX_ENTRIES: a planted count of millions would cost every prompt its arrays
         count, length = int(first[6]), int(first[7])
         base = len(line) + length + count * ENTRY_BYTES
-        head = handle.read(base - len(line)) if base <= size else b""
+        head = handle.read(base - len(line)) if base <= min(size, HEAD_MAX_BYTES) else b""
         lines = head[:length]
         if len(head) != base - len(line) or lines[-1:] != (b"\n" if count else b""):
             return None  # the lines end with a newline and the arrays follow (a line past `count` is never served)
@@ -258,7 +260,8 @@ class HeaderCache:
         body = b"".join(lines)
         first = b"%s %s %s %s %d %d %d\n" % (FORMAT, self.tag, token, self.lineage, self.next, len(lines), len(body))
         data = b"".join([first, body, written.tobytes(), bytes(offer), ends.tobytes(), *excerpts])
-        if len(data) > MAX_BYTES or len(first) > FIRST_MAX:
+        if (len(data) > MAX_BYTES or len(first) > FIRST_MAX
+                or len(first) + len(body) + len(lines) * ENTRY_BYTES > HEAD_MAX_BYTES):
             return False
         try:
             safefs.write_bytes(self.root, CACHE_FILE, data, durable=False)

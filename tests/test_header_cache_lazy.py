@@ -174,3 +174,22 @@ def test_the_word_index_reads_only_the_lists_a_prompt_looks_up(built, after_open
         os.truncate(words_file, len(words.data) + 8)
     assert [_pool(headers, prompt, words) for prompt in prompts] == expected
     assert words.state == ("ready" if after_open == "replaced" else "unusable")
+
+
+def test_a_cache_whose_head_is_past_the_limit_is_neither_read_nor_written(tmp_path, monkeypatch):
+    """Every prompt reads the first line, the lines and the arrays: at most HEAD_MAX_BYTES of them."""
+    monkeypatch.setattr(header_cache, "RACY_NS", 0)
+    for i in range(5):
+        (tmp_path / f"m{i}.md").write_text(f"---\nname: m{i}\ndescription: d{i}\ntype: user\n---\n\nbody {i}\n",
+                                           encoding="utf-8")
+    HeaderCache(tmp_path).scan()
+    data = (tmp_path / HEADERS).read_bytes()
+    lines, *_ = _layout(data)
+    head = len(data) - len(_layout(data)[4])
+    monkeypatch.setattr(header_cache, "HEAD_MAX_BYTES", head - 1)
+    cache = HeaderCache(tmp_path)
+    assert cache.entries is None and len(lines) == 6
+    assert _fields(cache.scan().headers) == _fields(scan(tmp_path).headers)
+    assert (tmp_path / HEADERS).read_bytes() == data and cache.token is None  # not written: nothing numbered
+    monkeypatch.setattr(header_cache, "HEAD_MAX_BYTES", head)
+    assert HeaderCache(tmp_path).entries is not None
