@@ -13,9 +13,9 @@ Writing goes through python-frontmatter with `sort_keys=False`, so keys keep the
 
 from __future__ import annotations
 
-import json
 import re
 
+from memdir import light_json
 from memdir.record import Record
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
@@ -58,7 +58,7 @@ def _plain_scalar(value: str) -> str | None:
         if end <= 0 or (tail and not tail.startswith("#")):
             return None
         try:
-            return json.loads(value[: end + 1])
+            return light_json.loads(value[: end + 1])  # type: ignore[return-value]  # a JSON string is a str
         except ValueError:
             return None
     if value[0] == "'":

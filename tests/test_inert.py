@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings, strategies as st
+
+from memdir import inert
 from memdir.inert import block, one_line
 
 
@@ -14,3 +19,12 @@ def test_one_line_folds_breaks_and_escapes_controls():
 def test_block_keeps_lines_and_tabs_only():
     assert block("one\r\ntwo\tcol\nthree\rover\u2028x\x1b") == "one\ntwo\tcol\nthree\\x0dover\\u2028x\\x1b"
     assert block("fine\nlines") == "fine\nlines"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=()), max_size=40))
+def test_block_fast_path_escapes_exactly_what_the_pattern_does(text: str) -> None:
+    """The printable shortcut may only skip texts the escaping pass would leave as they are."""
+    slow = re.sub(inert._UNSAFE_IN_BLOCK, inert._escaped, text.replace("\r\n", "\n"))
+    assert inert.block(text) == slow
+    assert inert.block("body line\n\tindented \u00e9\u4e2d\n" + text) == "body line\n\tindented \u00e9\u4e2d\n" + slow
