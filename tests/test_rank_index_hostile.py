@@ -3,6 +3,7 @@ sections point at. Each test failed before the fix it names."""
 
 from __future__ import annotations
 
+import os
 from array import array
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def _for(folder: Path, fields: list):
 
 
 def _array_at(parts: list[bytes], name: str) -> int:
-    return len(parts) - len(rank_index.SECTIONS) + rank_index.SECTIONS.index(name)  # the arrays come last
+    return rank_index.TEXTS + rank_index.SECTIONS.index(name)  # the arrays follow the texts (then the n-gram pairs)
 
 
 def _planted(tmp_path: Path, change: dict[str, list[int]]) -> None:
@@ -62,13 +63,15 @@ def _valid_arrays() -> dict[str, array]:
     return {name: array("I", parts[_array_at(parts, name)]) for name in rank_index.SECTIONS}
 
 
-@pytest.mark.parametrize("name", ["stem", "word", "doc_stems", "names", "related"])
+@pytest.mark.parametrize("name", ["stem", "word", "gram", "doc_stems", "names", "related"])
 def test_offsets_that_go_back_or_past_their_section_are_not_loaded(tmp_path, name):
     """Fixed by _consistent's offsets check: every memory's slice the whole section (0, L, 0, L...) made
     each names()/related()/term_idfs() call decode all of it. At 16 MB and 250 memories that was 20 s of
     CPU per prompt, every prompt, as the file loaded fine and was never rebuilt."""
     valid = _valid_arrays()
-    at, end = valid[name + "_at"], len(valid[name if name in ("doc_stems", "names", "related") else name + "_docs"])
+    _, parts = _sections(_build(FIELDS))
+    lengths = {"gram": len(parts[-1]) // rank_index.PAIR_BYTES, **{k: len(v) for k, v in valid.items()}}
+    at, end = valid[name + "_at"], lengths[name if name in ("gram", "doc_stems", "names", "related") else name + "_docs"]
     assert end > 0 and len(at) > 3
     going_back = [0, *([end, 0] * len(at))][: len(at) - 1] + [end]
     past = [*at[:-1], end + 1]
@@ -119,3 +122,27 @@ def test_a_typo_corrects_the_same_whatever_order_the_words_come_in(tmp_path):
     assert isinstance(corpus, IndexedCorpus)
     want, got = Ranker(TYPO_FIELDS, docs), Ranker(TYPO_FIELDS, corpus=corpus)
     assert got.rank("passz") == want.rank("passz") and want.rank("passz")[0][0] == 1
+
+
+def test_n_gram_pairs_read_after_the_file_is_cut_short_read_as_none(tmp_path):
+    """The n-gram pairs are read from the open file when a prompt asks: a file truncated meanwhile (by
+    anything) gives those n-grams no memories, never an error or another memory's counts."""
+    _save(tmp_path, FIELDS)
+    index = rank_index.load(tmp_path)
+    assert index is not None
+    g = index.gram_id("#kaf")
+    assert g >= 0 and list(index.gram_postings(g))
+    os.truncate(tmp_path / INDEX, index.pairs_at + rank_index.PAIR_BYTES)
+    assert list(index.gram_postings(g)) == []
+    assert len(Ranker(FIELDS, corpus=IndexedCorpus(index, list(range(len(FIELDS))), {}, len(FIELDS))).rank("kafka")) > 0
+
+
+def test_loading_the_index_again_and_again_leaves_no_file_open(tmp_path):
+    _save(tmp_path, FIELDS)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        assert rank_index.load(tmp_path) is not None
+    (tmp_path / INDEX).write_bytes(b"memdir-rank-index 2 broken\n1 2\n")
+    for _ in range(50):
+        assert rank_index.load(tmp_path) is None
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
