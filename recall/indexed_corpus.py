@@ -125,7 +125,7 @@ class IndexedCorpus:
         """Per n-gram, (pool position, count) of the extra memories holding it: their words as written,
         marked as recall.lexical cuts n-grams (#word#) and joined with tabs (an n-gram never holds one), are
         searched as one string, and overlapping matches each counted, as the n-gram list repeats them."""
-        vocabulary = sorted({w for d in self.extra.values() for w in d.written})
+        vocabulary = list({w for d in self.extra.values() for w in d.written})  # any order: each word is found once
         text = "#" + "#\t#".join(vocabulary) + "#"
         starts = list(accumulate((len(w) + 3 for w in vocabulary), initial=0))
         in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
