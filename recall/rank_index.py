@@ -174,9 +174,17 @@ def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[Do
 
 
 def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> None:
-    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build)."""
+    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build). A
+    memory the pool holds twice (copied into another file: the same key) is indexed once, as load() accepts
+    no key twice; corpus_for ranks the other copy beside the index."""
     if not _tag():
         return
+    first: dict[bytes, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    if len(first) < len(keys):
+        kept = list(first.values())  # ascending
+        keys, stamps, documents = [keys[i] for i in kept], [stamps[i] for i in kept], [documents[i] for i in kept]
     data = build(keys, stamps, documents)
     if data is None or len(data) > C.RANK_INDEX_MAX_BYTES:
         return
@@ -310,14 +318,15 @@ def corpus_for(memory_dir: Path, headers: Sequence[Header],
         for p, header in enumerate(headers):
             stamp = getattr(header, "stamp", b"")
             s = by_stamp.get(stamp) if stamp else None
-            if s is None:
+            by_text = s is None
+            if by_text:
                 fields[p] = fields_of(header)
                 if by_key is None:
                     by_key = {k: i for i, k in enumerate(index.keys)}
                 s = by_key.get(token_cache.digest(fields[p]))
-                unstamped += bool(stamp and s is not None)
             if s is not None and pool_of[s] < 0:
                 pool_of[s] = p
+                unstamped += bool(stamp) and by_text  # a copy of a memory found by its text is not one
             else:  # not indexed, or the same text twice in the pool (one memory copied into another file)
                 extra_at.append(p)
         masked = index.n - (len(headers) - len(extra_at))
