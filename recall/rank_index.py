@@ -342,7 +342,11 @@ def corpus_for(memory_dir: Path, headers: Sequence[Header],
 
 
 def _tag() -> str:
-    """The tokeniser's fingerprint and the header reader's: a stamp stands for the fields that reader made."""
+    """The tokeniser's fingerprint and the header reader's: a stamp stands for the fields that reader made.
+    None ("", no index read or written) where the n-gram pairs cannot be read from the open file: Windows'
+    os has no pread."""
+    if not hasattr(os, "pread"):
+        return ""
     from memdir.header_cache import fingerprint
 
     words, reader = token_cache.fingerprint(), fingerprint().decode()
