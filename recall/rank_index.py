@@ -126,8 +126,10 @@ class RankIndex:
             pairs.frombytes(os.pread(self.fd, PAIR_BYTES * (end - start), self.pairs_at + PAIR_BYTES * start))
         except (OSError, ValueError):
             return ()
+        if len(pairs) != 2 * (end - start):  # cut short, maybe within a pair (one count fewer than memories)
+            return ()
         found = pairs[0::2]
-        return zip(found, pairs[1::2], strict=True) if len(found) == end - start and max(found) < self.n else ()
+        return zip(found, pairs[1::2], strict=True) if max(found) < self.n else ()
 
 
 def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> bytes | None:

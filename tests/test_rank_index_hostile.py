@@ -195,3 +195,18 @@ def test_without_os_pread_the_hook_ranks_from_the_tokens(tmp_path, monkeypatch):
     built = _for(tmp_path, FIELDS)
     assert isinstance(built, list) and not (tmp_path / INDEX).exists()  # no index written that none could read
     assert Ranker(FIELDS, built).rank(PROMPTS[0]) == Ranker(FIELDS).rank(PROMPTS[0]) != []
+
+
+def test_n_gram_pairs_cut_in_the_middle_of_a_pair_read_as_none(tmp_path):
+    """A file cut short at a 4-byte boundary within a pair read back an odd number of uint32: as many memories
+    as asked for, one count fewer, and zip(strict=True) raised ValueError in the middle of ranking."""
+    _save(tmp_path, FIELDS)
+    index = rank_index.load(tmp_path)
+    assert index is not None
+    g = index.gram_id("#kaf")
+    start, end = index.gram_at[g], index.gram_at[g + 1]
+    assert end - start == len(FIELDS)
+    os.truncate(tmp_path / INDEX, index.pairs_at + rank_index.PAIR_BYTES * end - 4)
+    assert list(index.gram_postings(g)) == []
+    corpus = IndexedCorpus(index, list(range(len(FIELDS))), {}, len(FIELDS))
+    assert Ranker(FIELDS, corpus=corpus).rank("kafka lag")
