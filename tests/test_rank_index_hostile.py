@@ -137,6 +137,7 @@ def test_n_gram_pairs_read_after_the_file_is_cut_short_read_as_none(tmp_path):
     assert len(Ranker(FIELDS, corpus=IndexedCorpus(index, list(range(len(FIELDS))), {}, len(FIELDS))).rank("kafka")) > 0
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc (Linux)")
 def test_loading_the_index_again_and_again_leaves_no_file_open(tmp_path):
     _save(tmp_path, FIELDS)
     before = len(os.listdir("/proc/self/fd"))
