@@ -126,8 +126,10 @@ class RankIndex:
             pairs.frombytes(os.pread(self.fd, PAIR_BYTES * (end - start), self.pairs_at + PAIR_BYTES * start))
         except (OSError, ValueError):
             return ()
+        if len(pairs) != 2 * (end - start):  # cut short, maybe within a pair (one count fewer than memories)
+            return ()
         found = pairs[0::2]
-        return zip(found, pairs[1::2], strict=True) if len(found) == end - start and max(found) < self.n else ()
+        return zip(found, pairs[1::2], strict=True) if max(found) < self.n else ()
 
 
 def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> bytes | None:
@@ -174,9 +176,17 @@ def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[Do
 
 
 def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> None:
-    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build)."""
+    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build). A
+    memory the pool holds twice (copied into another file: the same key) is indexed once, as load() accepts
+    no key twice; corpus_for ranks the other copy beside the index."""
     if not _tag():
         return
+    first: dict[bytes, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    if len(first) < len(keys):
+        kept = list(first.values())  # ascending
+        keys, stamps, documents = [keys[i] for i in kept], [stamps[i] for i in kept], [documents[i] for i in kept]
     data = build(keys, stamps, documents)
     if data is None or len(data) > C.RANK_INDEX_MAX_BYTES:
         return
@@ -310,14 +320,15 @@ def corpus_for(memory_dir: Path, headers: Sequence[Header],
         for p, header in enumerate(headers):
             stamp = getattr(header, "stamp", b"")
             s = by_stamp.get(stamp) if stamp else None
-            if s is None:
+            by_text = s is None
+            if by_text:
                 fields[p] = fields_of(header)
                 if by_key is None:
                     by_key = {k: i for i, k in enumerate(index.keys)}
                 s = by_key.get(token_cache.digest(fields[p]))
-                unstamped += bool(stamp and s is not None)
             if s is not None and pool_of[s] < 0:
                 pool_of[s] = p
+                unstamped += bool(stamp) and by_text  # a copy of a memory found by its text is not one
             else:  # not indexed, or the same text twice in the pool (one memory copied into another file)
                 extra_at.append(p)
         masked = index.n - (len(headers) - len(extra_at))
@@ -333,7 +344,11 @@ def corpus_for(memory_dir: Path, headers: Sequence[Header],
 
 
 def _tag() -> str:
-    """The tokeniser's fingerprint and the header reader's: a stamp stands for the fields that reader made."""
+    """The tokeniser's fingerprint and the header reader's: a stamp stands for the fields that reader made.
+    None ("", no index read or written) where the n-gram pairs cannot be read from the open file: Windows'
+    os has no pread."""
+    if not hasattr(os, "pread"):
+        return ""
     from memdir.header_cache import fingerprint
 
     words, reader = token_cache.fingerprint(), fingerprint().decode()
