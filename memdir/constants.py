@@ -207,7 +207,9 @@ STEM_CACHE_MAX_WORDS = 300_000
 NFKC_MARKS_KEPT = 16  # combining marks kept in a row before NFKC (memdir.words.nfkc): real text stacks a few
 NFKC_CHECKED_CHARS = 4096  # shorter text goes to NFKC as it is: its worst case costs milliseconds
 RANK_INDEX_NAME = "rank-index"  # under STATE_DIRNAME/cache: the last pool's postings (recall.rank_index)
-RANK_INDEX_MAX_BYTES = 8 << 20  # a real 250-memory pool takes ~2 MB; what a planted file costs a prompt grows with its size
+RANK_INDEX_MAX_BYTES = 8 << 20  # what a hook reads of it whole: a real 250-memory pool takes ~1.6 MB; what a planted file
+# costs a prompt grows with its size
+RANK_INDEX_PAIRS_MAX_BYTES = 24 << 20  # its 4-gram pairs after that, read only at the prompt's own 4-grams (~2.3 MB real)
 TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).

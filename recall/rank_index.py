@@ -18,7 +18,8 @@ header), else by the digest of its fields (recall.token_cache.digest).
 Layout: a line with the format, the tokeniser's and the header reader's fingerprints, the memory count and
 the byte order; a line with each section's length; then the sections, raw: the keys, the stamps
 (NUL-separated), the stems and the words as written (sorted, tab-joined), and the uint32 arrays of SECTIONS.
-Read as untrusted like the token cache: through safefs, bounded by RANK_INDEX_MAX_BYTES, ints and strs only
+Read as untrusted like the token cache: through safefs, bounded by RANK_INDEX_MAX_BYTES (and the pairs read as asked by
+RANK_INDEX_PAIRS_MAX_BYTES), ints and strs only
 (no pickle, no marshal); offsets must rise from 0 to their section's end, and every other position is
 checked where it is used, so a planted or damaged file can at most reorder memories the folder holds, never
 add text to what is injected, and costs a prompt at most its size.
@@ -188,7 +189,7 @@ def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], docum
         kept = list(first.values())  # ascending
         keys, stamps, documents = [keys[i] for i in kept], [stamps[i] for i in kept], [documents[i] for i in kept]
     data = build(keys, stamps, documents)
-    if data is None or len(data) > C.RANK_INDEX_MAX_BYTES:
+    if data is None or not _within_limits(data):
         return
     try:
         safefs.write_bytes(memory_dir, INDEX_FILE, data, durable=False)
@@ -216,9 +217,16 @@ def load(memory_dir: Path) -> RankIndex | None:
     return index
 
 
+def _within_limits(data: bytes) -> bool:
+    """Whether a hook would read this index: its pairs (the last section) and the rest each within their limit."""
+    first = data.index(b"\n")
+    pairs = int(data[first + 1: data.index(b"\n", first + 1)].rsplit(b" ", 1)[-1])
+    return len(data) - pairs <= C.RANK_INDEX_MAX_BYTES and pairs <= C.RANK_INDEX_PAIRS_MAX_BYTES
+
+
 def _read(fd: int, tag: str) -> RankIndex | None:
     size = os.fstat(fd).st_size
-    if size > C.RANK_INDEX_MAX_BYTES:
+    if size > C.RANK_INDEX_MAX_BYTES + C.RANK_INDEX_PAIRS_MAX_BYTES:
         return None
     lines = os.pread(fd, HEAD_BYTES, 0)
     first = lines.index(b"\n")
@@ -227,7 +235,7 @@ def _read(fd: int, tag: str) -> RankIndex | None:
     sizes = [int(x) for x in lines[first + 1: second].split(b" ")]
     if (b" ".join(head[:-2]) != f"{FORMAT} {tag}".encode() or head[-1] != sys.byteorder.encode()
             or len(sizes) != TEXTS + len(SECTIONS) + 1 or second + 1 + sum(sizes) != size or min(sizes) < 0
-            or sizes[-1] % PAIR_BYTES):
+            or sizes[-1] % PAIR_BYTES or sizes[-1] > C.RANK_INDEX_PAIRS_MAX_BYTES or size - sizes[-1] > C.RANK_INDEX_MAX_BYTES):
         return None
     n = int(head[-2])
     pairs_at = size - sizes[-1]
