@@ -37,7 +37,7 @@ from itertools import accumulate
 from memdir import constants as C, safefs
 from memdir.stages.recall import token_cache
 from memdir.stages.recall.indexed_corpus import IndexedCorpus
-from memdir.stages.recall.lexical import DocTokens, _word_grams
+from memdir.stages.recall.lexical import DocTokens, cut_grams
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -265,10 +265,15 @@ def _gram_postings(documents: Sequence[DocTokens]) -> tuple[list[str], list[list
     n-gram the flat (memory, count) pairs of the memories holding it, ascending: the counts GramBM25 finds
     for a query from the words (each word's count times the n-gram's in the word)."""
     per_gram: dict[str, list[int]] = {}
+    grams_of: dict[str, tuple[str, ...]] = {}  # this build's own: lexical's cache is for queries, and a pool's
+    # every word in it would stay for the life of a long-running process (the MCP server)
     for doc, d in enumerate(documents):
         cut: list[str] = []
         for word, times in d.written.items():
-            cut.extend(_word_grams(word, 4) * times)  # a memory's n-grams, each as often as it counts (C loops)
+            grams = grams_of.get(word)
+            if grams is None:
+                grams = grams_of[word] = cut_grams(word, 4)
+            cut.extend(grams * times)  # a memory's n-grams, each as often as it counts (C loops)
         for gram, count in Counter(cut).items():
             held = per_gram.get(gram)
             if held is None:
