@@ -134,16 +134,6 @@ def _split_rationale(sentence: str) -> tuple[str, str | None]:
     return sentence[: match.start()].rstrip(" ,;"), match.group("why").rstrip(" .!")
 
 
-# "I use Windows", "I work on a Mac", "I'm a data scientist": who the user is and what they work on, in the simple
-# present (a habit or a state), not what they must weigh now ("I have to pay taxes", "I'm using the staging DB").
-_SELF = re.compile(r"^(?:that\s+)?(?:i(?: always| usually| mostly| only)? (?:use|work (?:on|with|in|at|for))|i(?:'m| am) an?)\b",
-                   re.I)
-
-
-def _about_self(what: str) -> bool:
-    return bool(_SELF.match(what)) or user.about_the_user(what) in ("name", "role", "identity")
-
-
 def _classify(what: str) -> str:
     """The type an explicit "remember ..." request fits best."""
     if _ROLE.search(what) or _NEW_TO.search(what) or re.match(r"^(?:i|my)\b", what, re.I):
@@ -301,7 +291,7 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             # Nor does a fact about the user themself, which holds whatever the question was: "How do I list the
             # files? Remember that I use Windows".
             if (said_before and lang.is_question(said_before) and not lang.is_standing(sentence)
-                    and not sentence.lower().startswith("please") and not _about_self(m.group("what"))):
+                    and not sentence.lower().startswith("please") and not user.states_self(m.group("what"))):
                 continue
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))
