@@ -209,6 +209,13 @@ NFKC_CHECKED_CHARS = 4096  # shorter text goes to NFKC as it is: its worst case 
 RANK_INDEX_NAME = "rank-index"  # under STATE_DIRNAME/cache: the last pool's postings (recall.rank_index)
 RANK_INDEX_MAX_BYTES = 8 << 20  # a real 250-memory pool takes ~2 MB; what a planted file costs a prompt grows with its size
 TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
+TOKEN_STORE_NAME = "token-store"  # under STATE_DIRNAME/cache: every memory's ranking tokens (recall.token_store)
+TOKEN_STORE_MAX_ENTRIES = 200_000  # the table a prompt hook reads whole: ~24 bytes a memory
+TOKEN_STORE_MAX_BYTES = 1 << 30  # what the filler writes (~6 KB a real-sized memory) and holds in memory to write it
+TOKEN_STORE_ENTRY_MAX_BYTES = 256 << 10  # one memory's tokens: a planted entry costs a prompt at most this
+TOKEN_STORE_FILL_MIN = 8  # a prompt hook that tokenised this many memories starts the background filler ...
+TOKEN_STORE_RETRY_S = 60  # ... unless one started within this many seconds (or one still runs)
+TOKEN_STORE_FILL_MAX_S = 900  # the filler's wall-clock bound (~12 s of CPU at 20,000 memories when idle)
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000

@@ -1,0 +1,319 @@
+"""Every memory's ranking tokens, made in the background and read at random by the prompt hook (issue 26).
+
+With the recall server down, each new prompt brings other older matches (recall.manifest.older_matches) that
+the rank index does not hold. The token cache (recall.token_cache) keeps only the last 600 memories ranked, is
+read and parsed whole, and at 5,000 memories had mostly never seen them: tokenising them, loading and saving
+that file was a fifth of the hook. This store holds the tokens of every memory of the folder, one entry each,
+found through a sorted table of keys: a hook reads the header and the table, then `os.pread`s only the
+entries its pool needs. It tokenises itself only what the store lacks (a memory written or edited since the
+last fill), through the token cache as before.
+
+Who fills it: the prompt hook that had to tokenise at least TOKEN_STORE_FILL_MIN memories starts a detached
+filler (`spawn_fill`: posix_spawn, about a millisecond), which scans the folder as the hook does (header
+cache), tokenises every memory the store lacks at background priority, and writes the store anew. Never two
+at once: the hook takes the lock file's flock before it spawns and hands the locked descriptor to the filler,
+which holds it until it ends; a hook that finds it held, or a fill started less than TOKEN_STORE_RETRY_S ago,
+spawns nothing. Chosen over the Stop hook's worker: that one runs an extraction first (a model call, bounded
+by its own timeout) and only in sessions with memdir's Stop hook and a transcript; what needs the store is the
+prompt hook, which knows when it lacked it, and a folder that gains a memory or two a turn never needs a fill
+(those few come from the token cache, as before).
+
+Layout: a line with the format, the tokeniser's fingerprint (recall.token_cache.fingerprint: another stemmer,
+stop word or Python, another file), the entry count and the entries' size; the keys (16-byte digests of the
+very text ranked, recall.token_cache.digest, sorted); their n + 1 offsets into the entries (uint64); the
+entries. An entry: its key again, five uint32 (stems, words as written, names, related words, 4 for wide
+counts else 2), its n-gram count (uint64), the counts of its stems and words (uint16 or uint32), the stem
+positions of its names and related words (uint32), and its stems and words, UTF-8, tab-separated, in the
+order `document_tokens` made them (the same dicts, so the same floats).
+
+Read as untrusted, as the token cache is: through safefs (never a symlink nor a FIFO), the table bounded by
+TOKEN_STORE_MAX_ENTRIES, an entry by TOKEN_STORE_ENTRY_MAX_BYTES, only the entries asked for, each checked
+before use (its key, its lengths, counts positive, no term twice, names and related words among its stems).
+An entry is used only for the text whose digest it carries, so a planted one can at most reorder memories
+the folder holds, never add text to what is injected. Written atomically (temp + rename), not fsynced: a
+cache. A broken or missing store costs only the tokenising it was meant to save.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from array import array
+from binascii import unhexlify
+
+from memdir import constants as C, safefs
+from memdir.stages.recall import token_cache
+from memdir.stages.recall.lexical import DocTokens, document_tokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+FORMAT = b"memdir-token-store 1"
+STORE_FILE = f"{C.STATE_DIRNAME}/cache/{C.TOKEN_STORE_NAME}"
+LOCK_FILE = f"{STORE_FILE}.lock"
+KEY = 16  # bytes of a digest (token_cache.digest's hex, unhexed)
+OFFSET = 8  # bytes of an offset (uint64)
+HEAD_MAX = 256  # the first line is shorter
+ENTRY_HEAD = KEY + 5 * 4 + 8  # key, five uint32, the n-gram count
+
+
+class Table:
+    """An open store's keys and offsets (read whole: ~24 bytes a memory) and where its entries start."""
+
+    def __init__(self, fd: int, keys: bytes, offsets: array, entries_at: int) -> None:
+        self.fd, self.keys, self.offsets, self.entries_at = fd, keys, offsets, entries_at
+        self.n = len(offsets) - 1
+
+    def find(self, key: bytes) -> int:
+        """The position of `key` in the sorted keys, -1 when absent (or the keys are not sorted there)."""
+        keys, lo, hi = self.keys, 0, self.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if keys[mid * KEY: mid * KEY + KEY] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < self.n and keys[lo * KEY: lo * KEY + KEY] == key else -1
+
+    def entry(self, i: int) -> bytes | None:
+        """Entry `i`'s bytes, None when its offsets are out of order or past the bounds."""
+        start, end = self.offsets[i], self.offsets[i + 1]
+        if not start < end <= self.offsets[self.n] or end - start > C.TOKEN_STORE_ENTRY_MAX_BYTES:
+            return None
+        data = os.pread(self.fd, end - start, self.entries_at + start)
+        return data if len(data) == end - start else None
+
+
+def _open(memory_dir: Path, tag: str) -> Table | None:
+    """The store's table, its descriptor open (the caller closes `table.fd`); None: no store, another
+    tokeniser's, or one whose parts do not add up."""
+    try:
+        fd = safefs.open_file(memory_dir, STORE_FILE)
+    except (OSError, ValueError):
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        head = os.pread(fd, HEAD_MAX, 0)
+        line = head[: head.index(b"\n")].split(b" ")
+        n, entries_size = int(line[-2]), int(line[-1])
+        table_at = len(b" ".join(line)) + 1
+        entries_at = table_at + n * (KEY + OFFSET) + OFFSET
+        if (b" ".join(line[:-2]) != FORMAT + b" " + tag.encode() or not 0 <= n <= C.TOKEN_STORE_MAX_ENTRIES
+                or entries_at + entries_size != size):
+            raise ValueError("not this tokeniser's store, or its parts do not add up")
+        table = os.pread(fd, entries_at - table_at, table_at)
+        offsets = array("Q")
+        offsets.frombytes(table[n * KEY:])  # a short read: a length not a multiple of 8, or n + 1 checked below
+        if len(offsets) != n + 1 or offsets[n] != entries_size:
+            raise ValueError("a short table")
+    except (OSError, ValueError):
+        os.close(fd)
+        return None
+    return Table(fd, table[: n * KEY], offsets, entries_at)
+
+
+def lookup(memory_dir: Path, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
+    """The tokens the store holds for these keys (token_cache.digest's, hex), by key: the others are absent."""
+    tag = token_cache.fingerprint()
+    if not tag or not keys:
+        return {}
+    table = _open(memory_dir, tag)
+    if table is None:
+        return {}
+    found: dict[bytes, DocTokens] = {}
+    try:
+        for key in keys:
+            try:
+                raw = unhexlify(key)
+            except ValueError:
+                continue
+            i = table.find(raw)
+            data = table.entry(i) if i >= 0 else None
+            tokens = parse(data, raw) if data is not None else None
+            if tokens is not None:
+                found[key] = tokens
+    except OSError:
+        pass  # what was read stands; the rest is tokenised
+    finally:
+        os.close(table.fd)
+    return found
+
+
+def encode(raw: bytes, tokens: DocTokens) -> bytes | None:
+    """One entry; None when a term cannot be stored (empty, or holding a tab) or a count passes 2**32."""
+    stems, written = list(tokens.words), list(tokens.written)
+    terms = stems + written
+    if any(not t or "\t" in t for t in terms):
+        return None
+    position = {t: i for i, t in enumerate(stems)}
+    counts = [*tokens.words.values(), *tokens.written.values()]
+    wide = max(counts, default=0) >= 1 << 16
+    try:
+        head = array("I", [len(stems), len(written), len(tokens.names), len(tokens.related), 4 if wide else 2])
+        parts = [raw, head.tobytes(), array("Q", [tokens.gram_length]).tobytes(),
+                 array("I" if wide else "H", counts).tobytes(),
+                 array("I", [position[t] for t in (*sorted(tokens.names), *sorted(tokens.related))]).tobytes(),
+                 "\t".join(terms).encode("utf-8", "surrogatepass")]
+    except (OverflowError, KeyError, UnicodeError):
+        return None  # KeyError: a name or related word that is not a stem (not document_tokens' own)
+    return b"".join(parts)
+
+
+def parse(data: bytes, raw: bytes) -> DocTokens | None:
+    """The entry `data` as DocTokens when it is the entry of `raw` and holds together, else None."""
+    if len(data) < ENTRY_HEAD or data[:KEY] != raw:
+        return None
+    head = array("I", data[KEY: KEY + 20])
+    n_stems, n_written, n_names, n_related, width = head
+    if width not in (2, 4):
+        return None
+    counts = array("I" if width == 4 else "H")
+    positions = array("I")
+    at = ENTRY_HEAD + (n_stems + n_written) * width
+    ends = at + (n_names + n_related) * 4
+    if ends > len(data):
+        return None
+    counts.frombytes(data[ENTRY_HEAD:at])
+    positions.frombytes(data[at:ends])
+    try:
+        text = data[ends:].decode("utf-8", "surrogatepass")
+    except UnicodeError:
+        return None
+    terms = text.split("\t") if text else []
+    numbers = counts.tolist()  # ints once: `in` and zip on the array make one per item each time
+    if len(terms) != n_stems + n_written or not all(numbers) or (positions and max(positions) >= n_stems):
+        return None
+    words = dict(zip(terms[:n_stems], numbers[:n_stems], strict=True))
+    written = dict(zip(terms[n_stems:], numbers[n_stems:], strict=True))
+    if len(words) != n_stems or len(written) != n_written:
+        return None  # a term twice
+    gram_length = array("Q", data[KEY + 20: ENTRY_HEAD])[0]
+    return DocTokens(words, written, gram_length, {terms[i] for i in positions[:n_names]},
+                     {terms[i] for i in positions[n_names:]})
+
+
+def build(tag: str, entries: dict[bytes, bytes]) -> bytes:
+    """The store's bytes for these entries (by raw key)."""
+    keys = sorted(entries)
+    offsets = array("Q", [0])
+    at = 0
+    for key in keys:
+        at += len(entries[key])
+        offsets.append(at)
+    head = FORMAT + f" {tag} {len(keys)} {at}\n".encode()
+    return b"".join([head, *keys, offsets.tobytes(), *(entries[k] for k in keys)])
+
+
+def fill(memory_dir: Path) -> tuple[int, int]:
+    """Bring the store up to the folder: every memory worth offering (recall.manifest.offered), scanned as the
+    prompt hook scans it (memdir.header_cache), its entry kept or made. (memories tokenised, entries written);
+    nothing is written when the store already holds every memory and nothing else."""
+    from memdir.header_cache import HeaderCache
+    from memdir.stages.recall.manifest import fields_of, offered
+
+    tag = token_cache.fingerprint()
+    if not tag:
+        return 0, 0
+    wanted: dict[bytes, token_cache.Fields] = {}
+    for header in offered(HeaderCache(memory_dir).scan().headers):
+        fields = fields_of(header)
+        wanted.setdefault(unhexlify(token_cache.digest(fields)), fields)
+    kept, held = _kept(memory_dir, tag, wanted)
+    made = 0
+    for raw, fields in wanted.items():
+        if raw not in kept:
+            entry = encode(raw, document_tokens(*fields))
+            made += 1
+            if entry is not None:
+                kept[raw] = entry
+    if made == 0 and held == len(kept):
+        return 0, 0  # nothing new, nothing gone
+    data = build(tag, kept)
+    if len(kept) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
+        return made, 0
+    safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
+    return made, len(kept)
+
+
+def _kept(memory_dir: Path, tag: str, wanted: dict[bytes, token_cache.Fields]) -> tuple[dict[bytes, bytes], int]:
+    """The store's entries for the memories still wanted, each checked as a hook checks it (a broken or
+    planted one is made again), and how many entries the store held."""
+    table = _open(memory_dir, tag)
+    if table is None:
+        return {}, 0
+    kept: dict[bytes, bytes] = {}
+    try:
+        for i in range(table.n):
+            raw = table.keys[i * KEY: i * KEY + KEY]
+            if raw in wanted:
+                data = table.entry(i)
+                if data is not None and parse(data, raw) is not None:
+                    kept[raw] = data
+    except OSError:
+        pass
+    finally:
+        os.close(table.fd)
+    return kept, table.n
+
+
+def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
+    """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
+    and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
+    The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
+    if tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not token_cache.fingerprint():
+        return False
+    try:
+        fd = safefs.open_file(memory_dir, LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    except (OSError, ValueError):
+        return False  # no cache folder yet, a read-only folder, something planted at the path
+    try:
+        st = os.fstat(fd)
+        if st.st_size and time.time() - st.st_mtime < C.TOKEN_STORE_RETRY_S:  # empty: just made, no fill yet
+            return False
+        import fcntl
+
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a filler holds it
+        os.pwrite(fd, b"\n", 0)  # the retry interval starts now (the file's mtime), whatever becomes of the filler
+        os.set_inheritable(fd, True)
+        # -S -P and this process's own sys.path: the filler imports what this hook imports, from the same places.
+        code = (f"import sys; sys.path[:] = {sys.path!r}; from memdir.stages.recall.token_store import main; "
+                "main(sys.argv[1:])")
+        devnull = [(os.POSIX_SPAWN_OPEN, i, os.devnull, os.O_RDWR, 0) for i in (0, 1, 2)]
+        os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code, os.fspath(memory_dir), str(fd)],
+                       dict(os.environ), file_actions=devnull, setsid=True)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # the filler's copy keeps the lock
+
+
+def main(argv: list[str]) -> int:
+    """The detached filler: `argv` is the memory folder and the descriptor of the lock it holds (handed down by
+    `spawn_fill`); without one (by hand) it takes the lock itself, or leaves when another filler holds it."""
+    import signal
+    from pathlib import Path
+
+    signal.alarm(C.TOKEN_STORE_FILL_MAX_S)  # a stuck filler ends (and its lock with it); nothing half-written
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, C.DENSE_BACKGROUND_NICE)
+    except (OSError, AttributeError):
+        pass
+    memory_dir = Path(argv[0])
+    if len(argv) > 1:
+        fill(memory_dir)
+        return 0
+    with safefs.try_locked(memory_dir, LOCK_FILE) as held:
+        if held:
+            fill(memory_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
