@@ -181,6 +181,7 @@ INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this un
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
 DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage recipe) gets a new file
 RECALL_SERVER_ENV = "MEMDIR_RECALL_SERVER"  # "0": no warm recall server; every prompt hook recalls in its own process
+TOKEN_STORE_FILL_ENV = "MEMDIR_TOKEN_STORE_FILL"  # "0": prompt hooks start no token store filler (recall.token_store)
 DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed
 DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning

@@ -97,12 +97,14 @@ def _open(memory_dir: Path, tag: str) -> Table | None:
     try:
         size = os.fstat(fd).st_size
         head = os.pread(fd, HEAD_MAX, 0)
-        line = head[: head.index(b"\n")].split(b" ")
-        n, entries_size = int(line[-2]), int(line[-1])
-        table_at = len(b" ".join(line)) + 1
+        line = head[: head.index(b"\n")]
+        words = line.split(b" ")
+        if len(words) != 5 or b" ".join(words[:3]) != FORMAT + b" " + tag.encode():
+            raise ValueError("not this tokeniser's store")
+        n, entries_size = int(words[3]), int(words[4])
+        table_at = len(line) + 1
         entries_at = table_at + n * (KEY + OFFSET) + OFFSET
-        if (b" ".join(line[:-2]) != FORMAT + b" " + tag.encode() or not 0 <= n <= C.TOKEN_STORE_MAX_ENTRIES
-                or entries_at + entries_size != size):
+        if not 0 <= n <= C.TOKEN_STORE_MAX_ENTRIES or entries_size < 0 or entries_at + entries_size != size:
             raise ValueError("not this tokeniser's store, or its parts do not add up")
         table = os.pread(fd, entries_at - table_at, table_at)
         offsets = array("Q")
@@ -263,7 +265,8 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
     """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
     and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
-    if tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not token_cache.fingerprint():
+    if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not token_cache.fingerprint()
+            or os.environ.get(C.TOKEN_STORE_FILL_ENV) == "0"):
         return False
     try:
         fd = safefs.open_file(memory_dir, LOCK_FILE, os.O_RDWR | os.O_CREAT)
