@@ -18,13 +18,14 @@ by its own timeout) and only in sessions with memdir's Stop hook and a transcrip
 prompt hook, which knows when it lacked it, and a folder that gains a memory or two a turn never needs a fill
 (those few come from the token cache, as before).
 
-Layout: a line with the format, the tokeniser's fingerprint (recall.token_cache.fingerprint: another stemmer,
-stop word or Python, another file), the entry count and the entries' size; the keys (16-byte digests of the
-very text ranked, recall.token_cache.digest, sorted); their n + 1 offsets into the entries (uint64); the
-entries. An entry: its key again, five uint32 (stems, words as written, names, related words, 4 for wide
-counts else 2), its n-gram count (uint64), the counts of its stems and words (uint16 or uint32), the stem
-positions of its names and related words (uint32), and its stems and words, UTF-8, tab-separated, in the
-order `document_tokens` made them (the same dicts, so the same floats).
+Layout: the entries, from the file's start; the keys (16-byte digests of the very text ranked,
+recall.token_cache.digest, sorted); their n + 1 offsets (uint64, from 0 to the table's start); a last line of
+TRAILER bytes with the format, the tokeniser's fingerprint (recall.token_cache.fingerprint: another stemmer, stop
+word or Python, another file) and n. The table last, so the filler writes the entries as it goes, one buffer. An
+entry: its key again, five uint32 (stems, words as written, names, related words, 4 for wide counts else 2), its
+n-gram count (uint64), the counts of its stems and words (uint16 or uint32), the stem positions of its names and
+related words (uint32), and its stems and words, UTF-8, tab-separated, in the order `document_tokens` made them
+(the same dicts, so the same floats).
 
 Read as untrusted, as the token cache is: through safefs (never a symlink nor a FIFO), the table bounded by
 TOKEN_STORE_MAX_ENTRIES, an entry by TOKEN_STORE_ENTRY_MAX_BYTES, only the entries asked for, each checked
@@ -51,20 +52,20 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-FORMAT = b"memdir-token-store 1"
+FORMAT = b"memdir-token-store 2"
 STORE_FILE = f"{C.STATE_DIRNAME}/cache/{C.TOKEN_STORE_NAME}"
 LOCK_FILE = f"{STORE_FILE}.lock"
 KEY = 16  # bytes of a digest (token_cache.digest's hex, unhexed)
 OFFSET = 8  # bytes of an offset (uint64)
-HEAD_MAX = 256  # the first line is shorter
+TRAILER = 64  # the last line: the format, the tokeniser's fingerprint and the entry count, padded with spaces
 ENTRY_HEAD = KEY + 5 * 4 + 8  # key, five uint32, the n-gram count
 
 
 class Table:
-    """An open store's keys and offsets (read whole: ~24 bytes a memory) and where its entries start."""
+    """An open store's keys and offsets (read whole: 24 bytes a memory); its entries start the file."""
 
-    def __init__(self, fd: int, keys: bytes, offsets: array, entries_at: int) -> None:
-        self.fd, self.keys, self.offsets, self.entries_at = fd, keys, offsets, entries_at
+    def __init__(self, fd: int, keys: bytes, offsets: array) -> None:
+        self.fd, self.keys, self.offsets = fd, keys, offsets
         self.n = len(offsets) - 1
 
     def find(self, key: bytes) -> int:
@@ -83,7 +84,7 @@ class Table:
         start, end = self.offsets[i], self.offsets[i + 1]
         if not start < end <= self.offsets[self.n] or end - start > C.TOKEN_STORE_ENTRY_MAX_BYTES:
             return None
-        data = os.pread(self.fd, end - start, self.entries_at + start)
+        data = os.pread(self.fd, end - start, start)
         return data if len(data) == end - start else None
 
 
@@ -96,25 +97,22 @@ def _open(memory_dir: Path, tag: str) -> Table | None:
         return None
     try:
         size = os.fstat(fd).st_size
-        head = os.pread(fd, HEAD_MAX, 0)
-        line = head[: head.index(b"\n")]
-        words = line.split(b" ")
-        if len(words) != 5 or b" ".join(words[:3]) != FORMAT + b" " + tag.encode():
+        words = os.pread(fd, TRAILER, max(size - TRAILER, 0)).split()
+        if len(words) != 4 or b" ".join(words[:3]) != FORMAT + b" " + tag.encode():
             raise ValueError("not this tokeniser's store")
-        n, entries_size = int(words[3]), int(words[4])
-        table_at = len(line) + 1
-        entries_at = table_at + n * (KEY + OFFSET) + OFFSET
-        if not 0 <= n <= C.TOKEN_STORE_MAX_ENTRIES or entries_size < 0 or entries_at + entries_size != size:
-            raise ValueError("not this tokeniser's store, or its parts do not add up")
-        table = os.pread(fd, entries_at - table_at, table_at)
+        n = int(words[3])
+        table_at = size - TRAILER - n * (KEY + OFFSET) - OFFSET
+        if not 0 <= n <= C.TOKEN_STORE_MAX_ENTRIES or table_at < 0:
+            raise ValueError("more entries than the file holds")
+        table = os.pread(fd, size - TRAILER - table_at, table_at)
         offsets = array("Q")
         offsets.frombytes(table[n * KEY:])  # a short read: a length not a multiple of 8, or n + 1 checked below
-        if len(offsets) != n + 1 or offsets[n] != entries_size:
-            raise ValueError("a short table")
+        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[n] != table_at:
+            raise ValueError("its parts do not add up")
     except (OSError, ValueError):
         os.close(fd)
         return None
-    return Table(fd, table[: n * KEY], offsets, entries_at)
+    return Table(fd, table[: n * KEY], offsets)
 
 
 def lookup(memory_dir: Path, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
@@ -197,22 +195,29 @@ def parse(data: bytes, raw: bytes) -> DocTokens | None:
                      {terms[i] for i in positions[n_names:]})
 
 
-def build(tag: str, entries: dict[bytes, bytes]) -> bytes:
+def _finish(out: bytearray, keys: list[bytes], offsets: array, tag: str) -> bytearray:
+    """The entries in `out` (at `offsets`, of `keys`, sorted) followed by the table and the trailer."""
+    out += b"".join(keys)
+    out += offsets.tobytes()
+    out += (FORMAT + f" {tag} {len(keys)}".encode()).ljust(TRAILER - 1) + b"\n"
+    return out
+
+
+def build(tag: str, entries: dict[bytes, bytes]) -> bytearray:
     """The store's bytes for these entries (by raw key)."""
-    keys = sorted(entries)
-    offsets = array("Q", [0])
-    at = 0
+    out, offsets, keys = bytearray(), array("Q", [0]), sorted(entries)
     for key in keys:
-        at += len(entries[key])
-        offsets.append(at)
-    head = FORMAT + f" {tag} {len(keys)} {at}\n".encode()
-    return b"".join([head, *keys, offsets.tobytes(), *(entries[k] for k in keys)])
+        out += entries[key]
+        offsets.append(len(out))
+    return _finish(out, keys, offsets, tag)
 
 
 def fill(memory_dir: Path) -> tuple[int, int]:
     """Bring the store up to the folder: every memory worth offering (recall.manifest.offered), scanned as the
-    prompt hook scans it (memdir.header_cache), its entry kept or made. (memories tokenised, entries written);
-    nothing is written when the store already holds every memory and nothing else."""
+    prompt hook scans it (memdir.header_cache), its entry kept (once checked as a hook checks it: a broken or
+    planted one is made again) or made. (memories tokenised, entries written): nothing is written when the store
+    already holds every memory and nothing else. Entries are copied from the old store one by one, in key order,
+    into the one buffer written: it holds the new file once (~120 MB at 20,000 real-sized memories), no more."""
     from memdir.header_cache import HeaderCache
     from memdir.stages.recall.manifest import fields_of, offered
 
@@ -223,42 +228,33 @@ def fill(memory_dir: Path) -> tuple[int, int]:
     for header in offered(HeaderCache(memory_dir).scan().headers):
         fields = fields_of(header)
         wanted.setdefault(unhexlify(token_cache.digest(fields)), fields)
-    kept, held = _kept(memory_dir, tag, wanted)
-    made = 0
-    for raw, fields in wanted.items():
-        if raw not in kept:
-            entry = encode(raw, document_tokens(*fields))
-            made += 1
-            if entry is not None:
-                kept[raw] = entry
-    if made == 0 and held == len(kept):
-        return 0, 0  # nothing new, nothing gone
-    data = build(tag, kept)
-    if len(kept) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
-        return made, 0
-    safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
-    return made, len(kept)
-
-
-def _kept(memory_dir: Path, tag: str, wanted: dict[bytes, token_cache.Fields]) -> tuple[dict[bytes, bytes], int]:
-    """The store's entries for the memories still wanted, each checked as a hook checks it (a broken or
-    planted one is made again), and how many entries the store held."""
-    table = _open(memory_dir, tag)
-    if table is None:
-        return {}, 0
-    kept: dict[bytes, bytes] = {}
+    old = _open(memory_dir, tag)
+    out, offsets, keys = bytearray(), array("Q", [0]), []
+    tried = made = 0
     try:
-        for i in range(table.n):
-            raw = table.keys[i * KEY: i * KEY + KEY]
-            if raw in wanted:
-                data = table.entry(i)
-                if data is not None and parse(data, raw) is not None:
-                    kept[raw] = data
+        for raw in sorted(wanted):
+            i = old.find(raw) if old is not None else -1
+            entry = old.entry(i) if old is not None and i >= 0 else None
+            if entry is None or parse(entry, raw) is None:
+                tried += 1
+                entry = encode(raw, document_tokens(*wanted[raw]))
+                made += entry is not None
+            if entry is not None:
+                out += entry
+                offsets.append(len(out))
+                keys.append(raw)
     except OSError:
-        pass
+        return tried, 0  # the old store could not be read through: the next filler makes it again
     finally:
-        os.close(table.fd)
-    return kept, table.n
+        if old is not None:
+            os.close(old.fd)
+    if made == 0 and (old.n if old is not None else 0) == len(keys):
+        return tried, 0  # nothing new, nothing gone
+    data = _finish(out, keys, offsets, tag)
+    if len(keys) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
+        return tried, 0
+    safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
+    return tried, len(keys)
 
 
 def spawn_fill(memory_dir: Path, tokenised: int) -> bool:

@@ -145,23 +145,19 @@ def _small(tmp_path: Path) -> tuple[Path, list, bytes]:
 
 
 def _parts(data: bytes) -> tuple[int, int, int]:
-    """(n, where the offsets start, where the entries start) of a store's bytes."""
-    line = data[: data.index(b"\n")]
-    n = int(line.split(b" ")[-2])
-    table_at = len(line) + 1
-    return n, table_at + 16 * n, table_at + 24 * n + 8
+    """(n, where the keys start, where the offsets start) of a store's bytes."""
+    n = int(data[-token_store.TRAILER:].split()[3])
+    offsets_at = len(data) - token_store.TRAILER - 8 * (n + 1)
+    return n, offsets_at - 16 * n, offsets_at
 
 
 def _entry_changed(data: bytes, change) -> bytes:
-    """The store with its first entry replaced by change(entry), the offsets and the size line made to fit."""
-    n, offsets_at, entries_at = _parts(data)
-    offsets = array("Q", data[offsets_at:entries_at])
-    first = data[entries_at: entries_at + offsets[1]]
-    new = change(first)
-    moved = array("Q", [0] + [o + len(new) - len(first) for o in offsets[1:]])
-    line = data[: data.index(b"\n")].split(b" ")
-    head = b" ".join([*line[:-1], str(moved[n]).encode()]) + b"\n"
-    return head + data[data.index(b"\n") + 1: offsets_at] + moved.tobytes() + new + data[entries_at + offsets[1]:]
+    """The store with its first entry replaced by change(entry), the offsets made to fit."""
+    n, keys_at, offsets_at = _parts(data)
+    offsets = array("Q", data[offsets_at: offsets_at + 8 * (n + 1)])
+    new = change(data[: offsets[1]])
+    moved = array("Q", [0] + [o + len(new) - offsets[1] for o in offsets[1:]])
+    return new + data[offsets[1]: offsets_at] + moved.tobytes() + data[-token_store.TRAILER:]
 
 
 def _u32(entry: bytes, field: int, value: int) -> bytes:
@@ -221,12 +217,18 @@ def test_a_broken_entry_is_tokenised_again_and_the_others_still_serve(tmp_path, 
 def test_a_planted_or_broken_store_never_fails_and_at_most_reorders(tmp_path):
     folder, fields, data = _small(tmp_path)
     keys = _keys(fields)
-    n, offsets_at, entries_at = _parts(data)
+    n, keys_at, offsets_at = _parts(data)
+    trailer = data[-token_store.TRAILER:]
     rng = random.Random(26)
-    planted = [os.urandom(5000), b"", data[:-1], data + b"x", data[:entries_at - 3],
-               data.replace(b" 3 ", b" 300000000 ", 1), data.replace(b" 3 ", b" 2 ", 1),
-               data[:offsets_at] + array("Q", [0, 10**12, 5, 6]).tobytes() + data[entries_at:],  # offsets out of order
-               data[:offsets_at] + array("Q", [0, 0, 0, 0]).tobytes() + data[entries_at:]]
+
+    def counted(k: int) -> bytes:
+        return data[:-token_store.TRAILER] + trailer.replace(b" 3 ", f" {k} ".encode(), 1)
+
+    planted = [os.urandom(5000), b"", data[:-1], b"x" + data, data[:keys_at] + data[keys_at + 3:],
+               counted(300000000), counted(2), counted(-1), counted(0), trailer, b" " * 100 + trailer,
+               data[:offsets_at] + array("Q", [0, 10**12, 5, keys_at]).tobytes() + trailer,  # offsets out of order
+               data[:offsets_at] + array("Q", [0, 0, 0, keys_at]).tobytes() + trailer]
+    assert all(len(p) != len(data) or p != data for p in planted)
     for _ in range(200):  # random bytes changed anywhere
         mutated = bytearray(data)
         for _ in range(rng.randint(1, 8)):
