@@ -124,6 +124,7 @@ def lookup(memory_dir: Path, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
     if table is None:
         return {}
     found: dict[bytes, DocTokens] = {}
+    budget = C.TOKEN_STORE_READ_MAX_BYTES  # a planted store of big entries costs a prompt this much at most
     try:
         for key in keys:
             try:
@@ -132,6 +133,10 @@ def lookup(memory_dir: Path, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
                 continue
             i = table.find(raw)
             data = table.entry(i) if i >= 0 else None
+            if data is not None:
+                budget -= len(data)
+                if budget < 0:
+                    break  # the rest is tokenised
             tokens = parse(data, raw) if data is not None else None
             if tokens is not None:
                 found[key] = tokens

@@ -243,6 +243,20 @@ def test_a_planted_or_broken_store_never_fails_and_at_most_reorders(tmp_path):
         assert len(token_cache.tokenised(folder, fields)) == len(fields)
 
 
+def test_a_planted_store_of_big_entries_costs_a_prompt_at_most_its_read_limit(tmp_path, monkeypatch):
+    folder, fields, _ = _small(tmp_path)
+    big = [(f"n{i}", "d", "", " ".join(f"w{i}x{j}" for j in range(8000))) for i in range(6)]
+    entries = {unhexlify(token_cache.digest(f)): token_store.encode(unhexlify(token_cache.digest(f)), document_tokens(*f))
+               for f in big}
+    (folder / STORE).write_bytes(token_store.build(token_cache.fingerprint(), entries))
+    each = len(next(iter(entries.values())))
+    assert all(each - 100 < len(e) < each + 100 for e in entries.values())
+    monkeypatch.setattr(C, "TOKEN_STORE_READ_MAX_BYTES", 3 * each + 50)
+    found = token_store.lookup(folder, _keys(big))
+    assert len(found) == 3  # then it stops reading: the other three are tokenised
+    assert [_as_tuple(d) for d in token_cache.tokenised(folder, big)] == [_as_tuple(document_tokens(*f)) for f in big]
+
+
 def test_a_planted_entry_is_used_only_for_the_text_it_is_keyed_by(tmp_path):
     folder, fields, _ = _small(tmp_path)
     entries = {unhexlify(token_cache.digest(f)): token_store.encode(unhexlify(token_cache.digest(f)),
