@@ -216,6 +216,7 @@ TOKEN_STORE_MAX_BYTES = 1 << 30  # what the filler writes (~6 KB a real-sized me
 TOKEN_STORE_ENTRY_MAX_BYTES = 256 << 10  # one memory's tokens (a 64 KB header of distinct words); ~6 KB a real memory
 TOKEN_STORE_READ_MAX_BYTES = 8 << 20  # what one prompt reads of entries (a pool of 250 real ones: ~1.5 MB), planted or not
 TOKEN_STORE_FILL_MIN = 8  # a prompt hook that tokenised this many memories starts the background filler ...
+TOKEN_CACHE_KEPT_BESIDE = 64  # ... or found more than this many memories in the token cache: the filler prunes those
 TOKEN_STORE_RETRY_S = 60  # ... unless one started within this many seconds (or one still runs)
 TOKEN_STORE_FILL_MAX_S = 900  # the filler's wall-clock bound (~12 s of CPU at 20,000 memories when idle)
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and

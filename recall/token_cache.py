@@ -88,8 +88,8 @@ def tokenised(memory_dir: Path, fields: Sequence[Fields], fill: bool = False) ->
         out.append(tokens)
     if made and tag:
         _save(memory_dir, tag, vocabulary, entries, current, read)
-    if fill:
-        token_store.spawn_fill(memory_dir, made)
+    if fill:  # also when this file holds many memories the store should (the filler prunes them from here)
+        token_store.spawn_fill(memory_dir, max(made, C.TOKEN_STORE_FILL_MIN * (len(entries) > C.TOKEN_CACHE_KEPT_BESIDE)))
     return out
 
 
@@ -100,6 +100,31 @@ def store(memory_dir: Path, made: dict[Fields, DocTokens]) -> None:
         return
     vocabulary, entries = _load(memory_dir, tag)
     _save(memory_dir, tag, vocabulary, entries, {digest(f): tokens for f, tokens in made.items()}, {})
+
+
+def prune(memory_dir: Path, keep: set[bytes]) -> None:
+    """Keep only the entries of these keys (hex), with a vocabulary of their own words: the token store's filler
+    (recall.token_store) leaves here only the memories it could not store, so a prompt hook that meets a memory
+    written since the last fill loads a small file, not 600 memories it no longer needs from here."""
+    tag = fingerprint()
+    if not tag:
+        return
+    vocabulary, entries = _load(memory_dir, tag)
+    if not entries or keep.issuperset(entries):
+        return
+    position: dict[str, int] = {}
+    words: list[str] = []
+    lines = []
+    for key, line in entries.items():
+        tokens = parse(line, key, vocabulary) if key in keep else None
+        kept = encode(key, tokens, words, position) if tokens is not None else None
+        if kept is not None:
+            lines.append(kept)
+    try:
+        data = b"\n".join([_header(tag), " ".join(words).encode("utf-8", "surrogatepass"), *lines])
+        safefs.write_bytes(memory_dir, CACHE_FILE, data, durable=False)
+    except (OSError, UnicodeError):
+        pass
 
 
 def digest(fields: Fields) -> bytes:

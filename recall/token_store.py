@@ -15,8 +15,10 @@ at once: the hook takes the lock file's flock before it spawns and hands the loc
 which holds it until it ends; a hook that finds it held, or a fill started less than TOKEN_STORE_RETRY_S ago,
 spawns nothing. Chosen over the Stop hook's worker: that one runs an extraction first (a model call, bounded
 by its own timeout) and only in sessions with memdir's Stop hook and a transcript; what needs the store is the
-prompt hook, which knows when it lacked it, and a folder that gains a memory or two a turn never needs a fill
-(those few come from the token cache, as before).
+prompt hook, which knows when it lacked it, and a folder that gains a memory or two a turn needs a fill only now
+and then (those few come from the token cache meanwhile). After a fill the filler prunes the token cache to what
+the store could not hold: a hook that meets a memory written since loads a small file, not the 600 memories of
+the past prompts. A hook that finds that file past TOKEN_CACHE_KEPT_BESIDE memories starts a filler too.
 
 Layout: the entries, from the file's start; the keys (16-byte digests of the very text ranked,
 recall.token_cache.digest, sorted); their n + 1 offsets (uint64, from 0 to the table's start); a last line of
@@ -41,7 +43,7 @@ import os
 import sys
 import time
 from array import array
-from binascii import unhexlify
+from binascii import hexlify, unhexlify
 
 from memdir import constants as C, safefs
 from memdir.stages.recall import token_cache
@@ -254,12 +256,16 @@ def fill(memory_dir: Path) -> tuple[int, int]:
         if old is not None:
             os.close(old.fd)
     if made == 0 and (old.n if old is not None else 0) == len(keys):
-        return tried, 0  # nothing new, nothing gone
-    data = _finish(out, keys, offsets, tag)
-    if len(keys) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
-        return tried, 0
-    safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
-    return tried, len(keys)
+        written = 0  # nothing new, nothing gone
+    else:
+        data = _finish(out, keys, offsets, tag)
+        if len(keys) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
+            return tried, 0
+        safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
+        written = len(keys)
+    stored = set(keys)
+    token_cache.prune(memory_dir, {hexlify(k) for k in wanted if k not in stored})  # what only it holds, if any
+    return tried, written
 
 
 def spawn_fill(memory_dir: Path, tokenised: int) -> bool:

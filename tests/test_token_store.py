@@ -318,6 +318,39 @@ def test_the_prompt_hook_starts_one_filler_and_then_reads_the_store(folder, monk
     assert hook() == first  # the same answer with no store at all
 
 
+def test_a_fill_leaves_in_the_token_cache_only_what_the_store_lacks(folder, monkeypatch):
+    fields = _fields(folder)
+    token_cache.tokenised(folder, fields)  # no store yet: every memory into the token cache
+    assert len(token_cache._load(folder, token_cache.fingerprint())[1]) == len(fields)
+    token_store.fill(folder)
+    vocabulary, entries = token_cache._load(folder, token_cache.fingerprint())
+    assert entries == {} and vocabulary == []  # all in the store now
+    new = ("zeppelin notes", "about airships", "project", "the zeppelin flies on Tuesdays")
+    assert [_as_tuple(d) for d in token_cache.tokenised(folder, [*fields[:3], new])] == [
+        _as_tuple(document_tokens(*f)) for f in [*fields[:3], new]]
+    vocabulary, entries = token_cache._load(folder, token_cache.fingerprint())
+    assert list(entries) == [token_cache.digest(new)]  # only the memory the store lacks, with its own words
+    assert set(vocabulary) == {*document_tokens(*new).words, *document_tokens(*new).written}
+    token_cache.prune(folder, {token_cache.digest(new)})
+    assert list(token_cache._load(folder, token_cache.fingerprint())[1]) == [token_cache.digest(new)]
+    assert [_as_tuple(d) for d in token_cache.tokenised(folder, [new])] == [_as_tuple(document_tokens(*new))]
+
+
+def test_a_big_token_cache_beside_a_store_starts_a_filler(folder, monkeypatch):
+    fields = _fields(folder)
+    token_cache.tokenised(folder, fields)
+    token_store.fill(folder)
+    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
+    started = []
+    monkeypatch.setattr(os, "posix_spawn", lambda *a, **k: started.append(a) or 1)
+    new = [(f"n{i}", f"note {i}", "project", f"body {i}") for i in range(C.TOKEN_STORE_FILL_MIN - 1)]
+    token_cache.tokenised(folder, [*fields[:5], *new], fill=True)
+    assert started == []  # a few new memories: from the token cache until a fill is worth it
+    monkeypatch.setattr(C, "TOKEN_CACHE_KEPT_BESIDE", 3)
+    token_cache.tokenised(folder, [*fields[:5], new[0]], fill=True)
+    assert len(started) == 1  # the token cache holds more than it should beside a store: the filler prunes it
+
+
 def test_a_filler_is_never_started_twice_at_once_nor_again_within_the_retry_interval(tmp_path, monkeypatch):
     folder, fields, _ = _small(tmp_path)
     monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
