@@ -273,7 +273,7 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
     and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
     if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not token_cache.fingerprint()
-            or os.environ.get(C.TOKEN_STORE_FILL_ENV) == "0"):
+            or os.environ.get(C.TOKEN_STORE_FILL_ENV, "").strip().lower() in C.SWITCHED_OFF):
         return False
     try:
         fd = safefs.open_file(memory_dir, LOCK_FILE, os.O_RDWR | os.O_CREAT)

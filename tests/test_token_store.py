@@ -367,9 +367,10 @@ def test_a_filler_is_never_started_twice_at_once_nor_again_within_the_retry_inte
     past = time.time() - C.TOKEN_STORE_RETRY_S - 1
     os.utime(lock, (past, past))
     assert token_store.spawn_fill(folder, C.TOKEN_STORE_FILL_MIN) and len(started) == 2
-    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "0")
-    os.utime(lock, (past, past))
-    assert not token_store.spawn_fill(folder, 500)  # switched off
+    for off in ("0", "Off", "no"):
+        monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, off)
+        os.utime(lock, (past, past))
+        assert not token_store.spawn_fill(folder, 500)  # switched off
 
 
 def test_the_filler_run_by_hand_leaves_when_another_holds_the_lock(tmp_path):
