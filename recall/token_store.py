@@ -272,7 +272,8 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
     """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
     and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
-    if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not token_cache.fingerprint()
+    if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not sys.executable
+            or not token_cache.fingerprint()
             or os.environ.get(C.TOKEN_STORE_FILL_ENV, "").strip().lower() in C.SWITCHED_OFF):
         return False
     try:
@@ -298,7 +299,7 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
         os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code, os.fspath(memory_dir), str(fd)],
                        dict(os.environ), file_actions=devnull, setsid=True)
         return True
-    except OSError:
+    except Exception:  # noqa: BLE001 - no filler (no executable, no setsid here...) must never cost the prompt its answer
         return False
     finally:
         os.close(fd)  # the filler's copy keeps the lock

@@ -367,6 +367,15 @@ def test_a_filler_is_never_started_twice_at_once_nor_again_within_the_retry_inte
     past = time.time() - C.TOKEN_STORE_RETRY_S - 1
     os.utime(lock, (past, past))
     assert token_store.spawn_fill(folder, C.TOKEN_STORE_FILL_MIN) and len(started) == 2
+    def refused(*args, **kwargs):
+        raise NotImplementedError("no setsid here")
+
+    monkeypatch.setattr(os, "posix_spawn", refused)
+    os.utime(lock, (past, past))
+    assert not token_store.spawn_fill(folder, 500)  # no filler, no error: the prompt is answered all the same
+    lock_fd = os.open(lock, os.O_RDWR)
+    fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # and the lock was let go
+    os.close(lock_fd)
     for off in ("0", "Off", "no"):
         monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, off)
         os.utime(lock, (past, past))
