@@ -120,7 +120,7 @@ def _open(memory_dir: Path, tag: str) -> Table | None:
 def lookup(memory_dir: Path, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
     """The tokens the store holds for these keys (token_cache.digest's, hex), by key: the others are absent."""
     tag = token_cache.fingerprint()
-    if not tag or not keys:
+    if not tag or not keys or not hasattr(os, "pread"):  # Windows: no pread, no store (nor a filler to make one)
         return {}
     table = _open(memory_dir, tag)
     if table is None:
@@ -229,7 +229,7 @@ def fill(memory_dir: Path) -> tuple[int, int]:
     from memdir.stages.recall.manifest import fields_of, offered
 
     tag = token_cache.fingerprint()
-    if not tag:
+    if not tag or not hasattr(os, "pread"):
         return 0, 0
     wanted: dict[bytes, token_cache.Fields] = {}
     for header in offered(HeaderCache(memory_dir).scan().headers):

@@ -135,6 +135,13 @@ def test_a_missing_or_foreign_store_is_not_used(folder, monkeypatch):
     assert token_store.lookup(folder, keys) == {} and token_store.fill(folder) == (0, 0)
 
 
+def test_without_pread_there_is_no_store_and_ranking_goes_on(tmp_path, monkeypatch):
+    folder, fields, _ = _small(tmp_path)
+    monkeypatch.delattr(os, "pread")  # Windows
+    assert token_store.lookup(folder, _keys(fields)) == {} and token_store.fill(folder) == (0, 0)
+    assert [_as_tuple(d) for d in token_cache.tokenised(folder, fields)] == [_as_tuple(document_tokens(*f)) for f in fields]
+
+
 def _small(tmp_path: Path) -> tuple[Path, list, bytes]:
     """A three-memory folder, its fields and its store's bytes."""
     for i, body in enumerate(["deploys go out on Tuesdays", "the database is Postgres 16", "résumés fit one page"]):
