@@ -348,10 +348,10 @@ def corpus_for(memory_dir: Path, headers: Sequence[Header],
         if len(extra_at) <= MAX_EXTRA and masked <= MAX_MASKED and unstamped <= MAX_UNSTAMPED:
             for p in extra_at:
                 fields[p] = fields[p] or fields_of(headers[p])
-            made = token_cache.tokenised(memory_dir, [fields[p] for p in extra_at]) if extra_at else []
+            made = token_cache.tokenised(memory_dir, [fields[p] for p in extra_at], fill=True) if extra_at else []
             return IndexedCorpus(index, pool_of, dict(zip(extra_at, made, strict=True)), len(headers)), fields
     fields = [f or fields_of(h) for f, h in zip(fields, headers, strict=True)]
-    documents = token_cache.tokenised(memory_dir, fields)
+    documents = token_cache.tokenised(memory_dir, fields, fill=True)
     save(memory_dir, [token_cache.digest(f) for f in fields], [getattr(h, "stamp", b"") for h in headers], documents)
     return documents, fields
 

@@ -110,7 +110,7 @@ def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata
     assert any(selected for selected, _ in expected)
     assert (folder / INDEX).exists()  # written by the build, for the next prompt
     calls = []
-    monkeypatch.setattr(token_cache, "tokenised", lambda *a: calls.append(a) or [])
+    monkeypatch.setattr(token_cache, "tokenised", lambda *a, **k: calls.append(a) or [])
     assert answers(indexed=True) == expected
     assert calls == []  # every prompt ranked from the index: no memory's tokens read
 
