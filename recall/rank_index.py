@@ -270,10 +270,10 @@ def _gram_postings(documents: Sequence[DocTokens]) -> tuple[list[str], list[list
     for doc, d in enumerate(documents):
         cut: list[str] = []
         for word, times in d.written.items():
-            grams = grams_of.get(word)
-            if grams is None:
-                grams = grams_of[word] = cut_grams(word, 4)
-            cut.extend(grams * times)  # a memory's n-grams, each as often as it counts (C loops)
+            its = grams_of.get(word)
+            if its is None:
+                its = grams_of[word] = cut_grams(word, 4)
+            cut.extend(its * times)  # a memory's n-grams, each as often as it counts (C loops)
         for gram, count in Counter(cut).items():
             held = per_gram.get(gram)
             if held is None:
