@@ -288,8 +288,10 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             # "Does that sound right? Remember I have to pay taxes": a reminder of what the question just asked must
             # weigh, not a request to keep it; a standing word makes it one ("... Remember, always use pnpm"), and so
             # does "please" (SPEC: an explicit request is saved): "Can you summarise it? Please remember my name is Dana".
+            # Nor does a fact about the user themself, which holds whatever the question was: "How do I list the
+            # files? Remember that I use Windows".
             if (said_before and lang.is_question(said_before) and not lang.is_standing(sentence)
-                    and not sentence.lower().startswith("please")):
+                    and not sentence.lower().startswith("please") and not user.states_self(m.group("what"))):
                 continue
             what, why = _split_rationale(m.group("what").rstrip(" .!"))
             found.append(Draft(_classify(what), what, why, kind="remember"))

@@ -74,6 +74,18 @@ def about_the_user(sentence: str) -> str | None:
     return None
 
 
+# "I use Windows", "I work on a Mac", "I'm a data scientist": who the user is and what they work on, in the simple
+# present (a habit or a state), not what they must weigh now ("I have to pay taxes", "I'm using the staging DB").
+_SELF = re.compile(r"^(?:that\s+)?(?:i(?: always| usually| mostly| only)? (?:use|work (?:on|with|in|at|for))|i(?:'m| am) an?)\b",
+                   re.I)
+
+
+def states_self(what: str) -> bool:
+    """Whether what the user asks to remember is a fact about themself (extractor/offline.py keeps it even right
+    after a question, where "remember ..." usually names a factor the question must weigh)."""
+    return bool(_SELF.match(what)) or about_the_user(what) in ("name", "role", "identity")
+
+
 # "Reply format: start with a sun emoji, keep it short. The result of your work must include a table.": the second
 # sentence goes on describing the output the format asks for.
 _OUTPUT = re.compile(r"^(?:the |your )?(?:result|output|report|answer|response)s?\b|^(?:le |la |el |o |a )?(?:résultat|"

@@ -181,6 +181,7 @@ INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this un
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
 DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage recipe) gets a new file
 RECALL_SERVER_ENV = "MEMDIR_RECALL_SERVER"  # "0": no warm recall server; every prompt hook recalls in its own process
+TOKEN_STORE_FILL_ENV = "MEMDIR_TOKEN_STORE_FILL"  # "0": prompt hooks start no token store filler (recall.token_store)
 DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed
 DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning
@@ -207,8 +208,19 @@ STEM_CACHE_MAX_WORDS = 300_000
 NFKC_MARKS_KEPT = 16  # combining marks kept in a row before NFKC (memdir.words.nfkc): real text stacks a few
 NFKC_CHECKED_CHARS = 4096  # shorter text goes to NFKC as it is: its worst case costs milliseconds
 RANK_INDEX_NAME = "rank-index"  # under STATE_DIRNAME/cache: the last pool's postings (recall.rank_index)
-RANK_INDEX_MAX_BYTES = 8 << 20  # a real 250-memory pool takes ~2 MB; what a planted file costs a prompt grows with its size
+RANK_INDEX_MAX_BYTES = 8 << 20  # what a hook reads of it whole: a real 250-memory pool takes ~1.6 MB; what a planted file
+# costs a prompt grows with its size
+RANK_INDEX_PAIRS_MAX_BYTES = 24 << 20  # its 4-gram pairs after that, read only at the prompt's own 4-grams (~2.3 MB real)
 TOKEN_CACHE_MAX_WORDS = 200_000  # the cache's vocabulary only grows: past this it starts over
+TOKEN_STORE_NAME = "token-store"  # under STATE_DIRNAME/cache: every memory's ranking tokens (recall.token_store)
+TOKEN_STORE_MAX_ENTRIES = 200_000  # the table a prompt hook reads whole: ~24 bytes a memory
+TOKEN_STORE_MAX_BYTES = 1 << 30  # what the filler writes (~6 KB a real-sized memory) and holds in memory to write it
+TOKEN_STORE_ENTRY_MAX_BYTES = 256 << 10  # one memory's tokens (a 64 KB header of distinct words); ~6 KB a real memory
+TOKEN_STORE_READ_MAX_BYTES = 8 << 20  # what one prompt reads of entries (a pool of 250 real ones: ~1.5 MB), planted or not
+TOKEN_STORE_FILL_MIN = 8  # a prompt hook that tokenised this many memories starts the background filler ...
+TOKEN_CACHE_KEPT_BESIDE = 64  # ... or found more than this many memories in the token cache: the filler prunes those
+TOKEN_STORE_RETRY_S = 60  # ... unless one started within this many seconds (or one still runs)
+TOKEN_STORE_FILL_MAX_S = 900  # the filler's wall-clock bound (~12 s of CPU at 20,000 memories when idle)
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000

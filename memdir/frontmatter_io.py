@@ -13,9 +13,9 @@ Writing goes through python-frontmatter with `sort_keys=False`, so keys keep the
 
 from __future__ import annotations
 
-import json
 import re
 
+from memdir import light_json
 from memdir.record import Record
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
@@ -58,7 +58,7 @@ def _plain_scalar(value: str) -> str | None:
         if end <= 0 or (tail and not tail.startswith("#")):
             return None
         try:
-            return json.loads(value[: end + 1])
+            return light_json.loads(value[: end + 1])  # type: ignore[return-value]  # a JSON string is a str
         except ValueError:
             return None
     if value[0] == "'":
@@ -299,8 +299,8 @@ def dump_document(fields: dict[str, object], body: str) -> str:
     text = frontmatter.dumps(post, sort_keys=False, width=1_000_000, Dumper=bounded_yaml.Dumper)
     # PyYAML quotes a string that looks like a timestamp; Claude Code writes `modified:` bare, and
     # matching it byte for byte lets an unchanged memory stay unchanged on disk.
-    text = _QUOTED_STAMP.sub(r"\1\2", text)
+    text = re.sub(_QUOTED_STAMP, r"\1\2", text)
     return text.rstrip("\n") + "\n"
 
 
-_QUOTED_STAMP = re.compile(r"(?m)^(\s+modified: )'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)'$")
+_QUOTED_STAMP = r"(?m)^(\s+modified: )'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)'$"  # compiled when a file is written

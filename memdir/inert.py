@@ -43,6 +43,6 @@ def one_line(text: str) -> str:
 def block(text: str) -> str:
     """Multi-line `text` with its `\\n` line breaks and tabs kept (CRLF read as LF), every other
     control, bidirectional control and surrogate escaped."""
-    if text.isprintable():
-        return text
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():  # a body's usual case
+        return text  # every character _UNSAFE_IN_BLOCK escapes (and the CR of a CRLF) is one isprintable() refuses
     return re.sub(_UNSAFE_IN_BLOCK, _escaped, text.replace("\r\n", "\n"))

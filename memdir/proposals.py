@@ -22,7 +22,7 @@ FOLDER = f"{C.STATE_DIRNAME}/proposals"
 TOLD = f"{FOLDER}/.told"  # the newest proposal the hooks already told the user about
 LOCK = f"{C.STATE_DIRNAME}/proposals.lock"
 ACTIONS = ("create", "update", "delete")
-_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
+_ID_CHARS = r"[^A-Za-z0-9_.-]+"  # compiled (and cached by re) when a proposal is made, not by every prompt hook
 
 
 class Proposal(Record):
@@ -99,7 +99,7 @@ def pending(memory_dir: Path) -> list[Proposal]:
 
 
 def _free_id(target: str, team: bool, taken: set[str]) -> str:
-    stem = _ID_CHARS.sub("-", target.removesuffix(".md").replace("/", "--")).strip("-.") or "memory"
+    stem = re.sub(_ID_CHARS, "-", target.removesuffix(".md").replace("/", "--")).strip("-.") or "memory"
     stem = ("team--" if team else "") + stem[:80]
     candidate, n = stem, 1
     while candidate in taken:

@@ -256,7 +256,7 @@ def _failures_named(root: str | os.PathLike, rel: str):
         raise OSError(exc.errno, exc.strerror, os.path.join(os.fspath(root), rel)) from exc
 
 
-def write_bytes(root: str | os.PathLike, rel: str, data: bytes, *, durable: bool = True) -> None:
+def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, durable: bool = True) -> None:
     """Replace the file atomically (temp + fsync + rename), creating folders on the way.
 
     An existing symlink, FIFO or folder at the target is refused, never replaced or followed. A

@@ -2,7 +2,7 @@
 
 recall.lexical.DocCorpus answers them from every memory's tokens as objects; IndexedCorpus answers them with
 the same numbers from the index's flat arrays, decoding only what a prompt asks about: the query's stems, the
-feedback memories' stems and the words holding the query's n-grams. The index's memories the pool lacks are
+feedback memories' stems and the query's n-grams. The index's memories the pool lacks are
 masked; the pool's memories the index lacks (`extra`) are ranked from their tokens beside it.
 """
 
@@ -45,7 +45,6 @@ class IndexedCorpus:
         self._masked: dict[str, int] | None = None
         self._idf_at: dict[int, float] = {}  # by stem position (term_idfs)
         self._postings: dict[str, list[tuple[int, int]]] = {}
-        self._marked: tuple[str, list[int], list[str]] | None = None
 
     def counted(self, term: str) -> list[tuple[int, int]]:
         """(pool position, count) of every pool memory holding the stem, ascending."""
@@ -108,53 +107,44 @@ class IndexedCorpus:
         return out
 
     def gram_scores(self, grams: list[str]) -> list[float]:
-        """recall.bm25.GramBM25.scores over the pool: the words holding each n-gram are found in one
-        string of every word (the index's, then the extra memories' others), then their memories."""
-        text, starts, vocabulary = self._words_marked()
-        in_word: dict[int, dict[str, int]] = {}  # word number -> {n-gram of the query: times in it}
+        """recall.bm25.GramBM25.scores over the pool: each n-gram's memories from the index's postings, and the
+        extra memories' from the words they hold."""
+        index, pool_of = self.index, self.pool_of
         terms = set(grams)
-        for gram in terms:
-            at = text.find(gram)
-            while at != -1:
-                per = in_word.setdefault(bisect_right(starts, at) - 1, {})
-                per[gram] = per.get(gram, 0) + 1
-                at = text.find(gram, at + 1)
-        # Per n-gram, its count in each pool memory, summed over the words holding it (a list per n-gram:
-        # indexing a list is about twice as fast as a dict per memory, and the memories come out ascending).
-        per_gram: dict[str, list[int]] = {}
-        index, pool_of, known, n = self.index, self.pool_of, len(self.index.words), self.n
-        for w, held in in_word.items():
-            word = vocabulary[w]
-            pairs = [(pool_of[s], c) for s, c in (index.postings(index.word_at, index.word_docs, index.word_counts, w)
-                                                  if w < known else ()) if pool_of[s] >= 0]
-            pairs += [(p, c) for p in self.extra_at if (c := self.extra[p].written.get(word, 0))]
-            for gram, inside in held.items():
-                counts = per_gram.get(gram)
-                if counts is None:
-                    counts = per_gram[gram] = [0] * n
-                for p, times in pairs:
-                    counts[p] += times * inside
-        found = {gram: [(p, f) for p, f in enumerate(counts) if f] for gram, counts in per_gram.items()}
+        extra = self._extra_grams(terms) if self.extra else {}
         out = [0.0] * self.n
-        for gram in terms:  # GramBM25.scores's order
-            holding = found.get(gram)
-            if holding:
+        for gram in terms:  # GramBM25.scores's order: the same floats, summed in the same order
+            g = index.gram_id(gram)
+            holding = [(pool_of[s], c) for s, c in index.gram_postings(g) if pool_of[s] >= 0] if g >= 0 else []
+            holding += extra.get(gram, ())
+            if holding:  # a memory once per n-gram: its score gets one sum, whatever the order
                 add_term(out, term_idf(self.n, len(holding)), holding, self.gram_lengths, self.avg_gram, K1, B)
         return out
 
-    def _words_marked(self) -> tuple[str, list[int], list[str]]:
-        """Every word as written, marked as recall.lexical cuts n-grams (#word#) and joined with tabs
-        (an n-gram never holds one), where each starts, and the words in that order."""
-        if self._marked is None:
-            known = self.index.words
-            vocabulary = known
-            others = {w for d in self.extra.values() for w in d.written}
-            if others:
-                kept = set(known)
-                vocabulary = known + sorted(w for w in others if w not in kept)
-            text = "#" + "#\t#".join(vocabulary) + "#"
-            self._marked = text, list(accumulate((len(w) + 3 for w in vocabulary), initial=0)), vocabulary
-        return self._marked
+    def _extra_grams(self, terms: set[str]) -> dict[str, list[tuple[int, int]]]:
+        """Per n-gram, (pool position, count) of the extra memories holding it: their words as written,
+        marked as recall.lexical cuts n-grams (#word#) and joined with tabs (an n-gram never holds one), are
+        searched as one string, and overlapping matches each counted, as the n-gram list repeats them."""
+        vocabulary = list({w for d in self.extra.values() for w in d.written})  # any order: each word is found once
+        text = "#" + "#\t#".join(vocabulary) + "#"
+        starts = list(accumulate((len(w) + 3 for w in vocabulary), initial=0))
+        in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
+        for gram in terms:
+            at = text.find(gram)
+            while at != -1:
+                per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
+                per[gram] = per.get(gram, 0) + 1
+                at = text.find(gram, at + 1)
+        found: dict[str, list[tuple[int, int]]] = {}
+        for p in self.extra_at:
+            written = self.extra[p].written
+            counts: dict[str, int] = {}
+            for word in written.keys() & in_word.keys():
+                for gram, inside in in_word[word].items():
+                    counts[gram] = counts.get(gram, 0) + written[word] * inside
+            for gram, count in counts.items():
+                found.setdefault(gram, []).append((p, count))
+        return found
 
     def term_idfs(self, i: int) -> Iterable[tuple[str, float]]:
         """Memory i's stems with their idf: counted from the index's offsets by position, no lookup by name."""

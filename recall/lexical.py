@@ -40,12 +40,16 @@ from memdir.words import (  # noqa: F401  (shared with the extractor)
 _gram_cache: dict[tuple[str, int], tuple[str, ...]] = {}
 
 
+def cut_grams(word: str, n: int) -> tuple[str, ...]:
+    """The word's character n-grams, marked at both ends (#word#): a word shorter than n is one n-gram."""
+    marked = f"#{word}#"
+    return (marked,) if len(marked) <= n else tuple(marked[i : i + n] for i in range(len(marked) - n + 1))
+
+
 def _word_grams(word: str, n: int) -> tuple[str, ...]:
     cached = _gram_cache.get((word, n))
     if cached is None:
-        marked = f"#{word}#"
-        grams = (marked,) if len(marked) <= n else tuple(marked[i : i + n] for i in range(len(marked) - n + 1))
-        cached = _gram_cache[(word, n)] = grams
+        cached = _gram_cache[(word, n)] = cut_grams(word, n)
     return cached
 
 

@@ -69,15 +69,14 @@ DATE_SLACK_DAYS = 1
 # at most 29% of a conversation's memories, so the bar leaves it as it was.)
 DATE_COMMON_SHARE = 0.5
 _USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
-_GOTCHA = re.compile(
-    r"\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b", re.I
-)
+# As text: compiled (and cached by re) only when a how-to is among the best matches.
+_GOTCHA = r"(?i)\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b"
 
 
 def is_usage_doc(header: Header) -> bool:
     """A how-to (not its gotchas): what is_tool_usage_doc asks first, before the tools in use are known."""
     text = f"{header.name or ''} {header.description or ''}"
-    return bool(_USAGE_DOC.search(text)) and not _GOTCHA.search(text)
+    return bool(_USAGE_DOC.search(text)) and not re.search(_GOTCHA, text)
 
 
 def is_tool_usage_doc(header: Header, tools: list[str]) -> bool:

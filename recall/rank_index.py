@@ -18,7 +18,8 @@ header), else by the digest of its fields (recall.token_cache.digest).
 Layout: a line with the format, the tokeniser's and the header reader's fingerprints, the memory count and
 the byte order; a line with each section's length; then the sections, raw: the keys, the stamps
 (NUL-separated), the stems and the words as written (sorted, tab-joined), and the uint32 arrays of SECTIONS.
-Read as untrusted like the token cache: through safefs, bounded by RANK_INDEX_MAX_BYTES, ints and strs only
+Read as untrusted like the token cache: through safefs, bounded by RANK_INDEX_MAX_BYTES (and the pairs read as asked by
+RANK_INDEX_PAIRS_MAX_BYTES), ints and strs only
 (no pickle, no marshal); offsets must rise from 0 to their section's end, and every other position is
 checked where it is used, so a planted or damaged file can at most reorder memories the folder holds, never
 add text to what is injected, and costs a prompt at most its size.
@@ -26,15 +27,17 @@ add text to what is injected, and costs a prompt at most its size.
 
 from __future__ import annotations
 
+import os
 import sys
 from array import array
 from bisect import bisect_left
+from collections import Counter
 from itertools import accumulate
 
 from memdir import constants as C, safefs
 from memdir.stages.recall import token_cache
 from memdir.stages.recall.indexed_corpus import IndexedCorpus
-from memdir.stages.recall.lexical import DocTokens
+from memdir.stages.recall.lexical import DocTokens, cut_grams
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,15 +46,21 @@ if TYPE_CHECKING:
 
     from memdir.scan import Header
 
-FORMAT = "memdir-rank-index 1"
+FORMAT = "memdir-rank-index 2"
 INDEX_FILE = f"{C.STATE_DIRNAME}/cache/{C.RANK_INDEX_NAME}"
 MAX_EXTRA = 64  # the pool's memories the index lacks (a prompt's older matches are 50)
 MAX_MASKED = 64  # the index's memories the pool lacks (surfaced this session, older matches gone)
 MAX_UNSTAMPED = 16  # memories found by their text that the header cache now serves by stamp: index them so
-# (postings by stem: offsets, documents, counts), (by word), (each memory's stems), (its name's
-# stems), (its related words), each word's stem, each memory's word count and n-gram count
-SECTIONS = ("stem_at", "stem_docs", "stem_counts", "word_at", "word_docs", "word_counts", "doc_stems_at",
+# (postings by stem: offsets, documents, counts), (by word), (by character 4-gram), (each memory's stems),
+# (its name's stems), (its related words), each word's stem, each memory's word count and n-gram count
+SECTIONS = ("stem_at", "stem_docs", "stem_counts", "word_at", "word_docs", "word_counts", "gram_at", "doc_stems_at",
             "doc_stems", "names_at", "names", "related_at", "related", "word_stem", "lengths", "gram_lengths")
+TEXTS = 5  # the raw sections before the arrays: keys, stamps, stems, words, n-grams
+# Last, the n-grams' postings as (memory, count) pairs, cut by gram_at: most of the file (an n-gram per four
+# letters of every word), of which a prompt asks for a few dozen entries. They are read from the open file
+# when asked (os.pread), not with the rest: reading them all cost a hook more than the n-gram scores saved.
+PAIR_BYTES = 8
+HEAD_BYTES = 4096  # the first two lines (format, fingerprints, count, byte order; the sections' sizes) fit
 
 
 class RankIndex:
@@ -63,6 +72,7 @@ class RankIndex:
     word_at: array
     word_docs: array
     word_counts: array
+    gram_at: array
     doc_stems_at: array
     doc_stems: array
     names_at: array
@@ -74,15 +84,25 @@ class RankIndex:
     gram_lengths: array
 
     def __init__(self, keys: list[bytes], stamps: list[bytes], stems: list[str], words: list[str],
-                 arrays: dict[str, array]) -> None:
-        self.keys, self.stamps, self.stems, self.words = keys, stamps, stems, words
+                 grams: list[str], arrays: dict[str, array], fd: int = -1, pairs_at: int = 0, pairs: int = 0) -> None:
+        self.keys, self.stamps, self.stems, self.words, self.grams = keys, stamps, stems, words, grams
         self.n = len(keys)
         for name in SECTIONS:
             setattr(self, name, arrays[name])
+        self.fd, self.pairs_at, self.pairs = fd, pairs_at, pairs  # the open file and where its n-gram pairs lie
+
+    def __del__(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
     def stem_id(self, term: str) -> int:
         i = bisect_left(self.stems, term)
         return i if i < len(self.stems) and self.stems[i] == term else -1
+
+    def gram_id(self, gram: str) -> int:
+        i = bisect_left(self.grams, gram)
+        return i if i < len(self.grams) and self.grams[i] == gram else -1
 
     def part(self, at: array, values: array, i: int, limit: int) -> array:
         """Entry `i` of a section (`values` from `at[i]` to `at[i + 1]`), empty when a value in it is not
@@ -95,6 +115,22 @@ class RankIndex:
         start, end = at[t], at[t + 1]
         found = docs[start:end]
         return zip(found, counts[start:end], strict=True) if not found or max(found) < self.n else ()
+
+    def gram_postings(self, g: int) -> Iterable[tuple[int, int]]:
+        """(memory, count) for n-gram number `g`, read from the file; nothing if it cannot be (a file cut short
+        since it was opened reads short)."""
+        start, end = self.gram_at[g], self.gram_at[g + 1]
+        if end <= start or self.fd < 0:
+            return ()
+        pairs = array("I")
+        try:
+            pairs.frombytes(os.pread(self.fd, PAIR_BYTES * (end - start), self.pairs_at + PAIR_BYTES * start))
+        except (OSError, ValueError):
+            return ()
+        if len(pairs) != 2 * (end - start):  # cut short, maybe within a pair (one count fewer than memories)
+            return ()
+        found = pairs[0::2]
+        return zip(found, pairs[1::2], strict=True) if max(found) < self.n else ()
 
 
 def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> bytes | None:
@@ -124,25 +160,36 @@ def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[Do
         a[prefix + "_at"] = [0, *accumulate(len(p) // 2 for p in postings)]
         a[prefix + "_docs"] = [doc for p in postings for doc in p[0::2]]
         a[prefix + "_counts"] = [count for p in postings for count in p[1::2]]
+    grams, by_gram = _gram_postings(documents)
+    a["gram_at"] = [0, *accumulate(len(p) // 2 for p in by_gram)]
     from memdir.words import stem
 
     a["word_stem"] = [stem_pos.get(stem(w), 0) for w in words]
     try:
         arrays = [array("I", a[name]).tobytes() for name in SECTIONS]
+        arrays.append(array("I", [x for p in by_gram for x in p]).tobytes())
     except OverflowError:
         return None  # a count past 2**32
-    sections = [b"".join(keys), b"\x00".join(stamps), "\t".join(stems).encode("utf-8", "surrogatepass"),
-                "\t".join(words).encode("utf-8", "surrogatepass"), *arrays]
+    sections = [b"".join(keys), b"\x00".join(stamps), *("\t".join(x).encode("utf-8", "surrogatepass")
+                                                        for x in (stems, words, grams)), *arrays]
     header = f"{FORMAT} {_tag()} {len(keys)} {sys.byteorder}\n".encode()
     return b"".join([header, " ".join(str(len(x)) for x in sections).encode(), b"\n", *sections])
 
 
 def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> None:
-    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build)."""
+    """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build). A
+    memory the pool holds twice (copied into another file: the same key) is indexed once, as load() accepts
+    no key twice; corpus_for ranks the other copy beside the index."""
     if not _tag():
         return
+    first: dict[bytes, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    if len(first) < len(keys):
+        kept = list(first.values())  # ascending
+        keys, stamps, documents = [keys[i] for i in kept], [stamps[i] for i in kept], [documents[i] for i in kept]
     data = build(keys, stamps, documents)
-    if data is None or len(data) > C.RANK_INDEX_MAX_BYTES:
+    if data is None or not _within_limits(data):
         return
     try:
         safefs.write_bytes(memory_dir, INDEX_FILE, data, durable=False)
@@ -152,36 +199,89 @@ def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], docum
 
 def load(memory_dir: Path) -> RankIndex | None:
     """The folder's index, or None: no file, another tokeniser's or byte order's, or one whose parts do
-    not add up. Positions within the parts are checked where they are used (IndexedCorpus)."""
+    not add up. Positions within the parts are checked where they are used (IndexedCorpus). The file stays
+    open, for the n-gram pairs (RankIndex.gram_postings); it is closed with the index."""
     tag = _tag()
     if not tag:
         return None
     try:
-        data = safefs.read_bytes(memory_dir, INDEX_FILE, C.RANK_INDEX_MAX_BYTES)
-        first = data.index(b"\n")
-        second = data.index(b"\n", first + 1)
-        head = data[:first].split(b" ")
-        sizes = [int(x) for x in data[first + 1: second].split(b" ")]
-        if (b" ".join(head[:-2]) != f"{FORMAT} {tag}".encode() or head[-1] != sys.byteorder.encode()
-                or len(sizes) != 4 + len(SECTIONS) or second + 1 + sum(sizes) != len(data) or min(sizes) < 0):
-            return None
-        n = int(head[-2])
-        parts, start = [], second + 1
-        for size in sizes:
-            parts.append(data[start: start + size])
-            start += size
-        keys = [parts[0][i: i + token_cache.KEY_CHARS] for i in range(0, len(parts[0]), token_cache.KEY_CHARS)]
-        stamps = parts[1].split(b"\x00") if keys else []
-        stems = _split(parts[2].decode("utf-8", "surrogatepass"))
-        words = _split(parts[3].decode("utf-8", "surrogatepass"))
-        arrays = {}
-        for name, part in zip(SECTIONS, parts[4:], strict=True):
-            arrays[name] = values = array("I")
-            values.frombytes(part)  # a length not a multiple of the item size: ValueError
-    except (OSError, ValueError, UnicodeError):
+        fd = safefs.open_file(memory_dir, INDEX_FILE)
+    except OSError:
         return None
-    index = RankIndex(keys, stamps, stems, words, arrays)
-    return index if len(keys) == n == len(set(keys)) == len(stamps) and _consistent(index) else None
+    try:
+        index = _read(fd, tag)
+    except (OSError, ValueError, UnicodeError):
+        index = None
+    if index is None:
+        os.close(fd)
+    return index
+
+
+def _within_limits(data: bytes) -> bool:
+    """Whether a hook would read this index: its pairs (the last section) and the rest each within their limit."""
+    first = data.index(b"\n")
+    pairs = int(data[first + 1: data.index(b"\n", first + 1)].rsplit(b" ", 1)[-1])
+    return len(data) - pairs <= C.RANK_INDEX_MAX_BYTES and pairs <= C.RANK_INDEX_PAIRS_MAX_BYTES
+
+
+def _read(fd: int, tag: str) -> RankIndex | None:
+    size = os.fstat(fd).st_size
+    if size > C.RANK_INDEX_MAX_BYTES + C.RANK_INDEX_PAIRS_MAX_BYTES:
+        return None
+    lines = os.pread(fd, HEAD_BYTES, 0)
+    first = lines.index(b"\n")
+    second = lines.index(b"\n", first + 1)
+    head = lines[:first].split(b" ")
+    sizes = [int(x) for x in lines[first + 1: second].split(b" ")]
+    if (b" ".join(head[:-2]) != f"{FORMAT} {tag}".encode() or head[-1] != sys.byteorder.encode()
+            or len(sizes) != TEXTS + len(SECTIONS) + 1 or second + 1 + sum(sizes) != size or min(sizes) < 0
+            or sizes[-1] % PAIR_BYTES or sizes[-1] > C.RANK_INDEX_PAIRS_MAX_BYTES or size - sizes[-1] > C.RANK_INDEX_MAX_BYTES):
+        return None
+    n = int(head[-2])
+    pairs_at = size - sizes[-1]
+    data = os.pread(fd, pairs_at, 0)
+    if len(data) != pairs_at:
+        return None  # cut short since
+    parts, start = [], second + 1
+    for part_size in sizes[:-1]:
+        parts.append(data[start: start + part_size])
+        start += part_size
+    keys = [parts[0][i: i + token_cache.KEY_CHARS] for i in range(0, len(parts[0]), token_cache.KEY_CHARS)]
+    stamps = parts[1].split(b"\x00") if keys else []
+    stems, words, grams = (_split(part.decode("utf-8", "surrogatepass")) for part in parts[2:TEXTS])
+    arrays = {}
+    for name, part in zip(SECTIONS, parts[TEXTS:], strict=True):
+        arrays[name] = values = array("I")
+        values.frombytes(part)  # a length not a multiple of the item size: ValueError
+    index = RankIndex(keys, stamps, stems, words, grams, arrays, fd, pairs_at, sizes[-1] // PAIR_BYTES)
+    if len(keys) == n == len(set(keys)) == len(stamps) and _consistent(index):
+        return index
+    index.fd = -1  # the caller closes it
+    return None
+
+
+def _gram_postings(documents: Sequence[DocTokens]) -> tuple[list[str], list[list[int]]]:
+    """Every character 4-gram of the memories' words as written (recall.lexical cuts them), sorted, and per
+    n-gram the flat (memory, count) pairs of the memories holding it, ascending: the counts GramBM25 finds
+    for a query from the words (each word's count times the n-gram's in the word)."""
+    per_gram: dict[str, list[int]] = {}
+    grams_of: dict[str, tuple[str, ...]] = {}  # this build's own: lexical's cache is for queries, and a pool's
+    # every word in it would stay for the life of a long-running process (the MCP server)
+    for doc, d in enumerate(documents):
+        cut: list[str] = []
+        for word, times in d.written.items():
+            its = grams_of.get(word)
+            if its is None:
+                its = grams_of[word] = cut_grams(word, 4)
+            cut.extend(its * times)  # a memory's n-grams, each as often as it counts (C loops)
+        for gram, count in Counter(cut).items():
+            held = per_gram.get(gram)
+            if held is None:
+                per_gram[gram] = [doc, count]
+            else:
+                held += (doc, count)
+    grams = sorted(per_gram)
+    return grams, [per_gram[g] for g in grams]
 
 
 def _split(text: str) -> list[str]:
@@ -192,10 +292,12 @@ def _consistent(index: RankIndex) -> bool:
     """Every array as long as the file says. (What the positions in them point at is checked per slice
     where IndexedCorpus uses one: a wrong but in-range value only reorders memories.)"""
     a, n, stems, words = index.__dict__, index.n, len(index.stems), len(index.words)
-    lengths = {"stem_at": stems + 1, "word_at": words + 1, "word_stem": words, "lengths": n, "gram_lengths": n,
+    lengths = {"stem_at": stems + 1, "word_at": words + 1, "gram_at": len(index.grams) + 1, "word_stem": words,
+               "lengths": n, "gram_lengths": n,
                **{name: n + 1 for name in ("doc_stems_at", "names_at", "related_at")}}
     return (all(len(a[name]) == size for name, size in lengths.items())
             and len(a["stem_docs"]) == len(a["stem_counts"]) and len(a["word_docs"]) == len(a["word_counts"])
+            and _offsets(index.gram_at, index.pairs)
             and all(_offsets(a[name + "_at"], len(a[values])) for name, values in OFFSETS))
 
 
@@ -231,30 +333,35 @@ def corpus_for(memory_dir: Path, headers: Sequence[Header],
         for p, header in enumerate(headers):
             stamp = getattr(header, "stamp", b"")
             s = by_stamp.get(stamp) if stamp else None
-            if s is None:
+            by_text = s is None
+            if by_text:
                 fields[p] = fields_of(header)
                 if by_key is None:
                     by_key = {k: i for i, k in enumerate(index.keys)}
                 s = by_key.get(token_cache.digest(fields[p]))
-                unstamped += bool(stamp and s is not None)
             if s is not None and pool_of[s] < 0:
                 pool_of[s] = p
+                unstamped += bool(stamp) and by_text  # a copy of a memory found by its text is not one
             else:  # not indexed, or the same text twice in the pool (one memory copied into another file)
                 extra_at.append(p)
         masked = index.n - (len(headers) - len(extra_at))
         if len(extra_at) <= MAX_EXTRA and masked <= MAX_MASKED and unstamped <= MAX_UNSTAMPED:
             for p in extra_at:
                 fields[p] = fields[p] or fields_of(headers[p])
-            made = token_cache.tokenised(memory_dir, [fields[p] for p in extra_at]) if extra_at else []
+            made = token_cache.tokenised(memory_dir, [fields[p] for p in extra_at], fill=True) if extra_at else []
             return IndexedCorpus(index, pool_of, dict(zip(extra_at, made, strict=True)), len(headers)), fields
     fields = [f or fields_of(h) for f, h in zip(fields, headers, strict=True)]
-    documents = token_cache.tokenised(memory_dir, fields)
+    documents = token_cache.tokenised(memory_dir, fields, fill=True)
     save(memory_dir, [token_cache.digest(f) for f in fields], [getattr(h, "stamp", b"") for h in headers], documents)
     return documents, fields
 
 
 def _tag() -> str:
-    """The tokeniser's fingerprint and the header reader's: a stamp stands for the fields that reader made."""
+    """The tokeniser's fingerprint and the header reader's: a stamp stands for the fields that reader made.
+    None ("", no index read or written) where the n-gram pairs cannot be read from the open file: Windows'
+    os has no pread."""
+    if not hasattr(os, "pread"):
+        return ""
     from memdir.header_cache import fingerprint
 
     words, reader = token_cache.fingerprint(), fingerprint().decode()

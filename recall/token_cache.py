@@ -59,27 +59,37 @@ FIELDS = 8  # key, stems, their counts, words as written, their counts, n-gram c
 Fields = tuple[str, str, str, str]  # name, description, type, body as scanned (recall.manifest.ranker)
 
 
-def tokenised(memory_dir: Path, fields: Sequence[Fields]) -> list[DocTokens]:
-    """`document_tokens(*f)` for every f in `fields`, from the cache where it holds them; the cache is
-    brought up to date when some had to be tokenised."""
+def tokenised(memory_dir: Path, fields: Sequence[Fields], fill: bool = False) -> list[DocTokens]:
+    """`document_tokens(*f)` for every f in `fields`: from the folder's token store (recall.token_store) where it
+    holds them, else from this cache, else tokenised now; the cache is brought up to date when some had to be
+    tokenised. `fill`: a prompt hook's call, which starts the store's background filler when it tokenised many."""
+    from memdir.stages.recall import token_store
+
+    keys = [digest(one) for one in fields]
+    stored = token_store.lookup(memory_dir, keys)
+    if len(stored) == len(keys):
+        return [stored[key] for key in keys]  # the cache file is neither read nor written
     tag = fingerprint()
     vocabulary, entries = _load(memory_dir, tag) if tag else ([], {})
     out: list[DocTokens] = []
-    current: dict[bytes, DocTokens] = {}  # this call's memories by key
+    current: dict[bytes, DocTokens] = {}  # this call's memories by key, those the store lacks
     read: dict[bytes, bytes] = {}  # the entry lines used as they are
-    fresh = False
-    for one in fields:
-        key = digest(one)
-        line = entries.get(key)
-        tokens = parse(line, key, vocabulary) if line is not None else None
+    made = 0
+    for one, key in zip(fields, keys, strict=True):
+        tokens = stored.get(key)
         if tokens is None:
-            tokens, fresh = document_tokens(*one), True
-        elif line is not None:
-            read[key] = line
-        current[key] = tokens
+            line = entries.get(key)
+            tokens = parse(line, key, vocabulary) if line is not None else None
+            if tokens is None:
+                tokens, made = document_tokens(*one), made + 1
+            elif line is not None:
+                read[key] = line
+            current[key] = tokens
         out.append(tokens)
-    if fresh and tag:
+    if made and tag:
         _save(memory_dir, tag, vocabulary, entries, current, read)
+    if fill:  # also when this file holds many memories the store should (the filler prunes them from here)
+        token_store.spawn_fill(memory_dir, max(made, C.TOKEN_STORE_FILL_MIN * (len(entries) > C.TOKEN_CACHE_KEPT_BESIDE)))
     return out
 
 
@@ -90,6 +100,31 @@ def store(memory_dir: Path, made: dict[Fields, DocTokens]) -> None:
         return
     vocabulary, entries = _load(memory_dir, tag)
     _save(memory_dir, tag, vocabulary, entries, {digest(f): tokens for f, tokens in made.items()}, {})
+
+
+def prune(memory_dir: Path, keep: set[bytes]) -> None:
+    """Keep only the entries of these keys (hex), with a vocabulary of their own words: the token store's filler
+    (recall.token_store) leaves here only the memories it could not store, so a prompt hook that meets a memory
+    written since the last fill loads a small file, not 600 memories it no longer needs from here."""
+    tag = fingerprint()
+    if not tag:
+        return
+    vocabulary, entries = _load(memory_dir, tag)
+    if not entries or keep.issuperset(entries):
+        return
+    position: dict[str, int] = {}
+    words: list[str] = []
+    lines = []
+    for key, line in entries.items():
+        tokens = parse(line, key, vocabulary) if key in keep else None
+        kept = encode(key, tokens, words, position) if tokens is not None else None
+        if kept is not None:
+            lines.append(kept)
+    try:
+        data = b"\n".join([_header(tag), " ".join(words).encode("utf-8", "surrogatepass"), *lines])
+        safefs.write_bytes(memory_dir, CACHE_FILE, data, durable=False)
+    except (OSError, UnicodeError):
+        pass
 
 
 def digest(fields: Fields) -> bytes:

@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 # starts, unless the test is marked `dense`: embedding with it is most of what a suite with it on costs.
 # Set at import too, so module- and session-scoped fixtures and collection run without it.
 os.environ[C.DENSE_DISABLE_ENV] = "0"
+os.environ[C.TOKEN_STORE_FILL_ENV] = "0"  # no token store fillers either (recall.token_store; set per test below too)
 # The memory folder's git history (memdir/githistory.py) is off too: a commit is a few git processes per
 # write. Tests of it turn it on with monkeypatch.setenv(GIT_HISTORY_ENV, "1"); `pytest --git-history` turns it
 # on for every test (the history and no-loss tests must pass both ways). Set in pytest_configure, from the
@@ -99,6 +100,8 @@ def isolated_home(tmp_path_factory, monkeypatch, request):
     monkeypatch.setenv(C.DENSE_DISABLE_ENV, "1" if request.node.get_closest_marker("dense") else "0")
     # No background recall servers from unit tests (tests of the server turn it back on).
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
+    # Nor token store fillers (recall.token_store) started by the prompt hooks tests run: tests of it turn it on.
+    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "0")
     monkeypatch.setenv(GIT_HISTORY_ENV, "1" if request.config.getoption("--git-history") else "0")
     # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the
     # memory format itself (test_memory_format.py) unset this and check the newest form is the default.

@@ -164,14 +164,14 @@ def test_the_word_index_reads_only_the_lists_a_prompt_looks_up(built, after_open
     cache = HeaderCache(built)
     headers = cache.scan().headers
     words = WordIndex(cache)
-    assert words._ready(manifest._text_of) and words.handle is not None
-    assert len(words.data) + words.ends[-1] == words_file.stat().st_size  # the lists stay in the file
+    assert words._ready(manifest._text_of) and words.fd >= 0
+    assert words.base + words.ends[-1] == words_file.stat().st_size  # the lists stay in the file
     if after_open == "replaced":
         spare = words_file.with_name("spare")
         spare.write_bytes(b"\x00" * words_file.stat().st_size)
         os.replace(spare, words_file)
     else:
-        os.truncate(words_file, len(words.data) + 8)
+        os.truncate(words_file, words.base + 8)
     assert [_pool(headers, prompt, words) for prompt in prompts] == expected
     assert words.state == ("ready" if after_open == "replaced" else "unusable")
 

@@ -20,7 +20,7 @@ from memdir.stages.recall.related import jobs_of
 NOW = time.time()
 
 
-def _fresh(memory_dir, fields):
+def _fresh(memory_dir, fields, fill=False):
     return [document_tokens(*f) for f in fields]
 
 

@@ -46,3 +46,17 @@ def test_please_remember_after_a_question_is_still_a_request(asked):
     Remember I also pay rent"); "please remember" asks in so many words, and was saved before."""
     assert _kinds(asked) == ["remember"]
     assert _kinds("Is that monthly total right? Remember I also pay rent and insurance.") == []
+
+
+@pytest.mark.parametrize("asked", [
+    "How do I list the files here? Remember that I use Windows.",
+    "Can you fix the build? Remember that I use Windows, not Linux.",
+    "Can you summarise it? Remember my name is Dana.",
+    "Which chart fits best? Remember I'm a data scientist, not a designer.",
+    "What's the shortcut for that? Remember I work on a Mac.",
+])
+def test_a_fact_about_the_user_asked_to_be_remembered_after_a_question_is_kept(asked):
+    """Who the user is holds whatever the question was; a factor the question must weigh does not."""
+    assert _kinds(asked) == ["remember"]
+    assert _kinds("Is that monthly total right? Remember I have to pay taxes too.") == []
+    assert _kinds("Is the query right? Remember I'm using the staging database.") == []

@@ -110,7 +110,7 @@ def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata
     assert any(selected for selected, _ in expected)
     assert (folder / INDEX).exists()  # written by the build, for the next prompt
     calls = []
-    monkeypatch.setattr(token_cache, "tokenised", lambda *a: calls.append(a) or [])
+    monkeypatch.setattr(token_cache, "tokenised", lambda *a, **k: calls.append(a) or [])
     assert answers(indexed=True) == expected
     assert calls == []  # every prompt ranked from the index: no memory's tokens read
 
@@ -229,3 +229,20 @@ def test_the_index_stays_within_its_read_limit(tmp_path, monkeypatch):
     assert rank_index.build([token_cache.digest(f) for f in FIELDS], [b""] * 3, [document_tokens(*f) for f in FIELDS])
     _save(tmp_path, FIELDS)
     assert not (tmp_path / INDEX).exists()  # over the limit: not written, never half read back
+
+
+def test_the_4_gram_pairs_have_their_own_limit(tmp_path, monkeypatch):
+    """The pairs are read only at a prompt's own 4-grams: memories with long texts may push them past what the
+    rest may take (8 MB), and an index over its limit is built again, and thrown away, on every prompt."""
+    data = rank_index.build([token_cache.digest(f) for f in FIELDS], [b""] * 3, [document_tokens(*f) for f in FIELDS])
+    assert data
+    first = data.index(b"\n")
+    pairs = int(data[first + 1: data.index(b"\n", first + 1)].split()[-1])
+    monkeypatch.setattr(C, "RANK_INDEX_MAX_BYTES", len(data) - pairs)  # the rest just fits; the pairs are extra
+    _save(tmp_path, FIELDS)
+    assert rank_index.load(tmp_path) is not None
+    monkeypatch.setattr(C, "RANK_INDEX_PAIRS_MAX_BYTES", pairs - 1)  # over the pairs' own limit: not read
+    assert rank_index.load(tmp_path) is None
+    (tmp_path / INDEX).unlink()
+    _save(tmp_path, FIELDS)
+    assert not (tmp_path / INDEX).exists()  # nor written

@@ -3,6 +3,7 @@ sections point at. Each test failed before the fix it names."""
 
 from __future__ import annotations
 
+import os
 from array import array
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def _for(folder: Path, fields: list):
 
 
 def _array_at(parts: list[bytes], name: str) -> int:
-    return len(parts) - len(rank_index.SECTIONS) + rank_index.SECTIONS.index(name)  # the arrays come last
+    return rank_index.TEXTS + rank_index.SECTIONS.index(name)  # the arrays follow the texts (then the n-gram pairs)
 
 
 def _planted(tmp_path: Path, change: dict[str, list[int]]) -> None:
@@ -62,13 +63,15 @@ def _valid_arrays() -> dict[str, array]:
     return {name: array("I", parts[_array_at(parts, name)]) for name in rank_index.SECTIONS}
 
 
-@pytest.mark.parametrize("name", ["stem", "word", "doc_stems", "names", "related"])
+@pytest.mark.parametrize("name", ["stem", "word", "gram", "doc_stems", "names", "related"])
 def test_offsets_that_go_back_or_past_their_section_are_not_loaded(tmp_path, name):
     """Fixed by _consistent's offsets check: every memory's slice the whole section (0, L, 0, L...) made
     each names()/related()/term_idfs() call decode all of it. At 16 MB and 250 memories that was 20 s of
     CPU per prompt, every prompt, as the file loaded fine and was never rebuilt."""
     valid = _valid_arrays()
-    at, end = valid[name + "_at"], len(valid[name if name in ("doc_stems", "names", "related") else name + "_docs"])
+    _, parts = _sections(_build(FIELDS))
+    lengths = {"gram": len(parts[-1]) // rank_index.PAIR_BYTES, **{k: len(v) for k, v in valid.items()}}
+    at, end = valid[name + "_at"], lengths[name if name in ("gram", "doc_stems", "names", "related") else name + "_docs"]
     assert end > 0 and len(at) > 3
     going_back = [0, *([end, 0] * len(at))][: len(at) - 1] + [end]
     past = [*at[:-1], end + 1]
@@ -119,3 +122,92 @@ def test_a_typo_corrects_the_same_whatever_order_the_words_come_in(tmp_path):
     assert isinstance(corpus, IndexedCorpus)
     want, got = Ranker(TYPO_FIELDS, docs), Ranker(TYPO_FIELDS, corpus=corpus)
     assert got.rank("passz") == want.rank("passz") and want.rank("passz")[0][0] == 1
+
+
+def test_n_gram_pairs_read_after_the_file_is_cut_short_read_as_none(tmp_path):
+    """The n-gram pairs are read from the open file when a prompt asks: a file truncated meanwhile (by
+    anything) gives those n-grams no memories, never an error or another memory's counts."""
+    _save(tmp_path, FIELDS)
+    index = rank_index.load(tmp_path)
+    assert index is not None
+    g = index.gram_id("#kaf")
+    assert g >= 0 and list(index.gram_postings(g))
+    os.truncate(tmp_path / INDEX, index.pairs_at + rank_index.PAIR_BYTES)
+    assert list(index.gram_postings(g)) == []
+    assert len(Ranker(FIELDS, corpus=IndexedCorpus(index, list(range(len(FIELDS))), {}, len(FIELDS))).rank("kafka")) > 0
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc (Linux)")
+def test_loading_the_index_again_and_again_leaves_no_file_open(tmp_path):
+    _save(tmp_path, FIELDS)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        assert rank_index.load(tmp_path) is not None
+    (tmp_path / INDEX).write_bytes(b"memdir-rank-index 2 broken\n1 2\n")
+    for _ in range(50):
+        assert rank_index.load(tmp_path) is None
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
+
+
+class _Stamped:
+    """A header the header cache served: its fields and the stamp it was served under."""
+
+    def __init__(self, fields: tuple, stamp: bytes) -> None:
+        self.fields, self.stamp = fields, stamp
+
+
+def test_a_pool_holding_one_memory_twice_is_indexed_once_and_served_from_the_index(tmp_path):
+    """A memory copied into another file is the same text twice in the pool. The index written of that pool held
+    its key twice, which load() refuses (keys must be unique): every prompt found no index, built one (the n-gram
+    postings alone ~70-180 ms at 250 memories) and wrote it again, to the same end."""
+    pool = [*FIELDS, FIELDS[3], FIELDS[3], FIELDS[7]]
+    assert isinstance(_for(tmp_path, pool), list)  # no index yet: built from the tokens and written
+    corpus = _for(tmp_path, pool)
+    assert isinstance(corpus, IndexedCorpus), "the index written for this pool is not served to it"
+    want, got = Ranker(pool, [document_tokens(*f) for f in pool]), Ranker(pool, corpus=corpus)
+    for prompt in PROMPTS:
+        assert got.rank(prompt) == want.rank(prompt) and got.rank(prompt)
+
+
+def test_many_copies_of_a_stamped_memory_do_not_count_as_an_index_older_than_the_header_cache(tmp_path):
+    """Each copy's stamp differs (another file) and only one copy can hold the memory's place in the index: the
+    others are found by their text and ranked beside it. They counted as memories the index had missed the
+    stamps of (MAX_UNSTAMPED), so past 16 copies every prompt built and wrote the index again."""
+    copies = rank_index.MAX_UNSTAMPED + 4
+    pool = [_Stamped(f, b"f%d" % i) for i, f in enumerate(FIELDS)]
+    pool += [_Stamped(FIELDS[0], b"copy%d" % i) for i in range(copies)]
+    first = rank_index.corpus_for(tmp_path, pool, lambda h: h.fields)[0]
+    assert isinstance(first, list)
+    corpus = rank_index.corpus_for(tmp_path, pool, lambda h: h.fields)[0]
+    assert isinstance(corpus, IndexedCorpus) and len(corpus.extra) == copies
+    fields = [h.fields for h in pool]
+    want, got = Ranker(fields, [document_tokens(*f) for f in fields]), Ranker(fields, corpus=corpus)
+    for prompt in PROMPTS:
+        assert got.rank(prompt) == want.rank(prompt) and got.rank(prompt)
+
+
+def test_without_os_pread_the_hook_ranks_from_the_tokens(tmp_path, monkeypatch):
+    """Windows' os has no pread, which the n-gram pairs are read with: load() raised AttributeError (caught by
+    nothing, the descriptor left open), so the hook could not rank at all. Without it there is no index."""
+    _save(tmp_path, FIELDS)
+    monkeypatch.delattr(os, "pread")
+    assert rank_index.load(tmp_path) is None
+    os.unlink(tmp_path / INDEX)
+    built = _for(tmp_path, FIELDS)
+    assert isinstance(built, list) and not (tmp_path / INDEX).exists()  # no index written that none could read
+    assert Ranker(FIELDS, built).rank(PROMPTS[0]) == Ranker(FIELDS).rank(PROMPTS[0]) != []
+
+
+def test_n_gram_pairs_cut_in_the_middle_of_a_pair_read_as_none(tmp_path):
+    """A file cut short at a 4-byte boundary within a pair read back an odd number of uint32: as many memories
+    as asked for, one count fewer, and zip(strict=True) raised ValueError in the middle of ranking."""
+    _save(tmp_path, FIELDS)
+    index = rank_index.load(tmp_path)
+    assert index is not None
+    g = index.gram_id("#kaf")
+    start, end = index.gram_at[g], index.gram_at[g + 1]
+    assert end - start == len(FIELDS)
+    os.truncate(tmp_path / INDEX, index.pairs_at + rank_index.PAIR_BYTES * end - 4)
+    assert list(index.gram_postings(g)) == []
+    corpus = IndexedCorpus(index, list(range(len(FIELDS))), {}, len(FIELDS))
+    assert Ranker(FIELDS, corpus=corpus).rank("kafka lag")

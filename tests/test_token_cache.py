@@ -32,7 +32,7 @@ def _realdata_prompts() -> list[str]:
     return [p["prompt"] for s in data["sets"] for p in s["prompts"]]
 
 
-def _fresh(memory_dir, fields):
+def _fresh(memory_dir, fields, fill=False):
     return [document_tokens(*f) for f in fields]
 
 
