@@ -55,6 +55,7 @@ MAX_UNSTAMPED = 16  # memories found by their text that the header cache now ser
 # (its name's stems), (its related words), each word's stem, each memory's word count and n-gram count
 SECTIONS = ("stem_at", "stem_docs", "stem_counts", "word_at", "word_docs", "word_counts", "gram_at", "doc_stems_at",
             "doc_stems", "names_at", "names", "related_at", "related", "word_stem", "lengths", "gram_lengths")
+_NONE = memoryview(b"").cast("I")  # an entry refused where it is used
 TEXTS = 5  # the raw sections before the arrays: keys, stamps, stems, words, n-grams
 # Last, the n-grams' postings as (memory, count) pairs, cut by gram_at: most of the file (an n-gram per four
 # letters of every word), of which a prompt asks for a few dozen entries. They are read from the open file
@@ -66,25 +67,25 @@ HEAD_BYTES = 4096  # the first two lines (format, fingerprints, count, byte orde
 class RankIndex:
     """A loaded index file: its memories' keys, vocabularies and arrays (`SECTIONS`)."""
 
-    stem_at: array
-    stem_docs: array
-    stem_counts: array
-    word_at: array
-    word_docs: array
-    word_counts: array
-    gram_at: array
-    doc_stems_at: array
-    doc_stems: array
-    names_at: array
-    names: array
-    related_at: array
-    related: array
-    word_stem: array
-    lengths: array
-    gram_lengths: array
+    stem_at: memoryview
+    stem_docs: memoryview
+    stem_counts: memoryview
+    word_at: memoryview
+    word_docs: memoryview
+    word_counts: memoryview
+    gram_at: memoryview
+    doc_stems_at: memoryview
+    doc_stems: memoryview
+    names_at: memoryview
+    names: memoryview
+    related_at: memoryview
+    related: memoryview
+    word_stem: memoryview
+    lengths: memoryview
+    gram_lengths: memoryview
 
     def __init__(self, keys: list[bytes], stamps: list[bytes], stems: list[str], words: list[str],
-                 grams: list[str], arrays: dict[str, array], fd: int = -1, pairs_at: int = 0, pairs: int = 0) -> None:
+                 grams: list[str], arrays: dict[str, memoryview], fd: int = -1, pairs_at: int = 0, pairs: int = 0) -> None:
         self.keys, self.stamps, self.stems, self.words, self.grams = keys, stamps, stems, words, grams
         self.n = len(keys)
         for name in SECTIONS:
@@ -104,13 +105,13 @@ class RankIndex:
         i = bisect_left(self.grams, gram)
         return i if i < len(self.grams) and self.grams[i] == gram else -1
 
-    def part(self, at: array, values: array, i: int, limit: int) -> array:
+    def part(self, at: memoryview, values: memoryview, i: int, limit: int) -> memoryview:
         """Entry `i` of a section (`values` from `at[i]` to `at[i + 1]`), empty when a value in it is not
         below `limit`: the only check a position gets, made where it is used."""
         found = values[at[i]: at[i + 1]]
-        return found if not found or max(found) < limit else array("I")
+        return found if not found or max(found) < limit else _NONE
 
-    def postings(self, at: array, docs: array, counts: array, t: int) -> Iterable[tuple[int, int]]:
+    def postings(self, at: memoryview, docs: memoryview, counts: memoryview, t: int) -> Iterable[tuple[int, int]]:
         """(memory, count) for term number `t` of a postings section."""
         start, end = at[t], at[t + 1]
         found = docs[start:end]
@@ -210,7 +211,7 @@ def load(memory_dir: Path) -> RankIndex | None:
         return None
     try:
         index = _read(fd, tag)
-    except (OSError, ValueError, UnicodeError):
+    except (OSError, ValueError, TypeError, UnicodeError):
         index = None
     if index is None:
         os.close(fd)
@@ -242,17 +243,16 @@ def _read(fd: int, tag: str) -> RankIndex | None:
     data = os.pread(fd, pairs_at, 0)
     if len(data) != pairs_at:
         return None  # cut short since
-    parts, start = [], second + 1
+    view, parts, start = memoryview(data), [], second + 1
     for part_size in sizes[:-1]:
-        parts.append(data[start: start + part_size])
+        parts.append(view[start: start + part_size])  # views of the one read: nothing is copied
         start += part_size
-    keys = [parts[0][i: i + token_cache.KEY_CHARS] for i in range(0, len(parts[0]), token_cache.KEY_CHARS)]
-    stamps = parts[1].split(b"\x00") if keys else []
-    stems, words, grams = (_split(part.decode("utf-8", "surrogatepass")) for part in parts[2:TEXTS])
-    arrays = {}
-    for name, part in zip(SECTIONS, parts[TEXTS:], strict=True):
-        arrays[name] = values = array("I")
-        values.frombytes(part)  # a length not a multiple of the item size: ValueError
+    keys = [bytes(parts[0][i: i + token_cache.KEY_CHARS]) for i in range(0, len(parts[0]), token_cache.KEY_CHARS)]
+    stamps = bytes(parts[1]).split(b"\x00") if keys else []
+    stems, words, grams = (_split(str(part, "utf-8", "surrogatepass")) for part in parts[2:TEXTS])
+    # Each array a view of the read, as native uint32 (the header named the byte order); a length that is not a
+    # whole number of them: TypeError. (memoryview reads an item at any alignment.)
+    arrays = {name: part.cast("I") for name, part in zip(SECTIONS, parts[TEXTS:], strict=True)}
     index = RankIndex(keys, stamps, stems, words, grams, arrays, fd, pairs_at, sizes[-1] // PAIR_BYTES)
     if len(keys) == n == len(set(keys)) == len(stamps) and _consistent(index):
         return index
@@ -308,7 +308,7 @@ OFFSETS = (("stem", "stem_docs"), ("word", "word_docs"), ("doc_stems", "doc_stem
            ("related", "related"))
 
 
-def _offsets(at: array, end: int) -> bool:
+def _offsets(at: memoryview, end: int) -> bool:
     values = at.tolist()  # sorted() of the list: half the time of sorted() of the array
     return values[0] == 0 and values[-1] == end and values == sorted(values)
 
