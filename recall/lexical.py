@@ -204,6 +204,7 @@ if TYPE_CHECKING:
         def names(self, i: int) -> set[str]: ...
         def related(self, i: int) -> set[str]: ...
         def written_stems(self) -> Iterable[tuple[str, str]]: ...
+        def spelled(self, prefix: str) -> dict[str, str] | None: ...
 
 
 class DocCorpus:
@@ -246,6 +247,9 @@ class DocCorpus:
     def written_stems(self) -> Iterable[tuple[str, str]]:
         """Each word as written in the pool, with its stem (for typo correction)."""
         return ((w, stem(w)) for w in set().union(*(d.written for d in self.documents)))
+
+    def spelled(self, prefix: str) -> dict[str, str] | None:
+        return None  # Ranker.spellings' table, from written_stems
 
 
 class Ranker:
@@ -291,7 +295,8 @@ class Ranker:
             if (len(word) < TYPO_MIN_LEN or word in STOPWORDS or word in FILLER or word.isdigit()
                     or self.corpus.df(stem(word))):
                 continue
-            candidates = self.spellings().get(word[:2], {})
+            found = self.corpus.spelled(word[:2])
+            candidates = found if found is not None else self.spellings().get(word[:2], {})
             for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
                 close = sorted({s for w, s in candidates.items() if within_edits(word, w, limit)},
                                key=lambda s: (-self.corpus.df(s), s))  # the commoner word

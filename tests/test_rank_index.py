@@ -89,6 +89,22 @@ def test_every_pool_ranks_as_on_its_own_tokens(built, tmp_path):
     assert any(Ranker([fields[i] for i in base], [docs[i] for i in base]).rank(p) for p in prompts)
 
 
+def test_typo_candidates_from_the_index_are_the_table_s_for_every_prefix(built, tmp_path):
+    """IndexedCorpus.spelled reads a prefix's candidates off the sorted words and stems instead of building
+    Ranker.spellings' whole table: the same entries, for every prefix any word or stem of the pool has."""
+    fields, docs = built
+    pool = [fields[i] for i in range(200)]
+    corpus = _corpus(tmp_path, pool, pool)
+    table = Ranker(pool, docs[:200]).spellings()
+    prefixes = {w[:2] for w in corpus.index.words} | {t[:2] for t in corpus.index.stems} | {"zz", "é", "q"}
+    assert len(table) > 100
+    for prefix in prefixes:
+        assert corpus.spelled(prefix) == table.get(prefix, {}), prefix
+    typo = Ranker(pool, corpus=corpus)
+    assert typo.corrections("how do we deplyo the resmue bulider") == Ranker(pool, docs[:200]).corrections(
+        "how do we deplyo the resmue bulider") != {}
+
+
 def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata, monkeypatch):
     from benchmarks import realistic
 
