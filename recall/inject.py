@@ -80,7 +80,22 @@ def says(text: str, what: str) -> bool:
     return bool(wanted) and wanted <= _words_of(text)
 
 
+def lines_say(lines: list[str], what: str) -> bool:
+    """says("\n".join(lines), what), from each line's words: render_all shows a memory's first 3, then up to
+    12, then 6 lines, and each line is tokenised once (a line break always ends a word)."""
+    wanted = _words_of(what)
+    if not wanted:
+        return False
+    held: set[str] = set()
+    for line in lines:
+        held |= _words_of(line)
+        if wanted <= held:
+            return True
+    return False
+
+
 _words_seen: dict[str, frozenset[str]] = {}  # render_all renders a memory up to three times to fit the budget
+WORDS_SEEN_KEPT = 1024  # texts: each shown line of a prompt's memories, and their descriptions
 
 
 def _words_of(text: str) -> frozenset[str]:
@@ -88,7 +103,7 @@ def _words_of(text: str) -> frozenset[str]:
     if found is None:
         from memdir.words import tokens
 
-        if len(_words_seen) >= 64:  # the warm server renders prompt after prompt: keep the last few only
+        if len(_words_seen) >= WORDS_SEEN_KEPT:  # the warm server renders prompt after prompt: the last few only
             _words_seen.clear()
         found = _words_seen[text] = frozenset(tokens(text))
     return found
@@ -107,7 +122,7 @@ def render_memory(header: Header, now: float | None = None, cache_dir: Path | No
     shown = [line if len(line) <= LINE_MAX_CHARS else line[: LINE_MAX_CHARS - 1] + "…"
              for line in lines[:max_body_lines]]
     description = header.description or ""
-    said = bool(description) and (says("\n".join(shown), description) or says(known, description))
+    said = bool(description) and (lines_say(shown, description) or says(known, description))
     hidden = len(lines) - len(shown)
     trimmed = hidden > 0 or cut
     if hidden > 0:
