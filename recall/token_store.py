@@ -268,10 +268,28 @@ def fill(memory_dir: Path) -> tuple[int, int]:
     return tried, written
 
 
+_fillers: list[int] = []  # the fillers this process started and has not reaped yet
+
+
+def _reap() -> None:
+    """Reap the fillers this process started that have ended. A prompt hook exits before its filler does (init
+    reaps it), but the MCP server and the Python API recall for hours: unreaped, each filler they started stayed
+    a zombie until they exited. Called on every spawn_fill, so at most the last one waits for the next recall."""
+    for pid in list(_fillers):
+        try:
+            ended = os.waitpid(pid, os.WNOHANG)[0] != 0
+        except ChildProcessError:
+            ended = True  # reaped already (SIGCHLD ignored, or a child watcher of the host's)
+        if ended and pid in _fillers:
+            _fillers.remove(pid)
+
+
 def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
     """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
     and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
+    if _fillers:
+        _reap()
     if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not sys.executable
             or not token_cache.fingerprint()
             or os.environ.get(C.TOKEN_STORE_FILL_ENV, "").strip().lower() in C.SWITCHED_OFF):
@@ -296,8 +314,8 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
         code = (f"import sys; sys.path[:] = {sys.path!r}; from memdir.stages.recall.token_store import main; "
                 "main(sys.argv[1:])")
         devnull = [(os.POSIX_SPAWN_OPEN, i, os.devnull, os.O_RDWR, 0) for i in (0, 1, 2)]
-        os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code, os.fspath(memory_dir), str(fd)],
-                       dict(os.environ), file_actions=devnull, setsid=True)
+        _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code, os.fspath(memory_dir),
+                                                        str(fd)], dict(os.environ), file_actions=devnull, setsid=True))
         return True
     except Exception:  # noqa: BLE001 - no filler (no executable, no setsid here...) must never cost the prompt its answer
         return False
