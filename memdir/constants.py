@@ -221,6 +221,7 @@ TOKEN_STORE_FILL_MIN = 8  # a prompt hook that tokenised this many memories star
 TOKEN_CACHE_KEPT_BESIDE = 64  # ... or found more than this many memories in the token cache: the filler prunes those
 TOKEN_STORE_RETRY_S = 60  # ... unless one started within this many seconds (or one still runs)
 TOKEN_STORE_FILL_MAX_S = 900  # the filler's wall-clock bound (~12 s of CPU at 20,000 memories when idle)
+TOKEN_STORE_STOP_GRACE_S = 30  # ... past which it unwinds (its temp file removed), or is ended all the same
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and
 # the older matches of the last ~30 prompts (1,150 kept added 7 MB to the server at 20,000 memories).
 TOKENS_KEPT = 2000

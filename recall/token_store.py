@@ -323,23 +323,59 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
         os.close(fd)  # the filler's copy keeps the lock
 
 
+def _bounded() -> None:
+    """End this filler TOKEN_STORE_FILL_MAX_S from now, whatever it inherited: posix_spawn passes on the signal mask
+    and an ignored SIGALRM (a host that blocks it in its threads, or ignores it), under which the bound never came.
+    Reached, it unwinds first, so that a write under way removes its temp file (the store's is up to
+    TOKEN_STORE_MAX_BYTES, in a folder `doctor` does not look in); one that cannot unwind is ended all the same."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(C.TOKEN_STORE_STOP_GRACE_S)
+        raise SystemExit(1)
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+    signal.signal(signal.SIGALRM, stop)
+    signal.alarm(C.TOKEN_STORE_FILL_MAX_S)
+
+
+def _sweep(memory_dir: Path) -> None:
+    """Remove the temp files of cache writes that never finished (a filler or a hook killed while writing): one
+    untouched for TOKEN_STORE_FILL_MAX_S belongs to no writer still running, as no writer of the cache runs longer."""
+    import stat
+
+    from memdir.fsio import is_temp_file
+
+    try:
+        with safefs.open_dir(memory_dir, f"{C.STATE_DIRNAME}/cache") as dfd:
+            for name in os.listdir(dfd):
+                if is_temp_file(name):
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and time.time() - st.st_mtime > C.TOKEN_STORE_FILL_MAX_S:
+                        os.unlink(name, dir_fd=dfd)
+    except (OSError, ValueError):
+        pass  # left for the next filler
+
+
 def main(argv: list[str]) -> int:
     """The detached filler: `argv` is the memory folder and the descriptor of the lock it holds (handed down by
     `spawn_fill`); without one (by hand) it takes the lock itself, or leaves when another filler holds it."""
-    import signal
     from pathlib import Path
 
-    signal.alarm(C.TOKEN_STORE_FILL_MAX_S)  # a stuck filler ends (and its lock with it); nothing half-written
+    _bounded()  # a stuck filler ends (and its lock with it); nothing half-written
     try:
         os.setpriority(os.PRIO_PROCESS, 0, C.DENSE_BACKGROUND_NICE)
     except (OSError, AttributeError):
         pass
     memory_dir = Path(argv[0])
     if len(argv) > 1:
+        _sweep(memory_dir)
         fill(memory_dir)
         return 0
     with safefs.try_locked(memory_dir, LOCK_FILE) as held:
         if held:
+            _sweep(memory_dir)
             fill(memory_dir)
     return 0
 

@@ -62,3 +62,60 @@ def test_hostile_a_long_lived_process_is_left_no_zombie_fillers(tmp_path, monkey
 
 def _cache_files(folder: Path) -> set[str]:
     return {p.name for p in (folder / C.STATE_DIRNAME / "cache").iterdir()}
+
+
+# A filler whose write takes past its bound (os.replace held up: the write's last step), under the SIGALRM
+# disposition the process it came from passed on.
+BOUNDED = """
+import os, signal, sys, time
+if sys.argv[2] == "ignored":
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+elif sys.argv[2] == "blocked":
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+from memdir import constants as C, safefs
+C.TOKEN_STORE_FILL_MAX_S = 1
+from memdir.stages.recall import token_store
+replace = os.replace
+def held_up(*args, **kwargs):
+    time.sleep(30)
+    return replace(*args, **kwargs)
+os.replace = held_up
+token_store.fill = lambda d: safefs.write_bytes(d, token_store.STORE_FILE, b"x" * 4096, durable=False)
+token_store.main([sys.argv[1], "99"])
+"""
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored", "blocked"])
+def test_hostile_a_filler_ends_at_its_bound_and_leaves_no_temp_file(tmp_path, inherited):
+    """posix_spawn passes on the signal mask and an ignored SIGALRM: the bound must hold under either. And the
+    bound reached mid-write must not leave the store's temp file (up to 1 GB) where `doctor` never looks."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    folder, _, _ = _small(tmp_path)
+    before = _cache_files(folder)
+    child = subprocess.Popen([sys.executable, "-c", BOUNDED, str(folder), inherited], cwd=REPO)
+    try:
+        child.wait(timeout=20)  # 30 s held up: the bound (1 s) ended it
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode != 0
+    assert _cache_files(folder) == before
+
+
+def test_hostile_a_filler_removes_temp_files_no_writer_finished(tmp_path):
+    """A filler or hook killed while writing (the OOM killer, a hook's timeout, a reboot) leaves a temp file in the
+    cache folder; the next filler removes it once no running writer can own it, and leaves a recent one alone."""
+    folder, _, _ = _small(tmp_path)
+    cache = folder / C.STATE_DIRNAME / "cache"
+    old, recent = cache / f".{C.TOKEN_STORE_NAME}{C.TEMP_MARKER}12345-0a0b0c0d", cache / f".headers{C.TEMP_MARKER}7-1"
+    for temp in (old, recent):
+        temp.write_bytes(b"x" * 4096)
+    past = time.time() - C.TOKEN_STORE_FILL_MAX_S - 60
+    os.utime(old, (past, past))
+    assert token_store.main([str(folder)]) == 0
+    assert not old.exists() and recent.exists()
