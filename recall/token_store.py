@@ -323,7 +323,7 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
         os.close(fd)  # the filler's copy keeps the lock
 
 
-def _bounded() -> None:
+def _bounded():  # -> the SIGALRM handler it replaced (signal's handler type: not imported here)
     """End this filler TOKEN_STORE_FILL_MAX_S from now, whatever it inherited: posix_spawn passes on the signal mask
     and an ignored SIGALRM (a host that blocks it in its threads, or ignores it), under which the bound never came.
     Reached, it unwinds first, so that a write under way removes its temp file (the store's is up to
@@ -336,8 +336,9 @@ def _bounded() -> None:
         raise SystemExit(1)
 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
-    signal.signal(signal.SIGALRM, stop)
+    previous = signal.signal(signal.SIGALRM, stop)
     signal.alarm(C.TOKEN_STORE_FILL_MAX_S)
+    return previous
 
 
 def _sweep(memory_dir: Path) -> None:
@@ -361,22 +362,27 @@ def _sweep(memory_dir: Path) -> None:
 def main(argv: list[str]) -> int:
     """The detached filler: `argv` is the memory folder and the descriptor of the lock it holds (handed down by
     `spawn_fill`); without one (by hand) it takes the lock itself, or leaves when another filler holds it."""
+    import signal
     from pathlib import Path
 
-    _bounded()  # a stuck filler ends (and its lock with it); nothing half-written
+    previous = _bounded()  # a stuck filler ends (and its lock with it); nothing half-written
     try:
-        os.setpriority(os.PRIO_PROCESS, 0, C.DENSE_BACKGROUND_NICE)
-    except (OSError, AttributeError):
-        pass
-    memory_dir = Path(argv[0])
-    if len(argv) > 1:
-        _sweep(memory_dir)
-        fill(memory_dir)
-        return 0
-    with safefs.try_locked(memory_dir, LOCK_FILE) as held:
-        if held:
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, C.DENSE_BACKGROUND_NICE)
+        except (OSError, AttributeError):
+            pass
+        memory_dir = Path(argv[0])
+        if len(argv) > 1:  # spawn_fill took the lock and handed its descriptor down
             _sweep(memory_dir)
             fill(memory_dir)
+            return 0
+        with safefs.try_locked(memory_dir, LOCK_FILE) as held:
+            if held:
+                _sweep(memory_dir)
+                fill(memory_dir)
+    finally:  # run in a process that goes on (by hand, from a test): no alarm left to end it 15 minutes later
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     return 0
 
 

@@ -119,3 +119,15 @@ def test_hostile_a_filler_removes_temp_files_no_writer_finished(tmp_path):
     os.utime(old, (past, past))
     assert token_store.main([str(folder)]) == 0
     assert not old.exists() and recent.exists()
+
+
+def test_hostile_the_filler_run_in_a_process_that_goes_on_leaves_no_alarm_behind(tmp_path):
+    """main() by hand or from a test runs in a process that lives on: its 900 s bound, left armed, ended that
+    process (a pytest worker: "Alarm clock") 15 minutes later, whatever it was doing by then."""
+    import signal
+
+    folder, _, _ = _small(tmp_path)
+    handler = signal.getsignal(signal.SIGALRM)
+    assert token_store.main([str(folder)]) == 0
+    assert signal.alarm(0) == 0  # nothing was pending
+    assert signal.getsignal(signal.SIGALRM) == handler
