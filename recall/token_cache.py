@@ -67,7 +67,7 @@ def tokenised(memory_dir: Path, fields: Sequence[Fields], fill: bool = False) ->
 
     keys = [digest(one) for one in fields]
     stored = token_store.lookup(memory_dir, keys)
-    if len(stored) == len(keys):
+    if len(stored) == len(set(keys)):  # a set: the same text in two files (a copied memory) is one key
         return [stored[key] for key in keys]  # the cache file is neither read nor written
     tag = fingerprint()
     vocabulary, entries = _load(memory_dir, tag) if tag else ([], {})

@@ -131,3 +131,16 @@ def test_hostile_the_filler_run_in_a_process_that_goes_on_leaves_no_alarm_behind
     assert token_store.main([str(folder)]) == 0
     assert signal.alarm(0) == 0  # nothing was pending
     assert signal.getsignal(signal.SIGALRM) == handler
+
+
+def test_hostile_a_memory_copied_into_another_file_is_served_from_the_store_alone(tmp_path, monkeypatch):
+    """Two files of the same text (a memory copied into another folder) are one key: the store holds it, so the
+    token cache is not read for them, as for any pool the store holds whole."""
+    from memdir.stages.recall import token_cache
+    from memdir.stages.recall.lexical import document_tokens
+    from tests.test_token_store import _as_tuple
+
+    folder, fields, _ = _small(tmp_path)
+    monkeypatch.setattr(token_cache, "_load", lambda *a: pytest.fail("the token cache was read"))
+    pool = [*fields, fields[0]]
+    assert [_as_tuple(d) for d in token_cache.tokenised(folder, pool)] == [_as_tuple(document_tokens(*f)) for f in pool]
