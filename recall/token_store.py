@@ -309,13 +309,19 @@ def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
         except OSError:
             return False  # a filler holds it
         os.pwrite(fd, b"\n", 0)  # the retry interval starts now (the file's mtime), whatever becomes of the filler
-        os.set_inheritable(fd, True)
         # -S -P and this process's own sys.path: the filler imports what this hook imports, from the same places.
         code = (f"import sys; sys.path[:] = {sys.path!r}; from memdir.stages.recall.token_store import main; "
                 "main(sys.argv[1:])")
         devnull = [(os.POSIX_SPAWN_OPEN, i, os.devnull, os.O_RDWR, 0) for i in (0, 1, 2)]
-        _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code, os.fspath(memory_dir),
-                                                        str(fd)], dict(os.environ), file_actions=devnull, setsid=True))
+        # An inheritable copy, never 0-2: in a process started with stdin closed the lock opened there, and the
+        # file actions put /dev/null in its place, so the filler ran without the lock and a second could start.
+        handed = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
+        try:
+            _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code,
+                                                            os.fspath(memory_dir), str(handed)],
+                                           dict(os.environ), file_actions=devnull, setsid=True))
+        finally:
+            os.close(handed)
         return True
     except Exception:  # noqa: BLE001 - no filler (no executable, no setsid here...) must never cost the prompt its answer
         return False

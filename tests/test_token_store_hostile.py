@@ -144,3 +144,33 @@ def test_hostile_a_memory_copied_into_another_file_is_served_from_the_store_alon
     monkeypatch.setattr(token_cache, "_load", lambda *a: pytest.fail("the token cache was read"))
     pool = [*fields, fields[0]]
     assert [_as_tuple(d) for d in token_cache.tokenised(folder, pool)] == [_as_tuple(document_tokens(*f)) for f in pool]
+
+
+def test_hostile_a_process_without_stdio_still_hands_the_lock_down(tmp_path, monkeypatch):
+    """With descriptors 0-2 closed (a daemon using the Python API) the lock file opens as one of them, which the
+    spawn's file actions replace with /dev/null: the filler ran without the lock, so the next
+    hook could start a second one (and a test or benchmark waiting on the lock did not wait)."""
+    folder, _, _ = _small(tmp_path)
+    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
+    handed: list[tuple[int, tuple[int, int], set[int]]] = []
+
+    def spawn(path, argv, env, file_actions=(), **kwargs):
+        fd = int(argv[-1])
+        st = os.fstat(fd)
+        handed.append((fd, (st.st_dev, st.st_ino), {action[1] for action in file_actions}))
+        return 1
+
+    monkeypatch.setattr(os, "posix_spawn", spawn)
+    saved = [os.dup(std) for std in (0, 1, 2)]
+    try:
+        for std in (0, 1, 2):  # a daemon's: no stdin, stdout or stderr
+            os.close(std)
+        spawned = token_store.spawn_fill(folder, C.TOKEN_STORE_FILL_MIN)
+    finally:
+        for std, fd in enumerate(saved):
+            os.dup2(fd, std)
+            os.close(fd)
+    assert spawned
+    [(fd, inode, replaced)] = handed
+    st = os.stat(folder / token_store.LOCK_FILE)
+    assert inode == (st.st_dev, st.st_ino) and fd not in replaced
