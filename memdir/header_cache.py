@@ -178,7 +178,7 @@ class HeaderCache:
                 i, start = expected, at
                 if not lines.startswith(key, start):  # not where the last scan had it: moved, new or changed
                     i, start = self._place(key)
-                    changed = True  # written again in this scan's order, so that the next one finds it in place
+                    changed = changed or start >= 0  # written again in this scan's order, so that the next one finds it in place
                 if start >= 0 and i < count:
                     end = lines.find(b"\n", start)
                     expected, at = i + 1, end + 1
@@ -187,8 +187,10 @@ class HeaderCache:
                     numbers.append(old[i])
                     return header
             header = one_file.read_header(path, self.root, max_lines, dir_fd=dfd)
-            changed = True
             line = _encode(header, key[:-1]) if key and now - st.st_ctime_ns > RACY_NS else None
+            # One not kept (changed within RACY_NS, or a field the format cannot hold) leaves a file that holds
+            # entries as it was: written again, it cost every prompt every excerpt read and the whole file written.
+            changed = changed or line is not None or entries is None
             if line is not None:
                 new[len(kept)] = (line, header.excerpt.encode("utf-8", "surrogatepass"))
                 kept.append(header)
