@@ -32,6 +32,10 @@ def built(realdata, tmp_path, monkeypatch):
 
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
     monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 0)
+    # A prompt hook's process: none of the warm server's in-memory state, which an earlier test in this worker
+    # (an MCP or UI server run in-process) may have switched on. Its word index reads every older header.
+    for kept in ("_index", "_tokens", "_packer"):
+        monkeypatch.setattr(manifest, kept, None)
     real = tmp_path / "real"
     shutil.copytree(realdata / realistic.REAL_FOLDER, real)
     return realistic.build(tmp_path / "built", 260, source_folder=real)
