@@ -146,7 +146,8 @@ MAX_REPLY = 4 << 20  # the client reads at most this much: a reply is a few KB o
 def receive(conn) -> dict | None:
     """The reply on a connection from server_socket.send or early_ask (a `socket.socket` or a bare `_socket`
     one), within the timeout it was sent with; None on any failure."""
-    import json  # here: the early question goes out before json's import (early_ask)
+    from memdir import light_json  # not json: with a stuck server this runs in a thread beside the local recall,
+    # and importing json there (re, its scanner) cost the race ~1.5 ms of CPU that no server at all never pays
 
     try:
         chunks, size = [], 0
@@ -155,7 +156,7 @@ def receive(conn) -> dict | None:
             size += len(chunk)
             if size > MAX_REPLY:
                 return None
-        reply = json.loads(b"".join(chunks))
+        reply = light_json.loads(b"".join(chunks).decode("utf-8"))  # not UTF-8: UnicodeDecodeError, a ValueError
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError, RecursionError):
         return None
