@@ -98,6 +98,10 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
             return (answer if answer is not None else local()), reply
         return _race_local(conn, local, expect)
     finally:
+        try:
+            conn.shutdown(2)  # SHUT_RDWR: wakes a thread still blocked reading it (a close alone leaves it blocked)
+        except OSError:
+            pass
         conn.close()
 
 
