@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 
 
@@ -83,6 +83,35 @@ class BM25:
         return out
 
 
+def marked_words(words: list[str]) -> tuple[list[str], str, list[int]]:
+    """The words, marked as recall.lexical cuts n-grams (#word#) and joined by newlines (no n-gram holds one, so
+    a match found in the text lies within one word), and where each starts in it: for grams_in_words."""
+    return words, "#" + "#\n#".join(words) + "#", list(accumulate((len(w) + 3 for w in words), initial=0))
+
+
+def grams_in_words(marked: tuple[list[str], str, list[int]], grams: Iterable[str]) -> dict[str, dict[str, int]]:
+    """Per word of `marked` (marked_words) holding one of the n-grams, how many times each is in it: the words
+    are searched as one string, and overlapping matches each counted, as the word's n-gram list repeats them."""
+    vocabulary, text, starts = marked
+    in_word: dict[str, dict[str, int]] = {}
+    for gram in grams:
+        at = text.find(gram)
+        while at != -1:
+            per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
+            per[gram] = per.get(gram, 0) + 1
+            at = text.find(gram, at + 1)
+    return in_word
+
+
+def gram_counts(written: Mapping[str, int], in_word: dict[str, dict[str, int]]) -> dict[str, int]:
+    """A document's count of each n-gram, from its words as written (word -> count) and grams_in_words."""
+    freq: dict[str, int] = {}
+    for word in written.keys() & in_word.keys():
+        for gram, inside in in_word[word].items():
+            freq[gram] = freq.get(gram, 0) + written[word] * inside
+    return freq
+
+
 class GramBM25(BM25):
     """BM25 over the character n-grams of each document's words, with the scores BM25 gives the
     n-gram lists, counted from the words a query's n-grams are in when it asks: a folder holds
@@ -115,21 +144,10 @@ class GramBM25(BM25):
         return out
 
     def _postings(self, grams: set[str]) -> dict[str, list[tuple[int, int]]]:
-        """Per n-gram, (document, count) for every document holding it, ascending. The folder's words,
-        marked as `_word_grams` marks them (#word#), are searched as one string: an n-gram never holds a
-        newline, so each match lies within one word, and overlapping matches are each counted, as
-        the n-gram list repeats them."""
+        """Per n-gram, (document, count) for every document holding it, ascending."""
         if self._marked is None:  # built once: the warm server asks one ranker prompt after prompt
-            words = list(set().union(*self.tf))
-            self._marked = words, "#" + "#\n#".join(words) + "#", list(accumulate((len(w) + 3 for w in words), initial=0))
-        vocabulary, text, starts = self._marked
-        in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
-        for gram in grams:
-            at = text.find(gram)
-            while at != -1:
-                per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
-                per[gram] = per.get(gram, 0) + 1
-                at = text.find(gram, at + 1)
+            self._marked = marked_words(list(set().union(*self.tf)))
+        in_word = grams_in_words(self._marked, grams)
         self._asked += 1
         holding = self._holding
         if holding is None and self._asked >= 2:  # a ranker asked again (the warm server's): index the words' documents
@@ -150,10 +168,8 @@ class GramBM25(BM25):
                         freq[gram] = freq.get(gram, 0) + times * inside
         else:  # one question (a prompt hook's process): a pass over the documents costs less than indexing them
             for i, counts in enumerate(self.tf):
-                for word in counts.keys() & in_word.keys():
-                    freq = per_doc.setdefault(i, {})
-                    for gram, inside in in_word[word].items():
-                        freq[gram] = freq.get(gram, 0) + counts[word] * inside
+                if freq := gram_counts(counts, in_word):
+                    per_doc[i] = freq
         found: dict[str, list[tuple[int, int]]] = {}
         for i in sorted(per_doc):  # ascending, as a pass over the documents finds them
             for gram, f in per_doc[i].items():

@@ -8,10 +8,9 @@ masked; the pool's memories the index lacks (`extra`) are ranked from their toke
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from itertools import accumulate
+from bisect import bisect_left
 
-from memdir.stages.recall.bm25 import BM25, add_term, term_idf
+from memdir.stages.recall.bm25 import BM25, add_term, gram_counts, grams_in_words, marked_words, term_idf
 from memdir.stages.recall.lexical import TYPO_MIN_LEN
 
 TYPE_CHECKING = False
@@ -124,27 +123,13 @@ class IndexedCorpus:
         return out
 
     def _extra_grams(self, terms: set[str]) -> dict[str, list[tuple[int, int]]]:
-        """Per n-gram, (pool position, count) of the extra memories holding it: their words as written,
-        marked as recall.lexical cuts n-grams (#word#) and joined with tabs (an n-gram never holds one), are
-        searched as one string, and overlapping matches each counted, as the n-gram list repeats them."""
-        vocabulary = list({w for d in self.extra.values() for w in d.written})  # any order: each word is found once
-        text = "#" + "#\t#".join(vocabulary) + "#"
-        starts = list(accumulate((len(w) + 3 for w in vocabulary), initial=0))
-        in_word: dict[str, dict[str, int]] = {}  # word -> {n-gram of the query: times in it}
-        for gram in terms:
-            at = text.find(gram)
-            while at != -1:
-                per = in_word.setdefault(vocabulary[bisect_right(starts, at) - 1], {})
-                per[gram] = per.get(gram, 0) + 1
-                at = text.find(gram, at + 1)
+        """Per n-gram, (pool position, count) of the extra memories holding it, from their words as written
+        (as GramBM25 counts them)."""
+        words = list({w for d in self.extra.values() for w in d.written})  # any order: each word is found once
+        in_word = grams_in_words(marked_words(words), terms)
         found: dict[str, list[tuple[int, int]]] = {}
         for p in self.extra_at:
-            written = self.extra[p].written
-            counts: dict[str, int] = {}
-            for word in written.keys() & in_word.keys():
-                for gram, inside in in_word[word].items():
-                    counts[gram] = counts.get(gram, 0) + written[word] * inside
-            for gram, count in counts.items():
+            for gram, count in gram_counts(self.extra[p].written, in_word).items():
                 found.setdefault(gram, []).append((p, count))
         return found
 
