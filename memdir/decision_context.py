@@ -18,7 +18,7 @@ from memdir import constants as C, light_json, safefs
 
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
-    from pathlib import Path
+    pass
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
@@ -258,28 +258,27 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
         if _session_marker(memory_dir, session_id) is None:
             return "", ""
         first = first_prompt_of_session(state_dir, session_id)
-        from pathlib import Path
+        from memdir.locate import decisions_dir, orchestkit_compat, project_root
 
-        from memdir.paths import decisions_dir, orchestkit_compat, project_root
-
-        root = project_root(Path(cwd) if cwd and os.path.isdir(cwd) else Path.cwd())
-        compat = orchestkit_compat(Path(memory_dir), root).enabled
-        journal = decisions_dir(Path(memory_dir), root, compat=compat) / C.DECISIONS_JOURNAL
-        notice = "" if compat or not first else _say_once(memory_dir, unread_repo_journal(Path(memory_dir), root))
-        return (str(journal) if journal.is_file() else ""), notice
+        root = project_root(cwd if cwd and os.path.isdir(cwd) else os.getcwd())
+        compat = orchestkit_compat(memory_dir, root).enabled
+        journal = os.path.join(decisions_dir(memory_dir, root, compat=compat), C.DECISIONS_JOURNAL)
+        notice = "" if compat or not first else _say_once(memory_dir, unread_repo_journal(memory_dir, root))
+        return (journal if os.path.isfile(journal) else ""), notice
     except (OSError, ValueError):
         return "", ""
 
 
-def unread_repo_journal(memory_dir: Path, root: Path) -> str:
+def unread_repo_journal(memory_dir: str | os.PathLike, root: str | os.PathLike) -> str:
     """When the repository holds `.claude/memory/decisions.jsonl` (OrchestKit's layout, or memdir before it
     kept decisions in the memory folder) and the user has not chosen a layout: what to tell them, starting
     with the journal's path. memdir neither reads nor writes it (a cloned repository's journal is not
     trusted), and never moves or deletes it. "" when there is no such journal or the user chose."""
-    from memdir.paths import decisions_dir, orchestkit_journal, orchestkit_setting
+    from memdir.locate import decisions_dir, orchestkit_journal, orchestkit_setting
 
+    memory_dir, root = os.fspath(memory_dir), os.fspath(root)
     legacy = orchestkit_journal(root)
-    if not legacy.is_file() or orchestkit_setting(memory_dir, root) is not None:
+    if not os.path.isfile(legacy) or orchestkit_setting(memory_dir, root) is not None:
         return ""
     here = decisions_dir(memory_dir, root, compat=False)
     config = os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from memdir.errors import MemdirError
 
@@ -30,13 +29,19 @@ def normalize(engine: str) -> str:
     return ALIASES.get(engine, engine)
 
 
-def _anthropic_config_dir(env) -> Path:
-    """The SDK's `<config_dir>` (ANTHROPIC_CONFIG_DIR, else ~/.config/anthropic or %APPDATA%)."""
+def _home(env) -> str:
+    return env.get("HOME") or os.path.expanduser("~")
+
+
+def _anthropic_config_dir(env) -> str:
+    """The SDK's `<config_dir>` (ANTHROPIC_CONFIG_DIR, else ~/.config/anthropic or %APPDATA%). Strings, not
+    `Path`: the prompt hook asks this, and pathlib's import is ~4.5 ms of it (issue 26)."""
     if env.get("ANTHROPIC_CONFIG_DIR"):
-        return Path(env["ANTHROPIC_CONFIG_DIR"])
+        return env["ANTHROPIC_CONFIG_DIR"]
     if sys.platform == "win32":
-        return Path(env.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "Anthropic"
-    return Path(env.get("HOME") or Path.home()) / ".config" / "anthropic"
+        return os.path.join(env.get("APPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Roaming"),
+                            "Anthropic")
+    return os.path.join(_home(env), ".config", "anthropic")
 
 
 def sdk_credentials_present(env: Mapping[str, str] | None = None) -> bool:
@@ -48,7 +53,8 @@ def sdk_credentials_present(env: Mapping[str, str] | None = None) -> bool:
                                                   or env.get("ANTHROPIC_IDENTITY_TOKEN_FILE")):
         return True
     folder = _anthropic_config_dir(env)
-    return (folder / "active_config").is_file() or (folder / "configs" / "default.json").is_file()
+    return os.path.isfile(os.path.join(folder, "active_config")) or os.path.isfile(
+        os.path.join(folder, "configs", "default.json"))
 
 
 def llm_configured(env: Mapping[str, str] | None = None) -> bool:
@@ -74,11 +80,12 @@ def claude_logged_in(env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     if env.get("CLAUDE_CODE_OAUTH_TOKEN"):
         return True
-    home = Path(env.get("HOME") or Path.home())
-    config_dir = Path(env["CLAUDE_CONFIG_DIR"]).expanduser() if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
-    if (config_dir / ".credentials.json").is_file():
+    home = _home(env)
+    config_dir = (os.path.expanduser(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR")
+                  else os.path.join(home, ".claude"))
+    if os.path.isfile(os.path.join(config_dir, ".credentials.json")):
         return True
-    for candidate in (config_dir / ".claude.json", home / ".claude.json"):
+    for candidate in (os.path.join(config_dir, ".claude.json"), os.path.join(home, ".claude.json")):
         try:
             with open(candidate, "rb") as handle:
                 if b'"oauthAccount"' in handle.read(4 << 20):  # bounded: this file also holds history

@@ -52,7 +52,6 @@ except ImportError:  # pragma: no cover - another Python
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import BinaryIO
 
 FORMAT = b"memdir-headers 2"
@@ -94,7 +93,7 @@ class HeaderCache:
     gets the next; numbers start over (under another `lineage`) when most of them are gone. `close()`
     when done: the cache file stays open for the excerpts until then."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str | os.PathLike) -> None:
         self.root = root
         self.tag = fingerprint()
         self.token: bytes | None = None  # the file's token once it matches what this scan saw

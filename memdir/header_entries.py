@@ -12,7 +12,6 @@ from memdir.scan import Header
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
-    from pathlib import Path
     from typing import BinaryIO
 
 FIELDS = 9  # rel path, four stamp numbers, name, description, type, problem
@@ -24,7 +23,7 @@ class Entries:
 
     __slots__ = ("root", "handle", "lines", "numbers", "offer", "ends", "base", "size", "blob")
 
-    def __init__(self, root: Path, handle: BinaryIO, lines: bytes, numbers: array, offer: bytes, ends: array,
+    def __init__(self, root: str | os.PathLike, handle: BinaryIO, lines: bytes, numbers: array, offer: bytes, ends: array,
                  base: int, size: int) -> None:
         self.root, self.handle, self.lines, self.numbers, self.offer = root, handle, lines, numbers, offer
         self.ends, self.base, self.size = ends, base, size

@@ -10,12 +10,8 @@ import time
 
 from memdir import constants as C
 
-TYPE_CHECKING = False  # the hooks import this module: no typing or pathlib at run time
-if TYPE_CHECKING:
-    from pathlib import Path
 
-
-def log(memory_dir: Path | None, event: str, message: str) -> None:
+def log(memory_dir: str | os.PathLike | None, event: str, message: str) -> None:
     """Append one line to the hook log (secrets redacted, never through a symlink); never raises.
 
     The log goes into an existing memory folder's `.memdir/`, else `<config home>/memdir/`: logging
@@ -23,7 +19,7 @@ def log(memory_dir: Path | None, event: str, message: str) -> None:
     """
     try:
         from memdir import safefs
-        from memdir.paths import config_home
+        from memdir.locate import config_home
         from memdir.secrets import redact
 
         if memory_dir is not None and os.path.isdir(memory_dir):

@@ -185,7 +185,7 @@ def cap(text: str, max_lines: int = C.INDEX_MAX_LINES, max_chars: int = C.INDEX_
 
 
 def load_for_context(text: str, max_lines: int = C.INDEX_MAX_LINES, max_chars: int = C.INDEX_MAX_CHARS, *,
-                     cache_dir: Path | None = None) -> str:
+                     cache_dir: Path | str | None = None) -> str:
     """The capped index, followed by the truncation warning when a limit was hit. `cache_dir`: where
     the rendered warning may be cached (memdir.template_cache), so a hook need not import jinja2."""
     capped = cap(text, max_lines, max_chars)

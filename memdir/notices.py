@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from memdir import constants as C, safefs
 
@@ -10,7 +10,7 @@ NOTICES = f"{C.STATE_DIRNAME}/notices.json"  # opened through memdir.safefs: nev
 LOCK = f"{C.STATE_DIRNAME}/notices.lock"
 
 
-def add_notice(memory_dir: Path, paths: list[str]) -> None:
+def add_notice(memory_dir: str | os.PathLike, paths: list[str]) -> None:
     if not paths:
         return
     import json  # the background worker's: a hook only takes notices
@@ -22,7 +22,7 @@ def add_notice(memory_dir: Path, paths: list[str]) -> None:
         safefs.write_text(memory_dir, NOTICES, json.dumps(current))
 
 
-def take_notices(memory_dir: Path) -> list[str]:
+def take_notices(memory_dir: str | os.PathLike) -> list[str]:
     """The paths saved since the last call, each returned once."""
     if not safefs.exists(memory_dir, NOTICES):
         return []

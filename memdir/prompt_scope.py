@@ -1,8 +1,9 @@
 """Which memory folder a prompt belongs to, from its cwd: shared by the prompt hook and the recall server.
 
 The server answers a question sent before the hook resolved anything (issue 26) and must resolve it exactly
-as the hook does, so both call these. Cheap on purpose: os only at import; pathlib, paths and config load
-inside the functions that need them (the hook path counts milliseconds).
+as the hook does, so both call these. Cheap on purpose: os only at import; memdir.locate and config load
+inside the functions that need them, and folders are plain strings: no `pathlib` (the hook path counts
+milliseconds).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
 
 def recall_text(prompt: str) -> str:
@@ -42,22 +42,20 @@ def usable_cwd(raw: str | None) -> str | None:
     return normal
 
 
-def memory_dir_for(cwd: str | None, env: Mapping[str, str] | None = None) -> Path | None:
+def memory_dir_for(cwd: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """The folder for this cwd's project, or None when memdir is switched off there or the
-    cwd names no usable project folder.
+    cwd names no usable project folder. A plain string (memdir.locate): no `pathlib` on the hook path.
 
     memdir's own switch (MEMDIR_DISABLE, `enabled: false` in its config) decides, not Claude Code's
     CLAUDE_CODE_DISABLE_AUTO_MEMORY: a user may turn native memory off to run memdir instead.
     `env`: the environment deciding (default: this process's; the recall server passes the session's).
     """
-    from pathlib import Path
-
-    from memdir.paths import memdir_enabled, resolve_memory_dir
+    from memdir.locate import memdir_enabled, resolve
 
     cwd_text = usable_cwd(cwd)
     if cwd_text is None:
         return None
-    memory_dir = resolve_memory_dir(Path(cwd_text), env).path
+    memory_dir = resolve(cwd_text, env).path
     if not memdir_enabled(memory_dir, env).enabled:
         return None
     return memory_dir
@@ -65,32 +63,26 @@ def memory_dir_for(cwd: str | None, env: Mapping[str, str] | None = None) -> Pat
 
 def native_on(cwd: str | None, env: Mapping[str, str] | None = None) -> bool:
     """Claude Code's own auto memory is on here (it loads MEMORY.md and instructs the model itself)."""
-    from pathlib import Path
+    from memdir.locate import memory_enabled
 
-    from memdir.paths import memory_enabled
-
-    cwd_text = usable_cwd(cwd)
-    return memory_enabled(Path(cwd_text) if cwd_text else Path.cwd(), env).enabled
+    return memory_enabled(usable_cwd(cwd) or os.getcwd(), env).enabled
 
 
-def index_loaded_by_claude_code(cwd: str | None, memory_dir: Path, env: Mapping[str, str] | None = None) -> bool:
+def index_loaded_by_claude_code(cwd: str | None, memory_dir: str, env: Mapping[str, str] | None = None) -> bool:
     """Claude Code loaded this folder's MEMORY.md into the session: its native auto memory is on and
     uses this very folder (not one memdir alone was pointed at with MEMDIR_PATH)."""
-    from memdir.paths import resolve_memory_dir
+    from memdir.locate import resolve
 
     if not native_on(cwd, env):
         return False
-    cwd_text = usable_cwd(cwd)
     native_env = {k: v for k, v in (os.environ if env is None else env).items() if k != "MEMDIR_PATH"}
     try:
-        from pathlib import Path
-
-        return resolve_memory_dir(Path(cwd_text) if cwd_text else None, native_env).path == memory_dir
+        return resolve(usable_cwd(cwd), native_env).path == os.fspath(memory_dir)
     except Exception:  # noqa: BLE001 - unreadable settings: repeating a description is the safe side
         return False
 
 
-def resolve_for_server(cwd: object, env: Mapping[str, str]) -> tuple[Path, bool, str]:
+def resolve_for_server(cwd: object, env: Mapping[str, str]) -> tuple[str, bool, str]:
     """What the prompt hook's `_ask` resolves for a prompt, for the recall server answering a question sent early: the memory
     folder, whether Claude Code loaded its index, the engine. ValueError when no folder serves this cwd."""
     from memdir.config import Settings, prompt_engine

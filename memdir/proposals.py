@@ -10,9 +10,9 @@ This module is on the prompt hook's path (`new_batch_notice`): it imports nothin
 
 from __future__ import annotations
 
+import os
 import re
 import time
-from pathlib import Path
 
 from memdir import constants as C, light_json, safefs
 from memdir.errors import MemdirError
@@ -80,9 +80,8 @@ def _from_json(data: object) -> Proposal | None:
     return proposal
 
 
-def pending(memory_dir: Path) -> list[Proposal]:
+def pending(memory_dir: str | os.PathLike) -> list[Proposal]:
     """The proposals waiting for review, oldest first. Unreadable or malformed files are left out."""
-    memory_dir = Path(memory_dir)
     if not safefs.exists(memory_dir, FOLDER):
         return []
     found = []
@@ -109,7 +108,7 @@ def _free_id(target: str, team: bool, taken: set[str]) -> str:
 
 
 def propose(
-    memory_dir: Path,
+    memory_dir: str | os.PathLike,
     *,
     target: str,
     action: str,
@@ -135,7 +134,6 @@ def propose(
         if text is None:
             raise MemdirError(f"a proposal to {action} {target} needs the new text")
         guard(text, f"a proposal for {target}")
-    memory_dir = Path(memory_dir)
     safefs.mkdirs(memory_dir, FOLDER)
     with safefs.locked(memory_dir, LOCK):
         waiting = pending(memory_dir)
@@ -155,7 +153,7 @@ def propose(
     return proposal
 
 
-def find(memory_dir: Path, ref: str) -> Proposal:
+def find(memory_dir: str | os.PathLike, ref: str) -> Proposal:
     """A pending proposal by its id, or by its target (file name, path or stem) when one proposal has it."""
     waiting = pending(memory_dir)
     wanted = ref.strip().removesuffix(".json")
@@ -163,8 +161,8 @@ def find(memory_dir: Path, ref: str) -> Proposal:
         if p.id == wanted:
             return p
     matches = [p for p in waiting
-               if wanted in (p.target, p.shown_target, p.target.removesuffix(".md"), Path(p.target).name,
-                             Path(p.target).stem, p.name)]
+               if wanted in (p.target, p.shown_target, p.target.removesuffix(".md"), os.path.basename(p.target),
+                             os.path.splitext(os.path.basename(p.target))[0], p.name)]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -173,18 +171,17 @@ def find(memory_dir: Path, ref: str) -> Proposal:
     raise MemdirError(f"no pending proposal {ref!r} (pending: {shown}); see `memdir review --list`")
 
 
-def move_aside(memory_dir: Path, proposal: Proposal, where: str) -> str:
+def move_aside(memory_dir: str | os.PathLike, proposal: Proposal, where: str) -> str:
     """Move a proposal's file to `proposals/<where>/` (kept, never deleted); its new relative path."""
     dst = f"{FOLDER}/{where}/{proposal.id}-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    safefs.rename(Path(memory_dir), _rel(proposal.id), dst, create_dst_dir=True)
+    safefs.rename(memory_dir, _rel(proposal.id), dst, create_dst_dir=True)
     return dst
 
 
-def new_batch_notice(memory_dir: Path) -> str | None:
+def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
     """"3 memories proposed: `memdir review`" once per new batch of proposals, else None.
 
     The prompt hook calls this on every prompt: a directory listing and a stat per proposal, no parsing."""
-    memory_dir = Path(memory_dir)
     try:
         entries = [name for name, kind in safefs.listdir(memory_dir, FOLDER) if kind == "file" and name.endswith(".json")]
         if not entries:

@@ -8,6 +8,7 @@ access goes through memdir/safefs.py (no symlink out of the folder); reads are b
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import date, timedelta
 from pathlib import Path
@@ -21,7 +22,7 @@ def runs_path(memory_dir: Path) -> Path:
     return memory_dir / C.STATE_DIRNAME / C.RUNS_LOG_NAME
 
 
-def append_run(memory_dir: Path, entry: dict) -> None:
+def append_run(memory_dir: Path | str | os.PathLike, entry: dict) -> None:
     from memdir.secrets import redact
 
     line = redact(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}, default=str))

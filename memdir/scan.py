@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
 
 from memdir import constants as C, inert, safefs
 from memdir.frontmatter_io import memory_type, parse_header
 from memdir.record import Record
+
+TYPE_CHECKING = False  # folders may be plain strings: the prompt hook passes memdir.locate's, without pathlib
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Header(Record):
@@ -43,6 +46,8 @@ class Header(Record):
 
     @property
     def path(self) -> Path:
+        from pathlib import Path
+
         return Path(self.abs_path)
 
     @property
@@ -65,7 +70,7 @@ class ScanResult(Record):
     unreadable: list[tuple[str, str]]
 
 
-def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = (), folders: list[str] | None = None) -> list[str]:
+def iter_memory_files(root: str | os.PathLike, exclude_dirs: tuple[str, ...] = (), folders: list[str] | None = None) -> list[str]:
     """Every `*.md` below root except index files, memdir's state, daily logs and hidden folders.
 
     Symlinks are never followed: a symlinked file or folder is not a memory (`doctor` reports it).
@@ -75,7 +80,7 @@ def iter_memory_files(root: Path, exclude_dirs: tuple[str, ...] = (), folders: l
     return [path for _, paths in memory_files_by_folder(root, exclude_dirs, folders) for path in paths]
 
 
-def memory_files_by_folder(root: Path, exclude_dirs: tuple[str, ...] = (),
+def memory_files_by_folder(root: str | os.PathLike, exclude_dirs: tuple[str, ...] = (),
                            folders: list[str] | None = None) -> list[tuple[str, list[str]]]:
     """iter_memory_files, as (folder, its memory files' paths) for each folder holding any, in the same
     order: a scan opens each folder once without working out every file's folder again."""
@@ -113,7 +118,7 @@ def memory_files_by_folder(root: Path, exclude_dirs: tuple[str, ...] = (),
 HEAD_BYTES = 8192  # one read covers 30 lines of any sane header
 
 
-def read_header(path: Path | str, root: Path | str, max_lines: int = C.HEADER_SCAN_LINES, *,
+def read_header(path: str | os.PathLike, root: str | os.PathLike, max_lines: int = C.HEADER_SCAN_LINES, *,
                 dir_fd: int | None = None) -> Header:
     """The header of one file below root, opened without following a symlink at any component
     (a FIFO, device or symlink is an OSError the scan reports) and read at most
@@ -162,7 +167,7 @@ _seen_headers: dict[tuple[str, str], tuple[tuple[int, int, int, int], int, Heade
 SEEN_HEADERS_MAX = 50_000
 
 
-def _read_header_cached(path: str, root: Path, max_lines: int, dfd: int) -> Header:
+def _read_header_cached(path: str, root: str | os.PathLike, max_lines: int, dfd: int) -> Header:
     st = os.stat(os.path.basename(path), dir_fd=dfd, follow_symlinks=False)
     if not stat.S_ISREG(st.st_mode):
         return read_header(path, root, max_lines, dir_fd=dfd)  # refuses it with the usual error
@@ -178,12 +183,12 @@ def _read_header_cached(path: str, root: Path, max_lines: int, dfd: int) -> Head
     return header
 
 
-def scan(root: Path, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
+def scan(root: str | os.PathLike, exclude_dirs: tuple[str, ...] = (), max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
     """Headers of every memory file below root; what cannot be read safely is listed in `unreadable`."""
     return scan_with(root, exclude_dirs, lambda path, rel, dfd: _read_header_cached(path, root, max_lines, dfd))
 
 
-def scan_with(root: Path, exclude_dirs: tuple[str, ...], read: Callable[[str, str, int], Header]) -> ScanResult:
+def scan_with(root: str | os.PathLike, exclude_dirs: tuple[str, ...], read: Callable[[str, str, int], Header]) -> ScanResult:
     """Every memory file below root through `read(path, rel, folder_fd)`, newest first, each folder opened once
     without following a symlink; what raises OSError is listed in `unreadable` (file_facts.scan shares this)."""
     headers: list[Header] = []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from memdir.prompts import TEMPLATES_DIR, VARIANT_ENV, render
 
@@ -23,8 +22,8 @@ def render_slotted(
     /,
     *,
     slots: dict[str, str],
-    cache_dir: Path | None,
-    variant: str | Path | None = None,
+    cache_dir: str | os.PathLike | None,
+    variant: str | os.PathLike | None = None,
     **context: object,
 ) -> str:
     """`render`, but the output skeleton is cached on disk so hot paths need not import jinja2.
@@ -35,21 +34,25 @@ def render_slotted(
     jinja2 costs ~35 ms to import, a third of the prompt hook's budget; a cache hit costs ~0.1 ms.
     """
     chosen = variant if variant is not None else os.environ.get(VARIANT_ENV) or None
-    source_file = Path(chosen) / template if chosen and (Path(chosen) / template).exists() else TEMPLATES_DIR / template
+    chosen_file = os.path.join(chosen, template) if chosen else None
+    source_file = chosen_file if chosen_file and os.path.exists(chosen_file) else os.path.join(TEMPLATES_DIR, template)
     skeleton = None
     cache_file = None
     secret = _user_secret() if cache_dir is not None else None
     if cache_dir is not None and secret is not None:
         import zlib
 
-        source = source_file.read_bytes()
+        with open(source_file, "rb") as handle:
+            source = handle.read()
         facts = ",".join(f"{k}={context[k]!r}" for k in sorted(context))
         key = f"{template}-{zlib.crc32(source):08x}-{len(source)}-{zlib.crc32(facts.encode()):08x}"
         # cache_dir is <memory>/.memdir/cache: opened from the memory folder down, never through a
         # symlink, and a skeleton is used only under this user's tag (see _tag).
         from memdir import safefs
 
-        cache_root, cache_file = cache_dir.parent.parent, f"{cache_dir.parent.name}/{cache_dir.name}/{key}"
+        state_dir, cache_name = os.path.split(os.fspath(cache_dir).rstrip(os.sep))
+        cache_root, state_name = os.path.split(state_dir)
+        cache_file = f"{state_name}/{cache_name}/{key}"
         skeleton = _read.get((str(cache_root), cache_file))
         if skeleton is None:
             try:

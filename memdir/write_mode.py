@@ -16,7 +16,6 @@ folder's own config can tighten the user's global choice but never loosen it.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from memdir import constants as C
 from memdir.errors import MemdirError
@@ -24,6 +23,7 @@ from memdir.errors import MemdirError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from memdir.store import MemoryStore
 
@@ -59,22 +59,23 @@ def parse(raw: str, where: str) -> str:
     return value
 
 
-def _config_files(memory_dir: Path | None, env: Mapping[str, str]) -> list[Path]:
-    from memdir.paths import config_home
+def _config_files(memory_dir: str | os.PathLike | None, env: Mapping[str, str]) -> list[str]:
+    """Strings (memdir.locate): the prompt hook reads the mode, without `pathlib`."""
+    from memdir.locate import config_home
 
-    files = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
+    files = [os.path.join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
     if memory_dir is not None:
-        files.append(Path(memory_dir) / C.STATE_DIRNAME / C.MEMDIR_CONFIG_NAME)
+        files.append(os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
     return files
 
 
-def current_with_source(memory_dir: Path | None = None, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+def current_with_source(memory_dir: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(mode, where it was set) for this memory folder."""
     env = os.environ if env is None else env
     raw = env.get(ENV, "")
     if raw.strip():
         return parse(raw, f"${ENV}"), f"{ENV}={raw.strip()}"
-    from memdir.paths import config_value
+    from memdir.locate import config_value
 
     chosen, source = "auto", "the default"
     for config_file in _config_files(memory_dir, env):
@@ -89,7 +90,7 @@ def current_with_source(memory_dir: Path | None = None, env: Mapping[str, str] |
     return chosen, source
 
 
-def current(memory_dir: Path | None = None, env: Mapping[str, str] | None = None) -> str:
+def current(memory_dir: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> str:
     return current_with_source(memory_dir, env)[0]
 
 
@@ -124,6 +125,8 @@ class Writers:
     (one run id), so a later change of the same file in the run replaces its earlier proposal."""
 
     def __init__(self, memory_dir: Path, source: str, *, team: bool = False, mode: str | None = None) -> None:
+        from pathlib import Path
+
         self.memory_dir = Path(memory_dir)
         self.source = source
         self.team = team

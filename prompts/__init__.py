@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from pathlib import Path
 
-TEMPLATES_DIR = Path(__file__).resolve().parent
+
+# A str, not a Path: the prompt hook renders from cached skeletons and never needs pathlib (issue 26).
+TEMPLATES_DIR = os.path.dirname(os.path.realpath(__file__))
 VARIANT_ENV = "MEMDIR_PROMPT_VARIANT"
 
 
@@ -35,7 +36,7 @@ def escape_tags(text: object) -> str:
 def _environment(variant: str | None):
     import jinja2
 
-    search = [variant, str(TEMPLATES_DIR)] if variant else [str(TEMPLATES_DIR)]
+    search = [variant, str(TEMPLATES_DIR)] if variant else [TEMPLATES_DIR]
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
@@ -48,11 +49,11 @@ def _environment(variant: str | None):
     return env
 
 
-def render(template: str, /, *, variant: str | Path | None = None, **context: object) -> str:
+def render(template: str, /, *, variant: str | os.PathLike | None = None, **context: object) -> str:
     """Render `template` (e.g. "index_truncated.j2"); `variant` defaults to $MEMDIR_PROMPT_VARIANT."""
     chosen = variant if variant is not None else os.environ.get(VARIANT_ENV) or None
     return _environment(str(chosen) if chosen else None).get_template(template).render(**context).strip()
 
 
 def template_names() -> list[str]:
-    return sorted(p.name for p in TEMPLATES_DIR.glob("*.j2"))
+    return sorted(name for name in os.listdir(TEMPLATES_DIR) if name.endswith(".j2"))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 
 from memdir import constants as C
 from memdir.config import Settings, recall_engine
@@ -55,7 +55,7 @@ class RecallResult(Record):
 VERIFY_BUDGET_S = 0.15  # the prompt path's share for checking names against the code
 
 
-def verify_selected(project_root: str, memory_dir: Path, selected: list[Header], budget_s: float = VERIFY_BUDGET_S,
+def verify_selected(project_root: str, memory_dir: str | os.PathLike, selected: list[Header], budget_s: float = VERIFY_BUDGET_S,
                     verdicts: Verdicts | None = None) -> dict:
     """Per selected memory, what it names checked against the project (memdir.verify.Evidence);
     `verdicts`: names already checked (the warm server's, memdir.verdicts)."""
@@ -67,7 +67,7 @@ def verify_selected(project_root: str, memory_dir: Path, selected: list[Header],
 
 
 def recall(
-    memory_dir: Path,
+    memory_dir: str | os.PathLike,
     query: str,
     *,
     settings: Settings | None = None,
@@ -85,7 +85,7 @@ def recall(
     index_loaded: bool = False,
     log_usage: bool | None = None,
     disk_cache: bool = False,
-    scanner: Callable[[Path], ScanResult] | None = None,
+    scanner: Callable[[str | os.PathLike], ScanResult] | None = None,
 ) -> RecallResult:
     """`dense`: a loaded `memdir.embeddings.DenseModel` (the warm server's), whose cached vectors are fused
     with the lexical ranking; None means lexical only. `project_root`: when given, what each selected
@@ -148,14 +148,14 @@ def recall(
     if selected:
         if project_root:
             result.evidence = verify_selected(project_root, memory_dir, selected, verify_budget_s, verdicts)
-        result.context = render_all(selected, now, cache_dir=memory_dir / C.STATE_DIRNAME / "cache",
+        result.context = render_all(selected, now, cache_dir=os.path.join(memory_dir, C.STATE_DIRNAME, "cache"),
                                     evidence=result.evidence, known=loaded_index_lines(memory_dir) if index_loaded else None)
         if record:
             state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
     return result
 
 
-def loaded_index_lines(memory_dir: Path) -> dict[str, str]:
+def loaded_index_lines(memory_dir: str | os.PathLike) -> dict[str, str]:
     """Per memory file, its MEMORY.md line as far as Claude Code loads the index (its line and size cap)."""
     from memdir import index, safefs
 
@@ -203,7 +203,7 @@ def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: lis
     return answer.selected
 
 
-def _log_model_use(memory_dir: Path, result: RecallResult, settings: Settings, session_id: str | None) -> None:
+def _log_model_use(memory_dir: str | os.PathLike, result: RecallResult, settings: Settings, session_id: str | None) -> None:
     """Every model call's usage and estimated cost goes to runs.jsonl (`memdir doctor` sums it)."""
     from memdir import runlog
 

@@ -10,9 +10,9 @@ each are listed by path at the end, or dropped when nothing fits.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from pathlib import Path
 
 from memdir import constants as C, inert
 from memdir.ages import days_old
@@ -32,7 +32,7 @@ def units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def read_capped(path: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES,
+def read_capped(path: str | os.PathLike, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES,
                 rel_path: str | None = None) -> tuple[str, bool]:
     """The first `max_lines` lines / `max_bytes` bytes (cut at a character boundary), and whether cut.
 
@@ -109,7 +109,7 @@ def _words_of(text: str) -> frozenset[str]:
     return found
 
 
-def render_memory(header: Header, now: float | None = None, cache_dir: Path | None = None,
+def render_memory(header: Header, now: float | None = None, cache_dir: str | os.PathLike | None = None,
                   max_body_lines: int = C.RECALL_TRIM_BODY_LINES, _lines: tuple[list[str], bool] | None = None,
                   verification: str = "", known: str = "") -> str:
     """One memory: type, age and path; a freshness warning past a day; description; the first body lines.
@@ -160,7 +160,7 @@ def _age(days: int) -> str:
 _warmed: set[tuple[str, str]] = set()
 
 
-def _warm(cache_dir: Path, age: str) -> None:
+def _warm(cache_dir: str | os.PathLike, age: str) -> None:
     """Once jinja2 is loaded anyway, cache every skeleton variant for this age, so a later hook
     process that meets a longer or shorter memory of the same age never has to import jinja2."""
     from memdir.template_cache import render_slotted
@@ -177,14 +177,14 @@ def _warm(cache_dir: Path, age: str) -> None:
                            trimmed=trimmed, undescribed=True)
 
 
-def _frame(part: str, cache_dir: Path | None, path: str = "", description: str = "") -> str:
+def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", description: str = "") -> str:
     from memdir.template_cache import render_slotted
 
     return render_slotted("recall_context.j2", slots={"path": path, "description": description},
                           cache_dir=cache_dir, part=part).strip("\n")
 
 
-def render_all(headers: list[Header], now: float | None = None, cache_dir: Path | None = None,
+def render_all(headers: list[Header], now: float | None = None, cache_dir: str | os.PathLike | None = None,
                budget: int = C.HOOK_OUTPUT_BUDGET, evidence: dict | None = None,
                known: dict[str, str] | None = None) -> str:
     """The recalled memories in rank order, fitted into `budget` UTF-16 units ("" when none fit).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
 
 from memdir import constants as C
 from memdir.scan import Header
@@ -16,7 +17,6 @@ from memdir.stages.recall.lexical import DocTokens, Ranker, document_tokens, tok
 TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
     from memdir.stages.recall.older_index import OlderIndex
     from memdir.stages.recall.older_words import WordIndex
@@ -33,7 +33,7 @@ RANKERS_KEPT = 4
 _rankers: dict[tuple, Ranker] = {}
 
 
-def ranker(headers: list[Header], token_cache: Path | None = None) -> Ranker:
+def ranker(headers: list[Header], token_cache: str | os.PathLike | None = None) -> Ranker:
     """Lexical ranking over each memory's name, description, type and the body lines scanned.
 
     `token_cache`: the memory folder whose `.memdir/cache` keeps the pool's rank index and each memory's
@@ -59,7 +59,7 @@ def fields_of(header: Header) -> tuple[str, str, str, str]:
     return (header.name or "", header.description or "", header.type or "", header.excerpt)
 
 
-def _from_disk(headers: list[Header], token_cache: Path) -> Ranker:
+def _from_disk(headers: list[Header], token_cache: str | os.PathLike) -> Ranker:
     """A hook's Ranker: on the folder's rank index where it serves this pool (recall.rank_index), else
     on every memory's tokens from the token cache."""
     from memdir.stages.recall.rank_index import corpus_for
@@ -68,7 +68,7 @@ def _from_disk(headers: list[Header], token_cache: Path) -> Ranker:
     return Ranker(fields, built) if isinstance(built, list) else Ranker(fields, corpus=built)
 
 
-def _cached_tokens(fields: Sequence[tuple[str, str, str, str]], token_cache: Path | None) -> list[DocTokens] | None:
+def _cached_tokens(fields: Sequence[tuple[str, str, str, str]], token_cache: str | os.PathLike | None) -> list[DocTokens] | None:
     if token_cache is None:
         return None
     from memdir.stages.recall.token_cache import tokenised
@@ -92,7 +92,7 @@ class KeptTokens:
 
         self.lock = threading.Lock()  # the server answers prompts on several threads
 
-    def tokenised(self, fields: tuple, token_cache: Path | None) -> list[DocTokens]:
+    def tokenised(self, fields: tuple, token_cache: str | os.PathLike | None) -> list[DocTokens]:
         folder = str(token_cache) if token_cache is not None else None
         with self.lock:
             found = [self.kept.pop(f, None) for f in fields]  # popped, then put back last: most recent

@@ -10,6 +10,7 @@ The bars were picked on LoCoMo conversations 0-4 and on the recall eval cases th
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -21,7 +22,6 @@ from memdir.stages.recall.manifest import ranker
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
 RELATIVE_FLOOR = 0.2  # drop matches scoring under this share of the best one: "only what clearly helps"
 # Fusion and bars, picked on LoCoMo conversations 0-4 and the recall eval cases (5-9 held out):
@@ -171,7 +171,7 @@ def _median(ordered: list[float]) -> float:
 def select_offline(query: str, headers: list[Header], limit: int = 5,
                    tools: list[str] | Callable[[], list[str]] | None = None,
                    similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
-                   now: float | None = None, token_cache: Path | None = None) -> list[Header]:
+                   now: float | None = None, token_cache: str | os.PathLike | None = None) -> list[Header]:
     """The memories that clear the relevance bar, best first, at most `limit`.
 
     `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what

@@ -42,7 +42,6 @@ from memdir.stages.recall.lexical import DocTokens, cut_grams
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
-    from pathlib import Path
 
     from memdir.scan import Header
 
@@ -177,7 +176,7 @@ def build(keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[Do
     return b"".join([header, " ".join(str(len(x)) for x in sections).encode(), b"\n", *sections])
 
 
-def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> None:
+def save(memory_dir: str | os.PathLike, keys: Sequence[bytes], stamps: Sequence[bytes], documents: Sequence[DocTokens]) -> None:
     """Write the index of this pool (atomically; a read-only folder only costs the next prompt the build). A
     memory the pool holds twice (copied into another file: the same key) is indexed once, as load() accepts
     no key twice; corpus_for ranks the other copy beside the index."""
@@ -198,7 +197,7 @@ def save(memory_dir: Path, keys: Sequence[bytes], stamps: Sequence[bytes], docum
         pass
 
 
-def load(memory_dir: Path) -> RankIndex | None:
+def load(memory_dir: str | os.PathLike) -> RankIndex | None:
     """The folder's index, or None: no file, another tokeniser's or byte order's, or one whose parts do
     not add up. Positions within the parts are checked where they are used (IndexedCorpus). The file stays
     open, for the n-gram pairs (RankIndex.gram_postings); it is closed with the index."""
@@ -313,7 +312,7 @@ def _offsets(at: memoryview, end: int) -> bool:
     return values[0] == 0 and values[-1] == end and values == sorted(values)
 
 
-def corpus_for(memory_dir: Path, headers: Sequence[Header],
+def corpus_for(memory_dir: str | os.PathLike, headers: Sequence[Header],
                fields_of: Callable[[Header], token_cache.Fields]) -> tuple[IndexedCorpus | list[DocTokens], list]:
     """What the Ranker of this pool of headers is built on, and the pool's fields where they were needed: the
     folder's index with the pool's few other memories beside it, or, when the index is missing or too far from

@@ -5,8 +5,8 @@ Every prompt hook is a new process, so this lives on disk, written atomically un
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 
 from memdir import constants as C, light_json, safefs
 from memdir.record import Record, field
@@ -23,7 +23,7 @@ def _folder(session_id: str) -> str:
     return f"{C.STATE_DIRNAME}/sessions/{safe}"
 
 
-def load(memory_dir: Path, session_id: str | None) -> Surfaced:
+def load(memory_dir: str | os.PathLike, session_id: str | None) -> Surfaced:
     if not session_id:
         return Surfaced()
     try:
@@ -35,7 +35,7 @@ def load(memory_dir: Path, session_id: str | None) -> Surfaced:
         return Surfaced()
 
 
-def record(memory_dir: Path, session_id: str | None, paths: list[str], size: int) -> None:
+def record(memory_dir: str | os.PathLike, session_id: str | None, paths: list[str], size: int) -> None:
     if not session_id or not paths:
         return
     folder = _folder(session_id)

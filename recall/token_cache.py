@@ -34,6 +34,7 @@ the file starts over with the memories just ranked.
 from __future__ import annotations
 
 import binascii
+import os
 import sys
 from array import array
 from collections.abc import Sequence
@@ -47,10 +48,6 @@ try:
 except ImportError:  # pragma: no cover - another Python
     from hashlib import blake2b
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
-
 FORMAT = "memdir-tokens 2"  # and the fingerprint: another tokeniser, another file
 CACHE_FILE = f"{C.STATE_DIRNAME}/cache/{C.TOKEN_CACHE_NAME}"
 KEY_CHARS = 32  # a 16-byte digest in hex
@@ -59,7 +56,7 @@ FIELDS = 8  # key, stems, their counts, words as written, their counts, n-gram c
 Fields = tuple[str, str, str, str]  # name, description, type, body as scanned (recall.manifest.ranker)
 
 
-def tokenised(memory_dir: Path, fields: Sequence[Fields], fill: bool = False) -> list[DocTokens]:
+def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: bool = False) -> list[DocTokens]:
     """`document_tokens(*f)` for every f in `fields`: from the folder's token store (recall.token_store) where it
     holds them, else from this cache, else tokenised now; the cache is brought up to date when some had to be
     tokenised. `fill`: a prompt hook's call, which starts the store's background filler when it tokenised many."""
@@ -93,7 +90,7 @@ def tokenised(memory_dir: Path, fields: Sequence[Fields], fill: bool = False) ->
     return out
 
 
-def store(memory_dir: Path, made: dict[Fields, DocTokens]) -> None:
+def store(memory_dir: str | os.PathLike, made: dict[Fields, DocTokens]) -> None:
     """Add memories tokenised elsewhere (the warm server, recall.manifest.KeptTokens) to the file."""
     tag = fingerprint()
     if not tag or not made:
@@ -102,7 +99,7 @@ def store(memory_dir: Path, made: dict[Fields, DocTokens]) -> None:
     _save(memory_dir, tag, vocabulary, entries, {digest(f): tokens for f, tokens in made.items()}, {})
 
 
-def prune(memory_dir: Path, keep: set[bytes]) -> None:
+def prune(memory_dir: str | os.PathLike, keep: set[bytes]) -> None:
     """Keep only the entries of these keys (hex), with a vocabulary of their own words: the token store's filler
     (recall.token_store) leaves here only the memories it could not store, so a prompt hook that meets a memory
     written since the last fill loads a small file, not 600 memories it no longer needs from here."""
@@ -159,7 +156,7 @@ def _header(tag: str) -> bytes:
     return f"{FORMAT} {tag}".encode()
 
 
-def _load(memory_dir: Path, tag: str) -> tuple[list[str], dict[bytes, bytes]]:
+def _load(memory_dir: str | os.PathLike, tag: str) -> tuple[list[str], dict[bytes, bytes]]:
     """The file's vocabulary and its entries by key, not parsed yet (nothing for no file, another
     tokeniser's, or one that is not this format)."""
     try:
@@ -173,7 +170,7 @@ def _load(memory_dir: Path, tag: str) -> tuple[list[str], dict[bytes, bytes]]:
     return vocabulary, {line[:KEY_CHARS]: line for line in lines[2:]}
 
 
-def _save(memory_dir: Path, tag: str, vocabulary: list[str], entries: dict[bytes, bytes],
+def _save(memory_dir: str | os.PathLike, tag: str, vocabulary: list[str], entries: dict[bytes, bytes],
           current: dict[bytes, DocTokens], read: dict[bytes, bytes]) -> None:
     """This call's memories first (lines read kept as they are), then the file's other entries."""
     if len(vocabulary) > C.TOKEN_CACHE_MAX_WORDS:

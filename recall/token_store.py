@@ -90,7 +90,7 @@ class Table:
         return data if len(data) == end - start else None
 
 
-def _open(memory_dir: Path, tag: str) -> Table | None:
+def _open(memory_dir: str | os.PathLike, tag: str) -> Table | None:
     """The store's table, its descriptor open (the caller closes `table.fd`); None: no store, another
     tokeniser's, or one whose parts do not add up."""
     try:
@@ -117,7 +117,7 @@ def _open(memory_dir: Path, tag: str) -> Table | None:
     return Table(fd, table[: n * KEY], offsets)
 
 
-def lookup(memory_dir: Path, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
+def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
     """The tokens the store holds for these keys (token_cache.digest's, hex), by key: the others are absent."""
     tag = token_cache.fingerprint()
     if not tag or not keys or not hasattr(os, "pread"):  # Windows: no pread, no store (nor a filler to make one)
@@ -284,7 +284,7 @@ def _reap() -> None:
             _fillers.remove(pid)
 
 
-def spawn_fill(memory_dir: Path, tokenised: int) -> bool:
+def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
     """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
     and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""

@@ -49,7 +49,7 @@ def test_a_changed_prompt_fails_the_replay_with_a_diff_of_what_the_model_is_sent
                                                                                    as_the_cli_runs):
     variant = tmp_path / "variant"
     variant.mkdir()
-    original = (TEMPLATES_DIR / "extract_system.j2").read_text(encoding="utf-8")
+    original = (Path(TEMPLATES_DIR) / "extract_system.j2").read_text(encoding="utf-8")
     (variant / "extract_system.j2").write_text("A CHANGED LINE OF THE SYSTEM PROMPT.\n" + original, encoding="utf-8")
     code, err = _replay(cli, tmp_path / "runs", "--variant", str(variant))
     assert code == 1

@@ -21,10 +21,8 @@ from memdir.hooklog import log
 from memdir.prompt_scope import memory_dir_for, native_on, usable_cwd
 from memdir.record import FrozenRecord
 
-TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
+TYPE_CHECKING = False  # typing costs ~3 ms; folders are strings (memdir.locate): no pathlib either
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from memdir.entry.early_ask import EarlyQuestion
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
@@ -126,7 +124,7 @@ def stop_output(payload: HookPayload) -> str:
     return ""
 
 
-def saved_notice(memory_dir: Path, prefix: str = "Memory saved") -> str | None:
+def saved_notice(memory_dir: str, prefix: str = "Memory saved") -> str | None:
     """"Memory saved: ..." for what the worker saved, and "3 memories proposed: `memdir review`" once per
     new batch of proposals (write mode confirm; a directory listing, nothing parsed)."""
     from memdir import inert
@@ -154,7 +152,8 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
 
     native = native_on(payload.cwd)
     include_index = include_index and not native
-    cache_dir = memory_dir / C.STATE_DIRNAME / "cache" if memory_dir.is_dir() else None
+    is_dir = os.path.isdir(memory_dir)
+    cache_dir = os.path.join(memory_dir, C.STATE_DIRNAME, "cache") if is_dir else None
     index = ""
     if include_index:
         raw = _index_prefix(memory_dir)
@@ -162,10 +161,10 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
         index = inert.block(index_text.load_for_context(raw, cache_dir=cache_dir)) if raw else ""
         if index:
             frame = _instructions(memory_dir, cache_dir, include_index=True, index="", native=False)
-            index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), str(memory_dir / C.INDEX_NAME))
+            index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), os.path.join(memory_dir, C.INDEX_NAME))
     context = _instructions(memory_dir, cache_dir, include_index=include_index, index=index, native=native).strip("\n")
     output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
-    notice = saved_notice(memory_dir, "Memory saved since last session") if memory_dir.is_dir() else None
+    notice = saved_notice(memory_dir, "Memory saved since last session") if is_dir else None
     if notice:
         output["systemMessage"] = notice
     import json  # `re` is loaded by now (the template cache): json's own part is small
@@ -173,7 +172,7 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
     return json.dumps(output)
 
 
-def _instructions(memory_dir: Path, cache_dir: Path | None, *, include_index: bool, index: str, native: bool) -> str:
+def _instructions(memory_dir: str, cache_dir: str | None, *, include_index: bool, index: str, native: bool) -> str:
     """session_instructions.j2 from its skeleton cached in the memory folder: jinja2's import (about
     25 ms) is most of a session start's budget. The folder and the index are only printed: slots."""
     from memdir.template_cache import render_slotted
@@ -183,7 +182,7 @@ def _instructions(memory_dir: Path, cache_dir: Path | None, *, include_index: bo
                           native=native, **({} if index else {"index": ""}))
 
 
-def _index_prefix(memory_dir: Path) -> str:
+def _index_prefix(memory_dir: str) -> str:
     """The start of MEMORY.md, enough for the load cap: bounded, never through a symlink, never a
     FIFO; a problem becomes a one-line note in the context instead of an error."""
     from memdir import safefs

@@ -5,6 +5,7 @@ calls `prompt_output`; the question to the server has usually gone out already (
 
 from __future__ import annotations
 
+import os
 import time
 
 from memdir import constants as C, light_json
@@ -12,10 +13,8 @@ from memdir.hooklog import log
 from memdir.prompt_scope import index_loaded_by_claude_code, memory_dir_for, recall_text
 from memdir.switches import switched_on
 
-TYPE_CHECKING = False  # typing costs ~3 ms; pathlib ~8 ms (imported below only where needed)
+TYPE_CHECKING = False  # typing costs ~3 ms; the folder is a str (memdir.locate): no pathlib either
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from memdir.config import Settings
     from memdir.entry.early_ask import EarlyQuestion
     from memdir.entry.hooks import HookPayload
@@ -37,7 +36,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
         if early is not None:
             early.close()
         return ""
-    asked = _ask(memory_dir, prompt, payload, early, sent_at, stuck) if memory_dir.is_dir() else None
+    asked = _ask(memory_dir, prompt, payload, early, sent_at, stuck) if os.path.isdir(memory_dir) else None
     if asked is None and early is not None:
         early.close()
     from memdir.decision_context import for_prompt_hook
@@ -45,7 +44,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
     decisions, journal_notice = for_prompt_hook(str(memory_dir), payload.cwd, prompt, payload.session_id)  # issue 14
     if journal_notice:
         log(memory_dir, "prompt", journal_notice)
-    if not memory_dir.is_dir():
+    if not os.path.isdir(memory_dir):
         return ""
     from memdir.entry.hooks import EVENTS, saved_notice
 
@@ -63,7 +62,7 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
     return light_json.dumps(output) if output else ""  # json's import (and re's patterns in it) is not needed
 
 
-def _with_relevant_decisions(memory_dir: Path, session_id: str | None, journal: str, prompt: str,
+def _with_relevant_decisions(memory_dir: str, session_id: str | None, journal: str, prompt: str,
                              context: str) -> str:
     """The recent decisions relevant to this prompt, not shown yet in this session and not already
     stated by a recalled memory, before `context` in the room the output budget leaves."""
@@ -110,7 +109,7 @@ class Asked:
         self.expect, self.sent_at, self.local_engine = expect, sent_at, local_engine
 
 
-def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
+def _ask(memory_dir: str, prompt: str, payload: HookPayload, early=None,
          sent_at: float = 0.0, stuck: bool = False) -> Asked:
     """Whether and how the warm server is asked (see Asked). The settings and the engine are read once
     here, for the whole prompt. `early`: the connection early_ask sent the question on at `sent_at`
@@ -146,7 +145,7 @@ def _ask(memory_dir: Path, prompt: str, payload: HookPayload, early=None,
     return Asked(index_loaded, conn, grace, expect, early_at, "offline" if use_server else engine)
 
 
-def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: Asked):
+def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
     whichever is ready first; what it surfaced is recorded for the session."""
     from memdir.entry.recall_race import Answer, race
@@ -187,7 +186,7 @@ def _recall(memory_dir: Path, prompt: str, payload: HookPayload, asked: Asked):
     return answer
 
 
-def _ask_server(memory_dir: Path, prompt: str, payload: HookPayload, index_loaded: bool, settings: Settings,
+def _ask_server(memory_dir: str, prompt: str, payload: HookPayload, index_loaded: bool, settings: Settings,
                 engine: str):
     """The connection the request went out on, or None when no server runs. Then one is started
     for the next prompts, and this one is answered here: paying the SDK import or the model load

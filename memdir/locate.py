@@ -1,0 +1,381 @@
+"""Where memory lives, in plain strings (SPEC §1): config home, project key, the resolution chain, enablement.
+
+The half of memdir.paths that every hook runs. It uses `os.path` only: `pathlib` brings in `urllib.parse`,
+`ipaddress`, `fnmatch` and its own classes, about 4.5 ms of a prompt hook whose budget is four bare Python
+starts (issue 26). memdir.paths wraps these in `Path` for everything else, so both give the same folders.
+
+Paths come back as `pathlib` would print them (`clean`): the server compares the folder it resolved with
+the hook's as strings, and Claude Code's own key is made from them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from memdir import constants as C, light_json
+from memdir.errors import MemdirError
+from memdir.record import FrozenRecord
+
+TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+SETTINGS_MAX_BYTES = 1024 * 1024
+
+
+def clean(path: str) -> str:
+    """`path` as `str(PurePosixPath(path))` prints it: repeated and trailing slashes and `.` parts dropped,
+    `..` kept (a symlink may stand before it), a leading `//` kept as POSIX asks; "" becomes ".". """
+    if os.sep != "/":  # pragma: no cover - Windows: ntpath's rules differ, and pathlib is the reference there
+        from pathlib import Path
+
+        return str(Path(path))
+    lead = "/" if path.startswith("/") else ""
+    if lead and path.startswith("//") and not path.startswith("///"):
+        lead = "//"
+    parts = [p for p in path.split("/") if p and p != "."]
+    return lead + "/".join(parts) if parts or lead else "."
+
+
+def home() -> str:
+    """`Path.home()`: $HOME, else the password database's entry."""
+    return clean(os.path.expanduser("~"))
+
+
+def config_home(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    override = env.get(C.CONFIG_HOME_ENV, "").strip()
+    return clean(os.path.expanduser(override)) if override else os.path.join(home(), ".claude")
+
+
+def _djb2_base36(text: str) -> str:
+    """Claude Code's `simpleHash`: djb2 over UTF-16 code units as a signed 32-bit int, |h| in base 36.
+
+    Matching it exactly keeps over-long project keys identical to Claude Code's, so both tools
+    share one folder.
+    """
+    h = 0
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        unit = data[i] | (data[i + 1] << 8)
+        h = ((h << 5) - h + unit) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    n = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def sanitize(path: str) -> str:
+    """`/Users/alice/my-app` -> `-Users-alice-my-app`; over 200 chars: truncated plus a stable hash."""
+    key = _NON_ALNUM.sub("-", path)
+    if len(key) <= C.MAX_SANITIZED_LENGTH:
+        return key
+    return f"{key[: C.MAX_SANITIZED_LENGTH]}-{_djb2_base36(path)}"
+
+
+def _read_first_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read(64 * 1024).splitlines()[0]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def canonical_git_root(start: str) -> str | None:
+    """The main worktree's root for `start`, so every `git worktree` of a repo maps to one folder.
+
+    Reads `.git` directly: a directory means a normal checkout; a file (`gitdir: ...`) means a
+    linked worktree or a submodule, told apart by the `commondir` file only worktrees have.
+    """
+    candidate = os.path.realpath(start)
+    while True:
+        found = _git_root_at(candidate)
+        if found is not None:
+            return found
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
+
+
+def _git_root_at(candidate: str) -> str | None:
+    """The root `candidate`'s own `.git` names, or None when it has none."""
+    dot_git = os.path.join(candidate, ".git")
+    if os.path.isdir(dot_git):
+        return candidate
+    if not os.path.isfile(dot_git):
+        return None
+    first = _read_first_line(dot_git)
+    if first is None or not first.startswith("gitdir:"):
+        return candidate
+    gitdir = clean(first.split(":", 1)[1].strip())
+    if not os.path.isabs(gitdir):
+        gitdir = os.path.realpath(os.path.join(candidate, gitdir))
+    commondir_file = os.path.join(gitdir, "commondir")
+    if not os.path.isfile(commondir_file):
+        return candidate  # a submodule: its own repository
+    try:
+        with open(commondir_file, encoding="utf-8") as handle:
+            common = clean(handle.read(64 * 1024).strip())
+    except (OSError, UnicodeDecodeError):
+        return candidate
+    if not os.path.isabs(common):
+        common = os.path.realpath(os.path.join(gitdir, common))
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else candidate
+
+
+def project_root(cwd: str) -> str:
+    """The canonical git root, or the directory itself outside git."""
+    return canonical_git_root(cwd) or os.path.realpath(cwd)
+
+
+def validate_configured_path(raw: str, source: str) -> str:
+    """Accept an absolute folder (only a leading `~/` is expanded); anything else is a one-line error."""
+
+    def reject(why: str) -> MemdirError:
+        return MemdirError(f"{source}: {raw!r} {why}; set it to an absolute folder such as ~/notes/memory")
+
+    if "\x00" in raw:
+        raise reject("contains a NUL byte")
+    value = raw.strip()
+    if value in ("~", "~/") or value.startswith("~/..") or value == "~/.":
+        raise reject("points at your home folder or above it")
+    if value.startswith(("\\\\", "//")):
+        raise reject("is a UNC/network path")
+    if re.fullmatch(r"[A-Za-z]:[\\/]?", value):
+        raise reject("is a bare drive root")
+    if len(value) < 3:
+        raise reject("is too short to be a memory folder")
+    if value.startswith("~/"):
+        value = os.path.join(home(), clean(value[2:]))
+    if not os.path.isabs(value):
+        raise reject("is not an absolute path")
+    resolved = clean(os.path.normpath(value))
+    if resolved == os.path.dirname(resolved) or resolved in _self_and_parents(home()):
+        raise reject("points at your home folder or a folder above it")
+    return resolved
+
+
+def _self_and_parents(path: str) -> list[str]:
+    out = [path]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return out
+
+
+def read_small_file(path: str) -> bytes:
+    """A settings file's bytes: a regular file, opened non-blocking, read bounded. A repository's
+    `.claude/settings.json` is untrusted: as a symlink to /dev/zero or a FIFO it must not hang a hook."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        os.set_blocking(fd, True)
+        data = handle.read(SETTINGS_MAX_BYTES + 1)
+    if len(data) > SETTINGS_MAX_BYTES:
+        raise OSError(0, f"over {SETTINGS_MAX_BYTES:,} bytes")
+    return data
+
+
+def read_settings(path: str) -> dict:
+    """A Claude Code settings file, or {} when absent. Invalid JSON is a clear error, not a guess."""
+    try:
+        text = read_small_file(path).decode("utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError:
+        raise MemdirError(f"{path}: settings are not UTF-8 text; fix or remove the file") from None
+    except OSError as exc:
+        raise MemdirError(f"{path}: cannot read settings ({exc.strerror or exc}); check the file") from None
+    try:
+        data = light_json.loads(text) if text.strip() else {}  # json's C scanner: no `json` import for a hook
+    except ValueError:
+        import json  # only to say where the JSON breaks
+
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MemdirError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg}); fix or remove it") from None
+        raise MemdirError(f"{path}: invalid JSON; fix or remove it") from None
+    if not isinstance(data, dict):
+        raise MemdirError(f"{path}: settings must be a JSON object; fix or remove it")
+    return data
+
+
+def user_settings_path(env: Mapping[str, str] | None = None) -> str:
+    return os.path.join(config_home(env), "settings.json")
+
+
+class Located(FrozenRecord):
+    path: str
+    rule: str  # which rule chose the folder, for `memdir path`
+    project_root: str | None
+
+
+def resolve(cwd: str | None = None, env: Mapping[str, str] | None = None) -> Located:
+    """SPEC §1 order: env override, then the USER settings' autoMemoryDirectory, then the default.
+
+    A repo's own `.claude/settings.json` is never consulted for the location: a hostile repository
+    could otherwise aim memory writes at ~/.ssh.
+    """
+    env = os.environ if env is None else env
+    cwd = os.getcwd() if cwd is None else cwd
+    for name in C.PATH_OVERRIDE_ENVS:
+        raw = env.get(name)
+        if raw:
+            return Located(validate_configured_path(raw, f"${name}"), f"environment variable {name}", None)
+    settings_file = user_settings_path(env)
+    configured = read_settings(settings_file).get(C.SETTINGS_DIR_KEY)
+    if configured:
+        if not isinstance(configured, str):
+            raise MemdirError(f"{settings_file}: {C.SETTINGS_DIR_KEY} must be a string path")
+        path = validate_configured_path(configured, f"{settings_file} {C.SETTINGS_DIR_KEY}")
+        return Located(path, f"{C.SETTINGS_DIR_KEY} in {settings_file}", None)
+    git_root = canonical_git_root(cwd)
+    root = git_root or os.path.realpath(cwd)
+    path = os.path.join(config_home(env), "projects", sanitize(root), "memory")
+    return Located(path, f"default for {'git root' if git_root is not None else 'folder'} {root}", root)
+
+
+class Enablement(FrozenRecord):
+    enabled: bool
+    reason: str
+
+
+def memory_enabled(cwd: str | None = None, env: Mapping[str, str] | None = None) -> Enablement:
+    """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)?
+
+    Off for a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false. A
+    defined falsy CLAUDE_CODE_DISABLE_AUTO_MEMORY forces it ON over every setting. Settings may
+    come from the user or the repo: turning memory off is safe for a repo to ask for. Whether
+    memdir itself runs is `memdir_enabled`: a user may turn native memory off to use memdir instead.
+    """
+    env = os.environ if env is None else env
+    cwd = os.getcwd() if cwd is None else cwd
+    forced = forced_by_env(env, C.DISABLE_ENV, "memory")
+    if forced is not None:
+        return forced
+    if env.get(C.BARE_MODE_ENV, "").strip().lower() in C.TRUTHY:
+        return Enablement(False, f"bare mode ({C.BARE_MODE_ENV})")
+    root = project_root(cwd)
+    for settings_file in (
+        user_settings_path(env),
+        os.path.join(root, ".claude", "settings.json"),
+        os.path.join(root, ".claude", "settings.local.json"),
+    ):
+        try:
+            settings = read_settings(settings_file)
+        except MemdirError:
+            continue  # unreadable settings must not silently disable memory
+        if settings.get(C.SETTINGS_ENABLED_KEY) is False:
+            return Enablement(False, f"{C.SETTINGS_ENABLED_KEY}: false in {settings_file}")
+    return Enablement(True, "enabled by default")
+
+
+def forced_by_env(env, variable: str, what: str) -> Enablement | None:
+    """A *_DISABLE variable decides alone when set: truthy turns `what` off, defined falsy forces it on."""
+    if variable not in env:
+        return None
+    value = env[variable].strip().lower()
+    if value in C.TRUTHY:
+        return Enablement(False, f"{variable}={env[variable]}")
+    if value in C.FALSY:
+        return Enablement(True, f"{variable}={env[variable]} forces {what} on")
+    return None
+
+
+def memdir_enabled(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> Enablement:
+    """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory.
+
+    Off for a truthy MEMDIR_DISABLE, or `{"enabled": false}` in `<config-home>/memdir/config.json`
+    (every project) or `<memory>/.memdir/config.json` (this folder). A defined falsy MEMDIR_DISABLE
+    forces it on. Unreadable config files are ignored here (doctor reports them).
+    """
+    env = os.environ if env is None else env
+    forced = forced_by_env(env, C.MEMDIR_DISABLE_ENV, "memdir")
+    if forced is not None:
+        return forced
+    candidates = [os.path.join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
+    if memory_dir is not None:
+        candidates.append(os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
+    for config_file in candidates:
+        if config_value(config_file, "enabled") is False:
+            return Enablement(False, f"enabled: false in {config_file}")
+    return Enablement(True, "on (memdir's default)")
+
+
+def config_value(config_file: str, key: str) -> object:
+    """One key of a memdir config.json, or None when the file is absent, unreadable or lacks it
+    (bounded, non-blocking read: never hangs on a FIFO)."""
+    try:
+        config = light_json.loads(read_small_file(config_file).decode("utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    return config.get(key) if isinstance(config, dict) else None
+
+
+def orchestkit_compat(memory_dir: str | None, project_root: str | None = None,
+                      env: Mapping[str, str] | None = None) -> Enablement:
+    """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
+    `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
+    return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
+
+
+def orchestkit_setting(memory_dir: str | None, project_root: str | None = None,
+                       env: Mapping[str, str] | None = None) -> Enablement | None:
+    """The user's own choice about OrchestKit's layout, or None when they made none.
+
+    MEMDIR_ORCHESTKIT_COMPAT decides when set; else `orchestkit_compat` in `<memory>/.memdir/config.json`
+    (this project's folder), else in `<config-home>/memdir/config.json` (every project). A folder
+    config inside the repository itself is ignored: a cloned repository cannot opt itself in.
+    """
+    env = os.environ if env is None else env
+    raw = env.get(C.ORCHESTKIT_COMPAT_ENV, "").strip().lower()
+    if raw in C.TRUTHY:
+        return Enablement(True, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
+    if raw:
+        return Enablement(False, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
+    for config_file in orchestkit_config_files(memory_dir, project_root, env):
+        value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
+        if isinstance(value, bool):
+            return Enablement(value, f"{C.ORCHESTKIT_COMPAT_KEY}: {str(value).lower()} in {config_file}")
+    return None
+
+
+def orchestkit_config_files(memory_dir: str | None, project_root: str | None = None,
+                            env: Mapping[str, str] | None = None) -> list[str]:
+    """The config files that may hold `orchestkit_compat`, most specific first."""
+    candidates = [os.path.join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
+    if memory_dir is not None and not _inside(memory_dir, project_root):
+        candidates.insert(0, os.path.join(clean(memory_dir), C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
+    return candidates
+
+
+def _inside(path: str, folder: str | None) -> bool:
+    if folder is None:
+        return False
+    real, real_folder = os.path.realpath(path), os.path.realpath(folder)
+    return real == real_folder or real.startswith(os.path.join(real_folder, ""))
+
+
+def decisions_dir(memory_dir: str | os.PathLike, project_root: str | os.PathLike, *, compat: bool) -> str:
+    """The ONE place that says where the decision journal, graph, graph queue and their locks live:
+    the memory folder's state dir, or with `compat` (OrchestKit's layout) the repository's `.claude/memory/`."""
+    if compat:
+        return os.path.join(clean(os.fspath(project_root)), C.ORCHESTKIT_DECISIONS_DIR)
+    return os.path.join(clean(os.fspath(memory_dir)), C.STATE_DIRNAME, C.DECISIONS_DIRNAME)
+
+
+def orchestkit_journal(project_root: str | os.PathLike) -> str:
+    """Where OrchestKit's layout keeps the journal in a repository (read only when the user opts in)."""
+    return os.path.join(clean(os.fspath(project_root)), C.ORCHESTKIT_DECISIONS_DIR, C.DECISIONS_JOURNAL)
