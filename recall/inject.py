@@ -69,7 +69,7 @@ def body_lines(header: Header) -> tuple[list[str], bool]:
     """The memory's body (frontmatter removed, outer blank lines dropped), and whether the read was cut."""
     from memdir.frontmatter_io import parse_header
 
-    text, truncated = read_capped(header.path, rel_path=header.rel_path)
+    text, truncated = read_capped(header.abs_path, rel_path=header.rel_path)
     body = inert.block(parse_header(text).body.strip("\n"))  # ESC, U+202E: escaped, never acted on
     return (body.split("\n") if body else []), truncated
 

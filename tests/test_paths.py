@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import MemdirError
+from memdir.locate import _djb2_base36
 from memdir.paths import (
-    _djb2_base36,
     agent_memory_dir,
     canonical_git_root,
     config_home,
