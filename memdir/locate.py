@@ -150,7 +150,7 @@ def validate_configured_path(raw: str, source: str) -> str:
         raise reject("points at your home folder or above it")
     if value.startswith(("\\\\", "//")):
         raise reject("is a UNC/network path")
-    if re.fullmatch(r"[A-Za-z]:[\\/]?", value):
+    if _drive_root(value):
         raise reject("is a bare drive root")
     if len(value) < 3:
         raise reject("is too short to be a memory folder")
@@ -162,6 +162,12 @@ def validate_configured_path(raw: str, source: str) -> str:
     if resolved == os.path.dirname(resolved) or resolved in _self_and_parents(home()):
         raise reject("points at your home folder or a folder above it")
     return resolved
+
+
+def _drive_root(value: str) -> bool:
+    """`C:`, `C:\\` or `C:/` (a letter, a colon, at most one slash): a string test, not a pattern the hook compiles."""
+    return (len(value) in (2, 3) and value[0].isascii() and value[0].isalpha() and value[1] == ":"
+            and value[2:] in ("", "\\", "/"))
 
 
 def _self_and_parents(path: str) -> list[str]:

@@ -194,8 +194,31 @@ _DISCORD_TAIL = r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"
 _TELEGRAM_TAIL = r":[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"
 
 
+def _dots_six_apart(text: str) -> bool:
+    """Two dots with six characters between them, as every Discord token has: most texts have none, and
+    then the pattern below need not be compiled at all (a prompt hook redacts each prompt)."""
+    dot = text.find(".")
+    while dot != -1:
+        if text[dot + 7: dot + 8] == ".":
+            return True
+        dot = text.find(".", dot + 1)
+    return False
+
+
+def _colon_and_35(text: str) -> bool:
+    """A colon followed by 35 token characters, as every Telegram bot token has (see _dots_six_apart)."""
+    colon = text.find(":")
+    while colon != -1:
+        if _TOKEN_CHARS.issuperset(text[colon + 1: colon + 36]) and len(text) - colon > 35:
+            return True
+        colon = text.find(":", colon + 1)
+    return False
+
+
 def _discord(text: str, folded: str | None) -> Iterator[Span]:
     """`<base64 user id>.<6>.<27+>`: found from its dots (a scan for its first letter would be slow)."""
+    if not _dots_six_apart(text):
+        return
     for match in re.finditer(_DISCORD_TAIL, text):
         start = match.start()
         while start > 0 and text[start - 1] in _TOKEN_CHARS and match.start() - start < 28:
@@ -206,6 +229,8 @@ def _discord(text: str, folded: str | None) -> Iterator[Span]:
 
 def _telegram(text: str, folded: str | None) -> Iterator[Span]:
     """`<8-10 digit bot id>:<35 characters>`, found from its colon."""
+    if not _colon_and_35(text):
+        return
     for match in re.finditer(_TELEGRAM_TAIL, text):
         start = match.start()
         while start > 0 and text[start - 1].isdigit() and match.start() - start <= 10:

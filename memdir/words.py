@@ -129,8 +129,8 @@ def _stem(word: str) -> str:
 
 # A run of more than NFKC_MARKS_KEPT characters that are neither word characters, spaces nor below U+0300: every
 # long run of combining marks is one (marks are not \w), found at C speed; a run of emoji or CJK punctuation only
-# costs the exact check below.
-_LONG_MARK_RUN = re.compile(r"[^\w\s\x00-\u02ff]{%d,}" % (C.NFKC_MARKS_KEPT + 1))
+# costs the exact check below. As text: compiled (and cached by re) only for long text that is not NFKC.
+_LONG_MARK_RUN = r"[^\w\s\x00-\u02ff]{%d,}" % (C.NFKC_MARKS_KEPT + 1)
 
 
 def nfkc(text: str) -> str:
@@ -138,7 +138,7 @@ def nfkc(text: str) -> str:
     each run of marks by an insertion sort: 50,000 alternating marks took 1.9 s and 100 KB 7.5 s (hostile9), on a
     prompt in the hook or on tool output in the extractor. Short text cannot be slow, nor can text already in NFKC
     (real memories are: 6 us to check one; a Python pass over each made tokenising it a third slower)."""
-    if len(text) > C.NFKC_CHECKED_CHARS and not unicodedata.is_normalized("NFKC", text) and _LONG_MARK_RUN.search(text):
+    if len(text) > C.NFKC_CHECKED_CHARS and not unicodedata.is_normalized("NFKC", text) and re.search(_LONG_MARK_RUN, text):
         text = _marks_capped(text)
     return unicodedata.normalize("NFKC", text)
 

@@ -244,9 +244,9 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: str |
     return "\n\n".join(parts)
 
 
-_BLOCK_START = re.compile(r"\n\n(?=Memory \()")
+_BLOCK_START = r"\n\n(?=Memory \()"  # as text: compiled (and cached by re) where blocks are split, not on import
 
 
 def memory_blocks(context: str) -> list[str]:
     """The recalled memories of a `render_all` text, one block each (the intro and listing dropped)."""
-    return [block for block in _BLOCK_START.split(context) if block.startswith("Memory (")]
+    return [block for block in re.split(_BLOCK_START, context) if block.startswith("Memory (")]

@@ -116,8 +116,9 @@ COVERAGE_PSEUDO_DOCS = 50
 # says "apply", "pipeline" and "2026").
 COMMON_SHARE, COMMON_MIN_MEMORIES = 0.25, 20  # as big as a folder must be to say what is typical
 RARE_SHARE = 0.1  # a proper name in the prompt ("Gemini") found in at most this share of memories is what they are about
-# The labels every memory's body carries (SPEC §2) are the format, not the memory's words.
-_LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
+# The labels every memory's body carries (SPEC §2) are the format, not the memory's words. As text: compiled
+# (and cached by re) when a memory is tokenised, which a prompt hook with the rank index rarely does.
+_LABELS = r"\*\*(?:Why|How to apply):\*\*"
 _UNCOUNTED = STOPWORDS | FILLER  # one set test per word instead of two
 
 
@@ -161,7 +162,7 @@ def document_tokens(name: str, desc: str, kind: str, body: str) -> DocTokens:
     written: dict[str, int] = {}
     gram_length = 0
     stem_of = _stem_cache.get
-    for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (_LABELS.sub(" ", body), 1)):
+    for text, weight in ((name, NAME_WEIGHT), (desc, DESCRIPTION_WEIGHT), (re.sub(_LABELS, " ", body), 1)):
         stems: list[str] = []
         for word, times in Counter(split_words(text)).items():
             if word in _UNCOUNTED:

@@ -68,15 +68,15 @@ DATE_SLACK_DAYS = 1
 # contacted last week" then passed 5 of 5 memories on the date alone. (On LoCoMo 0-4 a named month covers
 # at most 29% of a conversation's memories, so the bar leaves it as it was.)
 DATE_COMMON_SHARE = 0.5
-_USAGE_DOC = re.compile(r"\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b", re.I)
-# As text: compiled (and cached by re) only when a how-to is among the best matches.
+# As text, these two: compiled (and cached by re) when a prompt needs them, not by every hook's import (~0.4 ms).
+_USAGE_DOC = r"(?i)\b(?:usage|how to use|guide|manual|docs?|reference for|instructions for)\b"
 _GOTCHA = r"(?i)\b(?:gotcha|warning|careful|pitfall|bug|breaks?|broken|hangs?|fails?|never|don'?t|avoid|beware|caveat)\b"
 
 
 def is_usage_doc(header: Header) -> bool:
     """A how-to (not its gotchas): what is_tool_usage_doc asks first, before the tools in use are known."""
     text = f"{header.name or ''} {header.description or ''}"
-    return bool(_USAGE_DOC.search(text)) and not re.search(_GOTCHA, text)
+    return bool(re.search(_USAGE_DOC, text)) and not re.search(_GOTCHA, text)
 
 
 def is_tool_usage_doc(header: Header, tools: list[str]) -> bool:

@@ -17,9 +17,14 @@ class Surfaced(Record):
     bytes: int = 0
 
 
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
 def _folder(session_id: str) -> str:
     """`.memdir/sessions/<id>`, opened through memdir.safefs: never through a symlink."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "-", session_id)[:100] or "default"
+    # Claude Code's session ids (UUIDs) are safe as they are: no pattern to compile in the hook for them.
+    safe = session_id if _SAFE.issuperset(session_id) else re.sub(r"[^A-Za-z0-9_-]", "-", session_id)
+    safe = safe[:100] or "default"
     return f"{C.STATE_DIRNAME}/sessions/{safe}"
 
 
