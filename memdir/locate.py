@@ -42,13 +42,30 @@ def clean(path: str) -> str:
 
 def home() -> str:
     """`Path.home()`: $HOME, else the password database's entry."""
-    return clean(os.path.expanduser("~"))
+    return expanduser("~")
+
+
+def expanduser(path: str) -> str:
+    """`str(Path(path).expanduser())`: only the first part is expanded, and a `~` that cannot be (no such
+    user, no home at all) is pathlib's RuntimeError, never a relative folder named `~...` under the cwd."""
+    if not path.startswith("~"):
+        return clean(path)
+    first, _, rest = path.partition("/")
+    homedir = os.path.expanduser(first)
+    if homedir.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")
+    return join(homedir, rest.lstrip("/"))  # `~//abs` under a HOME of `/` is `/abs`, as pathlib joins it
+
+
+def join(*parts: str) -> str:
+    """`str(Path(*parts))`: os.path.join spelled as pathlib spells it (`.` joins to nothing)."""
+    return clean(os.path.join(*parts))
 
 
 def config_home(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     override = env.get(C.CONFIG_HOME_ENV, "").strip()
-    return clean(os.path.expanduser(override)) if override else os.path.join(home(), ".claude")
+    return expanduser(override) if override else join(home(), ".claude")
 
 
 def _djb2_base36(text: str) -> str:
@@ -115,8 +132,8 @@ def _git_root_at(candidate: str) -> str | None:
     if not os.path.isfile(dot_git):
         return None
     first = _read_first_line(dot_git)
-    if first is None or not first.startswith("gitdir:"):
-        return candidate
+    if first is None or not first.startswith("gitdir:") or "\x00" in first:
+        return candidate  # a NUL names no folder (and os.path raises on it): this checkout is its own root
     gitdir = clean(first.split(":", 1)[1].strip())
     if not os.path.isabs(gitdir):
         gitdir = os.path.realpath(os.path.join(candidate, gitdir))
@@ -127,6 +144,8 @@ def _git_root_at(candidate: str) -> str | None:
         with open(commondir_file, encoding="utf-8") as handle:
             common = clean(handle.read(64 * 1024).strip())
     except (OSError, UnicodeDecodeError):
+        return candidate
+    if "\x00" in common:
         return candidate
     if not os.path.isabs(common):
         common = os.path.realpath(os.path.join(gitdir, common))
@@ -220,7 +239,7 @@ def read_settings(path: str) -> dict:
 
 
 def user_settings_path(env: Mapping[str, str] | None = None) -> str:
-    return os.path.join(config_home(env), "settings.json")
+    return join(config_home(env), "settings.json")
 
 
 class Located(FrozenRecord):
@@ -250,7 +269,7 @@ def resolve(cwd: str | None = None, env: Mapping[str, str] | None = None) -> Loc
         return Located(path, f"{C.SETTINGS_DIR_KEY} in {settings_file}", None)
     git_root = canonical_git_root(cwd)
     root = git_root or os.path.realpath(cwd)
-    path = os.path.join(config_home(env), "projects", sanitize(root), "memory")
+    path = join(config_home(env), "projects", sanitize(root), "memory")
     return Located(path, f"default for {'git root' if git_root is not None else 'folder'} {root}", root)
 
 
@@ -312,7 +331,7 @@ def memdir_enabled(memory_dir: str | None = None, env: Mapping[str, str] | None 
     forced = forced_by_env(env, C.MEMDIR_DISABLE_ENV, "memdir")
     if forced is not None:
         return forced
-    candidates = [os.path.join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
+    candidates = [join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
     if memory_dir is not None:
         candidates.append(os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
     for config_file in candidates:
@@ -362,7 +381,7 @@ def orchestkit_setting(memory_dir: str | None, project_root: str | None = None,
 def orchestkit_config_files(memory_dir: str | None, project_root: str | None = None,
                             env: Mapping[str, str] | None = None) -> list[str]:
     """The config files that may hold `orchestkit_compat`, most specific first."""
-    candidates = [os.path.join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
+    candidates = [join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
     if memory_dir is not None and not _inside(memory_dir, project_root):
         candidates.insert(0, os.path.join(clean(memory_dir), C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
     return candidates

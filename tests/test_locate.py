@@ -112,3 +112,62 @@ def test_memdir_switch_and_orchestkit_layout_read_in_strings(tmp_path, isolated_
     # A folder config inside the repository itself is not the user's choice.
     assert not locate.orchestkit_compat(str(memory), str(tmp_path), {}).enabled
     assert locate.decisions_dir(str(memory) + "/", str(tmp_path), compat=False) == str(memory / ".memdir" / "decisions")
+
+
+def _pathlib_config_home(env: dict) -> str:
+    """memdir.paths.config_home before memdir.locate (pathlib), as the reference: an error is its type's name."""
+    override = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    try:
+        return str(Path(override).expanduser() if override else Path.home() / ".claude")
+    except RuntimeError as exc:
+        return type(exc).__name__
+
+
+def _located_config_home(env: dict) -> str:
+    try:
+        return locate.config_home(env)
+    except RuntimeError as exc:
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("home", ["/", "//", "", ".", "./", "~", "rel/", "/srv/u/"])
+@pytest.mark.parametrize("override", ["", "~", "~/", "~//abs", "~///abs/./x", "~nosuchuser-h13/cfg", ".", "./", "a/..",
+                                      "~/."])
+def test_config_home_matches_pathlib_for_odd_homes_and_overrides(home, override, monkeypatch):
+    """A `~` pathlib cannot expand (no such user, a HOME that is `~` itself) raised, and must still: a relative
+    `~nosuchuser/...` would put memories in a folder named `~...` under whatever the cwd is. `~//abs` under a
+    HOME of `/` is `/abs`, and a config home of `.` joins as pathlib joins (`projects`, not `./projects`)."""
+    monkeypatch.setenv("HOME", home)
+    env = {"CLAUDE_CONFIG_DIR": override}
+    assert _located_config_home(env) == _pathlib_config_home(env)
+
+
+@pytest.mark.parametrize("override", [".", "./", "rel/x"])
+def test_default_folder_under_a_relative_config_home_is_spelled_as_pathlib_spells_it(override, tmp_path):
+    env = {"CLAUDE_CONFIG_DIR": override}
+    key = paths.sanitize(str(tmp_path.resolve()))
+    assert locate.resolve(str(tmp_path), env).path == str(Path(override) / "projects" / key / "memory")
+    assert locate.user_settings_path(env) == str(Path(override) / "settings.json")
+
+
+@pytest.mark.parametrize("home", [".", "./"])
+def test_relative_home_joins_as_pathlib_joins(home, monkeypatch):
+    monkeypatch.setenv("HOME", home)
+    assert locate.config_home({}) == str(Path.home() / ".claude") == ".claude"
+
+
+@pytest.mark.parametrize("gitdir, commondir", [("gitdir: a\x00b\n", None), ("gitdir: {wt}\n", "../\x00..\n"),
+                                               ("gitdir: {wt}\n", "/abs/\x00/.git\n")])
+def test_a_nul_byte_in_a_dot_git_file_is_not_a_crash_nor_a_root(gitdir, commondir, tmp_path):
+    """A hostile checkout's `.git` file naming a path with a NUL: os.path raised ValueError (every hook of that
+    repository failed), or the repository's root became `/abs/\\x00`. It names no usable gitdir: the checkout
+    is its own root."""
+    worktrees = tmp_path / "main" / ".git" / "worktrees" / "wt"
+    worktrees.mkdir(parents=True)
+    if commondir is not None:
+        (worktrees / "commondir").write_text(commondir, encoding="utf-8")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".git").write_text(gitdir.format(wt=worktrees), encoding="utf-8")
+    assert locate.canonical_git_root(str(checkout)) == str(checkout)
+    assert locate.memory_enabled(str(checkout), {}).enabled
