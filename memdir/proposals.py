@@ -161,14 +161,24 @@ def find(memory_dir: str | os.PathLike, ref: str) -> Proposal:
         if p.id == wanted:
             return p
     matches = [p for p in waiting
-               if wanted in (p.target, p.shown_target, p.target.removesuffix(".md"), os.path.basename(p.target),
-                             os.path.splitext(os.path.basename(p.target))[0], p.name)]
+               if wanted in (p.target, p.shown_target, p.target.removesuffix(".md"), *_name_and_stem(p.target), p.name)]
     if len(matches) == 1:
         return matches[0]
     if matches:
         raise MemdirError(f"{ref!r} names several proposals ({', '.join(p.id for p in matches)}); pass one id")
     shown = ", ".join(p.id for p in waiting) or "none"
     raise MemdirError(f"no pending proposal {ref!r} (pending: {shown}); see `memdir review --list`")
+
+
+def _name_and_stem(target: str) -> tuple[str, str]:
+    """`Path(target).name` and `.stem` in strings: os.path.splitext would make `foo.` the stem `foo` (and
+    `..md` the stem `..md`), so `review foo` would name a second proposal that pathlib never matched."""
+    from memdir.locate import clean
+
+    cleaned = clean(target)
+    name = "" if cleaned == "." else os.path.basename(cleaned)
+    dot = name.rfind(".")
+    return name, name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def move_aside(memory_dir: str | os.PathLike, proposal: Proposal, where: str) -> str:
