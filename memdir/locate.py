@@ -48,13 +48,14 @@ def home() -> str:
 def expanduser(path: str) -> str:
     """`str(Path(path).expanduser())`: only the first part is expanded, and a `~` that cannot be (no such
     user, no home at all) is pathlib's RuntimeError, never a relative folder named `~...` under the cwd."""
+    path = clean(path)  # first, as pathlib does: `./~` is `~`, and `~//abs` is `~` then `abs`
     if not path.startswith("~"):
-        return clean(path)
+        return path
     first, _, rest = path.partition("/")
     homedir = os.path.expanduser(first)
     if homedir.startswith("~"):
         raise RuntimeError("Could not determine home directory.")
-    return join(homedir, rest.lstrip("/"))  # `~//abs` under a HOME of `/` is `/abs`, as pathlib joins it
+    return join(homedir, rest)  # under a HOME of `/`, `~//abs` is `/abs`, never `//abs`
 
 
 def join(*parts: str) -> str:

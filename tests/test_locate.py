@@ -132,11 +132,12 @@ def _located_config_home(env: dict) -> str:
 
 @pytest.mark.parametrize("home", ["/", "//", "", ".", "./", "~", "rel/", "/srv/u/"])
 @pytest.mark.parametrize("override", ["", "~", "~/", "~//abs", "~///abs/./x", "~nosuchuser-h13/cfg", ".", "./", "a/..",
-                                      "~/."])
+                                      "~/.", "./~", ".//~/x", "./~nosuchuser-h13"])
 def test_config_home_matches_pathlib_for_odd_homes_and_overrides(home, override, monkeypatch):
     """A `~` pathlib cannot expand (no such user, a HOME that is `~` itself) raised, and must still: a relative
     `~nosuchuser/...` would put memories in a folder named `~...` under whatever the cwd is. `~//abs` under a
-    HOME of `/` is `/abs`, and a config home of `.` joins as pathlib joins (`projects`, not `./projects`)."""
+    HOME of `/` is `/abs`, `./~` is `~` expanded, and a config home of `.` joins as pathlib joins (`projects`, not
+    `./projects`)."""
     monkeypatch.setenv("HOME", home)
     env = {"CLAUDE_CONFIG_DIR": override}
     assert _located_config_home(env) == _pathlib_config_home(env)
