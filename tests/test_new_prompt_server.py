@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from collections import Counter
 
@@ -122,7 +123,7 @@ def _counted_from_the_word_list(name: str, desc: str, kind: str, body: str) -> l
     title: set[str] = set()
     names: set[str] = set()
     written: Counter[str] = Counter()
-    for text, weight in ((name, 3), (desc, 2), (lexical._LABELS.sub(" ", body), 1)):
+    for text, weight in ((name, 3), (desc, 2), (re.sub(lexical._LABELS, " ", body), 1)):
         words = [w for w in split_words(text) if w not in STOPWORDS and w not in FILLER]
         for word in words:
             written[word] += weight

@@ -4,6 +4,7 @@ the spaceless-script fast path (NFKC across U+1100, Hangul jamo, compatibility f
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 
@@ -37,7 +38,7 @@ def old_document_tokens(name: str, desc: str, kind: str, body: str) -> tuple:
     title: set[str] = set()
     names: set[str] = set()
     written: Counter[str] = Counter()
-    for text, weight in ((name, lexical.NAME_WEIGHT), (desc, lexical.DESCRIPTION_WEIGHT), (lexical._LABELS.sub(" ", body), 1)):
+    for text, weight in ((name, lexical.NAME_WEIGHT), (desc, lexical.DESCRIPTION_WEIGHT), (re.sub(lexical._LABELS, " ", body), 1)):
         stems: list[str] = []
         for word, times in Counter(old_split_words(text)).items():
             if word in words.STOPWORDS or word in words.FILLER:
