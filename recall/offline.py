@@ -192,6 +192,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     if similarities is not None and any(s is not None for s in similarities):
         for i, boost in enumerate(_dense_boost(similarities)):
             scores[i] += DENSE_WEIGHT * boost
+        extra = getattr(similarities, "extra", None)  # a second model's cosines, for ranking only (embed_models)
+        if extra is not None:
+            weight = getattr(similarities, "weight", 0.0)
+            for i, boost in enumerate(_dense_boost(extra)):
+                scores[i] += weight * boost
     else:
         similarities = [None] * len(headers)
     # The date adds to a match; alone it is not one (nor is the faint score feedback terms give everything).
