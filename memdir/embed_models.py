@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 SECOND_ENV = "MEMDIR_DENSE_SECOND"
 SECOND_WEIGHT_ENV = "MEMDIR_DENSE_SECOND_WEIGHT"
 DEFAULT_SECOND_WEIGHT = 0.25
+DIVERSITY_ENV = "MEMDIR_DENSE_DIVERSITY"  # a weight: the ranking's best matches picked for what they add (`diverse`)
+DIVERSITY_POOL = 20
 
 
 class Cosines(list):
@@ -38,6 +40,8 @@ class Cosines(list):
 
     extra: list[float | None] | None = None
     weight: float = 0.0
+    vectors: list[Any] | None = None  # e5's passage vectors, for `diverse`
+    diversity: float = 0.0
 
 
 class SecondEngine:
@@ -83,8 +87,8 @@ def load_second(name: str) -> SecondEngine:
 class WithSecond:
     """A DenseModel whose cosines carry a second model's as well; everything else is the DenseModel's."""
 
-    def __init__(self, base: DenseModel, second: SecondEngine, weight: float) -> None:
-        self.base, self.second, self.weight = base, second, weight
+    def __init__(self, base: DenseModel, second: SecondEngine | None, weight: float, diversity: float = 0.0) -> None:
+        self.base, self.second, self.weight, self.diversity = base, second, weight, diversity
 
     def __getattr__(self, name: str):
         return getattr(self.base, name)
@@ -93,11 +97,14 @@ class WithSecond:
         from memdir.embed_cache import content_key
         from memdir.embeddings import passage_text
 
+        assert self.second is not None
         return [content_key(self.second.model_id, passage_text(h)) for h in headers]
 
     def embed_missing(self, memory_dir: Path, headers: list[Header], workers: int = 1) -> int:
         from memdir.embeddings import passage_text
 
+        if self.second is None:
+            return self.base.embed_missing(memory_dir, headers, workers)
         cache = self._cache(memory_dir)
         todo = [(k, h) for k, h in zip(self._keys(headers), headers, strict=True) if cache.get(k) is None]
         if todo:
@@ -108,6 +115,7 @@ class WithSecond:
         from memdir.embed_cache import EmbeddingCache
 
         caches = self.__dict__.setdefault("_caches", {})
+        assert self.second is not None
         if memory_dir not in caches:
             caches[memory_dir] = EmbeddingCache.for_memory_dir(memory_dir, self.second.model_id, self.second.dim)
         caches[memory_dir].refresh()
@@ -118,6 +126,13 @@ class WithSecond:
         from memdir import constants as C
 
         cosines = Cosines(self.base.similarities(memory_dir, query, headers, query_vector))
+        if self.diversity > 0:
+            from memdir.embeddings import key_of
+
+            full = self.base.cache(memory_dir)
+            cosines.vectors, cosines.diversity = [full.get(key_of(h)) for h in headers], self.diversity
+        if self.second is None:
+            return cosines
         cache = self._cache(memory_dir)
         vectors = [cache.get(k) for k in self._keys(headers)]
         if any(v is not None for v in vectors):
@@ -130,7 +145,40 @@ class WithSecond:
 def with_second(base: DenseModel | None) -> DenseModel | WithSecond | None:
     """`base`, or base with the second model MEMDIR_DENSE_SECOND names (unset or empty, or no base: base)."""
     name = os.environ.get(SECOND_ENV, "").strip()
-    if not name or base is None:
+    diversity = float(os.environ.get(DIVERSITY_ENV) or 0.0)
+    if not (name or diversity > 0) or base is None:
         return base
     weight = float(os.environ.get(SECOND_WEIGHT_ENV) or DEFAULT_SECOND_WEIGHT)
-    return WithSecond(base, load_second(name), weight)
+    return WithSecond(base, load_second(name) if name else None, weight, diversity)
+
+
+def diverse(order: list[int], scores: list[float], vectors: list[Any], weight: float) -> list[int]:
+    """`order` with its first DIVERSITY_POOL memories picked again one by one, each time the one whose score
+    minus `weight` times its redundancy with those already picked is highest (maximal marginal relevance).
+
+    Redundancy is how much closer in e5's meaning two memories are than the pool's typical pair
+    (0 at or under the median cosine between the pool's passages, 1 when identical), so it reads on the
+    same 0-1 scale whatever the folder's writing. A memory without a vector is redundant with none.
+    """
+    import numpy as np
+
+    pool, rest = order[:DIVERSITY_POOL], order[DIVERSITY_POOL:]
+    known = [i for i in pool if vectors[i] is not None]
+    if weight <= 0 or len(known) < 3:
+        return order
+    matrix = np.vstack([vectors[i] for i in known])
+    pairs = matrix @ matrix.T
+    median = float(np.median(pairs[np.triu_indices(len(known), 1)]))
+    redundancy = np.maximum(0.0, (pairs - median) / max(1e-9, 1.0 - median))
+    at = {i: n for n, i in enumerate(known)}
+    picked: list[int] = []
+    left = list(pool)
+    while left:
+        def gain(i: int) -> float:
+            if i not in at:
+                return scores[i]
+            return scores[i] - weight * max((float(redundancy[at[i], at[p]]) for p in picked if p in at), default=0.0)
+        best = max(left, key=gain)
+        picked.append(best)
+        left.remove(best)
+    return picked + rest

@@ -209,6 +209,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     leads = _leads(similarities)
     about = about_folder(margins)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
+    vectors = getattr(similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
+    if vectors is not None:
+        from memdir.embed_models import diverse
+
+        order = diverse(order, scores, vectors, getattr(similarities, "diversity", 0.0))
     if tools:  # only as far as the first `limit` kept: each test is a few regex searches (200 per prompt cost ~2 ms)
         in_use = None if callable(tools) else tools
         kept: list[int] = []

@@ -85,3 +85,28 @@ def test_the_second_opinion_reorders_matches_but_never_passes_one_alone(tmp_path
         assert "project_lunch.md" not in picked  # shares no word and is far in e5's meaning: the bar is e5's
         if favoured != "project_lunch.md":
             assert picked[0] == favoured
+
+
+def test_diversity_moves_a_near_copy_of_a_better_match_behind_a_different_one():
+    unit = lambda *xs: np.array(xs, dtype=np.float32) / np.linalg.norm(xs)  # noqa: E731
+    vectors = [unit(1, 0, 0, 0), unit(1, 0.05, 0, 0), unit(0, 1, 0, 0), unit(0, 0, 1, 0), unit(0, 0, 0, 1)]
+    scores = [1.0, 0.95, 0.9, 0.2, 0.1]
+    order = [0, 1, 2, 3, 4]
+    assert M.diverse(order, scores, vectors, 0.0) == order
+    assert M.diverse(order, scores, vectors, 0.5) == [0, 2, 1, 3, 4]  # 1 nearly repeats 0: 2 adds more
+    assert M.diverse(order, scores, vectors, 1.0) == [0, 2, 3, 4, 1]  # ... and, weighed fully, less than anything
+    assert M.diverse(order, scores, [*vectors[:1], None, *vectors[2:]], 0.5) == order  # no vector: nothing known
+
+
+def test_with_the_diversity_switch_the_cosines_carry_e5s_vectors(tmp_path, monkeypatch):
+    monkeypatch.delenv(M.SECOND_ENV, raising=False)
+    monkeypatch.setenv(M.DIVERSITY_ENV, "0.5")
+    folder = tmp_path / "memory"
+    _write(folder, "project_kafka.md", "Kafka", "Events go through Kafka")
+    headers = scan(folder).headers
+    model = M.with_second(DenseModel(WordsEngine()))
+    assert isinstance(model, M.WithSecond) and model.second is None
+    model.embed_missing(folder, headers)
+    cosines = model.similarities(folder, "kafka events", headers)
+    assert cosines.diversity == 0.5 and cosines.extra is None
+    assert cosines.vectors is not None and len(cosines.vectors) == 1 and cosines.vectors[0] is not None
