@@ -72,9 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine in ("offline", "all"):
         selectors.append(("offline lexical", engine_selector("offline")))
     if args.engine in ("dense", "dense-coarse", "all"):
+        from memdir.embed_models import with_second
         from memdir.embeddings import shared_model
 
-        model = shared_model()
+        model = with_second(shared_model())  # MEMDIR_DENSE_SECOND: a second opinion (embed_models)
         if model is None:
             print("recall_locomo: the dense model is not installed (pip install 'memdir[dense]'); skipping it",
                   file=sys.stderr)

@@ -130,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dense = None
     if not args.lexical:
+        from memdir.embed_models import with_second
         from memdir.embeddings import shared_model
 
-        dense = shared_model()
+        dense = with_second(shared_model())  # MEMDIR_DENSE_SECOND: a second opinion (embed_models)
         if dense is None:
             print("recall_misses: the dense model is not installed or MEMDIR_DENSE=0; pass --lexical", file=sys.stderr)
             return 2

@@ -142,9 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall_realdata: {args.labels}: gold files not in {source}: {', '.join(unknown)}; fix the labels",
               file=sys.stderr)
         return 2
+    from memdir.embed_models import with_second
     from memdir.embeddings import shared_model
 
-    dense = shared_model()
+    dense = with_second(shared_model())  # MEMDIR_DENSE_SECOND: a second opinion (embed_models)
     with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
         folder = Path(tmp) / "memory"
         shutil.copytree(source, folder)

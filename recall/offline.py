@@ -192,6 +192,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     if similarities is not None and any(s is not None for s in similarities):
         for i, boost in enumerate(_dense_boost(similarities)):
             scores[i] += DENSE_WEIGHT * boost
+        extra = getattr(similarities, "extra", None)  # a second model's cosines, for ranking only (embed_models)
+        if extra is not None:
+            weight = getattr(similarities, "weight", 0.0)
+            for i, boost in enumerate(_dense_boost(extra)):
+                scores[i] += weight * boost
     else:
         similarities = [None] * len(headers)
     # The date adds to a match; alone it is not one (nor is the faint score feedback terms give everything).
@@ -204,6 +209,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     leads = _leads(similarities)
     about = about_folder(margins)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
+    vectors = getattr(similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
+    if vectors is not None:
+        from memdir.embed_models import diverse
+
+        order = diverse(order, scores, vectors, getattr(similarities, "diversity", 0.0))
     if tools:  # only as far as the first `limit` kept: each test is a few regex searches (200 per prompt cost ~2 ms)
         in_use = None if callable(tools) else tools
         kept: list[int] = []
