@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-# select, _signal, _thread and the reply reader are imported where a connection is raced: with no server
+# _signal, _thread and the reply reader are imported where a connection is raced: with no server
 # (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer`. A connection is early_ask's bare
 # `_socket` one or a `socket.socket`: both are read the same way, and `socket` itself is never imported here.
 
@@ -109,16 +109,20 @@ def _took_question(conn, timeout: float) -> str:
     """What the server has sent within `timeout`: "answer" (its reply has begun, or the connection
     closed), "taken" (only the byte recall.server sends once it has read the question, now consumed), or
     "" (nothing)."""
-    import select
     from _socket import MSG_PEEK  # the C module: a bare connection (early_ask) needs no `socket` import
 
-    ready, _, _ = select.select([conn], [], [], timeout)
-    if not ready:
-        return ""
+    # The connection's own timeout, not `select`: one extension module less to load in every hook that asks a
+    # server (a stuck server's whole cost over no server is such loads, issue 26).
+    previous = conn.gettimeout()
+    conn.settimeout(timeout)  # 0.0: a non-blocking look
     try:
         head = conn.recv(64, MSG_PEEK)
+    except (BlockingIOError, TimeoutError):
+        return ""
     except OSError:
         return "answer"  # receive() meets the same error and says None
+    finally:
+        conn.settimeout(previous)
     if not head or head.strip():
         return "answer"
     conn.recv(len(head))  # whitespace only: the server's acknowledgement (JSON allows it before the reply)
