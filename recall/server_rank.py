@@ -1,0 +1,171 @@
+"""The warm recall server's lexical corpus: recall.lexical.DocCorpus's very numbers, computed with numpy (issue 26).
+
+With the recall server up, a prompt's lexical ranking ran on the request thread while the query's embedding ran
+on the other core, and most of it was scoring the query's character n-grams in Python: per n-gram, per word
+holding it, per memory holding that word, a dict update (about 4 ms alone at 200 memories, 12 ms beside the
+embedding). Here each memory's words are kept as arrays of word numbers (once per memory's tokens, which
+recall.manifest.KeptTokens keeps), so a query's n-gram counts per memory are one gather, one bincount and one
+small matrix product, and each term's BM25 contribution one vector expression.
+
+The same floats, not merely the same order: the counts are integers (exact in float64), each term's contribution
+is the expression recall.bm25.add_term evaluates, in the same order of operations, and the terms are added in the
+order recall.bm25 adds them (the iteration order of the same set, built the same way). A memory that does not
+hold a term gets 0.0 added, which changes no float. tests/test_server_rank.py checks it to the bit.
+
+Only the server imports this module (numpy is loaded there anyway, for the dense model).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from memdir.stages.recall.bm25 import grams_in_words, marked_words, term_idf
+from memdir.stages.recall.lexical import DocCorpus, DocTokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+WORDS_KEPT = 1_000_000  # distinct words numbered before the numbering starts afresh (a bound on memory, never hit
+# by a real folder: the real 55-file folder has 3,300, a 20,000-memory folder built from it some 60,000)
+DOCS_KEPT = 20_000  # memories whose word numbers are kept (KeptTokens keeps 2,000 memories' tokens)
+
+
+class WordNumbers:
+    """Every word as written that the server ranked, numbered, and each memory's words as arrays of those
+    numbers with their counts, kept per DocTokens object (KeptTokens hands back the same object for the
+    same fields; a memory's tokens are never changed once made)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.number: dict[str, int] = {}
+        self.docs: dict[int, tuple[DocTokens, np.ndarray, np.ndarray]] = {}  # id(doc) -> (doc, numbers, counts)
+
+    def of(self, documents: Sequence[DocTokens]) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, int]]:
+        """Per document its words' numbers and counts, and the numbering they are in (a dict only ever added
+        to: past WORDS_KEPT a new numbering replaces it, and a corpus holding the old one keeps using it)."""
+        with self.lock:
+            if len(self.number) > WORDS_KEPT or len(self.docs) + len(documents) > DOCS_KEPT:
+                self.number, self.docs = {}, {}
+            numbers, counts = [], []
+            for doc in documents:
+                kept = self.docs.get(id(doc))
+                if kept is None or kept[0] is not doc:  # the id of a document since freed: made again
+                    number = self.number
+                    ids = np.fromiter((number.setdefault(w, len(number)) for w in doc.written), np.int64,
+                                      len(doc.written))
+                    kept = self.docs[id(doc)] = (doc, ids, np.fromiter(doc.written.values(), np.float64,
+                                                                       len(doc.written)))
+                numbers.append(kept[1])
+                counts.append(kept[2])
+            return numbers, counts, self.number
+
+
+_numbers = WordNumbers()
+
+
+class ServerCorpus(DocCorpus):
+    """DocCorpus with its word and n-gram scores computed with numpy, and each memory's (stem, idf) pairs kept
+    for the pseudo-relevance feedback (the idfs are the pool's, fixed for this corpus)."""
+
+    def __init__(self, documents: Sequence[DocTokens]) -> None:
+        super().__init__(documents)
+        self._pairs: dict[int, tuple[tuple[str, float], ...]] = {}
+        self._stems: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._word_norm = _norms(self.words.lengths, self.words.avg_len, self.words.k1, self.words.b)
+        self._grams: tuple | None = None  # built on the first n-gram question: see _gram_table
+
+    def term_idfs(self, i: int) -> Iterable[tuple[str, float]]:
+        pairs = self._pairs.get(i)
+        if pairs is None:
+            pairs = self._pairs[i] = tuple(super().term_idfs(i))
+        return pairs
+
+    def scores(self, terms: list[str]) -> list[float]:
+        """recall.bm25.BM25.scores, as numpy."""
+        words = self.words
+        out = np.zeros(self.n)
+        for term in set(terms):
+            idf = words.idf(term)
+            if idf is None:
+                continue
+            docs, freqs = self._stem_postings(term)
+            out[docs] += idf * freqs * (words.k1 + 1) / (freqs + self._word_norm[docs])
+        return out.tolist()
+
+    def _stem_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        found = self._stems.get(term)
+        if found is None:
+            docs = self.words.postings(term)
+            tf = self.words.tf
+            found = self._stems[term] = (np.array(docs, np.int64),
+                                         np.array([tf[i][term] for i in docs], np.float64))
+        return found
+
+    def gram_scores(self, grams: list[str]) -> list[float]:
+        """recall.bm25.GramBM25.scores, as numpy: each memory's count of each n-gram is the sum, over the words
+        holding the n-gram, of the word's count in the memory times the n-gram's count in the word."""
+        n, bm = self.n, self.grams
+        if not n:
+            return []
+        marked, doc_of, numbers, counts, norm, number, numbered = self._gram_table()
+        terms = set(grams)  # GramBM25.scores's own set: its order is the order the terms are added in
+        order = list(terms)
+        in_word = grams_in_words(marked, terms)
+        out = np.zeros(n)
+        if not in_word:
+            return out.tolist()
+        column = {g: j for j, g in enumerate(order)}
+        # Per matched word (a row), the n-grams it holds and how many times, flat (a row's run of entries).
+        local = np.full(numbered, -1, np.int64)  # word number -> row (the pool's words are below `numbered`)
+        starts: list[int] = [0]
+        columns: list[int] = []
+        inside: list[int] = []
+        for row, (word, held) in enumerate(in_word.items()):
+            local[number[word]] = row
+            columns += [column[g] for g in held]
+            inside += held.values()
+            starts.append(len(columns))
+        rows = local[numbers]
+        kept = rows >= 0
+        rows, docs, times = rows[kept], doc_of[kept], counts[kept]
+        first = np.array(starts, np.int64)
+        runs = (first[1:] - first[:-1])[rows]  # per (memory, word) entry: how many n-grams its word holds
+        at = np.repeat(first[rows] - (np.cumsum(runs) - runs), runs) + np.arange(int(runs.sum()))
+        width = len(order)
+        freq = np.bincount(np.repeat(docs, runs) * width + np.array(columns, np.int64)[at],
+                           weights=np.repeat(times, runs) * np.array(inside, np.float64)[at],
+                           minlength=n * width).reshape(n, width)  # integers, exact in float64
+        holding = np.count_nonzero(freq, axis=0).tolist()
+        used = [j for j in range(width) if holding[j]]
+        if not used:
+            return out.tolist()
+        f = freq[:, used]
+        idf = np.array([term_idf(n, holding[j]) for j in used])
+        # Each term's contribution as add_term computes it, then added term after term (cumsum is sequential).
+        part = idf * f * (bm.k1 + 1) / (f + norm[:, None])
+        out = part.cumsum(axis=1)[:, -1]
+        return out.tolist()
+
+    def _gram_table(self) -> tuple:
+        """The pool's words marked for the n-gram search, and every (memory, word number, count) as arrays."""
+        table = self._grams
+        if table is None:
+            bm = self.grams
+            documents = self.documents
+            numbers, counts, number = _numbers.of(documents)
+            sizes = [len(x) for x in numbers]
+            table = (marked_words(list(set().union(*(d.written for d in documents)))),
+                     np.repeat(np.arange(self.n, dtype=np.int64), sizes),
+                     np.concatenate(numbers) if numbers else np.zeros(0, np.int64),
+                     np.concatenate(counts) if counts else np.zeros(0),
+                     _norms(bm.lengths, bm.avg_len, bm.k1, bm.b), number, len(number))
+            self._grams = table  # published whole: another thread may rank with this corpus meanwhile
+        return table
+
+
+def _norms(lengths: Sequence[int], avg_len: float, k1: float, b: float) -> np.ndarray:
+    """recall.bm25.add_term's `norm` per document, the same operations in the same order."""
+    return k1 * ((1 - b) + b * np.array(lengths, np.float64) / (avg_len or 1))
