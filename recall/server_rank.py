@@ -28,39 +28,47 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-WORDS_KEPT = 1_000_000  # distinct words numbered before the numbering starts afresh (a bound on memory, never hit
-# by a real folder: the real 55-file folder has 3,300, a 20,000-memory folder built from it some 60,000)
-DOCS_KEPT = 20_000  # memories whose word numbers are kept (KeptTokens keeps 2,000 memories' tokens)
+WORDS_KEPT = 300_000  # distinct words numbered before the numbering starts afresh (a bound on memory, some 30 MB:
+# the real 55-file folder has 3,300 words as written)
 
 
 class WordNumbers:
     """Every word as written that the server ranked, numbered, and each memory's words as arrays of those
-    numbers with their counts, kept per DocTokens object (KeptTokens hands back the same object for the
-    same fields; a memory's tokens are never changed once made)."""
+    numbers with their counts, kept per DocTokens object (KeptTokens hands back the same object for the same
+    fields; a memory's tokens are never changed once made) for the documents of the last two pools only: a
+    DocTokens is some 46 KB (recall.token_pack), and those are held by the server's kept Rankers anyway."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.number: dict[str, int] = {}
+        self.words: list[str] = []  # by number
         self.docs: dict[int, tuple[DocTokens, np.ndarray, np.ndarray]] = {}  # id(doc) -> (doc, numbers, counts)
+        self.before: dict[int, tuple[DocTokens, np.ndarray, np.ndarray]] = {}  # the same, of the pool before
 
-    def of(self, documents: Sequence[DocTokens]) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, int]]:
-        """Per document its words' numbers and counts, and the numbering they are in (a dict only ever added
-        to: past WORDS_KEPT a new numbering replaces it, and a corpus holding the old one keeps using it)."""
+    def of(self, documents: Sequence[DocTokens]) -> tuple[list[np.ndarray], list[np.ndarray], dict[str, int], list[str]]:
+        """Per document its words' numbers and counts, and the numbering they are in (word -> number, and the
+        words by number), only ever added to: past WORDS_KEPT a new numbering replaces it, and a corpus
+        holding the old one keeps using that one."""
         with self.lock:
-            if len(self.number) > WORDS_KEPT or len(self.docs) + len(documents) > DOCS_KEPT:
-                self.number, self.docs = {}, {}
+            if len(self.number) > WORDS_KEPT:
+                self.number, self.words, self.docs, self.before = {}, [], {}, {}
+            number, words = self.number, self.words
+            known, self.before, self.docs = {**self.before, **self.docs}, self.docs, {}
             numbers, counts = [], []
             for doc in documents:
-                kept = self.docs.get(id(doc))
+                kept = known.get(id(doc))
                 if kept is None or kept[0] is not doc:  # the id of a document since freed: made again
-                    number = self.number
-                    ids = np.fromiter((number.setdefault(w, len(number)) for w in doc.written), np.int64,
-                                      len(doc.written))
-                    kept = self.docs[id(doc)] = (doc, ids, np.fromiter(doc.written.values(), np.float64,
-                                                                       len(doc.written)))
+                    written = doc.written
+                    if not number.keys() >= written.keys():
+                        for word in written.keys() - number.keys():
+                            number[word] = len(words)
+                            words.append(word)
+                    kept = (doc, np.array(list(map(number.__getitem__, written)), np.int64),
+                            np.array(list(written.values()), np.float64))
+                self.docs[id(doc)] = kept
                 numbers.append(kept[1])
                 counts.append(kept[2])
-            return numbers, counts, self.number
+            return numbers, counts, number, words
 
 
 _numbers = WordNumbers()
@@ -154,14 +162,14 @@ class ServerCorpus(DocCorpus):
         table = self._grams
         if table is None:
             bm = self.grams
-            documents = self.documents
-            numbers, counts, number = _numbers.of(documents)
-            sizes = [len(x) for x in numbers]
-            table = (marked_words(list(set().union(*(d.written for d in documents)))),
-                     np.repeat(np.arange(self.n, dtype=np.int64), sizes),
-                     np.concatenate(numbers) if numbers else np.zeros(0, np.int64),
+            numbers, counts, number, words = _numbers.of(self.documents)
+            every = np.concatenate(numbers) if numbers else np.zeros(0, np.int64)
+            held = np.zeros(len(words), bool)
+            held[every] = True  # the pool's words, without a set of its 100,000 (memory, word) entries
+            table = (marked_words([words[i] for i in np.flatnonzero(held).tolist()]),
+                     np.repeat(np.arange(self.n, dtype=np.int64), [len(x) for x in numbers]), every,
                      np.concatenate(counts) if counts else np.zeros(0),
-                     _norms(bm.lengths, bm.avg_len, bm.k1, bm.b), number, len(number))
+                     _norms(bm.lengths, bm.avg_len, bm.k1, bm.b), number, len(words))
             self._grams = table  # published whole: another thread may rank with this corpus meanwhile
         return table
 
