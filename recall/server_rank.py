@@ -18,11 +18,12 @@ Only the server imports this module (numpy is loaded there anyway, for the dense
 from __future__ import annotations
 
 import threading
+from collections import Counter
 
 import numpy as np
 
 from memdir.stages.recall.bm25 import grams_in_words, marked_words, term_idf
-from memdir.stages.recall.lexical import DocCorpus, DocTokens
+from memdir.stages.recall.lexical import DocCorpus, DocTokens, cut_grams
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class ServerCorpus(DocCorpus):
         self._stems: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._word_norm = _norms(self.words.lengths, self.words.avg_len, self.words.k1, self.words.b)
         self._grams: tuple | None = None  # built on the first n-gram question: see _gram_table
+        self._asked = 0
+        self._gram_words: dict[str, list[tuple[str, int]]] | None = None  # see _words_holding
 
     def term_idfs(self, i: int) -> Iterable[tuple[str, float]]:
         pairs = self._pairs.get(i)
@@ -121,7 +124,7 @@ class ServerCorpus(DocCorpus):
         marked, doc_of, numbers, counts, norm, number, numbered = self._gram_table()
         terms = set(grams)  # GramBM25.scores's own set: its order is the order the terms are added in
         order = list(terms)
-        in_word = grams_in_words(marked, terms)
+        in_word = self._words_holding(marked, terms)
         out = np.zeros(n)
         if not in_word:
             return out.tolist()
@@ -156,6 +159,27 @@ class ServerCorpus(DocCorpus):
         part = idf * f * (bm.k1 + 1) / (f + norm[:, None])
         out = part.cumsum(axis=1)[:, -1]
         return out.tolist()
+
+    def _words_holding(self, marked: tuple, grams: set[str]) -> dict[str, dict[str, int]]:
+        """recall.bm25.grams_in_words: per pool word holding one of the n-grams, how many times it holds each.
+        A corpus asked again (the warm server's, prompt after prompt at 200 memories) looks them up in a table of
+        every pool word's n-grams, made once (recall.lexical.cut_grams, as the words' n-gram lists are cut); a
+        corpus asked once searches the marked words (a pool at 5,000 memories changes with each prompt)."""
+        table = self._gram_words
+        if table is None:
+            self._asked += 1
+            if self._asked < 2:
+                return grams_in_words(marked, grams)
+            table = {}
+            for word in marked[0]:
+                for gram, times in Counter(cut_grams(word, 4)).items():
+                    table.setdefault(gram, []).append((word, times))
+            self._gram_words = table  # published whole, as _gram_table
+        in_word: dict[str, dict[str, int]] = {}
+        for gram in grams:
+            for word, times in table.get(gram, ()):
+                in_word.setdefault(word, {})[gram] = times
+        return in_word
 
     def _gram_table(self) -> tuple:
         """The pool's words marked for the n-gram search, and every (memory, word number, count) as arrays."""
