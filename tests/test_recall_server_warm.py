@@ -160,3 +160,25 @@ def test_the_kept_keys_follow_an_edit_and_a_new_vector_shows_at_once(tmp_path, m
     monkeypatch.setattr(embeddings, "KEYS_KEPT", 2)  # past the bound the kept keys start afresh, still right
     assert model.keys_of(edited) == [embeddings.key_of(h) for h in edited]
     assert model.keys_of(headers) == [embeddings.key_of(h) for h in headers]
+
+
+def test_the_names_a_memory_holds_are_kept_by_its_text_and_found_afresh_once_edited(tmp_path, monkeypatch):
+    from memdir import verify
+    from memdir.verdicts import Verdicts
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("def deploy_now():\n    pass\n", encoding="utf-8")
+    monkeypatch.setattr(verify, "_claims_kept", {})
+    calls = []
+    original = verify.extract_claims
+    monkeypatch.setattr(verify, "extract_claims", lambda body: calls.append(body) or original(body))
+    text = "---\nname: deploy\n---\n\nRun `deploy_now()` from `src/app.py`.\n"
+    kept = Verdicts()
+    first = verify.check_many(str(project), {"m.md": text}, verdicts=kept)["m.md"]
+    again = verify.check_many(str(project), {"m.md": text}, verdicts=kept)["m.md"]
+    assert len(calls) == 1 and first.found == again.found and "src/app.py" in again.found
+    edited = verify.check_many(str(project), {"m.md": text.replace("src/app.py", "src/gone.py")}, verdicts=kept)["m.md"]
+    assert len(calls) == 2 and "src/app.py" not in edited.found and any("src/gone.py" in g for g in edited.gone)
+    verify.check_many(str(project), {"m.md": text})  # without verdicts (a prompt hook's one check): nothing kept
+    assert len(calls) == 3
