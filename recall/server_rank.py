@@ -64,8 +64,8 @@ class WordNumbers:
                         for word in written.keys() - number.keys():
                             number[word] = len(words)
                             words.append(word)
-                    kept = (doc, np.array(list(map(number.__getitem__, written)), np.int64),
-                            np.array(list(written.values()), np.float64))
+                    kept = (doc, np.array(list(map(number.__getitem__, written)), np.int32),
+                            np.array(list(written.values()), np.int32))
                 self.docs[id(doc)] = kept
                 numbers.append(kept[1])
                 counts.append(kept[2])
@@ -130,7 +130,7 @@ class ServerCorpus(DocCorpus):
             return out.tolist()
         column = {g: j for j, g in enumerate(order)}
         # Per matched word (a row), the n-grams it holds and how many times, flat (a row's run of entries).
-        local = np.full(numbered, -1, np.int64)  # word number -> row (the pool's words are below `numbered`)
+        local = np.full(numbered, -1, np.int32)  # word number -> row (the pool's words are below `numbered`)
         starts: list[int] = [0]
         columns: list[int] = []
         inside: list[int] = []
@@ -146,7 +146,7 @@ class ServerCorpus(DocCorpus):
         runs = (first[1:] - first[:-1])[rows]  # per (memory, word) entry: how many n-grams its word holds
         at = np.repeat(first[rows] - (np.cumsum(runs) - runs), runs) + np.arange(int(runs.sum()))
         width = len(order)
-        freq = np.bincount(np.repeat(docs, runs) * width + np.array(columns, np.int64)[at],
+        freq = np.bincount(np.repeat(docs, runs).astype(np.int64) * width + np.array(columns, np.int64)[at],
                            weights=np.repeat(times, runs) * np.array(inside, np.float64)[at],
                            minlength=n * width).reshape(n, width)  # integers, exact in float64
         holding = np.count_nonzero(freq, axis=0).tolist()
@@ -187,12 +187,12 @@ class ServerCorpus(DocCorpus):
         if table is None:
             bm = self.grams
             numbers, counts, number, words = _numbers.of(self.documents)
-            every = np.concatenate(numbers) if numbers else np.zeros(0, np.int64)
+            every = np.concatenate(numbers) if numbers else np.zeros(0, np.int32)
             held = np.zeros(len(words), bool)
             held[every] = True  # the pool's words, without a set of its 100,000 (memory, word) entries
             table = (marked_words([words[i] for i in np.flatnonzero(held).tolist()]),
-                     np.repeat(np.arange(self.n, dtype=np.int64), [len(x) for x in numbers]), every,
-                     np.concatenate(counts) if counts else np.zeros(0),
+                     np.repeat(np.arange(self.n, dtype=np.int32), [len(x) for x in numbers]), every,
+                     np.concatenate(counts) if counts else np.zeros(0, np.int32),
                      _norms(bm.lengths, bm.avg_len, bm.k1, bm.b), number, len(words))
             self._grams = table  # published whole: another thread may rank with this corpus meanwhile
         return table
