@@ -66,6 +66,22 @@ def test_a_new_word_numbering_leaves_every_corpus_exact(monkeypatch):
         _same(plain, again, query)
 
 
+def test_pools_that_share_their_newest_memories_count_as_counted_afresh(monkeypatch):
+    monkeypatch.setattr(server_rank, "NEWEST", 8)
+    monkeypatch.setattr(server_rank, "_prefix", server_rank.PrefixCounts())
+    fields = _fields(30)
+    tokens = [document_tokens(*f) for f in fields]
+    newest = list(range(8))
+    # the same newest with other older matches; the newest shifted by one (one surfaced); a small pool; back again
+    for pool in (newest + [10, 11, 12], newest + [20, 21, 22, 23], list(range(1, 10)) + [12], [0, 1, 2],
+                 newest + [10, 11, 12]):
+        pool_fields, pool_tokens = [fields[i] for i in pool], [tokens[i] for i in pool]
+        plain, served = Ranker(pool_fields, pool_tokens), Ranker(pool_fields, corpus=ServerCorpus(pool_tokens))
+        assert dict(served.corpus.words.df) == dict(plain.corpus.words.df)
+        for query in QUERIES[:4]:
+            _same(plain, served, query)
+
+
 def test_the_real_prompts_rank_to_the_bit_on_a_real_folder(realdata, tmp_path):
     from benchmarks import realistic
 
