@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from memdir.scan import Header
 
 MODEL_ID = C.DENSE_MODEL_ID
+KEYS_KEPT = 4096  # Headers whose key DenseModel keeps: a pool is at most 250; a few prompts' older matches
 COARSE_MODEL_ID = C.DENSE_COARSE_MODEL_ID
 
 
@@ -99,6 +100,11 @@ class DenseModel:
         self.dim = int(engine.dim)
         self._caches: dict[tuple[str, str], EmbeddingCache] = {}
         self._caches_lock = _thread.allocate_lock()
+        # Each ranked memory's key by its Header: the warm server's watched view hands back the same Header
+        # objects while their files are unchanged (an edited file gets a new one), and hashing the pool's 200
+        # passages took ~1.5 ms of every prompt (issue 26). Header equality is identity, and no code changes a
+        # Header's fields once it is made: the same object, the same text, the same key.
+        self._keys: dict[Header, bytes] = {}
 
     def cache(self, memory_dir: Path, model_id: str = MODEL_ID) -> EmbeddingCache:
         """The folder's full vectors, or with COARSE_MODEL_ID its coarse ones (a file of their own)."""
@@ -124,7 +130,7 @@ class DenseModel:
         coarse one's (put on the full vectors' scale, see `on_full_scale`), else None (not embedded yet).
         `query_vector`: gives the query's embedding, computed ahead (default: embed it now)."""
         full_cache = self.cache(memory_dir)
-        full = [full_cache.get(key_of(h)) for h in headers]
+        full = [full_cache.get(key) for key in self.keys_of(headers)]
         coarse: list = [None] * len(headers)
         if any(v is None for v in full):
             coarse_cache = self.cache(memory_dir, COARSE_MODEL_ID)
@@ -138,6 +144,18 @@ class DenseModel:
         q = query_vector() if query_vector is not None else self.embed_query(query)
         cosine = lambda vs: [None if v is None else float(v @ q) for v in vs]  # noqa: E731
         return on_full_scale(cosine(full), cosine(coarse))
+
+    def keys_of(self, headers: list[Header]) -> list[bytes]:
+        """Each header's `key_of`, kept per Header object (see __init__); at most KEYS_KEPT are kept."""
+        kept = self._keys
+        keys = [kept.get(h) for h in headers]
+        if None in keys:
+            if len(kept) + len(headers) > KEYS_KEPT:
+                kept = self._keys = {}  # a fresh dict, not clear(): another thread may be reading the old one
+            for i, h in enumerate(headers):
+                if keys[i] is None:
+                    keys[i] = kept[h] = key_of(h)
+        return keys  # type: ignore[return-value]
 
     def missing(self, memory_dir: Path, headers: list[Header]) -> list[Header]:
         """The memories without a full vector (a coarse one may stand in for it meanwhile)."""

@@ -18,6 +18,7 @@ TYPE_CHECKING = False  # typing and pathlib cost the prompt hook milliseconds
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from memdir.stages.recall.lexical import Corpus
     from memdir.stages.recall.older_index import OlderIndex
     from memdir.stages.recall.older_words import WordIndex
     from memdir.stages.recall.token_pack import Packer, TokenPack
@@ -47,7 +48,9 @@ def ranker(headers: list[Header], token_cache: str | os.PathLike | None = None) 
     fields = tuple(map(fields_of, headers))
     built = _rankers.get(fields)
     if built is None:
-        built = Ranker(list(fields), _tokens.tokenised(fields, token_cache) if _tokens is not None else None)
+        tokenised = _tokens.tokenised(fields, token_cache) if _tokens is not None else None
+        built = (Ranker(list(fields), corpus=_corpus(tokenised)) if _corpus is not None and tokenised is not None
+                 else Ranker(list(fields), tokenised))
         if len(_rankers) >= RANKERS_KEPT:
             _rankers.pop(next(iter(_rankers)), None)
         _rankers[fields] = built
@@ -137,6 +140,15 @@ def _tokenise(fields: tuple[str, str, str, str]) -> DocTokens:
 _tokens: KeptTokens | None = None
 _pack: TokenPack | None = None  # the warm server's every memory's tokens, packed (keep_token_pack)
 _packer: Packer | None = None
+
+
+_corpus: Callable[[list[DocTokens]], Corpus] | None = None  # the warm server's corpus maker (keep_corpus)
+
+
+def keep_corpus(make: Callable[[list[DocTokens]], Corpus]) -> None:
+    """Build each Ranker on `make(tokens)`: the warm server's corpus (recall.server_rank), the same numbers."""
+    global _corpus
+    _corpus = make
 
 
 def keep_tokens() -> None:

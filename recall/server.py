@@ -232,10 +232,12 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     lock = claim(path)
     if lock is None:
         return  # another server owns this socket
-    from memdir.stages.recall.manifest import keep_token_pack, keep_tokens, keep_word_index
+    from memdir.stages.recall.manifest import keep_corpus, keep_token_pack, keep_tokens, keep_word_index
+    from memdir.stages.recall.server_rank import ServerCorpus
 
     keep_word_index()  # the folder's words kept between prompts (recall.older_index)
     keep_tokens()  # each ranked memory's tokens kept between prompts (recall.manifest.KeptTokens)
+    keep_corpus(ServerCorpus)  # ... and ranked with numpy, the same floats (recall.server_rank)
     keep_token_pack(answering_now)  # ... and every memory's, packed in the background (recall.token_pack)
     keep_folder_views()  # each folder's scan kept between prompts, current by change events (recall.server_watch)
     keep_verdicts()  # names checked against each project kept between prompts, the rest checked after replying

@@ -100,8 +100,25 @@ def refresh_embeddings(model, memory_dir) -> int:
     return model.refresh(memory_dir)
 
 
+QUERY_THREADS = 8  # queries embedded at once; more wait for one of them (each is ~25 ms)
+_query_threads = None  # concurrent.futures.ThreadPoolExecutor, made on the first query
+_query_threads_lock = threading.Lock()
+
+
+def _embedding_threads():
+    """The threads that embed queries, kept: starting a thread per prompt made the request thread wait until
+    it ran (threading.Thread.start waits for that), up to a few ms on a busy machine, before ranking a word."""
+    global _query_threads
+    with _query_threads_lock:
+        if _query_threads is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _query_threads = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="memdir-query")
+        return _query_threads
+
+
 class QueryAhead:
-    """The dense model for one request, with the query's embedding started on its own thread at once.
+    """The dense model for one request, with the query's embedding started on a thread of its own at once.
 
     The model's C code releases the GIL, so the query embeds (the largest share of an answer: about
     25 ms) while this request's scan and lexical ranking run, instead of after them (issue 26).
@@ -109,21 +126,10 @@ class QueryAhead:
 
     def __init__(self, model, query: str) -> None:
         self.model = model
-        self._box: list = []
-        self._thread = threading.Thread(target=self._embed, args=(query,), daemon=True)
-        self._thread.start()
-
-    def _embed(self, query: str) -> None:
-        try:
-            self._box.append(self.model.embed_query(query))
-        except Exception as exc:  # noqa: BLE001 - raised where the vector is asked for, as before
-            self._box.append(exc)
+        self._future = _embedding_threads().submit(model.embed_query, query)
 
     def vector(self):
-        self._thread.join()
-        if isinstance(self._box[0], Exception):
-            raise self._box[0]
-        return self._box[0]
+        return self._future.result()  # the embedding's exception, if it raised one
 
     def similarities(self, memory_dir, query: str, headers: list) -> list[float | None]:
         return self.model.similarities(memory_dir, query, headers, query_vector=self.vector)
