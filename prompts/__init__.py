@@ -13,7 +13,6 @@ import os
 import re
 from functools import lru_cache
 
-
 # A str, not a Path: the prompt hook renders from cached skeletons and never needs pathlib (issue 26).
 TEMPLATES_DIR = os.path.dirname(os.path.realpath(__file__))
 VARIANT_ENV = "MEMDIR_PROMPT_VARIANT"
