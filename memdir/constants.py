@@ -189,7 +189,7 @@ DENSE_QUERY_CHARS = 2000
 # A large backlog (a new install, a folder copied in) is first made reachable by meaning with a coarse
 # vector of each memory's name and description, cut here (~45 tokens of ~430; measured 17x less CPU); the
 # full passage's vector replaces it later (issue 26). The cut is part of the coarse file's name.
-DENSE_COARSE_CHARS = 160
+DENSE_COARSE_CHARS = 120
 DENSE_COARSE_MODEL_ID = f"{DENSE_MODEL_ID}-head{DENSE_COARSE_CHARS}"
 DENSE_COARSE_BACKLOG = 32  # fewer memories than this lacking a vector: their full vectors come within ~30 s anyway
 DENSE_CALIBRATION_MIN = 10  # memories with both vectors before coarse cosines are put on the full ones' scale
