@@ -11,6 +11,7 @@ from memdir.scan import scan  # noqa: E402
 from memdir.stages.recall import manifest, server_answer, server_rank  # noqa: E402
 from memdir.stages.recall.lexical import Ranker, char_grams, document_tokens, meaning_tokens  # noqa: E402
 from memdir.stages.recall.server_rank import ServerCorpus  # noqa: E402
+from tests.test_dense import CountingEngine  # noqa: E402  (the same bag-of-words stand-in for e5)
 
 TOPICS = ["Kafka consumers lag behind during the nightly batch", "Deploys go out on Tuesdays through the release train",
           "Résumés for batch-03 must fit exactly one page — naïve layouts overflow", "pnpm, never npm, in this repo",
@@ -135,31 +136,13 @@ def test_an_edited_added_or_deleted_memory_shows_in_the_next_answer(warm):
     assert "project_9.md" in answer["selected"] and "Fridays" in answer["context"]
 
 
-class BagOfWords:
-    """A stand-in for the e5 engine (tests/test_dense.py's): bag-of-words vectors."""
-
-    dim = 64
-
-    def _vec(self, text: str):
-        v = np.zeros(self.dim, dtype=np.float32)
-        for word in text.lower().split():
-            v[hash(word.strip(".,:?")) % self.dim] += 1
-        return v / (np.linalg.norm(v) or 1)
-
-    def query(self, text):
-        return self._vec(text)
-
-    def passage(self, texts):
-        return np.array([self._vec(t) for t in texts])
-
-
 def test_the_kept_keys_follow_an_edit_and_a_new_vector_shows_at_once(tmp_path, monkeypatch):
     from memdir import embeddings
 
     root = tmp_path / "memory"
     for i, topic in enumerate(TOPICS[:3]):
         _memory(root, f"project_{i}.md", topic)
-    model = embeddings.DenseModel(BagOfWords())
+    model = embeddings.DenseModel(CountingEngine())
     query = "kafka consumers lag"
     headers = scan(root).headers
     assert model.similarities(root, query, headers) == [None] * 3  # no vector yet
