@@ -130,7 +130,9 @@ _ENV_NOUN = (r"(?:pc|computer|laptop|machine|mac|macbook|desktop|workstation|she
              r"browser|dev(?:elopment)? (?:environment|machine|box|setup)|environment)")
 _SETUP = re.compile(
     r"\b(?:this is|it'?s) my (?:\w+ )?(?:pc|computer|laptop|machine|mac|macbook|desktop|workstation)\b"
-    r"|\bmy (?:default |main |usual |only )?" + _ENV_NOUN + r" (?:is|runs)\b"
+    # (what it is, not how it is doing: "my terminal is frozen", "my laptop is a bit slow" are the moment)
+    r"|\bmy (?:default|main|usual|only|primary) " + _ENV_NOUN + r" (?:is|runs)\b"
+    r"|\bmy " + _ENV_NOUN + r" (?:is|runs) (?:on )?(?!a (?:bit|little|lot|mess|pain)\b)(?:an? |windows|macos|linux|ubuntu|wsl)"
     r"|\b(?:i|we) (?:don'?t|do not) have access to\b|\bi(?:'m| am) (?:on|using|running) (?:windows|macos|a mac|linux|ubuntu|wsl)\b"
     r"|\b(?:c'est|ceci est) mon (?:pc|ordinateur|portable)\b|\bmon (?:terminal|shell|éditeur|ordinateur|environnement(?: de dév\w*)?)"
     r"(?: par défaut)? est\b|\bje n'ai pas accès à\b"
@@ -140,8 +142,8 @@ _SETUP = re.compile(
     r"desenvolvimento)?)(?: padrão)? é\b|\bnão tenho acesso a\b"
     r"|\bdas ist mein (?:pc|rechner|laptop|arbeitsrechner)\b|\bmein (?:terminal|editor|rechner)(?: standardmäßig)? ist\b"
     r"|\bich habe keinen zugriff auf\b|\bэто мой (?:пк|компьютер|ноутбук)\b|\bу меня нет доступа к\b"
-    r"|我(?:的)?(?:默认|常用)?的?(?:终端|terminal|shell|编辑器|ide|系统|电脑|开发环境|环境|机器)(?:是|用的是|会是|为|会)"
-    r"|我(?:没法|无法|不能|没有权限)(?:访问|使用)|这是我的(?:\w{0,4})?(?:电脑|机器)"
+    r"|我(?:的)?(?:默认|常用)?的?(?:终端|terminal|shell|编辑器|ide|系统|电脑|开发环境|环境|机器)(?:是|用的是|会是|为)"
+    r"|我(?:的)?(?:开发)?环境会|我(?:没法|无法|不能|没有权限)访问|这是我的(?:\w{0,4})?(?:电脑|机器)"
     r"|私の(?:PC|パソコン|環境|マシン|ターミナル)は|(?:に|へ)(?:は)?アクセスできません",
     re.I,
 )

@@ -46,8 +46,12 @@ def test_the_users_machine_said_while_asking_is_kept_alone(question):
     "My default shell is, I think, something else.",  # the clause stops before it says what
     "Does this work on my laptop?",
     "If I don't have access to the bucket, what happens?",
+    "My terminal is frozen again.",  # how it is doing now, not what it is
+    "My laptop is a bit slow today.",
+    "我的电脑会卡住",
+    "我无法使用这个按钮",  # a bug report
 ])
-def test_a_question_about_the_machine_saves_nothing(noise):
+def test_a_question_or_a_state_of_the_machine_saves_nothing(noise):
     assert _saved(noise) == []
 
 
