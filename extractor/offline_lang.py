@@ -208,7 +208,7 @@ _ASK_FIRST = re.compile(
     r"|先(?:问|询问|征求)我|(?:許可|確認|承認)を(?:取って|得て|もらって)|(?:私の)?(?:確認|承認)(?:を待って|してから)",
     re.I,
 )
-_CLAUSE_END = re.compile(r"[,;，；、]\s*")
+_CLAUSE_END = re.compile(r"[,;，；、]\s*|[.!?](?=[\u3040-\u30ff\u4e00-\u9fff])")  # ("问题.列出": CJK after a period)
 
 
 def clauses(sentence: str) -> list[tuple[int, int]]:

@@ -68,7 +68,7 @@ def test_asking_first_is_a_standing_rule(said, kept):
 
 
 def test_asking_first_keeps_the_clause_not_the_task_at_hand_around_it():
-    [(type_, kind, rule)] = _saved("/Users/me/app/src/footer.tsx 按钮太长了，列出修改计划，我同意后再执行")
+    [(type_, kind, rule)] = _saved("/Users/me/app/src/footer.tsx 按钮太长了.列出修改计划，我同意后再执行")
     assert (type_, kind, rule) == ("feedback", "consent", "列出修改计划，我同意后再执行")
 
 
