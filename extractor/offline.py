@@ -327,7 +327,8 @@ def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
     possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
     return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or scope.about_one_thing(sentence)
-            or ((scope.bounds_the_task(sentence) or lang.is_one_off(sentence)) and not lang.is_standing(sentence)))
+            or ((scope.bounds_the_task(sentence) or lang.is_one_off(sentence) or scope.own_choice_now(sentence))
+                and not lang.is_standing(sentence)))
 
 
 def _kept_in_request(question: str) -> list[Draft]:
