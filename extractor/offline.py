@@ -327,12 +327,17 @@ def _one_off(sentence: str) -> bool:
     """A request about the work at hand ("don't touch the header yet"), not a rule for next time; nor is a
     possibility being explored ("if we did X, then ..."), nor the user's own plan for later."""
     return (lang.is_hypothetical(sentence) or lang.is_plan(sentence) or scope.about_one_thing(sentence)
-            or ((scope.bounds_the_task(sentence) or lang.is_one_off(sentence)) and not lang.is_standing(sentence)))
+            or ((scope.bounds_the_task(sentence) or lang.is_one_off(sentence) or scope.own_choice_now(sentence))
+                and not lang.is_standing(sentence)))
 
 
 def _kept_in_request(question: str) -> list[Draft]:
     """"Can you review it while keeping it simple and dependency free?": the question asks for help, but the quality
     it says to keep while doing so is a constraint on the work (only that clause, never the request)."""
+    setup = user.setup_clause(question)
+    if setup and not lang.is_question(setup) and not lang.is_hypothetical(setup):
+        # "..., 我开发环境会是无桌面端的服务器": the user's machine, said while asking, holds after the question
+        return [Draft("user", setup, kind="setup")]
     if not re.search(r"(?:\bwhile|,) ?keeping\b", question, re.I) or not (fact := facts.stated_fact(question)):
         return []
     return [Draft(fact[0], fact[2], kind=fact[1])] if fact[1] == "keep" else []
@@ -352,6 +357,8 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
         return []
     if (what := lang.remembered(sentence)) and len(what) >= 4:
         return [Draft("user" if lang.about_me(what) else _classify(what), what, kind="remember")]
+    if setup := user.setup_clause(sentence):  # (before the standing rules: "我默认的终端是zsh" states, it asks nothing)
+        return [Draft("user", setup, kind="setup")]
     rule_shaped = not _task_at_hand(sentence)
     if rule_shaped and lang.correction(sentence):
         rule, why = _split_rationale(clean)
@@ -363,6 +370,9 @@ def _lang_drafts(sentence: str, language: str) -> list[Draft]:
     if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
         rule, why = _split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
+    # "..., ask me to install them or ask for permission": only its clause, as the sentence around it is often the task
+    if (consent := lang.consent_clause(sentence)) and not _task_at_hand(consent):
+        return [Draft("feedback", consent, kind="consent")]
     if rule_shaped and (clause := lang.each_norm_clause(sentence)) and lang.word_count(clause) <= _SHORT_RULE_WORDS:
         return [Draft("feedback", clause[:1].upper() + clause[1:], kind="preference")]
     if user.vocabulary(sentence):

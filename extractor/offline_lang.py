@@ -65,7 +65,9 @@ _LOCAL_PATH = re.compile(r"(?<![\w/])(?:[A-Za-z]:\\|~/|/(?:home|Users|mnt|tmp)/)
 _HYPOTHETICAL = re.compile(r"^(?:if|suppose|supposing|what if|imagine|si|supongamos|wenn|falls|если|предположим)\b"
                            r"|^(?:如果|假如|假设|要是|もし)", re.I)
 _RULE_WORD = re.compile(r"\b(?:don'?t|do not|never|always|must|ne \w+ pas|jamais|nunca|nie|niemals|никогда|не)\b"
-                        r"|(?:不要|别|必须|絶対)", re.I)
+                        r"|(?:不要|别|必须|絶対)"
+                        # "If you need more tools, ask me for permission": the condition says when the rule applies
+                        r"|\bask (?:me|for (?:my )?(?:permission|approval))\b", re.I)
 
 
 def is_task_at_hand(sentence: str) -> bool:
@@ -188,6 +190,45 @@ _INSTRUCTIONS_FILE = re.compile(
     r".{0,25}?\b(?:claude|agents)\.md\b\s*(?:that|to|pour|que|para|dass|,? ?чтобы|,? ?что)\b",
     re.I,
 )
+
+
+# "Ask me before installing anything", "列出修改计划,我同意后再执行", "pregúntame antes": the user keeps a say over a kind
+# of action, a way of working that holds for every such action (_WITHOUT_CONSENT says it the other way round).
+_ASK_FIRST = re.compile(
+    r"\bask (?:me )?(?:for )?(?:my )?(?:permission|approval|consent|confirmation)\b|\bask (?:me )?(?:first|before)\b"
+    r"|\b(?:check|confirm) with me (?:first|before)\b|\bwait (?:for|until) (?:my|i) (?:approval|ok|okay|go-ahead|"
+    r"confirmation|approve|confirm|say so)\b|\b(?:get|have) my (?:approval|ok|go-ahead|sign-off|permission) (?:first|before)\b"
+    r"|\b(?:until|after|once) i (?:approve|confirm|agree|say so)\b"
+    r"|\bdemande(?:-moi)? (?:avant|d'abord|la permission|l'autorisation)\b|\baprès (?:mon accord|ma validation)\b"
+    r"|\b(?:pregúntame|consúltame) (?:antes|primero)\b|\bpide(?:me)? permiso\b"
+    r"|\b(?:pergunte|pergunta)(?:-me)? antes\b|\bpeça (?:minha )?permissão\b"
+    r"|\bfrag(?:e)? mich (?:vorher|zuerst)\b|\bnach meiner (?:freigabe|zustimmung)\b"
+    r"|\bспроси (?:меня )?(?:сначала|перед)\b|\bпосле (?:моего (?:согласия|одобрения|подтверждения))\b"
+    r"|我(?:同意|确认|批准|允许)(?:之?后|以后)再|(?:经|经过|征得|得到)我(?:的)?(?:同意|确认|允许|批准)|等我(?:确认|同意|批准)"
+    r"|先(?:问|询问|征求)我|(?:許可|確認|承認)を(?:取って|得て|もらって)|(?:私の)?(?:確認|承認)(?:を待って|してから)",
+    re.I,
+)
+_CLAUSE_END = re.compile(r"[,;，；、]\s*|[.!?](?=[\u3040-\u30ff\u4e00-\u9fff])")  # ("问题.列出": CJK after a period)
+
+
+def clauses(sentence: str) -> list[tuple[int, int]]:
+    """Where each comma-separated clause of a sentence starts and ends."""
+    spans, at = [], 0
+    for match in _CLAUSE_END.finditer(sentence):
+        spans.append((at, match.start()))
+        at = match.end()
+    return spans + [(at, len(sentence))]
+
+
+def consent_clause(sentence: str) -> str | None:
+    """The clause of a sentence that keeps the user's say over an action ("..., ask me to install them or ask for
+    permission"), with the clause before it, which names the action ("列出修改计划,我同意后再执行"); or None."""
+    spans = clauses(sentence)
+    for at, (start, end) in enumerate(spans):
+        if _ASK_FIRST.search(sentence[start:end]):  # ("without my confirmation ..." is a standing rule, whole)
+            said = sentence[spans[max(0, at - 1)][0]: end].strip(" .!。！")
+            return said[:1].upper() + said[1:]
+    return None
 
 
 def standing_rule(sentence: str) -> str | None:

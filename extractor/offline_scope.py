@@ -99,3 +99,20 @@ _WEIGHED = re.compile(r"\b(?:switch(?:ing)? to|migrat\w* to|mov(?:e|ing) to|adop
 
 def decision_weighed(sentence: str) -> bool:
     return bool(_WEIGHED.search(sentence))
+
+
+# "I dont want to change the city, I want it automatically detected", "I don't want to disable it": the user weighing
+# two ways of doing the thing at hand, or turning one down for the thing pointed at, says what they want now. A rule for
+# the agent is said to it ("I don't want you to ...", "don't ...") or says it holds beyond the moment (the caller checks
+# for a standing word); "I don't want to make it only work for me" names no alternative and points at nothing.
+_OWN_REFUSAL = re.compile(r"\bi (?:really |just )?(?:don'?t|do not) want to\b(?P<rest>.*)", re.I)
+_NOW_INSTEAD = re.compile(r"\bi (?:just |really |actually |only )?want\b", re.I)
+_AT_HAND = re.compile(r"\s+[a-z]+\s+(?:it|this|that)\s*(?:$|[,.;:!]|\s+(?:i|and|but|so|then)\b)", re.I)
+
+
+def own_choice_now(sentence: str) -> bool:
+    match = _OWN_REFUSAL.search(sentence)
+    if not match:
+        return False
+    rest = match.group("rest")
+    return bool(_NOW_INSTEAD.search(rest) or _AT_HAND.match(rest))

@@ -121,3 +121,46 @@ _REASON_OR_EXCEPTION = re.compile(r"\b(?:because|since|so that|as otherwise|the 
 
 def reasoned_dislike(sentence: str) -> bool:
     return bool(_DISLIKES.search(sentence) and _REASON_OR_EXCEPTION.search(sentence))
+
+
+# "This is my work pc", "my default shell is fish", "I don't have access to the prod cluster", "我默认的终端是zsh",
+# "我开发环境会是无桌面的服务器", "我没法访问gemini模型": the machine the user works on and what it can reach, which shapes
+# every command and suggestion (said in passing, often inside a question: only that clause is kept).
+_ENV_NOUN = (r"(?:pc|computer|laptop|machine|mac|macbook|desktop|workstation|shell|terminal|editor|ide|os|operating system|"
+             r"browser|dev(?:elopment)? (?:environment|machine|box|setup)|environment)")
+_SETUP = re.compile(
+    r"\b(?:this is|it'?s) my (?:\w+ )?(?:pc|computer|laptop|machine|mac|macbook|desktop|workstation)\b"
+    # (what it is, not how it is doing: "my terminal is frozen", "my laptop is a bit slow" are the moment)
+    r"|\bmy (?:default|main|usual|only|primary) " + _ENV_NOUN + r" (?:is|runs)\b"
+    r"|\bmy " + _ENV_NOUN + r" (?:is|runs) (?:on )?(?!a (?:bit|little|lot|mess|pain)\b)(?:an? |windows|macos|linux|ubuntu|wsl)"
+    r"|\b(?:i|we) (?:don'?t|do not) have access to\b|\bi(?:'m| am) (?:on|using|running) (?:windows|macos|a mac|linux|ubuntu|wsl)\b"
+    r"|\b(?:c'est|ceci est) mon (?:pc|ordinateur|portable)\b|\bmon (?:terminal|shell|éditeur|ordinateur|environnement(?: de dév\w*)?)"
+    r"(?: par défaut)? est\b|\bje n'ai pas accès à\b"
+    r"|\b(?:este|esta) es mi (?:pc|ordenador|computadora|portátil)\b|\bmi (?:terminal|shell|editor|ordenador|computadora|entorno"
+    r"(?: de desarrollo)?)(?: por defecto)? es\b|\bno tengo acceso a\b"
+    r"|\b(?:este|esse) é o meu (?:pc|computador|notebook)\b|\bmeu (?:terminal|shell|editor|computador|ambiente(?: de "
+    r"desenvolvimento)?)(?: padrão)? é\b|\bnão tenho acesso a\b"
+    r"|\bdas ist mein (?:pc|rechner|laptop|arbeitsrechner)\b|\bmein (?:terminal|editor|rechner)(?: standardmäßig)? ist\b"
+    r"|\bich habe keinen zugriff auf\b|\bэто мой (?:пк|компьютер|ноутбук)\b|\bу меня нет доступа к\b"
+    r"|我(?:的)?(?:默认|常用)?的?(?:终端|terminal|shell|编辑器|ide|系统|电脑|开发环境|环境|机器)(?:是|用的是|会是|为)"
+    r"|我(?:的)?(?:开发)?环境会|我(?:没法|无法|不能|没有权限)访问|这是我的(?:\w{0,4})?(?:电脑|机器)"
+    r"|私の(?:PC|パソコン|環境|マシン|ターミナル)は|(?:に|へ)(?:は)?アクセスできません",
+    re.I,
+)
+_SUPPOSED = re.compile(r"\s*(?:if|when|whether|suppose|unless|what if|si|cuando|quand|se|wenn|falls|ob|если|когда)\b"
+                       r"|\s*(?:如果|假如|假设|要是|万一|もし)", re.I)
+_CLAUSE_STOP = re.compile(r"[,;，；。?？!！]|\s(?:and|but|so|because|et|mais|y|pero|e|mas|und|aber|и|но)\s", re.I)
+
+
+def setup_clause(sentence: str) -> str | None:
+    """The words that state the user's machine or access ("This is my work pc" of "This is my work pc and i need
+    you to ..."), or None."""
+    match = _SETUP.search(sentence)
+    starts = [m.end() for m in _CLAUSE_STOP.finditer(sentence, 0, match.start())] if match else []
+    if not match or _SUPPOSED.match(sentence[starts[-1] if starts else 0: match.start()]):
+        return None  # "If I don't have access to the bucket, ...": a case supposed, not the user's
+    stop = _CLAUSE_STOP.search(sentence, match.end())
+    said = sentence[match.start(): stop.start() if stop else None].strip(" .")
+    if re.search(r"(?:\b(?:is|runs|to|on|using|running|est|es|é|ist|à|a|auf|к)|是|会|为|访问|使用|は)$", said, re.I):
+        return None  # the clause stops before it says what (a comma right after "my default shell is")
+    return said[:1].upper() + said[1:]

@@ -71,7 +71,13 @@ def own_prose(text: str) -> str:
     for paragraph in _PARAGRAPHS.split(text):
         if not paragraph.strip():
             continue
-        if _looks_pasted(paragraph) or size + len(paragraph) > PROSE_MAX_CHARS:
+        if _looks_pasted(paragraph):
+            break
+        if size + len(paragraph) > PROSE_MAX_CHARS:
+            # A message that opens with one long paragraph of the user's own words: its leading sentences are still
+            # theirs (a 1,285-character request held a standing rule); later paragraphs past the limit are material.
+            if not kept:
+                kept.append(_leading_sentences(paragraph, PROSE_MAX_CHARS))
             break
         introduced = _introduced_at(paragraph)
         kept.append(paragraph if introduced is None else paragraph[:introduced].rstrip() + "\n")
@@ -79,6 +85,14 @@ def own_prose(text: str) -> str:
         if introduced is not None or paragraph.rstrip().endswith(":"):
             break  # "This is the relevant CSS:" — what follows is quoted material
     return "\n\n".join(kept)
+
+
+def _leading_sentences(paragraph: str, limit: int) -> str:
+    """The whole sentences a paragraph opens with, within `limit` characters and before any "[Pasted text ...]"
+    marker (Claude Code's stand-in for a paste); nothing if the first sentence alone is longer."""
+    head = paragraph[:limit].split("[Pasted text", 1)[0]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)|[。！？]", head)]
+    return paragraph[: ends[-1]] if ends else ""
 
 
 def _join_soft_breaks(paragraph: str) -> list[str]:

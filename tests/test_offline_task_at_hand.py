@@ -59,3 +59,25 @@ def test_a_reply_format_keeps_the_output_it_describes():
 def test_exclusively_states_a_rule_beyond_english():
     assert [(d.type, d.kind) for d in _drafts("Faça as mudanças exclusivamente pelo instalador.")] == [
         ("feedback", "preference")]
+
+
+@pytest.mark.parametrize("choice", [
+    "I don't want to hardcode the timezone, I want it read from the system.",
+    "I dont want to type the token in the terminal i want to paste it in the settings page",
+    "I don't want to remove it, I'd just hide it for now.",
+    "i do not want to rename this",
+])
+def test_the_users_own_choice_for_the_thing_at_hand_is_not_a_rule(choice):
+    """Two ways of doing the thing at hand weighed ("I don't want to X, I want Y"), or one turned down for the thing
+    pointed at: what the user wants now, not a rule for the agent."""
+    assert _drafts(choice) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "I don't want you to add comments to the generated files.",
+    "I don't want to depend on anything outside the standard library.",
+    "I don't want to make it work only on my machine or assume what people have installed.",
+    "From now on I don't want to review it by hand, I want the linter to catch it.",
+])
+def test_what_the_user_never_wants_still_stands(rule):
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
