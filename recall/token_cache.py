@@ -71,7 +71,7 @@ def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: boo
     out: list[DocTokens] = []
     current: dict[bytes, DocTokens] = {}  # this call's memories by key, those the store lacks
     read: dict[bytes, bytes] = {}  # the entry lines used as they are
-    made = 0
+    made = wanted = 0  # tokenised here; of those, what a fill would store (token_store.storable)
     for one, key in zip(fields, keys, strict=True):
         tokens = stored.get(key)
         if tokens is None:
@@ -79,6 +79,7 @@ def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: boo
             tokens = parse(line, key, vocabulary) if line is not None else None
             if tokens is None:
                 tokens, made = document_tokens(*one), made + 1
+                wanted += token_store.storable(tokens)
             elif line is not None:
                 read[key] = line
             current[key] = tokens
@@ -86,7 +87,7 @@ def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: boo
     if made and tag:
         _save(memory_dir, tag, vocabulary, entries, current, read)
     if fill:  # also when this file holds many memories the store should (the filler prunes them from here)
-        token_store.spawn_fill(memory_dir, max(made, C.TOKEN_STORE_FILL_MIN * (len(entries) > C.TOKEN_CACHE_KEPT_BESIDE)))
+        token_store.spawn_fill(memory_dir, max(wanted, C.TOKEN_STORE_FILL_MIN * (len(entries) > C.TOKEN_CACHE_KEPT_BESIDE)))
     return out
 
 

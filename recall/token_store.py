@@ -149,12 +149,20 @@ def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> dict[bytes, 
     return found
 
 
+def storable(tokens: DocTokens) -> bool:
+    """Whether `encode` can hold these terms: none empty, none holding a tab (an entry's separator; only a type can
+    hold one, as document_tokens adds it whole). A memory it cannot hold is tokenised by every prompt and no fill
+    changes that, so it never counts towards starting one (`spawn_fill`)."""
+    return not ("" in tokens.words or "" in tokens.written or "\t" in "".join(tokens.words)
+                or "\t" in "".join(tokens.written))
+
+
 def encode(raw: bytes, tokens: DocTokens) -> bytes | None:
-    """One entry; None when a term cannot be stored (empty, or holding a tab) or a count passes 2**32."""
+    """One entry; None when a term cannot be stored (not `storable`) or a count passes 2**32."""
+    if not storable(tokens):
+        return None
     stems, written = list(tokens.words), list(tokens.written)
     terms = stems + written
-    if any(not t or "\t" in t for t in terms):
-        return None
     position = {t: i for i, t in enumerate(stems)}
     counts = [*tokens.words.values(), *tokens.written.values()]
     wide = max(counts, default=0) >= 1 << 16
@@ -285,8 +293,9 @@ def _reap() -> None:
 
 
 def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
-    """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
-    and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
+    """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories the store can
+    hold (`storable`), none runs, and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must
+    not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
     if _fillers:
         _reap()

@@ -1,0 +1,72 @@
+"""The token store's filler against what a fill cannot change (recall.token_store): memories it cannot hold, a
+folder past its limits, and a folder that only shrinks. Each once made prompt hooks start a filler a minute
+forever, or left entries on disk forever."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memdir import constants as C, header_cache
+from memdir.stages.recall import token_store
+from tests.hook_runs import prompt_hook
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "posix_spawn") or not hasattr(os, "pread"),
+                                reason="the store and its filler exist where os.pread and posix_spawn do")
+
+
+def _folder(root: Path, n: int, kind=lambda i: "project") -> Path:
+    """`n` memories about deploys, the newest last (one second apart, all long enough ago to be kept)."""
+    folder = root / "memory"
+    folder.mkdir(exist_ok=True)
+    then = time.time() - 3600
+    for i in range(n):
+        path = folder / f"m{i:03d}.md"
+        path.write_text(f"---\nname: note {i}\ndescription: about deploys {i}\ntype: {kind(i)}\n---\n"
+                        f"deploys go out on day {i}\n", encoding="utf-8")
+        os.utime(path, (then + i, then + i))
+    return folder
+
+
+def _hooks_with_fillers_run_here(folder: Path, tmp_path: Path, monkeypatch, prompts: int) -> list[int]:
+    """`prompts` prompt hooks a minute and more apart, each filler they start run to its end in this process;
+    the number of fillers started."""
+    monkeypatch.setenv("MEMDIR_PATH", str(folder))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
+    fillers: list[int] = []
+
+    def spawn(path, argv, env, **kwargs):
+        if any("token_store import main" in str(arg) for arg in argv):
+            fillers.append(1)
+            token_store.fill(folder)
+        return 1  # not a child of this process: reaping it finds none
+
+    monkeypatch.setattr(os, "posix_spawn", spawn)
+    hook = prompt_hook(tmp_path, "how do deploys go out")
+    lock = folder / token_store.LOCK_FILE
+    first = hook()
+    for _ in range(prompts - 1):
+        if lock.exists():  # the retry interval passed
+            past = time.time() - C.TOKEN_STORE_RETRY_S - 1
+            os.utime(lock, (past, past))
+        assert hook() == first
+    return fillers
+
+
+@pytest.mark.parametrize("odd", ["tab", "racy"])
+def test_memories_a_fill_cannot_help_start_no_filler_after_the_first(tmp_path, monkeypatch, odd):
+    """A memory whose type holds a tab cannot be stored (a tab separates an entry's terms), so every prompt
+    tokenises it and no fill changes that: with TOKEN_STORE_FILL_MIN of them every prompt hook started a filler
+    once a minute, forever, each reading and checking the whole store for nothing. A memory changed within the
+    header cache's racy window (always, under clock skew) is stored by its text, as any other."""
+    many = C.TOKEN_STORE_FILL_MIN + 2
+    kind = (lambda i: '"pro\\tject"' if i < many else "project") if odd == "tab" else (lambda i: "project")
+    folder = _folder(tmp_path, 30, kind)
+    if odd == "racy":
+        monkeypatch.setattr(header_cache, "RACY_NS", 10**18)  # every file "just changed": the header cache keeps none
+    assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 4)) == 1
