@@ -18,7 +18,9 @@ by its own timeout) and only in sessions with memdir's Stop hook and a transcrip
 prompt hook, which knows when it lacked it, and a folder that gains a memory or two a turn needs a fill only now
 and then (those few come from the token cache meanwhile). After a fill the filler prunes the token cache to what
 the store could not hold: a hook that meets a memory written since loads a small file, not the 600 memories of
-the past prompts. A hook that finds that file past TOKEN_CACHE_KEPT_BESIDE memories starts a filler too.
+the past prompts. A hook that finds that file past TOKEN_CACHE_KEPT_BESIDE memories starts a filler too. A folder
+past the store's limits (about 170,000 real-sized memories) gets its newest memories that fit, one line in the
+hook log, and its next filler TOKEN_STORE_FULL_RETRY_S later.
 
 Layout: the entries, from the file's start; the keys (16-byte digests of the very text ranked,
 recall.token_cache.digest, sorted); their n + 1 offsets (uint64, from 0 to the table's start); a last line of
@@ -232,7 +234,8 @@ def fill(memory_dir: Path) -> tuple[int, int]:
     prompt hook scans it (memdir.header_cache), its entry kept (once checked as a hook checks it: a broken or
     planted one is made again) or made. (memories tokenised, entries written): nothing is written when the store
     already holds every memory and nothing else. Entries are copied from the old store one by one, in key order,
-    into the one buffer written: it holds the new file once (~120 MB at 20,000 real-sized memories), no more."""
+    into the one buffer written: it holds the new file once (~120 MB at 20,000 real-sized memories), no more.
+    A folder past the store's limits gets its newest memories that fit (`_chosen`), and one line in the hook log."""
     from memdir.header_cache import HeaderCache
     from memdir.stages.recall.manifest import fields_of, offered
 
@@ -240,40 +243,100 @@ def fill(memory_dir: Path) -> tuple[int, int]:
     if not tag or not hasattr(os, "pread"):
         return 0, 0
     wanted: dict[bytes, token_cache.Fields] = {}
-    for header in offered(HeaderCache(memory_dir).scan().headers):
+    for header in offered(HeaderCache(memory_dir).scan().headers):  # newest first
         fields = fields_of(header)
         wanted.setdefault(unhexlify(token_cache.digest(fields)), fields)
     old = _open(memory_dir, tag)
     out, offsets, keys = bytearray(), array("Q", [0]), []
-    tried = made = 0
     try:
-        for raw in sorted(wanted):
-            i = old.find(raw) if old is not None else -1
-            entry = old.entry(i) if old is not None and i >= 0 else None
-            if entry is None or parse(entry, raw) is None:
-                tried += 1
-                entry = encode(raw, document_tokens(*wanted[raw]))
-                made += entry is not None
-            if entry is not None:
+        chosen, made, tried, full = _chosen(old, wanted)
+        remade = len(made)
+        room = C.TOKEN_STORE_MAX_BYTES - TRAILER - OFFSET - len(chosen) * (KEY + OFFSET)
+        for raw in sorted(chosen):
+            entry = made.pop(raw, None)  # let go as it is copied: the buffer holds it now
+            if entry is None and old is not None:
+                entry = old.entry(old.find(raw))
+                if entry is None or parse(entry, raw) is None:
+                    tried += 1
+                    entry = encode(raw, document_tokens(*wanted[raw]))
+                    remade += entry is not None
+            if entry is not None and len(out) + len(entry) <= room:  # a remade entry larger than its old one
                 out += entry
                 offsets.append(len(out))
                 keys.append(raw)
     except OSError:
-        return tried, 0  # the old store could not be read through: the next filler makes it again
+        return 0, 0  # the old store could not be read through: the next filler makes it again
     finally:
         if old is not None:
             os.close(old.fd)
-    if made == 0 and (old.n if old is not None else 0) == len(keys):
+    if remade == 0 and (old.n if old is not None else 0) == len(keys):
         written = 0  # nothing new, nothing gone
     else:
         data = _finish(out, keys, offsets, tag)
         if len(keys) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
-            return tried, 0
+            return tried, 0  # never: _chosen kept within both
         safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
         written = len(keys)
+    if full:
+        from memdir.hooklog import log
+
+        log(memory_dir, "token store", f"the folder has {len(wanted):,} memories to rank, past the store's limits "
+            f"({C.TOKEN_STORE_MAX_ENTRIES:,} entries, {C.TOKEN_STORE_MAX_BYTES:,} bytes): it holds the newest "
+            f"{len(keys)} of {len(wanted)}, and prompts tokenise the older ones they rank")
+    _mark(memory_dir, full)
     stored = set(keys)
     token_cache.prune(memory_dir, {hexlify(k) for k in wanted if k not in stored})  # what only it holds, if any
     return tried, written
+
+
+def _chosen(old: Table | None, wanted: dict[bytes, token_cache.Fields]) -> tuple[list[bytes], dict[bytes, bytes],
+                                                                                  int, bool]:
+    """The memories the store is to hold: `wanted`'s, newest first, until one passes TOKEN_STORE_MAX_ENTRIES or
+    TOKEN_STORE_MAX_BYTES; with the entries made here for those the old store lacks, how many were tokenised, and
+    whether the folder is past the limits. Above ~170,000 real-sized memories a fill made every entry and then
+    wrote nothing, as the store was past its limits: no store ever, and the whole folder tokenised again by a
+    filler a minute. The size of an entry kept is its old table's (checked when it is copied)."""
+    room = C.TOKEN_STORE_MAX_BYTES - TRAILER - OFFSET
+    chosen: list[bytes] = []
+    made: dict[bytes, bytes] = {}
+    tried = 0
+    for raw, fields in wanted.items():
+        if len(chosen) >= C.TOKEN_STORE_MAX_ENTRIES:
+            return chosen, made, tried, True
+        i = old.find(raw) if old is not None else -1
+        size = old.offsets[i + 1] - old.offsets[i] if old is not None and i >= 0 else 0
+        if not 0 < size <= C.TOKEN_STORE_ENTRY_MAX_BYTES:
+            tried += 1
+            entry = encode(raw, document_tokens(*fields))
+            if entry is None:
+                continue
+            made[raw], size = entry, len(entry)
+        room -= size + KEY + OFFSET
+        if room < 0:
+            made.pop(raw, None)
+            return chosen, made, tried, True
+        chosen.append(raw)
+    return chosen, made, tried, False
+
+
+FULL = b"F"  # the lock file's first byte after a fill that found the folder past the store's limits
+
+
+def _mark(memory_dir: str | os.PathLike, full: bool) -> None:
+    """Say in the lock file's first byte whether this fill found the folder past the store's limits, which
+    `spawn_fill` reads: a full store waits TOKEN_STORE_FULL_RETRY_S for the next filler, not TOKEN_STORE_RETRY_S
+    (its oldest memories are tokenised by every prompt that ranks them, and no filler would store them)."""
+    try:
+        fd = safefs.open_file(memory_dir, LOCK_FILE, os.O_RDWR | (os.O_CREAT if full else 0))
+    except (OSError, ValueError):
+        return
+    try:
+        if full or os.pread(fd, 1, 0) == FULL:
+            os.pwrite(fd, FULL if full else b"\n", 0)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 _fillers: list[int] = []  # the fillers this process started and has not reaped yet
@@ -309,7 +372,8 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
         return False  # no cache folder yet, a read-only folder, something planted at the path
     try:
         st = os.fstat(fd)
-        if st.st_size and time.time() - st.st_mtime < C.TOKEN_STORE_RETRY_S:  # empty: just made, no fill yet
+        retry = C.TOKEN_STORE_FULL_RETRY_S if st.st_size and os.pread(fd, 1, 0) == FULL else C.TOKEN_STORE_RETRY_S
+        if st.st_size and time.time() - st.st_mtime < retry:  # empty: just made, no fill yet
             return False
         import fcntl
 

@@ -70,3 +70,55 @@ def test_memories_a_fill_cannot_help_start_no_filler_after_the_first(tmp_path, m
     if odd == "racy":
         monkeypatch.setattr(header_cache, "RACY_NS", 10**18)  # every file "just changed": the header cache keeps none
     assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 4)) == 1
+
+
+def _stored(folder: Path) -> set[bytes]:
+    from binascii import hexlify
+
+    from memdir.stages.recall import token_cache
+
+    table = token_store._open(folder, token_cache.fingerprint())
+    assert table is not None, "no store was written"
+    os.close(table.fd)
+    return {hexlify(table.keys[i: i + token_store.KEY]) for i in range(0, len(table.keys), token_store.KEY)}
+
+
+def _keys_of(folder: Path, names: list[str]) -> set[bytes]:
+    from memdir.scan import scan
+    from memdir.stages.recall import manifest, token_cache
+
+    return {token_cache.digest(manifest.fields_of(h)) for h in scan(folder).headers if h.rel_path in names}
+
+
+@pytest.mark.parametrize("limit", ["entries", "bytes"])
+def test_a_folder_past_the_store_limits_gets_its_newest_memories_stored_and_one_log_line(tmp_path, monkeypatch, limit):
+    """Past TOKEN_STORE_MAX_ENTRIES memories, or TOKEN_STORE_MAX_BYTES of entries (about 170,000 real-sized
+    memories), a fill tokenised the whole folder and then wrote nothing: no store ever, and a filler a minute, each
+    tokenising every memory again (past its 900 s bound at that size). It now stores the newest memories that fit,
+    says so in one line of the hook log, and the next filler waits TOKEN_STORE_FULL_RETRY_S, not a minute."""
+    folder = _folder(tmp_path, 12)
+    token_store.fill(folder)
+    whole = (folder / token_store.STORE_FILE).stat().st_size
+    (folder / token_store.STORE_FILE).unlink()
+    if limit == "entries":
+        monkeypatch.setattr(C, "TOKEN_STORE_MAX_ENTRIES", 5)
+    else:
+        monkeypatch.setattr(C, "TOKEN_STORE_MAX_BYTES", whole * 5 // 12 + token_store.TRAILER)
+    tried, written = token_store.fill(folder)
+    assert written == 5 and tried <= 6  # no more tokenised than the one that did not fit
+    assert _stored(folder) == _keys_of(folder, [f"m{i:03d}.md" for i in range(7, 12)])  # the five newest
+    log = (folder / C.STATE_DIRNAME / "hook.log").read_text(encoding="utf-8").splitlines()
+    assert len([line for line in log if "token store" in line]) == 1 and "newest 5 of 12" in log[-1]
+    assert (folder / token_store.STORE_FILE).stat().st_size <= C.TOKEN_STORE_MAX_BYTES
+    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
+    monkeypatch.setattr(os, "posix_spawn", lambda *a, **k: pytest.fail("a filler started for a full store"))
+    lock = folder / token_store.LOCK_FILE
+    past = time.time() - C.TOKEN_STORE_RETRY_S - 1
+    os.utime(lock, (past, past))
+    assert not token_store.spawn_fill(folder, 50)  # its oldest memories, tokenised by every prompt that ranks them
+    past = time.time() - C.TOKEN_STORE_FULL_RETRY_S - 1
+    os.utime(lock, (past, past))
+    monkeypatch.setattr(os, "posix_spawn", lambda *a, **k: 1)
+    assert token_store.spawn_fill(folder, 50)  # an hour on: the folder may have changed
+    tried, written = token_store.fill(folder)
+    assert tried <= 1 and written == 0  # at most the one that did not fit tried again; the store left as it was
