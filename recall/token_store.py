@@ -20,7 +20,9 @@ and then (those few come from the token cache meanwhile). After a fill the fille
 the store could not hold: a hook that meets a memory written since loads a small file, not the 600 memories of
 the past prompts. A hook that finds that file past TOKEN_CACHE_KEPT_BESIDE memories starts a filler too. A folder
 past the store's limits (about 170,000 real-sized memories) gets its newest memories that fit, one line in the
-hook log, and its next filler TOKEN_STORE_FULL_RETRY_S later.
+hook log, and its next filler TOKEN_STORE_FULL_RETRY_S later. The entries of deleted memories go only with a
+fill: a store last written or checked TOKEN_STORE_REFRESH_S ago (a day) gets a filler from the next hook that
+reads it, so a folder that only shrinks keeps them a day, not for good.
 
 Layout: the entries, from the file's start; the keys (16-byte digests of the very text ranked,
 recall.token_cache.digest, sorted); their n + 1 offsets (uint64, from 0 to the table's start); a last line of
@@ -66,10 +68,11 @@ ENTRY_HEAD = KEY + 5 * 4 + 8  # key, five uint32, the n-gram count
 
 
 class Table:
-    """An open store's keys and offsets (read whole: 24 bytes a memory); its entries start the file."""
+    """An open store's keys and offsets (read whole: 24 bytes a memory); its entries start the file. `stale`: last
+    written or checked by a fill more than TOKEN_STORE_REFRESH_S ago."""
 
-    def __init__(self, fd: int, keys: bytes, offsets: array) -> None:
-        self.fd, self.keys, self.offsets = fd, keys, offsets
+    def __init__(self, fd: int, keys: bytes, offsets: array, stale: bool = False) -> None:
+        self.fd, self.keys, self.offsets, self.stale = fd, keys, offsets, stale
         self.n = len(offsets) - 1
 
     def find(self, key: bytes) -> int:
@@ -100,7 +103,8 @@ def _open(memory_dir: str | os.PathLike, tag: str) -> Table | None:
     except (OSError, ValueError):
         return None
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size = st.st_size
         words = os.pread(fd, TRAILER, max(size - TRAILER, 0)).split()
         if len(words) != 4 or b" ".join(words[:3]) != FORMAT + b" " + tag.encode():
             raise ValueError("not this tokeniser's store")
@@ -116,18 +120,25 @@ def _open(memory_dir: str | os.PathLike, tag: str) -> Table | None:
     except (OSError, ValueError):
         os.close(fd)
         return None
-    return Table(fd, table[: n * KEY], offsets)
+    return Table(fd, table[: n * KEY], offsets, time.time() - st.st_mtime > C.TOKEN_STORE_REFRESH_S)
 
 
-def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
+class Found(dict):
+    """What `lookup` found, by key; `stale`: the store is due a fill whatever the prompt tokenised (Table.stale)."""
+
+    stale = False
+
+
+def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> Found:
     """The tokens the store holds for these keys (token_cache.digest's, hex), by key: the others are absent."""
+    found = Found()
     tag = token_cache.fingerprint()
     if not tag or not keys or not hasattr(os, "pread"):  # Windows: no pread, no store (nor a filler to make one)
-        return {}
+        return found
     table = _open(memory_dir, tag)
     if table is None:
-        return {}
-    found: dict[bytes, DocTokens] = {}
+        return found
+    found.stale = table.stale
     budget = C.TOKEN_STORE_READ_MAX_BYTES  # a planted store of big entries costs a prompt this much at most
     try:
         for key in keys:
@@ -264,12 +275,15 @@ def fill(memory_dir: Path) -> tuple[int, int]:
                 out += entry
                 offsets.append(len(out))
                 keys.append(raw)
+        unchanged = remade == 0 and (old.n if old is not None else 0) == len(keys)
+        if unchanged and old is not None and old.stale:
+            os.utime(old.fd)  # checked now: not stale for another TOKEN_STORE_REFRESH_S
     except OSError:
         return 0, 0  # the old store could not be read through: the next filler makes it again
     finally:
         if old is not None:
             os.close(old.fd)
-    if remade == 0 and (old.n if old is not None else 0) == len(keys):
+    if unchanged:
         written = 0  # nothing new, nothing gone
     else:
         data = _finish(out, keys, offsets, tag)
@@ -355,14 +369,15 @@ def _reap() -> None:
             _fillers.remove(pid)
 
 
-def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
+def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = False) -> bool:
     """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories the store can
-    hold (`storable`), none runs, and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must
-    not get one per prompt).
+    hold (`storable`), or found the store `stale` (Found.stale: a folder that only shrinks asks for no fill, and
+    its deleted memories' entries stayed for good), none runs, and none started within TOKEN_STORE_RETRY_S (a
+    folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
     if _fillers:
         _reap()
-    if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not sys.executable
+    if ((tokenised < C.TOKEN_STORE_FILL_MIN and not stale) or not hasattr(os, "posix_spawn") or not sys.executable
             or not token_cache.fingerprint()
             or os.environ.get(C.TOKEN_STORE_FILL_ENV, "").strip().lower() in C.SWITCHED_OFF):
         return False

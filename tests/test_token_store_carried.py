@@ -122,3 +122,24 @@ def test_a_folder_past_the_store_limits_gets_its_newest_memories_stored_and_one_
     assert token_store.spawn_fill(folder, 50)  # an hour on: the folder may have changed
     tried, written = token_store.fill(folder)
     assert tried <= 1 and written == 0  # at most the one that did not fit tried again; the store left as it was
+
+
+@pytest.mark.parametrize("change", ["shrunk", "unchanged"])
+def test_a_store_a_day_old_is_brought_up_to_the_folder_once(tmp_path, monkeypatch, change):
+    """A fill drops the entries of deleted memories, but a filler started only for a hook that tokenised new
+    ones: a folder that only shrinks (or an old one no longer written to) never got one, and the entries of
+    memories deleted long ago stayed on disk for good (~6 KB each). A store older than TOKEN_STORE_REFRESH_S now
+    gets one filler from the next prompt hook that reads it; one that finds nothing to change marks it checked,
+    so a folder that does not change gets a filler a day, not one a minute."""
+    folder = _folder(tmp_path, 30)
+    token_store.fill(folder)
+    gone = [f"m{i:03d}.md" for i in range(0, 30, 3)] if change == "shrunk" else []
+    for name in gone:
+        (folder / name).unlink()
+    store = folder / token_store.STORE_FILE
+    past = time.time() - C.TOKEN_STORE_REFRESH_S - 1
+    os.utime(store, (past, past))
+    assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 3)) == 1
+    kept = [f"m{i:03d}.md" for i in range(30) if f"m{i:03d}.md" not in gone]
+    assert _stored(folder) == _keys_of(folder, kept)
+    assert time.time() - store.stat().st_mtime < C.TOKEN_STORE_REFRESH_S
