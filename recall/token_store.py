@@ -404,10 +404,12 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
         # An inheritable copy, never 0-2: in a process started with stdin closed the lock opened there, and the
         # file actions put /dev/null in its place, so the filler ran without the lock and a second could start.
         handed = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
+        from memdir.prompt_scope import child_env  # an empty PYTHONPATH entry: the project's `encodings` at startup
+
         try:
             _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code,
                                                             os.fspath(memory_dir), str(handed)],
-                                           dict(os.environ), file_actions=devnull, setsid=True))
+                                           child_env(os.environ), file_actions=devnull, setsid=True))
         finally:
             os.close(handed)
         return True
