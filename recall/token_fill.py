@@ -69,7 +69,8 @@ def fill(memory_dir: Path) -> tuple[int, int]:
                 keys.append(raw)
         unchanged = remade == 0 and (old.n if old is not None else 0) == len(keys)
         if unchanged and old is not None and old.stale:
-            os.utime(old.fd)  # checked now: not stale for another TOKEN_STORE_REFRESH_S
+            now = time.time()  # this machine's clock, which Table.stale reads it with, not the file system's
+            os.utime(old.fd, (now, now))  # checked now: not stale for another TOKEN_STORE_REFRESH_S
     except OSError:
         return 0, 0  # the old store could not be read through: the next filler makes it again
     finally:

@@ -33,7 +33,8 @@ def _folder(root: Path, n: int, kind=lambda i: "project") -> Path:
 
 def _hooks_with_fillers_run_here(folder: Path, tmp_path: Path, monkeypatch, prompts: int) -> list[int]:
     """`prompts` prompt hooks a minute and more apart, each filler they start run to its end in this process;
-    the number of fillers started."""
+    the fillers started. Each hook ranks without the last pool's rank index (as when a new prompt's older matches
+    differ), so each reads the token store."""
     monkeypatch.setenv("MEMDIR_PATH", str(folder))
     monkeypatch.setenv("MEMDIR_ENGINE", "offline")
     monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
@@ -49,11 +50,13 @@ def _hooks_with_fillers_run_here(folder: Path, tmp_path: Path, monkeypatch, prom
     monkeypatch.setattr(os, "posix_spawn", spawn)
     hook = prompt_hook(tmp_path, "how do deploys go out")
     lock = folder / token_store.LOCK_FILE
+    index = folder / C.STATE_DIRNAME / "cache" / C.RANK_INDEX_NAME
     first = hook()
     for _ in range(prompts - 1):
         if lock.exists():  # the retry interval passed
             past = time.time() - C.TOKEN_STORE_RETRY_S - 1
             os.utime(lock, (past, past))
+        index.unlink(missing_ok=True)
         assert hook() == first
     return fillers
 
@@ -143,3 +146,16 @@ def test_a_store_a_day_old_is_brought_up_to_the_folder_once(tmp_path, monkeypatc
     kept = [f"m{i:03d}.md" for i in range(30) if f"m{i:03d}.md" not in gone]
     assert _stored(folder) == _keys_of(folder, kept)
     assert time.time() - store.stat().st_mtime < C.TOKEN_STORE_REFRESH_S
+
+
+def test_a_store_on_a_file_system_whose_clock_is_days_behind_gets_one_filler_not_one_a_minute(tmp_path, monkeypatch):
+    """Under clock skew (a file server's clock days behind this machine's) every store written looks a day old at
+    once. A fill that finds nothing to change marks it checked with this machine's time, not the file system's
+    (which would leave it looking as old as before, and start a filler a minute)."""
+    folder = _folder(tmp_path, 30)
+    token_store.fill(folder)
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 3 * 86400)  # this machine's clock, three days ahead
+    utime = os.utime
+    monkeypatch.setattr(os, "utime", lambda path, times=None, **k: utime(path, times or (real(), real()), **k))
+    assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 3)) == 1
