@@ -121,7 +121,9 @@ def _open(memory_dir: str | os.PathLike, tag: str) -> Table | None:
     except (OSError, ValueError):
         os.close(fd)
         return None
-    return Table(fd, table[: n * KEY], offsets, time.time() - st.st_mtime > C.TOKEN_STORE_REFRESH_S)
+    # abs: a store stamped days ahead (a file server's clock) is as unchecked as one stamped days ago; a fill marks
+    # it checked with this machine's time (recall.token_fill), so either skew costs one filler, not one a minute
+    return Table(fd, table[: n * KEY], offsets, abs(time.time() - st.st_mtime) > C.TOKEN_STORE_REFRESH_S)
 
 
 class Found(dict):

@@ -148,14 +148,17 @@ def test_a_store_a_day_old_is_brought_up_to_the_folder_once(tmp_path, monkeypatc
     assert time.time() - store.stat().st_mtime < C.TOKEN_STORE_REFRESH_S
 
 
-def test_a_store_on_a_file_system_whose_clock_is_days_behind_gets_one_filler_not_one_a_minute(tmp_path, monkeypatch):
-    """Under clock skew (a file server's clock days behind this machine's) every store written looks a day old at
-    once. A fill that finds nothing to change marks it checked with this machine's time, not the file system's
-    (which would leave it looking as old as before, and start a filler a minute)."""
+@pytest.mark.parametrize("skew", [3 * 86400, -3 * 86400])
+def test_a_store_on_a_file_system_whose_clock_is_days_off_gets_one_filler_not_one_a_minute(tmp_path, monkeypatch,
+                                                                                            skew):
+    """Under clock skew (a file server's clock days behind or ahead of this machine's) every store written looks
+    days old, or days ahead, at once. A fill that finds nothing to change marks it checked with this machine's time,
+    not the file system's (which left it looking as old as before, and started a filler a minute); one stamped days
+    ahead is as unchecked as one stamped days ago (else a shrinking folder's dead entries stayed for good there)."""
     folder = _folder(tmp_path, 30)
     token_store.fill(folder)
     real = time.time
-    monkeypatch.setattr(time, "time", lambda: real() + 3 * 86400)  # this machine's clock, three days ahead
+    monkeypatch.setattr(time, "time", lambda: real() + skew)  # this machine's clock, three days off the file system's
     utime = os.utime
     monkeypatch.setattr(os, "utime", lambda path, times=None, **k: utime(path, times or (real(), real()), **k))
     assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 3)) == 1
