@@ -137,6 +137,8 @@ def _mark(memory_dir: str | os.PathLike, full: bool) -> None:
     try:
         if full or os.pread(fd, 1, 0) == FULL:
             os.pwrite(fd, FULL if full else b"\n", 0)
+            now = time.time()  # as spawn_fill stamps it: the clock the wait is read with
+            os.utime(fd, (now, now))
     except OSError:
         pass
     finally:

@@ -298,6 +298,8 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
         except OSError:
             return False  # a filler holds it
         os.pwrite(fd, b"\n", 0)  # the retry interval starts now (the file's mtime), whatever becomes of the filler
+        now = time.time()  # stamped with the clock it is read with: a file server's, days off, made it never hold
+        os.utime(fd, (now, now))
         # -S -P and this process's own sys.path: the filler imports what this hook imports, from the same places.
         code = (f"import sys; sys.path[:] = {sys.path!r}; from memdir.stages.recall.token_store import main; "
                 "main(sys.argv[1:])")

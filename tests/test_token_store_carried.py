@@ -31,8 +31,9 @@ def _folder(root: Path, n: int, kind=lambda i: "project") -> Path:
     return folder
 
 
-def _hooks_with_fillers_run_here(folder: Path, tmp_path: Path, monkeypatch, prompts: int) -> list[int]:
-    """`prompts` prompt hooks a minute and more apart, each filler they start run to its end in this process;
+def _hooks_with_fillers_run_here(folder: Path, tmp_path: Path, monkeypatch, prompts: int,
+                                 a_minute_apart: bool = True) -> list[int]:
+    """`prompts` prompt hooks a minute and more apart (else at once), each filler they start run to its end here;
     the fillers started. Each hook ranks without the last pool's rank index (as when a new prompt's older matches
     differ), so each reads the token store."""
     monkeypatch.setenv("MEMDIR_PATH", str(folder))
@@ -53,7 +54,7 @@ def _hooks_with_fillers_run_here(folder: Path, tmp_path: Path, monkeypatch, prom
     index = folder / C.STATE_DIRNAME / "cache" / C.RANK_INDEX_NAME
     first = hook()
     for _ in range(prompts - 1):
-        if lock.exists():  # the retry interval passed
+        if lock.exists() and a_minute_apart:  # the retry interval passed
             past = time.time() - C.TOKEN_STORE_RETRY_S - 1
             os.utime(lock, (past, past))
         index.unlink(missing_ok=True)
@@ -162,3 +163,18 @@ def test_a_store_on_a_file_system_whose_clock_is_days_off_gets_one_filler_not_on
     utime = os.utime
     monkeypatch.setattr(os, "utime", lambda path, times=None, **k: utime(path, times or (real(), real()), **k))
     assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 3)) == 1
+
+
+@pytest.mark.parametrize("skew", [0, 3 * 86400])
+def test_a_full_store_gets_one_filler_an_hour_even_under_clock_skew(tmp_path, monkeypatch, skew):
+    """Every prompt over a folder past the store's limits tokenises old memories no fill can store: the next
+    filler waits TOKEN_STORE_FULL_RETRY_S. The wait is read off the lock file's mtime with this machine's clock;
+    stamped by a file system whose clock runs days behind, it never held, and every prompt started a filler."""
+    folder = _folder(tmp_path, 30)
+    monkeypatch.setattr(C, "TOKEN_STORE_MAX_ENTRIES", 5)
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    utime = os.utime
+    monkeypatch.setattr(os, "utime", lambda path, times=None, **k: utime(path, times or (real(), real()), **k))
+    assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 3, a_minute_apart=False)) == 1
+    assert len(_stored(folder)) == 5
