@@ -89,7 +89,7 @@ def fill(memory_dir: Path) -> tuple[int, int]:
 
         log(memory_dir, "token store", f"the folder has {len(wanted):,} memories to rank, past the store's limits "
             f"({C.TOKEN_STORE_MAX_ENTRIES:,} entries, {C.TOKEN_STORE_MAX_BYTES:,} bytes): it holds the newest "
-            f"{len(keys)} of {len(wanted)}, and prompts tokenise the older ones they rank")
+            f"{len(keys):,} of {len(wanted):,}, and prompts tokenise the older ones they rank")
     _mark(memory_dir, full)
     stored = set(keys)
     token_cache.prune(memory_dir, {hexlify(k) for k in wanted if k not in stored})  # what only it holds, if any
