@@ -220,6 +220,10 @@ TOKEN_STORE_READ_MAX_BYTES = 8 << 20  # what one prompt reads of entries (a pool
 TOKEN_STORE_FILL_MIN = 8  # a prompt hook that tokenised this many memories starts the background filler ...
 TOKEN_CACHE_KEPT_BESIDE = 64  # ... or found more than this many memories in the token cache: the filler prunes those
 TOKEN_STORE_RETRY_S = 60  # ... unless one started within this many seconds (or one still runs)
+TOKEN_STORE_FULL_RETRY_S = 3600  # ... or within this many after a fill that found the folder past the store's limits
+# (it stores the newest memories that fit; every filler until the folder shrinks would read it all for nothing)
+TOKEN_STORE_REFRESH_S = 86400  # ... and a store last written or checked this long ago gets a filler all the same:
+# the entries of deleted memories (~6 KB each) go only with a fill, which a folder that only shrinks never asked for
 TOKEN_STORE_FILL_MAX_S = 900  # the filler's wall-clock bound (~12 s of CPU at 20,000 memories when idle)
 TOKEN_STORE_STOP_GRACE_S = 30  # ... past which it unwinds (its temp file removed), or is ended all the same
 # The warm recall server's tokens kept in memory (recall.manifest.KeptTokens): the 200 newest memories and

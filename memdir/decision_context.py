@@ -25,7 +25,10 @@ MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rathe
 
 
 def _refuse_symlinks(*folders: str) -> None:
-    """Nothing memdir writes in the memory folder follows a symlink out of it (the final name: O_NOFOLLOW)."""
+    """Nothing memdir writes in the memory folder follows a symlink out of it (the final name: O_NOFOLLOW, so
+    where it is missing, native Windows, nothing is written here: safefs.NO_WRITES)."""
+    if not NOFOLLOW:
+        raise OSError(safefs.NO_WRITES)
     for folder in folders:
         if os.path.islink(folder):
             raise OSError(f"{folder} is a symlink; memdir does not write through it")

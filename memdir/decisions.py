@@ -127,9 +127,14 @@ def lock_for(path: Path) -> Path:
 
 
 def append_lines(path: Path, records: list[dict]) -> None:
-    """Append JSON lines under the file's lock, each batch one write, fsynced; a torn tail is fenced off."""
+    """Append JSON lines under the file's lock, each batch one write, fsynced; a torn tail is fenced off. Refused
+    where O_NOFOLLOW is missing (native Windows): the journal's name could be a link to anywhere."""
     if not records:
         return
+    if not getattr(os, "O_NOFOLLOW", 0):
+        from memdir.safefs import NO_WRITES
+
+        raise OSError(NO_WRITES)
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_for(path)):

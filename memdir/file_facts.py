@@ -125,8 +125,8 @@ def scan(root: Path, facts: FileFacts, exclude_dirs: tuple[str, ...] = ()) -> Sc
     return one_file.scan_with(root, exclude_dirs, lambda path, rel, dfd: _header(root, path, rel, dfd, facts))
 
 
-def _header(root: Path, path: str, rel: str, dfd: int, facts: FileFacts) -> Header:
-    st = os.stat(path.rpartition(os.sep)[2], dir_fd=dfd, follow_symlinks=False)
+def _header(root: Path, path: str, rel: str, dfd: int | None, facts: FileFacts) -> Header:
+    st = os.stat(path.rpartition(os.sep)[2], dir_fd=dfd, follow_symlinks=False) if dfd is not None else os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
         return one_file.read_header(path, root, dir_fd=dfd)  # refuses it with the usual error
     return facts.header(rel, path, st, lambda: one_file.read_header(path, root, dir_fd=dfd))

@@ -151,7 +151,10 @@ class HeaderCache:
 
     def scan(self, max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
         """memdir.scan.scan(root), each unchanged file's header from the cache; the cache rewritten if
-        any entry changed."""
+        any entry changed. Where folders cannot be held open (safefs.BY_DESCRIPTOR false: native Windows) the
+        cache is neither read nor written (its writes are refused there): the scan as it is."""
+        if not safefs.BY_DESCRIPTOR:
+            return one_file.scan(self.root, max_lines=max_lines)
         kept: list[Header] = []
         numbers: list[int] = []  # each kept header's number in the file, -1 for one read now
         new: dict[int, tuple[bytes, bytes]] = {}  # by place in `kept`: the line and excerpt of a header read now
@@ -163,7 +166,7 @@ class HeaderCache:
         now = time.time_ns()
         lstat, is_file, sep, served, count = os.stat, stat.S_ISREG, os.sep, CachedHeader, len(old)  # per file: local
 
-        def read(path: str, rel: str, dfd: int) -> Header:
+        def read(path: str, rel: str, dfd: int | None) -> Header:  # an int: scan_with gives None only without BY_DESCRIPTOR
             nonlocal expected, at, changed
             st = lstat(path.rpartition(sep)[2], dir_fd=dfd, follow_symlinks=False)
             if not is_file(st.st_mode):

@@ -1,4 +1,5 @@
-"""Which memory folder a prompt belongs to, from its cwd: shared by the prompt hook and the recall server.
+"""Which memory folder a prompt belongs to, from its cwd: shared by the prompt hook and the recall server; and
+the environment of the Python processes the hooks start from that cwd (`child_env`).
 
 The server answers a question sent before the hook resolved anything (issue 26) and must resolve it exactly
 as the hook does, so both call these. Cheap on purpose: os only at import; memdir.locate and config load
@@ -13,6 +14,23 @@ import os
 TYPE_CHECKING = False  # typing's own import is not free on the hook path
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` for a Python process memdir starts with -P (the Stop worker, the warm recall server, the token store's
+    filler), which keeps its working directory (where Claude Code ran the hook: the project) off sys.path. An
+    empty PYTHONPATH entry, or `.`, puts it back (`PYTHONPATH=:/x` makes it first), and a project's own `json.py`
+    ran in memdir's place: those entries are dropped, the others kept in their order (PYTHONPATH unset when none is
+    left). Here because every hook that starts one has this module loaded already."""
+    out = dict(env)
+    entries = out.get("PYTHONPATH")
+    if entries is not None:
+        kept = [entry for entry in entries.split(os.pathsep) if os.path.normpath(entry) != os.curdir]
+        if kept:
+            out["PYTHONPATH"] = os.pathsep.join(kept)
+        else:
+            del out["PYTHONPATH"]
+    return out
 
 
 def recall_text(prompt: str) -> str:

@@ -9,6 +9,10 @@ the access. Final files are opened `O_NONBLOCK` (a FIFO never hangs a hook), mus
 and are read up to a cap.
 
 Stdlib only and no pathlib: the hooks use this on every prompt.
+
+Where a folder cannot be held open nor a file opened relative to one without following a link (native Windows:
+no O_DIRECTORY, no O_NOFOLLOW, no dir_fd), reads check every component with lstat instead (memdir.safefs_paths)
+and writes are refused with one line (NO_WRITES): never a link silently followed.
 """
 
 from __future__ import annotations
@@ -21,7 +25,11 @@ import stat
 from memdir import constants as C
 from memdir.errors import FolderBusy, MemdirError
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+BY_DESCRIPTOR = (hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW") and os.open in os.supports_dir_fd
+                 and os.stat in os.supports_dir_fd)
+NO_WRITES = "writes need O_NOFOLLOW; not supported on this platform"
+NO_FOLDER_FD = "this platform cannot hold a folder open without following links; not supported here"
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -93,10 +101,17 @@ def _symlink_refusal(shown: str) -> UnsafePath:
 
 
 def _open_root(root: str | os.PathLike, create: bool) -> int:
+    if not BY_DESCRIPTOR:
+        raise UnsafePath(NO_WRITES if create else NO_FOLDER_FD)
     root_s = os.fspath(root)
     if create:
         os.makedirs(root_s, exist_ok=True)
     return os.open(root_s, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+
+
+def _writable() -> None:
+    if not BY_DESCRIPTOR:
+        raise UnsafePath(NO_WRITES)
 
 
 def _open_dir_at(dir_fd: int, name: str, shown: str, create: bool) -> int:
@@ -146,6 +161,10 @@ def lstat(root: str | os.PathLike, rel: str) -> os.stat_result | None:
     """The entry's own stat (a symlink is reported as one), or None when absent."""
     parent, name = _parent_and_name(rel)
     try:
+        if not BY_DESCRIPTOR:
+            from memdir import safefs_paths
+
+            return safefs_paths.lstat(root, rel)
         with open_dir(root, parent) as dfd:
             return os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except (FileNotFoundError, NotADirectoryError):
@@ -191,6 +210,12 @@ def open_file_at(dfd: int, name: str, shown: str, flags: int, mode: int = 0o644)
 
 def open_file(root: str | os.PathLike, rel: str, flags: int = os.O_RDONLY) -> int:
     """A descriptor for the regular file `rel` (parents walked, nothing followed); the caller closes it."""
+    if not BY_DESCRIPTOR:
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC):
+            raise UnsafePath(NO_WRITES)
+        from memdir import safefs_paths
+
+        return safefs_paths.open_read(root, rel)
     parent, name = _parent_and_name(rel)
     with open_dir(root, parent) as dfd:
         return open_file_at(dfd, name, rel, flags)
@@ -199,9 +224,7 @@ def open_file(root: str | os.PathLike, rel: str, flags: int = os.O_RDONLY) -> in
 def read_bytes(root: str | os.PathLike, rel: str, max_bytes: int = C.SAFE_READ_MAX_BYTES, *,
                prefix: bool = False) -> bytes:
     """The file's bytes. Over `max_bytes`: refused, or (prefix=True) only the first `max_bytes`."""
-    parent, name = _parent_and_name(rel)
-    with open_dir(root, parent) as dfd:
-        fd = open_file_at(dfd, name, rel, os.O_RDONLY)
+    fd = open_file(root, rel)
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
@@ -262,6 +285,7 @@ def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, d
     An existing symlink, FIFO or folder at the target is refused, never replaced or followed. A
     failure (disk full, read-only) leaves the old file whole and no temp file behind.
     """
+    _writable()
     parent, name = _parent_and_name(rel)
     with _failures_named(root, rel), open_dir(root, parent, create=True) as dfd:
         try:
@@ -296,6 +320,7 @@ def write_text(root: str | os.PathLike, rel: str, text: str, *, durable: bool = 
 
 def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
     """Append to a log file (created when missing), never through a symlink."""
+    _writable()
     parent, name = _parent_and_name(rel)
     with _failures_named(root, rel):
         with open_dir(root, parent, create=True) as dfd:
@@ -306,6 +331,7 @@ def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
 
 def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:
     """Remove one entry (a symlink itself is removed, never its target)."""
+    _writable()
     parent, name = _parent_and_name(rel)
     try:
         with open_dir(root, parent) as dfd:
@@ -317,6 +343,7 @@ def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:
 
 def rename(root: str | os.PathLike, src_rel: str, dst_rel: str, *, create_dst_dir: bool = False) -> None:
     """Move an entry within the folder; refused when the source is not a regular file."""
+    _writable()
     src_parent, src_name = _parent_and_name(src_rel)
     dst_parent, dst_name = _parent_and_name(dst_rel)
     with open_dir(root, src_parent) as sfd, open_dir(root, dst_parent, create=create_dst_dir) as dfd:
@@ -341,6 +368,10 @@ def listdir(root: str | os.PathLike, rel_dir: str = "") -> list[tuple[str, str]]
     """(name, kind) of each entry: kind is file, dir, symlink or other. Symlinks are not followed."""
     out = []
     try:
+        if not BY_DESCRIPTOR:
+            from memdir import safefs_paths
+
+            return safefs_paths.listdir(root, rel_dir)
         with open_dir(root, rel_dir) as dfd, os.scandir(dfd) as entries:
             for entry in entries:
                 out.append((entry.name, _entry_kind(entry)))
@@ -471,6 +502,11 @@ def try_locked(root: str | os.PathLike, rel: str):
 def check_inside(root: str | os.PathLike, rel_dir: str) -> None:
     """Refuse when any component of `rel_dir` below root is a symlink or not a folder (absent is fine)."""
     try:
+        if not BY_DESCRIPTOR:
+            from memdir import safefs_paths
+
+            safefs_paths.folder(root, rel_dir)
+            return
         with open_dir(root, rel_dir):
             pass
     except (FileNotFoundError, NotADirectoryError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from memdir import constants as C, inert, safefs
 from memdir.frontmatter_io import memory_type, parse_header
@@ -167,8 +168,8 @@ _seen_headers: dict[tuple[str, str], tuple[tuple[int, int, int, int], int, Heade
 SEEN_HEADERS_MAX = 50_000
 
 
-def _read_header_cached(path: str, root: str | os.PathLike, max_lines: int, dfd: int) -> Header:
-    st = os.stat(os.path.basename(path), dir_fd=dfd, follow_symlinks=False)
+def _read_header_cached(path: str, root: str | os.PathLike, max_lines: int, dfd: int | None) -> Header:
+    st = os.stat(os.path.basename(path), dir_fd=dfd, follow_symlinks=False) if dfd is not None else os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
         return read_header(path, root, max_lines, dir_fd=dfd)  # refuses it with the usual error
     stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -188,9 +189,12 @@ def scan(root: str | os.PathLike, exclude_dirs: tuple[str, ...] = (), max_lines:
     return scan_with(root, exclude_dirs, lambda path, rel, dfd: _read_header_cached(path, root, max_lines, dfd))
 
 
-def scan_with(root: str | os.PathLike, exclude_dirs: tuple[str, ...], read: Callable[[str, str, int], Header]) -> ScanResult:
+def scan_with(root: str | os.PathLike, exclude_dirs: tuple[str, ...],
+              read: Callable[[str, str, int | None], Header]) -> ScanResult:
     """Every memory file below root through `read(path, rel, folder_fd)`, newest first, each folder opened once
-    without following a symlink; what raises OSError is listed in `unreadable` (file_facts.scan shares this)."""
+    without following a symlink; what raises OSError is listed in `unreadable` (file_facts.scan shares this).
+    folder_fd is None where folders cannot be held open (safefs.BY_DESCRIPTOR false): each folder is checked
+    instead, and each file opened by safefs (memdir.safefs_paths)."""
     headers: list[Header] = []
     unreadable: list[tuple[str, str]] = []
     prefix = len(str(root)) + 1
@@ -198,8 +202,10 @@ def scan_with(root: str | os.PathLike, exclude_dirs: tuple[str, ...], read: Call
         rel_folder = folder[prefix:].replace(os.sep, "/") if len(folder) >= prefix else ""
         rel_prefix, cut = (rel_folder + "/" if rel_folder else ""), len(os.path.join(folder, ""))  # folder/name
         try:
-            with safefs.open_dir(root, rel_folder) as dfd:  # a folder swapped for a symlink is refused here
-                for path in paths:
+            if not safefs.BY_DESCRIPTOR:
+                safefs.check_inside(root, rel_folder)
+            with safefs.open_dir(root, rel_folder) if safefs.BY_DESCRIPTOR else nullcontext() as dfd:
+                for path in paths:  # a folder swapped for a symlink is refused above
                     rel = rel_prefix + path[cut:]
                     try:
                         headers.append(read(path, rel, dfd))

@@ -101,8 +101,11 @@ def start_in_background(env=None) -> bool:
         return False
     try:
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        # -P: not the cwd (the project whose prompt started it) first on sys.path, for as long as it serves
-        os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "memdir.stages.recall.server"], dict(env),
+        # -P: not the cwd (the project whose prompt started it) first on sys.path, for as long as it serves; nor
+        # through an empty PYTHONPATH entry (child_env)
+        from memdir.prompt_scope import child_env
+
+        os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "memdir.stages.recall.server"], child_env(env),
                        file_actions=devnull, setsid=True)
     except (OSError, AttributeError):
         return False

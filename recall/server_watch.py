@@ -159,7 +159,7 @@ class FolderView:
         known = {h.abs_path: h for h in self.result.headers}
         root = self.root
 
-        def read(path: str, rel: str, dfd: int):
+        def read(path: str, rel: str, dfd: int | None):
             header = known.get(path)
             if header is not None and path not in changed:
                 return header

@@ -65,13 +65,15 @@ def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: boo
     keys = [digest(one) for one in fields]
     stored = token_store.lookup(memory_dir, keys)
     if len(stored) == len(set(keys)):  # a set: the same text in two files (a copied memory) is one key
+        if fill and stored.stale:
+            token_store.spawn_fill(memory_dir, 0, stale=True)
         return [stored[key] for key in keys]  # the cache file is neither read nor written
     tag = fingerprint()
     vocabulary, entries = _load(memory_dir, tag) if tag else ([], {})
     out: list[DocTokens] = []
     current: dict[bytes, DocTokens] = {}  # this call's memories by key, those the store lacks
     read: dict[bytes, bytes] = {}  # the entry lines used as they are
-    made = 0
+    made = wanted = 0  # tokenised here; of those, what a fill would store (token_store.storable)
     for one, key in zip(fields, keys, strict=True):
         tokens = stored.get(key)
         if tokens is None:
@@ -79,6 +81,7 @@ def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: boo
             tokens = parse(line, key, vocabulary) if line is not None else None
             if tokens is None:
                 tokens, made = document_tokens(*one), made + 1
+                wanted += token_store.storable(tokens)
             elif line is not None:
                 read[key] = line
             current[key] = tokens
@@ -86,7 +89,8 @@ def tokenised(memory_dir: str | os.PathLike, fields: Sequence[Fields], fill: boo
     if made and tag:
         _save(memory_dir, tag, vocabulary, entries, current, read)
     if fill:  # also when this file holds many memories the store should (the filler prunes them from here)
-        token_store.spawn_fill(memory_dir, max(made, C.TOKEN_STORE_FILL_MIN * (len(entries) > C.TOKEN_CACHE_KEPT_BESIDE)))
+        token_store.spawn_fill(memory_dir, max(wanted, C.TOKEN_STORE_FILL_MIN * (len(entries) > C.TOKEN_CACHE_KEPT_BESIDE)),
+                               stale=stored.stale)
     return out
 
 

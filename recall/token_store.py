@@ -18,7 +18,12 @@ by its own timeout) and only in sessions with memdir's Stop hook and a transcrip
 prompt hook, which knows when it lacked it, and a folder that gains a memory or two a turn needs a fill only now
 and then (those few come from the token cache meanwhile). After a fill the filler prunes the token cache to what
 the store could not hold: a hook that meets a memory written since loads a small file, not the 600 memories of
-the past prompts. A hook that finds that file past TOKEN_CACHE_KEPT_BESIDE memories starts a filler too.
+the past prompts. A hook that finds that file past TOKEN_CACHE_KEPT_BESIDE memories starts a filler too. A folder
+past the store's limits (about 170,000 real-sized memories) gets its newest memories that fit, one line in the
+hook log, and its next filler TOKEN_STORE_FULL_RETRY_S later. The entries of deleted memories go only with a
+fill: a store last written or checked TOKEN_STORE_REFRESH_S ago (a day) gets a filler from the next hook that
+reads it, so a folder that only shrinks keeps them a day, not for good. The fill itself, and the filler's time
+bound and sweep, are recall.token_fill's: never imported on a prompt's path.
 
 Layout: the entries, from the file's start; the keys (16-byte digests of the very text ranked,
 recall.token_cache.digest, sorted); their n + 1 offsets (uint64, from 0 to the table's start); a last line of
@@ -43,11 +48,11 @@ import os
 import sys
 import time
 from array import array
-from binascii import hexlify, unhexlify
+from binascii import unhexlify
 
 from memdir import constants as C, safefs
 from memdir.stages.recall import token_cache
-from memdir.stages.recall.lexical import DocTokens, document_tokens
+from memdir.stages.recall.lexical import DocTokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,10 +69,11 @@ ENTRY_HEAD = KEY + 5 * 4 + 8  # key, five uint32, the n-gram count
 
 
 class Table:
-    """An open store's keys and offsets (read whole: 24 bytes a memory); its entries start the file."""
+    """An open store's keys and offsets (read whole: 24 bytes a memory); its entries start the file. `stale`: last
+    written or checked by a fill more than TOKEN_STORE_REFRESH_S ago."""
 
-    def __init__(self, fd: int, keys: bytes, offsets: array) -> None:
-        self.fd, self.keys, self.offsets = fd, keys, offsets
+    def __init__(self, fd: int, keys: bytes, offsets: array, stale: bool = False) -> None:
+        self.fd, self.keys, self.offsets, self.stale = fd, keys, offsets, stale
         self.n = len(offsets) - 1
 
     def find(self, key: bytes) -> int:
@@ -98,7 +104,8 @@ def _open(memory_dir: str | os.PathLike, tag: str) -> Table | None:
     except (OSError, ValueError):
         return None
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size = st.st_size
         words = os.pread(fd, TRAILER, max(size - TRAILER, 0)).split()
         if len(words) != 4 or b" ".join(words[:3]) != FORMAT + b" " + tag.encode():
             raise ValueError("not this tokeniser's store")
@@ -114,18 +121,27 @@ def _open(memory_dir: str | os.PathLike, tag: str) -> Table | None:
     except (OSError, ValueError):
         os.close(fd)
         return None
-    return Table(fd, table[: n * KEY], offsets)
+    # abs: a store stamped days ahead (a file server's clock) is as unchecked as one stamped days ago; a fill marks
+    # it checked with this machine's time (recall.token_fill), so either skew costs one filler, not one a minute
+    return Table(fd, table[: n * KEY], offsets, abs(time.time() - st.st_mtime) > C.TOKEN_STORE_REFRESH_S)
 
 
-def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> dict[bytes, DocTokens]:
+class Found(dict):
+    """What `lookup` found, by key; `stale`: the store is due a fill whatever the prompt tokenised (Table.stale)."""
+
+    stale = False
+
+
+def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> Found:
     """The tokens the store holds for these keys (token_cache.digest's, hex), by key: the others are absent."""
+    found = Found()
     tag = token_cache.fingerprint()
     if not tag or not keys or not hasattr(os, "pread"):  # Windows: no pread, no store (nor a filler to make one)
-        return {}
+        return found
     table = _open(memory_dir, tag)
     if table is None:
-        return {}
-    found: dict[bytes, DocTokens] = {}
+        return found
+    found.stale = table.stale
     budget = C.TOKEN_STORE_READ_MAX_BYTES  # a planted store of big entries costs a prompt this much at most
     try:
         for key in keys:
@@ -149,12 +165,20 @@ def lookup(memory_dir: str | os.PathLike, keys: Sequence[bytes]) -> dict[bytes, 
     return found
 
 
+def storable(tokens: DocTokens) -> bool:
+    """Whether `encode` can hold these terms: none empty, none holding a tab (an entry's separator; only a type can
+    hold one, as document_tokens adds it whole). A memory it cannot hold is tokenised by every prompt and no fill
+    changes that, so it never counts towards starting one (`spawn_fill`)."""
+    return not ("" in tokens.words or "" in tokens.written or "\t" in "".join(tokens.words)
+                or "\t" in "".join(tokens.written))
+
+
 def encode(raw: bytes, tokens: DocTokens) -> bytes | None:
-    """One entry; None when a term cannot be stored (empty, or holding a tab) or a count passes 2**32."""
+    """One entry; None when a term cannot be stored (not `storable`) or a count passes 2**32."""
+    if not storable(tokens):
+        return None
     stems, written = list(tokens.words), list(tokens.written)
     terms = stems + written
-    if any(not t or "\t" in t for t in terms):
-        return None
     position = {t: i for i, t in enumerate(stems)}
     counts = [*tokens.words.values(), *tokens.written.values()]
     wide = max(counts, default=0) >= 1 << 16
@@ -220,52 +244,14 @@ def build(tag: str, entries: dict[bytes, bytes]) -> bytearray:
 
 
 def fill(memory_dir: Path) -> tuple[int, int]:
-    """Bring the store up to the folder: every memory worth offering (recall.manifest.offered), scanned as the
-    prompt hook scans it (memdir.header_cache), its entry kept (once checked as a hook checks it: a broken or
-    planted one is made again) or made. (memories tokenised, entries written): nothing is written when the store
-    already holds every memory and nothing else. Entries are copied from the old store one by one, in key order,
-    into the one buffer written: it holds the new file once (~120 MB at 20,000 real-sized memories), no more."""
-    from memdir.header_cache import HeaderCache
-    from memdir.stages.recall.manifest import fields_of, offered
+    """Bring the store up to the folder (recall.token_fill.fill, which says how): (memories tokenised, entries
+    written). Here so that the filler's `main`, and a test, reach it as this module's."""
+    from memdir.stages.recall import token_fill
 
-    tag = token_cache.fingerprint()
-    if not tag or not hasattr(os, "pread"):
-        return 0, 0
-    wanted: dict[bytes, token_cache.Fields] = {}
-    for header in offered(HeaderCache(memory_dir).scan().headers):
-        fields = fields_of(header)
-        wanted.setdefault(unhexlify(token_cache.digest(fields)), fields)
-    old = _open(memory_dir, tag)
-    out, offsets, keys = bytearray(), array("Q", [0]), []
-    tried = made = 0
-    try:
-        for raw in sorted(wanted):
-            i = old.find(raw) if old is not None else -1
-            entry = old.entry(i) if old is not None and i >= 0 else None
-            if entry is None or parse(entry, raw) is None:
-                tried += 1
-                entry = encode(raw, document_tokens(*wanted[raw]))
-                made += entry is not None
-            if entry is not None:
-                out += entry
-                offsets.append(len(out))
-                keys.append(raw)
-    except OSError:
-        return tried, 0  # the old store could not be read through: the next filler makes it again
-    finally:
-        if old is not None:
-            os.close(old.fd)
-    if made == 0 and (old.n if old is not None else 0) == len(keys):
-        written = 0  # nothing new, nothing gone
-    else:
-        data = _finish(out, keys, offsets, tag)
-        if len(keys) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
-            return tried, 0
-        safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
-        written = len(keys)
-    stored = set(keys)
-    token_cache.prune(memory_dir, {hexlify(k) for k in wanted if k not in stored})  # what only it holds, if any
-    return tried, written
+    return token_fill.fill(memory_dir)
+
+
+FULL = b"F"  # the lock file's first byte after a fill that found the folder past the store's limits (token_fill)
 
 
 _fillers: list[int] = []  # the fillers this process started and has not reaped yet
@@ -284,13 +270,15 @@ def _reap() -> None:
             _fillers.remove(pid)
 
 
-def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
-    """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories, none runs,
-    and none started within TOKEN_STORE_RETRY_S (a folder the filler cannot help must not get one per prompt).
+def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = False) -> bool:
+    """Start a detached filler when the hook had to tokenise at least TOKEN_STORE_FILL_MIN memories the store can
+    hold (`storable`), or found the store `stale` (Found.stale: a folder that only shrinks asks for no fill, and
+    its deleted memories' entries stayed for good), none runs, and none started within TOKEN_STORE_RETRY_S (a
+    folder the filler cannot help must not get one per prompt).
     The lock is taken here and its descriptor handed to the filler, which holds it until it ends."""
     if _fillers:
         _reap()
-    if (tokenised < C.TOKEN_STORE_FILL_MIN or not hasattr(os, "posix_spawn") or not sys.executable
+    if ((tokenised < C.TOKEN_STORE_FILL_MIN and not stale) or not hasattr(os, "posix_spawn") or not sys.executable
             or not token_cache.fingerprint()
             or os.environ.get(C.TOKEN_STORE_FILL_ENV, "").strip().lower() in C.SWITCHED_OFF):
         return False
@@ -300,7 +288,8 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
         return False  # no cache folder yet, a read-only folder, something planted at the path
     try:
         st = os.fstat(fd)
-        if st.st_size and time.time() - st.st_mtime < C.TOKEN_STORE_RETRY_S:  # empty: just made, no fill yet
+        retry = C.TOKEN_STORE_FULL_RETRY_S if st.st_size and os.pread(fd, 1, 0) == FULL else C.TOKEN_STORE_RETRY_S
+        if st.st_size and time.time() - st.st_mtime < retry:  # empty: just made, no fill yet
             return False
         import fcntl
 
@@ -309,6 +298,8 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
         except OSError:
             return False  # a filler holds it
         os.pwrite(fd, b"\n", 0)  # the retry interval starts now (the file's mtime), whatever becomes of the filler
+        now = time.time()  # stamped with the clock it is read with: a file server's, days off, made it never hold
+        os.utime(fd, (now, now))
         # -S -P and this process's own sys.path: the filler imports what this hook imports, from the same places.
         code = (f"import sys; sys.path[:] = {sys.path!r}; from memdir.stages.recall.token_store import main; "
                 "main(sys.argv[1:])")
@@ -316,10 +307,12 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
         # An inheritable copy, never 0-2: in a process started with stdin closed the lock opened there, and the
         # file actions put /dev/null in its place, so the filler ran without the lock and a second could start.
         handed = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
+        from memdir.prompt_scope import child_env  # an empty PYTHONPATH entry: the project's `encodings` at startup
+
         try:
             _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code,
                                                             os.fspath(memory_dir), str(handed)],
-                                           dict(os.environ), file_actions=devnull, setsid=True))
+                                           child_env(os.environ), file_actions=devnull, setsid=True))
         finally:
             os.close(handed)
         return True
@@ -329,47 +322,13 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int) -> bool:
         os.close(fd)  # the filler's copy keeps the lock
 
 
-def _bounded():  # -> the SIGALRM handler it replaced (signal's handler type: not imported here)
-    """End this filler TOKEN_STORE_FILL_MAX_S from now, whatever it inherited: posix_spawn passes on the signal mask
-    and an ignored SIGALRM (a host that blocks it in its threads, or ignores it), under which the bound never came.
-    Reached, it unwinds first, so that a write under way removes its temp file (the store's is up to
-    TOKEN_STORE_MAX_BYTES, in a folder `doctor` does not look in); one that cannot unwind is ended all the same."""
-    import signal
-
-    def stop(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        signal.alarm(C.TOKEN_STORE_STOP_GRACE_S)
-        raise SystemExit(1)
-
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(C.TOKEN_STORE_FILL_MAX_S)
-    return previous
-
-
-def _sweep(memory_dir: Path) -> None:
-    """Remove the temp files of cache writes that never finished (a filler or a hook killed while writing): one
-    untouched for TOKEN_STORE_FILL_MAX_S belongs to no writer still running, as no writer of the cache runs longer."""
-    import stat
-
-    from memdir.fsio import is_temp_file
-
-    try:
-        with safefs.open_dir(memory_dir, f"{C.STATE_DIRNAME}/cache") as dfd:
-            for name in os.listdir(dfd):
-                if is_temp_file(name):
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and time.time() - st.st_mtime > C.TOKEN_STORE_FILL_MAX_S:
-                        os.unlink(name, dir_fd=dfd)
-    except (OSError, ValueError):
-        pass  # left for the next filler
-
-
 def main(argv: list[str]) -> int:
     """The detached filler: `argv` is the memory folder and the descriptor of the lock it holds (handed down by
     `spawn_fill`); without one (by hand) it takes the lock itself, or leaves when another filler holds it."""
     import signal
     from pathlib import Path
+
+    from memdir.stages.recall.token_fill import _bounded, _sweep
 
     previous = _bounded()  # a stuck filler ends (and its lock with it); nothing half-written
     try:

@@ -18,7 +18,7 @@ import sys
 from memdir import constants as C, light_json
 from memdir.errors import MemdirError
 from memdir.hooklog import log
-from memdir.prompt_scope import memory_dir_for, native_on, usable_cwd
+from memdir.prompt_scope import child_env, memory_dir_for, native_on, usable_cwd
 from memdir.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing costs ~3 ms; folders are strings (memdir.locate): no pathlib either
@@ -108,9 +108,9 @@ def stop_output(payload: HookPayload) -> str:
     # `token.py` would run in the worker's place (and break it). The hook command itself runs with -P too.
     argv = [sys.executable, "-P", "-m", "memdir.entry.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
+    env = child_env(os.environ)  # no empty PYTHONPATH entry to undo -P
     if hasattr(os, "posix_spawn"):
         devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        env = dict(os.environ)
         if workdir:
             # posix_spawn has no cwd argument: the worker changes directory itself.
             env["MEMDIR_WORKER_CWD"] = workdir
@@ -120,7 +120,7 @@ def stop_output(payload: HookPayload) -> str:
 
         flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(subprocess, "DETACHED_PROCESS", 0)
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         close_fds=True, cwd=workdir, creationflags=flags)
+                         close_fds=True, cwd=workdir, env=env, creationflags=flags)
     return ""
 
 

@@ -1,0 +1,65 @@
+"""memdir.safefs where a folder cannot be held open, nor a file opened relative to one without following a link:
+native Windows (no O_DIRECTORY, no O_NOFOLLOW, no dir_fd). Imported only there (safefs.BY_DESCRIPTOR false).
+
+Reads only. Each component below the memory folder is lstat'ed first and refused when it is a link (a symlink, or
+any reparse point: a junction) or not a folder; the file itself must be a regular file, and the one opened must be
+the very file lstat'ed (its device and inode: a file swapped in between is refused). Nothing is followed silently.
+What stays open is the race descriptors close: a folder swapped for a link between its check and the open. For a
+read that race can at most show another file's text; a write could land outside the folder, so writes are refused
+(safefs.NO_WRITES) rather than made with that race open.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from memdir import safefs
+
+REPARSE_POINT = 0x400  # FILE_ATTRIBUTE_REPARSE_POINT: symlinks, junctions and mount points alike
+
+
+def _not_a_link(st: os.stat_result, shown: str) -> os.stat_result:
+    if stat.S_ISLNK(st.st_mode) or getattr(st, "st_file_attributes", 0) & REPARSE_POINT:
+        raise safefs._symlink_refusal(shown)
+    return st
+
+
+def folder(root: str | os.PathLike, rel_dir: str) -> str:
+    """The path of folder `rel_dir` inside root ("" = the root), each component checked: a folder, not a link."""
+    path, walked = os.fspath(root), []
+    for name in safefs.split_rel(rel_dir) if rel_dir else []:
+        walked.append(name)
+        path = os.path.join(path, name)
+        shown = "/".join(walked)
+        st = _not_a_link(os.lstat(path), shown)
+        if not stat.S_ISDIR(st.st_mode):
+            raise safefs.UnsafePath(f"{shown} is {safefs.kind_of(st.st_mode)}, not a folder")
+    return path
+
+
+def lstat(root: str | os.PathLike, rel: str) -> os.stat_result:
+    """The entry's own stat, its folders checked (FileNotFoundError when it is absent)."""
+    parent, name = safefs._parent_and_name(rel)
+    return os.lstat(os.path.join(folder(root, parent), name))
+
+
+def open_read(root: str | os.PathLike, rel: str) -> int:
+    """A read-only descriptor for the regular file `rel`, never through a link; the caller closes it."""
+    parent, name = safefs._parent_and_name(rel)
+    path = os.path.join(folder(root, parent), name)
+    st = _not_a_link(os.lstat(path), rel)
+    if not stat.S_ISREG(st.st_mode):
+        raise safefs.UnsafePath(f"{rel} is {safefs.kind_of(st.st_mode)}; memdir only reads and writes regular files")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0))
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(opened.st_mode):
+        os.close(fd)
+        raise safefs.UnsafePath(f"{rel} was replaced while memdir opened it; try again")
+    return fd
+
+
+def listdir(root: str | os.PathLike, rel_dir: str) -> list[tuple[str, str]]:
+    """(name, kind) of each entry of the checked folder, as safefs.listdir gives them."""
+    with os.scandir(folder(root, rel_dir)) as entries:
+        return sorted((entry.name, safefs._entry_kind(entry)) for entry in entries)

@@ -1,0 +1,79 @@
+"""The Python processes memdir starts (the Stop worker, the warm recall server, the token store's filler) never
+import a module of the project they were started from: each runs with -P, and an empty or `.` entry in PYTHONPATH
+must not put the working directory (Claude Code's: the project) back on sys.path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memdir import constants as C
+
+PROBE = "memdir_planted_probe"
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / f"{PROBE}.py").write_text("print('PLANTED')\n", encoding="utf-8")
+    return project
+
+
+def _spawned(site: str, project: Path, tmp_path: Path, monkeypatch) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment `site` starts its child with (posix_spawn, or Popen where it is missing)."""
+    seen: list[tuple[list[str], dict[str, str]]] = []
+
+    def spawn(path, argv, env, **kwargs):
+        seen.append((list(argv), dict(env)))
+        return 1
+
+    monkeypatch.setattr(os, "posix_spawn", spawn)
+    monkeypatch.chdir(project)
+    if site in ("worker", "worker-popen"):
+        from memdir.entry.hooks import HookPayload, stop_output
+
+        if site == "worker-popen":  # Windows
+            monkeypatch.delattr(os, "posix_spawn")
+            monkeypatch.setattr(subprocess, "Popen", lambda argv, env=None, **k: seen.append(
+                (list(argv), dict(os.environ if env is None else env))))
+        stop_output(HookPayload(session_id="s", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(project),
+                                hook_event_name="Stop"))
+    elif site == "server":
+        from memdir.stages.recall import server_socket
+
+        monkeypatch.setattr(server_socket, "socket_path", lambda env=None: str(tmp_path / "run" / "recall.sock"))
+        monkeypatch.setattr(server_socket, "make_private_folder", lambda path: True)
+        assert server_socket.start_in_background()
+    else:
+        from memdir.stages.recall import token_store
+
+        folder = tmp_path / "memory"
+        (folder / C.STATE_DIRNAME / "cache").mkdir(parents=True)
+        monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
+        assert token_store.spawn_fill(folder, C.TOKEN_STORE_FILL_MIN)
+    monkeypatch.undo()  # subprocess.Popen and os.posix_spawn back for the probe
+    [(argv, env)] = seen
+    return argv, env
+
+
+@pytest.mark.parametrize("site", ["worker", "worker-popen", "server", "filler"])
+@pytest.mark.parametrize("pythonpath", [":{x}", "{x}:", "{x}::{y}", ".{sep}{x}", "./"])
+def test_no_child_imports_a_module_planted_in_the_project(tmp_path, monkeypatch, site, pythonpath):
+    """`PYTHONPATH=:/x` (or `/x:`, `.`) puts the working directory on sys.path whatever -P says: a project's own
+    `json.py` or `enum.py` ran in the worker's place, and a planted `encodings` package even before the filler's
+    first line. The children get PYTHONPATH without such entries, every other entry kept in its order."""
+    project = _project(tmp_path)
+    x, y = tmp_path / "x", tmp_path / "y"
+    monkeypatch.setenv("PYTHONPATH", pythonpath.format(x=x, y=y, sep=os.pathsep).replace(":", os.pathsep))
+    argv, env = _spawned(site, project, tmp_path, monkeypatch)
+    flags = [arg for arg in argv[1:3] if arg in ("-S", "-P")]
+    assert "-P" in flags
+    probe = subprocess.run([sys.executable, *flags, "-c", f"import {PROBE}"], env=env, cwd=project,
+                           capture_output=True, text=True, timeout=60)
+    assert "PLANTED" not in probe.stdout and probe.returncode != 0, probe.stdout
+    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    assert kept == [str(p) for p in (x, y) if str(p) in pythonpath.format(x=x, y=y, sep=os.pathsep)]
