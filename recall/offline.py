@@ -10,6 +10,7 @@ The bars were picked on LoCoMo conversations 0-4 and on the recall eval cases th
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -168,18 +169,62 @@ def _median(ordered: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def select_offline(query: str, headers: list[Header], limit: int = 5,
-                   tools: list[str] | Callable[[], list[str]] | None = None,
-                   similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
-                   now: float | None = None, token_cache: str | os.PathLike | None = None) -> list[Header]:
-    """The memories that clear the relevance bar, best first, at most `limit`.
+def _ranks(values: list[float]) -> list[int]:
+    """Each value's place when sorted high to low (0: the highest)."""
+    out = [0] * len(values)
+    for place, i in enumerate(sorted(range(len(values)), key=lambda i: -values[i])):
+        out[i] = place
+    return out
 
-    `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
-    gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
-    releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
-    ranking is lexical only. `tools`: the tools in use, or what reads them (the transcript's tail), asked only
-    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker.
-    """
+
+FEATURE_NAMES = ("lexical", "boost", "fused", "margin", "below_top", "prompt_margin", "share", "distinct", "titled",
+                 "matched_share", "worded", "lexical_rank", "dense_rank", "dated", "length", "cosine", "query_words", "pool")
+
+
+def pair_features(sig: Signals, headers: list[Header], i: int) -> list[float]:
+    """Memory i's signals for the prompt, as numbers (FEATURE_NAMES): what a fitted selector weighs."""
+    found, sims = sig.found, sig.similarities
+    if sig.lexical_ranks is None:
+        sig.lexical_ranks = _ranks(sig.lexical)
+        sig.dense_ranks = _ranks([-1.0 if s is None else s for s in sims])
+    known = [m for m in sig.margins if m is not None]
+    best_margin = max(known, default=0.0)
+    margin = sig.margins[i]
+    similarity = sims[i]
+    top = max((s for s in sims if s is not None), default=0.0)
+    worded = (found.share[i] >= COVERAGE_BAR and found.distinct[i] >= 1
+              and (found.titled[i] or found.matched[i] >= min(MIN_WORDS_MATCHED, found.query_words)))
+    header = headers[i]
+    best = sig.scores[sig.order[0]] if sig.order else 1.0
+    return [sig.lexical[i], sig.boosts[i], sig.scores[i] / best, margin or 0.0,
+            (similarity - top) if similarity is not None else -1.0, best_margin, found.share[i],
+            float(found.distinct[i] >= 1), float(found.titled[i]), found.matched[i] / max(1, found.query_words),
+            float(worded), math.log1p(sig.lexical_ranks[i]), math.log1p(sig.dense_ranks[i] if sig.dense_ranks else 0),
+            float(sig.dated[i]), math.log1p(len(header.description or "") + len(header.excerpt)),
+            similarity or 0.0, math.log1p(found.query_words), math.log(len(headers))]
+
+
+class Signals:
+    """What the selector knows of a prompt's pool before its bar (`signals`), per memory by index."""
+
+    __slots__ = ("scores", "lexical", "boosts", "similarities", "found", "dated", "margins", "leads", "about", "order",
+                 "lexical_ranks", "dense_ranks")
+
+    def __init__(self, scores: list[float], lexical: list[float], boosts: list[float],
+                 similarities: list[float | None], found: Evidence, dated: list[bool], margins: list[float | None],
+                 leads: list[float | None], about: bool, order: list[int]) -> None:
+        self.scores, self.lexical, self.boosts, self.similarities = scores, lexical, boosts, similarities
+        self.found, self.dated, self.margins, self.leads, self.about = found, dated, margins, leads, about
+        self.order = order  # the memories with a positive score, best first
+        self.lexical_ranks: list[int] | None = None  # computed by the first pair_features
+        self.dense_ranks: list[int] | None = None
+
+
+def signals(query: str, headers: list[Header],
+            similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
+            now: float | None = None, token_cache: str | os.PathLike | None = None) -> Signals:
+    """The lexical ranking fused with the cosines (and a named day), and what the bars read: `select_offline`'s
+    steps up to its bar (see there for `similarities`)."""
     lexical = ranker(headers, token_cache)
     ranked = lexical.rank(query)
     found = lexical.evidence(query)
@@ -189,8 +234,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     scores = [0.0] * len(headers)
     for i, score in ranked:
         scores[i] = LEXICAL_WEIGHT * score / best_lexical
+    lexical_scores = scores[:]
+    boosts = [0.0] * len(headers)
     if similarities is not None and any(s is not None for s in similarities):
-        for i, boost in enumerate(_dense_boost(similarities)):
+        boosts = _dense_boost(similarities)
+        for i, boost in enumerate(boosts):
             scores[i] += DENSE_WEIGHT * boost
         extra = getattr(similarities, "extra", None)  # a second model's cosines, for ranking only (embed_models)
         if extra is not None:
@@ -206,10 +254,26 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     for i in (i for i, on_day in enumerate(dated) if on_day):
         scores[i] += DATE_WEIGHT
     margins = _margins(similarities)
-    leads = _leads(similarities)
-    about = about_folder(margins)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
-    vectors = getattr(similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
+    return Signals(scores, lexical_scores, boosts, similarities, found, dated, margins, _leads(similarities),
+                   about_folder(margins), order)
+
+
+def select_offline(query: str, headers: list[Header], limit: int = 5,
+                   tools: list[str] | Callable[[], list[str]] | None = None,
+                   similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
+                   now: float | None = None, token_cache: str | os.PathLike | None = None) -> list[Header]:
+    """The memories that clear the relevance bar, best first, at most `limit`.
+
+    `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
+    gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
+    releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
+    ranking is lexical only. `tools`: the tools in use, or what reads them (the transcript's tail), asked only
+    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker.
+    """
+    sig = signals(query, headers, similarities, now, token_cache)
+    order, scores = sig.order, sig.scores
+    vectors = getattr(sig.similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
     if vectors is not None:
         from memdir.embed_models import diverse
 
@@ -230,4 +294,4 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
         return []
     best = scores[order[0]]
     return [headers[i] for i in order[:limit] if scores[i] >= best * RELATIVE_FLOOR
-            and relevant(found, i, similarities[i], dated[i], margins[i], leads[i], about)]
+            and relevant(sig.found, i, sig.similarities[i], sig.dated[i], sig.margins[i], sig.leads[i], sig.about)]
