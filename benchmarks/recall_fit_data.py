@@ -5,8 +5,8 @@
 Reads the real folder's development sets (those not `held_out` in benchmarks/realdata_recall.yaml) and
 LoCoMo conversations 0-4; never set 3, set 4 or conversations 5-9. For every prompt, every memory of its
 candidate pool that the selector would rank (a positive fused score) gets one row: the signals
-`recall.offline.pair_features` computes (the same code the selector runs), its gold label, and whether the
-hand-set bar chain picks it. benchmarks/recall_fit.py fits and cross-validates a model on them.
+`recall.offline.signals` computes (the same code the selector runs) as numbers (`pair_features`), its gold
+label, whether the hand-set bar chain picks it, and whether it clears that chain's bar at any rank. benchmarks/recall_fit.py fits and cross-validates a model on them.
 `--work`: where the folders and their dense vectors are kept between runs (embedding is most of the time).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -21,11 +22,45 @@ from pathlib import Path
 
 from benchmarks.realdata_labels import DEFAULT_LABELS, load_labels
 from memdir.evals.realdata_path import locate_realdata
-from memdir.scan import scan
+from memdir.scan import Header, scan
 from memdir.stages.recall import offline as O
 from memdir.stages.recall.manifest import candidates
 
 LOCOMO_TUNING = [0, 1, 2, 3, 4]
+
+
+def _ranks(values: list[float]) -> list[int]:
+    """Each value's place when sorted high to low (0: the highest)."""
+    out = [0] * len(values)
+    for place, i in enumerate(sorted(range(len(values)), key=lambda i: -values[i])):
+        out[i] = place
+    return out
+
+
+FEATURE_NAMES = ("lexical", "boost", "fused", "margin", "below_top", "prompt_margin", "share", "distinct", "titled",
+                 "matched_share", "worded", "lexical_rank", "dense_rank", "dated", "length", "cosine", "query_words", "pool")
+
+
+def pair_features(sig: O.Signals, headers: list[Header]) -> list[list[float]]:
+    """Per memory the selector ranks (sig.order), its signals for the prompt as numbers (FEATURE_NAMES)."""
+    found, sims = sig.found, sig.similarities
+    lexical_ranks = _ranks(sig.lexical)
+    dense_ranks = _ranks([-1.0 if s is None else s for s in sims])
+    best_margin = max((m for m in sig.margins if m is not None), default=0.0)
+    top = max((s for s in sims if s is not None), default=0.0)
+    best = sig.scores[sig.order[0]] if sig.order else 1.0
+    rows = []
+    for i in sig.order:
+        similarity, header = sims[i], headers[i]
+        worded = (found.share[i] >= O.COVERAGE_BAR and found.distinct[i] >= 1
+                  and (found.titled[i] or found.matched[i] >= min(O.MIN_WORDS_MATCHED, found.query_words)))
+        rows.append([sig.lexical[i], sig.boosts[i], sig.scores[i] / best, sig.margins[i] or 0.0,
+                     (similarity - top) if similarity is not None else -1.0, best_margin, found.share[i],
+                     float(found.distinct[i] >= 1), float(found.titled[i]), found.matched[i] / max(1, found.query_words),
+                     float(worded), math.log1p(lexical_ranks[i]), math.log1p(dense_ranks[i]), float(sig.dated[i]),
+                     math.log1p(len(header.description or "") + len(header.excerpt)), similarity or 0.0,
+                     math.log1p(found.query_words), math.log(len(headers))])
+    return rows
 
 
 def prompt_rows(query: str, folder: Path, dense, gold: set[str]) -> dict:
@@ -36,11 +71,11 @@ def prompt_rows(query: str, folder: Path, dense, gold: set[str]) -> dict:
     chain = {id(h) for h in O.select_offline(query, pool, similarities=sims)}
     rows = []
     best = signals.scores[signals.order[0]] if signals.order else 1.0
-    for i in signals.order:
+    for i, features in zip(signals.order, pair_features(signals, pool), strict=True):
         passes = signals.scores[i] >= best * O.RELATIVE_FLOOR and O.relevant(
             signals.found, i, signals.similarities[i], signals.dated[i], signals.margins[i], signals.leads[i],
             signals.about)
-        rows.append({"features": O.pair_features(signals, pool, i), "gold": pool[i].rel_path in gold,
+        rows.append({"features": features, "gold": pool[i].rel_path in gold,
                      "chain": id(pool[i]) in chain, "passes": passes, "file": pool[i].rel_path})
     return {"prompt": query, "n_gold": len(gold), "gold_in_pool": sum(h.rel_path in gold for h in pool),
             "rows": rows}
@@ -93,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.work.mkdir(parents=True, exist_ok=True)
     prompts = realdata(dense, args.work) + ([] if args.no_locomo else locomo(dense, args.work))
-    args.out.write_text(json.dumps({"names": list(O.FEATURE_NAMES), "prompts": prompts}))
+    args.out.write_text(json.dumps({"names": list(FEATURE_NAMES), "prompts": prompts}))
     print(f"{len(prompts)} prompts, {sum(len(p['rows']) for p in prompts)} rows -> {args.out}")
     return 0
 
