@@ -6,7 +6,8 @@ Reads the real folder's development sets (those not `held_out` in benchmarks/rea
 LoCoMo conversations 0-4; never set 3, set 4 or conversations 5-9. For every prompt, every memory of its
 candidate pool that the selector would rank (a positive fused score) gets one row: the signals
 `recall.offline.signals` computes (the same code the selector runs) as numbers (`pair_features`), its gold
-label, whether the hand-set bar chain picks it, and whether it clears that chain's bar at any rank. benchmarks/recall_fit.py fits and cross-validates a model on them.
+label, whether the hand-set bar chain picks it, and whether it clears that chain's bar at any rank.
+benchmarks/recall_fit.py fits and cross-validates a model on them.
 `--work`: where the folders and their dense vectors are kept between runs (embedding is most of the time).
 """
 
@@ -38,7 +39,8 @@ def _ranks(values: list[float]) -> list[int]:
 
 
 FEATURE_NAMES = ("lexical", "boost", "fused", "margin", "below_top", "prompt_margin", "share", "distinct", "titled",
-                 "matched_share", "worded", "lexical_rank", "dense_rank", "dated", "length", "cosine", "query_words", "pool")
+                 "matched_share", "worded", "lexical_rank", "dense_rank", "dated", "length", "cosine", "query_words", "pool",
+                 "named")
 
 
 def pair_features(sig: O.Signals, headers: list[Header]) -> list[list[float]]:
@@ -59,7 +61,7 @@ def pair_features(sig: O.Signals, headers: list[Header]) -> list[list[float]]:
                      float(found.distinct[i] >= 1), float(found.titled[i]), found.matched[i] / max(1, found.query_words),
                      float(worded), math.log1p(lexical_ranks[i]), math.log1p(dense_ranks[i]), float(sig.dated[i]),
                      math.log1p(len(header.description or "") + len(header.excerpt)), similarity or 0.0,
-                     math.log1p(found.query_words), math.log(len(headers))])
+                     math.log1p(found.query_words), math.log(len(headers)), float(found.named[i])])
     return rows
 
 
