@@ -13,7 +13,7 @@ first one a gold memory fails, in order:
 - under the bar: ranked in, and offline.relevant says no (too few of the prompt's own words, or too
   little above the folder's median cosine).
 On the real folder (`benchmarks/realdata_recall.yaml`) each gold file counts once per prompt; on LoCoMo a
-question counts once, by its best-placed gold memory (hit@5 needs one). Only the development sets (1-2)
+question counts once, by its best-placed gold memory (hit@5 needs one). Only the development sets (those not held out: 1, 2, 5)
 and LoCoMo conversations 0-4 are read: the held-out ones (sets 3-4, conversations 5-9) are for the one
 run at the end of a change, never for finding out what to change.
 """
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             print("recall_misses: the dense model is not installed or MEMDIR_DENSE=0; pass --lexical", file=sys.stderr)
             return 2
     limit = Settings.from_env().recall_max
-    lines = table("real folder, dev sets 1-2, gold files", realdata_rows(dense, limit, args.quiet))
+    lines = table("real folder, development sets, gold files", realdata_rows(dense, limit, args.quiet))
     if args.locomo:
         lines += table("LoCoMo 0-4, questions (by the best-placed gold memory)", locomo_rows(dense, limit))
     print("\n".join(lines))

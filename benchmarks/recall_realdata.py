@@ -5,8 +5,8 @@
 The folder is the real, hand-curated 55-file `shared/realdata/memory-folders/application-pipeline`,
 copied to a temporary folder (recall writes its `.memdir/` cache there). The prompts and, per
 prompt, the memory files a careful reader would want injected are in `benchmarks/realdata_recall.yaml`
-(sets 1-2 were looked at while the bar was tuned; sets 3 and 4 are held out and reported apart: set 3 has
-been measured at several stops, set 4 was written and labelled blind on 2026-11-26).
+(sets 1-2 were looked at while the bar was tuned, set 5 since 2026-11-27; sets 3 and 4 are held out and
+reported apart: set 3 has been measured at several stops, set 4 was written and labelled blind on 2026-11-26).
 
 Rows, all from the same run:
 - "top-5 lexical (old)": the baseline, the offline engine's old behaviour: the lexical ranker's top 5

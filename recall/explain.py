@@ -12,7 +12,6 @@ from pathlib import Path
 from memdir.record import Record, field
 from memdir.scan import Header
 from memdir.stages.recall import offline as O
-from memdir.stages.recall.manifest import ranker
 
 
 class Verdict(Record):
@@ -29,6 +28,9 @@ def _bar_reasons(found, i: int, similarity: float | None, margin: float | None) 
            f"{found.share[i]:.0%} of its information (bar {O.COVERAGE_BAR:.0%})"]
     if found.distinct[i] < 1:
         out.append("every shared word is common to this folder")
+    if found.named[i]:
+        out.append(f"it holds a name the prompt names that few memories hold (with {O.NAMED_SHARE:.0%} of the "
+                   "prompt's information, enough however close in meaning)")
     if found.titled[i]:
         out.append("a shared word is in its name")
     elif words < min(O.MIN_WORDS_MATCHED, found.query_words):
@@ -45,26 +47,9 @@ def _bar_reasons(found, i: int, similarity: float | None, margin: float | None) 
 def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
             similarities: list[float | None] | None = None, now: float | None = None) -> list[Verdict]:
     """One verdict per header, the passed ones first in rank order, then the rest by score."""
-    lexical = ranker(headers)
-    ranked = lexical.rank(query)
-    best_lexical = ranked[0][1] if ranked else 0.0
-    scores = [0.0] * len(headers)
-    for i, score in ranked:
-        scores[i] = O.LEXICAL_WEIGHT * score / best_lexical
-    if similarities is not None and any(s is not None for s in similarities):
-        for i, boost in enumerate(O._dense_boost(similarities)):
-            scores[i] += O.DENSE_WEIGHT * boost
-    else:
-        similarities = [None] * len(headers)
-    least = O.RELATIVE_FLOOR * max(scores, default=0.0)
-    dated = [on_day and score > 0 and score >= least
-             for on_day, score in zip(O.written_on_named_day(headers, query, now), scores, strict=True)]
-    for i in (i for i, on_day in enumerate(dated) if on_day):
-        scores[i] += O.DATE_WEIGHT
-    found = lexical.evidence(query)
-    margins, leads = O._margins(similarities), O._leads(similarities)
-    about = O.about_folder(margins)
-    order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
+    sig = O.signals(query, headers, similarities, now)
+    scores, similarities, found, dated = sig.scores, sig.similarities, sig.found, sig.dated
+    margins, leads, about, order = sig.margins, sig.leads, sig.about, sig.order
     verdicts: dict[int, Verdict] = {}
     for i in order:
         if tools and O.is_tool_usage_doc(headers[i], tools):
@@ -84,7 +69,7 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
         kept += 1
         v.passed = O.relevant(found, i, similarities[i], dated[i], margins[i], leads[i], about)
         v.reasons.append("cleared the bar" if v.passed else "under the relevance bar")
-        if not about and not dated[i] and similarities[i] is not None:
+        if not about and not v.passed and similarities[i] is not None:
             best_margin = max(m for m in margins if m is not None)
             v.reasons.append(f"no memory stands out in meaning (the closest by {best_margin:+.3f} from the median, "
                              f"bar {O.PROMPT_MARGIN}): the prompt is not about this folder")

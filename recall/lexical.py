@@ -65,18 +65,29 @@ _PROPER = re.compile(r"\b([A-Z][A-Za-z0-9]+)\b")
 _WORD = re.compile(r"[^\W_]{2,}")  # letters and digits of any script
 
 
-def proper_names(query: str) -> set[str]:
-    """Capitalised words that are not the sentence's first word nor stopwords, stemmed. Any script's
-    capitals count (Zoë, Émile, Łukasz), read NFKC-normalised as memdir.words splits memories."""
+_SENTENCE_END = ".!?:"  # a capital after these starts a sentence ("... connector. Look for ..."), not a name
+_OPENING = "\"'(`*"
+
+
+def proper_names(query: str, acronyms: bool = True) -> set[str]:
+    """Capitalised words that start no sentence and are not stopwords, stemmed. Any script's capitals count
+    (Zoë, Émile, Łukasz), read NFKC-normalised as memdir.words splits memories. `acronyms=False`: without
+    the words all in capitals (JSON, URLs, PDF), which name a kind of thing many notes mention, not one thing."""
     if query.isascii():
-        found = _PROPER.findall(query)
+        found = [(m.group(1), m.start()) for m in _PROPER.finditer(query)]
     else:
         query = nfkc(query)
-        found = [w for w in _WORD.findall(query) if w[0].isupper()]
-    words = query.split()
-    first = words[0].strip("\"'(") if words else ""
-    return {stem(w.lower()) for w in found
-            if w != first and w.lower() not in STOPWORDS and w.lower() not in FILLER}
+        found = [(m.group(0), m.start()) for m in _WORD.finditer(query) if m.group(0)[0].isupper()]
+    names = set()
+    for word, at in found:
+        j = at - 1  # back over spaces and opening marks to what precedes the word (linear: no slice per word)
+        while j >= 0 and (query[j].isspace() or query[j] in _OPENING):
+            j -= 1
+        if j < 0 or query[j] in _SENTENCE_END or (not acronyms and word.removesuffix("s").isupper()):
+            continue
+        if word.lower() not in STOPWORDS and word.lower() not in FILLER:
+            names.add(stem(word.lower()))
+    return names
 
 
 NAME_WEIGHT, DESCRIPTION_WEIGHT = 3, 2
@@ -125,7 +136,7 @@ _UNCOUNTED = STOPWORDS | FILLER  # one set test per word instead of two
 class Evidence:
     """Per memory, what the prompt's meaning-bearing words found in it (Ranker.evidence)."""
 
-    __slots__ = ("share", "matched", "distinct", "titled", "query_words")
+    __slots__ = ("share", "matched", "distinct", "titled", "named", "query_words")
 
     def __init__(self, n: int, query_words: int) -> None:
         self.share = [0.0] * n  # the share of the prompt's information (idf mass) it holds, in [0, 1]
@@ -133,6 +144,7 @@ class Evidence:
         self.distinct = [0] * n  # how many of those are not common to the folder
         self.titled = [False] * n  # one of those is in its name, is the job of a tool its title names, or is
         # a proper name in the prompt ("Gemini"): the memory is about what the prompt names
+        self.named = [False] * n  # it holds a proper name of the prompt that few memories hold ("Twilio")
         self.query_words = query_words  # the prompt's words, filler included: "thanks ... today" is not about today
 
 
@@ -322,6 +334,7 @@ class Ranker:
         out = Evidence(n, len(set(tokens(query))))
         rare = max(1.0, RARE_SHARE * n)
         proper = {t for t in proper_names(query) if corpus.df(t) <= rare}
+        named = (proper & proper_names(query, acronyms=False)) if proper else proper
         if not terms or not n:
             return out
         # idf against the folder plus COVERAGE_PSEUDO_DOCS imagined memories without the word: in a small
@@ -346,6 +359,7 @@ class Ranker:
                 if not common:
                     out.distinct[i] += 1
                     out.titled[i] = out.titled[i] or term in corpus.names(i) or related or term in proper
+                    out.named[i] = out.named[i] or term in named
         return out
 
     def rank(self, query: str) -> list[tuple[int, float]]:

@@ -52,6 +52,13 @@ MARGIN_ALONE, MARGIN_WORDED = 0.04, 0.02
 # the bar changes nothing below 0.04. Measured once on held-out set 3 (not tuned on): 2 fewer picks, one of
 # them gold (precision 0.72 -> 0.75, recall 0.81 -> 0.75); LoCoMo 5-9 unchanged.
 PROMPT_MARGIN = 0.03
+# There too, a memory holding a proper name the prompt names that few memories hold (recall.lexical:
+# Evidence.named, "did I ever apply to Twilio?") is what the prompt is about when it holds at least
+# NAMED_SHARE of the prompt's information, however its cosine compares: e5 puts a long session note that
+# mentions Twilio once under the folder's median for that prompt.
+# Chosen on the development sets 1, 2 and 5 (benchmarks/recall_realdata.py --dev-only): 0.2, 0.3 and 0.4 each
+# recall 4-5 more gold files for 1-2 more wrong picks, every off-topic prompt still silent; 0.3 is the middle.
+NAMED_SHARE = 0.3
 # In a smaller folder, meaning alone needs a shared word or to be the closest memory (its lead over
 # the next one is over SMALL_LEAD): in a one-memory folder "rename the repo" reaches 0.83 to "never use
 # npm in this repo", and e5 puts "No recap at the end of replies" within 0.001 of the memory a prompt
@@ -125,6 +132,8 @@ def relevant(found: Evidence, i: int, similarity: float | None, dated: bool = Fa
     `about`: whether the prompt is about anything in the folder (`about_folder`)."""
     if dated:
         return True
+    if margin is not None and found.named[i] and found.share[i] >= NAMED_SHARE:
+        return True
     if not about and similarity is not None:
         return False
     worded = (found.share[i] >= COVERAGE_BAR and found.distinct[i] >= 1
@@ -168,18 +177,24 @@ def _median(ordered: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def select_offline(query: str, headers: list[Header], limit: int = 5,
-                   tools: list[str] | Callable[[], list[str]] | None = None,
-                   similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
-                   now: float | None = None, token_cache: str | os.PathLike | None = None) -> list[Header]:
-    """The memories that clear the relevance bar, best first, at most `limit`.
+class Signals:
+    """What the selector knows of a prompt's pool before its bar (`signals`), per memory by index."""
 
-    `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
-    gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
-    releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
-    ranking is lexical only. `tools`: the tools in use, or what reads them (the transcript's tail), asked only
-    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker.
-    """
+    __slots__ = ("scores", "lexical", "boosts", "similarities", "found", "dated", "margins", "leads", "about", "order")
+
+    def __init__(self, scores: list[float], lexical: list[float], boosts: list[float],
+                 similarities: list[float | None], found: Evidence, dated: list[bool], margins: list[float | None],
+                 leads: list[float | None], about: bool, order: list[int]) -> None:
+        self.scores, self.lexical, self.boosts, self.similarities = scores, lexical, boosts, similarities
+        self.found, self.dated, self.margins, self.leads, self.about = found, dated, margins, leads, about
+        self.order = order  # the memories with a positive score, best first
+
+
+def signals(query: str, headers: list[Header],
+            similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
+            now: float | None = None, token_cache: str | os.PathLike | None = None) -> Signals:
+    """The lexical ranking fused with the cosines (and a named day), and what the bars read: `select_offline`'s
+    steps up to its bar (see there for `similarities`)."""
     lexical = ranker(headers, token_cache)
     ranked = lexical.rank(query)
     found = lexical.evidence(query)
@@ -189,8 +204,11 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     scores = [0.0] * len(headers)
     for i, score in ranked:
         scores[i] = LEXICAL_WEIGHT * score / best_lexical
+    lexical_scores = scores[:]
+    boosts = [0.0] * len(headers)
     if similarities is not None and any(s is not None for s in similarities):
-        for i, boost in enumerate(_dense_boost(similarities)):
+        boosts = _dense_boost(similarities)
+        for i, boost in enumerate(boosts):
             scores[i] += DENSE_WEIGHT * boost
         extra = getattr(similarities, "extra", None)  # a second model's cosines, for ranking only (embed_models)
         if extra is not None:
@@ -206,10 +224,26 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
     for i in (i for i, on_day in enumerate(dated) if on_day):
         scores[i] += DATE_WEIGHT
     margins = _margins(similarities)
-    leads = _leads(similarities)
-    about = about_folder(margins)
     order = sorted((i for i in range(len(headers)) if scores[i] > 0), key=lambda i: -scores[i])
-    vectors = getattr(similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
+    return Signals(scores, lexical_scores, boosts, similarities, found, dated, margins, _leads(similarities),
+                   about_folder(margins), order)
+
+
+def select_offline(query: str, headers: list[Header], limit: int = 5,
+                   tools: list[str] | Callable[[], list[str]] | None = None,
+                   similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
+                   now: float | None = None, token_cache: str | os.PathLike | None = None) -> list[Header]:
+    """The memories that clear the relevance bar, best first, at most `limit`.
+
+    `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
+    gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
+    releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
+    ranking is lexical only. `tools`: the tools in use, or what reads them (the transcript's tail), asked only
+    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker.
+    """
+    sig = signals(query, headers, similarities, now, token_cache)
+    order, scores = sig.order, sig.scores
+    vectors = getattr(sig.similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
     if vectors is not None:
         from memdir.embed_models import diverse
 
@@ -230,4 +264,4 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
         return []
     best = scores[order[0]]
     return [headers[i] for i in order[:limit] if scores[i] >= best * RELATIVE_FLOOR
-            and relevant(found, i, similarities[i], dated[i], margins[i], leads[i], about)]
+            and relevant(sig.found, i, sig.similarities[i], sig.dated[i], sig.margins[i], sig.leads[i], sig.about)]

@@ -159,3 +159,29 @@ def test_a_how_to_for_a_tool_in_use_is_left_out_and_the_tools_are_read_only_for_
     asked.clear()  # a how-to past the best `limit` matches: not asked
     assert select_offline("the nightly billing export", [usage, gotcha, other], limit=1, tools=in_use) == [other]
     assert asked == []
+
+
+def test_in_a_big_folder_a_memory_holding_a_rare_name_the_prompt_names_is_recalled_without_standing_out():
+    """"did I ever apply to Twilio?": the one session note that mentions Twilio sits under the folder's median
+    cosine, and no memory stands out for the prompt; the name it shares is still what the prompt is about. An
+    acronym (JSON) or a capital that starts a sentence names no one thing, and passes nothing on its own."""
+    headers = _headers(MARGIN_MIN_MEMORIES + 10)
+    headers[5] = Header("m5.md", "/x/m5.md", 0.0, "Session 27", "Applied to Twilio and Grafana in batch one", "project")
+    headers[6] = Header("m6.md", "/x/m6.md", 0.0, "Sources", "The market feed is stored as JSON", "project")
+    headers[7] = Header("m7.md", "/x/m7.md", 0.0, "Look ahead", "Weekly look at the open applications", "project")
+    flat = [0.84 + 0.0005 * (i % 7) for i in range(len(headers))]  # none stands out: the prompt's check says no
+    low = list(flat)
+    low[5] = low[6] = low[7] = min(flat)
+    assert [h.rel_path for h in select_offline("did I ever apply to Twilio?", headers, 5, None, low)] == ["m5.md"]
+    assert select_offline("add a new source to the market JSON", headers, 5, None, low) == []
+    assert select_offline("Scan my inbox now. Look for anyone", headers, 5, None, low) == []
+
+
+def test_proper_names_skip_sentence_starts_and_acronyms_on_request():
+    from memdir.stages.recall.lexical import proper_names
+
+    assert proper_names("Scan my gmail with the connector. Look for anyone: Give me names") == set()
+    assert proper_names("did I ever apply to Twilio?") == {"twilio"}
+    assert proper_names("add the JSON feed to NLnet") == {"json", "nlnet"}
+    assert proper_names("add the JSON feed and its URLs to NLnet", acronyms=False) == {"nlnet"}
+    assert proper_names("\"Hello Zoë\" said (Łukasz)") == {"zoë", "łukasz"}
