@@ -160,6 +160,10 @@ def _timestamp(value: object) -> str | None:
     return None
 
 
+# The model Claude Code names on the assistant lines it writes itself: API errors, "No response requested.", usage limits.
+SYNTHETIC_MODEL = "<synthetic>"
+
+
 def _message_from_line(obj: dict, kind: str) -> Message | None:
     """A conversation message from one JSONL object, or None when it holds nothing of the conversation."""
     if obj.get("isSidechain"):
@@ -182,6 +186,8 @@ def _message_from_line(obj: dict, kind: str) -> Message | None:
         return None
     content = _as_blocks(msg.get("content"))
     if role == "assistant":
+        if obj.get("isApiErrorMessage") is True or msg.get("model") == SYNTHETIC_MODEL:
+            return None  # Claude Code's own notice ("Not logged in · Please run /login"): neither the model's words nor the user's
         return Message(role=role, content=content, message_id=_text_or_none(msg.get("id")), **common)
     said, said_kind = words_of_user_line(obj, content)
     if not said and not any(b.get("type") == "tool_result" for b in content):

@@ -183,3 +183,29 @@ def test_a_json_list_over_the_budget_is_refused_in_one_line(tmp_path):
     path.write_text(json.dumps([{"role": "user", "content": "y" * 5000}]))
     with pytest.raises(MemdirError, match="convert it to JSONL"):
         read_transcript(path, max_bytes=1000)
+
+
+def test_claude_codes_own_notices_on_assistant_lines_are_not_the_conversation(tmp_path):
+    """An API error or a usage limit is written as an assistant line with model "<synthetic>" (and, for errors,
+    isApiErrorMessage): Claude Code's notice, not the model's words. The chain through it still holds."""
+    def synthetic(uuid, text, parent, **extra):
+        return json.dumps({"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "s1", "cwd": "/repo",
+                           "timestamp": "2026-03-02T10:00:00Z", **extra,
+                           "message": {"id": f"id-{uuid}", "model": "<synthetic>", "role": "assistant",
+                                       "content": [{"type": "text", "text": text}]}})
+    path = _write(tmp_path / "t.jsonl", [
+        _line("user", "u1", "deploy it to staging", parentUuid=None),
+        synthetic("a1", "Not logged in · Please run /login", "u1", isApiErrorMessage=True),
+        _line("user", "u2", "ok, logged in now", parentUuid="a1"),
+        synthetic("a2", "You're out of extra usage · resets 6pm (UTC)", "u2"),
+        _line("assistant", "a3", [{"type": "text", "text": "Deploying."}], mid="msg_3", parentUuid="a2"),
+    ])
+    t = read_transcript(path)
+    assert [m.uuid for m in t.messages] == ["u1", "u2", "a3"]
+
+
+def test_the_real_sessions_notices_are_dropped_and_their_prompts_kept(realdata):
+    path = realdata / "sessions2" / "ko-push-nothing.jsonl"
+    texts = [m.text() for m in read_transcript(path).messages]
+    assert texts and not any("Please run /login" in t for t in texts)
+    assert sum(1 for m in read_transcript(path).messages if m.role == "user") >= 3
