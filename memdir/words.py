@@ -196,13 +196,13 @@ _IDENTIFIER = (r"`([^`\n]{3,80})`"
                r"|((?:[~.]{0,2}/)?(?:[\w.-]+/)+)(?=[\s,;:!?)]|$)"
                r"|\b(_?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b"
                r"|\b([a-z]+[A-Z][A-Za-z0-9]*)\b")
-_IDENTIFIER_MARKS = frozenset("./_`")
+_IDENTIFIER_MARKS = frozenset("/_`")  # and a dot inside a word (`_dotted`), not one that ends a sentence
 _IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def identifiers(query: str) -> list[str]:
     """The file names and code identifiers the prompt names, lower-cased, each once, in order."""
-    if not _IDENTIFIER_MARKS.intersection(query) and not any(
+    if not _IDENTIFIER_MARKS.intersection(query) and not _dotted(query) and not any(
             a.islower() and b.isupper() for a, b in zip(query, query[1:], strict=False)):
         return []  # no mark of an identifier and no camelCase: most prompts, without compiling the pattern (0.6 ms)
     out: list[str] = []
@@ -213,6 +213,16 @@ def identifiers(query: str) -> list[str]:
         if len(found) >= 3 and found not in out:
             out.append(found)
     return out
+
+
+def _dotted(query: str) -> bool:
+    """Whether a dot is followed by a letter or digit ("apply.py"), not by a space or the end ("... the CTA.")."""
+    at = query.find(".")
+    while at >= 0:
+        if query[at + 1 : at + 2].isalnum():
+            return True
+        at = query.find(".", at + 1)
+    return False
 
 
 def holds_identifier(text: str, identifier: str) -> bool:
