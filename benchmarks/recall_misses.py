@@ -34,7 +34,7 @@ from memdir.evals.realdata_path import locate_realdata, missing_reason
 from memdir.scan import Header, scan
 from memdir.stages.recall import offline as O
 from memdir.stages.recall.explain import explain
-from memdir.stages.recall.manifest import candidates, ranker
+from memdir.stages.recall.manifest import candidates
 
 STEPS = ["picked", "under the bar", "meaning check", "outranked (would clear the bar)", "outranked",
          "under the floor", "no match", "not a candidate"]
@@ -53,7 +53,7 @@ def placements(query: str, headers: list[Header], gold: set[str], limit: int, de
     ranked = sorted((v for v in verdicts if v.score >= O.RELATIVE_FLOOR), key=lambda v: -v.score)
     place = {id(v.header): n for n, v in enumerate(ranked)}
     index = {id(h): i for i, h in enumerate(pool)}
-    found = ranker(pool).evidence(query)
+    found = O.signals(query, pool, asked).found  # as the selector saw it (with the identifiers it names)
     on_day = O.written_on_named_day(pool, query)  # past the floor, a dated memory's date counted in its score
     out = dict.fromkeys(gold, "not a candidate")
     for v in (v for v in verdicts if v.header.rel_path in gold):

@@ -184,3 +184,54 @@ FILLER = frozenset(
 def meaning_tokens(text: str) -> list[str]:
     """`tokens(text)` without filler: the words that can say what a prompt or a memory is about."""
     return [stem(t) for t in split_words(text) if t not in STOPWORDS and t not in FILLER]
+
+
+# A file name or code identifier the prompt names ("apply.py", "tests/test_x.py", "signals/", `flush_stale_jobs`,
+# camelCase): the words it is cut into ("apply", "py") say less than the whole does. As text: compiled (and
+# cached by re) only by a prompt that has a dot, slash, underscore or backtick. The file name needs two
+# characters before its lower-case extension ("U.S.", "J.K.", "e.g." are not files) and a slash path must end
+# in "/" or start at the root ("and/or", "artists/bands" are words).
+_IDENTIFIER = (r"`([^`\n]{3,80})`"
+               r"|((?:[\w.-]+/)*[\w-]*\w\w(?:\.[\w-]+)*\.[a-z][a-z0-9]{0,4})(?![\w])"
+               r"|((?:[~.]{0,2}/)?(?:[\w.-]+/)+)(?=[\s,;:!?)]|$)"
+               r"|\b(_?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b"
+               r"|\b([a-z]+[A-Z][A-Za-z0-9]*)\b")
+_IDENTIFIER_MARKS = frozenset("/_`")  # and a dot inside a word (`_dotted`), not one that ends a sentence
+_IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def identifiers(query: str) -> list[str]:
+    """The file names and code identifiers the prompt names, lower-cased, each once, in order."""
+    if not _IDENTIFIER_MARKS.intersection(query) and not _dotted(query) and not any(
+            a.islower() and b.isupper() for a, b in zip(query, query[1:], strict=False)):
+        return []  # no mark of an identifier and no camelCase: most prompts, without compiling the pattern (0.6 ms)
+    out: list[str] = []
+    for match in re.finditer(_IDENTIFIER, query):
+        found = next(g for g in match.groups() if g).strip().removesuffix("()").lstrip("@").lower()
+        if match.group(2) and "/" in found:
+            found = found.rsplit("/", 1)[1]  # a file by its name: a memory says "test_x.py" as often as "tests/test_x.py"
+        if len(found) >= 3 and found not in out:
+            out.append(found)
+    return out
+
+
+def _dotted(query: str) -> bool:
+    """Whether a dot is followed by a letter or digit ("apply.py"), not by a space or the end ("... the CTA.")."""
+    at = query.find(".")
+    while at >= 0:
+        if query[at + 1 : at + 2].isalnum():
+            return True
+        at = query.find(".", at + 1)
+    return False
+
+
+def holds_identifier(text: str, identifier: str) -> bool:
+    """Whether lower-cased `text` holds `identifier` whole: not inside a longer name ("auto_apply.py")."""
+    at = text.find(identifier)
+    while at >= 0:
+        end = at + len(identifier)
+        if ((at == 0 or text[at - 1] not in _IDENTIFIER_CHARS)
+                and (identifier.endswith("/") or end == len(text) or text[end] not in _IDENTIFIER_CHARS)):
+            return True
+        at = text.find(identifier, at + 1)
+    return False

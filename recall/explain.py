@@ -31,6 +31,9 @@ def _bar_reasons(found, i: int, similarity: float | None, margin: float | None) 
     if found.named[i]:
         out.append(f"it holds a name the prompt names that few memories hold (with {O.NAMED_SHARE:.0%} of the "
                    "prompt's information, enough however close in meaning)")
+    if found.identified[i]:
+        out.append(f"it holds a file name or identifier the prompt names that few memories hold (with "
+                   f"{O.NAMED_SHARE:.0%} of the prompt's information, enough however close in meaning)")
     if found.titled[i]:
         out.append("a shared word is in its name")
     elif words < min(O.MIN_WORDS_MATCHED, found.query_words):

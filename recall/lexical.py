@@ -136,7 +136,7 @@ _UNCOUNTED = STOPWORDS | FILLER  # one set test per word instead of two
 class Evidence:
     """Per memory, what the prompt's meaning-bearing words found in it (Ranker.evidence)."""
 
-    __slots__ = ("share", "matched", "distinct", "titled", "named", "query_words")
+    __slots__ = ("share", "matched", "distinct", "titled", "named", "identified", "query_words")
 
     def __init__(self, n: int, query_words: int) -> None:
         self.share = [0.0] * n  # the share of the prompt's information (idf mass) it holds, in [0, 1]
@@ -145,6 +145,7 @@ class Evidence:
         self.titled = [False] * n  # one of those is in its name, is the job of a tool its title names, or is
         # a proper name in the prompt ("Gemini"): the memory is about what the prompt names
         self.named = [False] * n  # it holds a proper name of the prompt that few memories hold ("Twilio")
+        self.identified = [False] * n  # it holds a file name or identifier of the prompt that few hold (offline)
         self.query_words = query_words  # the prompt's words, filler included: "thanks ... today" is not about today
 
 

@@ -16,8 +16,9 @@ import time
 
 from memdir.dates import date, datetime, days_mentioned, timedelta
 from memdir.scan import Header
-from memdir.stages.recall.lexical import Evidence
+from memdir.stages.recall.lexical import RARE_SHARE, Evidence, Ranker
 from memdir.stages.recall.manifest import ranker
+from memdir.words import holds_identifier, identifiers, meaning_tokens
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,6 +60,11 @@ PROMPT_MARGIN = 0.03
 # Chosen on the development sets 1, 2 and 5 (benchmarks/recall_realdata.py --dev-only): 0.2, 0.3 and 0.4 each
 # recall 4-5 more gold files for 1-2 more wrong picks, every off-topic prompt still silent; 0.3 is the middle.
 NAMED_SHARE = 0.3
+# So does a file name or code identifier the prompt names ("apply.py", "tests/test_x.py", `flush_stale_jobs`),
+# held whole by at most RARE_SHARE of the folder (`mark_identified`): "apply.py filled in Yes for a question
+# ..." stands out from no memory in meaning, and the one session note that says which apply.py function did it
+# holds half of its information. On the development sets 6 of 25 on-topic prompts name one (no LoCoMo 0-4
+# question does); any share from 0 to 0.4 gives the same picks there, so NAMED_SHARE serves both.
 # In a smaller folder, meaning alone needs a shared word or to be the closest memory (its lead over
 # the next one is over SMALL_LEAD): in a one-memory folder "rename the repo" reaches 0.83 to "never use
 # npm in this repo", and e5 puts "No recap at the end of replies" within 0.001 of the memory a prompt
@@ -132,7 +138,7 @@ def relevant(found: Evidence, i: int, similarity: float | None, dated: bool = Fa
     `about`: whether the prompt is about anything in the folder (`about_folder`)."""
     if dated:
         return True
-    if margin is not None and found.named[i] and found.share[i] >= NAMED_SHARE:
+    if margin is not None and (found.named[i] or found.identified[i]) and found.share[i] >= NAMED_SHARE:
         return True
     if not about and similarity is not None:
         return False
@@ -190,6 +196,33 @@ class Signals:
         self.order = order  # the memories with a positive score, best first
 
 
+def mark_identified(found: Evidence, query: str, headers: list[Header], lexical: Ranker) -> None:
+    """Mark (Evidence.identified) each memory that holds a file name or code identifier the prompt names
+    ("apply.py", `flush_stale_jobs`) whole, when at most RARE_SHARE of the pool holds it. Only the memories the
+    index says hold all of its words are read, and only for a prompt that names one."""
+    rare = max(1.0, RARE_SHARE * len(headers))
+    for name in identifiers(query):
+        parts = meaning_tokens(name)
+        if not parts:
+            continue
+        pool = set(lexical.corpus.postings(parts[0]))
+        for part in parts[1:]:
+            pool.intersection_update(lexical.corpus.postings(part))
+        holders: list[int] = []
+        for i in pool:
+            if holds_identifier(_text(headers[i]), name):
+                holders.append(i)
+                if len(holders) > rare:
+                    break  # common to the folder: no need to read the rest
+        if len(holders) <= rare:
+            for i in holders:
+                found.identified[i] = True
+
+
+def _text(header: Header) -> str:
+    return f"{header.name or ''}\n{header.description or ''}\n{header.excerpt}".lower()
+
+
 def signals(query: str, headers: list[Header],
             similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
             now: float | None = None, token_cache: str | os.PathLike | None = None) -> Signals:
@@ -198,6 +231,7 @@ def signals(query: str, headers: list[Header],
     lexical = ranker(headers, token_cache)
     ranked = lexical.rank(query)
     found = lexical.evidence(query)
+    mark_identified(found, query, headers, lexical)
     if callable(similarities):
         similarities = similarities()
     best_lexical = ranked[0][1] if ranked else 0.0
