@@ -46,6 +46,7 @@ class IndexedCorpus:
         self._idf_at: dict[int, float] = {}  # by stem position (term_idfs)
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._spelled_stems: set[int] | None = None
+        self._words_of_stem: dict[int, list[int]] | None = None
 
     def counted(self, term: str) -> list[tuple[int, int]]:
         """(pool position, count) of every pool memory holding the stem, ascending."""
@@ -163,9 +164,11 @@ class IndexedCorpus:
 
     def spelled(self, prefix: str) -> dict[str, str] | None:
         """Ranker.spellings()[prefix], from the index's sorted words and stems alone, without the whole table
-        (a prompt with an unknown word built it from every word: ~2 ms at 200 memories); None when the pool
-        is not the index's (masked or extra memories: Ranker builds the table from written_stems)."""
-        if self.masked or self.extra:
+        (a prompt with an unknown word built it from every word: ~2 ms at 200 memories); None when the pool holds
+        memories the index lacks (`extra`: Ranker builds the table from written_stems). Memories the index holds
+        and the pool lacks (`masked`: those surfaced earlier in the session) take their words out of it: only the
+        prefix's few words are looked up, not every word of the index (~20 M instructions at 200 memories)."""
+        if self.extra:
             return None
         index, least = self.index, TYPO_MIN_LEN - 1
         words, stems, word_stem = index.words, index.stems, index.word_stem
@@ -175,13 +178,32 @@ class IndexedCorpus:
                                    if t < count and len(w) >= least and not w.isdigit()}
         end = prefix + "\U0010ffff"  # past every word starting with prefix, in sorted order
         out = {stems[t]: stems[t] for t in range(bisect_left(stems, prefix), bisect_left(stems, end))
-               if t in self._spelled_stems}
+               if t in self._spelled_stems and self._stem_written_in_pool(t)}
         for i in range(bisect_left(words, prefix), bisect_left(words, end)):  # a word keeps its own stem
             w, t = words[i], word_stem[i]
-            if t < count and len(w) >= least and not w.isdigit():
+            if t < count and len(w) >= least and not w.isdigit() and self._word_in_pool(i):
                 out[w] = stems[t]
         # The table is keyed by each entry's first two letters: a shorter prefix stands for short entries only.
         return out if len(prefix) == 2 else {k: v for k, v in out.items() if k[:2] == prefix}
+
+    def _word_in_pool(self, w: int) -> bool:
+        """Whether a pool memory holds word number `w` (always, when the pool lacks none of the index's)."""
+        if not self.masked:
+            return True
+        index, pool_of = self.index, self.pool_of
+        return any(pool_of[s] >= 0 for s, _ in index.postings(index.word_at, index.word_docs, index.word_counts, w))
+
+    def _stem_written_in_pool(self, t: int) -> bool:
+        """Whether a word the typo table takes (long enough, not a number) with stem number `t` is in the pool."""
+        if not self.masked:
+            return True
+        if self._words_of_stem is None:  # stem -> its words, built once per pool at the first typo
+            self._words_of_stem = {}
+            least = TYPO_MIN_LEN - 1
+            for w, (word, s) in enumerate(zip(self.index.words, self.index.word_stem, strict=True)):
+                if len(word) >= least and not word.isdigit():
+                    self._words_of_stem.setdefault(s, []).append(w)
+        return any(self._word_in_pool(w) for w in self._words_of_stem.get(t, ()))
 
     def written_stems(self) -> Iterable[tuple[str, str]]:
         """Each word as written in the pool with its stem: the index's words some pool memory holds."""

@@ -105,6 +105,30 @@ def test_typo_candidates_from_the_index_are_the_table_s_for_every_prefix(built, 
         "how do we deplyo the resmue bulider") != {}
 
 
+def test_typo_candidates_of_a_masked_pool_are_its_own_table_s_for_every_prefix(built, tmp_path):
+    """With memories surfaced earlier in the session left out of the pool (masked), IndexedCorpus.spelled still reads
+    a prefix's candidates off the index, without the words only the left-out memories hold: the same entries as the
+    table Ranker builds from the pool's own words, and the same corrections."""
+    fields, docs = built
+    # surfaced memories leave the pool: some copies of the real ones, and three whose words no other memory has
+    # (a word or stem only they hold must leave the table; "deployer" is one edit from "deplyo")
+    surfaced = [("Zephyrine cluster", "where the zephyrine deployer runs", "reference", "Quorumstore backs the deployer."),
+                ("Resumable uploads", "resumable chunked uploads", "project", "Portugalia office uploads resume nightly."),
+                ("Bulidings", "the bulidings list", "project", "Buliding managers sign off.")]
+    indexed = [fields[i] for i in range(200)] + surfaced
+    pool = [i for i in range(200) if i % 9]
+    corpus = _corpus(tmp_path, indexed, [fields[i] for i in pool])
+    assert len(corpus.masked) == len(indexed) - len(pool) and not corpus.extra
+    own = Ranker([fields[i] for i in pool], [docs[i] for i in pool])
+    table = own.spellings()
+    prefixes = {w[:2] for w in corpus.index.words} | {t[:2] for t in corpus.index.stems} | {"zz", "é", "q"}
+    for prefix in prefixes:
+        assert corpus.spelled(prefix) == table.get(prefix, {}), prefix
+    typo = Ranker([fields[i] for i in pool], corpus=corpus)
+    for prompt in ["how do we deplyo the resmue bulider", "what is the capital of Portugal?", *_prompts()]:
+        assert typo.corrections(prompt) == own.corrections(prompt), prompt
+
+
 def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata, monkeypatch):
     from benchmarks import realistic
 
