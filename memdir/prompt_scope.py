@@ -18,19 +18,49 @@ if TYPE_CHECKING:
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a Python process memdir starts with -P (the Stop worker, the warm recall server, the token store's
-    filler), which keeps its working directory (where Claude Code ran the hook: the project) off sys.path. An
-    empty PYTHONPATH entry, or `.`, puts it back (`PYTHONPATH=:/x` makes it first), and a project's own `json.py`
-    ran in memdir's place: those entries are dropped, the others kept in their order (PYTHONPATH unset when none is
-    left). Here because every hook that starts one has this module loaded already."""
+    filler), which keeps its working directory (where Claude Code ran the hook: the project) off sys.path. A
+    PYTHONPATH entry naming that folder puts it back: an empty one or `.` (`PYTHONPATH=:/x` makes it first), a
+    relative one (`src`, resolved against the project), `$PWD` or `$PWD/src` written out; and a project's own
+    `json.py` ran in memdir's place. Those entries are dropped, the others kept in their order (PYTHONPATH unset when
+    none is left). Here because every hook that starts one has this module loaded already."""
     out = dict(env)
     entries = out.get("PYTHONPATH")
     if entries is not None:
-        kept = [entry for entry in entries.split(os.pathsep) if os.path.normpath(entry) != os.curdir]
+        cwd = _cwd()
+        kept = [entry for entry in entries.split(os.pathsep) if not _names_project(entry, cwd)]
         if kept:
             out["PYTHONPATH"] = os.pathsep.join(kept)
         else:
             del out["PYTHONPATH"]
     return out
+
+
+def child_sys_path(paths: list[str], env: Mapping[str, str]) -> list[str]:
+    """`paths` (this hook's sys.path, which the filler started with -S takes as its own) without the folders the
+    PYTHONPATH entries child_env drops put there at this process's start: copied as they were, the project came
+    back first on the filler's path. memdir's own folder stays (a project that is memdir's checkout)."""
+    cwd = _cwd()
+    dropped = {os.path.normpath(os.path.join(cwd or "", entry)) for entry in env.get("PYTHONPATH", "").split(os.pathsep)
+               if _names_project(entry, cwd)}
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [path for path in paths if path and (path == own or os.path.normpath(path) not in dropped)]
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # a working folder removed under the hook: only absolute entries can be told apart
+        return None
+
+
+def _names_project(entry: str, cwd: str | None) -> bool:
+    """Whether the PYTHONPATH entry names the working folder or a folder inside it (relative ones all do)."""
+    if not os.path.isabs(entry):
+        return True
+    if cwd is None:
+        return False
+    entry, cwd = os.path.normcase(os.path.normpath(entry)), os.path.normcase(os.path.normpath(cwd))
+    return entry == cwd or entry.startswith(cwd.rstrip(os.sep) + os.sep)
 
 
 def recall_text(prompt: str) -> str:

@@ -77,3 +77,39 @@ def test_no_child_imports_a_module_planted_in_the_project(tmp_path, monkeypatch,
     assert "PLANTED" not in probe.stdout and probe.returncode != 0, probe.stdout
     kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     assert kept == [str(p) for p in (x, y) if str(p) in pythonpath.format(x=x, y=y, sep=os.pathsep)]
+
+
+@pytest.mark.parametrize("site", ["worker", "server", "filler"])
+@pytest.mark.parametrize("pythonpath", ["src", "src{sep}{x}", "{project}", "{project}/src{sep}{x}"])
+def test_no_child_imports_through_an_entry_naming_the_project(tmp_path, monkeypatch, site, pythonpath):
+    """A relative PYTHONPATH entry (`src`, what a src-layout project exports) is resolved against the working
+    directory the child starts in: the project's, as is `$PWD` or `$PWD/src` written out. Each put the project's
+    own modules before the standard library's in the worker, the server and the filler; they are dropped too."""
+    project = _project(tmp_path)
+    (project / "src").mkdir()
+    (project / "src" / f"{PROBE}.py").write_text("print('PLANTED')\n", encoding="utf-8")
+    x = tmp_path / "x"
+    monkeypatch.setenv("PYTHONPATH", pythonpath.format(x=x, project=project, sep=os.pathsep))
+    argv, env = _spawned(site, project, tmp_path, monkeypatch)
+    flags = [arg for arg in argv[1:3] if arg in ("-S", "-P")]
+    probe = subprocess.run([sys.executable, *flags, "-c", f"import {PROBE}"], env=env, cwd=project,
+                           capture_output=True, text=True, timeout=60)
+    assert "PLANTED" not in probe.stdout and probe.returncode != 0, probe.stdout
+    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    assert kept == ([str(x)] if "{x}" in pythonpath else [])
+
+
+def test_the_filler_does_not_copy_the_project_back_onto_its_path(tmp_path, monkeypatch):
+    """The filler starts with -S and sets sys.path to the hook's own. A hook started with `PYTHONPATH=:/x` (or
+    `src`) has the project on its sys.path: copied as it was, the filler imported the project's `memdir` (or
+    `json`) right after child_env had kept it off at startup."""
+    project = _project(tmp_path)
+    planted = project / "memdir"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("print('PLANTED')\nraise SystemExit(3)\n", encoding="utf-8")
+    x = tmp_path / "x"
+    monkeypatch.setenv("PYTHONPATH", f"{os.pathsep}{x}")
+    monkeypatch.setattr(sys, "path", [str(project), str(x), *sys.path])  # as the hook's startup made it
+    argv, env = _spawned("filler", project, tmp_path, monkeypatch)
+    run = subprocess.run(argv, env=env, cwd=project, capture_output=True, text=True, timeout=60)
+    assert "PLANTED" not in run.stdout, run.stdout
