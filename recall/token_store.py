@@ -289,7 +289,9 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
     try:
         st = os.fstat(fd)
         retry = C.TOKEN_STORE_FULL_RETRY_S if st.st_size and os.pread(fd, 1, 0) == FULL else C.TOKEN_STORE_RETRY_S
-        if st.st_size and time.time() - st.st_mtime < retry:  # empty: just made, no fill yet
+        # empty: just made, no fill yet. Further ahead than the interval: stamped before this clock went back
+        # (days, at times), which held off every filler until it caught up
+        if st.st_size and abs(time.time() - st.st_mtime) < retry:
             return False
         import fcntl
 
