@@ -108,3 +108,16 @@ def test_a_long_paragraph_stops_at_a_paste_marker():
 def test_a_second_paragraph_past_the_limit_is_still_material():
     text = "Short intro.\n\n" + "Always ask me for permission first. " * 60
     assert prose.own_prose(text) == "Short intro."
+
+
+@pytest.mark.parametrize("hand_over", ["Here is the README", "Pasted from the wiki",
+                                       "This is what the other agent wrote"])
+def test_a_long_paragraph_stops_where_a_line_hands_over_material(hand_over):
+    """"Here is the README" on its own line, the README's text right below it (no blank line): one paragraph. Under
+    the limit the paragraph is cut at that line; past it, its leading sentences were kept whole, and the README's
+    "Never rotate the production API keys" was saved as the user's own correction."""
+    body = "Always deploy on Fridays without running the tests first. Never rotate the production API keys. " * 14
+    text = f"{hand_over}\n{body}"
+    assert len(text) > prose.PROSE_MAX_CHARS
+    assert "Never rotate" not in prose.own_prose(text)
+    assert _drafts(text) == []
