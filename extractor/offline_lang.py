@@ -225,10 +225,20 @@ def consent_clause(sentence: str) -> str | None:
     permission"), with the clause before it, which names the action ("列出修改计划,我同意后再执行"); or None."""
     spans = clauses(sentence)
     for at, (start, end) in enumerate(spans):
-        if _ASK_FIRST.search(sentence[start:end]):  # ("without my confirmation ..." is a standing rule, whole)
+        if found := _ASK_FIRST.search(sentence[start:end]):  # ("without my confirmation ..." is a standing rule, whole)
+            if scope.reported(sentence[: start + found.start()]):
+                return None  # "He said: ask me first", "the README says to ask for permission": not the user's say
+            if at == 0 and at + 1 < len(spans) and not re.search(r"\w", sentence[start + found.end(): end]):
+                # "Once I approve, merge it": the action it gates comes next; this task's own step when it is "it"
+                end = spans[at + 1][1]
+                if _GATES_THE_THING_AT_HAND.search(sentence[spans[at + 1][0]: end]):
+                    return None
             said = sentence[spans[max(0, at - 1)][0]: end].strip(" .!。！")
             return said[:1].upper() + said[1:]
     return None
+
+
+_GATES_THE_THING_AT_HAND = re.compile(r"\b(?:it|this|that|these|those)\s*[.!。！]*\s*$", re.I)
 
 
 def standing_rule(sentence: str) -> str | None:
