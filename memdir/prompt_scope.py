@@ -38,12 +38,12 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
 def child_sys_path(paths: list[str], env: Mapping[str, str]) -> list[str]:
     """`paths` (this hook's sys.path, which the filler started with -S takes as its own) without the folders the
     PYTHONPATH entries child_env drops put there at this process's start: copied as they were, the project came
-    back first on the filler's path. memdir's own folder stays (a project that is memdir's checkout)."""
+    back first on the filler's path."""
     cwd = _cwd()
     dropped = {os.path.normpath(os.path.join(cwd or "", entry)) for entry in env.get("PYTHONPATH", "").split(os.pathsep)
                if _names_project(entry, cwd)}
-    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return [path for path in paths if path and (path == own or os.path.normpath(path) not in dropped)]
+    dropped.discard(os.path.normpath(_OWN))  # memdir's own folder, which the filler imports memdir from
+    return [path for path in paths if path and os.path.normpath(path) not in dropped]
 
 
 def _cwd() -> str | None:
@@ -53,14 +53,16 @@ def _cwd() -> str | None:
         return None
 
 
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `import memdir` finds memdir
+
+
 def _names_project(entry: str, cwd: str | None) -> bool:
-    """Whether the PYTHONPATH entry names the working folder or a folder inside it (relative ones all do)."""
-    if not os.path.isabs(entry):
-        return True
-    if cwd is None:
-        return False
+    """Whether the PYTHONPATH entry names the working folder or a folder inside it (relative ones all do), other
+    than memdir's own written out (a checkout run through PYTHONPATH, memdir worked on in it: the child needs it)."""
+    if not os.path.isabs(entry) or cwd is None:
+        return not os.path.isabs(entry)
     entry, cwd = os.path.normcase(os.path.normpath(entry)), os.path.normcase(os.path.normpath(cwd))
-    return entry == cwd or entry.startswith(cwd.rstrip(os.sep) + os.sep)
+    return entry != os.path.normcase(_OWN) and (entry == cwd or entry.startswith(cwd.rstrip(os.sep) + os.sep))
 
 
 def recall_text(prompt: str) -> str:

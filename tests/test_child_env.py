@@ -113,3 +113,14 @@ def test_the_filler_does_not_copy_the_project_back_onto_its_path(tmp_path, monke
     argv, env = _spawned("filler", project, tmp_path, monkeypatch)
     run = subprocess.run(argv, env=env, cwd=project, capture_output=True, text=True, timeout=60)
     assert "PLANTED" not in run.stdout, run.stdout
+
+
+def test_memdirs_own_folder_named_in_pythonpath_stays_when_it_is_the_project(monkeypatch):
+    """Working on memdir itself from its checkout, run through PYTHONPATH: that folder is the project and memdir's
+    own, and a child without it could not import memdir at all."""
+    from memdir.prompt_scope import child_env
+
+    own = os.path.dirname(os.path.dirname(os.path.abspath(C.__file__)))
+    monkeypatch.chdir(own)
+    monkeypatch.setenv("PYTHONPATH", f"{own}{os.pathsep}{os.pathsep}{os.path.join(own, 'tests')}")
+    assert child_env(os.environ)["PYTHONPATH"] == own
