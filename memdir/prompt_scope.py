@@ -22,7 +22,8 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     PYTHONPATH entry naming that folder puts it back: an empty one or `.` (`PYTHONPATH=:/x` makes it first), a
     relative one (`src`, resolved against the project), `$PWD` or `$PWD/src` written out; and a project's own
     `json.py` ran in memdir's place. Those entries are dropped, the others kept in their order (PYTHONPATH unset when
-    none is left). Here because every hook that starts one has this module loaded already."""
+    none is left); so is a PYTHONUSERBASE in the project. Here because every hook that starts one has this module
+    loaded already."""
     out = dict(env)
     entries = out.get("PYTHONPATH")
     if entries is not None:
@@ -32,7 +33,17 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
             out["PYTHONPATH"] = os.pathsep.join(kept)
         else:
             del out["PYTHONPATH"]
+    base = out.get("PYTHONUSERBASE")
+    # the user site is read by `site` (the worker, the server): under a base in the project, its .pth files and
+    # usercustomize.py ran at their start (a relative PYTHONUSERBASE=.local is one); kept when memdir is installed there
+    if base is not None and _names_project(base or os.curdir, _cwd()) and not _inside(_OWN, base):
+        del out["PYTHONUSERBASE"]
     return out
+
+
+def _inside(path: str, folder: str) -> bool:
+    folder = os.path.normcase(os.path.abspath(folder))
+    return os.path.normcase(path).startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def child_sys_path(paths: list[str], env: Mapping[str, str]) -> list[str]:

@@ -124,3 +124,24 @@ def test_memdirs_own_folder_named_in_pythonpath_stays_when_it_is_the_project(mon
     monkeypatch.chdir(own)
     monkeypatch.setenv("PYTHONPATH", f"{own}{os.pathsep}{os.pathsep}{os.path.join(own, 'tests')}")
     assert child_env(os.environ)["PYTHONPATH"] == own
+
+
+@pytest.mark.parametrize("site", ["worker", "server"])
+@pytest.mark.parametrize("base", [".local", "{project}/.local"])
+def test_no_child_runs_a_pth_file_of_a_user_base_in_the_project(tmp_path, monkeypatch, site, base):
+    """The worker and the server run `site`, which reads the user site under PYTHONUSERBASE: relative (`.local`, as
+    a Makefile or direnv sets it) or written out below the project, its .pth files and usercustomize.py were the
+    project's, and ran at the child's start. Such a PYTHONUSERBASE is dropped (the user's own ~/.local stays)."""
+    project = _project(tmp_path)
+    import sysconfig
+
+    user_site = sysconfig.get_path("purelib", f"{os.name}_user", vars={"userbase": str(project / ".local")})
+    os.makedirs(user_site)
+    Path(user_site, "planted.pth").write_text("import sys; print('PLANTED')\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONUSERBASE", base.format(project=project))
+    monkeypatch.delenv("PYTHONNOUSERSITE", raising=False)
+    argv, env = _spawned(site, project, tmp_path, monkeypatch)
+    probe = subprocess.run([sys.executable, "-P", "-c", "pass"], env=env, cwd=project, capture_output=True, text=True,
+                           timeout=60)
+    assert "PLANTED" not in probe.stdout
+    assert "PYTHONUSERBASE" not in env
