@@ -228,7 +228,7 @@ def consent_clause(sentence: str) -> str | None:
         if found := _ASK_FIRST.search(sentence[start:end]):  # ("without my confirmation ..." is a standing rule, whole)
             if scope.reported(sentence[: start + found.start()]):
                 return None  # "He said: ask me first", "the README says to ask for permission": not the user's say
-            if at == 0 and at + 1 < len(spans) and not re.search(r"\w", sentence[start + found.end(): end]):
+            if at == 0 and at + 1 < len(spans) and _GATE_FIRST.match(sentence[start:end]):
                 # "Once I approve, merge it": the action it gates comes next; this task's own step when it is "it"
                 end = spans[at + 1][1]
                 if _GATES_THE_THING_AT_HAND.search(sentence[spans[at + 1][0]: end]):
@@ -238,6 +238,7 @@ def consent_clause(sentence: str) -> str | None:
     return None
 
 
+_GATE_FIRST = re.compile(r"\s*(?:only |wait )?(?:once|after|until|when|as soon as)\b", re.I)  # "Once I approve, ..."
 _GATES_THE_THING_AT_HAND = re.compile(r"\b(?:it|this|that|these|those)\s*[.!。！]*\s*$", re.I)
 
 

@@ -163,9 +163,10 @@ def setup_clause(sentence: str, asked: bool = False) -> str | None:
     before = sentence[starts[-1] if starts else 0: match.start()] if match else ""
     if not match or _SUPPOSED.match(before) or scope.not_said_as_so(sentence[: match.start()]):
         return None  # "If I don't have access to the bucket, ...": a case supposed, or reported, not the user's
-    if asked and re.search(r"\w", before):
-        return None
     stop = _CLAUSE_STOP.search(sentence, match.end())
+    last = not sentence[stop.start() if stop else len(sentence):].strip(" ?？")  # nothing after its clause but a "?"
+    if asked and (re.search(r"\w", before) or (last and sentence.rstrip().endswith(("?", "？")))):
+        return None  # the thing asked: "Do you think I am on linux?", "Mi terminal por defecto es zsh?"
     said = sentence[match.start(): stop.start() if stop else None].strip(" .")
     if re.search(r"(?:\b(?:is|runs|to|on|using|running|est|es|é|ist|à|a|auf|к)|是|会|为|访问|使用|は)$", said, re.I):
         return None  # the clause stops before it says what (a comma right after "my default shell is")

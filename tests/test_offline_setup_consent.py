@@ -134,6 +134,7 @@ def test_a_long_paragraph_stops_where_a_line_hands_over_material(hand_over):
     "The error says I don't have access to the bucket.",  # someone else's words, reported
     "In the docs it says my default editor is vim.",
     'My friend said "this is my work pc" yesterday.',
+    "Mi terminal por defecto es zsh?",  # the statement is the question itself
 ])
 def test_a_machine_asked_about_supposed_or_reported_is_not_saved(said):
     """setup_clause refused a supposing word only at the very start of the clause ("If my shell is ...") and kept a
@@ -147,6 +148,7 @@ def test_a_machine_asked_about_supposed_or_reported_is_not_saved(said):
     "He said: ask me before installing anything.",
     "The README says to ask for permission before deploying.",
     "Once I approve, merge it.",  # the order of this task's steps
+    "Once I approve the plan, implement it.",
 ])
 def test_a_say_reported_or_over_the_thing_at_hand_is_not_saved(said):
     assert _saved(said) == []
