@@ -334,7 +334,7 @@ def _one_off(sentence: str) -> bool:
 def _kept_in_request(question: str) -> list[Draft]:
     """"Can you review it while keeping it simple and dependency free?": the question asks for help, but the quality
     it says to keep while doing so is a constraint on the work (only that clause, never the request)."""
-    setup = user.setup_clause(question)
+    setup = user.setup_clause(question, asked=True)
     if setup and not lang.is_question(setup) and not lang.is_hypothetical(setup):
         # "..., 我开发环境会是无桌面端的服务器": the user's machine, said while asking, holds after the question
         return [Draft("user", setup, kind="setup")]

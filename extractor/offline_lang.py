@@ -225,10 +225,21 @@ def consent_clause(sentence: str) -> str | None:
     permission"), with the clause before it, which names the action ("列出修改计划,我同意后再执行"); or None."""
     spans = clauses(sentence)
     for at, (start, end) in enumerate(spans):
-        if _ASK_FIRST.search(sentence[start:end]):  # ("without my confirmation ..." is a standing rule, whole)
+        if found := _ASK_FIRST.search(sentence[start:end]):  # ("without my confirmation ..." is a standing rule, whole)
+            if scope.reported(sentence[: start + found.start()]):
+                return None  # "He said: ask me first", "the README says to ask for permission": not the user's say
+            if at == 0 and at + 1 < len(spans) and _GATE_FIRST.match(sentence[start:end]):
+                # "Once I approve, merge it": the action it gates comes next; this task's own step when it is "it"
+                end = spans[at + 1][1]
+                if _GATES_THE_THING_AT_HAND.search(sentence[spans[at + 1][0]: end]):
+                    return None
             said = sentence[spans[max(0, at - 1)][0]: end].strip(" .!。！")
             return said[:1].upper() + said[1:]
     return None
+
+
+_GATE_FIRST = re.compile(r"\s*(?:only |wait )?(?:once|after|until|when|as soon as)\b", re.I)  # "Once I approve, ..."
+_GATES_THE_THING_AT_HAND = re.compile(r"\b(?:it|this|that|these|those)\s*[.!。！]*\s*$", re.I)
 
 
 def standing_rule(sentence: str) -> str | None:

@@ -116,3 +116,26 @@ def own_choice_now(sentence: str) -> bool:
         return False
     rest = match.group("rest")
     return bool(_NOW_INSTEAD.search(rest) or _AT_HAND.match(rest))
+
+
+# The words before a statement about the user that make it someone else's words reported ("the error says I don't
+# have access", "he said: ask me first", a quotation mark), or (for a fact) a case weighed or a guess ("would it be
+# better if my shell is zsh", "I wonder if", "perhaps", "do you think"). A rule's own condition ("If you need more
+# tools, ask me first") says when it holds: rules check only the first.
+_REPORTED = re.compile(r"\b(?:says?|said|wrote|writes|reads|told|tells|claims?|dice|dit|sagt)\b|[\"“”„«»「」]|说|說", re.I)
+_SUPPOSED = re.compile(
+    r"\b(?:if|when|whether|suppose|supposing|unless|imagine|maybe|perhaps|wonder|assume|assuming|pretend|guess|think|"
+    r"si|cuando|quand|se|wenn|falls|ob|если|когда)\b|如果|假如|假设|要是|万一|也许|可能|もし",
+    re.I,
+)
+
+
+def reported(before: str) -> bool:
+    """Whether `before` (the words leading to a statement) makes it someone else's words, reported."""
+    return bool(_REPORTED.search(before))
+
+
+def not_said_as_so(before: str) -> bool:
+    """Whether `before` (the words leading to a statement about the user) makes it a case supposed, a guess or
+    someone else's words rather than the user saying so."""
+    return bool(_REPORTED.search(before) or _SUPPOSED.search(before))

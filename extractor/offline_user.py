@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from memdir.stages.extractor import offline_scope as scope
+
 _NAME = re.compile(
     r"\b(?:my name is|call me|je m'appelle|appelle-moi|me llamo|mi nombre es|llámame|meu nome é|me chamo|"
     r"pode me chamar|ich heiße|mein name ist|меня зовут|обращайся ко мне|зови меня)\b|我叫|我的名字是|私の名前は|と呼んで",
@@ -152,14 +154,19 @@ _SUPPOSED = re.compile(r"\s*(?:if|when|whether|suppose|unless|what if|si|cuando|
 _CLAUSE_STOP = re.compile(r"[,;，；。?？!！]|\s(?:and|but|so|because|et|mais|y|pero|e|mas|und|aber|и|но)\s", re.I)
 
 
-def setup_clause(sentence: str) -> str | None:
+def setup_clause(sentence: str, asked: bool = False) -> str | None:
     """The words that state the user's machine or access ("This is my work pc" of "This is my work pc and i need
-    you to ..."), or None."""
+    you to ..."), or None. `asked`: the sentence is a question, whose statement must be a clause of its own ("How
+    do I open it, my dev machine is a headless server"), not the thing asked ("Do you think I am on linux?")."""
     match = _SETUP.search(sentence)
     starts = [m.end() for m in _CLAUSE_STOP.finditer(sentence, 0, match.start())] if match else []
-    if not match or _SUPPOSED.match(sentence[starts[-1] if starts else 0: match.start()]):
-        return None  # "If I don't have access to the bucket, ...": a case supposed, not the user's
+    before = sentence[starts[-1] if starts else 0: match.start()] if match else ""
+    if not match or _SUPPOSED.match(before) or scope.not_said_as_so(sentence[: match.start()]):
+        return None  # "If I don't have access to the bucket, ...": a case supposed, or reported, not the user's
     stop = _CLAUSE_STOP.search(sentence, match.end())
+    last = not sentence[stop.start() if stop else len(sentence):].strip(" ?？")  # nothing after its clause but a "?"
+    if asked and (re.search(r"\w", before) or (last and sentence.rstrip().endswith(("?", "？")))):
+        return None  # the thing asked: "Do you think I am on linux?", "Mi terminal por defecto es zsh?"
     said = sentence[match.start(): stop.start() if stop else None].strip(" .")
     if re.search(r"(?:\b(?:is|runs|to|on|using|running|est|es|é|ist|à|a|auf|к)|是|会|为|访问|使用|は)$", said, re.I):
         return None  # the clause stops before it says what (a comma right after "my default shell is")

@@ -73,13 +73,14 @@ def own_prose(text: str) -> str:
             continue
         if _looks_pasted(paragraph):
             break
+        introduced = _introduced_at(paragraph)
         if size + len(paragraph) > PROSE_MAX_CHARS:
             # A message that opens with one long paragraph of the user's own words: its leading sentences are still
-            # theirs (a 1,285-character request held a standing rule); later paragraphs past the limit are material.
+            # theirs (a 1,285-character request held a standing rule); later paragraphs past the limit are material,
+            # and so is what a line of it hands over ("Here is the README" and the README's text right below).
             if not kept:
-                kept.append(_leading_sentences(paragraph, PROSE_MAX_CHARS))
+                kept.append(_leading_sentences(paragraph[:introduced], PROSE_MAX_CHARS))
             break
-        introduced = _introduced_at(paragraph)
         kept.append(paragraph if introduced is None else paragraph[:introduced].rstrip() + "\n")
         size += len(paragraph)
         if introduced is not None or paragraph.rstrip().endswith(":"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 
 from memdir import constants as C, light_json, safefs
@@ -21,7 +22,23 @@ if TYPE_CHECKING:
     pass
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
+
+
+def _open_regular(path: str, flags: int, mode: int = 0o644) -> int:
+    """`path` opened without following a link nor waiting on a FIFO (O_NONBLOCK: one planted at the inbox or a
+    session marker held every prompt until the hook's timeout), refused unless it is a regular file."""
+    fd = os.open(path, flags | NOFOLLOW | NONBLOCK, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file; memdir neither reads nor writes it")
+        if NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _refuse_symlinks(*folders: str) -> None:
@@ -157,7 +174,7 @@ def shown_in_session(memory_dir: str, session_id: str | None) -> set[str]:
     if marker is None:
         return set()
     try:
-        fd = os.open(marker, os.O_RDONLY | NOFOLLOW)
+        fd = _open_regular(marker, os.O_RDONLY)
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(C.JOURNAL_TAIL_BYTES)
     except OSError:
@@ -173,7 +190,7 @@ def note_shown(memory_dir: str, session_id: str | None, keys: list[str]) -> None
     try:
         _refuse_symlinks(os.path.dirname(os.path.dirname(marker)), os.path.dirname(marker))
         os.makedirs(os.path.dirname(marker), exist_ok=True)
-        fd = os.open(marker, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o644)
+        fd = _open_regular(marker, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     except OSError:
         return
     try:
@@ -237,7 +254,7 @@ def enqueue_prompt(state_dir: str, prompt: str, cwd: str | None, session_id: str
               "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     _refuse_symlinks(state_dir)
     os.makedirs(state_dir, exist_ok=True)
-    fd = os.open(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o600)
+    fd = _open_regular(os.path.join(state_dir, C.DECISION_INBOX), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         if os.fstat(fd).st_size < C.INBOX_MAX_BYTES:  # no Stop worker draining it: stop growing, status says so
             os.write(fd, (light_json.dumps(record) + "\n").encode("utf-8"))

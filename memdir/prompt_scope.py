@@ -18,19 +18,62 @@ if TYPE_CHECKING:
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a Python process memdir starts with -P (the Stop worker, the warm recall server, the token store's
-    filler), which keeps its working directory (where Claude Code ran the hook: the project) off sys.path. An
-    empty PYTHONPATH entry, or `.`, puts it back (`PYTHONPATH=:/x` makes it first), and a project's own `json.py`
-    ran in memdir's place: those entries are dropped, the others kept in their order (PYTHONPATH unset when none is
-    left). Here because every hook that starts one has this module loaded already."""
+    filler), which keeps its working directory (where Claude Code ran the hook: the project) off sys.path. A
+    PYTHONPATH entry naming that folder puts it back: an empty one or `.` (`PYTHONPATH=:/x` makes it first), a
+    relative one (`src`, resolved against the project), `$PWD` or `$PWD/src` written out; and a project's own
+    `json.py` ran in memdir's place. Those entries are dropped, the others kept in their order (PYTHONPATH unset when
+    none is left); so is a PYTHONUSERBASE in the project. Here because every hook that starts one has this module
+    loaded already."""
     out = dict(env)
     entries = out.get("PYTHONPATH")
     if entries is not None:
-        kept = [entry for entry in entries.split(os.pathsep) if os.path.normpath(entry) != os.curdir]
+        cwd = _cwd()
+        kept = [entry for entry in entries.split(os.pathsep) if not _names_project(entry, cwd)]
         if kept:
             out["PYTHONPATH"] = os.pathsep.join(kept)
         else:
             del out["PYTHONPATH"]
+    base = out.get("PYTHONUSERBASE")
+    # the user site is read by `site` (the worker, the server): under a base in the project, its .pth files and
+    # usercustomize.py ran at their start (a relative PYTHONUSERBASE=.local is one); kept when memdir is installed there
+    if base is not None and _names_project(base or os.curdir, _cwd()) and not _inside(_OWN, base):
+        del out["PYTHONUSERBASE"]
     return out
+
+
+def _inside(path: str, folder: str) -> bool:
+    folder = os.path.normcase(os.path.abspath(folder))
+    return os.path.normcase(path).startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def child_sys_path(paths: list[str], env: Mapping[str, str]) -> list[str]:
+    """`paths` (this hook's sys.path, which the filler started with -S takes as its own) without the folders the
+    PYTHONPATH entries child_env drops put there at this process's start: copied as they were, the project came
+    back first on the filler's path."""
+    cwd = _cwd()
+    dropped = {os.path.normpath(os.path.join(cwd or "", entry)) for entry in env.get("PYTHONPATH", "").split(os.pathsep)
+               if _names_project(entry, cwd)}
+    dropped.discard(os.path.normpath(_OWN))  # memdir's own folder, which the filler imports memdir from
+    return [path for path in paths if path and os.path.normpath(path) not in dropped]
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # a working folder removed under the hook: only absolute entries can be told apart
+        return None
+
+
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where `import memdir` finds memdir
+
+
+def _names_project(entry: str, cwd: str | None) -> bool:
+    """Whether the PYTHONPATH entry names the working folder or a folder inside it (relative ones all do), other
+    than memdir's own written out (a checkout run through PYTHONPATH, memdir worked on in it: the child needs it)."""
+    if not os.path.isabs(entry) or cwd is None:
+        return not os.path.isabs(entry)
+    entry, cwd = os.path.normcase(os.path.normpath(entry)), os.path.normcase(os.path.normpath(cwd))
+    return entry != os.path.normcase(_OWN) and (entry == cwd or entry.startswith(cwd.rstrip(os.sep) + os.sep))
 
 
 def recall_text(prompt: str) -> str:

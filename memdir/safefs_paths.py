@@ -25,13 +25,23 @@ def _not_a_link(st: os.stat_result, shown: str) -> os.stat_result:
     return st
 
 
+def _join(path: str, name: str, shown: str) -> str:
+    """`path`/`name`, refused when `name` has a colon: on Windows a drive (`join("D:\\memory", "C:")` is "C:", and what
+    followed was read from drive C's current folder) or an alternate data stream. The memory tool's paths come from
+    the model. Nor anything else that would not land in `path` once joined."""
+    joined = os.path.join(path, name)
+    if ":" in name or not joined.startswith(os.path.join(path, "")) or joined == os.path.join(path, ""):
+        raise safefs.UnsafePath(f"{shown!r}: not a usable path inside the memory folder (a drive or a stream)")
+    return joined
+
+
 def folder(root: str | os.PathLike, rel_dir: str) -> str:
     """The path of folder `rel_dir` inside root ("" = the root), each component checked: a folder, not a link."""
     path, walked = os.fspath(root), []
     for name in safefs.split_rel(rel_dir) if rel_dir else []:
         walked.append(name)
-        path = os.path.join(path, name)
         shown = "/".join(walked)
+        path = _join(path, name, shown)
         st = _not_a_link(os.lstat(path), shown)
         if not stat.S_ISDIR(st.st_mode):
             raise safefs.UnsafePath(f"{shown} is {safefs.kind_of(st.st_mode)}, not a folder")
@@ -41,13 +51,13 @@ def folder(root: str | os.PathLike, rel_dir: str) -> str:
 def lstat(root: str | os.PathLike, rel: str) -> os.stat_result:
     """The entry's own stat, its folders checked (FileNotFoundError when it is absent)."""
     parent, name = safefs._parent_and_name(rel)
-    return os.lstat(os.path.join(folder(root, parent), name))
+    return os.lstat(_join(folder(root, parent), name, rel))
 
 
 def open_read(root: str | os.PathLike, rel: str) -> int:
     """A read-only descriptor for the regular file `rel`, never through a link; the caller closes it."""
     parent, name = safefs._parent_and_name(rel)
-    path = os.path.join(folder(root, parent), name)
+    path = _join(folder(root, parent), name, rel)
     st = _not_a_link(os.lstat(path), rel)
     if not stat.S_ISREG(st.st_mode):
         raise safefs.UnsafePath(f"{rel} is {safefs.kind_of(st.st_mode)}; memdir only reads and writes regular files")

@@ -289,7 +289,9 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
     try:
         st = os.fstat(fd)
         retry = C.TOKEN_STORE_FULL_RETRY_S if st.st_size and os.pread(fd, 1, 0) == FULL else C.TOKEN_STORE_RETRY_S
-        if st.st_size and time.time() - st.st_mtime < retry:  # empty: just made, no fill yet
+        # empty: just made, no fill yet. Further ahead than the interval: stamped before this clock went back
+        # (days, at times), which held off every filler until it caught up
+        if st.st_size and abs(time.time() - st.st_mtime) < retry:
             return False
         import fcntl
 
@@ -301,14 +303,14 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
         now = time.time()  # stamped with the clock it is read with: a file server's, days off, made it never hold
         os.utime(fd, (now, now))
         # -S -P and this process's own sys.path: the filler imports what this hook imports, from the same places.
-        code = (f"import sys; sys.path[:] = {sys.path!r}; from memdir.stages.recall.token_store import main; "
-                "main(sys.argv[1:])")
+        from memdir.prompt_scope import child_env, child_sys_path  # an empty PYTHONPATH entry: the project's modules
+
+        code = (f"import sys; sys.path[:] = {child_sys_path(sys.path, os.environ)!r}; "
+                "from memdir.stages.recall.token_store import main; main(sys.argv[1:])")
         devnull = [(os.POSIX_SPAWN_OPEN, i, os.devnull, os.O_RDWR, 0) for i in (0, 1, 2)]
         # An inheritable copy, never 0-2: in a process started with stdin closed the lock opened there, and the
         # file actions put /dev/null in its place, so the filler ran without the lock and a second could start.
         handed = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
-        from memdir.prompt_scope import child_env  # an empty PYTHONPATH entry: the project's `encodings` at startup
-
         try:
             _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code,
                                                             os.fspath(memory_dir), str(handed)],

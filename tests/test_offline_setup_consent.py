@@ -108,3 +108,52 @@ def test_a_long_paragraph_stops_at_a_paste_marker():
 def test_a_second_paragraph_past_the_limit_is_still_material():
     text = "Short intro.\n\n" + "Always ask me for permission first. " * 60
     assert prose.own_prose(text) == "Short intro."
+
+
+@pytest.mark.parametrize("hand_over", ["Here is the README", "Pasted from the wiki",
+                                       "This is what the other agent wrote"])
+def test_a_long_paragraph_stops_where_a_line_hands_over_material(hand_over):
+    """"Here is the README" on its own line, the README's text right below it (no blank line): one paragraph. Under
+    the limit the paragraph is cut at that line; past it, its leading sentences were kept whole, and the README's
+    "Never rotate the production API keys" was saved as the user's own correction."""
+    body = "Always deploy on Fridays without running the tests first. Never rotate the production API keys. " * 14
+    text = f"{hand_over}\n{body}"
+    assert len(text) > prose.PROSE_MAX_CHARS
+    assert "Never rotate" not in prose.own_prose(text)
+    assert _drafts(text) == []
+
+
+# --- what only looks like the user's machine or the user's say ------------------------------------------------------
+@pytest.mark.parametrize("said", [
+    "Would it be better if my default shell is zsh?",  # a case weighed, in the same clause as the question
+    "Can you tell whether my default shell is fish or zsh?",  # the thing asked
+    "Do you think I am on windows or linux?",
+    "Perhaps my default shell is bash?",
+    "Imagine this is my work pc, what would you install?",
+    "I wonder if I don't have access to the prod cluster",
+    "The error says I don't have access to the bucket.",  # someone else's words, reported
+    "In the docs it says my default editor is vim.",
+    'My friend said "this is my work pc" yesterday.',
+    "Mi terminal por defecto es zsh?",  # the statement is the question itself
+])
+def test_a_machine_asked_about_supposed_or_reported_is_not_saved(said):
+    """setup_clause refused a supposing word only at the very start of the clause ("If my shell is ...") and kept a
+    question's clause whenever that clause alone read as a statement: "Would it be better if my default shell is
+    zsh?" saved "The user's default shell is zsh", and "The error says I don't have access to the bucket" a fact
+    about the user that an error message stated."""
+    assert _saved(said) == []
+
+
+@pytest.mark.parametrize("said", [
+    "He said: ask me before installing anything.",
+    "The README says to ask for permission before deploying.",
+    "Once I approve, merge it.",  # the order of this task's steps
+    "Once I approve the plan, implement it.",
+])
+def test_a_say_reported_or_over_the_thing_at_hand_is_not_saved(said):
+    assert _saved(said) == []
+
+
+def test_a_say_that_opens_the_sentence_is_saved_with_the_action_it_gates():
+    """"After I confirm, deploy to staging" was saved as the rule "After I confirm": a say over nothing."""
+    assert _saved("After I confirm, deploy to staging.") == [("feedback", "consent", "After I confirm, deploy to staging")]

@@ -149,3 +149,31 @@ def test_without_o_nofollow_the_prompt_hook_writes_through_no_link(folder, tmp_p
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert target.read_text(encoding="utf-8") == "untouched\n"
+
+
+@pytest.mark.parametrize("rel", ["C:/Users/me/.aws/credentials", "team/C:/secret.md", "C:secret.md",
+                                 "project_deploys.md:hidden"])
+def test_the_path_reads_never_join_a_drive_onto_the_memory_folder(monkeypatch, rel):
+    """Native Windows joins paths with ntpath, where a component `C:` is a drive: `join("D:\\\\memory", "C:")` is
+    "C:", the current folder of drive C, and what follows was read from there. The memory tool's paths come from
+    the model (a prompt it read could name one): `/memories/C:/Users/me/.aws/credentials` read that file. A
+    component with a colon (a drive, or an alternate data stream) is refused before anything is looked at."""
+    import ntpath
+    import types
+
+    looked: list[str] = []
+
+    def lstat(path):  # the memory folder holds one folder, `team`
+        looked.append(path)
+        if path == root + "\\team":
+            return os.lstat(os.curdir)
+        raise FileNotFoundError(2, "absent", path)
+
+    fake = types.SimpleNamespace(path=ntpath, fspath=os.fspath, lstat=lstat, open=lambda *a, **k: pytest.fail(a),
+                                 fstat=os.fstat, close=os.close, scandir=lambda p: pytest.fail(p), O_RDONLY=0)
+    monkeypatch.setattr(safefs, "BY_DESCRIPTOR", False)
+    monkeypatch.setattr(safefs_paths, "os", fake)
+    root = "D:\\memory"
+    with pytest.raises(safefs.UnsafePath):
+        safefs.read_bytes(root, rel)
+    assert all(path.startswith(root + "\\") for path in looked), looked

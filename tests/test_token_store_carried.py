@@ -178,3 +178,22 @@ def test_a_full_store_gets_one_filler_an_hour_even_under_clock_skew(tmp_path, mo
     monkeypatch.setattr(os, "utime", lambda path, times=None, **k: utime(path, times or (real(), real()), **k))
     assert len(_hooks_with_fillers_run_here(folder, tmp_path, monkeypatch, 3, a_minute_apart=False)) == 1
     assert len(_stored(folder)) == 5
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_a_lock_stamped_before_the_clock_went_back_holds_off_fillers_for_one_interval_not_days(tmp_path, monkeypatch,
+                                                                                                full):
+    """The wait for the next filler is read off the lock file's mtime. Stamped while this machine's clock ran days
+    ahead (corrected since: NTP on a VM resumed, a dead CMOS battery), the mtime is days in the future and the
+    wait never ended before the clock caught up: no filler for days, every prompt tokenising the new memories. An
+    mtime further ahead than the interval is as stale as one further behind (Table.stale reads the store so)."""
+    folder = _folder(tmp_path, 12)
+    token_store.fill(folder)
+    lock = folder / token_store.LOCK_FILE
+    lock.write_bytes(token_store.FULL if full else b"\n")
+    ahead = time.time() + 3 * 86400
+    os.utime(lock, (ahead, ahead))
+    monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "1")
+    monkeypatch.setattr(os, "posix_spawn", lambda *a, **k: 1)
+    assert token_store.spawn_fill(folder, C.TOKEN_STORE_FILL_MIN)
+    assert not token_store.spawn_fill(folder, C.TOKEN_STORE_FILL_MIN)  # stamped now: the interval holds again
