@@ -28,7 +28,7 @@ EXTRA_PROMPTS = ["how do I run the databse migraton", "what did Alice say about 
 
 def _prompts() -> list[str]:
     data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
-    return [p["prompt"] for s in data["sets"] for p in s["prompts"]] + EXTRA_PROMPTS
+    return [p["prompt"] for s in data["sets"] for p in s["prompts"]][::2] + EXTRA_PROMPTS  # every other: each set, half the cost
 
 
 @pytest.fixture(scope="module")
