@@ -59,6 +59,18 @@ def precompile() -> None:
         compileall.compile_dir(repo / package, quiet=1)
 
 
+HASH_SEED = "0"
+
+
+def pinned_hash_seed(module: str) -> None:
+    """Re-run `module` (python -m) under PYTHONHASHSEED=0 unless a seed was chosen: the lexical ranker's
+    pseudo-relevance feedback breaks ties between equally weighted terms in set order, so string
+    hashing moves scores (and a pick or two) from run to run. Pass PYTHONHASHSEED=N to see another."""
+    if os.environ.get("PYTHONHASHSEED") is None:
+        os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]],
+                  {**os.environ, "PYTHONHASHSEED": HASH_SEED})
+
+
 def process_env(extra: dict | None = None) -> dict:
     env = {**os.environ, **(extra or {})}
     env.pop("PYTHONDONTWRITEBYTECODE", None)

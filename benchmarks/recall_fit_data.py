@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -136,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if os.environ.get("PYTHONHASHSEED") is None:  # the lexical ranking's ties follow string hashing (recall_realdata)
-        os.execve(sys.executable, [sys.executable, "-m", "benchmarks.recall_fit_data", *sys.argv[1:]],
-                  {**os.environ, "PYTHONHASHSEED": "0"})
+    from benchmarks.common import pinned_hash_seed
+
+    pinned_hash_seed("benchmarks.recall_fit_data")  # the lexical ranking's ties follow string hashing
     sys.exit(main())

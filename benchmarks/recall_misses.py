@@ -21,7 +21,6 @@ run at the end of a change, never for finding out what to change.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -146,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if os.environ.get("PYTHONHASHSEED") is None:  # the lexical ranking's ties follow string hashing (recall_realdata)
-        os.execve(sys.executable, [sys.executable, "-m", "benchmarks.recall_misses", *sys.argv[1:]],
-                  {**os.environ, "PYTHONHASHSEED": "0"})
+    from benchmarks.common import pinned_hash_seed
+
+    pinned_hash_seed("benchmarks.recall_misses")  # the lexical ranking's ties follow string hashing
     sys.exit(main())

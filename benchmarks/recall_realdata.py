@@ -20,7 +20,7 @@ Rows, all from the same run:
   `memdir[dense]` is installed.
 Scores are defined in benchmarks/realdata_labels.py. Each prompt's picks are printed marked
 + (gold) or - (not gold), with the gold files it missed. The run pins PYTHONHASHSEED=0 unless one
-is set, because the lexical ranking varies with string hashing (see `pinned_hash_seed`).
+is set, because the lexical ranking varies with string hashing (see `benchmarks.common.pinned_hash_seed`).
 """
 
 from __future__ import annotations
@@ -165,19 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-HASH_SEED = "0"
-
-
-def pinned_hash_seed() -> None:
-    """Re-run this module under PYTHONHASHSEED=0 unless a seed was chosen: the lexical ranker's
-    pseudo-relevance feedback breaks ties between equally weighted terms in set order, so string
-    hashing moves scores (and a pick or two) from run to run. Pass PYTHONHASHSEED=N to see another."""
-    if os.environ.get("PYTHONHASHSEED") is None:
-        os.execve(sys.executable, [sys.executable, "-m", "benchmarks.recall_realdata", *sys.argv[1:]],
-                  {**os.environ, "PYTHONHASHSEED": HASH_SEED})
-
-
 if __name__ == "__main__":
-    pinned_hash_seed()
+    from benchmarks.common import pinned_hash_seed
+
+    pinned_hash_seed("benchmarks.recall_realdata")
     print(f"(PYTHONHASHSEED={os.environ['PYTHONHASHSEED']})")
     sys.exit(main())
