@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import time
 
 from memdir import constants as C, light_json, safefs
@@ -22,23 +21,13 @@ if TYPE_CHECKING:
     pass
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rather than a stub
 
 
 def _open_regular(path: str, flags: int, mode: int = 0o644) -> int:
-    """`path` opened without following a link nor waiting on a FIFO (O_NONBLOCK: one planted at the inbox or a
-    session marker held every prompt until the hook's timeout), refused unless it is a regular file."""
-    fd = os.open(path, flags | NOFOLLOW | NONBLOCK, mode)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file; memdir neither reads nor writes it")
-        if NONBLOCK:
-            os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    """`path` opened as safefs opens a memory, without following a link nor waiting on a FIFO (one planted at the
+    inbox or a session marker held every prompt until the hook's timeout), refused unless it is a regular file."""
+    return safefs.open_file_at(None, path, path, flags, mode)
 
 
 def _refuse_symlinks(*folders: str) -> None:

@@ -183,7 +183,7 @@ def is_regular_file(root: str | os.PathLike, rel: str) -> bool:
     return st is not None and stat.S_ISREG(st.st_mode)
 
 
-def open_file_at(dfd: int, name: str, shown: str, flags: int, mode: int = 0o644) -> int:
+def open_file_at(dfd: int | None, name: str, shown: str, flags: int, mode: int = 0o644) -> int:
     try:
         fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode, dir_fd=dfd)
     except OSError as exc:
