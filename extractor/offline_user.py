@@ -149,8 +149,6 @@ _SETUP = re.compile(
     r"|私の(?:PC|パソコン|環境|マシン|ターミナル)は|(?:に|へ)(?:は)?アクセスできません",
     re.I,
 )
-_SUPPOSED = re.compile(r"\s*(?:if|when|whether|suppose|unless|what if|si|cuando|quand|se|wenn|falls|ob|если|когда)\b"
-                       r"|\s*(?:如果|假如|假设|要是|万一|もし)", re.I)
 _CLAUSE_STOP = re.compile(r"[,;，；。?？!！]|\s(?:and|but|so|because|et|mais|y|pero|e|mas|und|aber|и|но)\s", re.I)
 
 
@@ -161,7 +159,7 @@ def setup_clause(sentence: str, asked: bool = False) -> str | None:
     match = _SETUP.search(sentence)
     starts = [m.end() for m in _CLAUSE_STOP.finditer(sentence, 0, match.start())] if match else []
     before = sentence[starts[-1] if starts else 0: match.start()] if match else ""
-    if not match or _SUPPOSED.match(before) or scope.not_said_as_so(sentence[: match.start()]):
+    if not match or scope.not_said_as_so(sentence[: match.start()]):
         return None  # "If I don't have access to the bucket, ...": a case supposed, or reported, not the user's
     stop = _CLAUSE_STOP.search(sentence, match.end())
     last = not sentence[stop.start() if stop else len(sentence):].strip(" ?？")  # nothing after its clause but a "?"
