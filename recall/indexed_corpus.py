@@ -207,7 +207,7 @@ class IndexedCorpus:
 
     def written_stems(self) -> Iterable[tuple[str, str]]:
         """Each word as written in the pool with its stem: the index's words some pool memory holds."""
-        index, pool_of = self.index, self.pool_of
+        index = self.index
         seen: set[str] = set()
         stems = index.stems
         if not self.masked:  # every word of the index is in the pool
@@ -215,8 +215,7 @@ class IndexedCorpus:
             seen = set(index.words)
         for w, word in enumerate(index.words if self.masked else ()):
             t = index.word_stem[w]
-            if t < len(stems) and any(pool_of[s] >= 0 for s, _ in index.postings(index.word_at, index.word_docs,
-                                                                                   index.word_counts, w)):
+            if t < len(stems) and self._word_in_pool(w):
                 seen.add(word)
                 yield word, stems[t]
         from memdir.words import stem
