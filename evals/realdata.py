@@ -51,10 +51,10 @@ class Expected(BaseModel):
         """`any_type`: the content alone (the type ignored), for the report's second reading."""
         if self.type and memory["type"] not in self.type and not any_type:
             return False
-        text = memory["text"].lower()
+        text = _cjk_joined(memory["text"].lower())
         if self.substring:
-            return all(any(term.lower() in text for term in group) for group in self.terms)
-        return all(any(_has_term(text, term) for term in group) for group in self.terms)
+            return all(any(_cjk_joined(term.lower()) in text for term in group) for group in self.terms)
+        return all(any(_has_term(text, _cjk_joined(term.lower())) for term in group) for group in self.terms)
 
 
 class SessionSpec(BaseModel):
@@ -72,9 +72,24 @@ class EvalError(MemdirError):
     """The run cannot give true figures (an extraction failed, the relay timed out, a replay missed)."""
 
 
+# Scripts written without spaces between words (Han, kana), their punctuation and full-width forms. Korean
+# Hangul is written with spaces, so it is not among them.
+_UNSPACED = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_SPACE = re.compile(rf"\s+(?=[{_UNSPACED}])|(?<=[{_UNSPACED}])\s+")
+# A word character of a spaced script: what must not touch a whole word's ends ("act" in "react").
+_SPACED_WORD = rf"[^\W{_UNSPACED}]|-"
+
+
+def _cjk_joined(text: str) -> str:
+    """`text` without whitespace next to an unspaced script's character: Chinese typesetting writes "UI 界面"
+    and "ob 中" where a keyword says "ui界面", "ob中". Whitespace between two Latin words is kept."""
+    return _CJK_SPACE.sub("", text)
+
+
 def _has_term(text: str, term: str) -> bool:
-    """A whole-word (or whole-phrase) occurrence: "act" must not match "actually" or "react"."""
-    return re.search(r"(?<![\w-])" + re.escape(term.lower()) + r"(?![\w-])", text) is not None
+    """A whole-word (or whole-phrase) occurrence: "act" must not match "actually" or "react". Han and kana
+    have no word breaks, so only what touches the term is checked, and only a spaced script's letter counts."""
+    return re.search(rf"(?<!{_SPACED_WORD})" + re.escape(term.lower()) + rf"(?!{_SPACED_WORD})", text) is not None
 
 
 def load_suite(path: Path = CASES) -> Suite:

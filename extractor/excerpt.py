@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from datetime import date, datetime
 
 from memdir.prompts import escape_tags
@@ -21,6 +22,9 @@ TOOL_RESULT_CHARS = 400
 TOOL_INPUT_CHARS = 300
 MESSAGE_CHARS = 6000
 IMAGE = "[image]"  # an image is shown as being there, never described or dropped silently
+# Claude Code's stand-in for a pasted image in the prompt's text (the image itself beside it, or, in prompt
+# history, nowhere): shown as IMAGE, the marker the system prompt names.
+_IMAGE_PLACEHOLDER = re.compile(r"\[Image #\d+\]")
 
 
 def message_date(message: Message) -> date | None:
@@ -98,8 +102,9 @@ def _entries(m: Message, tool_names: dict[str, str]) -> list[tuple[str, str, str
     out = []
     said = m.user_text()
     images = sum(1 for b in m.content if b.get("type") == "image") if m.kind in ("prompt", "queued") else 0
-    if said or images:
-        shown = escape_tags(_short(said, MESSAGE_CHARS)) + "".join(f"\n{IMAGE}" for _ in range(images))
+    said, placed = _IMAGE_PLACEHOLDER.subn(IMAGE, said)
+    if said or images:  # an image the text already places is not marked twice
+        shown = escape_tags(_short(said, MESSAGE_CHARS)) + "".join(f"\n{IMAGE}" for _ in range(images - placed))
         out.append(("user", m.kind if m.kind in ("rejection", "queued", "answer") else "", shown.strip()))
     if m.kind not in ("rejection", "answer"):  # their result is Claude Code's notice; the words are shown above
         outputs = [t for t in (block_text(b, tool_names) for b in m.content if b.get("type") == "tool_result") if t]

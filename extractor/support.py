@@ -14,8 +14,11 @@ it. So every Write and Edit is weighed against where its words come from:
   only the other text holds and the user's words do not spell out.
 Terms found nowhere (the model's own paraphrase, a translation) count half against it (NOWHERE_WEIGHT):
 a memory in the user's terms, or restating them with some new words, passes; one copied out of tool
-output, or mostly in words nobody said, does not. A refused write is told why, and the model gets a
-turn to write it again closer to what the user said.
+output, or mostly in words nobody said, does not. The **Why:** and **How to apply:** lines the prompt
+requires explain the fact in the model's words: once the memory without them stands on the user's
+words, their terms found nowhere do not count (a two-word "apk放桌面" cannot outweigh two sentences of
+explanation). Their terms found only in other text count as anywhere else. A refused write is told
+why, and the model gets a turn to write it again closer to what the user said.
 """
 
 from __future__ import annotations
@@ -219,9 +222,10 @@ class Verdict(Record):
     support: list[dict] = field(default_factory=list)  # [{uuid, origin, kind, terms}] best first
 
 
-def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
+def judge(new_text: str, old_text: str, sources: list[Source], excused: frozenset[str] = frozenset()) -> Verdict:
     """Weigh the words `new_text` adds to `old_text` (an Edit's or rewrite's new content) against the
-    excerpt's sources. Only what is new is judged: a memory's existing words were judged when written."""
+    excerpt's sources. Only what is new is judged: a memory's existing words were judged when written.
+    Terms of `excused` found nowhere in the conversation do not count against it (see judge_memory)."""
     added = terms(new_text) - terms(old_text)
     shared = [(source, {t for t in added if lookup.has(t)}) for source in sources for lookup in [_Lookup(source.terms)]]
     users = [s for s in sources if s.origin == USER]
@@ -245,7 +249,7 @@ def judge(new_text: str, old_text: str, sources: list[Source]) -> Verdict:
                if where.endswith("nowhere in the conversation") else
                "a host, file or command from tool output, files, web pages or the assistant is not a memory")
         verdict.refused = f"`{_quoted(planted[0], new_text)}` is never in the user's own words ({where}); {why}"
-    elif weight + NOWHERE_WEIGHT * verdict.counts["neither"] > len(from_user):
+    elif weight + NOWHERE_WEIGHT * len(added - from_user - only_other - excused) > len(from_user):
         # Shortest first, ties alphabetical: a set's order changes with PYTHONHASHSEED, and this text goes back to
         # the model, so a recorded cassette must see the same words on replay.
         shown = ", ".join(_quoted(t, new_text) for t in sorted(only_other, key=lambda t: (len(t), t))[:5])
@@ -328,10 +332,24 @@ def judge_memory(description: str, text: str, old_description: str, old_text: st
     planted rule padded with the user's words in its Why and How lines must still fail), then the
     whole of it. The whole's verdict, or the first refusal."""
     lead = judge(description, old_description, sources)
-    whole = judge(text, old_text, sources)
+    whole = judge(text, old_text, sources, excused=_explained(text, old_text, sources))
     if lead.refused and not whole.refused:
         whole.refused = f"its description: {lead.refused}"
     return whole
+
+
+def _explained(text: str, old_text: str, sources: list[Source]) -> frozenset[str]:
+    """The terms only a memory's **Why:** / **How to apply:** lines hold, when the memory without those lines
+    (its name, description and rule) passes the check on its own: the fact is the user's, and those lines
+    explain it in the model's words or another language (fresh10 zh-cs-2: "apk放桌面" was refused, 18 of its 25
+    terms nowhere, most of them the explanation's). Nothing is excused when the fact needs its explanation."""
+    fact: list[str] = []
+    explanation: list[str] = []
+    for line in text.splitlines():
+        (explanation if line.lstrip().startswith((C.WHY_PREFIX, C.HOW_PREFIX)) else fact).append(line)
+    if not explanation or judge("\n".join(fact), old_text, sources).refused:
+        return frozenset()
+    return frozenset(terms("\n".join(explanation)) - terms("\n".join(fact)))
 
 
 def to_json(source: Source) -> dict:

@@ -134,6 +134,22 @@ def test_a_long_prompt_is_shortened_in_the_middle_with_a_marker_and_images_are_s
     assert second == "this is the layout I want\n[image]"
 
 
+def test_claude_codes_image_placeholders_are_shown_as_the_prompts_image_marker(tmp_path):
+    """The system prompt says "[image]" marks an image; Claude Code writes "[Image #1]" into the prompt's text
+    beside the image itself (relay fresh10, 0009), and prompt history keeps only that text. One image, one
+    "[image]", where the user put it."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    text = _request_text(tmp_path, [
+        _user("u1", None, [{"type": "text", "text": "[Image #1] when use it"}, image]),
+        _user("u2", "u1", "[Image #1] [Pasted text #2 +11 lines]"),
+        _user("u3", "u2", [image, {"type": "text", "text": "[Image #2] is better than [Image #3]"}, image]),
+        _user("u4", "u3", [{"type": "text", "text": "both of these"}, image, image]),
+    ])
+    assert "Image #" not in text
+    assert _user_messages(text) == ["[image] when use it", "[image] [Pasted text #2 +11 lines]",
+                                    "[image] is better than [image]", "both of these\n[image]\n[image]"]
+
+
 def test_the_count_of_new_messages_reads_right_for_one_and_for_many(tmp_path):
     """"Below are the 1 new messages" (a relay run on fresh7): one message is one message."""
     one = _request_text(tmp_path, [_user("u1", None, "Use pnpm, not npm")])

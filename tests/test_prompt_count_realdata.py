@@ -86,9 +86,13 @@ def _squash(value: str) -> str:
     return " ".join(value.split())
 
 
+# Claude Code's stand-in for a pasted image, not typed: the system prompt tells the model images show as "[image]".
+_IMAGE_PLACEHOLDER = re.compile(r"\[Image #\d+\]")
+
+
 def _reached(prompt: str, found: list[str]) -> bool:
     """The prompt's head and tail are in one found message (long ones are shortened in the middle)."""
-    words = _squash(prompt)
+    words = _squash(_IMAGE_PLACEHOLDER.sub("[image]", prompt))
     head, tail = words[:60], words[-60:]
     return any(head in _squash(f) and tail in _squash(f) for f in found)
 

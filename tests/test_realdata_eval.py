@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memdir.evals.realdata import Expected, SessionSpec, grade_session, run_suite
 
 
@@ -189,3 +191,19 @@ def test_a_session_is_extracted_as_on_the_day_of_its_last_message(tmp_path):
     undated = tmp_path / "undated.jsonl"
     undated.write_text(line("a", None) + "\n")
     assert session_day(dated) == date(2026, 4, 2) and session_day(undated) == date(*FALLBACK_TODAY)
+
+
+@pytest.mark.parametrize("substring", [True, False])
+def test_grader_ignores_whitespace_next_to_cjk_but_not_between_latin_words(substring):
+    """Chinese typesetting puts a space between Latin and CJK text ("UI 界面", "ob 中"); the fresh10 relay run's
+    memories wrote it so and missed keywords written without one ("ui界面", "ob中"). A space between two
+    Latin words still separates them."""
+    def found(terms: list[str], text: str) -> bool:
+        return Expected(what="x", terms=[terms], substring=substring).matches({"type": "user", "text": text})
+
+    assert found(["ui界面"], "主要在 VS Code 插件的 UI 界面里使用 Claude Code")
+    assert found(["ob中"], "设置方法和命令要记到 ob 中，免得下次忘了")
+    assert found(["ui 界面"], "在ui界面使用")  # the keyword's own space is as insignificant
+    assert found(["vs code"], "主要在vs code插件里")  # CJK text next to a Latin keyword is no word's inside
+    assert not found(["code review"], "always skip codereview")
+    assert not found(["codereview"], "always skip code review")
