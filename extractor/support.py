@@ -342,14 +342,21 @@ def _explained(text: str, old_text: str, sources: list[Source]) -> frozenset[str
     """The terms only a memory's **Why:** / **How to apply:** lines hold, when the memory without those lines
     (its name, description and rule) passes the check on its own: the fact is the user's, and those lines
     explain it in the model's words or another language (fresh10 zh-cs-2: "apk放桌面" was refused, 18 of its 25
-    terms nowhere, most of them the explanation's). Nothing is excused when the fact needs its explanation."""
+    terms nowhere, most of them the explanation's). Nothing is excused when the fact needs its explanation,
+    nor when the explanation borrows a single term that only tool output holds: a planted instruction rides in
+    on such lines, so they then weigh as before."""
     fact: list[str] = []
     explanation: list[str] = []
     for line in text.splitlines():
         (explanation if line.lstrip().startswith((C.WHY_PREFIX, C.HOW_PREFIX)) else fact).append(line)
     if not explanation or judge("\n".join(fact), old_text, sources).refused:
         return frozenset()
-    return frozenset(terms("\n".join(explanation)) - terms("\n".join(fact)))
+    own = terms("\n".join(explanation)) - terms("\n".join(fact))
+    users = [_Lookup(s.terms) for s in sources if s.origin == USER]
+    tools = [_Lookup(s.terms) for s in sources if s.origin == TOOL]
+    if any(lookup.has(t) for t in own if not any(u.has(t) for u in users) for lookup in tools):
+        return frozenset()
+    return frozenset(own)
 
 
 def to_json(source: Source) -> dict:
