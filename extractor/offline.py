@@ -113,22 +113,7 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
             forgets.append(Forget(phrase))
             continue
         if m := english.REMEMBER.match(sentence):
-            # "don't forget to update the changelog": a step of the task, not a fact to keep. "Remember to ..." is
-            # the user asking for a memory in so many words (SPEC: an explicit request is saved), and stays.
-            if (m.group("what").lower().startswith("to ") and not sentence.lower().lstrip(" ,.").startswith(
-                    ("remember", "please remember", "also remember", "and remember"))
-                    and not lang.is_standing(sentence)):
-                continue
-            # "Does that sound right? Remember I have to pay taxes": a reminder of what the question just asked must
-            # weigh, not a request to keep it; a standing word makes it one ("... Remember, always use pnpm"), and so
-            # does "please" (SPEC: an explicit request is saved): "Can you summarise it? Please remember my name is Dana".
-            # Nor does a fact about the user themself, which holds whatever the question was: "How do I list the
-            # files? Remember that I use Windows".
-            if (said_before and lang.is_question(said_before) and not lang.is_standing(sentence)
-                    and not sentence.lower().startswith("please") and not user.states_self(m.group("what"))):
-                continue
-            what, why = english.split_rationale(m.group("what").rstrip(" .!"))
-            found.append(Draft(english.classify(what), what, why, kind="remember"))
+            found += _remembered(m.group("what"), sentence, said_before)
             continue
         made = english.sentence_drafts(sentence, messages, index) if english_rules else []
         # a decision for the moment ("I've decided to skip the refactor today") is no more lasting than a rule
@@ -142,6 +127,27 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
                 draft.rule = f"{said_before.rstrip(' .!')}. {draft.rule}"  # "that language" is the sentence before
         found += made
     return found
+
+
+def _remembered(what: str, sentence: str, said_before: str) -> list[Draft]:
+    """The memory a "remember ..." sentence asks for (`what`: the words after it), or none when it only reminds of
+    a step of the task or of what the question before it must weigh."""
+    # "don't forget to update the changelog": a step of the task, not a fact to keep. "Remember to ..." is
+    # the user asking for a memory in so many words (SPEC: an explicit request is saved), and stays.
+    if (what.lower().startswith("to ") and not sentence.lower().lstrip(" ,.").startswith(
+            ("remember", "please remember", "also remember", "and remember"))
+            and not lang.is_standing(sentence)):
+        return []
+    # "Does that sound right? Remember I have to pay taxes": a reminder of what the question just asked must
+    # weigh, not a request to keep it; a standing word makes it one ("... Remember, always use pnpm"), and so
+    # does "please" (SPEC: an explicit request is saved): "Can you summarise it? Please remember my name is Dana".
+    # Nor does a fact about the user themself, which holds whatever the question was: "How do I list the
+    # files? Remember that I use Windows".
+    if (said_before and lang.is_question(said_before) and not lang.is_standing(sentence)
+            and not sentence.lower().startswith("please") and not user.states_self(what)):
+        return []
+    rule, why = english.split_rationale(what.rstrip(" .!"))
+    return [Draft(english.classify(rule), rule, why, kind="remember")]
 
 
 def apply(
