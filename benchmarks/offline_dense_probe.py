@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memdir.evals import realdata as rd
 from memdir.evals.realdata_path import main_sessions, sessions2
-from memdir.stages.extractor import offline, offline_lang as lang, offline_languages, prose
+from memdir.stages.extractor import offline, offline_lang as lang, offline_languages, offline_multilingual, prose
 from memdir.transcript import read_transcript
 
 
@@ -31,7 +31,8 @@ def _candidates(path: Path) -> list[str]:
             continue
         for s in prose.sentences(prose.own_prose(offline._answers_only(text) if message.kind == "answer" else text)):
             size = len(s) // 3 if offline_languages.language_of(s) in ("zh", "ja") else len(s.split())
-            if 4 <= size <= 40 and not (lang.is_question(s) or offline._one_off(s) or offline._task_at_hand(s)):
+            if 4 <= size <= 40 and not (lang.is_question(s) or offline_multilingual.one_off(s)
+                                        or offline_multilingual.task_at_hand(s)):
                 out.append(s.strip())
     return list(dict.fromkeys(out))
 

@@ -12,11 +12,11 @@ import time
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, githistory, safefs, usage, write_mode
+from memdir import constants as C, githistory, safefs, safefs_write, usage, write_mode
 from memdir.config import Settings, choose_engine
 from memdir.daylog import LogEntry, entries
 from memdir.stages.extractor import offline, report
-from memdir.stages.extractor.offline import Draft, Forget
+from memdir.stages.extractor.drafts import Draft, Forget
 from memdir.stages.extractor.run import ExtractResult
 from memdir.stages.extractor.tools import Toolbox
 from memdir.store import MemoryStore
@@ -43,7 +43,7 @@ def note_session(memory_dir: Path, session_id: str | None) -> None:
     sessions = data.setdefault("sessions", [])
     if session_id and session_id not in sessions:
         sessions.append(session_id)
-        safefs.write_text(memory_dir, STATE, json.dumps(data))
+        safefs_write.write_text(memory_dir, STATE, json.dumps(data))
 
 
 def due(memory_dir: Path, now: float | None = None) -> bool:
@@ -119,5 +119,5 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
         for e in todo:
             done[e.file] = max(int(done.get(e.file, 0)), e.line_no)
         data["last"], data["sessions"] = time.time(), []
-        safefs.write_text(memory_dir, STATE, json.dumps(data))
+        safefs_write.write_text(memory_dir, STATE, json.dumps(data))
     return result

@@ -27,7 +27,7 @@ from memdir.store import MemoryStore
 from memdir.words import STOPWORDS, stem, tokens
 
 if TYPE_CHECKING:
-    from memdir.stages.extractor.offline import Draft, Forget
+    from memdir.stages.extractor.drafts import Draft, Forget
 
 # --- turning drafts into memories --------------------------------------------------
 _GENERIC_WORDS = ("use make run do work want need please always never don don't dont stop keep like prefer instead code "

@@ -115,7 +115,7 @@ def switching_clause(sentence: str) -> str | None:
 
 # "I don't like mocks, since they hide real failures": a dislike of a kind of thing, with what makes it one (its reason,
 # or when it may still be used); "I don't like this colour" is about the thing at hand, and a bare dislike says no more.
-# English only, as the rest of the preference rules it joins (extractor/offline.py).
+# English only, as the rest of the preference rules it joins (extractor/offline_english.py).
 _DISLIKES = re.compile(r"^(?:i|we) (?:really )?(?:don'?t|do not) like (?!(?:it|this|that|these|those|the|how|what|when|"
                        r"where|your|you|him|her)\b)\w", re.I)
 _REASON_OR_EXCEPTION = re.compile(r"\b(?:because|since|so that|as otherwise|the reason is|unless)\b", re.I)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.config import Settings
 from memdir.notices import add_notice
 from memdir.stages.extractor import state
@@ -55,7 +55,7 @@ def request_extraction(
     results: list[ExtractResult] = []
     current: dict | None = request
     while True:
-        with safefs.try_locked(memory_dir, f"{C.STATE_DIRNAME}/extract.lock") as got:
+        with safefs_write.try_locked(memory_dir, f"{C.STATE_DIRNAME}/extract.lock") as got:
             if not got:
                 if current is not None:
                     state.stash(memory_dir, current)

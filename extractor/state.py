@@ -11,7 +11,7 @@ import re
 import time
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.secrets import redact
 
 
@@ -37,7 +37,8 @@ def load_cursor(memory_dir: Path, session_id: str) -> dict:
 
 
 def save_cursor(memory_dir: Path, session_id: str, uuid: str | None, turns: int = 0) -> None:
-    safefs.write_text(memory_dir, f"{_session_rel(session_id)}/cursor.json", json.dumps({"uuid": uuid, "turns": turns}))
+    safefs_write.write_text(memory_dir, f"{_session_rel(session_id)}/cursor.json",
+                            json.dumps({"uuid": uuid, "turns": turns}))
 
 
 # --- the stashed request (newest wins) ----------------------------------------------------
@@ -46,26 +47,26 @@ def pending_path(memory_dir: Path) -> Path:
 
 
 def stash(memory_dir: Path, request: dict) -> None:
-    safefs.write_text(memory_dir, f"{C.STATE_DIRNAME}/pending.json", json.dumps(request))
+    safefs_write.write_text(memory_dir, f"{C.STATE_DIRNAME}/pending.json", json.dumps(request))
 
 
 def take_pending(memory_dir: Path) -> dict | None:
     """Atomically claim the stashed request, if any."""
     claimed = f"{C.STATE_DIRNAME}/pending.claimed-{time.monotonic_ns()}"
     try:
-        safefs.rename(memory_dir, f"{C.STATE_DIRNAME}/pending.json", claimed)
+        safefs_write.rename(memory_dir, f"{C.STATE_DIRNAME}/pending.json", claimed)
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
         request = safefs.read_json(memory_dir, claimed, None)
         return request if isinstance(request, dict) else None
     finally:
-        safefs.unlink(memory_dir, claimed)
+        safefs_write.unlink(memory_dir, claimed)
 
 
 # --- run log ------------------------------------------------------------------------------------
 def log_run(memory_dir: Path, entry: dict) -> None:
     """One line per run in `.memdir/runs.jsonl`, with any secret (or slug of one) redacted."""
     line = redact(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}, default=str))
-    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
-        safefs.append_text(memory_dir, f"{C.STATE_DIRNAME}/runs.jsonl", line + "\n")
+    with safefs_write.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
+        safefs_write.append_text(memory_dir, f"{C.STATE_DIRNAME}/runs.jsonl", line + "\n")

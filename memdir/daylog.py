@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.record import Record
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
@@ -56,11 +56,11 @@ def append(memory_dir: Path, day: date, lines: list[str]) -> Path:
     check_writable(memory_dir)
     path = log_path(memory_dir, day)
     rel = safefs.rel_to(memory_dir, path)
-    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"):
+    with safefs_write.locked(memory_dir, f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"):
         current = safefs.read_text_or(memory_dir, rel, f"# {day.isoformat()}\n\n")
         if not current.endswith("\n"):
             current += "\n"
-        safefs.write_text(memory_dir, rel, current + "".join(line + "\n" for line in lines))
+        safefs_write.write_text(memory_dir, rel, current + "".join(line + "\n" for line in lines))
     return path
 
 

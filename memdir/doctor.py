@@ -12,7 +12,7 @@ import stat
 import time
 from dataclasses import asdict, dataclass
 
-from memdir import constants as C, index as index_text, safefs
+from memdir import constants as C, index as index_text, safefs, safefs_write
 from memdir.file_facts import Checks, FileFacts
 from memdir.fsio import is_temp_file
 from memdir.scan import Header
@@ -179,7 +179,8 @@ def _fix(store: MemoryStore, findings: list[Finding], orphans: list[str], unlist
             if kept:  # the lines removed may have been hand-written: say where the old index is
                 f.message += f" (previous MEMORY.md kept: {kept})"
         elif f.code == "temp-file" and f.fixable:
-            safefs.unlink(store.base, store.prefix + f.path)  # removes the entry itself; a symlink is never followed
+            # removes the entry itself; a symlink is never followed
+            safefs_write.unlink(store.base, store.prefix + f.path)
             f.fixed = True
 
 

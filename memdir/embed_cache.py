@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 
 KEY_BYTES = 16
 
@@ -110,7 +110,7 @@ class EmbeddingCache:
         fresh = [(k, v) for k, v in zip(keys, vectors, strict=True) if k not in self.rows]
         if not fresh:
             return
-        with safefs.locked(self.root, self.lock_rel):
+        with safefs_write.locked(self.root, self.lock_rel):
             self._sync()  # records other writers appended meanwhile: read from where this cache left off
             fresh = list({k: v for k, v in fresh if k not in self.rows}.items())  # one record per key
             if fresh:
@@ -141,13 +141,13 @@ class EmbeddingCache:
         """
         if self._stamp() is None:
             return 0
-        with safefs.locked(self.root, self.lock_rel):
+        with safefs_write.locked(self.root, self.lock_rel):
             wanted = live() if callable(live) else live
             self._sync()
             kept = [(k, v) for k, v in self.rows.items() if k in wanted]
             dropped = len(self.rows) - len(kept)
             if dropped:
                 data = np.array(kept, dtype=self.record).tobytes()
-                safefs.write_bytes(self.root, self.rel, data, durable=False)
+                safefs_write.write_bytes(self.root, self.rel, data, durable=False)
                 self._sync()  # the new file (a new inode): read once, so later appends are read from its end
             return dropped

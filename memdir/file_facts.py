@@ -25,7 +25,12 @@ import os
 import stat
 from pathlib import Path
 
-from memdir import constants as C, safefs, scan as one_file  # one_file.read_header: looked up at each call
+from memdir import (
+    constants as C,
+    safefs,
+    safefs_write,
+    scan as one_file,  # one_file.read_header: looked up at each call
+)
 from memdir.record import Record
 from memdir.scan import Header, ScanResult
 from memdir.secrets import looks_secret
@@ -113,8 +118,8 @@ class FileFacts:
         if len(data) > MAX_BYTES:
             return
         try:
-            safefs.mkdirs(self.base, C.STATE_DIRNAME)
-            safefs.write_bytes(self.base, self.rel, data, durable=False)
+            safefs_write.mkdirs(self.base, C.STATE_DIRNAME)
+            safefs_write.write_bytes(self.base, self.rel, data, durable=False)
         except OSError:
             pass  # a read-only or unsafe folder: the next run reads the files again, nothing is lost
 

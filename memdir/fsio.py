@@ -66,7 +66,7 @@ def locked(lock_path: Path, timeout: float = 30.0) -> Iterator[None]:
         with FileLock(str(lock_path), timeout=timeout):
             yield
         return
-    from memdir.safefs import hold_lock
+    from memdir.safefs_write import hold_lock
 
     with hold_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644), str(lock_path), timeout):
         yield
@@ -90,7 +90,7 @@ def try_locked(lock_path: Path) -> Iterator[bool]:
         finally:
             lock.release()
         return
-    from memdir.safefs import try_hold_lock
+    from memdir.safefs_write import try_hold_lock
 
     with try_hold_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)) as got:
         yield got

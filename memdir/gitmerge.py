@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from memdir import gitrepo, safefs
+from memdir import gitrepo, safefs, safefs_write
 
 INDEX_NAME = "MEMORY.md"
 SYNC_AUTHOR = gitrepo.Author("memdir sync", "memdir@memdir.invalid")
@@ -137,9 +137,9 @@ def apply(memory_dir: Path, ours_files: dict[str, str], changes: dict[str, bytes
         if _disk_blob(memory_dir, path) != ours_files.get(path):
             kept.append(path)
         elif data is None:
-            safefs.unlink(memory_dir, path)
+            safefs_write.unlink(memory_dir, path)
         else:
-            safefs.write_bytes(memory_dir, path, data)
+            safefs_write.write_bytes(memory_dir, path, data)
     return kept
 
 

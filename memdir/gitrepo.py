@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.errors import MemdirError
 from memdir.secrets import find_secrets, looks_secret, redact
 
@@ -213,7 +213,7 @@ def ensure(memory_dir: Path) -> None:
     if exists(memory_dir):
         return
     safefs.check_inside(memory_dir, f"{C.STATE_DIRNAME}/{GIT_DIRNAME}")  # `.memdir` must not be a symlink
-    safefs.mkdirs(memory_dir, C.STATE_DIRNAME)
+    safefs_write.mkdirs(memory_dir, C.STATE_DIRNAME)
     temp_name = f"{GIT_DIRNAME}{C.TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
     temp = memory_dir / C.STATE_DIRNAME / temp_name
     env = _env(memory_dir) | {"GIT_DIR": str(temp)}
@@ -221,8 +221,8 @@ def ensure(memory_dir: Path) -> None:
         for args in (("init", "-q", f"--initial-branch={BRANCH}", "--template="),
                      *(("config", key, value) for key, value in _REPO_CONFIG)):
             _run_env(env, memory_dir, args)
-        safefs.write_text(memory_dir, f"{C.STATE_DIRNAME}/{temp_name}/info/exclude", _EXCLUDE)
-        with safefs.open_dir(memory_dir, C.STATE_DIRNAME) as dfd:  # a folder: safefs.rename moves files only
+        safefs_write.write_text(memory_dir, f"{C.STATE_DIRNAME}/{temp_name}/info/exclude", _EXCLUDE)
+        with safefs.open_dir(memory_dir, C.STATE_DIRNAME) as dfd:  # a folder: safefs_write.rename moves files only
             os.rename(temp_name, GIT_DIRNAME, src_dir_fd=dfd, dst_dir_fd=dfd)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
@@ -286,7 +286,7 @@ def read_blob(memory_dir: Path, blob: str) -> bytes:
 # --- committing ----------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _folder_lock(memory_dir: Path, timeout: float) -> Iterator[None]:
-    with safefs.locked(memory_dir, _LOCK_REL, timeout):
+    with safefs_write.locked(memory_dir, _LOCK_REL, timeout):
         yield
 
 

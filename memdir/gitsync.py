@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from memdir import constants as C, githistory, gitmerge, gitrepo, safefs
+from memdir import constants as C, githistory, gitmerge, gitrepo, safefs_write
 from memdir.errors import MemdirError
 from memdir.secrets import find_secrets, looks_secret, redact
 from memdir.syncconfig import (
@@ -82,7 +82,7 @@ def remote_tip(memory_dir: Path, url: str, branch: str) -> str | None:
 def _fetch(target: Target) -> str:
     memory_dir, url, branch = target.folder, target.url, target.branch
     try:
-        with safefs.locked(target.base, _FOLDER_LOCK, 30.0):
+        with safefs_write.locked(target.base, _FOLDER_LOCK, 30.0):
             gitrepo.ensure(memory_dir)
         gitrepo.run(memory_dir, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--", url,
                     f"+refs/heads/{branch}:{TRACKING_REF}", timeout=600)
@@ -159,16 +159,16 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
     the fetch leaves both sides consistent and the next sync completes."""
     target = settings(Path(memory_dir), project_root, remote, project, team=team)
     tip = remote_tip(target.base, target.url, target.branch)  # offline: stops here, nothing changed
-    safefs.mkdirs(target.base, C.STATE_DIRNAME)
+    safefs_write.mkdirs(target.base, C.STATE_DIRNAME)
     if team:
-        safefs.mkdirs(target.base, f"{C.TEAM_DIRNAME}/{C.STATE_DIRNAME}")  # never through a symlinked team/
+        safefs_write.mkdirs(target.base, f"{C.TEAM_DIRNAME}/{C.STATE_DIRNAME}")  # never through a symlinked team/
     if remote or project:
         key = TEAM_REMOTE_KEY if team else REMOTE_KEY
         save_config(target.base, {key: target.url} | ({PROJECT_KEY: project} if project else {}))
     result = SyncResult(target.url, target.branch, team=team)
     folder = target.folder
     try:
-        with safefs.locked(folder, _SYNC_LOCK, lock_timeout):
+        with safefs_write.locked(folder, _SYNC_LOCK, lock_timeout):
             for _ in range(_PUSH_TRIES):
                 theirs = tip and (tip if _have(folder, tip) else _fetch(target))
                 new = _integrate(target, theirs, result)
@@ -209,7 +209,7 @@ def background_sync(memory_dir: Path, project_root: Path | None) -> str | None:
 def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | None:
     """Under the folder lock: commit the folder, then bring `theirs` in. The local head afterwards."""
     memory_dir = target.folder
-    with safefs.locked(target.base, _FOLDER_LOCK, 30.0):
+    with safefs_write.locked(target.base, _FOLDER_LOCK, 30.0):
         found = gitrepo.commit_locked(memory_dir, "changes found on disk before sync", author=gitrepo.ANOTHER_WRITER,
                                       first_import=githistory.import_legacy)  # a first commit keeps .memdir/history/
         result.left_out = list(found.left_out)

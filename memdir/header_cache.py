@@ -41,7 +41,7 @@ import sys
 import time
 from array import array
 
-from memdir import constants as C, frontmatter_io, header_entries, inert, safefs, scan as one_file
+from memdir import constants as C, frontmatter_io, header_entries, inert, safefs, safefs_write, scan as one_file
 from memdir.header_entries import CachedHeader, Entries, decode
 from memdir.scan import Header, ScanResult
 
@@ -268,7 +268,7 @@ class HeaderCache:
                 or len(first) + len(body) + len(lines) * ENTRY_BYTES > HEAD_MAX_BYTES):
             return False
         try:
-            safefs.write_bytes(self.root, CACHE_FILE, data, durable=False)
+            safefs_write.write_bytes(self.root, CACHE_FILE, data, durable=False)
         except OSError:
             return False  # a read-only folder: the next prompt reads the files again
         return True

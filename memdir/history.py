@@ -37,7 +37,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.errors import MemdirError
 
 _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -184,7 +184,7 @@ def _since(base: Path, state_rel: str) -> str:
 def _mark_since(base: Path, state_rel: str, stamp: str) -> None:
     """Record when the first version was kept with the new keys (once; never moved later)."""
     if _since(base, state_rel) == "~" and not safefs.exists(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}"):
-        safefs.write_text(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}", stamp + "\n")
+        safefs_write.write_text(base, f"{state_rel}/{C.HISTORY_SINCE_NAME}", stamp + "\n")
 
 
 def _folder_rel(state_rel: str, rel_path: str) -> str:
@@ -408,7 +408,7 @@ def record_authored(state_dir: Path, rel_path: str, text: str) -> None:
     base, state_rel = _base(state_dir)
     data = _load_authored(state_dir)
     data[rel_path] = _digest(text.encode("utf-8"))
-    safefs.write_text(base, f"{state_rel}/{C.AUTHORED_NAME}", json.dumps(data, indent=0, sort_keys=True))
+    safefs_write.write_text(base, f"{state_rel}/{C.AUTHORED_NAME}", json.dumps(data, indent=0, sort_keys=True))
 
 
 def written_by_extractor(state_dir: Path, root: Path, rel_path: str) -> bool:

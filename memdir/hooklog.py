@@ -18,7 +18,7 @@ def log(memory_dir: str | os.PathLike | None, event: str, message: str) -> None:
     never creates a memory folder.
     """
     try:
-        from memdir import safefs
+        from memdir import safefs_write
         from memdir.locate import config_home
         from memdir.secrets import redact
 
@@ -28,6 +28,6 @@ def log(memory_dir: str | os.PathLike | None, event: str, message: str) -> None:
             root, rel = config_home(), "memdir/hook.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         flat = redact(" ".join(str(message).split())[:8000])[:2000]  # redacted before the cut: no half secret
-        safefs.append_text(root, rel, f"{stamp} {redact(event)}: {flat}\n")
+        safefs_write.append_text(root, rel, f"{stamp} {redact(event)}: {flat}\n")
     except Exception:
         pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 
 NOTICES = f"{C.STATE_DIRNAME}/notices.json"  # opened through memdir.safefs: never through a symlink
 LOCK = f"{C.STATE_DIRNAME}/notices.lock"
@@ -15,18 +15,18 @@ def add_notice(memory_dir: str | os.PathLike, paths: list[str]) -> None:
         return
     import json  # the background worker's: a hook only takes notices
 
-    with safefs.locked(memory_dir, LOCK):
+    with safefs_write.locked(memory_dir, LOCK):
         current = safefs.read_json(memory_dir, NOTICES, [])
         current = current if isinstance(current, list) else []
         current.extend(p for p in paths if p not in current)
-        safefs.write_text(memory_dir, NOTICES, json.dumps(current))
+        safefs_write.write_text(memory_dir, NOTICES, json.dumps(current))
 
 
 def take_notices(memory_dir: str | os.PathLike) -> list[str]:
     """The paths saved since the last call, each returned once."""
     if not safefs.exists(memory_dir, NOTICES):
         return []
-    with safefs.locked(memory_dir, LOCK):
+    with safefs_write.locked(memory_dir, LOCK):
         current = safefs.read_json(memory_dir, NOTICES, [])
-        safefs.unlink(memory_dir, NOTICES)
+        safefs_write.unlink(memory_dir, NOTICES)
     return [p for p in current if isinstance(p, str)] if isinstance(current, list) else []

@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from memdir import constants as C, light_json, safefs
+from memdir import constants as C, light_json, safefs, safefs_write
 from memdir.errors import MemdirError
 from memdir.record import Record
 
@@ -134,8 +134,8 @@ def propose(
         if text is None:
             raise MemdirError(f"a proposal to {action} {target} needs the new text")
         guard(text, f"a proposal for {target}")
-    safefs.mkdirs(memory_dir, FOLDER)
-    with safefs.locked(memory_dir, LOCK):
+    safefs_write.mkdirs(memory_dir, FOLDER)
+    with safefs_write.locked(memory_dir, LOCK):
         waiting = pending(memory_dir)
         for p in waiting:
             if p.target == target and p.team == team and p.action == action and p.text == text:
@@ -149,7 +149,8 @@ def propose(
         )
         import json  # indent and non-ASCII kept: not light_json's
 
-        safefs.write_text(memory_dir, _rel(proposal_id), json.dumps(proposal.as_dict(), indent=1, ensure_ascii=False))
+        safefs_write.write_text(memory_dir, _rel(proposal_id),
+                                json.dumps(proposal.as_dict(), indent=1, ensure_ascii=False))
     return proposal
 
 
@@ -184,7 +185,7 @@ def _name_and_stem(target: str) -> tuple[str, str]:
 def move_aside(memory_dir: str | os.PathLike, proposal: Proposal, where: str) -> str:
     """Move a proposal's file to `proposals/<where>/` (kept, never deleted); its new relative path."""
     dst = f"{FOLDER}/{where}/{proposal.id}-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    safefs.rename(memory_dir, _rel(proposal.id), dst, create_dst_dir=True)
+    safefs_write.rename(memory_dir, _rel(proposal.id), dst, create_dst_dir=True)
     return dst
 
 
@@ -200,7 +201,7 @@ def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
         told = safefs.read_text_or(memory_dir, TOLD, "0").strip()
         if told.isdigit() and int(told) >= newest:
             return None
-        safefs.write_text(memory_dir, TOLD, str(newest), durable=False)
+        safefs_write.write_text(memory_dir, TOLD, str(newest), durable=False)
     except (OSError, ValueError):  # no folder yet, or it cannot be read: nothing to tell
         return None
     count = len(entries)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from memdir import inert, safefs
+from memdir import inert, safefs, safefs_write
 from memdir.errors import MemdirError
 
 NAME = "provenance.jsonl"
@@ -60,7 +60,7 @@ def record(base, state_rel: str, file_rel: str, item: dict) -> None:
     line = json.dumps({"at": _now(), "file": file_rel, **item}, ensure_ascii=False, sort_keys=False)
     rel = f"{state_rel}/{NAME}"
     try:
-        safefs.append_text(base, rel, line + "\n")
+        safefs_write.append_text(base, rel, line + "\n")
         st = safefs.lstat(base, rel)
         if st is not None and st.st_size > MAX_BYTES:
             _compact(base, rel)
@@ -103,7 +103,7 @@ def _compact(base, rel: str) -> None:
         kept.append(line)
         size += len(line.encode())
     text = "".join(reversed(kept))
-    safefs.write_text(base, rel, text)
+    safefs_write.write_text(base, rel, text)
 
 
 def moved(base, state_rel: str, old_rel: str, new_rel: str) -> None:

@@ -13,7 +13,7 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 
 TAIL_BYTES = 4 << 20  # a week of runs fits many times over; older lines are not needed here
 
@@ -26,8 +26,8 @@ def append_run(memory_dir: Path | str | os.PathLike, entry: dict) -> None:
     from memdir.secrets import redact
 
     line = redact(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}, default=str))
-    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
-        safefs.append_text(memory_dir, f"{C.STATE_DIRNAME}/{C.RUNS_LOG_NAME}", line + "\n")
+    with safefs_write.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
+        safefs_write.append_text(memory_dir, f"{C.STATE_DIRNAME}/{C.RUNS_LOG_NAME}", line + "\n")
 
 
 def _tail_lines(memory_dir: Path) -> list[str]:

@@ -13,6 +13,9 @@ Stdlib only and no pathlib: the hooks use this on every prompt.
 Where a folder cannot be held open nor a file opened relative to one without following a link (native Windows:
 no O_DIRECTORY, no O_NOFOLLOW, no dir_fd), reads check every component with lstat instead (memdir.safefs_paths)
 and writes are refused with one line (NO_WRITES): never a link silently followed.
+
+This module opens, reads and lists; changing the folder (atomic writes, appends, removals, moves, and the locks
+writers hold) is memdir.safefs_write, on the same walk.
 """
 
 from __future__ import annotations
@@ -23,17 +26,16 @@ import os
 import stat
 
 from memdir import constants as C
-from memdir.errors import FolderBusy, MemdirError
+from memdir.errors import MemdirError
 
 BY_DESCRIPTOR = (hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW") and os.open in os.supports_dir_fd
                  and os.stat in os.supports_dir_fd)
 NO_WRITES = "writes need O_NOFOLLOW; not supported on this platform"
 NO_FOLDER_FD = "this platform cannot hold a folder open without following links; not supported here"
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-TEMP_MARKER = C.TEMP_MARKER  # the same marker fsio uses, so doctor finds stale temps from either
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class UnsafePath(MemdirError, OSError):
@@ -95,7 +97,7 @@ def kind_of(mode: int) -> str:
     return _kind(mode)
 
 
-def _symlink_refusal(shown: str) -> UnsafePath:
+def symlink_refusal(shown: str) -> UnsafePath:
     return UnsafePath(f"{shown} is a symlink; memdir never follows symlinks inside the memory folder "
                       "(replace it with a regular file or folder)")
 
@@ -106,12 +108,7 @@ def _open_root(root: str | os.PathLike, create: bool) -> int:
     root_s = os.fspath(root)
     if create:
         os.makedirs(root_s, exist_ok=True)
-    return os.open(root_s, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
-
-
-def _writable() -> None:
-    if not BY_DESCRIPTOR:
-        raise UnsafePath(NO_WRITES)
+    return os.open(root_s, os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
 
 
 def _open_dir_at(dir_fd: int, name: str, shown: str, create: bool) -> int:
@@ -130,7 +127,7 @@ def _open_dir_at(dir_fd: int, name: str, shown: str, create: bool) -> int:
                 except OSError:
                     raise exc from None
                 if stat.S_ISLNK(mode):
-                    raise _symlink_refusal(shown) from None
+                    raise symlink_refusal(shown) from None
                 raise UnsafePath(f"{shown} is {_kind(mode)}, not a folder") from None
             raise
     raise FileNotFoundError(errno.ENOENT, "not found", shown)  # pragma: no cover
@@ -152,14 +149,14 @@ def open_dir(root: str | os.PathLike, rel_dir: str = "", create: bool = False):
         os.close(fd)
 
 
-def _parent_and_name(rel: str) -> tuple[str, str]:
+def parent_and_name(rel: str) -> tuple[str, str]:
     parts = split_rel(rel)
     return "/".join(parts[:-1]), parts[-1]
 
 
 def lstat(root: str | os.PathLike, rel: str) -> os.stat_result | None:
     """The entry's own stat (a symlink is reported as one), or None when absent."""
-    parent, name = _parent_and_name(rel)
+    parent, name = parent_and_name(rel)
     try:
         if not BY_DESCRIPTOR:
             from memdir import safefs_paths
@@ -185,7 +182,7 @@ def is_regular_file(root: str | os.PathLike, rel: str) -> bool:
 
 def open_file_at(dfd: int | None, name: str, shown: str, flags: int, mode: int = 0o644) -> int:
     try:
-        fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode, dir_fd=dfd)
+        fd = os.open(name, flags | NOFOLLOW | _NONBLOCK | CLOEXEC, mode, dir_fd=dfd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO, errno.ENODEV, errno.ETXTBSY):
             try:
@@ -193,7 +190,7 @@ def open_file_at(dfd: int | None, name: str, shown: str, flags: int, mode: int =
             except OSError:
                 raise exc from None
             if kind == "a symlink":
-                raise _symlink_refusal(shown) from None
+                raise symlink_refusal(shown) from None
             raise UnsafePath(f"{shown} is {kind}; memdir only reads and writes regular files") from None
         raise
     try:
@@ -216,7 +213,7 @@ def open_file(root: str | os.PathLike, rel: str, flags: int = os.O_RDONLY) -> in
         from memdir import safefs_paths
 
         return safefs_paths.open_read(root, rel)
-    parent, name = _parent_and_name(rel)
+    parent, name = parent_and_name(rel)
     with open_dir(root, parent) as dfd:
         return open_file_at(dfd, name, rel, flags)
 
@@ -262,108 +259,6 @@ def read_json(root: str | os.PathLike, rel: str, default=None):
         return default
 
 
-def _fsync_dir_fd(dfd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.fsync(dfd)
-
-
-@contextlib.contextmanager
-def _failures_named(root: str | os.PathLike, rel: str):
-    """An OSError from a write names the file the user knows (`MEMORY.md`), not the temp file or
-    descriptor-relative name the system call saw, so a disk-full or read-only error is one clear line."""
-    try:
-        yield
-    except UnsafePath:
-        raise
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, os.path.join(os.fspath(root), rel)) from exc
-
-
-def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, durable: bool = True) -> None:
-    """Replace the file atomically (temp + fsync + rename), creating folders on the way.
-
-    An existing symlink, FIFO or folder at the target is refused, never replaced or followed. A
-    failure (disk full, read-only) leaves the old file whole and no temp file behind.
-    """
-    _writable()
-    parent, name = _parent_and_name(rel)
-    with _failures_named(root, rel), open_dir(root, parent, create=True) as dfd:
-        try:
-            current = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        except FileNotFoundError:
-            current = None
-        if current is not None and not stat.S_ISREG(current.st_mode):
-            kind = _kind(current.st_mode)
-            if kind == "a symlink":
-                raise _symlink_refusal(rel)
-            raise UnsafePath(f"{rel} is {kind}; memdir only writes regular files")
-        temp = f".{name}{TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dfd)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                if durable:
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=dfd)
-            raise
-        if durable:
-            _fsync_dir_fd(dfd)
-
-
-def write_text(root: str | os.PathLike, rel: str, text: str, *, durable: bool = True) -> None:
-    write_bytes(root, rel, text.encode("utf-8"), durable=durable)
-
-
-def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
-    """Append to a log file (created when missing), never through a symlink."""
-    _writable()
-    parent, name = _parent_and_name(rel)
-    with _failures_named(root, rel):
-        with open_dir(root, parent, create=True) as dfd:
-            fd = open_file_at(dfd, name, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        with os.fdopen(fd, "ab") as handle:
-            handle.write(text.encode("utf-8"))
-
-
-def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:
-    """Remove one entry (a symlink itself is removed, never its target)."""
-    _writable()
-    parent, name = _parent_and_name(rel)
-    try:
-        with open_dir(root, parent) as dfd:
-            os.unlink(name, dir_fd=dfd)
-    except FileNotFoundError:
-        if not missing_ok:
-            raise
-
-
-def rename(root: str | os.PathLike, src_rel: str, dst_rel: str, *, create_dst_dir: bool = False) -> None:
-    """Move an entry within the folder; refused when the source is not a regular file."""
-    _writable()
-    src_parent, src_name = _parent_and_name(src_rel)
-    dst_parent, dst_name = _parent_and_name(dst_rel)
-    with open_dir(root, src_parent) as sfd, open_dir(root, dst_parent, create=create_dst_dir) as dfd:
-        mode = os.stat(src_name, dir_fd=sfd, follow_symlinks=False).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnsafePath(f"{src_rel} is {_kind(mode)}; memdir only moves regular files")
-        try:
-            target = os.stat(dst_name, dir_fd=dfd, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            target = None
-        if target is not None and not stat.S_ISREG(target):
-            raise UnsafePath(f"{dst_rel} is {_kind(target)}; memdir will not replace it")
-        os.replace(src_name, dst_name, src_dir_fd=sfd, dst_dir_fd=dfd)
-
-
-def mkdirs(root: str | os.PathLike, rel_dir: str) -> None:
-    with open_dir(root, rel_dir, create=True):
-        pass
-
-
 def listdir(root: str | os.PathLike, rel_dir: str = "") -> list[tuple[str, str]]:
     """(name, kind) of each entry: kind is file, dir, symlink or other. Symlinks are not followed."""
     out = []
@@ -374,13 +269,13 @@ def listdir(root: str | os.PathLike, rel_dir: str = "") -> list[tuple[str, str]]
             return safefs_paths.listdir(root, rel_dir)
         with open_dir(root, rel_dir) as dfd, os.scandir(dfd) as entries:
             for entry in entries:
-                out.append((entry.name, _entry_kind(entry)))
+                out.append((entry.name, entry_kind(entry)))
     except (FileNotFoundError, NotADirectoryError):
         return []
     return sorted(out)
 
 
-def _entry_kind(entry: os.DirEntry) -> str:
+def entry_kind(entry: os.DirEntry) -> str:
     try:
         if entry.is_symlink():
             return "symlink"
@@ -414,89 +309,6 @@ def walk(root: str | os.PathLike, rel_dir: str = "", *, skip_top: tuple[str, ...
             yield rel, kind
             if kind == "dir":
                 stack.append(rel)
-
-
-@contextlib.contextmanager
-def hold_lock(fd: int, shown: str, timeout: float = 30.0):
-    """Hold an exclusive flock on the open descriptor `fd` (POSIX), waiting up to `timeout`; closes `fd`.
-
-    The one lock loop: `locked` below opens without following symlinks, `memdir.fsio.locked` by path."""
-    import fcntl
-    import time
-
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise FolderBusy(
-                        f"{shown}: still locked after {timeout:.0f}s by another memdir process; retry later"
-                    ) from None
-                time.sleep(0.005)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def try_hold_lock(fd: int):
-    """Non-blocking `hold_lock`: yields True while holding the lock, False when another process holds it."""
-    import fcntl
-
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
-    """An exclusive inter-process lock on a lock file inside the folder, opened without following symlinks."""
-    if os.name != "posix":  # Windows: no symlink attacks of this kind to defend against in the same way
-        from pathlib import Path
-
-        from memdir.fsio import locked as plain_locked
-
-        with plain_locked(Path(os.fspath(root), *split_rel(rel)), timeout):
-            yield
-        return
-    parent, name = _parent_and_name(rel)
-    with open_dir(root, parent, create=True) as dfd:
-        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
-    with hold_lock(fd, rel, timeout):
-        yield
-
-
-@contextlib.contextmanager
-def try_locked(root: str | os.PathLike, rel: str):
-    """Non-blocking: yields True while holding the lock, False when another process holds it."""
-    if os.name != "posix":  # Windows
-        from pathlib import Path
-
-        from memdir.fsio import try_locked as plain_try_locked
-
-        with plain_try_locked(Path(os.fspath(root), *split_rel(rel))) as got:
-            yield got
-        return
-    parent, name = _parent_and_name(rel)
-    with open_dir(root, parent, create=True) as dfd:
-        fd = open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
-    with try_hold_lock(fd) as got:
-        yield got
 
 
 def check_inside(root: str | os.PathLike, rel_dir: str) -> None:

@@ -21,7 +21,7 @@ REPARSE_POINT = 0x400  # FILE_ATTRIBUTE_REPARSE_POINT: symlinks, junctions and m
 
 def _not_a_link(st: os.stat_result, shown: str) -> os.stat_result:
     if stat.S_ISLNK(st.st_mode) or getattr(st, "st_file_attributes", 0) & REPARSE_POINT:
-        raise safefs._symlink_refusal(shown)
+        raise safefs.symlink_refusal(shown)
     return st
 
 
@@ -50,13 +50,13 @@ def folder(root: str | os.PathLike, rel_dir: str) -> str:
 
 def lstat(root: str | os.PathLike, rel: str) -> os.stat_result:
     """The entry's own stat, its folders checked (FileNotFoundError when it is absent)."""
-    parent, name = safefs._parent_and_name(rel)
+    parent, name = safefs.parent_and_name(rel)
     return os.lstat(_join(folder(root, parent), name, rel))
 
 
 def open_read(root: str | os.PathLike, rel: str) -> int:
     """A read-only descriptor for the regular file `rel`, never through a link; the caller closes it."""
-    parent, name = safefs._parent_and_name(rel)
+    parent, name = safefs.parent_and_name(rel)
     path = _join(folder(root, parent), name, rel)
     st = _not_a_link(os.lstat(path), rel)
     if not stat.S_ISREG(st.st_mode):
@@ -72,4 +72,4 @@ def open_read(root: str | os.PathLike, rel: str) -> int:
 def listdir(root: str | os.PathLike, rel_dir: str) -> list[tuple[str, str]]:
     """(name, kind) of each entry of the checked folder, as safefs.listdir gives them."""
     with os.scandir(folder(root, rel_dir)) as entries:
-        return sorted((entry.name, safefs._entry_kind(entry)) for entry in entries)
+        return sorted((entry.name, safefs.entry_kind(entry)) for entry in entries)

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, safefs
+from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, safefs, safefs_write
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.not_a_memory import not_a_memory, refused_entry
@@ -154,7 +154,7 @@ class MemoryStore:
         from memdir.write_mode import check_writable
 
         check_writable(self.base)
-        return safefs.locked(self.base, f"{self.state_rel}/{self.lock_path.name}")
+        return safefs_write.locked(self.base, f"{self.state_rel}/{self.lock_path.name}")
 
     def _rel(self, rel_path: str) -> str:
         """`rel_path` (relative to this store's root) relative to the folder every open walks from."""
@@ -169,7 +169,7 @@ class MemoryStore:
         return safefs.read_text(self.base, self._rel(rel_path))
 
     def _write(self, rel_path: str, text: str) -> None:
-        safefs.write_text(self.base, self._rel(rel_path), text)
+        safefs_write.write_text(self.base, self._rel(rel_path), text)
 
     def resolve_rel(self, rel_path: str) -> Path:
         """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
@@ -421,7 +421,7 @@ class MemoryStore:
             kept = self._keep(header.rel_path, "renamed")
             self._write(new_rel, dump_document(renamed.frontmatter(), renamed.body))
             if new_path != header.path:
-                safefs.unlink(self.base, self._rel(header.rel_path))
+                safefs_write.unlink(self.base, self._rel(header.rel_path))
                 self._write_index(index_text.remove(self.index(), header.rel_path), "renamed")
                 from memdir import provenance
 
@@ -437,7 +437,7 @@ class MemoryStore:
         with self._locked():
             index = self.index()  # read first: an unreadable index refuses the forget before the file goes
             kept = self._keep(header.rel_path, "deleted")
-            safefs.unlink(self.base, self._rel(header.rel_path))
+            safefs_write.unlink(self.base, self._rel(header.rel_path))
             self._write_index(index_text.remove(index, header.rel_path), "deleted")
         return DeleteResult(header.rel_path, kept)
 
@@ -520,7 +520,7 @@ class MemoryStore:
         with self._locked():
             self.index()  # unreadable: refused before anything is written, not after
             kept = self._keep(rel, "replaced")
-            safefs.write_bytes(self.base, self._rel(rel), data)
+            safefs_write.write_bytes(self.base, self._rel(rel), data)
             if rel != C.INDEX_NAME:
                 header = read_header(self.root / rel, self.root)
                 line = index_text.entry_line(header.name or Path(rel).stem, rel, header.description or "")

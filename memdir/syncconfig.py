@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from memdir import constants as C, gitrepo, safefs
+from memdir import constants as C, gitrepo, safefs, safefs_write
 from memdir.errors import MemdirError
 from memdir.paths import config_home, config_value
 
@@ -127,7 +127,7 @@ def save_config(memory_dir: Path, values: Mapping[str, object]) -> None:
         raise SyncError(f"{Path(memory_dir) / _FOLDER_CONFIG}: not valid JSON; fix or remove it") from None
     if not isinstance(current, dict):
         raise SyncError(f"{Path(memory_dir) / _FOLDER_CONFIG}: must be a JSON object; fix or remove it")
-    safefs.write_text(memory_dir, _FOLDER_CONFIG, json.dumps({**current, **values}, indent=2) + "\n")
+    safefs_write.write_text(memory_dir, _FOLDER_CONFIG, json.dumps({**current, **values}, indent=2) + "\n")
 
 
 def auto_sync(memory_dir: Path, project_root: Path | None, env: Mapping[str, str] | None = None) -> bool:

@@ -48,7 +48,7 @@ def render_slotted(
         key = f"{template}-{zlib.crc32(source):08x}-{len(source)}-{zlib.crc32(facts.encode()):08x}"
         # cache_dir is <memory>/.memdir/cache: opened from the memory folder down, never through a
         # symlink, and a skeleton is used only under this user's tag (see _tag).
-        from memdir import safefs
+        from memdir import safefs, safefs_write
 
         state_dir, cache_name = os.path.split(os.fspath(cache_dir).rstrip(os.sep))
         cache_root, state_name = os.path.split(state_dir)
@@ -68,7 +68,7 @@ def render_slotted(
         skeleton = render(template, variant=chosen, **context, **markers)
         if cache_file is not None and secret is not None:
             try:
-                safefs.write_text(cache_root, cache_file, f"{_tag(secret, skeleton)}\n{skeleton}", durable=False)
+                safefs_write.write_text(cache_root, cache_file, f"{_tag(secret, skeleton)}\n{skeleton}", durable=False)
             except OSError:
                 pass  # a read-only folder only costs the next call a render
     return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), skeleton)

@@ -6,7 +6,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -33,7 +33,7 @@ def tokens_used(usage: dict) -> int:
 
 
 def add_usage(memory_dir: Path, day: date, usage: dict, *, budget_notice: bool | None = None) -> dict:
-    with safefs.locked(memory_dir, f"{C.STATE_DIRNAME}/usage.lock"):
+    with safefs_write.locked(memory_dir, f"{C.STATE_DIRNAME}/usage.lock"):
         total = usage_for(memory_dir, day)
         for key in USAGE_FIELDS:
             before = total[key] if isinstance(total[key], int) else 0
@@ -41,7 +41,7 @@ def add_usage(memory_dir: Path, day: date, usage: dict, *, budget_notice: bool |
         total["runs"] += 1 if usage else 0
         if budget_notice is not None:
             total["budget_notice"] = budget_notice
-        safefs.write_text(memory_dir, f"{FOLDER}/{day.isoformat()}.json", json.dumps(total))
+        safefs_write.write_text(memory_dir, f"{FOLDER}/{day.isoformat()}.json", json.dumps(total))
     return total
 
 

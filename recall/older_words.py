@@ -42,7 +42,7 @@ from bisect import bisect_left
 from itertools import islice, repeat
 from operator import ge, gt, mod
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.header_cache import HeaderCache
 from memdir.scan import Header
 
@@ -264,6 +264,6 @@ class WordIndex:
     def _save(self) -> None:
         if len(self.data) <= MAX_BYTES:
             try:
-                safefs.write_bytes(self.cache.root, CACHE_FILE, self.data, durable=False)
+                safefs_write.write_bytes(self.cache.root, CACHE_FILE, self.data, durable=False)
             except OSError:
                 pass  # a read-only folder: this process still uses what it built

@@ -34,7 +34,7 @@ from bisect import bisect_left
 from collections import Counter
 from itertools import accumulate
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.stages.recall import token_cache
 from memdir.stages.recall.indexed_corpus import IndexedCorpus
 from memdir.stages.recall.lexical import DocTokens, cut_grams
@@ -192,7 +192,7 @@ def save(memory_dir: str | os.PathLike, keys: Sequence[bytes], stamps: Sequence[
     if data is None or not _within_limits(data):
         return
     try:
-        safefs.write_bytes(memory_dir, INDEX_FILE, data, durable=False)
+        safefs_write.write_bytes(memory_dir, INDEX_FILE, data, durable=False)
     except OSError:
         pass
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from memdir import constants as C, light_json, safefs
+from memdir import constants as C, light_json, safefs, safefs_write
 from memdir.record import Record, field
 
 
@@ -44,9 +44,9 @@ def record(memory_dir: str | os.PathLike, session_id: str | None, paths: list[st
     if not session_id or not paths:
         return
     folder = _folder(session_id)
-    with safefs.locked(memory_dir, f"{folder}/lock"):
+    with safefs_write.locked(memory_dir, f"{folder}/lock"):
         current = load(memory_dir, session_id)
         merged = current.paths + [p for p in paths if p not in current.paths]
         # Not fsynced: losing this in a power cut only means a memory may be shown once more.
-        safefs.write_text(memory_dir, f"{folder}/surfaced.json", light_json.dumps({"paths": merged, "bytes": current.bytes + size}),
-                          durable=False)
+        safefs_write.write_text(memory_dir, f"{folder}/surfaced.json",
+                                light_json.dumps({"paths": merged, "bytes": current.bytes + size}), durable=False)

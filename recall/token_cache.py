@@ -39,7 +39,7 @@ import sys
 from array import array
 from collections.abc import Sequence
 
-from memdir import constants as C, safefs, words
+from memdir import constants as C, safefs, safefs_write, words
 from memdir.stages.recall import lexical, related
 from memdir.stages.recall.lexical import DocTokens, document_tokens
 
@@ -123,7 +123,7 @@ def prune(memory_dir: str | os.PathLike, keep: set[bytes]) -> None:
             lines.append(kept)
     try:
         data = b"\n".join([_header(tag), " ".join(words).encode("utf-8", "surrogatepass"), *lines])
-        safefs.write_bytes(memory_dir, CACHE_FILE, data, durable=False)
+        safefs_write.write_bytes(memory_dir, CACHE_FILE, data, durable=False)
     except (OSError, UnicodeError):
         pass
 
@@ -201,7 +201,7 @@ def _save(memory_dir: str | os.PathLike, tag: str, vocabulary: list[str], entrie
     if len(data) > C.TOKEN_CACHE_MAX_BYTES:
         return  # never written past what is read back
     try:
-        safefs.write_bytes(memory_dir, CACHE_FILE, data, durable=False)
+        safefs_write.write_bytes(memory_dir, CACHE_FILE, data, durable=False)
     except OSError:
         pass  # a read-only folder only costs the next prompt the tokenising
 

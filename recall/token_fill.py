@@ -10,7 +10,7 @@ import time
 from array import array
 from binascii import hexlify, unhexlify
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.stages.recall import token_cache
 from memdir.stages.recall.lexical import document_tokens
 from memdir.stages.recall.token_store import (
@@ -82,7 +82,7 @@ def fill(memory_dir: Path) -> tuple[int, int]:
         data = _finish(out, keys, offsets, tag)
         if len(keys) > C.TOKEN_STORE_MAX_ENTRIES or len(data) > C.TOKEN_STORE_MAX_BYTES:
             return tried, 0  # never: _chosen kept within both
-        safefs.write_bytes(memory_dir, STORE_FILE, data, durable=False)
+        safefs_write.write_bytes(memory_dir, STORE_FILE, data, durable=False)
         written = len(keys)
     if full:
         from memdir.hooklog import log

@@ -50,7 +50,7 @@ import time
 from array import array
 from binascii import unhexlify
 
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs, safefs_write
 from memdir.stages.recall import token_cache
 from memdir.stages.recall.lexical import DocTokens
 
@@ -343,7 +343,7 @@ def main(argv: list[str]) -> int:
             _sweep(memory_dir)
             fill(memory_dir)
             return 0
-        with safefs.try_locked(memory_dir, LOCK_FILE) as held:
+        with safefs_write.try_locked(memory_dir, LOCK_FILE) as held:
             if held:
                 _sweep(memory_dir)
                 fill(memory_dir)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memdir.stages.extractor.offline import Draft, detect
+from memdir.stages.extractor.drafts import Draft
+from memdir.stages.extractor.offline import detect
 from memdir.transcript import Message
 
 

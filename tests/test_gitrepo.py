@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import gitrepo, safefs
+from memdir import gitrepo, safefs_write
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -160,7 +160,7 @@ def test_missing_git_is_one_line_and_the_files_stay(folder: Path, monkeypatch: p
 
 
 def test_commit_waits_for_the_folder_lock(folder: Path) -> None:
-    with safefs.locked(folder, ".memdir/lock"):
+    with safefs_write.locked(folder, ".memdir/lock"):
         result = gitrepo.commit(folder, "start", lock_timeout=0.1)
     assert result.error and "locked" in result.error
     assert gitrepo.commit(folder, "start").commit

@@ -227,18 +227,18 @@ def test_edit_against_delete_keeps_the_edit(laptop: Machine, desktop: Machine, r
 _KILLER = """
 import os, signal, sys
 from pathlib import Path
-from memdir import gitmerge, gitsync, safefs
+from memdir import gitmerge, gitsync, safefs_write
 
 point = sys.argv[3]
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 if point == "mid-apply":  # the first memory file is written, the rest and the branch are not
-    real_write, done = safefs.write_bytes, []
+    real_write, done = safefs_write.write_bytes, []
     def write_then_die(root, rel, data, **kwargs):
         real_write(root, rel, data, **kwargs)
         if not rel.startswith(".memdir"):
             die()
-    gitmerge.safefs.write_bytes = write_then_die
+    gitmerge.safefs_write.write_bytes = write_then_die
 elif point == "before-push":  # merged and committed here, not pushed
     gitsync._push = die
 elif point == "after-fetch":

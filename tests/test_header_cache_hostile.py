@@ -14,14 +14,14 @@ FIELDS = ("rel_path", "name", "description", "type", "problem", "excerpt")
 def _scan_writes(folder, monkeypatch) -> tuple[list, int]:
     """One hook's scan: its headers as fields, and how many times it wrote the cache file."""
     writes = []
-    write = header_cache.safefs.write_bytes
-    monkeypatch.setattr(header_cache.safefs, "write_bytes", lambda *a, **k: writes.append(a[1]) or write(*a, **k))
+    write = header_cache.safefs_write.write_bytes
+    monkeypatch.setattr(header_cache.safefs_write, "write_bytes", lambda *a, **k: writes.append(a[1]) or write(*a, **k))
     cache = HeaderCache(folder)
     try:
         headers = [tuple(getattr(h, f) for f in FIELDS) for h in cache.scan().headers]
     finally:
         cache.close()
-    monkeypatch.setattr(header_cache.safefs, "write_bytes", write)
+    monkeypatch.setattr(header_cache.safefs_write, "write_bytes", write)
     return headers, len(writes)
 
 

@@ -75,12 +75,12 @@ def test_stop_returns_at_once_then_worker_saves_and_prompt_recalls(session):
     env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline"}
     stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
             "hook_event_name": "Stop", "stop_hook_active": False}
-    from memdir import constants as C, safefs
+    from memdir import constants as C, safefs_write
 
     # Returns at once: while the test holds the folder's write lock no memory can be saved, yet the hook
     # exits cleanly; the detached worker saves it once the lock is free. (An in-process extraction
     # would block here on the lock instead; _hook's 60 s timeout is only the hang guard.)
-    with safefs.locked(memory, f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"):
+    with safefs_write.locked(memory, f"{C.STATE_DIRNAME}/{C.LOCK_NAME}"):
         proc = _hook("stop", stop, env)
         assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
         assert not list(memory.glob("feedback_*.md"))

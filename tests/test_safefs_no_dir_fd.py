@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import safefs, safefs_paths
+from memdir import safefs, safefs_paths, safefs_write
 from tests.conftest import REPO
 
 # This Python made to look like Windows' before memdir is imported: the attributes gone, no dir_fd anywhere, no
@@ -122,7 +122,7 @@ def test_the_path_reads_refuse_links_non_files_and_a_file_swapped_after_its_chec
     with pytest.raises(safefs.UnsafePath, match="replaced"):
         safefs.read_bytes(folder, "project_deploys.md")
     with pytest.raises(safefs.UnsafePath, match="O_NOFOLLOW"):
-        safefs.write_bytes(folder, "x.md", b"x")
+        safefs_write.write_bytes(folder, "x.md", b"x")
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="the refusals are checked on symlinks")

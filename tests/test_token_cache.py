@@ -241,7 +241,7 @@ def test_a_read_only_folder_still_ranks(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError("read-only")
 
-    monkeypatch.setattr(token_cache.safefs, "write_bytes", refuse)
+    monkeypatch.setattr(token_cache.safefs_write, "write_bytes", refuse)
     assert _tokens(token_cache.tokenised(tmp_path, FIELDS)) == _tokens(_fresh(None, FIELDS))
 
 

@@ -417,7 +417,7 @@ def test_a_read_only_folder_still_ranks_and_starts_no_filler(tmp_path, monkeypat
         raise PermissionError("read-only")
 
     monkeypatch.setattr(token_store.safefs, "open_file", read_only)  # tests run as root: chmod would not stop them
-    monkeypatch.setattr(token_store.safefs, "write_bytes", refuse)
+    monkeypatch.setattr(token_store.safefs_write, "write_bytes", refuse)
     docs = token_cache.tokenised(folder, fields * 4, fill=True)
     assert [_as_tuple(d) for d in docs] == [_as_tuple(document_tokens(*f)) for f in fields * 4]
 

@@ -72,7 +72,7 @@ if sys.argv[2] == "ignored":
     signal.signal(signal.SIGALRM, signal.SIG_IGN)
 elif sys.argv[2] == "blocked":
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
-from memdir import constants as C, safefs
+from memdir import constants as C, safefs_write
 C.TOKEN_STORE_FILL_MAX_S = 1
 from memdir.stages.recall import token_store
 replace = os.replace
@@ -80,7 +80,7 @@ def held_up(*args, **kwargs):
     time.sleep(30)
     return replace(*args, **kwargs)
 os.replace = held_up
-token_store.fill = lambda d: safefs.write_bytes(d, token_store.STORE_FILE, b"x" * 4096, durable=False)
+token_store.fill = lambda d: safefs_write.write_bytes(d, token_store.STORE_FILE, b"x" * 4096, durable=False)
 token_store.main([sys.argv[1], "99"])
 """
 

@@ -1,0 +1,182 @@
+"""The English rules over one sentence of the user's own prose: explicit remember/forget requests, corrections and
+confirmations, preferences, decisions with their rationale, role statements, deadlines and pointers into external
+systems. What the rules read in every covered language is extractor/offline_multilingual.py; walking a session's
+messages and keeping only what is not said for the moment is extractor/offline.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memdir.stages.extractor import (
+    offline_facts as facts,
+    offline_lang as lang,
+    offline_scope as scope,
+    offline_user as user,
+)
+from memdir.stages.extractor.dates import DATE_PATTERN
+from memdir.stages.extractor.drafts import Draft
+from memdir.transcript import Message
+
+REMEMBER = re.compile(
+    # "Note that there is a .envrc file, but ..." adds context to the request at hand; "note this down" keeps it.
+    r"^(?:please\s+|also\s+|and\s+)*(?:remember|keep in mind|don'?t forget|make a note(?: of)?|take note(?: of)?|"
+    r"note (?:this|that|it) down)\b[\s,:]*(?:that\s+)?(?P<what>.+)",
+    re.I,
+)
+FORGET = re.compile(
+    r"^(?:please\s+|actually,?\s+|oh,?\s+)*(?:forget|stop remembering|don'?t remember|no need to remember)\b"
+    r"[\s,:]*(?:that\s+|about\s+)?(?P<what>.+)",
+    re.I,
+)
+_ROLE = re.compile(
+    # "I'm going to ignore the owner binding", "I'm building a tool for developers": what the user does now, not who
+    # they are; a role is a noun phrase, never one that starts with a verb in -ing.
+    r"\b(?:i'?m|i am|i work as|my role is|my job is)\s+(?:(?:a|an|the|our|their)\s+)?(?!\w+ing\b)"
+    r"(?P<role>[\w\s/-]{2,60}?"
+    r"(?:engineer|developer|dev|scientist|designer|manager|lead|student|founder|architect|analyst|researcher|"
+    r"sre|devops|admin|administrator|pm|cto|ceo|consultant|maintainer|intern|owner|writer|teacher)s?)\b",
+    re.I,
+)
+_NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an expert in|experienced with)\s+(?P<topic>[^.,;!?]+)", re.I)
+# "Never seen this error before", "always the same error": an adverb of experience, no instruction follows it.
+_NO_VERB_AFTER = r"(?!\s+(?:the|a|an|same|been|seen|had|heard|got|gotten|done|worked|was|were|is|are)\b)"
+_CORRECTION = re.compile(
+    r"^(?:no[,.!]?\s+|nope[,.!]?\s+|actually[,]?\s+|please\s+)*(?:don'?t|do not|never" + _NO_VERB_AFTER
+    + r"|(?:stop|quit)(?= \w+ing\b)|avoid|no more)\b.+", re.I
+)
+_INSTEAD = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
+_CONFIRM = re.compile(
+    r"\b(?:exactly (?:like that|what i (?:wanted|meant|asked))|keep doing (?:that|this|it)|that'?s (?:exactly )?"
+    r"(?:right|perfect|the way|what i wanted)|perfect[,!.]? (?:keep|do|that)|yes[,!]? (?:exactly|like that|that'?s it)|"
+    r"great approach|good call)\b",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
+    r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
+    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never)|let'?s (?:always|never) \w+)\b.+",
+    re.I,
+)
+_DECISION = re.compile(
+    r"\b(?:let'?s (?:also )?(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we(?:'ll| will| are going to)? "
+    r"(?:use|go with|switch to|adopt|stick with|move to|migrate to)|we (?:chose|picked|decided)|(?:i|we)'?ve decided|"
+    r"going with|decided to|the decision is|let'?s do (?=[\w.+-]+[.!]?$)(?!it|this|that|these|those|so|the|a|an))\b.+",
+    re.I,
+)
+# Task state, not a decision worth keeping: "let's move to Phase 4", "let's go with the next step".
+_TASK_STATE = re.compile(
+    r"\b(?:phase|step|stage|part|task|item|point|section|todo|ticket|next one|the next|option \w|plan [a-z0-9])\b", re.I
+)
+# A suggestion about how the work is done: "I think we should run it on all pushes".
+_SUGGESTION = re.compile(r"^(?:i think |i believe )?we should (?:always |also )?(?P<what>(?!be\b)\w.+)", re.I)
+# A suggestion holds for the work when it says for what in general ("on all pushes", "always"); "we should use
+# imageye_check-circle for the check marks" picks something for the piece at hand.
+_GENERAL = re.compile(r"\b(?:all|any|every|each|everywhere|everything|always|never|whenever|from now on|going forward|"
+                      r"by default|throughout)\b", re.I)
+# "Look at https://github.com/x/y and tell me what you think": a link handed over to be read now, not kept,
+# unless the user says what it is for ("Look at <url> for an example of how to implement OAuth").
+_LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check out|open|read|review|clone|visit|go to|"
+                       r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
+_FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples|reference|docs?|documentation|guide|"
+                          r"how to|pattern|template|spec|specification)\b", re.I)
+# "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
+_NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
+_CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
+# Idioms that look like corrections but correct nothing.
+IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
+_DEADLINE_WORDS = re.compile(
+    r"\b(?:deadline|due|ships?|shipping|release[sd]?|launch(?:es|ing)?|freeze|demo|cut-?off|goes live|go-live|"
+    r"must be done|needs to be done|by (?:the )?end of)\b",
+    re.I,
+)
+IMPERATIVE = re.compile(
+    r"^(?:don'?t|do not|(?:never|always)" + _NO_VERB_AFTER + r"|use|avoid|prefer|stop|keep|make sure|run|write|add|put|"
+    r"check|ask)\b", re.I
+)
+_RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
+
+
+def split_rationale(sentence: str) -> tuple[str, str | None]:
+    match = _RATIONALE.search(sentence)
+    if not match or match.start() < 8:
+        return sentence, None
+    return sentence[: match.start()].rstrip(" ,;"), match.group("why").rstrip(" .!")
+
+
+def classify(what: str) -> str:
+    """The type an explicit "remember ..." request fits best."""
+    if _ROLE.search(what) or _NEW_TO.search(what) or re.match(r"^(?:i|my)\b", what, re.I):
+        return "user"
+    if facts.URL.search(what) or facts.TICKET.search(what) or facts.REFERENCE_HINT.search(what):
+        return "reference"
+    if (IMPERATIVE.match(what) or _PREFERENCE.search(what) or re.search(r"\b(?:should|must)\b", what, re.I)
+            or lang.is_standing(what) or lang.standing_rule(what)):
+        return "feedback"  # "remember: from now on reply in French" is how the work is done, a rule
+    return "project"  # a statement of fact about the work
+
+
+def _confirmed_in_own_words(sentence: str) -> str | None:
+    """"Yes, exactly like that: keep the tests next to the code" -> "Keep the tests next to the code";
+    a bare "exactly like that" says nothing in the user's words, so it saves nothing."""
+    rest = _CONFIRM.sub(" ", _CONFIRM.sub(" ", sentence))
+    rest = re.sub(r"^[\s,.:;!—-]*(?:like (?:that|this)|that'?s it)\b", "", rest, flags=re.I)
+    rest = re.sub(r"^[\s,.:;!—-]*(?:(?:yes|yeah|yep|ok(?:ay)?|great|perfect|and|so|please|thanks)\b[\s,.:;!—-]*)*", "",
+                  rest, flags=re.I).strip(" ,.:;!—-")
+    if len(re.findall(r"\w{3,}", rest)) < 4 or not (IMPERATIVE.match(rest) or lang.is_standing(rest)):
+        return None
+    return rest[:1].upper() + rest[1:]
+
+
+def rejection_draft(reason: str) -> Draft | None:
+    """A reason typed when refusing a tool call is a correction when it states a general rule ("use pnpm");
+    one about the call at hand ("keep the name of the py file ...") is not."""
+    reason = " ".join(reason.split()).rstrip(" .!")
+    if len(reason.split()) > 12 or not IMPERATIVE.match(reason) or re.search(r"\b(?:it|this|that|the \w+ file)\b", reason, re.I):
+        return None
+    rule, why = split_rationale(reason)
+    return Draft("feedback", rule[:1].upper() + rule[1:], why or "the user rejected a tool call with this reason",
+                 kind="correction", correction=True)
+
+
+def sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[Draft]:
+    """What one sentence of the user's prose asks to keep (a question asks for help, it is not a rule)."""
+    drafts: list[Draft] = []
+    question = sentence.rstrip().endswith("?")
+    if _ROLE.search(sentence):
+        # "Since last week I'm the tech lead, not just a backend engineer": the user corrects who they are.
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="role", correction=bool(_CHANGED.search(sentence))))
+    elif _NEW_TO.search(sentence):
+        drafts.append(Draft("user", sentence.rstrip(" .!"), kind="expertise"))
+    if _CONFIRM.search(sentence):
+        # A confirmation keeps only what the user said about it, never the assistant's text, and is
+        # never a correction (nothing was corrected).
+        said = _confirmed_in_own_words(sentence)
+        if said:
+            drafts.append(Draft("feedback", said, f"the user confirmed it: \"{sentence}\"", kind="confirmation"))
+    elif not question and (_CORRECTION.match(sentence) or _INSTEAD.search(sentence)) and not lang.just_that(sentence):
+        rule, why = split_rationale(sentence.rstrip(" .!"))
+        rule = re.sub(r"^(?:no[,.!]?|nope[,.!]?|actually,?)\s+", "", rule, flags=re.I)
+        drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
+    elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
+            user.reasoned_dislike(sentence)) or (
+            _NORM.search(sentence) and lang.is_standing(sentence)):
+        rule, why = split_rationale(sentence.rstrip(" .!?"))
+        drafts.append(Draft("feedback", rule, why, kind="preference"))
+    decided = _DECISION.search(sentence)
+    # "The README says we use pnpm", "you said we're going with Vite": not the user's decision, someone else's words
+    decided = decided if decided and not facts.relayed(sentence[: decided.start()]) else None
+    if (not question and decided and not _TASK_STATE.search(sentence) and not lang.picks_option(sentence)
+            and not scope.about_one_thing(sentence)):
+        rule, why = split_rationale(sentence.rstrip(" .!"))
+        # two signals, not one: a decision word alone names a pick the code will show (offline_scope.decision_weighed)
+        if why or scope.decision_weighed(sentence) or _GENERAL.search(sentence) or lang.is_standing(sentence):
+            drafts.append(Draft("project", rule, why, kind="decision"))
+    elif _DEADLINE_WORDS.search(sentence) and DATE_PATTERN.search(sentence):
+        rule, why = split_rationale(sentence.rstrip(" .!"))
+        drafts.append(Draft("project", rule, why, kind="deadline"))
+    documentation = facts.documentation_link(sentence)
+    if not drafts and (facts.points_somewhere(sentence) or documentation) and (
+            not _LOOK_NOW.match(sentence) or _FOR_PURPOSE.search(sentence) or documentation):
+        drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
+    return drafts
