@@ -131,9 +131,9 @@ def test_disabled_by_env():
 
 
 @pytest.mark.slow
-def test_two_servers_started_together_leave_exactly_one(tmp_path):
+def test_two_servers_started_together_leave_exactly_one(short_home):
     """Both race for the same socket: one serves, the other exits at once; none is orphaned."""
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "MEMDIR_RECALL_SERVER_IDLE": "20",
+    env = {**os.environ, "HOME": str(short_home), "MEMDIR_RECALL_SERVER_IDLE": "20",
            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     path = server_socket.socket_path(env)
     argv = [sys.executable, "-m", "memdir.stages.recall.server"]  # no path: each derives it from env
