@@ -175,7 +175,7 @@ class MemoryStore:
         """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
         if "\x00" in rel_path or "\\" in rel_path or rel_path.startswith("/") or ".." in rel_path.split("/"):
             raise MemdirError(f"{rel_path!r}: memory paths are plain names inside the folder, like feedback_x.md")
-        if not rel_path.endswith(".md") or Path(rel_path).name == C.INDEX_NAME:
+        if not rel_path.endswith(".md") or naming.on_disk(Path(rel_path).name) == naming.on_disk(C.INDEX_NAME):
             raise MemdirError(f"{rel_path!r}: a memory file name must end in .md and not be {C.INDEX_NAME}")
         if any(part.startswith(".") for part in rel_path.split("/")):
             raise MemdirError(f"{rel_path!r}: hidden names are reserved for memdir's own state")
