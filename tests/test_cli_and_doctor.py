@@ -37,6 +37,18 @@ def test_invalid_user_settings_path_value_is_one_line(tmp_path, isolated_home):
     assert proc.returncode == 2 and "autoMemoryDirectory" in _one_clean_line(proc.stderr)
 
 
+def test_a_relative_dir_flag_is_read_from_the_folder_the_command_runs_in(tmp_path):
+    """`memdir --dir mem ...` is what a user types in a shell; only settings and environment variables must
+    name an absolute folder (they are read from wherever a hook happens to start)."""
+    assert run_memdir("--dir", "mem", "remember", "Use pnpm, not npm", "--type", "feedback", "--why", "lockfile",
+                      cwd=tmp_path).returncode == 0
+    assert [p.name for p in (tmp_path / "mem").glob("feedback_*.md")]
+    (tmp_path / "elsewhere").mkdir()
+    proc = run_memdir("--cwd", str(tmp_path), "--dir", "mem", "list", cwd=tmp_path / "elsewhere")
+    assert proc.returncode == 0 and "pnpm" in proc.stdout
+    assert not (tmp_path / "elsewhere" / "mem").exists()
+
+
 def test_path_reports_the_rule(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMDIR_PATH", str(tmp_path / "mem"))
     code, out, err = cli("path")
