@@ -95,6 +95,24 @@ def test_malformed_files_never_stop_list_or_doctor(tmp_path):
     assert "bad_yaml.md: malformed YAML" in proc.stdout and "no_header.md: no frontmatter" in proc.stdout
 
 
+def test_a_colon_in_a_plain_value_is_a_warning_not_an_unhealthy_folder(tmp_path):
+    """`description: Cover letter standards: NYC ...` (3 files of the real 55-file folder, written by Claude Code's
+    model) is not valid YAML, yet every field reads exactly as meant: doctor says how to make it valid YAML but
+    does not call the folder unhealthy. A header that cannot be read as meant stays an error."""
+    d = tmp_path / "m"
+    _write(d / "colon.md", "---\nname: Cover letters\ndescription: Cover letter standards: NYC location\n"
+                           "type: feedback\n---\nBody.\n\n**Why:** x\n**How to apply:** y\n")
+    _write(d / "MEMORY.md", "- [Cover letters](colon.md) — standards\n")
+    proc = run_memdir("--dir", str(d), "doctor")
+    assert proc.returncode == 0 and "[warning] colon.md: malformed YAML" in proc.stdout, proc.stdout
+    assert "quote the value" in proc.stdout
+    proc = run_memdir("--dir", str(d), "list", "--json")
+    assert json.loads(proc.stdout)[0]["description"] == "Cover letter standards: NYC location"
+    _write(d / "broken.md", "---\nname: [unclosed\ndescription: x\ntype: user\n---\nbody\n")
+    proc = run_memdir("--dir", str(d), "doctor")
+    assert proc.returncode == 1 and "[error] broken.md: malformed YAML" in proc.stdout, proc.stdout
+
+
 def test_unreadable_file_is_reported_not_fatal(store, monkeypatch):
     store.save(Memory(name="ok", description="d", type="user"))
     _write(store.root / "locked.md", "---\nname: L\ndescription: d\ntype: user\n---\n")
