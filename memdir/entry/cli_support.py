@@ -10,7 +10,7 @@ def memory_dir_of(args):
     """The Resolution for a command: --dir, else --agent/--scope, else the normal chain."""
     from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
 
-    if getattr(args, "dir", None):
+    if getattr(args, "dir", None) is not None:  # `--dir ""` is an error, not the default folder
         return _a_folder(Resolution(validate_configured_path(_from_cwd(args.dir, args), "--dir"), "--dir flag", None))
     if getattr(args, "agent", None):
         root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
