@@ -183,6 +183,7 @@ DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage
 RECALL_SERVER_ENV = "MEMDIR_RECALL_SERVER"  # "0": no warm recall server; every prompt hook recalls in its own process
 TOKEN_STORE_FILL_ENV = "MEMDIR_TOKEN_STORE_FILL"  # "0": prompt hooks start no token store filler (recall.token_store)
 DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed
+GIT_HISTORY_ENV = "MEMDIR_GIT_HISTORY"  # "0": no git history of the memory folder (memdir.githistory)
 DENSE_THREADS_ENV = "MEMDIR_DENSE_THREADS"
 DENSE_PASSAGE_CHARS = 1500  # e5 reads 512 tokens; the description and first lines carry the meaning
 DENSE_QUERY_CHARS = 2000

@@ -56,6 +56,14 @@ def is_temp_file(name: str) -> bool:
     return name.startswith(".") and TEMP_MARKER in name
 
 
+def folder_now(dfd: int) -> float:
+    """Now on the clock of the file system holding the open folder `dfd`, which stamps the mtimes of the files in it:
+    the folder's own mtime, set to the current time first (a network file system's server sets it by its clock, as
+    it stamps files). A file's age read against this machine's clock is off by the two clocks' difference."""
+    os.utime(dfd)
+    return os.fstat(dfd).st_mtime
+
+
 @contextlib.contextmanager
 def locked(lock_path: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold an exclusive inter-process lock on `lock_path` (created if missing)."""

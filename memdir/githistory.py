@@ -31,7 +31,7 @@ from memdir import constants as C, gitcommit, gitrepo, history, safefs
 from memdir.errors import MemdirError
 from memdir.switches import switched_on
 
-ENV = "MEMDIR_GIT_HISTORY"
+ENV = C.GIT_HISTORY_ENV
 
 
 def enabled() -> bool:

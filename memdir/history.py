@@ -33,11 +33,10 @@ import itertools
 import json
 import os
 import re
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memdir import constants as C, safefs, safefs_write
+from memdir import constants as C, fsio, safefs, safefs_write
 from memdir.errors import MemdirError
 
 _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -274,10 +273,14 @@ def _prune(dfd: int) -> None:
     for old in names[1 : 1 + excess]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(old, dir_fd=dfd)
-    for partial in (n for n in entries if n.startswith(".") and n.endswith(_PARTIAL)):
-        with contextlib.suppress(OSError):  # left by a process killed mid-write an hour or more ago
-            if os.stat(partial, dir_fd=dfd, follow_symlinks=False).st_mtime < time.time() - 3600:
-                os.unlink(partial, dir_fd=dfd)
+    partials = [n for n in entries if n.startswith(".") and n.endswith(_PARTIAL)]
+    with contextlib.suppress(OSError):
+        # aged on the clock that stamped them (a network file system's server's, which may run far from this machine's)
+        now = fsio.folder_now(dfd) if partials else 0.0
+        for partial in partials:  # left by a process killed mid-write an hour or more ago
+            with contextlib.suppress(OSError):
+                if os.stat(partial, dir_fd=dfd, follow_symlinks=False).st_mtime < now - 3600:
+                    os.unlink(partial, dir_fd=dfd)
 
 
 def _listed(base: Path, folder: str, shared_with: tuple[str, ...] = ()) -> list[Version]:

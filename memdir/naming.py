@@ -58,6 +58,13 @@ _ASCII_OR_NOT = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
 _ASCII_NOT_WORD = re.compile(r"[^a-z0-9]")
 
 
+def on_disk(name: str) -> str:
+    """`name` as a case-insensitive disk compares it (macOS's by default, Windows'): case-folded, in one Unicode
+    normal form. Two names with the same key reach the same file there, so a check that guards a name (MEMORY.md,
+    team/) compares these keys: `memory.md` or `Team/` got past an exact comparison to the very file it protects."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
 def slug_words(text: str) -> list[str]:
     """The lower-case words of `text` that may appear in a file name, in any script."""
     out: list[str] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memdir import constants as C, githistory, history, safefs
+from memdir import constants as C, githistory, history, naming, safefs
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import parse_document
 from memdir.not_a_memory import not_a_memory, refused_entry
@@ -62,7 +62,7 @@ class StoreReader:
         """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
         if "\x00" in rel_path or "\\" in rel_path or rel_path.startswith("/") or ".." in rel_path.split("/"):
             raise MemdirError(f"{rel_path!r}: memory paths are plain names inside the folder, like feedback_x.md")
-        if not rel_path.endswith(".md") or Path(rel_path).name == C.INDEX_NAME:
+        if not rel_path.endswith(".md") or naming.on_disk(Path(rel_path).name) == naming.on_disk(C.INDEX_NAME):
             raise MemdirError(f"{rel_path!r}: a memory file name must end in .md and not be {C.INDEX_NAME}")
         if any(part.startswith(".") for part in rel_path.split("/")):
             raise MemdirError(f"{rel_path!r}: hidden names are reserved for memdir's own state")

@@ -7,6 +7,9 @@ import os
 
 from memdir import constants as C
 
+# Every setting read by `switched_on`: its value means on or off, nothing more (recall.socket_place keys on that).
+SWITCHES = frozenset({C.RECALL_SERVER_ENV, C.TOKEN_STORE_FILL_ENV, C.DENSE_DISABLE_ENV, C.GIT_HISTORY_ENV})
+
 
 def switched_on(name: str, env=None) -> bool:
     """Whether the setting `name` is on in `env` (default: this process's environment); unset is on."""

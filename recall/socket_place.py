@@ -13,7 +13,7 @@ import sys
 import zlib
 
 from memdir import constants as C
-from memdir.switches import switched_on
+from memdir.switches import SWITCHES, switched_on
 
 DISABLE_ENV = C.RECALL_SERVER_ENV
 IDLE_SECONDS_ENV = "MEMDIR_RECALL_SERVER_IDLE"
@@ -52,10 +52,17 @@ def _key(env) -> str:
     from memdir.constants import CONFIG_HOME_ENV
 
     # HOME and CLAUDE_CONFIG_DIR: the memory root (config_home() reads HOME from os.environ, not `env`). The
-    # install is told by where memdir runs from, not sys.prefix: a hook runs without `site` (memdir.entry.install),
-    # which is what sets sys.prefix to a virtual environment's, and must find the server its session started.
-    facts = [memdir.__version__, os.path.dirname(memdir.__file__ or ""), env.get("HOME", ""), env.get(CONFIG_HOME_ENV, "")]
-    facts += [f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("MEMDIR_") and not per_request(k)]
+    # install is told by where memdir runs from and the folder of the Python running it, not sys.prefix: a hook
+    # runs without `site` (memdir.entry.install), which is what sets sys.prefix to a virtual environment's, and must
+    # find the server its session started (with this very interpreter). The interpreter's folder tells apart two
+    # environments with one checkout installed editable, where memdir's folder is the same; its folder, not its
+    # path: `python` and `python3` there are one environment.
+    facts = [memdir.__version__, os.path.dirname(memdir.__file__ or ""), os.path.dirname(sys.executable or ""),
+             env.get("HOME", ""), env.get(CONFIG_HOME_ENV, "")]
+    facts += [f"{k}={v}" for k, v in sorted(env.items())
+              if k.startswith("MEMDIR_") and not per_request(k) and k not in SWITCHES]
+    # an on/off setting as what it means: MEMDIR_DENSE unset, `1` or `yes` reach one server (unset and `1` started two)
+    facts += [f"{k}=off" for k in sorted(SWITCHES) if not per_request(k) and not switched_on(k, env)]
     data = "\x00".join(facts).encode("utf-8", "surrogateescape")
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"  # hashlib's import costs the hook ~15 ms
 

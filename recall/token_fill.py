@@ -165,17 +165,21 @@ def _bounded():  # -> the SIGALRM handler it replaced (signal's handler type: no
 
 def _sweep(memory_dir: Path) -> None:
     """Remove the temp files of cache writes that never finished (a filler or a hook killed while writing): one
-    untouched for TOKEN_STORE_FILL_MAX_S belongs to no writer still running, as no writer of the cache runs longer."""
+    untouched for TOKEN_STORE_FILL_MAX_S belongs to no writer still running, as no writer of the cache runs longer.
+    Its age is read on the clock that stamped it, the file system's (memdir.fsio.folder_now): on a network file
+    system whose server runs behind this machine, this machine's clock made a temp file just created look old, and
+    the sweep removed it under its writer."""
     import stat
 
-    from memdir.fsio import is_temp_file
+    from memdir.fsio import folder_now, is_temp_file
 
     try:
         with safefs.open_dir(memory_dir, f"{C.STATE_DIRNAME}/cache") as dfd:
-            for name in os.listdir(dfd):
-                if is_temp_file(name):
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and time.time() - st.st_mtime > C.TOKEN_STORE_FILL_MAX_S:
-                        os.unlink(name, dir_fd=dfd)
+            temps = [name for name in os.listdir(dfd) if is_temp_file(name)]
+            now = folder_now(dfd) if temps else 0.0  # a write to the folder: only when there is something to age
+            for name in temps:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime > C.TOKEN_STORE_FILL_MAX_S:
+                    os.unlink(name, dir_fd=dfd)
     except (OSError, ValueError):
         pass  # left for the next filler

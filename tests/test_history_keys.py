@@ -3,6 +3,9 @@ old `/` -> `__` naming (on users' disks today) stay readable."""
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from memdir import history
@@ -170,3 +173,21 @@ def test_a_deleted_memory_with_a_hashed_key_is_found_by_its_path(store, cli):
     assert history.file_key(long_name).startswith("%long-")
     code, out, _ = cli("--dir", str(store.root), "restore", long_name)
     assert code == 0 and "long notes v1" in (store.root / long_name).read_text()
+
+
+@pytest.mark.parametrize("skew", [-3900, 3900, 0])
+def test_a_partial_version_is_aged_on_the_file_system_s_clock(store, monkeypatch, skew):
+    """A version being written is a hidden `.partial` file; one left an hour by a killed process is removed on the next
+    save. Aged on this machine's clock, a file system whose server ran over an hour behind made another writer's
+    partial just created look that old, and it was removed under that writer (`skew`: this clock off instead)."""
+    store.root.mkdir(parents=True, exist_ok=True)
+    folder = history.keep_bytes(store.state_dir, "a.md", b"first", "updated").parent
+    dead, live = folder / ".20250101T000000.000000Z-12345-0a0b0c0d.partial", folder / ".now-7-1.partial"
+    for partial in (dead, live):
+        partial.write_bytes(b"half a version")  # stamped by the file system's clock: now
+    past = os.stat(live).st_mtime - 3700  # on the same clock: left an hour ago
+    os.utime(dead, (past, past))
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    history.keep_bytes(store.state_dir, "a.md", b"second", "updated")
+    assert (dead.exists(), live.exists()) == (False, True)

@@ -220,6 +220,24 @@ def test_writes_are_confined(tool, memory_dir, path, match):
     assert not (memory_dir.parent / "outside.md").exists()
 
 
+@pytest.mark.parametrize("path, match", [
+    ("/memories/memory.md", "index memdir keeps in sync"),
+    ("/memories/Memory.MD", "index memdir keeps in sync"),
+    ("/memories/Team/x.md", "read-only here"),
+    ("/memories/TEAM/x.md", "read-only here"),
+    ("/memories/Logs/2026-11-27.md", "read-only here"),
+    ("/memories/log\u017f/x.md", "read-only here"),  # a long s: `logs` case-folded, as NTFS's upcase table has it
+])
+def test_protected_names_are_refused_in_any_case(tool, memory_dir, path, match):
+    """macOS's disks are case-insensitive: `memory.md` is MEMORY.md there, `Team/x.md` is in team/. Each spelling
+    reaches the file the check protects, so each is refused as the exact name is, by every writing command."""
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    fails(tool, match, command="create", path=path, file_text="Fact.\n")
+    fails(tool, match, command="rename", old_path="/memories/a.md", new_path=path)
+    fails(tool, match, command="delete", path=path)
+    assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*.md")) == ["MEMORY.md", "a.md"]
+
+
 def test_state_folder_is_not_readable_either(tool, memory_dir):
     run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
     run(tool, command="delete", path="/memories/a.md")

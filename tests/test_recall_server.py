@@ -103,15 +103,37 @@ def test_one_socket_per_user_and_memory_root():
     assert server_socket.socket_path(base) not in {server_socket.socket_path(env) for env in other}
 
 
+def test_a_switch_said_two_ways_is_one_server():
+    """MEMDIR_DENSE (and the other on/off settings) unset, `1` or `yes` mean the same to a server, so they reach the
+    same one: unset and `1` started two, each with its own model and caches warm."""
+    home = {"HOME": os.environ["HOME"]}
+    for name in ("MEMDIR_DENSE", "MEMDIR_GIT_HISTORY", "MEMDIR_TOKEN_STORE_FILL"):
+        on = {server_socket.socket_path({**home, **extra}) for extra in ({}, {name: "1"}, {name: " Yes "}, {name: "on"})}
+        off = {server_socket.socket_path({**home, name: value}) for value in ("0", "off", "FALSE")}
+        assert len(on) == 1 and len(off) == 1 and on != off
+
+
+def test_two_environments_of_one_editable_checkout_have_two_servers(monkeypatch):
+    """Two virtual environments with the same checkout installed editable (another Python, another set of extras):
+    memdir's folder and version are the same in both, yet each must reach the server its own Python started. Told
+    apart by the folder of the interpreter, which a hook without `site` and the server it starts share."""
+    env = {"HOME": os.environ["HOME"]}
+    paths = {}
+    for python in ("/work/a/.venv/bin/python", "/work/a/.venv/bin/python3", "/work/b/.venv/bin/python"):
+        monkeypatch.setattr(sys, "executable", python)
+        paths[python] = server_socket.socket_path(env)
+    assert paths["/work/a/.venv/bin/python"] == paths["/work/a/.venv/bin/python3"] != paths["/work/b/.venv/bin/python"]
+
+
 def test_disabled_by_env():
     assert not server_socket.enabled({"MEMDIR_RECALL_SERVER": "0"})
     assert server_socket.enabled({}) == hasattr(socket, "AF_UNIX")
 
 
 @pytest.mark.slow
-def test_two_servers_started_together_leave_exactly_one(tmp_path):
+def test_two_servers_started_together_leave_exactly_one(short_home):
     """Both race for the same socket: one serves, the other exits at once; none is orphaned."""
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "MEMDIR_RECALL_SERVER_IDLE": "20",
+    env = {**os.environ, "HOME": str(short_home), "MEMDIR_RECALL_SERVER_IDLE": "20",
            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     path = server_socket.socket_path(env)
     argv = [sys.executable, "-m", "memdir.stages.recall.server"]  # no path: each derives it from env

@@ -78,6 +78,14 @@ def test_paths_outside_the_folder_are_refused(store):
             store.save(_m("x"), rel_path=bad)
 
 
+def test_the_index_name_is_refused_in_any_case(store):
+    """On a case-insensitive disk (macOS) `memory.md` is MEMORY.md: saved as a memory, it replaced the index."""
+    for bad in ("memory.md", "Memory.MD", "sub/memory.md"):
+        with pytest.raises(MemdirError, match="not be MEMORY.md"):
+            store.save(_m("x"), rel_path=bad)
+    assert sorted(p.name for p in store.root.rglob("*.md")) == []
+
+
 def test_symlink_out_of_the_folder_is_refused(store, tmp_path):
     store.root.mkdir(parents=True)
     (tmp_path / "outside").mkdir()

@@ -121,6 +121,27 @@ def test_hostile_a_filler_removes_temp_files_no_writer_finished(tmp_path):
     assert not old.exists() and recent.exists()
 
 
+@pytest.mark.parametrize("skew", [-C.TOKEN_STORE_FILL_MAX_S - 300, C.TOKEN_STORE_FILL_MAX_S + 300, 0])
+def test_hostile_the_sweep_reads_ages_on_the_file_system_s_clock(tmp_path, monkeypatch, skew):
+    """A network file system stamps files with its server's clock. One 20 minutes behind this machine's made a temp
+    file another writer had just created look older than any writer runs: the sweep removed it under that writer
+    (whose rename then failed, and its work with it). One 20 minutes ahead kept a dead writer's for 20 minutes more.
+    Here this machine's clock is off by `skew` seconds instead: ages read on it are off the same way."""
+    from memdir.stages.recall import token_fill
+
+    cache = tmp_path / "memory" / C.STATE_DIRNAME / "cache"
+    cache.mkdir(parents=True)
+    dead, live = cache / f".{C.TOKEN_STORE_NAME}{C.TEMP_MARKER}12345-0a0b0c0d", cache / f".headers{C.TEMP_MARKER}7-1"
+    for temp in (dead, live):
+        temp.write_bytes(b"x" * 4096)  # stamped by the file system's clock: now
+    past = os.stat(live).st_mtime - C.TOKEN_STORE_FILL_MAX_S - 60  # on the same clock: no writer is that old
+    os.utime(dead, (past, past))
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    token_fill._sweep(tmp_path / "memory")
+    assert (dead.exists(), live.exists()) == (False, True)
+
+
 def test_hostile_the_filler_run_in_a_process_that_goes_on_leaves_no_alarm_behind(tmp_path):
     """main() by hand or from a test runs in a process that lives on: its 900 s bound, left armed, ended that
     process (a pytest worker: "Alarm clock") 15 minutes later, whatever it was doing by then."""

@@ -217,14 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"memdir {__version__}")
     parser.add_argument("--cwd", help="project folder used to find the memory folder (default: current)")
-    parser.add_argument("--dir", help="use this memory folder instead of the resolved one")
+    parser.add_argument("--dir", help="use this memory folder instead of the resolved one (a relative one is read from --cwd)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def command(name: str, func, help_text: str, folder: bool = True) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         if folder:
             # SUPPRESS: a subcommand's unset --dir must not clobber `memdir --dir X cmd`.
-            p.add_argument("--dir", default=argparse.SUPPRESS, help="use this memory folder instead of the resolved one")
+            p.add_argument("--dir", default=argparse.SUPPRESS,
+                           help="use this memory folder instead of the resolved one (a relative one is read from --cwd)")
         if func is not None:
             p.set_defaults(func=func)
         return p

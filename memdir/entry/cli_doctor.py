@@ -14,18 +14,23 @@ if TYPE_CHECKING:
 
 def _older_hook_findings(args: argparse.Namespace) -> list:
     from memdir.doctor import Finding
-    from memdir.entry.install import older_hooks, settings_path, site_hooks
+    from memdir.entry.install import exposed_hooks, older_hooks, settings_path, site_hooks
 
     user = str(settings_path("user"))
+    cwd = Path(args.cwd) if args.cwd else None
     return [Finding("warning", "hooks", path, f"memdir's hook `{command}` goes through pip's `memdir` script, as an "
                     f"older memdir registered it; run `memdir install{'' if path == user else ' --scope project'}` "
                     "to register the faster command (the script's own imports cost every event two thirds of a "
                     "Python start)")
-            for path, command in older_hooks(Path(args.cwd) if args.cwd else None)] + [
+            for path, command in older_hooks(cwd)] + [
         Finding("warning", "hooks", path, f"memdir's hook `{command}` runs Python's `site` on every event, as memdir "
                 f"registered it before 2026-11-27; run `memdir install{'' if path == user else ' --scope project'}` "
                 "to register the command without it (about 3 ms less per event)")
-        for path, command in site_hooks(Path(args.cwd) if args.cwd else None)]
+        for path, command in site_hooks(cwd)] + [
+        Finding("warning", "hooks", path, f"memdir's hook `{command}` reads PYTHONPATH, where an empty entry or `.` "
+                "runs the session's project's own modules (an `enum.py`, a `memdir/`) in memdir's place; run "
+                f"`memdir install{'' if path == user else ' --scope project'}` to register the command with -E")
+        for path, command in exposed_hooks(cwd)]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ def memory_dir_of(args):
     from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
 
     if getattr(args, "dir", None):
-        return _a_folder(Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None))
+        return _a_folder(Resolution(validate_configured_path(_from_cwd(args.dir, args), "--dir"), "--dir flag", None))
     if getattr(args, "agent", None):
         root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
         path = agent_memory_dir(args.agent, args.scope or "project", root)
@@ -26,6 +26,16 @@ def memory_dir_of(args):
             safefs.check_inside(root, path.relative_to(root).as_posix())
         return _a_folder(Resolution(path, f"agent memory for {args.agent} ({args.scope or 'project'} scope)", root))
     return _a_folder(resolve_memory_dir(Path(args.cwd) if args.cwd else None))
+
+
+def _from_cwd(raw: str, args) -> str:
+    """A relative --dir is read from the folder the command runs in (--cwd, else the current one), as any
+    command-line path is; only settings and environment variables must name an absolute folder."""
+    import os
+
+    if raw.startswith("~") or os.path.isabs(raw) or "\x00" in raw or not raw.strip():
+        return raw
+    return os.path.join(os.path.abspath(getattr(args, "cwd", None) or os.getcwd()), raw)
 
 
 def _a_folder(resolution):

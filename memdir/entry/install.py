@@ -31,7 +31,12 @@ TIMEOUT = {"Stop": 10, "UserPromptSubmit": 15, "SessionStart": 15}
 # What a hook runs in the Python memdir is installed in. Not pip's `memdir` console script: it imports `re`
 # before memdir runs (26 M instructions, two thirds of a bare start), which the Stop hook never needs and
 # which delays the prompt hook's question to the warm server. `-P`: the session's cwd (its project) is never
-# put on sys.path, so a project's own `memdir/` folder is not what runs, as with the console script.
+# put on sys.path, so a project's own `memdir/` folder is not what runs, as with the console script. `-E`: nor
+# through the user's PYTHONPATH, which Claude Code passes on: an empty entry (`:/x`, `/x:`) or `.` put the project
+# first, and its `enum.py` or `encodings/` ran in the hook, the latter while Python started, before any line of the
+# command could take the entry out again. The hook needs none of the PYTHON* variables (its children get the
+# environment, PYTHONPATH sanitised, from memdir.prompt_scope.child_env).
+ISOLATION = ["-E", "-P"]
 LAUNCH = "from memdir.entry.main import launch; launch()"
 # The console-script form (still written on Windows) and the launch form are both recognised as ours, so an
 # older install is replaced, never duplicated.
@@ -134,8 +139,8 @@ def hook_argv(event_arg: str, python: str | None = None) -> list[str]:
             # A folder gone (the environment made again for another Python, the project moved): `site` after all,
             # as the command without -S had it, rather than every event failing on `import memdir` until reinstalled.
             code = f"import os, sys; p = {paths!r}; sys.path += p; all(map(os.path.isdir, p)) or __import__('site').main(); "
-            return [python or sys.executable, "-S", "-P", "-c", code + LAUNCH, "hook", event_arg]
-    return [python or sys.executable, "-P", "-c", LAUNCH, "hook", event_arg]
+            return [python or sys.executable, "-S", *ISOLATION, "-c", code + LAUNCH, "hook", event_arg]
+    return [python or sys.executable, *ISOLATION, "-c", LAUNCH, "hook", event_arg]
 
 
 def import_paths() -> list[str]:
@@ -177,6 +182,15 @@ def site_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
         return []
     mine = shlex.join([sys.executable, "-P", "-c", LAUNCH])
     return [(path, command) for path, command in _our_commands(cwd) if command.startswith(mine + " hook ")]
+
+
+def exposed_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
+    """(settings file, command) of each memdir hook in the launch form whose Python reads the PYTHON* variables (no -E:
+    registered before 2026-11-27): a PYTHONPATH with an empty entry or `.` runs the project's own modules in it."""
+    if sys.platform == "win32":
+        return []
+    return [(path, command) for path, command in _our_commands(cwd)
+            if LAUNCH in command and " -E " not in command.split(" -c ", 1)[0] + " "]
 
 
 def _our_commands(cwd: Path | None) -> list[tuple[str, str]]:

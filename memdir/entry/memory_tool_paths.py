@@ -1,7 +1,8 @@
 """The memory tool's paths: `/memories/a/b.md` as a plain name inside the memory folder, or a refusal.
 
 Hidden names and memdir's own `.memdir/` are never reachable; MEMORY.md (kept in sync by memdir),
-team/ and logs/ are readable but not writable through the tool.
+team/ and logs/ are readable but not writable through the tool, in any case (`memory.md`, `Team/`: the same files
+on a case-insensitive disk).
 """
 
 from __future__ import annotations
@@ -9,8 +10,12 @@ from __future__ import annotations
 from anthropic.lib.tools import ToolError
 
 from memdir import constants as C
+from memdir.naming import on_disk
 
 ROOT = C.MEMORY_TOOL_ROOT
+# Compared as a case-insensitive disk compares names (macOS): `memory.md` and `Team/` are these there.
+_INDEX = on_disk(C.INDEX_NAME)
+_READ_ONLY = {on_disk(name): name for name in (C.TEAM_DIRNAME, C.LOGS_DIRNAME)}
 
 
 def tool_rel(path: str, *, write: bool = False) -> str:
@@ -28,8 +33,9 @@ def tool_rel(path: str, *, write: bool = False) -> str:
     if write:
         if not parts:
             raise ToolError(f"{ROOT} itself cannot be changed; name a file inside it")
-        if parts[-1] == C.INDEX_NAME:
+        if on_disk(parts[-1]) == _INDEX:
             raise ToolError(f"{path}: {C.INDEX_NAME} is the index memdir keeps in sync itself; edit the memories")
-        if parts[0] in (C.TEAM_DIRNAME, C.LOGS_DIRNAME):
-            raise ToolError(f"{path}: {parts[0]}/ is read-only here (team memory and daily logs have their own commands)")
+        if on_disk(parts[0]) in _READ_ONLY:
+            raise ToolError(f"{path}: {_READ_ONLY[on_disk(parts[0])]}/ is read-only here (team memory and daily logs "
+                            "have their own commands)")
     return "/".join(parts)
