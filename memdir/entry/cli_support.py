@@ -1,9 +1,13 @@
-"""Helpers the CLI modules share: which memory folder a command works on, and JSON output."""
+"""Helpers the CLI modules share: which memory folder, store and project a command works on, and JSON output."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def memory_dir_of(args):
@@ -50,3 +54,28 @@ def print_json(data: object) -> None:
     except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): JSON's own \u escape
         text = json.dumps(data, indent=2, ensure_ascii=True, default=str)
     print(text)
+
+
+def store_of(args: argparse.Namespace):
+    """The store a command works on: --team's, else the personal folder's."""
+    from memdir.store import MemoryStore
+
+    root = memory_dir_of(args).path
+    return MemoryStore.team_store(root) if getattr(args, "team", False) else MemoryStore(root)
+
+
+def coexistence_of(args: argparse.Namespace, memory_dir: Path | None = None):
+    """Claude Code's native auto memory and memdir's own switch for this project (memdir.native)."""
+    from memdir.native import coexistence
+
+    cwd = Path(args.cwd) if getattr(args, "cwd", None) else None
+    return coexistence(cwd, memory_dir)
+
+
+def project_root_of(args: argparse.Namespace) -> str:
+    """The project a command checks against: --project, else the git root of --cwd or the current folder."""
+    import os
+
+    from memdir.verify import project_root
+
+    return project_root(getattr(args, "project", None) or args.cwd or os.getcwd())
