@@ -139,14 +139,15 @@ def word_count(sentence: str) -> int:
 
 
 # --- what holds beyond the moment ------------------------------------------------------------------------------
+# "toujours pas" and "immer noch" / "noch immer" mean "still (not)": a report of the moment, not "always".
 _STANDING = re.compile(
     r"\b(?:always|never|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
     r"throughout|everywhere|exclusively|exclusivement|exclusivamente|ausschließlich|исключительно|"
     r"at the (?:start|beginning|end) of (?:every|each)|every session|each session|"
-    r"toujours|jamais|à chaque|a chaque|en chaque|chaque fois|désormais|dorénavant|à l'avenir|par défaut|"
+    r"toujours(?!\s+pas\b)|jamais|à chaque|a chaque|en chaque|chaque fois|désormais|dorénavant|à l'avenir|par défaut|"
     r"siempre|nunca|cada vez|a partir de ahora|de ahora en adelante|en (?:el )?futuro|por defecto|"
     r"sempre|toda vez|cada vez|a partir de agora|daqui (?:em|para) (?:diante|frente)|no futuro|por padrão|"
-    r"immer|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
+    r"(?<!noch )immer(?!\s+noch\b)|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
     r"всегда|никогда|каждый раз|впредь|в дальнейшем|с этого момента|по умолчанию|в начале (?:каждой|каждого))\b"
     r"|(?:总是|始终|永远|每次|以后|今后|往后|从今以后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)"
     # "as much as possible", "when in doubt": a manner or a condition that holds for all the work, not one task

@@ -42,6 +42,22 @@ def test_no_question_is_saved(question):
     assert _drafts(question) == []
 
 
+@pytest.mark.parametrize("still_not", [
+    # "toujours pas", "immer noch": "still (not)", not "always" (fresh11 fr-wm-2, a bug report saved as feedback)
+    "Le cookie n'arrive toujours pas a être ecrit, pas d'erreur dans la console",
+    "Ça ne marche toujours pas après le redémarrage.",
+    "Der Build schlägt immer noch fehl, auch nach dem Neustart.",
+    "Es funktioniert noch immer nicht mit dem neuen Token.",
+])
+def test_still_not_working_is_a_report_not_a_standing_rule(still_not):
+    assert _drafts(still_not) == []
+
+
+@pytest.mark.parametrize("rule", ["Utilise toujours pnpm dans ce dépôt.", "Benutze immer pnpm in diesem Repo."])
+def test_always_is_still_a_standing_rule(rule):
+    assert [d.type for d in _drafts(rule)] == ["feedback"]
+
+
 @pytest.mark.parametrize("one_off", [
     "Don't touch the header yet.",
     "Never mind the tests for now.",
