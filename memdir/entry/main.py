@@ -6,12 +6,18 @@ Kept to a few imports: the Stop hook's whole budget is twice a bare Python start
 module (argparse, pathlib) would spend a third of it before reading the payload.
 """
 
+import io  # loaded while Python starts: no cost
 import sys
 
 
 def main() -> int:
     if sys.argv[1:2] == ["hook"]:
         early, asked, stdin = None, False, None
+        if isinstance(sys.stdin, io.TextIOWrapper) and sys.stdin.encoding != "utf-8":
+            # Claude Code writes its payload in UTF-8 whatever the locale says. Under a Latin-1 or cp1252 locale a
+            # Chinese prompt was read as other letters and recalled nothing; the hook runs with -E, so the user's
+            # PYTHONUTF8=1 or PYTHONIOENCODING cannot set it right. Before the first read, so no cost on the way.
+            sys.stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
         if sys.argv[2:3] == ["prompt"]:  # the question to the warm server goes out before the hook's imports
             from memdir.entry.early_ask import read_and_ask
 
