@@ -63,31 +63,3 @@ def test_doctor_names_a_hook_registered_without_E_until_install_runs_again(cli, 
     _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
     assert "reads PYTHONPATH" not in out
 
-
-_DEPLOY = ("---\nname: 部署流程\ndescription: 部署到生产服务器前先运行数据库迁移\ntype: project\n---\n"
-           "部署到生产服务器前先运行数据库迁移。\n\n**Why:** 用户说的。\n**How to apply:** 每次部署。\n")
-
-
-@pytest.mark.parametrize("locale_encoding", ["utf-8", "latin-1", "cp1252"])
-def test_the_hook_reads_claude_codes_utf8_payload_whatever_the_locale(tmp_path, monkeypatch, locale_encoding):
-    """Under a Latin-1 (or Windows' cp1252) locale, stdin decoded the UTF-8 payload as other letters: a Chinese prompt
-    recalled nothing. With -E the user's PYTHONUTF8=1 / PYTHONIOENCODING, which had set it right, are ignored."""
-    import io
-
-    from memdir.entry.main import main
-
-    memory = tmp_path / "memory"
-    memory.mkdir()
-    (memory / "deploy.md").write_text(_DEPLOY, encoding="utf-8")
-    monkeypatch.setenv("MEMDIR_PATH", str(memory))
-    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
-    payload = {"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
-               "prompt": "怎么部署到生产服务器？ 先做数据库迁移吗"}
-    stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload, ensure_ascii=False).encode("utf-8")),
-                             encoding=locale_encoding)
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdin", stdin)
-    monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr(sys, "argv", ["memdir", "hook", "prompt"])
-    assert main() == 0
-    assert "部署到生产服务器前先运行数据库迁移" in json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]

@@ -21,6 +21,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.fsio import atomic_write_text, read_text
 from memdir.paths import config_home, project_root
@@ -35,8 +36,8 @@ TIMEOUT = {"Stop": 10, "UserPromptSubmit": 15, "SessionStart": 15}
 # through the user's PYTHONPATH, which Claude Code passes on: an empty entry (`:/x`, `/x:`) or `.` put the project
 # first, and its `enum.py` or `encodings/` ran in the hook, the latter while Python started, before any line of the
 # command could take the entry out again. The hook needs none of the PYTHON* variables (its children get the
-# environment, PYTHONPATH sanitised, from memdir.prompt_scope.child_env).
-ISOLATION = ["-E", "-P"]
+# environment, PYTHONPATH sanitised, from memdir.prompt_scope.child_env). `-X utf8`: see C.PYTHON_UTF8_MODE.
+ISOLATION = [*C.PYTHON_UTF8_MODE, "-E", "-P"]
 LAUNCH = "from memdir.entry.main import launch; launch()"
 # The console-script form (still written on Windows) and the launch form are both recognised as ours, so an
 # older install is replaced, never duplicated.
