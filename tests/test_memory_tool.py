@@ -252,8 +252,12 @@ def test_protected_names_are_refused_in_any_case(tool, memory_dir, path, match):
 ])
 def test_protected_names_are_refused_as_windows_and_hfs_plus_read_them(tool, memory_dir, path, match):
     """A name Windows or an HFS+ disk opens as MEMORY.md or team/ got past the case-insensitive comparison."""
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
     fails(tool, match, command="create", path=path, file_text="Fact.\n")
-    assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*")) == []
+    fails(tool, match, command="rename", old_path="/memories/a.md", new_path=path)
+    fails(tool, match, command="delete", path=path)
+    assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if ".memdir" not in p.parts) == [
+        "MEMORY.md", "a.md"]
 
 
 @pytest.mark.parametrize("path", ["/memories/team-conventions.md", "/memories/memory-budget.md",
