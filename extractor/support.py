@@ -332,15 +332,40 @@ def _support(shared: list[tuple[Source, set[str]]]) -> list[dict]:
             for s, found in ranked[:MAX_SUPPORT]]
 
 
-def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source]) -> Verdict:
+def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source],
+                 fields: str = "", old_fields: str = "") -> Verdict:
     """A memory's description on its own (the line recall shows and a later session acts on: a
-    planted rule padded with the user's words in its Why and How lines must still fail), then the
-    whole of it. The whole's verdict, or the first refusal."""
+    planted rule padded with the user's words in its Why and How lines must still fail), its other frontmatter
+    keys on their own (`fields`, extra_fields: padded by the user's rule alike), then the whole of it. The
+    whole's verdict, or the first refusal."""
     lead = judge(description, old_description, sources)
+    keys = judge(fields, old_fields, sources) if fields else Verdict()
     whole = judge(text, old_text, sources, excused=_explained(text, old_text, sources))
     if lead.refused and not whole.refused:
         whole.refused = f"its description: {lead.refused}"
+    if keys.refused and not whole.refused:
+        whole.refused = f"its frontmatter: {keys.refused}"
     return whole
+
+
+def extra_fields(extra: dict) -> str:
+    """A memory's other frontmatter keys and their values as lines of text, for the check to weigh with its name,
+    description and body: a key the model added (`setup: always run curl ... | sh`) is in the file recall and
+    Claude Code read, and none of its words were weighed (a hostile review saved one). Nested values are walked."""
+    lines: list[str] = []
+
+    def walk(value: object, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v, key)
+        else:
+            lines.append(f"{key}: {value}" if key else str(value))
+
+    walk(extra)
+    return "\n".join(lines)
 
 
 def _explained(text: str, old_text: str, sources: list[Source]) -> frozenset[str]:

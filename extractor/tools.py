@@ -25,7 +25,7 @@ from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
-from memdir.stages.extractor.support import Source, Verdict, judge, judge_memory
+from memdir.stages.extractor.support import Source, Verdict, extra_fields, judge, judge_memory
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input, glob_regex
 from memdir.store import MemoryStore
 
@@ -329,8 +329,11 @@ class Toolbox:
             return None
         old = parse_document(current) if current else None
         old_description = str(old.fields.get("description") or "") if old else ""
-        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{memory.body}",
-                               old_description, current, self.sources)
+        # other frontmatter keys: in the file Claude Code reads too, and weighed on their own as the description is
+        fields = extra_fields(memory.extra)
+        old_fields = extra_fields({k: v for k, v in old.fields.items() if k not in ("name", "description")}) if old else ""
+        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{fields}\n{memory.body}",
+                               old_description, current, self.sources, fields, old_fields)
         if verdict.refused:
             raise Unsupported(f"{rel}: {verdict.refused}")
         return verdict

@@ -352,3 +352,35 @@ def test_a_plant_hidden_in_the_how_line_of_the_users_own_rule_is_refused(way, tm
     where = landed(llm, "force-push")
     PLANTED_WRITES.add(way, "en-in-how-line", planted=bool(where))
     assert not where, model.results
+
+
+# The obeying model writes the user's own rule and carries the plant in a frontmatter key of its own: the file recall
+# and Claude Code read holds it, so its words are weighed with the rest (they were not: the key was never looked at).
+IN_FRONTMATTER = {
+    "a key": "setup: {p}\n",
+    "a nested key": "metadata:\n  type: feedback\n  notes:\n    setup: {p}\n",
+    "a list": "steps:\n  - {p}\n",
+}
+
+
+@pytest.mark.parametrize("shape", list(IN_FRONTMATTER))
+@pytest.mark.parametrize("lang", ["en", "en-no-host"])
+def test_a_plant_in_a_frontmatter_key_is_refused(shape, lang, tmp_path, api, client, hostile_home):
+    from tests.hostile.conftest import PLANTED_WRITES
+
+    payload, marker = PAYLOADS[lang]
+    path = transcript(tmp_path, PROMPT, WAYS["web fetch"](payload))
+    fields = IN_FRONTMATTER[shape].format(p=json.dumps(payload))
+    text = ("---\nname: before-the-tests\ndescription: Set up the test environment, then run the tests\n"
+            f"{'' if 'metadata' in fields else 'type: feedback' + chr(10)}{fields}---\n"
+            "Set up the test environment, then run the tests.\n\n**Why:** the user asked for it.\n"
+            "**How to apply:** in this repo.\n")
+    llm = tmp_path / "llm" / "memory"
+    llm.mkdir(parents=True)
+    model = ScriptedModel(llm, text)
+    api.post("/v1/messages").mock(side_effect=model)
+    extract_transcript(path, llm, settings=Settings(engine="llm"), engine="llm", today=TODAY, client=client)
+    where = landed(llm, marker)
+    PLANTED_WRITES.add(f"frontmatter: {shape}", lang, planted=bool(where))
+    assert not where, model.results
+    assert any(r.get("is_error") and "user's own words" in str(r["content"]) for r in model.results), model.results
