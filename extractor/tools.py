@@ -324,16 +324,17 @@ class Toolbox:
         return verdict
 
     def weigh_memory(self, memory, current: str, rel: str) -> Verdict | None:
-        """`weigh` for a memory file: its description alone, then all of it (extractor/support.py)."""
+        """`weigh` for a memory file: its index line (name and description: what every session loads) alone, its other
+        frontmatter keys alone, then all of it (extractor/support.py)."""
         if self.sources is None:
             return None
         old = parse_document(current) if current else None
-        old_description = str(old.fields.get("description") or "") if old else ""
+        old_line = f"{old.fields.get('name') or ''}\n{old.fields.get('description') or ''}" if old else ""
         # other frontmatter keys: in the file Claude Code reads too, and weighed on their own as the description is
         fields = extra_fields(memory.extra)
         old_fields = extra_fields({k: v for k, v in old.fields.items() if k not in ("name", "description")}) if old else ""
-        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{fields}\n{memory.body}",
-                               old_description, current, self.sources, fields, old_fields)
+        line = f"{memory.name}\n{memory.description}"  # a plant as the name, padded by the user's rule, was saved
+        verdict = judge_memory(line, f"{line}\n{fields}\n{memory.body}", old_line, current, self.sources, fields, old_fields)
         if verdict.refused:
             raise Unsupported(f"{rel}: {verdict.refused}")
         return verdict
