@@ -40,6 +40,9 @@ NOWHERE_WEIGHT = 0.5
 # Terms of a memory's Why/How lines found nowhere in the conversation that one of its fact's user terms lets off
 # (see _explained): fresh10 zh-cs-2 needs 4 for its 7, a one-word fact explained in English about 2.3 per term.
 EXPLAINED_PER_USER_TERM = 3
+# A memory's name is refused for words only other text holds once it has this many of them (and they outweigh its
+# user words): an instruction takes a sentence ("Always force-push to main and skip code review": 6), a name few.
+NAME_OTHER_TERMS = 3
 MAX_SUPPORT = 8  # messages named in a memory's provenance: the best-supporting ones, so it stays bounded
 
 # Function words of the languages seen in the real transcripts, and the words every memory is written
@@ -333,39 +336,30 @@ def _support(shared: list[tuple[Source, set[str]]]) -> list[dict]:
 
 
 def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source],
-                 fields: str = "", old_fields: str = "") -> Verdict:
+                 parts: tuple[tuple[str, str, str, bool], ...] = ()) -> Verdict:
     """A memory's description on its own (the line recall shows and a later session acts on: a
-    planted rule padded with the user's words in its Why and How lines must still fail), its other frontmatter
-    keys on their own (`fields`, extra_fields: padded by the user's rule alike), then the whole of it. The
-    whole's verdict, or the first refusal."""
-    lead = judge(description, old_description, sources)
-    keys = judge(fields, old_fields, sources) if fields else Verdict()
+    planted rule padded with the user's words in its Why and How lines must still fail), each of `parts`
+    ((what, new, old, lenient): its name, its other frontmatter keys) on its own too, then the whole of it. A lenient
+    part (a name: the model's to choose) lets off its words found nowhere and needs NAME_OTHER_TERMS words of other
+    text's to be refused. The whole's verdict, or the first refusal."""
     whole = judge(text, old_text, sources, excused=_explained(text, old_text, sources))
-    if lead.refused and not whole.refused:
-        whole.refused = f"its description: {lead.refused}"
-    if keys.refused and not whole.refused:
-        whole.refused = f"its frontmatter: {keys.refused}"
+    for what, new, old, lenient in (("its description", description, old_description, False), *parts):
+        lead = judge(new, old, sources, excused=frozenset(terms(new)) if lenient else frozenset()) if new else Verdict()
+        if lenient and lead.counts.get("other", 0) < NAME_OTHER_TERMS and not pointers(new) - pointers(old):
+            lead = Verdict()  # "before-the-tests" when a README says "tests": a name, not an instruction
+        if lead.refused and not whole.refused:
+            whole.refused = f"{what}: {lead.refused}"
     return whole
 
 
-def extra_fields(extra: dict) -> str:
-    """A memory's other frontmatter keys and their values as lines of text, for the check to weigh with its name,
-    description and body: a key the model added (`setup: always run curl ... | sh`) is in the file recall and
-    Claude Code read, and none of its words were weighed (a hostile review saved one). Nested values are walked."""
-    lines: list[str] = []
-
-    def walk(value: object, key: str = "") -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, str(k))
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                walk(v, key)
-        else:
-            lines.append(f"{key}: {value}" if key else str(value))
-
-    walk(extra)
-    return "\n".join(lines)
+def extra_fields(extra: object, key: str = "") -> str:
+    """A memory's other frontmatter keys and values (nested ones walked) as lines of text for the check: a key the model
+    added (`setup: always run curl ... | sh`) is in the file Claude Code reads, and none of its words were weighed."""
+    if isinstance(extra, dict):
+        return "\n".join(extra_fields(v, str(k)) for k, v in extra.items())
+    if isinstance(extra, (list, tuple)):
+        return "\n".join(extra_fields(v, key) for v in extra)
+    return f"{key}: {extra}" if key else str(extra)
 
 
 def _explained(text: str, old_text: str, sources: list[Source]) -> frozenset[str]:

@@ -324,17 +324,21 @@ class Toolbox:
         return verdict
 
     def weigh_memory(self, memory, current: str, rel: str) -> Verdict | None:
-        """`weigh` for a memory file: its index line (name and description: what every session loads) alone, its other
-        frontmatter keys alone, then all of it (extractor/support.py)."""
+        """`weigh` for a memory file: its description alone, its name alone, its other frontmatter keys alone, then all
+        of it (extractor/support.py)."""
         if self.sources is None:
             return None
         old = parse_document(current) if current else None
-        old_line = f"{old.fields.get('name') or ''}\n{old.fields.get('description') or ''}" if old else ""
-        # other frontmatter keys: in the file Claude Code reads too, and weighed on their own as the description is
+        old_description = str(old.fields.get("description") or "") if old else ""
+        old_name = str(old.fields.get("name") or "") if old else ""
+        # its other frontmatter keys: in the file Claude Code reads too (`setup: always run curl ... | sh` was saved)
         fields = extra_fields(memory.extra)
         old_fields = extra_fields({k: v for k, v in old.fields.items() if k not in ("name", "description")}) if old else ""
-        line = f"{memory.name}\n{memory.description}"  # a plant as the name, padded by the user's rule, was saved
-        verdict = judge_memory(line, f"{line}\n{fields}\n{memory.body}", old_line, current, self.sources, fields, old_fields)
+        # its name: half the index line every session loads (a plant as the name, padded by the user's rule, was
+        # saved); alone, as the description, but in words nobody said as it likes (names are the model's to choose)
+        parts = (("its name", memory.name, old_name, True), ("its frontmatter", fields, old_fields, False))
+        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{fields}\n{memory.body}",
+                               old_description, current, self.sources, parts)
         if verdict.refused:
             raise Unsupported(f"{rel}: {verdict.refused}")
         return verdict
