@@ -111,3 +111,26 @@ def test_the_console_scripts_hook_reads_the_payload_as_utf8(tmp_path, monkeypatc
     monkeypatch.setattr(sys, "argv", ["memdir", "hook", "prompt"])
     assert main() == 0
     assert "部署到生产服务器前先运行数据库迁移" in json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+
+
+def test_doctor_names_a_hook_registered_without_utf8_mode_until_install_runs_again(cli, isolated_home, tmp_path):
+    import shlex
+
+    from memdir.entry.install import LAUNCH, install, locale_hooks
+
+    path = isolated_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = shlex.join([sys.executable, "-S", "-E", "-P", "-c", LAUNCH]) + " hook stop"  # registered on 2026-11-27
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": before}]}]}}))
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    assert locale_hooks() == [(str(path), before)]
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
+    assert f"`{before}` reads Claude Code's UTF-8 in your locale's encoding" in out and "with -X utf8" in out
+    install("user")
+    assert locale_hooks() == []
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
+    assert "locale's encoding" not in out
+    hooks = json.loads(path.read_text())["hooks"]["Stop"]
+    assert [h["command"] for group in hooks for h in group["hooks"]] == [hooks[-1]["hooks"][0]["command"]]  # once
+    assert " -X utf8 -E -P -c " in hooks[-1]["hooks"][0]["command"]

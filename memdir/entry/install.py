@@ -194,6 +194,17 @@ def exposed_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
             if LAUNCH in command and " -E " not in command.split(" -c ", 1)[0] + " "]
 
 
+def locale_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
+    """(settings file, command) of each memdir hook in the launch form with -E but not UTF-8 mode (registered on
+    2026-11-27): under a locale that is not UTF-8 it reads Claude Code's payload and file names as other letters, and
+    -E ignores the PYTHONUTF8=1 that fixed it. One without -E is `exposed_hooks`' and says so already."""
+    if sys.platform == "win32":
+        return []
+    flags = [(path, command, command.split(" -c ", 1)[0] + " ") for path, command in _our_commands(cwd)]
+    return [(path, command) for path, command, head in flags
+            if LAUNCH in command and " -E " in head and " -X utf8 " not in head]
+
+
 def _our_commands(cwd: Path | None) -> list[tuple[str, str]]:
     """(settings file, command) of every memdir hook in the user's and the project's settings."""
     found: list[tuple[str, str]] = []
