@@ -62,4 +62,3 @@ def test_doctor_names_a_hook_registered_without_E_until_install_runs_again(cli, 
     assert exposed_hooks() == []
     _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
     assert "reads PYTHONPATH" not in out
-
