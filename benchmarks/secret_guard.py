@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         f = median_seconds(lambda text=text: find_secrets(text), args.repeat)
         print(f"4 KB {label}: redact {r * 1e3:.3f} ms, find_secrets {f * 1e3:.3f} ms")
     def fresh_import() -> None:
-        sys.modules.pop("memdir.secrets", None)
+        for name in ("memdir.secrets", "memdir.secrets_rules"):  # the guard and its rules, as the hook loads them
+            sys.modules.pop(name, None)
         importlib.import_module("memdir.secrets")
 
     cost = median_seconds(fresh_import, 50)

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memdir import gitrepo, gitsync, syncconfig
+from memdir import gitcommit, gitrepo, gitsync, syncconfig
 
 
 class Machine:
@@ -59,7 +59,7 @@ def random_round(machine: Machine, rng: random.Random, round_no: int, written: s
         changes += 1
     written.update(gitrepo.blob_id((machine.memory / p).read_bytes()) for p in gitrepo.disk_files(machine.memory))
     if changes and rng.random() < 0.5:
-        gitrepo.commit(machine.memory, f"round {round_no}")  # memdir's own write: committed at once
+        gitcommit.commit(machine.memory, f"round {round_no}")  # memdir's own write: committed at once
     return changes
 
 

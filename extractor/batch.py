@@ -228,7 +228,7 @@ def run_batch(paths: list[Path] | None = None, *, settings: Settings, engine: st
                                 max_cost=max_cost, concurrency=concurrency, today=today))
 
 
-def summary_table(report: BatchReport, settings: Settings) -> str:
+def summary_table(report: BatchReport, settings: Settings, dry_run: bool = False) -> str:
     lines = [f"{'memory folder':<60} {'transcripts':>11} {'windows':>7} {'saved':>5} {'updated':>7} {'skipped':>7} "
              f"{'failed':>6} {'tokens':>10} {'est. USD':>9}"]
     for row in report.rows.values():
@@ -239,6 +239,8 @@ def summary_table(report: BatchReport, settings: Settings) -> str:
     lines.append(f"(cost estimated at {inp}/{out} USD per million input/output tokens; see memdir/pricing.py)")
     lines += [f"{row.proposed} change(s) proposed for review in {row.memory_dir} (write mode confirm): "
               f"`memdir --dir {row.memory_dir} review`" for row in report.rows.values() if row.proposed]
+    if dry_run:  # the columns count what a real run would write: say so, or "saved 3" reads as done
+        lines.append("dry run: nothing was written; saved and updated are what a run without --dry-run would write")
     if report.stopped:
         lines.append(f"stopped: {report.stopped}")
     lines += [f"error: {e}" for e in report.errors]

@@ -34,7 +34,10 @@ INDEX_MAX_CHARS = 25_000
 INDEX_LINE_TARGET = 150  # an entry line is kept under this many characters
 
 # --- memory files --------------------------------------------------------------
-HEADER_SCAN_LINES = 30  # recall reads only this many lines of each file
+# The frontmatter is looked for in a file's first HEADER_SCAN_LINES lines. The body recall ranks on (the
+# excerpt) is the rest of the file's first memdir.scan.HEAD_BYTES (8 KB), whatever its line count; a file whose
+# first 8 KB hold fewer lines than this (very long lines) is read on to this many, up to HEADER_READ_MAX_BYTES.
+HEADER_SCAN_LINES = 30
 NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60

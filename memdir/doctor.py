@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 from memdir import constants as C, index as index_text, safefs, safefs_write
 from memdir.file_facts import Checks, FileFacts
+from memdir.frontmatter_io import COLON_READ_AS_WRITTEN
 from memdir.fsio import folder_now, is_temp_file
 from memdir.scan import Header
 from memdir.secrets import find_secrets
@@ -119,7 +120,8 @@ def _file_findings(store: MemoryStore, facts: FileFacts, h: Header) -> list[Find
     """Frontmatter, secrets and why/how lines of one memory; the text is read only when it changed."""
     findings = []
     if h.problem:
-        findings.append(Finding("error", "frontmatter", h.rel_path, h.problem))
+        as_written = h.problem.endswith(COLON_READ_AS_WRITTEN)
+        findings.append(Finding("warning" if as_written else "error", "frontmatter", h.rel_path, h.problem))
     missing = [k for k in ("name", "description", "type") if getattr(h, k) is None]
     if missing and h.problem is None:
         findings.append(Finding("error", "frontmatter", h.rel_path, f"frontmatter lacks {', '.join(missing)}"))

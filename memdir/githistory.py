@@ -1,4 +1,4 @@
-"""Every write to the memory folder ends in a commit of its git history (memdir/gitrepo.py).
+"""Every write to the memory folder ends in a commit of its git history (memdir/gitcommit.py, on memdir/gitrepo.py).
 
 - memdir's own writes: the store calls `wrote` once a write has released the folder lock. Outside a
   `batch` that is one commit per write ("deleted deploy.md" / "restored MEMORY.md"); inside one (an
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memdir import constants as C, gitrepo, history, safefs
+from memdir import constants as C, gitcommit, gitrepo, history, safefs
 from memdir.errors import MemdirError
 from memdir.switches import switched_on
 
@@ -48,7 +48,7 @@ class Batch:
     engine: str | None = None
     verbs: dict[str, str] = dataclasses.field(default_factory=dict)  # path -> created/updated/superseded/...
     kept: dict[str, Path] = dataclasses.field(default_factory=dict)  # path -> the bytes before the batch's first write
-    result: gitrepo.CommitResult | None = None
+    result: gitcommit.CommitResult | None = None
 
 
 _current: contextvars.ContextVar[Batch | None] = contextvars.ContextVar("memdir_git_batch", default=None)
@@ -78,7 +78,7 @@ def batch(memory_dir: Path, why: str, *, run: str | None = None, engine: str | N
                                      engine=current.engine, kept=current.kept)
 
 
-def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | None:
+def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitcommit.CommitResult | None:
     """memdir wrote these paths (relative to the memory folder) and released the lock."""
     if not enabled() or not verbs:
         return None
@@ -87,7 +87,7 @@ def wrote(memory_dir: Path, verbs: dict[str, str]) -> gitrepo.CommitResult | Non
         for path, verb in verbs.items():
             current.verbs.setdefault(path, verb)  # the first word says it best: "created", then index updates
         return None
-    said = [gitrepo.shown(f"{verb} {path}") for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
+    said = [gitcommit.shown(f"{verb} {path}") for path, verb in verbs.items() if path.rpartition("/")[2] != C.INDEX_NAME]
     subject = ", ".join(said) or "updated the index"
     kept = {path: copy for (folder, path), copy in _kept_outside.items() if folder == Path(memory_dir) and path in verbs}
     for key in [key for key in _kept_outside if key[0] == Path(memory_dir)]:
@@ -117,21 +117,21 @@ def say(memory_dir: Path, verbs: dict[str, str]) -> None:
             current.verbs.setdefault(path, verb)
 
 
-def sweep(memory_dir: Path, writers: dict[str, str] | None = None, *, why: str = "") -> gitrepo.CommitResult | None:
+def sweep(memory_dir: Path, writers: dict[str, str] | None = None, *, why: str = "") -> gitcommit.CommitResult | None:
     """Commit every change nobody committed, as "another writer", naming the writer of a path when the
     transcript shows it (`writers`: path -> "Claude Code's main agent"...)."""
     if not enabled() or not Path(memory_dir).is_dir():
         return None
     subject = why or "changes made outside memdir since the last commit"
-    return _report(memory_dir, gitrepo.commit(memory_dir, subject, author=gitrepo.ANOTHER_WRITER, by=writers,
+    return _report(memory_dir, gitcommit.commit(memory_dir, subject, author=gitcommit.ANOTHER_WRITER, by=writers,
                                               first_import=import_legacy))
 
 
 def _commit(memory_dir: Path, why: str, verbs: dict[str, str], *, run: str | None = None,
-            engine: str | None = None, kept: dict[str, Path] | None = None) -> gitrepo.CommitResult:
+            engine: str | None = None, kept: dict[str, Path] | None = None) -> gitcommit.CommitResult:
     lines = [why] + ([""] if run or engine else []) + ([f"run: {run}"] if run else []) + (
         [f"engine: {engine}"] if engine else [])
-    result = gitrepo.commit(memory_dir, "\n".join(lines), paths=list(verbs), verbs=verbs, first_import=import_legacy,
+    result = gitcommit.commit(memory_dir, "\n".join(lines), paths=list(verbs), verbs=verbs, first_import=import_legacy,
                             others=lambda: _replaced_versions(kept or {}))
     return _report(memory_dir, result)
 
@@ -149,7 +149,7 @@ def _replaced_versions(kept: dict[str, Path]) -> list[tuple[int, str, bytes, str
     return items
 
 
-def _report(memory_dir: Path, result: gitrepo.CommitResult) -> gitrepo.CommitResult:
+def _report(memory_dir: Path, result: gitcommit.CommitResult) -> gitcommit.CommitResult:
     """A failure is logged once per folder and process (the write itself stands; its bytes are in history)."""
     if result.error and str(memory_dir) not in _warned:
         _warned.add(str(memory_dir))
@@ -176,7 +176,7 @@ def import_legacy(memory_dir: Path) -> int:
         except OSError:
             continue
         items.append((int(_epoch(stamp)), rel, data, f"imported from .memdir/history: {version.action} {rel} ({version.name})"))
-    return gitrepo.import_versions(memory_dir, items) if items else 0
+    return gitcommit.import_versions(memory_dir, items) if items else 0
 
 
 def _epoch(stamp: str) -> float:
@@ -249,7 +249,7 @@ def _git_rows(memory_dir: Path, rel: str) -> list[Row]:
 
 def _verb(change: gitrepo.Change, file: gitrepo.FileChange) -> str:
     """The word the commit message used for this file ("superseded"), else git's own status."""
-    named = gitrepo.shown(file.path)  # as the message names it
+    named = gitcommit.shown(file.path)  # as the message names it
     for line in change.message.splitlines()[1:]:
         if line.endswith(f" {named}") and not line.startswith(("run:", "engine:", "writer of")):
             return line[: -len(named) - 1].split(" ", 1)[0]

@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from memdir import gitrepo, safefs, safefs_write
+from memdir import gitcommit, gitrepo, safefs, safefs_write
 
 INDEX_NAME = "MEMORY.md"
-SYNC_AUTHOR = gitrepo.Author("memdir sync", "memdir@memdir.invalid")
+SYNC_AUTHOR = gitcommit.Author("memdir sync", "memdir@memdir.invalid")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,14 +153,14 @@ def _disk_blob(memory_dir: Path, path: str) -> str | None:
 def commit_merge(memory_dir: Path, ours: str, theirs: str, changes: dict[str, bytes | None], message: str) -> str:
     """The merge commit (parents: ours, theirs) of `changes` on top of ours; the branch moves forward only."""
     stream = [b"commit " + gitrepo.REF.encode() + b"\n", b"mark :1\n",
-              b"author " + gitrepo._ident(SYNC_AUTHOR) + b"\n", b"committer " + gitrepo._ident(SYNC_AUTHOR) + b"\n",
-              gitrepo._data(gitrepo._clean(message).encode("utf-8", "surrogateescape")),
+              b"author " + gitcommit._ident(SYNC_AUTHOR) + b"\n", b"committer " + gitcommit._ident(SYNC_AUTHOR) + b"\n",
+              gitcommit._data(gitcommit._clean(message).encode("utf-8", "surrogateescape")),
               f"from {ours}\n".encode(), f"merge {theirs}\n".encode()]
     for path, data in sorted(changes.items()):
         if data is None:
-            stream.append(b"D " + gitrepo._quote(path) + b"\n")
+            stream.append(b"D " + gitcommit._quote(path) + b"\n")
         else:
-            stream += [b"M 100644 inline " + gitrepo._quote(path) + b"\n", gitrepo._data(data)]
+            stream += [b"M 100644 inline " + gitcommit._quote(path) + b"\n", gitcommit._data(data)]
     stream.append(b"\nget-mark :1\ndone\n")
     out = gitrepo.run(memory_dir, "fast-import", "--quiet", "--done", input=b"".join(stream)).stdout
     new = out.decode().strip().splitlines()

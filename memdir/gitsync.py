@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from memdir import constants as C, githistory, gitmerge, gitrepo, safefs_write
+from memdir import constants as C, gitcommit, githistory, gitmerge, gitrepo, safefs_write
 from memdir.errors import MemdirError
 from memdir.secrets import find_secrets, looks_secret, redact
 from memdir.syncconfig import (
@@ -210,7 +210,7 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
     """Under the folder lock: commit the folder, then bring `theirs` in. The local head afterwards."""
     memory_dir = target.folder
     with safefs_write.locked(target.base, _FOLDER_LOCK, 30.0):
-        found = gitrepo.commit_locked(memory_dir, "changes found on disk before sync", author=gitrepo.ANOTHER_WRITER,
+        found = gitcommit.commit_locked(memory_dir, "changes found on disk before sync", author=gitcommit.ANOTHER_WRITER,
                                       first_import=githistory.import_legacy)  # a first commit keeps .memdir/history/
         result.left_out = list(found.left_out)
         ours = gitrepo.head(memory_dir)
@@ -245,7 +245,7 @@ def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
     leaks = [path for path, data in changes.items()
              if data is not None and (looks_secret(path) or find_secrets(data.decode("utf-8", "replace")))]
     if leaks:
-        raise SyncError(f"nothing taken from the remote: {', '.join(gitrepo.shown(p) for p in leaks)} would hold "
+        raise SyncError(f"nothing taken from the remote: {', '.join(gitcommit.shown(p) for p in leaks)} would hold "
                         "a secret; remove it from the remote branch, then run `memdir sync` again")
     return changes
 

@@ -135,11 +135,13 @@ def _first_sentence(text: str) -> str:
 
 
 def _surface_words(text: str) -> list[str]:
-    """The words as written; a URL is its host. Japanese, written without spaces, splits at its
+    """The words as written; a URL is its host, a path its last part. Japanese, written without spaces, splits at its
     hiragana (particles and endings): `デプロイ手順はステージングで` -> デプロイ手順, ステージング."""
     text = _URL.sub(lambda m: m.group("host"), text)
     words = []
     for word in _WORD.findall(text):
+        if word.count("/") >= 2:  # a path is named by its last part: /Users/x/workspace/online-llm-tokenizer
+            word = word.rstrip("/").rsplit("/", 1)[-1] or word
         parts = [p for p in _HIRAGANA.split(word) if p] if _HIRAGANA.search(word) else [word]
         words += [p.rstrip(".") for p in (parts or [word])]
     return words

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from memdir import constants as C, safefs
 
 if TYPE_CHECKING:
-    from memdir.store import MemoryStore
+    from memdir.store_read import StoreReader
 
 
 def refused_entry(rel_path: str, kind: str) -> str:
@@ -19,7 +19,7 @@ def refused_entry(rel_path: str, kind: str) -> str:
             "memory folder and never follows or replaces them; `memdir doctor` lists them")
 
 
-def not_a_memory(store: MemoryStore, wanted: str) -> str | None:
+def not_a_memory(store: StoreReader, wanted: str) -> str | None:
     """Why `wanted` names something in the folder that is not a memory memdir reads (None: nothing
     is there), so a refusal never reads as "no memory named" when there is one the user can see."""
     candidates = (wanted,) if wanted.endswith(".md") else (wanted, wanted + ".md")

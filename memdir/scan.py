@@ -24,7 +24,8 @@ class Header(Record):
 
     rel_path: relative to the scanned root, '/' separators. abs_path: a str, not a Path (building
     20,000 Path objects is a measurable share of a scan). problem: malformed frontmatter, unknown
-    type... excerpt: the body as far as the scanned lines reach (free text for lexical ranking).
+    type... excerpt: the body as far as the read reaches (free text for lexical ranking): the first
+    HEAD_BYTES of the file, or its first max_lines lines when those are longer (read_header).
     """
 
     rel_path: str
@@ -116,7 +117,7 @@ def memory_files_by_folder(root: str | os.PathLike, exclude_dirs: tuple[str, ...
     return found
 
 
-HEAD_BYTES = 8192  # one read covers 30 lines of any sane header
+HEAD_BYTES = 8192  # one read covers 30 lines of any sane header, and the whole body of most memories
 
 
 def read_header(path: str | os.PathLike, root: str | os.PathLike, max_lines: int = C.HEADER_SCAN_LINES, *,

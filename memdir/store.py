@@ -1,10 +1,11 @@
-"""The memory folder as a store: list, read, save, rename, forget — each keeping MEMORY.md in sync.
+"""The memory folder as a store: save, rename, forget, restore, rebuild MEMORY.md — each keeping MEMORY.md in sync.
 
 Every mutation runs under one folder lock (`.memdir/lock`) and writes atomically, so concurrent
 writers (hooks, background workers, a person with `memdir remember`) never lose an entry or leave
 a torn file. Before any change, the previous bytes go to `.memdir/history/` (memdir/history.py), and
 every result says which copy was kept. Every open goes through `memdir.safefs`: nothing inside the
-folder is read or written through a symlink.
+folder is read or written through a symlink. Listing, finding and reading are `StoreReader`'s
+(memdir/store_read.py), which `MemoryStore` extends.
 """
 
 from __future__ import annotations
@@ -16,15 +17,14 @@ from pathlib import Path
 from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, safefs, safefs_write
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
-from memdir.not_a_memory import not_a_memory, refused_entry
-from memdir.scan import Header, ScanResult, read_header, scan
+from memdir.scan import read_header
 from memdir.secrets import guard
+from memdir.store_read import StoreReader
 
 # memdir.model (pydantic) and placing are imported where a memory is built: `list` and `doctor`
 # never build one, and pydantic's import was a fifth of `list` at 20,000 memories.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memdir.file_facts import FileFacts
     from memdir.model import Memory
 
 
@@ -124,30 +124,11 @@ class RebuildResult:
     left_out: int = 0  # memories MEMORY.md does not list: past Claude Code's load cap (recall still finds them)
 
 
-class MemoryStore:
-    def __init__(self, root: Path, *, state_dir: Path | None = None, team: bool = False) -> None:
-        self.root = Path(root)
-        self.state_dir = state_dir or self.root / C.STATE_DIRNAME
-        self.team = team
-        # Every open walks from `base` (the personal folder) without following symlinks; team memory
-        # is the `team/` folder below it, so a symlinked `team/` is refused like any other.
-        self.base = self.state_dir.parent
-        self.prefix = safefs.rel_to(self.base, self.root) + "/" if self.root != self.base else ""
-        self.state_rel = safefs.rel_to(self.base, self.state_dir)
-
+class MemoryStore(StoreReader):
     @classmethod
     def team_store(cls, personal_root: Path) -> MemoryStore:
         """Team memory: its own folder and index, memdir's state kept with the personal folder."""
         return cls(personal_root / C.TEAM_DIRNAME, state_dir=personal_root / C.STATE_DIRNAME, team=True)
-
-    # --- paths ------------------------------------------------------------
-    @property
-    def index_path(self) -> Path:
-        return self.root / C.INDEX_NAME
-
-    @property
-    def lock_path(self) -> Path:
-        return self.state_dir / (C.LOCK_NAME + ("-team" if self.team else ""))
 
     def _locked(self):
         """The folder lock every change takes; first, a read-only write mode refuses the change (one line)."""
@@ -156,110 +137,8 @@ class MemoryStore:
         check_writable(self.base)
         return safefs_write.locked(self.base, f"{self.state_rel}/{self.lock_path.name}")
 
-    def _rel(self, rel_path: str) -> str:
-        """`rel_path` (relative to this store's root) relative to the folder every open walks from."""
-        return self.prefix + rel_path
-
-    def exists(self, rel_path: str) -> bool:
-        """Something (a file of any kind) is at `rel_path`, looked at without following a symlink."""
-        return safefs.lstat(self.base, self._rel(rel_path)) is not None if self.base.is_dir() else False
-
-    def read_file(self, rel_path: str) -> str:
-        """A file's text, never through a symlink, bounded; one-line errors for what cannot be read."""
-        return safefs.read_text(self.base, self._rel(rel_path))
-
     def _write(self, rel_path: str, text: str) -> None:
         safefs_write.write_text(self.base, self._rel(rel_path), text)
-
-    def resolve_rel(self, rel_path: str) -> Path:
-        """An in-folder path for `rel_path`; anything that would escape the folder is refused."""
-        if "\x00" in rel_path or "\\" in rel_path or rel_path.startswith("/") or ".." in rel_path.split("/"):
-            raise MemdirError(f"{rel_path!r}: memory paths are plain names inside the folder, like feedback_x.md")
-        if not rel_path.endswith(".md") or naming.on_disk(Path(rel_path).name) == naming.on_disk(C.INDEX_NAME):
-            raise MemdirError(f"{rel_path!r}: a memory file name must end in .md and not be {C.INDEX_NAME}")
-        if any(part.startswith(".") for part in rel_path.split("/")):
-            raise MemdirError(f"{rel_path!r}: hidden names are reserved for memdir's own state")
-        parent = "/".join(self._rel(rel_path).split("/")[:-1])
-        if self.base.is_dir():
-            safefs.check_inside(self.base, parent)  # a symlinked folder on the way is refused
-            st = safefs.lstat(self.base, self._rel(rel_path))
-            if st is not None and not safefs.is_regular_file(self.base, self._rel(rel_path)):
-                raise MemdirError(refused_entry(rel_path, safefs.kind_of(st.st_mode)))
-        return self.root / rel_path
-
-    # --- reading ------------------------------------------------------------
-    def scan(self, facts: FileFacts | None = None) -> ScanResult:
-        """Every memory's header. With `facts` (memdir/file_facts.py): headers of unchanged files come
-        from the cache, without the excerpt recall ranks on; for listing and lookups by name."""
-        exclude = () if self.team else (C.TEAM_DIRNAME,)
-        if self.prefix and self.base.is_dir():
-            try:
-                safefs.check_inside(self.base, self.prefix)
-            except OSError as exc:  # a symlinked team/ is never followed
-                return ScanResult([], [(self.prefix.rstrip("/"), str(exc))])
-        if facts is not None:
-            from memdir import file_facts
-
-            return file_facts.scan(self.root, facts, exclude)
-        return scan(self.root, exclude_dirs=exclude)
-
-    def facts(self) -> FileFacts:
-        """The per-file cache `list`, `doctor` and `find` scan through; call its save() when done."""
-        from memdir.file_facts import FileFacts
-
-        return FileFacts(self.base, self.prefix)
-
-    def find(self, ref: str) -> Header:
-        """A memory by relative path, file name (with or without .md) or name (case-insensitive).
-
-        Anything but an exact relative path may name several memories (two types sharing a
-        Claude Code `name:` slug, one file name in two subfolders, one memory's file name another's
-        name): then it is a one-line error listing them, never an arbitrary pick."""
-        facts = self.facts()
-        headers = self.scan(facts).headers
-        facts.save()
-        wanted = ref.strip()
-        # An exact relative path wins over a bare file name that a file in a subfolder also has. A bare
-        # stem ("testing") is not a path: another memory may be named that.
-        for header in headers:
-            if wanted == header.rel_path or ("/" in wanted and wanted == header.rel_path.removesuffix(".md")):
-                return header
-        # A name as typed ("Use pnpm, not npm") also finds the slug Claude Code's form stores (use-pnpm-not-npm).
-        from memdir.model import kebab_slug
-
-        names = (wanted.casefold(), kebab_slug(wanted))
-        file_names = (wanted, wanted + ".md")  # a bare file name, with or without .md (no Path per memory: 20,000)
-        matches = [h for h in headers
-                   if h.rel_path.rpartition("/")[2] in file_names or (h.name and h.name.casefold() in names)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            choices = ", ".join(f"{h.rel_path} ({h.type or 'no type'})" for h in sorted(matches, key=lambda h: h.rel_path))
-            raise MemdirError(f"{ref!r} names several memories: {choices}; pass the one you mean by its path")
-        raise MemdirError(not_a_memory(self, wanted) or f"no memory named {ref!r} in {self.root}; see `memdir list`")
-
-    def read(self, ref: str) -> tuple[Memory, Header]:
-        header = self.find(ref)
-        return self.load(header.rel_path), header
-
-    def load(self, rel_path: str) -> Memory:
-        path = self.resolve_rel(rel_path)
-        try:
-            parsed = parse_document(self.read_file(rel_path))
-        except safefs.UnsafePath:
-            raise
-        except OSError as exc:
-            raise MemdirError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
-        from memdir.model import memory_from_fields
-
-        return memory_from_fields(parsed.fields, parsed.body, str(path))
-
-    def index(self) -> str:
-        """MEMORY.md's text ("" when absent). Over the read cap or not UTF-8: a one-line error, so a
-        rewrite never works from a partial copy."""
-        if not self.base.is_dir():
-            return ""
-        return safefs.read_text_or(self.base, self._rel(C.INDEX_NAME), max_bytes=C.INDEX_READ_MAX_BYTES)
 
     # --- writing ------------------------------------------------------------
     def _guard(self, text: str, where: str, allow_secrets: bool) -> None:
@@ -272,12 +151,6 @@ class MemoryStore:
 
         return placing.place(self, memory)
 
-    def text_or_empty(self, rel_path: str) -> str:
-        """A file's text, or "" when it cannot be read (for comparisons that must never fail a write)."""
-        try:
-            return self.read_file(rel_path)
-        except (OSError, MemdirError, UnicodeDecodeError):
-            return ""
 
     @_then_commit(_save_verbs)
     @_then_embed(lambda result: result.rel_path)
@@ -456,53 +329,6 @@ class MemoryStore:
             merged = index_text.merge(self.index(), entries, lambda rel: safefs.is_regular_file(self.base, self._rel(rel)))
             kept = self._write_index(merged.text, "rebuilt")
         return RebuildResult(len(entries), merged.added, merged.removed, kept, merged.left_out)
-
-    # --- history --------------------------------------------------------------
-    def history_key(self, ref: str) -> str:
-        """The relative path whose history `ref` names; works for deleted memories too."""
-        if ref.strip() in (C.INDEX_NAME,):
-            return C.INDEX_NAME
-        try:
-            return self.find(ref).rel_path
-        except MemdirError:
-            wanted = ref.strip()
-            for rel in self._known_files() + self._git_known_files():
-                if wanted in (rel, rel.removesuffix(".md"), Path(rel).name, Path(rel).stem):
-                    return rel
-            for rel in (wanted, wanted + ".md"):  # a hashed key (long or secret-like name) is found by its path
-                if rel.endswith(".md") and history.versions(self.state_dir, self._rel(rel)):
-                    return rel
-            raise
-
-    def _known_files(self) -> list[str]:
-        """Paths (relative to this store) with history: team memory's are kept as `team/<name>`."""
-        team = f"{C.TEAM_DIRNAME}/"
-        known = history.known_files(self.state_dir)
-        if not self.prefix:
-            return [rel for rel in known if not rel.startswith(team)]
-        # a bare name may be a team memory's version kept before team memory had its own history
-        return [rel[len(self.prefix):] if rel.startswith(self.prefix) else rel for rel in known]
-
-    def _git_known_files(self) -> list[str]:
-        """Paths (relative to this store) the git history ever held."""
-        known = githistory.known_files(self.base) if self.state_rel == C.STATE_DIRNAME else []
-        return [rel[len(self.prefix):] for rel in known if rel.startswith(self.prefix)]
-
-    def history_rows(self, rel_path: str) -> list[githistory.Row]:
-        """Every version of a memory of this store (or its MEMORY.md), git's and the old reader's, newest first."""
-        return githistory.rows(self.base, self._rel(rel_path))
-
-    def files_with_history(self) -> list[str]:
-        """Every path of this store with kept versions or git history, deleted memories included."""
-        return self._known_files() + self._git_known_files()
-
-    def history_versions(self, rel_path: str) -> list[history.Version]:
-        """Kept versions of a memory of this store (or its MEMORY.md), newest first."""
-        return history.versions(self.state_dir, self._rel(rel_path))
-
-    def shown_ref(self, rel_path: str) -> str:
-        """How the user names this file on the command line."""
-        return f"--team {rel_path}" if self.team else rel_path
 
     @_then_commit(lambda result: {result[0]: "restored", C.INDEX_NAME: "updated"})
     @_then_embed(lambda result: result[0])

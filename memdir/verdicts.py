@@ -85,7 +85,7 @@ class Rechecker:
             self._wake.notify()
 
     def _work(self) -> None:
-        from memdir.verify import check_many
+        from memdir.verify import check_many, memory_folder_in
 
         while True:
             with self._wake:
@@ -102,7 +102,7 @@ class Rechecker:
                     self._checked.popitem(last=False)
             try:
                 check_many(root, memory_texts(memory_dir, batch), budget_s=self.budget_s, verdicts=self.verdicts,
-                           between_files=self._give_way)
+                           between_files=self._give_way, skip=memory_folder_in(memory_dir, root))
             except Exception:  # noqa: BLE001 - a failed check only leaves the names unchecked
                 pass
 

@@ -186,7 +186,7 @@ def _command_exists(root: str, command: str) -> bool | None:
 
 def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files: list[str] | None = None,
                  verdicts: Verdicts | None = None, between_files: Callable[[], None] | None = None,
-                 ) -> dict[Claim, bool | None]:
+                 skip: str | None = None) -> dict[Claim, bool | None]:
     """True (still there), False (gone) or None (not checked) per claim.
 
     `files`: the project's file list (from `git ls-files`); when None the tree is walked, skipping
@@ -194,7 +194,10 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
     or `budget_s` runs out. `verdicts`: names already searched for (the warm server's, memdir.verdicts),
     used instead of searching again, and given what this search settles. `between_files`: called before
     each file is read (the warm server's background search waits there while a prompt is being answered).
+    `skip`: the memory folder's path under `root` (`memory_folder_in`), whose files are never searched: a
+    memory does not vouch for itself.
     """
+    key = root if skip is None else f"{root}\0{skip}"  # verdicts found without the memory folder are its own
     deadline = time.monotonic() + budget_s
     result: dict[Claim, bool | None] = {}
     words: dict[str, list[Claim]] = {}
@@ -216,18 +219,18 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
             words.setdefault(needle, []).append(claim)
     if words and verdicts is not None:
         for needle in list(words):
-            there = verdicts.get(root, needle)
+            there = verdicts.get(key, needle)
             if there is not None:
                 for claim in words.pop(needle):
                     result[claim] = there
     if words and budget_s > 0:
-        found = _scan(root, set(words), deadline, files, between_files)
+        found = _scan(root, set(words), deadline, files, between_files, skip)
         complete = found.pop("\0complete", False)
         for needle, owners in words.items():
             for claim in owners:
                 result[claim] = True if needle in found else (False if complete else None)
         if verdicts is not None:
-            verdicts.put(root, {needle: needle in found for needle in words} if complete else found)
+            verdicts.put(key, {needle: needle in found for needle in words} if complete else found)
     return result
 
 
@@ -240,13 +243,15 @@ def names_pattern(terms: list[str]) -> re.Pattern[str]:
 
 
 def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None,
-          between_files: Callable[[], None] | None = None) -> dict[str, bool]:
+          between_files: Callable[[], None] | None = None, skip: str | None = None) -> dict[str, bool]:
     names = {n.split(":", 1)[1] for n in needles if n.startswith("\0file:")}
     terms = [n for n in needles if not n.startswith("\0file:")]
     pattern = names_pattern(terms) if terms else None
     found: dict[str, bool] = {}
     entries = ((rel, os.path.join(root, rel)) for rel in files) if files is not None else walk_files(root, None, deadline)
     for rel, path in entries:
+        if skip is not None and rel.startswith(skip + "/"):
+            continue
         if between_files is not None:
             between_files()
         if time.monotonic() > deadline:
@@ -271,17 +276,18 @@ def _scan(root: str, needles: set[str], deadline: float, files: list[str] | None
 
 def check_many(root: str, texts: dict[str, str], *, budget_s: float = 0.2, files: list[str] | None = None,
                ignore: frozenset[str] | set[str] = frozenset(), verdicts: Verdicts | None = None,
-               between_files: Callable[[], None] | None = None) -> dict[str, Evidence]:
+               between_files: Callable[[], None] | None = None, skip: str | None = None) -> dict[str, Evidence]:
     """Evidence per memory (keyed as given), all names checked in one walk of the project.
 
     Only the body is read: frontmatter keys and values (`node_type`, `originSessionId`, a `name` in
     snake_case) are the memory's own bookkeeping, in Claude Code's `metadata:` form and the older
-    top-level one alike, never names of code. `ignore`: file names never checked (the memory folder's own files)."""
+    top-level one alike, never names of code. `ignore`: file names never checked (the memory folder's own files);
+    `skip`: see check_claims."""
     claims = {key: [c for c in _claims_of(text, verdicts is not None)
                     if not (c.kind == "path" and os.path.basename(c.text) in ignore)]
               for key, text in texts.items()}
     results = check_claims(root, list(dict.fromkeys(c for cs in claims.values() for c in cs)),
-                           budget_s=budget_s, files=files, verdicts=verdicts, between_files=between_files)
+                           budget_s=budget_s, files=files, verdicts=verdicts, between_files=between_files, skip=skip)
     out: dict[str, Evidence] = {}
     for key, own in claims.items():
         evidence = out[key] = Evidence(own)
@@ -351,7 +357,20 @@ def verify_folder(memory_dir, root: str, *, use_git: bool = True, budget_s: floa
         except OSError:
             continue
     files = git_files(root) if use_git and os.path.exists(os.path.join(root, ".git")) else None
-    return check_many(root, texts, budget_s=budget_s, files=files, ignore=own_names)
+    return check_many(root, texts, budget_s=budget_s, files=files, ignore=own_names,
+                      skip=memory_folder_in(memory_dir, root))
+
+
+def memory_folder_in(memory_dir, root: str) -> str | None:
+    """The memory folder's path under the project (posix), when it lies inside it: an agent's project-scope
+    memory (`.claude/agent-memory/<agent>/`), a `--dir` inside the checkout. Else None."""
+    try:
+        rel = os.path.relpath(os.path.realpath(os.fspath(memory_dir)), os.path.realpath(root))
+    except ValueError:  # another drive
+        return None
+    if rel in (".", os.pardir) or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return None
+    return rel.replace(os.sep, "/")
 
 
 def _mtime(path: str) -> float:

@@ -241,3 +241,17 @@ def test_summary_counts_updates_apart_from_new_memories(tmp_path, isolated_home,
     assert (row.saved, row.updated) == (1, 1)  # MEMORY.md's own change is not a memory
     header, line = summary_table(result, Settings(engine="offline")).splitlines()[:2]
     assert header.split()[4:6] == ["saved", "updated"] and line.split()[3:5] == ["1", "1"]
+
+
+def test_a_dry_run_says_its_counts_were_not_written(tmp_path, isolated_home, cli):
+    """`memdir batch --dry-run` on a real-shaped project printed "saved 3" and wrote nothing: true, but it read
+    as done. The table says what the columns mean on a dry run."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    projects = isolated_home / ".claude" / "projects"
+    _transcript(projects / sanitize(str(repo)) / "s1.jsonl", str(repo), ["Remember that we deploy on Mondays."], "s1")
+    code, out, _ = cli("batch", "--engine", "offline", "--dry-run")
+    folder = projects / sanitize(str(repo.resolve())) / "memory"
+    assert code == 0 and "dry run: nothing was written" in out and not list(folder.glob("*_*.md"))
+    code, out, _ = cli("batch", "--engine", "offline")
+    assert code == 0 and "dry run" not in out and list(folder.glob("*_*.md"))

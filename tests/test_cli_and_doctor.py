@@ -37,6 +37,18 @@ def test_invalid_user_settings_path_value_is_one_line(tmp_path, isolated_home):
     assert proc.returncode == 2 and "autoMemoryDirectory" in _one_clean_line(proc.stderr)
 
 
+def test_a_relative_dir_flag_is_read_from_the_folder_the_command_runs_in(tmp_path):
+    """`memdir --dir mem ...` is what a user types in a shell; only settings and environment variables must
+    name an absolute folder (they are read from wherever a hook happens to start)."""
+    assert run_memdir("--dir", "mem", "remember", "Use pnpm, not npm", "--type", "feedback", "--why", "lockfile",
+                      cwd=tmp_path).returncode == 0
+    assert [p.name for p in (tmp_path / "mem").glob("feedback_*.md")]
+    (tmp_path / "elsewhere").mkdir()
+    proc = run_memdir("--cwd", str(tmp_path), "--dir", "mem", "list", cwd=tmp_path / "elsewhere")
+    assert proc.returncode == 0 and "pnpm" in proc.stdout
+    assert not (tmp_path / "elsewhere" / "mem").exists()
+
+
 def test_path_reports_the_rule(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMDIR_PATH", str(tmp_path / "mem"))
     code, out, err = cli("path")
@@ -81,6 +93,24 @@ def test_malformed_files_never_stop_list_or_doctor(tmp_path):
     proc = run_memdir("--dir", str(d), "doctor")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "bad_yaml.md: malformed YAML" in proc.stdout and "no_header.md: no frontmatter" in proc.stdout
+
+
+def test_a_colon_in_a_plain_value_is_a_warning_not_an_unhealthy_folder(tmp_path):
+    """`description: Cover letter standards: NYC ...` (3 files of the real 55-file folder, written by Claude Code's
+    model) is not valid YAML, yet every field reads exactly as meant: doctor says how to make it valid YAML but
+    does not call the folder unhealthy. A header that cannot be read as meant stays an error."""
+    d = tmp_path / "m"
+    _write(d / "colon.md", "---\nname: Cover letters\ndescription: Cover letter standards: NYC location\n"
+                           "type: feedback\n---\nBody.\n\n**Why:** x\n**How to apply:** y\n")
+    _write(d / "MEMORY.md", "- [Cover letters](colon.md) — standards\n")
+    proc = run_memdir("--dir", str(d), "doctor")
+    assert proc.returncode == 0 and "[warning] colon.md: malformed YAML" in proc.stdout, proc.stdout
+    assert "quote the value" in proc.stdout
+    proc = run_memdir("--dir", str(d), "list", "--json")
+    assert json.loads(proc.stdout)[0]["description"] == "Cover letter standards: NYC location"
+    _write(d / "broken.md", "---\nname: [unclosed\ndescription: x\ntype: user\n---\nbody\n")
+    proc = run_memdir("--dir", str(d), "doctor")
+    assert proc.returncode == 1 and "[error] broken.md: malformed YAML" in proc.stdout, proc.stdout
 
 
 def test_unreadable_file_is_reported_not_fatal(store, monkeypatch):

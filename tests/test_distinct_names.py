@@ -196,6 +196,10 @@ def test_the_pnpm_rule_is_named_by_its_distinctive_words(store, monkeypatch):
     ("Don't add docstrings to private helpers.", "Never add docstrings private helpers"),
     ("デプロイ手順はステージングで確認してから本番へ出すこと", "デプロイ手順 ステージング 確認 本番 出"),
     ("Никогда не используй npm, используй pnpm", "Никогда не используй npm pnpm"),
+    # a path is named by its last part, as a URL by its host (batch over the real claude-code-log folders
+    # named one "Users/dain/workspace/online-llm-tokenizer github.com")
+    ("I cloned the repo to /Users/dain/workspace/online-llm-tokenizer", "Cloned online-llm-tokenizer"),
+    ("The design docs are in ~/work/docs/open-router.md", "Design docs open-router.md"),
 ])
 def test_names_keep_tools_and_nouns_and_drop_filler(rule, name):
     assert naming.content_name(rule) == name

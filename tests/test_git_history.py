@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import constants as C, githistory, gitrepo
+from memdir import constants as C, gitcommit, githistory, gitrepo
 from memdir.entry import worker
 from memdir.model import Memory
 from memdir.store import MemoryStore
@@ -236,7 +236,7 @@ def test_another_writers_edit_overwritten_by_memdir_at_once_is_a_commit_and_is_u
     (memory_dir / "project_deploys.md").write_bytes(theirs)
     store.save(_memory("Deploys", "deploys go out on Wednesdays"), rel_path="project_deploys.md")
     authors = [change.author for change in gitrepo.changes(memory_dir, "project_deploys.md")]
-    assert authors == ["memdir", gitrepo.ANOTHER_WRITER.name, "memdir"]
+    assert authors == ["memdir", gitcommit.ANOTHER_WRITER.name, "memdir"]
     code, out, _ = cli("--dir", str(memory_dir), "restore", "project_deploys.md")
     assert code == 0 and (memory_dir / "project_deploys.md").read_bytes() == theirs, out
     # memdir's own successive writes add no such commit

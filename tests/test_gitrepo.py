@@ -1,4 +1,4 @@
-"""The memory folder's git history (memdir/gitrepo.py): layout, isolation, the secret guard, symlinks."""
+"""The memory folder's git history (memdir/gitrepo.py, memdir/gitcommit.py): layout, isolation, the secret guard, symlinks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import gitrepo, safefs_write
+from memdir import gitcommit, gitrepo, safefs_write
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -45,7 +45,7 @@ def test_first_commit_creates_the_repository_and_tracks_only_memory_files(folder
     (folder / ".hidden" / "x.md").write_text("hidden\n")
     (folder / "notes.txt").write_text("not markdown\n")
 
-    result = gitrepo.commit(folder, "import")
+    result = gitcommit.commit(folder, "import")
 
     assert result.error is None and result.commit
     assert (folder / ".memdir" / "git" / "HEAD").is_file()
@@ -57,12 +57,12 @@ def test_first_commit_creates_the_repository_and_tracks_only_memory_files(folder
 
 
 def test_each_commit_says_what_changed_and_who(folder: Path) -> None:
-    gitrepo.commit(folder, "start")
+    gitcommit.commit(folder, "start")
     (folder / "deploy.md").write_text("ship on mondays\n")
     (folder / "new.md").write_text("a new memory\n")
     (folder / "MEMORY.md").unlink()
 
-    result = gitrepo.commit(folder, "between two hooks", author=gitrepo.ANOTHER_WRITER)
+    result = gitcommit.commit(folder, "between two hooks", author=gitcommit.ANOTHER_WRITER)
 
     assert (result.written, result.deleted) == (("deploy.md", "new.md"), ("MEMORY.md",))
     last = gitrepo.changes(folder, limit=1)[0]
@@ -70,29 +70,29 @@ def test_each_commit_says_what_changed_and_who(folder: Path) -> None:
     assert last.message.splitlines() == ["between two hooks", "", "updated deploy.md", "created new.md",
                                          "deleted MEMORY.md"]
     assert {(f.status, f.path) for f in last.files} == {("M", "deploy.md"), ("A", "new.md"), ("D", "MEMORY.md")}
-    assert gitrepo.commit(folder, "again").commit is None  # nothing changed: no empty commit
+    assert gitcommit.commit(folder, "again").commit is None  # nothing changed: no empty commit
     assert len(gitrepo.changes(folder)) == 2
 
 
 def test_paths_limit_the_commit_to_the_named_files(folder: Path) -> None:
-    gitrepo.commit(folder, "start")
+    gitcommit.commit(folder, "start")
     (folder / "deploy.md").write_text("changed by memdir\n")
     (folder / "other.md").write_text("changed by someone else\n")
 
-    result = gitrepo.commit(folder, "memdir's write", paths=["deploy.md", ".memdir/lock", "gone.md"])
+    result = gitcommit.commit(folder, "memdir's write", paths=["deploy.md", ".memdir/lock", "gone.md"])
 
     assert result.written == ("deploy.md",) and result.deleted == ()
     assert "other.md" not in _tree(folder)
-    assert gitrepo.commit(folder, "sweep", author=gitrepo.ANOTHER_WRITER).written == ("other.md",)
+    assert gitcommit.commit(folder, "sweep", author=gitcommit.ANOTHER_WRITER).written == ("other.md",)
 
 
 def test_a_secret_on_disk_never_reaches_a_commit(folder: Path) -> None:
-    gitrepo.commit(folder, "start")
+    gitcommit.commit(folder, "start")
     clean = (folder / "deploy.md").read_bytes()
     (folder / "deploy.md").write_text(f"the token is {TOKEN}\n")
     (folder / "leak.md").write_text(f"GITHUB_TOKEN={TOKEN}\n")
 
-    result = gitrepo.commit(folder, "sweep")
+    result = gitcommit.commit(folder, "sweep")
 
     assert result.commit is None
     assert [path for path, _ in result.left_out] == ["deploy.md", "leak.md"]
@@ -100,7 +100,7 @@ def test_a_secret_on_disk_never_reaches_a_commit(folder: Path) -> None:
     assert _tree(folder)["deploy.md"] == clean  # the last clean version stays the committed one
     assert "leak.md" not in _tree(folder)
     (folder / "ok.md").write_text("fine\n")
-    assert gitrepo.commit(folder, "more").written == ("ok.md",)
+    assert gitcommit.commit(folder, "more").written == ("ok.md",)
     assert TOKEN.encode() not in _all_objects(folder)
 
 
@@ -111,7 +111,7 @@ def test_symlinks_are_never_followed_or_committed(folder: Path, tmp_path: Path) 
     os.symlink(outside / "private.md", folder / "link.md")
     os.symlink(outside, folder / "team")
 
-    gitrepo.commit(folder, "start")
+    gitcommit.commit(folder, "start")
 
     assert sorted(_tree(folder)) == ["MEMORY.md", "deploy.md"]
     assert b"outside the memory folder" not in _all_objects(folder)
@@ -121,7 +121,7 @@ def test_odd_file_names_and_bytes_round_trip(folder: Path) -> None:
     names = ['with space.md', 'quote"d.md', "ünïcode.md", "tab\there.md"]
     for name in names:
         (folder / name).write_bytes(b"crlf\r\nkept\r\n" + name.encode())
-    gitrepo.commit(folder, "odd names")
+    gitcommit.commit(folder, "odd names")
     tree = _tree(folder)
     for name in names:
         assert tree[name] == b"crlf\r\nkept\r\n" + name.encode()
@@ -143,7 +143,7 @@ def test_the_users_git_setup_never_leaks_in(folder: Path, tmp_path: Path, monkey
     monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "index"))
     (folder / "deploy.md").write_bytes(b"line\r\n")
 
-    result = gitrepo.commit(folder, "start")
+    result = gitcommit.commit(folder, "start")
 
     assert result.error is None
     assert not marker.exists() and not elsewhere.exists()
@@ -153,7 +153,7 @@ def test_the_users_git_setup_never_leaks_in(folder: Path, tmp_path: Path, monkey
 
 def test_missing_git_is_one_line_and_the_files_stay(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    result = gitrepo.commit(folder, "start")
+    result = gitcommit.commit(folder, "start")
     assert result.commit is None
     assert result.error and "git is not installed" in result.error and "\n" not in result.error
     assert (folder / "deploy.md").read_text().endswith("fridays\n")
@@ -161,13 +161,13 @@ def test_missing_git_is_one_line_and_the_files_stay(folder: Path, monkeypatch: p
 
 def test_commit_waits_for_the_folder_lock(folder: Path) -> None:
     with safefs_write.locked(folder, ".memdir/lock"):
-        result = gitrepo.commit(folder, "start", lock_timeout=0.1)
+        result = gitcommit.commit(folder, "start", lock_timeout=0.1)
     assert result.error and "locked" in result.error
-    assert gitrepo.commit(folder, "start").commit
+    assert gitcommit.commit(folder, "start").commit
 
 
 def test_a_failed_git_leaves_the_branch_where_it_was(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = gitrepo.commit(folder, "start").commit
+    first = gitcommit.commit(folder, "start").commit
     (folder / "deploy.md").write_text("next\n")
     real_run = gitrepo.run
 
@@ -177,15 +177,15 @@ def test_a_failed_git_leaves_the_branch_where_it_was(folder: Path, monkeypatch: 
         return real_run(memory_dir, *args, **kwargs)
 
     monkeypatch.setattr(gitrepo, "run", failing)
-    result = gitrepo.commit(folder, "half")
+    result = gitcommit.commit(folder, "half")
     monkeypatch.undo()
     assert result.error and result.commit is None
     assert gitrepo.head(folder) == first
-    assert gitrepo.commit(folder, "again").written == ("deploy.md",)
+    assert gitcommit.commit(folder, "again").written == ("deploy.md",)
 
 
 def test_plain_git_can_read_the_history(folder: Path) -> None:
-    gitrepo.commit(folder, "start")
+    gitcommit.commit(folder, "start")
     env = {"PATH": os.environ["PATH"], "GIT_DIR": str(folder / ".memdir" / "git"), "GIT_CONFIG_NOSYSTEM": "1",
            "HOME": str(folder)}
     shown = subprocess.run(["git", "show", "main:deploy.md"], env=env, capture_output=True, check=True).stdout

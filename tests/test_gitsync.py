@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import gitmerge, gitrepo, gitsync, syncconfig
+from memdir import gitcommit, gitmerge, gitrepo, gitsync, syncconfig
 from memdir.entry.cli import main
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -109,7 +109,7 @@ def test_concurrent_edits_keep_both(laptop: Machine, desktop: Machine, remote: P
     desktop.write("MEMORY.md", "- [deploy](deploy.md)\n- [desk](desk.md)\n")  # added one, removed style
     desktop.write("desk.md", "from the desktop\n")
     (desktop.memory / "style.md").unlink()
-    gitrepo.commit(desktop.memory, "later edit")  # a hook commit: the desktop's edit is the newer one
+    gitcommit.commit(desktop.memory, "later edit")  # a hook commit: the desktop's edit is the newer one
 
     result = desktop.sync()
     laptop.sync()
@@ -143,7 +143,7 @@ def test_a_planted_secret_never_reaches_the_remote(laptop: Machine, desktop: Mac
 
 def test_history_holding_a_secret_is_never_pushed(laptop: Machine, remote: Path) -> None:
     laptop.write("deploy.md", "ship on fridays\n")
-    gitrepo.commit(laptop.memory, "start")
+    gitcommit.commit(laptop.memory, "start")
     env = {"GIT_DIR": str(gitrepo.git_dir(laptop.memory)), "GIT_WORK_TREE": str(laptop.memory),
            "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(laptop.home), "PATH": "/usr/bin:/bin"}
     laptop.write("deploy.md", f"token {TOKEN}\n")  # committed around memdir, by plain git

@@ -11,7 +11,7 @@ import pytest
 
 from memdir.evals.realdata_path import main_sessions
 from memdir.said import queued_prompt, words_of_user_line
-from memdir.transcript import _as_blocks
+from memdir.transcript_lines import as_blocks
 
 
 def _prompts_in_file(lines: list[dict]) -> tuple[set[str], list[int]]:
@@ -25,7 +25,7 @@ def _prompts_in_file(lines: list[dict]) -> tuple[set[str], list[int]]:
         parent_of[uuid] = obj.get("parentUuid")
         said = ""
         if obj.get("type") == "user" and isinstance(obj.get("message"), dict):
-            said, kind = words_of_user_line(obj, _as_blocks(obj["message"].get("content")))
+            said, kind = words_of_user_line(obj, as_blocks(obj["message"].get("content")))
             if kind == "prompt":
                 by_parent.setdefault(obj.get("parentUuid"), []).append(uuid)
                 starts.append(i)

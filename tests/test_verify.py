@@ -72,6 +72,29 @@ def test_verify_reports_exactly_the_deleted_file_and_the_renamed_function(refact
         "status": "ok", "gone": [], "found": ["--dry-run"], "unchecked": [], "summary": "still there: `--dry-run`"}
 
 
+@pytest.mark.parametrize("tracked", [False, True])
+def test_a_memory_folder_inside_the_project_does_not_vouch_for_itself(refactored, cli, tracked):
+    """An agent's project-scope memory lives in the checkout (`.claude/agent-memory/<agent>/`), as does a
+    `--dir` given inside it: the renamed `renew_session()` is still written in the memory itself, and the walk
+    (or `git ls-files`, once the memories are committed) found it there, so the stale memory read as fine."""
+    repo, memory = refactored
+    inside = repo / ".claude" / "agent-memory" / "reviewer"
+    inside.parent.mkdir(parents=True)
+    memory.rename(inside)
+    if tracked:
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "agent memory")
+    code, out, _ = cli("--dir", str(inside), "verify", "--project", str(repo), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["memories"]["project_refresh.md"]["status"] == "stale", report
+    assert report["memories"]["feedback_dry_run.md"]["status"] == "ok"  # what the code holds is still found
+    from memdir.scan import scan
+    from memdir.stages.recall.api import verify_selected
+
+    headers = [h for h in scan(inside).headers if h.rel_path == "project_refresh.md"]
+    assert verify_selected(str(repo), inside, headers, budget_s=5)["project_refresh.md"].status == STALE
+
+
 def test_verify_text_output_lists_the_evidence(refactored, cli):
     repo, memory = refactored
     code, out, _ = cli("--dir", str(memory), "verify", "--project", str(repo))

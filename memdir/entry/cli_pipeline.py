@@ -106,7 +106,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     else:
         report = run_batch(paths, settings=settings, engine=engine, since=since, dry_run=args.dry_run,
                            max_cost=args.max_cost, concurrency=args.concurrency)
-    print(summary_table(report, settings))
+    print(summary_table(report, settings, dry_run=args.dry_run))
     return 1 if report.errors else 0
 
 

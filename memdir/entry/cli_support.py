@@ -1,17 +1,21 @@
-"""Helpers the CLI modules share: which memory folder a command works on, and JSON output."""
+"""Helpers the CLI modules share: which memory folder, store and project a command works on, and JSON output."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
 
 def memory_dir_of(args):
     """The Resolution for a command: --dir, else --agent/--scope, else the normal chain."""
     from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
 
-    if getattr(args, "dir", None):
-        return _a_folder(Resolution(validate_configured_path(args.dir, "--dir"), "--dir flag", None))
+    if getattr(args, "dir", None) is not None:  # `--dir ""` is an error, not the default folder
+        return _a_folder(Resolution(validate_configured_path(_from_cwd(args.dir, args), "--dir"), "--dir flag", None))
     if getattr(args, "agent", None):
         root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
         path = agent_memory_dir(args.agent, args.scope or "project", root)
@@ -22,6 +26,16 @@ def memory_dir_of(args):
             safefs.check_inside(root, path.relative_to(root).as_posix())
         return _a_folder(Resolution(path, f"agent memory for {args.agent} ({args.scope or 'project'} scope)", root))
     return _a_folder(resolve_memory_dir(Path(args.cwd) if args.cwd else None))
+
+
+def _from_cwd(raw: str, args) -> str:
+    """A relative --dir is read from the folder the command runs in (--cwd, else the current one), as any
+    command-line path is; only settings and environment variables must name an absolute folder."""
+    import os
+
+    if raw.startswith("~") or os.path.isabs(raw) or "\x00" in raw or not raw.strip():
+        return raw
+    return os.path.join(os.path.abspath(getattr(args, "cwd", None) or os.getcwd()), raw)
 
 
 def _a_folder(resolution):
@@ -40,3 +54,28 @@ def print_json(data: object) -> None:
     except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): JSON's own \u escape
         text = json.dumps(data, indent=2, ensure_ascii=True, default=str)
     print(text)
+
+
+def store_of(args: argparse.Namespace):
+    """The store a command works on: --team's, else the personal folder's."""
+    from memdir.store import MemoryStore
+
+    root = memory_dir_of(args).path
+    return MemoryStore.team_store(root) if getattr(args, "team", False) else MemoryStore(root)
+
+
+def coexistence_of(args: argparse.Namespace, memory_dir: Path | None = None):
+    """Claude Code's native auto memory and memdir's own switch for this project (memdir.native)."""
+    from memdir.native import coexistence
+
+    cwd = Path(args.cwd) if getattr(args, "cwd", None) else None
+    return coexistence(cwd, memory_dir)
+
+
+def project_root_of(args: argparse.Namespace) -> str:
+    """The project a command checks against: --project, else the git root of --cwd or the current folder."""
+    import os
+
+    from memdir.verify import project_root
+
+    return project_root(getattr(args, "project", None) or args.cwd or os.getcwd())

@@ -251,7 +251,8 @@ def test_cli_tracebacks_from_the_hostile_pass(memory, tally, hostile_root, monke
         (*d, "remember", "x y", "--type", "user", "--name", ""),
         (*d, "remember", "x y", "--type", "nonsense"),
         ("--dir", str(a_file), "list"), ("--dir", str(a_file), "remember", "x y", "--type", "user"),
-        ("--dir", "relative/path", "list"), ("--dir", "/", "list"), ("--dir", "/tmp\x00x", "list"),
+        ("--cwd", str(a_file.parent), "--dir", a_file.name, "list"),  # relative: read from --cwd, still a file
+        ("--dir", "/", "list"), ("--dir", "/tmp\x00x", "list"), ("--dir", "x\x00y", "list"), ("--dir", "", "list"),
         (*d, "show", "latin1"), (*d, "show", "../../etc/passwd"), (*d, "show", "\x00"),
         ("batch", str(transcript), "--last", "0"), ("batch", str(transcript), "--last", "-3"),
         (*d, "extract", str(transcript), "--last", "0"), ("batch", str(transcript), "--since", "yesterday"),
