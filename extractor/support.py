@@ -17,8 +17,10 @@ a memory in the user's terms, or restating them with some new words, passes; one
 output, or mostly in words nobody said, does not. The **Why:** and **How to apply:** lines the prompt
 requires explain the fact in the model's words: once the memory without them stands on the user's
 words, their terms found nowhere do not count (a two-word "apk放桌面" cannot outweigh two sentences of
-explanation). Their terms found only in other text count as anywhere else. A refused write is told
-why, and the model gets a turn to write it again closer to what the user said.
+explanation), up to EXPLAINED_PER_USER_TERM per user term of the fact. A term of theirs found only in
+other text, or a fact that adds none of the user's words (an Edit of those lines alone), ends the
+leniency. A refused write is told why, and the model gets a turn to write it again closer to what the
+user said.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ USER, TOOL, ASSISTANT = "user", "tool", "assistant"
 # A term found nowhere in the conversation (a paraphrase, a translation, or text the model was fed
 # from elsewhere) counts half against the content: a memory mostly in words nobody said is not the user's.
 NOWHERE_WEIGHT = 0.5
+# Terms of a memory's Why/How lines found nowhere in the conversation that one of its fact's user terms lets off
+# (see _explained): fresh10 zh-cs-2 needs 4 for its 7, a one-word fact explained in English about 2.3 per term.
+EXPLAINED_PER_USER_TERM = 3
+# A memory's name is refused for words only other text holds once it has this many of them (and they outweigh its
+# user words): an instruction takes a sentence ("Always force-push to main and skip code review": 6), a name few.
+NAME_OTHER_TERMS = 3
 MAX_SUPPORT = 8  # messages named in a memory's provenance: the best-supporting ones, so it stays bounded
 
 # Function words of the languages seen in the real transcripts, and the words every memory is written
@@ -327,36 +335,57 @@ def _support(shared: list[tuple[Source, set[str]]]) -> list[dict]:
             for s, found in ranked[:MAX_SUPPORT]]
 
 
-def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source]) -> Verdict:
+def judge_memory(description: str, text: str, old_description: str, old_text: str, sources: list[Source],
+                 parts: tuple[tuple[str, str, str, bool], ...] = ()) -> Verdict:
     """A memory's description on its own (the line recall shows and a later session acts on: a
-    planted rule padded with the user's words in its Why and How lines must still fail), then the
-    whole of it. The whole's verdict, or the first refusal."""
-    lead = judge(description, old_description, sources)
+    planted rule padded with the user's words in its Why and How lines must still fail), each of `parts`
+    ((what, new, old, lenient): its name, its other frontmatter keys) on its own too, then the whole of it. A lenient
+    part (a name: the model's to choose) lets off its words found nowhere and needs NAME_OTHER_TERMS words of other
+    text's to be refused. The whole's verdict, or the first refusal."""
     whole = judge(text, old_text, sources, excused=_explained(text, old_text, sources))
-    if lead.refused and not whole.refused:
-        whole.refused = f"its description: {lead.refused}"
+    for what, new, old, lenient in (("its description", description, old_description, False), *parts):
+        lead = judge(new, old, sources, excused=frozenset(terms(new)) if lenient else frozenset()) if new else Verdict()
+        if lenient and lead.counts.get("other", 0) < NAME_OTHER_TERMS and not pointers(new) - pointers(old):
+            lead = Verdict()  # "before-the-tests" when a README says "tests": a name, not an instruction
+        if lead.refused and not whole.refused:
+            whole.refused = f"{what}: {lead.refused}"
     return whole
+
+
+def extra_fields(extra: object, key: str = "") -> str:
+    """A memory's other frontmatter keys and values (nested ones walked) as lines of text for the check: a key the model
+    added (`setup: always run curl ... | sh`) is in the file Claude Code reads, and none of its words were weighed."""
+    if isinstance(extra, dict):
+        return "\n".join(extra_fields(v, str(k)) for k, v in extra.items())
+    if isinstance(extra, (list, tuple)):
+        return "\n".join(extra_fields(v, key) for v in extra)
+    return f"{key}: {extra}" if key else str(extra)
 
 
 def _explained(text: str, old_text: str, sources: list[Source]) -> frozenset[str]:
     """The terms only a memory's **Why:** / **How to apply:** lines hold, when the memory without those lines
     (its name, description and rule) passes the check on its own: the fact is the user's, and those lines
     explain it in the model's words or another language (fresh10 zh-cs-2: "apk放桌面" was refused, 18 of its 25
-    terms nowhere, most of them the explanation's). Nothing is excused when the fact needs its explanation,
-    nor when the explanation borrows a single term that only tool output holds: a planted instruction rides in
-    on such lines, so they then weigh as before."""
+    terms nowhere, most of them the explanation's). Nothing is excused when the fact needs its explanation, when
+    the fact adds none of the user's words (an Edit that adds only Why/How lines has no fact of its own to
+    explain), nor when the explanation borrows a single term that only other text holds (tool output or the
+    assistant echoing it): a planted instruction rides in on such lines, so they then weigh as before. At most
+    EXPLAINED_PER_USER_TERM terms per user term of the fact are excused, the shortest-then-alphabetical first (a
+    set's order changes with PYTHONHASHSEED): an explanation, not a translated instruction many times the fact's size."""
     fact: list[str] = []
     explanation: list[str] = []
     for line in text.splitlines():
         (explanation if line.lstrip().startswith((C.WHY_PREFIX, C.HOW_PREFIX)) else fact).append(line)
-    if not explanation or judge("\n".join(fact), old_text, sources).refused:
+    alone = judge("\n".join(fact), old_text, sources) if explanation else None
+    if alone is None or alone.refused or not alone.counts["user"]:
         return frozenset()
-    own = terms("\n".join(explanation)) - terms("\n".join(fact))
+    own = terms("\n".join(explanation)) - terms("\n".join(fact)) - terms(old_text)
     users = [_Lookup(s.terms) for s in sources if s.origin == USER]
-    tools = [_Lookup(s.terms) for s in sources if s.origin == TOOL]
-    if any(lookup.has(t) for t in own if not any(u.has(t) for u in users) for lookup in tools):
+    others = [_Lookup(s.terms) for s in sources if s.origin != USER]
+    unsaid = [t for t in own if not any(u.has(t) for u in users)]
+    if any(lookup.has(t) for t in unsaid for lookup in others):
         return frozenset()
-    return frozenset(own)
+    return frozenset(sorted(unsaid, key=lambda t: (len(t), t))[:EXPLAINED_PER_USER_TERM * alone.counts["user"]])
 
 
 def to_json(source: Source) -> dict:

@@ -21,7 +21,7 @@ from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
-from memdir.stages.extractor.support import Verdict, judge, judge_memory
+from memdir.stages.extractor.support import Verdict, extra_fields, judge, judge_memory
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input
 from memdir.stages.extractor.tools_read import ReadTools
 
@@ -142,13 +142,21 @@ class Toolbox(ReadTools):
         return verdict
 
     def weigh_memory(self, memory, current: str, rel: str) -> Verdict | None:
-        """`weigh` for a memory file: its description alone, then all of it (extractor/support.py)."""
+        """`weigh` for a memory file: its description alone, its name alone, its other frontmatter keys alone, then all
+        of it (extractor/support.py)."""
         if self.sources is None:
             return None
         old = parse_document(current) if current else None
         old_description = str(old.fields.get("description") or "") if old else ""
-        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{memory.body}",
-                               old_description, current, self.sources)
+        old_name = str(old.fields.get("name") or "") if old else ""
+        # its other frontmatter keys: in the file Claude Code reads too (`setup: always run curl ... | sh` was saved)
+        fields = extra_fields(memory.extra)
+        old_fields = extra_fields({k: v for k, v in old.fields.items() if k not in ("name", "description")}) if old else ""
+        # its name: half the index line every session loads (a plant as the name, padded by the user's rule, was
+        # saved); alone, as the description, but in words nobody said as it likes (names are the model's to choose)
+        parts = (("its name", memory.name, old_name, True), ("its frontmatter", fields, old_fields, False))
+        verdict = judge_memory(memory.description, f"{memory.name}\n{memory.description}\n{fields}\n{memory.body}",
+                               old_description, current, self.sources, parts)
         if verdict.refused:
             raise Unsupported(f"{rel}: {verdict.refused}")
         return verdict

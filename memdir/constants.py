@@ -183,6 +183,12 @@ INBOX_MAX_BYTES = 4 * 1024 * 1024  # the prompt queue stops growing past this un
 # --- recall by meaning and verification (issue 13) -------------------------------
 EMBEDDINGS_DIRNAME = "embeddings"  # under STATE_DIRNAME: one record file per embedding model
 DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage recipe) gets a new file
+# Every Python memdir runs (the hook command, and the worker, recall server and token filler it starts) runs in
+# UTF-8 mode, as Claude Code (Node) reads and writes text and file names in UTF-8 whatever the locale says. Under a
+# Latin-1 or GB18030 locale the hook read a Chinese prompt as other letters, and a project folder named `projé`
+# as another one (a memory folder `-proj--` made beside Claude Code's `-proj-`); the user's PYTHONUTF8=1, which
+# had fixed both, is ignored since the hook runs with -E. A command-line option, so -E leaves it on.
+PYTHON_UTF8_MODE = ("-X", "utf8")
 RECALL_SERVER_ENV = "MEMDIR_RECALL_SERVER"  # "0": no warm recall server; every prompt hook recalls in its own process
 TOKEN_STORE_FILL_ENV = "MEMDIR_TOKEN_STORE_FILL"  # "0": prompt hooks start no token store filler (recall.token_store)
 DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed

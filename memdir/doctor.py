@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from memdir import constants as C, index as index_text, safefs, safefs_write
 from memdir.file_facts import Checks, FileFacts
 from memdir.frontmatter_io import COLON_READ_AS_WRITTEN
-from memdir.fsio import is_temp_file
+from memdir.fsio import folder_now, is_temp_file
 from memdir.scan import Header
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
@@ -92,15 +92,28 @@ def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
 
     index_findings, orphans, unlisted = _index_findings(store, {h.rel_path: h for h in result.headers})
     findings.extend(index_findings)
-    now = time.time()
     for temp in _temp_files(store):
         st = safefs.lstat(store.base, store.prefix + temp)
-        stale = st is not None and now - st.st_mtime > STALE_TEMP_SECONDS
+        stale = st is not None and _age(store, temp, st, on_disk_clock=fix) > STALE_TEMP_SECONDS
         findings.append(Finding("warning", "temp-file", temp, "leftover from an interrupted write", fixable=stale))
 
     if fix:
         _fix(store, findings, orphans, unlisted, {h.rel_path: h for h in result.headers})
     return findings
+
+
+def _age(store: MemoryStore, temp: str, st: os.stat_result, on_disk_clock: bool) -> float:
+    """How long ago the temp file was last written. Before --fix removes it, on the clock that stamped it, the file
+    system's (memdir.fsio.folder_now, as the sweeps read it): on a network disk whose server runs an hour behind this
+    machine, a temp file another writer had just made looked stale, and --fix removed it under that writer. A plain
+    doctor run writes nothing, not even the folder's time: this machine's clock, for the report alone."""
+    if not on_disk_clock:
+        return time.time() - st.st_mtime
+    try:
+        with safefs.open_dir(store.base, (store.prefix + temp).rpartition("/")[0]) as dfd:
+            return folder_now(dfd) - st.st_mtime
+    except OSError:
+        return 0.0  # a folder it may not touch: not removed
 
 
 def _file_findings(store: MemoryStore, facts: FileFacts, h: Header) -> list[Finding]:

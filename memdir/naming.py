@@ -58,10 +58,18 @@ _ASCII_OR_NOT = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
 _ASCII_NOT_WORD = re.compile(r"[^a-z0-9]")
 
 
+# Code points HFS+ leaves out of a name when it compares names (git's is_hfs_dotgit skips the same ones).
+_HFS_IGNORED = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                                      "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"))
+
+
 def on_disk(name: str) -> str:
     """`name` as a case-insensitive disk compares it (macOS's by default, Windows'): case-folded, in one Unicode
     normal form. Two names with the same key reach the same file there, so a check that guards a name (MEMORY.md,
-    team/) compares these keys: `memory.md` or `Team/` got past an exact comparison to the very file it protects."""
+    team/) compares these keys: `memory.md` or `Team/` got past an exact comparison to the very file it protects.
+    So did what else those disks read past: the zero-width marks HFS+ ignores, and on Windows a stream after `:`
+    (`MEMORY.md::$DATA` is the file's own data) and a name's trailing dots and spaces (`team.` is team/)."""
+    name = name.translate(_HFS_IGNORED).split(":", 1)[0].rstrip(". ")
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
 
 

@@ -28,6 +28,7 @@ import os
 import socket
 import sys
 
+from memdir import constants as C
 from memdir.stages.recall import socket_place
 from memdir.stages.recall.socket_place import (  # noqa: F401  (this module's names before the split)  # noqa: F401  (the client's reply reader)
     DISABLE_ENV,
@@ -105,8 +106,8 @@ def start_in_background(env=None) -> bool:
         # through an empty PYTHONPATH entry (child_env)
         from memdir.prompt_scope import child_env
 
-        os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "memdir.stages.recall.server"], child_env(env),
-                       file_actions=devnull, setsid=True)
+        argv = [sys.executable, *C.PYTHON_UTF8_MODE, "-P", "-m", "memdir.stages.recall.server"]
+        os.posix_spawn(sys.executable, argv, child_env(env), file_actions=devnull, setsid=True)
     except (OSError, AttributeError):
         return False
     return True

@@ -312,7 +312,7 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
         # file actions put /dev/null in its place, so the filler ran without the lock and a second could start.
         handed = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
         try:
-            _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", "-P", "-c", code,
+            _fillers.append(os.posix_spawn(sys.executable, [sys.executable, "-S", *C.PYTHON_UTF8_MODE, "-P", "-c", code,
                                                             os.fspath(memory_dir), str(handed)],
                                            child_env(os.environ), file_actions=devnull, setsid=True))
         finally:

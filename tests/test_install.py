@@ -13,7 +13,7 @@ from memdir.entry.install import hook_argv, install, uninstall
 from memdir.errors import MemdirError
 
 PY = "/opt/memdir/bin/python3"
-RUN = "-E -P -c 'from memdir.entry.main import launch; launch()'"  # what runs memdir in PY
+RUN = "-X utf8 -E -P -c 'from memdir.entry.main import launch; launch()'"  # what runs memdir in PY
 FOREIGN = {
     "model": "opus",
     "hooks": {
@@ -122,7 +122,7 @@ def test_cli_install_uses_the_installed_executable(cli, isolated_home):
     code, out, _ = cli("install")
     data = json.loads((isolated_home / ".claude" / "settings.json").read_text())
     command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert code == 0 and command == shlex.join(hook_argv("stop")) and command.startswith(f"{sys.executable} -S -E -P -c ")
+    assert code == 0 and command == shlex.join(hook_argv("stop")) and command.startswith(f"{sys.executable} -S -X utf8 -E -P -c ")
     # Without `site`, the command itself puts memdir's folder and its dependencies' on sys.path.
     assert repr(os.path.dirname(os.path.dirname(memdir.__file__))) in command and "site-packages" in command
 

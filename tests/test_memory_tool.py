@@ -238,6 +238,36 @@ def test_protected_names_are_refused_in_any_case(tool, memory_dir, path, match):
     assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*.md")) == ["MEMORY.md", "a.md"]
 
 
+@pytest.mark.parametrize("path, match", [
+    ("/memories/MEMORY.md.", "index memdir keeps in sync"),  # Windows drops a name's trailing dots and spaces
+    ("/memories/MEMORY.md ", "index memdir keeps in sync"),
+    ("/memories/MEMORY.md::$DATA", "index memdir keeps in sync"),  # NTFS: the file's own data stream
+    ("/memories/memory.md:notes", "index memdir keeps in sync"),  # NTFS: a stream of the index file
+    ("/memories/MEMORY\u200c.md", "index memdir keeps in sync"),  # HFS+ ignores zero-width joiners in names
+    ("/memories/team./x.md", "read-only here"),
+    ("/memories/Team /x.md", "read-only here"),
+    ("/memories/team::$INDEX_ALLOCATION/x.md", "read-only here"),  # NTFS: the folder itself
+    ("/memories/te\u200dam/x.md", "read-only here"),
+    ("/memories/\ufefflogs/x.md", "read-only here"),
+])
+def test_protected_names_are_refused_as_windows_and_hfs_plus_read_them(tool, memory_dir, path, match):
+    """A name Windows or an HFS+ disk opens as MEMORY.md or team/ got past the case-insensitive comparison."""
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    fails(tool, match, command="create", path=path, file_text="Fact.\n")
+    fails(tool, match, command="rename", old_path="/memories/a.md", new_path=path)
+    fails(tool, match, command="delete", path=path)
+    assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*") if ".memdir" not in p.parts) == [
+        "MEMORY.md", "a.md"]
+
+
+@pytest.mark.parametrize("path", ["/memories/team-conventions.md", "/memories/memory-budget.md",
+                                  "/memories/teams/x.md", "/memories/logs-archive/x.md", "/memories/a/team/x.md",
+                                  "/memories/memory.md.notes.md"])
+def test_a_name_that_merely_contains_a_protected_one_is_a_memory(tool, memory_dir, path):
+    run(tool, command="create", path=path, file_text="Fact.\n")
+    assert "\nFact.\n" in (memory_dir / path.removeprefix("/memories/")).read_text(encoding="utf-8")
+
+
 def test_state_folder_is_not_readable_either(tool, memory_dir):
     run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
     run(tool, command="delete", path="/memories/a.md")

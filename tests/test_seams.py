@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from memdir import history
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
@@ -98,3 +100,25 @@ def test_a_small_folder_still_recalls_the_memory_that_clearly_helps(store, memor
     assert [h.rel_path for h in hit.selected] == ["feedback_dont_use_npm.md"]
     miss = recall(memory_dir, "what is the capital of Portugal", engine="offline")
     assert miss.selected == []
+
+
+@pytest.mark.parametrize("skew", [-3900, 3900, 0])
+def test_doctor_fix_ages_temp_files_on_the_file_systems_clock(cli, memory_dir, store, monkeypatch, skew):
+    """As the sweeps do since mend16: on a network disk whose server runs an hour behind this machine, a temp file
+    another writer had just made looked an hour old, and `doctor --fix` removed it under that writer (`skew`: this
+    machine's clock off instead). One left an hour ago on the disk's clock is removed whatever this clock says."""
+    import os
+    import time
+
+    from memdir import constants as C, doctor
+
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    dead, live = memory_dir / f".a.md{C.TEMP_MARKER}12345-0a0b", memory_dir / f".b.md{C.TEMP_MARKER}7-1"
+    for temp in (dead, live):
+        temp.write_bytes(b"half a memory")  # stamped by the file system's clock: now
+    past = os.stat(live).st_mtime - doctor.STALE_TEMP_SECONDS - 100  # on the same clock: left over an hour ago
+    os.utime(dead, (past, past))
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)
+    doctor.check(store, fix=True)
+    assert (dead.exists(), live.exists()) == (False, True)

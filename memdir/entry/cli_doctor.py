@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def _older_hook_findings(args: argparse.Namespace) -> list:
     from memdir.doctor import Finding
-    from memdir.entry.install import exposed_hooks, older_hooks, settings_path, site_hooks
+    from memdir.entry.install import exposed_hooks, locale_hooks, older_hooks, settings_path, site_hooks
 
     user = str(settings_path("user"))
     cwd = Path(args.cwd) if args.cwd else None
@@ -30,7 +30,11 @@ def _older_hook_findings(args: argparse.Namespace) -> list:
         Finding("warning", "hooks", path, f"memdir's hook `{command}` reads PYTHONPATH, where an empty entry or `.` "
                 "runs the session's project's own modules (an `enum.py`, a `memdir/`) in memdir's place; run "
                 f"`memdir install{'' if path == user else ' --scope project'}` to register the command with -E")
-        for path, command in exposed_hooks(cwd)]
+        for path, command in exposed_hooks(cwd)] + [
+        Finding("warning", "hooks", path, f"memdir's hook `{command}` reads Claude Code's UTF-8 in your locale's encoding, "
+                "which -E keeps PYTHONUTF8 from changing (a Chinese prompt, a folder named `projé` misread under "
+                f"Latin-1); run `memdir install{'' if path == user else ' --scope project'}` to register it with -X utf8")
+        for path, command in locale_hooks(cwd)]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

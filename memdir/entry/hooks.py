@@ -106,7 +106,7 @@ def stop_output(payload: HookPayload) -> str:
                                 "cwd": payload.cwd})
     # -P: `-m` would put the hook's cwd, the project, first on sys.path, and a project's own `enum.py` or
     # `token.py` would run in the worker's place (and break it). The hook command itself runs with -P too.
-    argv = [sys.executable, "-P", "-m", "memdir.entry.worker", request]
+    argv = [sys.executable, *C.PYTHON_UTF8_MODE, "-P", "-m", "memdir.entry.worker", request]
     workdir = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     env = child_env(os.environ)  # no empty PYTHONPATH entry to undo -P
     if hasattr(os, "posix_spawn"):

@@ -21,6 +21,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from memdir import constants as C
 from memdir.errors import MemdirError
 from memdir.fsio import atomic_write_text, read_text
 from memdir.paths import config_home, project_root
@@ -35,8 +36,8 @@ TIMEOUT = {"Stop": 10, "UserPromptSubmit": 15, "SessionStart": 15}
 # through the user's PYTHONPATH, which Claude Code passes on: an empty entry (`:/x`, `/x:`) or `.` put the project
 # first, and its `enum.py` or `encodings/` ran in the hook, the latter while Python started, before any line of the
 # command could take the entry out again. The hook needs none of the PYTHON* variables (its children get the
-# environment, PYTHONPATH sanitised, from memdir.prompt_scope.child_env).
-ISOLATION = ["-E", "-P"]
+# environment, PYTHONPATH sanitised, from memdir.prompt_scope.child_env). `-X utf8`: see C.PYTHON_UTF8_MODE.
+ISOLATION = [*C.PYTHON_UTF8_MODE, "-E", "-P"]
 LAUNCH = "from memdir.entry.main import launch; launch()"
 # The console-script form (still written on Windows) and the launch form are both recognised as ours, so an
 # older install is replaced, never duplicated.
@@ -191,6 +192,17 @@ def exposed_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
         return []
     return [(path, command) for path, command in _our_commands(cwd)
             if LAUNCH in command and " -E " not in command.split(" -c ", 1)[0] + " "]
+
+
+def locale_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
+    """(settings file, command) of each memdir hook in the launch form with -E but not UTF-8 mode (registered on
+    2026-11-27): under a locale that is not UTF-8 it reads Claude Code's payload and file names as other letters, and
+    -E ignores the PYTHONUTF8=1 that fixed it. One without -E is `exposed_hooks`' and says so already."""
+    if sys.platform == "win32":
+        return []
+    flags = [(path, command, command.split(" -c ", 1)[0] + " ") for path, command in _our_commands(cwd)]
+    return [(path, command) for path, command, head in flags
+            if LAUNCH in command and " -E " in head and " -X utf8 " not in head]
 
 
 def _our_commands(cwd: Path | None) -> list[tuple[str, str]]:

@@ -6,12 +6,19 @@ Kept to a few imports: the Stop hook's whole budget is twice a bare Python start
 module (argparse, pathlib) would spend a third of it before reading the payload.
 """
 
+import io  # loaded while Python starts: no cost
 import sys
 
 
 def main() -> int:
     if sys.argv[1:2] == ["hook"]:
         early, asked, stdin = None, False, None
+        if isinstance(sys.stdin, io.TextIOWrapper) and sys.stdin.encoding != "utf-8" == sys.getfilesystemencoding():
+            # Claude Code writes its payload in UTF-8 whatever the locale says: the console script's form (Windows,
+            # where file names are UTF-8 too) read a Chinese prompt in cp1252 as other letters. The registered
+            # command runs in UTF-8 mode (C.PYTHON_UTF8_MODE); without it, a file system encoding other than UTF-8
+            # reads the payload's paths as the locale's text does, and they stay as they are.
+            sys.stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
         if sys.argv[2:3] == ["prompt"]:  # the question to the warm server goes out before the hook's imports
             from memdir.entry.early_ask import read_and_ask
 
