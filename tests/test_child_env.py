@@ -70,7 +70,7 @@ def test_no_child_imports_a_module_planted_in_the_project(tmp_path, monkeypatch,
     x, y = tmp_path / "x", tmp_path / "y"
     monkeypatch.setenv("PYTHONPATH", pythonpath.format(x=x, y=y, sep=os.pathsep).replace(":", os.pathsep))
     argv, env = _spawned(site, project, tmp_path, monkeypatch)
-    flags = [arg for arg in argv[1:3] if arg in ("-S", "-P")]
+    flags = [arg for arg in argv[1:5] if arg in ("-S", "-P")]  # after -X utf8
     assert "-P" in flags
     probe = subprocess.run([sys.executable, *flags, "-c", f"import {PROBE}"], env=env, cwd=project,
                            capture_output=True, text=True, timeout=60)
@@ -91,7 +91,7 @@ def test_no_child_imports_through_an_entry_naming_the_project(tmp_path, monkeypa
     x = tmp_path / "x"
     monkeypatch.setenv("PYTHONPATH", pythonpath.format(x=x, project=project, sep=os.pathsep))
     argv, env = _spawned(site, project, tmp_path, monkeypatch)
-    flags = [arg for arg in argv[1:3] if arg in ("-S", "-P")]
+    flags = [arg for arg in argv[1:5] if arg in ("-S", "-P")]  # after -X utf8
     probe = subprocess.run([sys.executable, *flags, "-c", f"import {PROBE}"], env=env, cwd=project,
                            capture_output=True, text=True, timeout=60)
     assert "PLANTED" not in probe.stdout and probe.returncode != 0, probe.stdout

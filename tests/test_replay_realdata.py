@@ -50,8 +50,8 @@ def inline_worker(monkeypatch):
     from memdir.entry import worker
 
     def spawn(path, argv, env, **kwargs):
-        assert argv[1:4] == ["-P", "-m", "memdir.entry.worker"]
-        worker.main(argv[4:])
+        assert argv[1:6] == ["-X", "utf8", "-P", "-m", "memdir.entry.worker"]
+        worker.main(argv[6:])
 
     monkeypatch.setattr(os, "posix_spawn", spawn)
 
