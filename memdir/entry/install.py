@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -224,17 +225,31 @@ def _is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(OURS.search(hook["command"]))
 
 
+def _mode_of(path: Path) -> int | None:
+    """The permissions the settings file keeps when memdir rewrites it (None: no file yet). A settings.json kept
+    0600 (its `env` may hold an API key) stays private; a read-only one is refused, never replaced behind its mode."""
+    try:
+        mode = stat.S_IMODE(os.stat(_write_target(path)).st_mode)
+    except FileNotFoundError:
+        return None
+    if os.name == "posix" and not mode & stat.S_IWUSR:
+        raise MemdirError(f"{path}: read-only; make it writable (chmod u+w) or add the hooks by hand, "
+                          "nothing was changed")
+    return mode
+
+
 def _write(path: Path, data: dict, original: str | None, dry_run: bool) -> str | None:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if dry_run:
         return None
     backup = None
+    mode = _mode_of(path)
     pristine = path.with_name(path.name + ".memdir-original")
     if not pristine.exists():
-        atomic_write_text(pristine, original or "")  # "" records that there was no file at all
+        atomic_write_text(pristine, original or "", mode=0o600)  # "" records that there was no file at all
     if original is not None:
         backup = _keep_backup(path, original)
-    atomic_write_text(_write_target(path), text)
+    atomic_write_text(_write_target(path), text, mode=mode)
     return str(backup) if backup else None
 
 
@@ -332,11 +347,12 @@ def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = 
     before = _pristine_text(pristine_path)
     if before is not None and _pristine(path, default={"hooks": None}) == updated:
         if not dry_run:
+            mode = _mode_of(path)
             backup = _keep_backup(path, original)
             if before:
-                atomic_write_text(_write_target(path), before)  # byte-identical to the file before memdir
+                atomic_write_text(_write_target(path), before, mode=mode)  # byte-identical to the file before memdir
             elif path.is_symlink():
-                atomic_write_text(_write_target(path), "{}\n")  # keep the user's link; empty settings
+                atomic_write_text(_write_target(path), "{}\n", mode=mode)  # keep the user's link; empty settings
             else:
                 path.unlink()  # there was no settings file before memdir created it
             pristine_path.unlink()
