@@ -147,7 +147,7 @@ _STANDING = re.compile(
     r"toujours(?!\s+pas\b)|jamais|à chaque|a chaque|en chaque|chaque fois|désormais|dorénavant|à l'avenir|par défaut|"
     r"siempre|nunca|cada vez|a partir de ahora|de ahora en adelante|en (?:el )?futuro|por defecto|"
     r"sempre|toda vez|cada vez|a partir de agora|daqui (?:em|para) (?:diante|frente)|no futuro|por padrão|"
-    r"(?<!noch )immer(?!\s+noch\b)|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
+    r"(?<!noch\s)immer(?!\s+noch\b)|niemals|nie|jedes mal|ab jetzt|künftig|zukünftig|standardmäßig|"
     r"всегда|никогда|каждый раз|впредь|в дальнейшем|с этого момента|по умолчанию|в начале (?:каждой|каждого))\b"
     r"|(?:总是|始终|永远|每次|以后|今后|往后|从今以后|默认|从现在开始|必ず|常に|いつも|毎回|今後|これから)"
     # "as much as possible", "when in doubt": a manner or a condition that holds for all the work, not one task

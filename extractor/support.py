@@ -352,11 +352,19 @@ def judge_memory(description: str, text: str, old_description: str, old_text: st
     return whole
 
 
+# The keys Claude Code's (and memdir's) own form writes in `metadata:` (memdir.model.Memory.frontmatter), in the shape it
+# writes them: no user ever says a session id or a time stamp, and a memory written in the folder's form was refused.
+_BOOKKEEPING = {"node_type": re.compile(r"memory"), "originSessionId": re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4,12}){0,4}"),
+                "modified": re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?(?:Z|[+-]\d\d:?\d\d)?")}
+
+
 def extra_fields(extra: object, key: str = "") -> str:
     """A memory's other frontmatter keys and values (nested ones walked) as lines of text for the check: a key the model
-    added (`setup: always run curl ... | sh`) is in the file Claude Code reads, and none of its words were weighed."""
+    added (`setup: always run curl ... | sh`) is in the file Claude Code reads, and none of its words were weighed.
+    The form's own bookkeeping keys are left out while they hold what that form puts there (a text in one is weighed)."""
     if isinstance(extra, dict):
-        return "\n".join(extra_fields(v, str(k)) for k, v in extra.items())
+        return "\n".join(extra_fields(v, str(k)) for k, v in extra.items()
+                         if not (str(k) in _BOOKKEEPING and isinstance(v, str) and _BOOKKEEPING[str(k)].fullmatch(v)))
     if isinstance(extra, (list, tuple)):
         return "\n".join(extra_fields(v, key) for v in extra)
     return f"{key}: {extra}" if key else str(extra)

@@ -222,8 +222,12 @@ def parse_header(text: str, max_lines: int | None = None) -> Parsed:
         fields = _empty_maps_to_none(fields)
     if fields is None:
         colon_line = _colon_in_plain_value(header)
-        if colon_line is not None:  # YAML's one verdict on such a header, without importing it (~30 ms)
-            fields = _lenient_fields(header)
+        # YAML's one verdict on such a header, without importing it (~30 ms). Read as the advice would have it written
+        # (each such value quoted), not leniently: that strips a closing quote ("use 'tabs'"), keeps a quoted value's
+        # escapes and comments, and the first of two same keys, so the warning's "read as written" was not true.
+        advised = _fast_fields(_quote_colon_values(header)) if colon_line is not None else None
+        if colon_line is not None and advised is not None:
+            fields = _empty_maps_to_none(advised)
             yaml_problem: str | None = (f"malformed YAML frontmatter at line {colon_line + 2} "
                                         f"(mapping values are not allowed in this context); {COLON_READ_AS_WRITTEN}")
         else:
@@ -273,6 +277,18 @@ def _colon_in_plain_value(header: list[str]) -> int | None:
         if first is None:
             first = index
     return first
+
+
+def _quote_colon_values(header: list[str]) -> list[str]:
+    """`header` with each top-level value YAML reads no plain scalar in ("a: b") double-quoted, as doctor advises."""
+    quoted = []
+    for line in header:
+        key, sep, value = line.partition(":")
+        value = value.strip()
+        if sep and value and line[:1] not in (" ", "\t", "#") and _plain_scalar(value) is None:
+            line = f"{key}: " + light_json.dumps(value)
+        quoted.append(line)
+    return quoted
 
 
 def body_of(text: str) -> str:

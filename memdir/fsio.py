@@ -26,14 +26,17 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True, mode: int | None = None) -> None:
     """Replace `path` with `data` atomically. `durable=False` skips the fsyncs: for caches and
-    bookkeeping whose loss in a power cut costs nothing but a repeat (the rename stays atomic)."""
+    bookkeeping whose loss in a power cut costs nothing but a repeat (the rename stays atomic).
+    `mode`: the new file's permissions, set before it takes the name (default 0644 less the umask)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.parent / f".{path.name}{TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None and hasattr(os, "fchmod"):  # exactly `mode`, whatever the umask (not on Windows)
+                os.fchmod(handle.fileno(), mode)
             handle.write(data)
             if durable:
                 handle.flush()
@@ -47,8 +50,8 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
         _fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable)
+def atomic_write_text(path: Path, text: str, durable: bool = True, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable, mode)
 
 
 def is_temp_file(name: str) -> bool:

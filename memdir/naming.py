@@ -134,16 +134,20 @@ def _first_sentence(text: str) -> str:
     return found.rstrip(".").replace("\x00", ".")
 
 
-def _surface_words(text: str) -> list[str]:
-    """The words as written; a URL is its host, a path its last part. Japanese, written without spaces, splits at its
-    hiragana (particles and endings): `デプロイ手順はステージングで` -> デプロイ手順, ステージング."""
+def _surface_words(text: str, folders: bool = False) -> list[str]:
+    """The words as written; a URL is its host, a path its last part (`folders`: then its folders, nearest first).
+    Japanese, written without spaces, splits at its hiragana (particles and endings): `デプロイ手順はステージングで` ->
+    デプロイ手順, ステージング."""
     text = _URL.sub(lambda m: m.group("host"), text)
     words = []
     for word in _WORD.findall(text):
+        said = [word]
         if word.count("/") >= 2:  # a path is named by its last part: /Users/x/workspace/online-llm-tokenizer
-            word = word.rstrip("/").rsplit("/", 1)[-1] or word
-        parts = [p for p in _HIRAGANA.split(word) if p] if _HIRAGANA.search(word) else [word]
-        words += [p.rstrip(".") for p in (parts or [word])]
+            path = [p for p in reversed(word.split("/")) if p]
+            said = (path if folders else path[:1]) or said
+        for one in said:
+            parts = [p for p in _HIRAGANA.split(one) if p] if _HIRAGANA.search(one) else [one]
+            words += [p.rstrip(".") for p in (parts or [one])]
     return words
 
 
@@ -168,11 +172,11 @@ def _distinctive(word: str, index: int, latin_in_other_script: bool) -> bool:
     return latin_in_other_script and word.isascii()
 
 
-def content_words(text: str, limit: int | None = None) -> list[str]:
+def content_words(text: str, limit: int | None = None, folders: bool = False) -> list[str]:
     """The distinctive words of `text`, most telling first: tools, products and names, then the other
-    content words in the order they were said; filler never."""
+    content words in the order they were said; filler never. `folders`: a path's folders too (_surface_words)."""
     words, seen = [], set()
-    for word in _surface_words(text):
+    for word in _surface_words(text, folders):
         key = word.casefold()
         if key not in seen and not _is_filler(word):
             seen.add(key)
@@ -255,7 +259,9 @@ def distinct_name(name: str, text: str, other_text: str, taken: Callable[[str], 
     the other memory (`other_text`) does not have ("Staging DB" -> "Staging DB db2"), else a number.
     `taken(candidate)` says whether a candidate is in use (in the form the memory is written in)."""
     have = {w.casefold() for w in slug_words(f"{name} {other_text}")}
-    extra = [w for w in content_words(text) if not set(slug_words(w)) <= have]
+    # A path's folders too: two memories of `~/work/billing/deploy.sh` and `~/work/search/deploy.sh` are both named
+    # `deploy.sh` (a path by its last part), and what tells them apart is a folder, not a number.
+    extra = [w for w in content_words(text, folders=True) if not set(slug_words(w)) <= have]
     base = _surface_words(name) or [name]
     for count in range(1, 4):
         if count > len(extra):

@@ -237,3 +237,12 @@ def test_a_word_already_inside_a_longer_one_is_not_named_twice():
     from memdir.naming import content_name
 
     assert content_name("Tickets live in Jira project OPS, like OPS-7") == "Tickets live Jira OPS-7"  # not "OPS OPS-7"
+
+
+def test_two_memories_of_one_file_name_in_two_folders_are_told_apart_by_the_folder(store):
+    """Found by hostile16: since a path is named by its last part (eb8401a), both memories are `deploy.sh`, and the
+    second was told apart by a number where the folder it does not share says which one it is."""
+    saved = [store.save(Memory(name=naming.default_name(body), description=body, type="reference", body=body))
+             for body in ("The deploy script is ~/work/billing/deploy.sh", "The deploy script is ~/work/search/deploy.sh")]
+    assert saved[0].created and saved[1].created and saved[1].name_taken == saved[0].name
+    assert saved[1].name.endswith(" search"), saved[1].name  # not "... 2"

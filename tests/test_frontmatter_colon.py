@@ -1,8 +1,10 @@
 """A header whose only YAML fault is ": " in an unquoted value ("description: Cover letter standards: NYC") is
-read without PyYAML (~30 ms of a prompt hook's import), with exactly the fields and the problem YAML's path
-gives: checked here against that path on generated headers."""
+read without PyYAML (~30 ms of a prompt hook's import), with YAML's problem and the fields the header has once
+quoted as doctor's warning advises ("read as written"): checked here on generated headers."""
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import given, settings, strategies as st
 
@@ -42,15 +44,41 @@ def _as_written(yaml_problem: str | None) -> str | None:
     return yaml_problem.removesuffix("read leniently") + F.COLON_READ_AS_WRITTEN
 
 
+def _as_advised(header: list[str]) -> dict:
+    """The fields memdir reads once each top-level value holding ": " is double-quoted, as the warning advises (then
+    with no problem at all): what "read as written" promises."""
+    quoted = []
+    for line in header:
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if line[:1] not in " \t#" and ": " in value.split(" #", 1)[0] and value[:1] not in "'\"":
+            line = f"{key}: {json.dumps(value)}"
+        quoted.append(line)
+    parsed = F.parse_header("---\n" + "\n".join(quoted) + "\n---\nbody\n")
+    assert parsed.problem is None, (quoted, parsed.problem)
+    return parsed.fields
+
+
 @settings(max_examples=400, deadline=None)
 @given(headers())
 def test_a_colon_in_a_plain_value_is_read_as_yaml_would_read_it(header):
     colon = F._colon_in_plain_value(header)
     if colon is None or F._fast_fields(header) is not None:
         return  # the fast path or the real parser reads it, as before
-    fields, problem = F._yaml_fields(header)
+    problem = F._yaml_fields(header)[1]
     parsed = F.parse_header("---\n" + "\n".join(header) + "\n---\nbody\n")
-    assert (parsed.fields, parsed.problem) == (fields, _as_written(problem))
+    assert (parsed.fields, parsed.problem) == (_as_advised(header), _as_written(problem))
+
+
+def test_a_header_read_as_written_keeps_what_a_lenient_read_loses():
+    """Found by hostile16: the shortcut read such a header leniently, yet doctor's warning says "read as written".
+    A lenient read strips a closing quote, keeps a quoted value's escapes and a comment, and keeps the first of two
+    same keys where YAML (and the fast path) keep the last."""
+    header = ["name: first", "description: the rule: indent with 'tabs'", "type: user # the user's own",
+              "name: 'it''s mine'"]
+    parsed = F.parse_header("---\n" + "\n".join(header) + "\n---\nbody\n")
+    assert parsed.problem is not None and parsed.problem.endswith(F.COLON_READ_AS_WRITTEN)
+    assert parsed.fields == {"name": "it's mine", "description": "the rule: indent with 'tabs'", "type": "user"}
 
 
 def test_a_tab_leaves_the_header_to_yaml():
@@ -71,6 +99,5 @@ def test_the_real_folders_colon_descriptions_are_read_without_yaml_as_yaml_reads
         if header is not None and F._fast_fields(header) is None and F._colon_in_plain_value(header) is not None:
             checked += 1
             parsed = F.parse_header(text)
-            fields, problem = F._yaml_fields(header)
-            assert (parsed.fields, parsed.problem) == (fields, _as_written(problem))
+            assert (parsed.fields, parsed.problem) == (_as_advised(header), _as_written(F._yaml_fields(header)[1]))
     assert checked >= 1

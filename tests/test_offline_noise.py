@@ -48,6 +48,7 @@ def test_no_question_is_saved(question):
     "Ça ne marche toujours pas après le redémarrage.",
     "Der Build schlägt immer noch fehl, auch nach dem Neustart.",
     "Es funktioniert noch immer nicht mit dem neuen Token.",
+    "Es funktioniert noch\u00a0immer nicht mit dem neuen Token.",  # a no-break space (Option+Space on a Mac)
 ])
 def test_still_not_working_is_a_report_not_a_standing_rule(still_not):
     assert _drafts(still_not) == []

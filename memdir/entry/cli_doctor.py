@@ -14,26 +14,31 @@ if TYPE_CHECKING:
 
 def _older_hook_findings(args: argparse.Namespace) -> list:
     from memdir.doctor import Finding
-    from memdir.entry.install import exposed_hooks, locale_hooks, older_hooks, settings_path, site_hooks
+    from memdir.entry.install import exposed_hooks, locale_hooks, older_hooks, reinstall_command, site_hooks
 
-    user = str(settings_path("user"))
     cwd = Path(args.cwd) if args.cwd else None
+    advice: dict[str, str] = {}
+
+    def run(path: str) -> str:  # the install that keeps the file's scope and its --no-index
+        if path not in advice:
+            advice[path] = reinstall_command(path, cwd)
+        return advice[path]
+
     return [Finding("warning", "hooks", path, f"memdir's hook `{command}` goes through pip's `memdir` script, as an "
-                    f"older memdir registered it; run `memdir install{'' if path == user else ' --scope project'}` "
-                    "to register the faster command (the script's own imports cost every event two thirds of a "
-                    "Python start)")
+                    f"older memdir registered it; run `{run(path)}` to register the faster command (the script's "
+                    "own imports cost every event two thirds of a Python start)")
             for path, command in older_hooks(cwd)] + [
         Finding("warning", "hooks", path, f"memdir's hook `{command}` runs Python's `site` on every event, as memdir "
-                f"registered it before 2026-11-27; run `memdir install{'' if path == user else ' --scope project'}` "
-                "to register the command without it (about 3 ms less per event)")
+                f"registered it before 2026-11-27; run `{run(path)}` to register the command without it (about 3 ms "
+                "less per event)")
         for path, command in site_hooks(cwd)] + [
         Finding("warning", "hooks", path, f"memdir's hook `{command}` reads PYTHONPATH, where an empty entry or `.` "
                 "runs the session's project's own modules (an `enum.py`, a `memdir/`) in memdir's place; run "
-                f"`memdir install{'' if path == user else ' --scope project'}` to register the command with -E")
+                f"`{run(path)}` to register the command with -E")
         for path, command in exposed_hooks(cwd)] + [
         Finding("warning", "hooks", path, f"memdir's hook `{command}` reads Claude Code's UTF-8 in your locale's encoding, "
                 "which -E keeps PYTHONUTF8 from changing (a Chinese prompt, a folder named `projé` misread under "
-                f"Latin-1); run `memdir install{'' if path == user else ' --scope project'}` to register it with -X utf8")
+                f"Latin-1); run `{run(path)}` to register it with -X utf8")
         for path, command in locale_hooks(cwd)]
 
 

@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -205,6 +206,15 @@ def locale_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
             if LAUNCH in command and " -E " in head and " -X utf8 " not in head]
 
 
+def reinstall_command(path: str, cwd: Path | None = None) -> str:
+    """The `memdir install` that registers the memdir hooks of the settings file `path` again as they are: its scope,
+    and --no-index where its SessionStart hook has it (plain `memdir install` registers that hook without)."""
+    scope = "" if path == str(settings_path("user")) else " --scope project"
+    no_index = any(where == path and re.search(r" hook session-start(?: --[\w-]+)* --no-index\b", command)
+                   for where, command in _our_commands(cwd))
+    return f"memdir install{scope}{' --no-index' if no_index else ''}"
+
+
 def _our_commands(cwd: Path | None) -> list[tuple[str, str]]:
     """(settings file, command) of every memdir hook in the user's and the project's settings."""
     found: list[tuple[str, str]] = []
@@ -224,17 +234,31 @@ def _is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(OURS.search(hook["command"]))
 
 
+def _mode_of(path: Path) -> int | None:
+    """The permissions the settings file keeps when memdir rewrites it (None: no file yet). A settings.json kept
+    0600 (its `env` may hold an API key) stays private; a read-only one is refused, never replaced behind its mode."""
+    try:
+        mode = stat.S_IMODE(os.stat(_write_target(path)).st_mode)
+    except FileNotFoundError:
+        return None
+    if os.name == "posix" and not mode & stat.S_IWUSR:
+        raise MemdirError(f"{path}: read-only; make it writable (chmod u+w) or add the hooks by hand, "
+                          "nothing was changed")
+    return mode
+
+
 def _write(path: Path, data: dict, original: str | None, dry_run: bool) -> str | None:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if dry_run:
         return None
     backup = None
+    mode = _mode_of(path)
     pristine = path.with_name(path.name + ".memdir-original")
     if not pristine.exists():
-        atomic_write_text(pristine, original or "")  # "" records that there was no file at all
+        atomic_write_text(pristine, original or "", mode=0o600)  # "" records that there was no file at all
     if original is not None:
         backup = _keep_backup(path, original)
-    atomic_write_text(_write_target(path), text)
+    atomic_write_text(_write_target(path), text, mode=mode)
     return str(backup) if backup else None
 
 
@@ -282,19 +306,31 @@ def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = No
         ours = [h for g in groups for h in _hooks_of(g) if _is_ours(h)]
         if len(ours) == 1 and ours[0].get("command") == wanted:
             continue
-        # A stale memdir entry (other path, flags or form, beside the current one or not) is replaced rather
-        # than left to run as well: two memdir hooks would recall, and extract, twice per event.
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                group["hooks"] = [h for h in group["hooks"] if not _is_ours(h)]
-        groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [] and "matcher" not in g)]
-        groups.append({"hooks": [{"type": "command", "command": wanted, "timeout": TIMEOUT[event]}]})
+        _register(groups, ours, wanted, TIMEOUT[event])
         result.added.append(event)
     if result.added:
         result.changed = True
         result.backup = _write(path, updated, original, dry_run)
     result.text = json.dumps(updated, indent=2, ensure_ascii=False) + "\n"
     return result
+
+
+def _register(groups: list, ours: list[dict], wanted: str, timeout: int) -> None:
+    """Register `wanted` for one event. An older memdir entry is rewritten where it is, so the user's own matcher (a
+    SessionStart hook kept to `startup`) and a longer timeout stay; any other memdir entry (other path, flags or
+    form) is removed rather than left to run as well: two memdir hooks would recall, and extract, twice per event."""
+    kept = ours[0] if ours else None
+    if kept is not None:
+        kept.update(type="command", command=wanted)
+        given = kept.get("timeout")
+        longer = isinstance(given, (int, float)) and not isinstance(given, bool) and given > timeout
+        kept["timeout"] = given if longer else timeout
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            group["hooks"] = [h for h in group["hooks"] if h is kept or not _is_ours(h)]
+    groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [] and "matcher" not in g)]
+    if kept is None:
+        groups.append({"hooks": [{"type": "command", "command": wanted, "timeout": timeout}]})
 
 
 def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = None) -> InstallResult:
@@ -332,11 +368,12 @@ def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = 
     before = _pristine_text(pristine_path)
     if before is not None and _pristine(path, default={"hooks": None}) == updated:
         if not dry_run:
+            mode = _mode_of(path)
             backup = _keep_backup(path, original)
             if before:
-                atomic_write_text(_write_target(path), before)  # byte-identical to the file before memdir
+                atomic_write_text(_write_target(path), before, mode=mode)  # byte-identical to the file before memdir
             elif path.is_symlink():
-                atomic_write_text(_write_target(path), "{}\n")  # keep the user's link; empty settings
+                atomic_write_text(_write_target(path), "{}\n", mode=mode)  # keep the user's link; empty settings
             else:
                 path.unlink()  # there was no settings file before memdir created it
             pristine_path.unlink()
