@@ -22,6 +22,7 @@ import json
 import re
 import shutil
 import tempfile
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,10 +52,10 @@ class Expected(BaseModel):
         """`any_type`: the content alone (the type ignored), for the report's second reading."""
         if self.type and memory["type"] not in self.type and not any_type:
             return False
-        text = _cjk_joined(memory["text"].lower())
+        text = _comparable(memory["text"])
         if self.substring:
-            return all(any(_cjk_joined(term.lower()) in text for term in group) for group in self.terms)
-        return all(any(_has_term(text, _cjk_joined(term.lower())) for term in group) for group in self.terms)
+            return all(any(_comparable(term) in text for term in group) for group in self.terms)
+        return all(any(_has_term(text, _comparable(term)) for term in group) for group in self.terms)
 
 
 class SessionSpec(BaseModel):
@@ -78,12 +79,25 @@ _UNSPACED = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CJK_SPACE = re.compile(rf"\s+(?=[{_UNSPACED}])|(?<=[{_UNSPACED}])\s+")
 # A word character of a spaced script: what must not touch a whole word's ends ("act" in "react").
 _SPACED_WORD = rf"[^\W{_UNSPACED}]|-"
+_LATIN_MARKS = re.compile("(?<=[a-zA-Z])[\u0300-\u036f]+")  # combining accents, in NFD, after a Latin letter
 
 
 def _cjk_joined(text: str) -> str:
     """`text` without whitespace next to an unspaced script's character: Chinese typesetting writes "UI 界面"
     and "ob 中" where a keyword says "ui界面", "ob中". Whitespace between two Latin words is kept."""
     return _CJK_SPACE.sub("", text)
+
+
+def _unaccented(text: str) -> str:
+    """`text` without the accents on Latin letters: a keyword copies the user's typing ("lambda de api unico",
+    "deprecier") while a memory spells the language properly ("único", "déprécier"). Only marks on a-z go: kana's
+    dakuten and Cyrillic й keep theirs, as they make another letter."""
+    return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+
+
+def _comparable(text: str) -> str:
+    """What keywords are looked for in, and what they are turned into: lower case, no space beside CJK, no accents."""
+    return _unaccented(_cjk_joined(text.lower()))
 
 
 def _has_term(text: str, term: str) -> bool:

@@ -207,3 +207,19 @@ def test_grader_ignores_whitespace_next_to_cjk_but_not_between_latin_words(subst
     assert found(["vs code"], "主要在vs code插件里")  # CJK text next to a Latin keyword is no word's inside
     assert not found(["code review"], "always skip codereview")
     assert not found(["codereview"], "always skip code review")
+
+
+@pytest.mark.parametrize("substring", [True, False])
+def test_grader_ignores_accents_on_latin_letters_only(substring):
+    """The fresh11 relay run wrote "lambda de API único" where the keyword copies the user's "lambda de api unico";
+    an accent on a Latin letter is the same word either way. Kana's dakuten and Cyrillic й make another letter."""
+    def found(terms: list[str], text: str) -> bool:
+        return Expected(what="x", terms=[terms], substring=substring).matches({"type": "user", "text": text})
+
+    assert found(["lambda de api unico"], "Está migrando para um lambda de API único")
+    assert found(["déprécier"], "ne pas deprecier le code")  # either side may carry the accent
+    assert found(["ca ne sert"], "Ça ne sert à rien")
+    assert not found(["ガ"], "カードを取る")  # ガ is not カ
+    assert not found(["йод"], "иод")  # й is not и
+    if not substring:  # still a whole word where the keywords are words, not stems
+        assert not found(["unico"], "unicorn")
