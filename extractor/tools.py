@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memdir import constants as C, safefs, write_mode
 from memdir.errors import FolderBusy, MemdirError
-from memdir.frontmatter_io import LENIENT_PROBLEM, parse_document
+from memdir.frontmatter_io import LENIENT_PROBLEM, hashes_as_text, parse_document
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
@@ -95,7 +95,7 @@ class Toolbox(ReadTools):
         self._check_may_write()
         if len(text.encode("utf-8", "surrogatepass")) > C.TOOL_READ_MAX_BYTES:
             raise Refused(f"{rel}: a memory file is a short note; keep it under {C.TOOL_READ_MAX_BYTES // 1024} KB")
-        parsed = parse_document(text)
+        parsed = parse_document(hashes_as_text(text))
         # A description like "Timed take-home: Streamlit ..." is not valid YAML unquoted, yet it is a valid
         # memory: the lenient `key: rest of line` reading is kept and the store writes it back quoted.
         if not parsed.has_header or (parsed.problem and not parsed.problem.startswith(LENIENT_PROBLEM)):

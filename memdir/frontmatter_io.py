@@ -296,6 +296,29 @@ def body_of(text: str) -> str:
     return _split(text)[1]
 
 
+_HASH_IN_VALUE = re.compile(r"^(?P<lead>[ \t]*[\w.-]+:[ \t]+)(?P<value>[^\s\"'|>\[{&*!%@`?#-].*?\s#.*?)[ \t]*$")
+
+
+def hashes_as_text(text: str) -> str:
+    """A model-written header with " #" inside a plain value, its value quoted: YAML reads " #" as the start of a
+    comment, so "description: learning Clojure syntax (->>, #(...) anonymous functions)" was stored as "learning
+    Clojure syntax (->>," and "tracked in issue #123" as "tracked in issue", with no refusal (relay request 0003 of
+    fresh11). The model writes text, never YAML comments. Only `key: value` lines of the header change."""
+    import json  # the Write tool's path only; the hook's reads go through light_json
+
+    lines = text.split("\n")
+    head = text.lstrip("\ufeff").split("\n", 1)[0]
+    if head.rstrip() != "---":
+        return text
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            break
+        match = _HASH_IN_VALUE.match(lines[i])
+        if match:
+            lines[i] = match.group("lead") + json.dumps(match.group("value"), ensure_ascii=False)
+    return "\n".join(lines)
+
+
 def parse_document(text: str) -> Parsed:
     """Full read. Same field semantics as `parse_header`; body with surrounding blank lines trimmed."""
     parsed = parse_header(text)

@@ -151,6 +151,24 @@ def test_a_natural_description_that_is_not_valid_yaml_is_saved_quoted(box, heade
     assert wanted["name"].split(":")[0].lower().split()[0] in str(stored.fields["name"]).lower()
 
 
+@pytest.mark.parametrize("description", [
+    "the user is learning Clojure syntax (->>, #(...) anonymous functions, destructuring)",
+    "Payment bugs are tracked in issue #123 on GitHub",
+    "Deploys are announced in the #ops-deploy Slack channel",
+])
+def test_a_hash_in_a_description_is_text_not_a_yaml_comment(box, description):
+    """Relay request 0003 (fresh11): YAML reads " #" as a comment, and "learning Clojure syntax (->>, #(...) ..."
+    was stored as "learning Clojure syntax (->>," with no refusal and no turn in which to notice."""
+    result = box.run("Write", {"file_path": str(box.memory_dir / "reference_x.md"),
+                               "content": f"---\nname: X\ndescription: {description}\ntype: reference\n---\n"
+                                          f"See the description.\n"})
+    assert not result.is_error, result.content
+    from memdir.frontmatter_io import parse_document
+
+    stored = parse_document((box.memory_dir / "reference_x.md").read_text())
+    assert stored.problem is None and stored.fields["description"] == description
+
+
 def test_an_unclosed_frontmatter_is_still_refused(box):
     result = box.run("Write", {"file_path": str(box.memory_dir / "user_x.md"),
                                "content": "---\nname: x\ndescription: y\ntype: user\nbody\n"})

@@ -59,6 +59,14 @@ def test_create_view_and_index(tool, memory_dir):
     index_in_sync(memory_dir)
 
 
+def test_a_hash_in_a_description_is_kept_as_text(tool, memory_dir):
+    """YAML reads " #" as a comment: "tracked in issue #123" was stored as "tracked in issue"."""
+    text = "---\nname: Payment bugs\ndescription: Payment bugs are tracked in issue #123\ntype: reference\n---\nSee #123.\n"
+    run(tool, command="create", path="/memories/reference_payment_bugs.md", file_text=text)
+    header = MemoryStore(memory_dir).scan().headers[0]
+    assert header.description == "Payment bugs are tracked in issue #123" and header.problem is None
+
+
 def test_plain_text_gets_frontmatter_and_says_so(tool, memory_dir):
     out = run(tool, command="create", path="/memories/user_background.md", file_text="# Background\nThe user is an SRE.\n")
     assert "memdir added frontmatter (name from the first line, description from the first line, type: user)" in out

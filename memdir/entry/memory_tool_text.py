@@ -11,7 +11,7 @@ from anthropic.lib.tools import ToolError
 
 from memdir import constants as C
 from memdir.entry.memory_tool_paths import ROOT
-from memdir.frontmatter_io import dump_document, parse_document
+from memdir.frontmatter_io import dump_document, hashes_as_text, parse_document
 from memdir.model import Memory, memory_from_fields
 
 
@@ -45,7 +45,7 @@ def as_memory(rel: str, text: str) -> tuple[Memory, str]:
     """The memory to store for `text` at `rel`, and a note when memdir filled in frontmatter."""
     if not rel.endswith(".md"):
         raise ToolError(f"{ROOT}/{rel}: memdir keeps memories as markdown; use a name ending in .md")
-    parsed = parse_document(text)
+    parsed = parse_document(hashes_as_text(text))
     fields = dict(parsed.fields) if parsed.has_header else {}
     filled = []
     stem = Path(rel).stem
@@ -86,7 +86,7 @@ def checked(rel: str, text: str, baseline: str, added: str = "") -> tuple[Memory
     the `added` text must still come through it.
     """
     memory, note = as_memory(rel, text)
-    parsed = parse_document(text)
+    parsed = parse_document(hashes_as_text(text))
     if parsed.problem and not parse_document(baseline).problem:
         reason = parsed.problem.split(";")[0]
         raise ToolError(
