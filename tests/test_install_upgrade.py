@@ -62,3 +62,25 @@ def test_doctor_advises_the_install_that_keeps_no_index(cli, isolated_home, tmp_
     _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
     advice = [line for line in out.splitlines() if "locale's encoding" in line]
     assert len(advice) == 2 and all("run `memdir install --no-index`" in line for line in advice), advice
+
+
+def test_doctor_names_a_hook_registered_differently_in_both_scopes(cli, isolated_home, tmp_path):
+    """Found by hostile16: with memdir's hooks in the user's and the project's settings, upgrading one scope makes
+    the two commands differ, and Claude Code (which merges only identical commands) runs both prompt hooks at once:
+    each reads the session's state before the other writes it, and the same memories are injected twice."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    old = shlex.join([sys.executable, "-S", "-E", "-P", "-c", LAUNCH])
+    project = repo / ".claude" / "settings.json"
+    project.parent.mkdir(parents=True)
+    project.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+                                                                              "command": f"{old} hook prompt"}]}]}}))
+    install("user")
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(repo), "doctor")
+    twice = [line for line in out.splitlines() if "registered in both settings files" in line]
+    assert len(twice) == 1 and "`prompt` hook" in twice[0] and str(project) in twice[0], out
+    install("project", cwd=repo)  # the same command in both: Claude Code runs it once
+    _, out, _ = cli("--dir", str(memory), "--cwd", str(repo), "doctor")
+    assert "registered in both settings files" not in out

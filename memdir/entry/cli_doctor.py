@@ -14,7 +14,14 @@ if TYPE_CHECKING:
 
 def _older_hook_findings(args: argparse.Namespace) -> list:
     from memdir.doctor import Finding
-    from memdir.entry.install import exposed_hooks, locale_hooks, older_hooks, reinstall_command, site_hooks
+    from memdir.entry.install import (
+        exposed_hooks,
+        locale_hooks,
+        older_hooks,
+        reinstall_command,
+        site_hooks,
+        twice_registered,
+    )
 
     cwd = Path(args.cwd) if args.cwd else None
     advice: dict[str, str] = {}
@@ -39,7 +46,11 @@ def _older_hook_findings(args: argparse.Namespace) -> list:
         Finding("warning", "hooks", path, f"memdir's hook `{command}` reads Claude Code's UTF-8 in your locale's encoding, "
                 "which -E keeps PYTHONUTF8 from changing (a Chinese prompt, a folder named `projé` misread under "
                 f"Latin-1); run `{run(path)}` to register it with -X utf8")
-        for path, command in locale_hooks(cwd)]
+        for path, command in locale_hooks(cwd)] + [
+        Finding("warning", "hooks", " and ".join(paths), f"memdir's `{event}` hook is registered in both settings files "
+                "with different commands: Claude Code runs both at once, and each injects the same memories; run "
+                "`memdir uninstall` in the scope you do not want (or `memdir install` in both, to make them one)")
+        for event, paths in twice_registered(cwd)]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

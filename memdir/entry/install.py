@@ -206,6 +206,19 @@ def locale_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
             if LAUNCH in command and " -E " in head and " -X utf8 " not in head]
 
 
+def twice_registered(cwd: Path | None = None) -> list[tuple[str, list[str]]]:
+    """(event, settings files) for each memdir event registered with different commands in the user's and the
+    project's settings. Claude Code runs every matching hook at once and merges only identical commands: two
+    prompt hooks each read the session's state before either writes it, and inject the same memories twice."""
+    commands: dict[str, dict[str, str]] = {}  # event -> command -> settings file
+    for path, command in _our_commands(cwd):
+        event = re.search(r" hook (stop|prompt|session-start)\b", command)
+        if event:
+            commands.setdefault(event.group(1), {}).setdefault(command, path)
+    return [(event, sorted(set(found.values()))) for event, found in commands.items()
+            if len(set(found.values())) > 1]
+
+
 def reinstall_command(path: str, cwd: Path | None = None) -> str:
     """The `memdir install` that registers the memdir hooks of the settings file `path` again as they are: its scope,
     and --no-index where its SessionStart hook has it (plain `memdir install` registers that hook without)."""
