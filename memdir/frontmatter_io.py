@@ -296,7 +296,9 @@ def body_of(text: str) -> str:
     return _split(text)[1]
 
 
-_HASH_IN_VALUE = re.compile(r"^(?P<lead>[ \t]*[\w.-]+:[ \t]+)(?P<value>[^\s\"'|>\[{&*!%@`?#-].*?\s#.*?)[ \t]*$")
+# As text, compiled (and cached by re) on the Write tool's path only, not when the hook imports this module.
+_BLOCK_SCALAR = r"^[ \t]*[\w.-]+:[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$"
+_HASH_IN_VALUE = r"^(?P<lead>[ \t]*[\w.-]+:[ \t]+)(?P<value>[^\s\"'|>\[{&*!%@`?#-].*?\s#.*?)[ \t]*$"
 
 
 def hashes_as_text(text: str) -> str:
@@ -310,10 +312,16 @@ def hashes_as_text(text: str) -> str:
     head = text.lstrip("\ufeff").split("\n", 1)[0]
     if head.rstrip() != "---":
         return text
+    block: int | None = None  # the indentation of a `key: |` or `key: >` line, while its literal lines last
     for i in range(1, len(lines)):
-        if lines[i].rstrip() in ("---", "..."):
+        line = lines[i]
+        if line.rstrip() in ("---", "..."):
             break
-        match = _HASH_IN_VALUE.match(lines[i])
+        indent = len(line) - len(line.lstrip(" \t"))
+        if block is not None and (not line.strip() or indent > block):
+            continue  # a block scalar's text is literal already: "#" there is no comment
+        block = indent if re.match(_BLOCK_SCALAR, line) else None
+        match = re.match(_HASH_IN_VALUE, line)
         if match:
             lines[i] = match.group("lead") + json.dumps(match.group("value"), ensure_ascii=False)
     return "\n".join(lines)

@@ -169,6 +169,16 @@ def test_a_hash_in_a_description_is_text_not_a_yaml_comment(box, description):
     assert stored.problem is None and stored.fields["description"] == description
 
 
+def test_a_block_scalars_text_is_left_as_written():
+    """Lines of a `key: |` block are literal already: quoting one that looks like `key: value #x` would add quotes
+    to the memory's text."""
+    from memdir.frontmatter_io import hashes_as_text, parse_document
+
+    text = "---\nname: X\ndescription: |\n  see: issue #12 here\n  more # text\ntype: user\nnote: in #9\n---\nbody\n"
+    fields = parse_document(hashes_as_text(text)).fields
+    assert fields["description"] == "see: issue #12 here\nmore # text\n" and fields["note"] == "in #9"
+
+
 def test_an_unclosed_frontmatter_is_still_refused(box):
     result = box.run("Write", {"file_path": str(box.memory_dir / "user_x.md"),
                                "content": "---\nname: x\ndescription: y\ntype: user\nbody\n"})
