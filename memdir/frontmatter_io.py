@@ -305,9 +305,8 @@ def hashes_as_text(text: str) -> str:
     """A model-written header with " #" inside a plain value, its value quoted: YAML reads " #" as the start of a
     comment, so "description: learning Clojure syntax (->>, #(...) anonymous functions)" was stored as "learning
     Clojure syntax (->>," and "tracked in issue #123" as "tracked in issue", with no refusal (relay request 0003 of
-    fresh11). The model writes text, never YAML comments. Only `key: value` lines of the header change."""
-    import json  # the Write tool's path only; the hook's reads go through light_json
-
+    fresh11). The model writes text, never YAML comments. Only `key: value` lines of the header change; each is
+    quoted as `_quote_colon_values` quotes one (the store writes the memory back in its own form)."""
     lines = text.split("\n")
     head = text.lstrip("\ufeff").split("\n", 1)[0]
     if head.rstrip() != "---":
@@ -323,7 +322,7 @@ def hashes_as_text(text: str) -> str:
         block = indent if re.match(_BLOCK_SCALAR, line) else None
         match = re.match(_HASH_IN_VALUE, line)
         if match:
-            lines[i] = match.group("lead") + json.dumps(match.group("value"), ensure_ascii=False)
+            lines[i] = match.group("lead") + light_json.dumps(match.group("value"))
     return "\n".join(lines)
 
 
