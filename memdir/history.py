@@ -19,8 +19,7 @@ new one. An old version another existing path could also own is shown but never 
 Every read and write goes through `memdir.safefs` (issue 9): a symlink planted anywhere inside the
 memory folder, `.memdir/history/` included, is refused, never followed.
 
-The module also remembers which bytes memdir's extractor wrote (`authored.json`), so the extractor
-can tell its own memories from ones a person wrote or edited by hand: those are theirs.
+Which bytes memdir's extractor wrote (`authored.json`) is memdir/authored.py's record, not history.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import dataclasses
 import errno
 import hashlib
 import itertools
-import json
 import os
 import re
 from datetime import UTC, datetime
@@ -393,34 +391,3 @@ def display(root: Path, kept: Path | None) -> str:
         return kept.relative_to(root).as_posix()
     except ValueError:
         return str(kept)
-
-
-# --- which files memdir's extractor wrote ---------------------------------------------
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _load_authored(state_dir: Path) -> dict:
-    base, state_rel = _base(state_dir)
-    data = safefs.read_json(base, f"{state_rel}/{C.AUTHORED_NAME}", {})
-    return data if isinstance(data, dict) else {}
-
-
-def record_authored(state_dir: Path, rel_path: str, text: str) -> None:
-    """Note that memdir's extractor wrote exactly `text` to `rel_path` (call under the folder lock)."""
-    base, state_rel = _base(state_dir)
-    data = _load_authored(state_dir)
-    data[rel_path] = _digest(text.encode("utf-8"))
-    safefs_write.write_text(base, f"{state_rel}/{C.AUTHORED_NAME}", json.dumps(data, indent=0, sort_keys=True))
-
-
-def written_by_extractor(state_dir: Path, root: Path, rel_path: str) -> bool:
-    """True when the file still holds the bytes memdir's extractor wrote (nobody edited it since)."""
-    digest = _load_authored(state_dir).get(rel_path)
-    if not digest:
-        return False
-    base, _ = _base(state_dir)
-    try:
-        return _digest(safefs.read_bytes(base, safefs.rel_to(base, Path(root) / rel_path))) == digest
-    except OSError:
-        return False
