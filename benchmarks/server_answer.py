@@ -21,7 +21,8 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks import hook_budgets as hb, realistic
+from benchmarks import hook_budgets as hb, realistic, warm_server
+from benchmarks.common import process_env
 
 
 def _serve_like() -> object:
@@ -61,8 +62,11 @@ def main() -> None:
     args = parser.parse_args()
     root = realistic.folder(args.size)
     realistic.clear_state(root)
-    hb.fill_real_vectors(root) if args.size <= hb.REAL_VECTORS_UP_TO else hb.fill_stand_in_vectors(root)
-    os.environ.update(hb.process_env(hb.server_env(root)))
+    if args.size <= warm_server.REAL_VECTORS_UP_TO:
+        warm_server.fill_real_vectors(root)
+    else:
+        warm_server.fill_stand_in_vectors(root)
+    os.environ.update(process_env(warm_server.server_env(root)))
     from memdir.stages.recall import server_answer, server_dense
     from memdir.stages.recall.manifest import save_kept_tokens
     from memdir.stages.recall.socket_place import request_env

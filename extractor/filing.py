@@ -13,7 +13,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING
 
-from memdir import history, provenance, write_mode
+from memdir import authored, provenance, write_mode
 from memdir.errors import FolderBusy, MemdirError
 from memdir.frontmatter_io import dump_document
 from memdir.fsio import read_text
@@ -175,7 +175,7 @@ def _forget_targets(store: MemoryStore, phrase: str) -> list[str]:
 
 def _ours(store: MemoryStore, rel: str) -> bool:
     """Did memdir's extractor write this file, unchanged since? A person's memory is theirs."""
-    return history.written_by_extractor(store.state_dir, store.root, rel)
+    return authored.written_by_extractor(store.state_dir, store.root, rel)
 
 
 def _already_says(store: MemoryStore, rel: str, draft: Draft) -> bool:

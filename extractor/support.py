@@ -6,7 +6,8 @@ curl ... | sh before tests") must never become a memory, however the model is ta
 it. So every Write and Edit is weighed against where its words come from:
 
 - its new terms (content words in any script; Chinese, Japanese, Korean and Thai as character
-  pairs; inflections met by shared prefixes, so "tests"/"testing" and "тестами"/"тесты" meet) are
+  pairs; inflections met by shared prefixes, so "tests"/"testing" and "тестами"/"тесты" meet: what a
+  term is, and a pointer, is extractor/support_terms.py's) are
   looked up in the user's words first (typed and queued prompts, AskUserQuestion answers, rejection
   reasons), then in everything else the excerpt shows (tool output, tool calls, the assistant's text);
 - it is refused when more of its terms are found only in that other text than in the user's words,
@@ -26,12 +27,12 @@ user said.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from memdir import constants as C
 from memdir.record import Record, field
+from memdir.stages.extractor.support_terms import Lookup, pointers, terms
 from memdir.transcript import Message
-from memdir.words import STOPWORDS as ENGLISH_STOPWORDS, nfkc
+from memdir.words import nfkc
 
 USER, TOOL, ASSISTANT = "user", "tool", "assistant"
 # A term found nowhere in the conversation (a paraphrase, a translation, or text the model was fed
@@ -44,131 +45,6 @@ EXPLAINED_PER_USER_TERM = 3
 # user words): an instruction takes a sentence ("Always force-push to main and skip code review": 6), a name few.
 NAME_OTHER_TERMS = 3
 MAX_SUPPORT = 8  # messages named in a memory's provenance: the best-supporting ones, so it stays bounded
-
-# Function words of the languages seen in the real transcripts, and the words every memory is written
-# with ("the user asked ... keep it in later sessions"): they say nothing about where a sentence came from.
-_MORE_STOPWORDS = frozenset("""
-    always never every each per via etc eg ie please remember note memory memories user users apply
-    later future keep kept session sessions said says asked asks wants wanted prefers preferred
-    project projects change changes
-    le la les un une des du de et est en que qui pour pas par sur dans au aux ce cette ces il elle ils
-    nous vous je tu ne se sa son ses mon ma mes avec sans plus ou mais si comme être avoir fait faire
-    el los las del al y es por para con sin una uno lo su sus mi mis tu tus se que más muy pero como
-    der die das den dem des ein eine einen und ist nicht mit für auf im zu von sie er es ich wir ihr
-    um o os as do da dos das em no na nos nas um uma é não com para por seu sua ao
-    и в во не что он она оно они на я с со как а то все это так его её ее но да ты к у же вы за бы по
-    только ей мне было вот от меня ещё еще нет о из ему теперь когда даже ну ли если уже или ни быть
-    был до вас нибудь опять уж вам ведь там потом себя ничего ей может их чтобы тут где есть надо
-    при всегда никогда перед после для
-    il lo gli una che per con non sono come anche più essere questo questa quello dopo sempre mai del della dei
-    nel nella sul alla tra fra suo sua loro molto
-    utente vuole voglio chiesto detto preferisce usuario quiere pidió dijo prefiere utilisateur veut demandé
-    préfère nutzer benutzer möchte gebeten gesagt bevorzugt quer pediu disse prefere usuário пользователь хочет
-    попросил сказал предпочитает scritto escribió écrit geschrieben escreveu написал
-""".split())
-_LABELS = re.compile(re.escape(C.WHY_PREFIX) + "|" + re.escape(C.HOW_PREFIX))
-_WORD = re.compile(r"\w+")
-# evil.example, setup.sh, gemini.md (ASCII: a dotted name runs into the Chinese written next to it)
-_POINTER = re.compile(r"(?<![\w.])(?:[a-z0-9][\w-]*\.)+[a-z][\w-]*", re.ASCII)
-_PAIRED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR")
-
-
-def _script(ch: str) -> str:
-    """The script a character is written in when words in it are not separated by spaces, else ""."""
-    if ch < "\u0e00":
-        return ""
-    name = unicodedata.name(ch, "")
-    return next((s for s in _PAIRED_SCRIPTS if name.startswith(s)), "")
-
-
-def _pairs(run: str) -> list[str]:
-    """Character pairs of a run in one unspaced script; hiragana runs (particles, endings) dropped."""
-    if _script(run[0]) == "HIRAGANA":
-        return []
-    return [run] if len(run) <= 2 else [run[i:i + 2] for i in range(len(run) - 1)]
-
-
-def _split_scripts(word: str) -> list[str]:
-    """A `\\w+` word cut where the script changes between spaced and unspaced writing ("blogページ")."""
-    out, start = [], 0
-    for i in range(1, len(word) + 1):
-        if i == len(word) or _script(word[i]) != _script(word[start]):
-            out.append(word[start:i])
-            start = i
-    return out
-
-
-def terms(text: str) -> set[str]:
-    """The content terms of `text`: lower-case words of three letters or more, stop words dropped;
-    unspaced scripts as character pairs. Numbers alone are never a term (dates, line numbers)."""
-    text = nfkc(_LABELS.sub(" ", text)).casefold()
-    out: set[str] = set()
-    for word in _WORD.findall(text):
-        for part in _split_scripts(word):
-            if _script(part[0]):
-                out.update(_pairs(part))
-            else:
-                part = _without_accents(part)
-                out.update(w for w in part.split("_") if len(w) >= 3 and not w.isdigit() and w not in STOPWORDS)
-    return out
-
-
-# Latin letters with a stroke, which no decomposition separates from their base letter.
-_STROKED = str.maketrans({"đ": "d", "ð": "d", "ø": "o", "ł": "l", "ħ": "h", "ı": "i"})
-
-
-def _without_accents(word: str) -> str:
-    """A Latin-script word with its diacritics dropped: people often type without them ("gui", "dien" for
-    Vietnamese "gửi", "diện"; "uber" for "über"), and a memory written with them is the same words. Both sides
-    of the check go through here. Words of other scripts are kept whole: their marks are part of the letters."""
-    if word.isascii():
-        return word
-    decomposed = unicodedata.normalize("NFD", word.translate(_STROKED))
-    if not all(ord(ch) < 0x250 or unicodedata.combining(ch) for ch in decomposed):
-        return word
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-# Folded as the words they are matched against are ("más" is "mas" by then).
-STOPWORDS = frozenset(_without_accents(w) for w in ENGLISH_STOPWORDS | _MORE_STOPWORDS)
-
-
-def pointers(text: str) -> set[str]:
-    """Hosts, file names and dotted names (`evil.example`, `setup.sh`): what a planted command needs."""
-    text = nfkc(text).casefold()
-    return {p for p in _POINTER.findall(text) if len(p) >= 4}
-
-
-class _Lookup:
-    """Terms of one side, matched exactly or by a shared prefix (inflections in any spaced script)."""
-
-    def __init__(self, words: set[str]) -> None:
-        self.words = words
-        self.by_head: dict[str, list[str]] = {}
-        for word in words:
-            self.by_head.setdefault(word[:3], []).append(word)
-
-    def has(self, term: str) -> bool:
-        if term in self.words:
-            return True
-        if len(term) < 3 or _script(term[0]):
-            return False
-        return any(_same_stem(term, word) for word in self.by_head.get(term[:3], ()))
-
-
-def _same_stem(a: str, b: str) -> bool:
-    """tests/test, running/run, тестами/тесты: one is a prefix of the other, or they share all but
-    their last two letters each (an ending), with at least four letters in common (typo/type differ)."""
-    shorter, longer = sorted((a, b), key=len)
-    if longer.startswith(shorter):
-        return len(shorter) >= 3
-    common = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        common += 1
-    return common >= 4 and common >= len(shorter) - 2
-
 
 class Source(Record):
     """One message of the excerpt as a source of words: its uuid, who wrote it, its terms."""
@@ -235,7 +111,7 @@ def judge(new_text: str, old_text: str, sources: list[Source], excused: frozense
     excerpt's sources. Only what is new is judged: a memory's existing words were judged when written.
     Terms of `excused` found nowhere in the conversation do not count against it (see judge_memory)."""
     added = terms(new_text) - terms(old_text)
-    shared = [(source, {t for t in added if lookup.has(t)}) for source in sources for lookup in [_Lookup(source.terms)]]
+    shared = [(source, {t for t in added if lookup.has(t)}) for source in sources for lookup in [Lookup(source.terms)]]
     users = [s for s in sources if s.origin == USER]
     others = [s for s in sources if s.origin != USER]
     from_user = set().union(*(found for s, found in shared if s.origin == USER))
@@ -247,7 +123,7 @@ def judge(new_text: str, old_text: str, sources: list[Source], excused: frozense
                               "neither": len(added) - len(from_user) - len(only_other)}, weight=round(weight, 2))
     verdict.support = _support(shared)
     said = " ".join(s.text for s in users)
-    user_side = _Lookup(set().union(*(s.terms for s in users)))
+    user_side = Lookup(set().union(*(s.terms for s in users)))
     planted = sorted(p for p in pointers(new_text) - pointers(old_text)
                      if not _named(p, said) and not _spelled_out(p, user_side, others))
     planted = planted or _unsaid_paths(new_text, old_text, said, user_side)
@@ -286,7 +162,7 @@ _PLAIN_ENDINGS = frozenset("com org net io dev app".split())
 _URL = re.compile(r"https?://([^\s/]+)(/[^\s)\]>'\"`]*)?", re.I)
 
 
-def _unsaid_paths(new_text: str, old_text: str, said: str, user_side: _Lookup) -> list[str]:
+def _unsaid_paths(new_text: str, old_text: str, said: str, user_side: Lookup) -> list[str]:
     """New links whose host the user named only in other words (`_spelled_out`) and whose path holds a word
     the user never said: "github" vouches for github.com/<the repository they named>, not for any repository."""
     old = set(_URL.findall(nfkc(old_text)))
@@ -305,7 +181,7 @@ def _named(pointer: str, said: str) -> bool:
     return re.search(r"(?<![\w.-])" + re.escape(pointer) + r"(?!-|\.?\w)", said) is not None
 
 
-def _spelled_out(pointer: str, user_side: _Lookup, others: list[Source]) -> bool:
+def _spelled_out(pointer: str, user_side: Lookup, others: list[Source]) -> bool:
     """A dotted name the user said in other words: "node" and "js" for `node.js`, "github" for `github.com`.
     The ending is let off only for a host of one word that no other text handed over: "staging-deploy.dev",
     "deploy.staging.app" or a "staging.app" copied from a README are the page's, however plain their parts
@@ -388,8 +264,8 @@ def _explained(text: str, old_text: str, sources: list[Source]) -> frozenset[str
     if alone is None or alone.refused or not alone.counts["user"]:
         return frozenset()
     own = terms("\n".join(explanation)) - terms("\n".join(fact)) - terms(old_text)
-    users = [_Lookup(s.terms) for s in sources if s.origin == USER]
-    others = [_Lookup(s.terms) for s in sources if s.origin != USER]
+    users = [Lookup(s.terms) for s in sources if s.origin == USER]
+    others = [Lookup(s.terms) for s in sources if s.origin != USER]
     unsaid = [t for t in own if not any(u.has(t) for u in users)]
     if any(lookup.has(t) for t in unsaid for lookup in others):
         return frozenset()

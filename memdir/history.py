@@ -1,10 +1,9 @@
 """No-loss edits: the previous bytes of a memory file or MEMORY.md, kept before any change.
 
-`.memdir/history/<file key>/<UTC time>-<n>-<action>.md` holds one version each. The file key is the
-relative path with `%`, `/` and every second `_` of a run escaped (`team/notes.md` -> `team%2Fnotes.md`,
-`a__b.md` -> `a_%5Fb.md`): one key per path and back, so a deleted memory's history is still found by
-its name and no memory ever sees another's bytes. Names are made unique with an exclusive create (two
-forgets in the same microsecond keep two copies).
+`.memdir/history/<file key>/<UTC time>-<n>-<action>.md` holds one version each. The file key is one per
+path and back (memdir/history_keys.py makes it), so a deleted memory's history is still found by its name
+and no memory ever sees another's bytes. Names are made unique with an exclusive create (two forgets in the
+same microsecond keep two copies).
 
 The path is relative to the memory folder `.memdir/` sits in, so a team memory is `team/<name>`
 and never shares a history with the personal memory of the same name.
@@ -19,8 +18,7 @@ new one. An old version another existing path could also own is shown but never 
 Every read and write goes through `memdir.safefs` (issue 9): a symlink planted anywhere inside the
 memory folder, `.memdir/history/` included, is refused, never followed.
 
-The module also remembers which bytes memdir's extractor wrote (`authored.json`), so the extractor
-can tell its own memories from ones a person wrote or edited by hand: those are theirs.
+Which bytes memdir's extractor wrote (`authored.json`) is memdir/authored.py's record, not history.
 """
 
 from __future__ import annotations
@@ -28,9 +26,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import hashlib
-import itertools
-import json
 import os
 import re
 from datetime import UTC, datetime
@@ -38,6 +33,15 @@ from pathlib import Path
 
 from memdir import constants as C, fsio, safefs, safefs_write
 from memdir.errors import MemdirError
+from memdir.history_keys import (
+    HASHED_KEY_PREFIXES,
+    decode_key,
+    file_key,
+    legacy_flat,
+    legacy_key,
+    secret_name,
+    spellings,
+)
 
 _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -73,91 +77,12 @@ def history_root(state_dir: Path) -> Path:
     return Path(state_dir) / C.HISTORY_DIRNAME
 
 
-_SECRET_KEY_PREFIX = "%secret-"  # never produced by the escaping below (`%` is always `%25`, `%2F`, `%5F`)
-_LONG_KEY_PREFIX = "%long-"  # a path whose escaped key would not fit in a folder name: its hash
-_MAX_KEY_BYTES = 200
-_ESCAPED = {"%25": "%", "%2F": "/", "%5F": "_"}
-_MAX_SPELLINGS = 64  # bound on the old-scheme spellings checked for one path
-_MAX_RUN = 32  # longer runs of `_` are checked as written only
-
-
-def _legacy_flat(rel_path: str) -> str:
-    return rel_path.replace("/", "__")
-
-
-def _secret_name(rel_path: str) -> bool:
-    from memdir.secrets import looks_secret
-
-    flat = _legacy_flat(rel_path)
-    return looks_secret(flat) or looks_secret(flat.replace("_", "-"))
-
-
-def file_key(rel_path: str) -> str:
-    """The history folder name for `rel_path`, one per path (decoded by `_decode_key`). A name that
-    looks like a secret is replaced by a hash, so no secret (or slug of one) ever becomes a file name
-    under .memdir/ (issue 9)."""
-    if _secret_name(rel_path):
-        return f"{_SECRET_KEY_PREFIX}{hashlib.sha256(rel_path.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
-    escaped = _escape(rel_path)
-    if len(escaped.encode("utf-8", "surrogatepass")) > _MAX_KEY_BYTES:  # a folder name has 255 bytes at most
-        return f"{_LONG_KEY_PREFIX}{hashlib.sha256(rel_path.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
-    return escaped
-
-
-def _escape(rel_path: str) -> str:
-    out, previous = [], ""
-    for ch in rel_path:
-        if ch == "%":
-            out.append("%25")
-        elif ch == "/":
-            out.append("%2F")
-        elif ch == "_" and previous == "_":
-            out.append("%5F")  # so a key never holds `__`, the old scheme's separator
-        else:
-            out.append(ch)
-        previous = ch
-    return "".join(out)
-
-
-def _decode_key(key: str) -> str:
-    return re.sub("%(25|2F|5F)", lambda m: _ESCAPED[m.group(0)], key)
-
-
-def _legacy_key(rel_path: str) -> str:
-    """The key memdir wrote before the injective scheme (read only, never written)."""
-    flat = _legacy_flat(rel_path)
-    if _secret_name(rel_path):
-        return f"memory-{hashlib.sha256(flat.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md"
-    return flat
-
-
-def _spellings(flat: str) -> list[str]:
-    """Paths whose old key is `flat` (at most _MAX_SPELLINGS): each run of `_` may have been `_`s and
-    `/`s (`/` = `__`)."""
-    found = [""]
-    for run in re.split(r"(_{2,})", flat):
-        ways = list(itertools.islice(_runs(len(run)), _MAX_SPELLINGS)) if run.startswith("__") else [run]
-        found = [f + w for f in found for w in ways][:_MAX_SPELLINGS]
-    return found
-
-
-def _runs(n: int):
-    """Each way to write a run of `n` underscores as `_` and `/` (lazily: a long run has very many)."""
-    if n < 2 or n > _MAX_RUN:
-        yield "_" * n  # past _MAX_RUN only the literal run: the recursion stays shallow
-        return
-    for rest in _runs(n - 1):
-        yield "_" + rest
-    for rest in _runs(n - 2):
-        yield "/" + rest
-
-
 def _other_owners(base: Path, state_rel: str, rel_path: str) -> tuple[str, ...]:
     """Other paths the old scheme filed in `rel_path`'s old folder that exist (as a memory file or with
     new-scheme history): its other spellings, and team memories of any spelling (team memory's old
     key was its name inside team/, the same as a personal memory's)."""
     owners = []
-    for spelling in _spellings(_legacy_flat(rel_path)):
+    for spelling in spellings(legacy_flat(rel_path)):
         for other in (spelling, f"{C.TEAM_DIRNAME}/{spelling}"):
             if other == rel_path:
                 continue
@@ -312,14 +237,14 @@ def versions(state_dir: Path, rel_path: str) -> list[Version]:
         # The old scheme filed team memory under its bare name, in the folder of the personal memory of
         # that name: those versions are shown, never restored (team memory must not receive personal bytes).
         bare = rel_path[len(team):]
-        old = [v for v in _listed(base, f"{history_rel}/{_legacy_key(bare)}") if v.stamp < since]
+        old = [v for v in _listed(base, f"{history_rel}/{legacy_key(bare)}") if v.stamp < since]
         found += [dataclasses.replace(v, shared_with=(bare,)) for v in old]
     else:
-        old_key = _legacy_key(rel_path)
+        old_key = legacy_key(rel_path)
         if old_key == file_key(rel_path):  # one folder for both schemes: its versions before `since` are old
             old = [v for v in found if v.stamp < since]
             found = [v for v in found if v.stamp >= since]
-        elif "__" in old_key or _secret_name(rel_path):
+        elif "__" in old_key or secret_name(rel_path):
             old = _listed(base, f"{history_rel}/{old_key}")
         else:
             old = []  # a name with `%`: its old folder could be another path's new one
@@ -338,12 +263,12 @@ def known_files(state_dir: Path) -> list[str]:
         return []
     names: set[str] = set()
     for name, kind in entries:
-        if kind != "dir" or name.startswith((_SECRET_KEY_PREFIX, _LONG_KEY_PREFIX)):
+        if kind != "dir" or name.startswith(HASHED_KEY_PREFIXES):
             continue
         if "__" in name:  # an old-scheme folder: any spelling may be the one the user means
-            names.update(s for s in _spellings(name) if not (s.startswith("/") or s.endswith("/") or "//" in s))
+            names.update(s for s in spellings(name) if not (s.startswith("/") or s.endswith("/") or "//" in s))
         else:
-            names.add(_decode_key(name))
+            names.add(decode_key(name))
     return sorted(names)
 
 
@@ -393,34 +318,3 @@ def display(root: Path, kept: Path | None) -> str:
         return kept.relative_to(root).as_posix()
     except ValueError:
         return str(kept)
-
-
-# --- which files memdir's extractor wrote ---------------------------------------------
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _load_authored(state_dir: Path) -> dict:
-    base, state_rel = _base(state_dir)
-    data = safefs.read_json(base, f"{state_rel}/{C.AUTHORED_NAME}", {})
-    return data if isinstance(data, dict) else {}
-
-
-def record_authored(state_dir: Path, rel_path: str, text: str) -> None:
-    """Note that memdir's extractor wrote exactly `text` to `rel_path` (call under the folder lock)."""
-    base, state_rel = _base(state_dir)
-    data = _load_authored(state_dir)
-    data[rel_path] = _digest(text.encode("utf-8"))
-    safefs_write.write_text(base, f"{state_rel}/{C.AUTHORED_NAME}", json.dumps(data, indent=0, sort_keys=True))
-
-
-def written_by_extractor(state_dir: Path, root: Path, rel_path: str) -> bool:
-    """True when the file still holds the bytes memdir's extractor wrote (nobody edited it since)."""
-    digest = _load_authored(state_dir).get(rel_path)
-    if not digest:
-        return False
-    base, _ = _base(state_dir)
-    try:
-        return _digest(safefs.read_bytes(base, safefs.rel_to(base, Path(root) / rel_path))) == digest
-    except OSError:
-        return False

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir import constants as C, embeddings, githistory, history, index as index_text, naming, safefs, safefs_write
+from memdir.authored import record_authored
 from memdir.errors import MemdirError
 from memdir.frontmatter_io import dump_document, parse_document
 from memdir.scan import read_header
@@ -188,7 +189,7 @@ class MemoryStore(StoreReader):
                 kept = self._keep(rel_path, "updated")
             self._write(rel_path, fresh)
             if authored:
-                history.record_authored(self.state_dir, rel_path, fresh)
+                record_authored(self.state_dir, rel_path, fresh)
             if provenance is not None:
                 from memdir import provenance as provenance_log
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from memdir import history
+from memdir import history, history_keys
 from memdir.errors import MemdirError
 
 MEMORY = "---\nname: {name}\ndescription: {name} notes\ntype: project\n---\n{body}\n"
@@ -51,8 +51,8 @@ def test_restore_brings_back_this_memorys_bytes_not_its_namesakes(store):
 
 
 def test_secret_looking_names_get_distinct_hashed_keys():
-    one = history.file_key("sk-ant-api03-" + "A" * 30 + "/x.md")
-    other = history.file_key("sk-ant-api03-" + "A" * 30 + "__x.md")
+    one = history_keys.file_key("sk-ant-api03-" + "A" * 30 + "/x.md")
+    other = history_keys.file_key("sk-ant-api03-" + "A" * 30 + "__x.md")
     assert one != other and "sk-ant" not in one and "sk-ant" not in other
 
 
@@ -153,14 +153,14 @@ def test_a_name_made_of_underscores_is_listed_in_bounded_steps(store, monkeypatc
     _legacy_version(store, name, b"old")
     history.keep_bytes(store.state_dir, "x" + "_/" * 60 + "y.md", b"deep", "updated")
     _legacy_version(store, "c" + "_" * 30 + "d.md", b"runs of 30")  # long, but under _MAX_RUN: enumerated
-    steps, runs = [0], history._runs
+    steps, runs = [0], history_keys._runs
 
     def counted(n: int):
         steps[0] += 1
         assert steps[0] <= 10_000, "the old-scheme spellings are enumerated without bound"
         return runs(n)
 
-    monkeypatch.setattr(history, "_runs", counted)  # the recursion calls it by this name too (154 steps today)
+    monkeypatch.setattr(history_keys, "_runs", counted)  # the recursion calls it by this name too (154 steps today)
     assert [v.read() for v in history.versions(store.state_dir, name)] == [b"old"]
     assert history.known_files(store.state_dir)
 

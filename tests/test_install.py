@@ -192,10 +192,10 @@ def test_changes_within_one_second_keep_every_backup(settings):
 
 
 def test_a_backup_name_already_taken_is_never_overwritten(settings, monkeypatch):
-    import memdir.entry.install as install_module
+    import memdir.entry.settings_file as settings_file
 
     path, _ = settings
-    monkeypatch.setattr(install_module, "_backup_stamp", lambda: "20260101-000000-000000")  # a frozen clock
+    monkeypatch.setattr(settings_file, "_backup_stamp", lambda: "20260101-000000-000000")  # a frozen clock
     taken = path.with_name("settings.json.bak-20260101-000000-000000")
     taken.write_text("someone else's backup")
     first = install("user", python=PY).backup

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from memdir import provenance
-from memdir.stages.extractor.support import STOPWORDS, judge, judge_memory, pointers, sources_of, terms
+from memdir.stages.extractor.support import judge, judge_memory, sources_of
+from memdir.stages.extractor.support_terms import STOPWORDS, pointers, terms
 from memdir.stages.extractor.tools import Toolbox
 from memdir.store import MemoryStore
 from memdir.transcript import Message

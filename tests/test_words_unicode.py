@@ -107,13 +107,13 @@ def test_a_long_run_of_combining_marks_is_cut_before_nfkc(monkeypatch):
     """NFKC sorts each run of combining marks by insertion: 100 KB of alternating marks took 7.5 s (hostile9), in the
     prompt hook's tokens and the support check's terms. No run longer than NFKC_MARKS_KEPT reaches it in long text; short
     text and real accents pass untouched."""
-    from memdir.stages.extractor import support
+    from memdir.stages.extractor import support_terms
 
     seen: list[str] = []
     real = unicodedata.normalize
     monkeypatch.setattr(unicodedata, "normalize", lambda form, text: seen.append(text) or real(form, text))
     zalgo = "deploy " + "e" + "\u0301\u0316" * 30_000 + " pnpm"
-    assert {"deploy", "pnpm"} <= set(words.tokens(zalgo)) and {"deploy", "pnpm"} <= support.terms(zalgo)
+    assert {"deploy", "pnpm"} <= set(words.tokens(zalgo)) and {"deploy", "pnpm"} <= support_terms.terms(zalgo)
     longest = max(len(run) for text in seen for run in re.findall(r"[\u0300-\u036f]+", text))
     assert longest == C.NFKC_MARKS_KEPT
     accents = "Ṩtraße Nguyễn " * 400  # long, with real stacked accents: unchanged

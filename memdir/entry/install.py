@@ -1,12 +1,9 @@
 """`memdir install|uninstall`: register memdir's hooks in Claude Code's settings, idempotently.
 
-Foreign hooks are never touched. Install keeps a timestamped backup of the file it changes, and the
-first one (`settings.json.memdir-original`) is the file as it was before memdir ever touched it:
-when uninstall leaves exactly that content, it restores those bytes, so the file is byte-identical.
-
-A settings.json that is a symlink (a dotfiles repo) is updated at its target: the link stays a link.
-Settings that are not a regular UTF-8 JSON object, or whose `hooks` are not shaped as Claude Code
-expects, are one-line errors; memdir never rewrites what it cannot read.
+Foreign hooks are never touched. This module decides which hook commands the settings hold (the command each event
+runs, an older memdir's entry rewritten in place or removed) and which registered ones doctor should call outdated;
+reading and writing the file itself (backups, the pre-memdir original restored byte-identical, a symlinked
+settings.json updated at its target, one-line errors for what memdir cannot read) is memdir.entry.settings_file's.
 """
 
 from __future__ import annotations
@@ -17,14 +14,12 @@ import os
 import re
 import shlex
 import shutil
-import stat
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from memdir import constants as C
+from memdir.entry.settings_file import load_settings, pristine, pristine_text, restore_pristine, write_settings
 from memdir.errors import MemdirError
-from memdir.fsio import atomic_write_text, read_text
 from memdir.paths import config_home, project_root
 from memdir.record import Record, field
 
@@ -73,55 +68,6 @@ def settings_path(scope: str, cwd: Path | None = None) -> Path:
     if scope == "project":
         return project_root(cwd or Path.cwd()) / ".claude" / "settings.json"
     raise MemdirError(f"--scope {scope!r} is unknown; use user or project")
-
-
-MAX_SETTINGS_BYTES = 4 * 1024 * 1024
-
-
-def _read_settings_text(path: Path) -> str | None:
-    """The file's text (None when absent): a regular UTF-8 file, read bounded, or a one-line error."""
-    if not path.exists():
-        if path.is_symlink():
-            raise MemdirError(f"{path}: a symlink to a missing file; fix the link or remove it")
-        return None
-    if not path.is_file():
-        raise MemdirError(f"{path}: not a regular file; memdir only edits a settings.json file")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_SETTINGS_BYTES + 1)
-    except OSError as exc:
-        raise MemdirError(f"{path}: cannot read ({exc.strerror}); check its permissions") from None
-    if len(data) > MAX_SETTINGS_BYTES:
-        raise MemdirError(f"{path}: over {MAX_SETTINGS_BYTES:,} bytes; not a settings file memdir will edit")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise MemdirError(f"{path}: not UTF-8 text; fix it by hand, memdir will not rewrite it") from None
-
-
-def _load(path: Path) -> tuple[dict, str | None]:
-    text = _read_settings_text(path)
-    if text is None:
-        return {}, None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except (json.JSONDecodeError, RecursionError) as exc:
-        where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise MemdirError(f"{path}: not valid JSON{where}; fix it by hand, memdir will not rewrite it") from None
-    if not isinstance(data, dict):
-        raise MemdirError(f"{path}: expected a JSON object at the top level; fix it by hand")
-    if data.get("hooks") is None and "hooks" in data:
-        data = {k: v for k, v in data.items() if k != "hooks"}  # "hooks": null holds nothing
-    if not isinstance(data.get("hooks", {}), dict):
-        kind = type(data["hooks"]).__name__
-        raise MemdirError(f"{path}: 'hooks' is a {kind}, expected an object like "
-                          '{"Stop": [...]}; fix it by hand')
-    return data, text
-
-
-def _write_target(path: Path) -> Path:
-    """Where to write `path`: a symlinked settings.json (dotfiles) is updated at its target."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _hooks_of(group: object) -> list:
@@ -234,7 +180,7 @@ def _our_commands(cwd: Path | None) -> list[tuple[str, str]]:
     for scope in ("user", "project"):
         try:
             path = settings_path(scope, cwd)
-            hooks = _load(path)[0].get("hooks")
+            hooks = load_settings(path)[0].get("hooks")
         except (MemdirError, OSError):
             continue
         for groups in hooks.values() if isinstance(hooks, dict) else ():
@@ -247,66 +193,11 @@ def _is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(OURS.search(hook["command"]))
 
 
-def _mode_of(path: Path) -> int | None:
-    """The permissions the settings file keeps when memdir rewrites it (None: no file yet). A settings.json kept
-    0600 (its `env` may hold an API key) stays private; a read-only one is refused, never replaced behind its mode."""
-    try:
-        mode = stat.S_IMODE(os.stat(_write_target(path)).st_mode)
-    except FileNotFoundError:
-        return None
-    if os.name == "posix" and not mode & stat.S_IWUSR:
-        raise MemdirError(f"{path}: read-only; make it writable (chmod u+w) or add the hooks by hand, "
-                          "nothing was changed")
-    return mode
-
-
-def _write(path: Path, data: dict, original: str | None, dry_run: bool) -> str | None:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if dry_run:
-        return None
-    backup = None
-    mode = _mode_of(path)
-    pristine = path.with_name(path.name + ".memdir-original")
-    if not pristine.exists():
-        atomic_write_text(pristine, original or "", mode=0o600)  # "" records that there was no file at all
-    if original is not None:
-        backup = _keep_backup(path, original)
-    atomic_write_text(_write_target(path), text, mode=mode)
-    return str(backup) if backup else None
-
-
-def _backup_stamp() -> str:
-    return datetime.now().strftime("%Y%m%d-%H%M%S-%f")  # local time, as the user reads it
-
-
-def _keep_backup(path: Path, original: str) -> Path:
-    """Keep `original` as `settings.json.bak-<time>` under a name nobody has: the exclusive create
-    never replaces an earlier backup, even for two changes in the same instant."""
-    stamp = _backup_stamp()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    for n in range(1, 1000):
-        backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
-        try:
-            fd = os.open(backup, flags, 0o600)
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise MemdirError(f"{backup}: cannot keep a backup of {path.name} ({exc.strerror}); "
-                              "check the folder's permissions, nothing was changed") from None
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(original)
-            handle.flush()
-            os.fsync(handle.fileno())
-        return backup
-    raise MemdirError(f"{path.parent}: too many settings backups named {path.name}.bak-{stamp}; "
-                      "remove old ones, nothing was changed")
-
-
 def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = None, no_index: bool = False,
             python: str | None = None) -> InstallResult:
     """Register the hooks; `python`: the interpreter they run in (default: this one, memdir's own)."""
     path = settings_path(scope, cwd)
-    data, original = _load(path)
+    data, original = load_settings(path)
     updated = copy.deepcopy(data)
     hooks = updated.setdefault("hooks", {})
     extra = " --no-index" if no_index else ""
@@ -323,7 +214,7 @@ def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = No
         result.added.append(event)
     if result.added:
         result.changed = True
-        result.backup = _write(path, updated, original, dry_run)
+        result.backup = write_settings(path, updated, original, dry_run)
     result.text = json.dumps(updated, indent=2, ensure_ascii=False) + "\n"
     return result
 
@@ -348,7 +239,7 @@ def _register(groups: list, ours: list[dict], wanted: str, timeout: int) -> None
 
 def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = None) -> InstallResult:
     path = settings_path(scope, cwd)
-    data, original = _load(path)
+    data, original = load_settings(path)
     result = InstallResult(str(path), False)
     if original is None:
         return result
@@ -374,47 +265,14 @@ def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = 
             del hooks[event]
     if not result.removed:
         return result
-    if not hooks and _pristine(path, default={"hooks": {}}).get("hooks") is None:
+    if not hooks and pristine(path, default={"hooks": {}}).get("hooks") is None:
         updated.pop("hooks", None)
     result.changed = True
-    pristine_path = path.with_name(path.name + ".memdir-original")
-    before = _pristine_text(pristine_path)
-    if before is not None and _pristine(path, default={"hooks": None}) == updated:
+    before = pristine_text(path)
+    if before is not None and pristine(path, default={"hooks": None}) == updated:
         if not dry_run:
-            mode = _mode_of(path)
-            backup = _keep_backup(path, original)
-            if before:
-                atomic_write_text(_write_target(path), before, mode=mode)  # byte-identical to the file before memdir
-            elif path.is_symlink():
-                atomic_write_text(_write_target(path), "{}\n", mode=mode)  # keep the user's link; empty settings
-            else:
-                path.unlink()  # there was no settings file before memdir created it
-            pristine_path.unlink()
-            result.backup = str(backup)
+            result.backup = restore_pristine(path, original, before)
     else:
-        result.backup = _write(path, updated, original, dry_run)
+        result.backup = write_settings(path, updated, original, dry_run)
     result.text = json.dumps(updated, indent=2, ensure_ascii=False) + "\n"
     return result
-
-
-def _pristine_text(pristine: Path) -> str | None:
-    """The saved original settings text, or None when absent or unusable (then it is not restored)."""
-    try:
-        text = read_text(pristine) if pristine.is_file() else None
-    except (OSError, ValueError):
-        return None
-    if text:
-        try:
-            if not isinstance(json.loads(text), dict):
-                return None
-        except (ValueError, RecursionError):
-            return None  # a corrupt backup is never restored over the live settings
-    return text
-
-
-def _pristine(path: Path, default: dict) -> dict:
-    text = _pristine_text(path.with_name(path.name + ".memdir-original"))
-    if text is None:
-        return default
-    data = json.loads(text or "{}")
-    return {k: v for k, v in data.items() if not (k == "hooks" and v is None)}  # as _load reads it

@@ -3,7 +3,7 @@
 The suite runs only when asked: `pytest --realclient` (registered in tests/conftest.py; .ci/run passes it
 when node and npm are there) or `MEMDIR_REALCLIENT=1`. Without that it is skipped with that reason, so the
 README's test command stays fast and needs neither node, npm nor the network. Other suites may import
-`tests.realclient.harness` directly or use these fixtures.
+`tests.realclient.harness` and `tests.realclient.loopback_api` directly or use these fixtures.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tests.realclient import harness as H
+from tests.realclient import harness as H, loopback_api as A
 
 
 def _wanted(config) -> bool:
@@ -54,10 +54,10 @@ def memdir_sandbox(sandbox):
 @pytest.fixture
 def scripted_api():
     """A factory: `scripted_api(script)` starts a loopback Messages API, stopped after the test."""
-    started: list[H.ScriptedAPI] = []
+    started: list[A.ScriptedAPI] = []
 
-    def start(script=None) -> H.ScriptedAPI:
-        api = H.ScriptedAPI(script).__enter__()
+    def start(script=None) -> A.ScriptedAPI:
+        api = A.ScriptedAPI(script).__enter__()
         started.append(api)
         return api
 

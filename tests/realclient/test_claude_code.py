@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from memdir import constants as C
-from tests.realclient import harness as H
+from tests.realclient import harness as H, loopback_api as A
 
 FEEDBACK = """---
 name: pnpm-not-npm
@@ -90,7 +90,7 @@ def wait_for_stop_worker(memory: Path, timeout: float = 90) -> str:
 def test_recalled_memory_arrives_once_readable_and_memory_md_once(sandbox, scripted_api, claude):
     H.install_memdir(sandbox)
     memory = _seed(sandbox)
-    api = scripted_api(H.Script(main=[H.text("Use pnpm install.")]))
+    api = scripted_api(A.Script(main=[A.text("Use pnpm install.")]))
     claude(sandbox, api, "how should I install the dependencies for this repository?")
     (request,) = api.main_requests()
     everything = request.all_text()
@@ -148,7 +148,7 @@ def test_a_recalled_memory_is_said_at_most_twice_in_the_whole_request(sandbox, s
                                       f" — {RULE}\n")
     append(decisions_dir(memory, sandbox.repo, compat=False),
            [Decision(kind="preference", what=RULE, why="the lockfile", entities=["npm", "pnpm"], confidence=0.9)])
-    api = scripted_api(H.Script(main=[H.text("Use pnpm install.")]))
+    api = scripted_api(A.Script(main=[A.text("Use pnpm install.")]))
     claude(sandbox, api, "how do I install dependencies with pnpm")
     (request,) = api.main_requests()
     everything = request.all_text()
@@ -207,7 +207,7 @@ def test_session_start_and_prompt_stay_under_the_limit_on_a_real_folder(sandbox,
 def test_a_correction_is_saved_in_claude_codes_form_and_loaded_next_session(sandbox, scripted_api, claude):
     H.install_memdir(sandbox)
     memory = sandbox.memory_dir
-    api = scripted_api(H.Script(main=[H.text("Understood: I will use pnpm from now on.")]))
+    api = scripted_api(A.Script(main=[A.text("Understood: I will use pnpm from now on.")]))
     claude(sandbox, api, "No, don't use npm in this repo, use pnpm instead of npm because the lockfile is pnpm's.")
     outcome = wait_for_stop_worker(memory)
     assert " created feedback_" in outcome, outcome  # hook.log says what changed (issue 10)
@@ -242,9 +242,9 @@ def test_a_memory_the_main_agent_wrote_is_not_extracted_twice(sandbox, scripted_
                "Never put emoji in commit messages.\n\n**Why:** the changelog tool chokes on them.\n"
                "**How to apply:** plain ASCII commit subjects.\n")
     index = "- [No emoji in commits](feedback_no_emoji.md) — No emoji in commit messages\n"
-    api = scripted_api(H.Script(main=[H.tool_use("Write", {"file_path": str(own), "content": content}),
-                                      H.tool_use("Write", {"file_path": str(memory / "MEMORY.md"), "content": index}),
-                                      H.text("Saved that to memory.")]))
+    api = scripted_api(A.Script(main=[A.tool_use("Write", {"file_path": str(own), "content": content}),
+                                      A.tool_use("Write", {"file_path": str(memory / "MEMORY.md"), "content": index}),
+                                      A.text("Saved that to memory.")]))
     claude(sandbox, api, "Don't use emoji in commit messages, because the changelog tool chokes on them. Remember that.")
     written = own.read_text()  # the real CLI wrote it (memory writes need no permission) ...
     # ... and stamped it: Claude Code 2.1.328 adds node_type, originSessionId and modified under metadata.

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.realclient import harness as H
+from tests.realclient import harness as H, loopback_api as A
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code engine's optional extra (memdir[claude-code])")
 
@@ -24,20 +24,20 @@ def test_extraction_and_recall_through_the_real_cli(sandbox, scripted_api, claud
                                       "message": {"role": "user", "content": "Remember that I'm the tech lead for payments."}}) + "\n")
     calls = {"n": 0}
 
-    def reply(request: H.Request) -> H.Reply:
+    def reply(request: A.Request) -> A.Reply:
         names = [t.get("name") for t in (request.body or {}).get("tools") or []]
         if "mcp__memdir__Write" in names:
             calls["n"] += 1
             if calls["n"] == 1:
-                return H.tool_use("mcp__memdir__Write", {"file_path": str(memory / "user_role.md"), "content": MEMORY})
-            return H.text("Saved.")
+                return A.tool_use("mcp__memdir__Write", {"file_path": str(memory / "user_role.md"), "content": MEMORY})
+            return A.text("Saved.")
         # Recall: the CLI asks for structured output through a tool of its own; answer through it.
         structured = [n for n in names if n and "structured" in n.lower()]
         if structured:
-            return H.tool_use(structured[0], {"selected_memories": ["user_role.md"]})
-        return H.text("Done.")
+            return A.tool_use(structured[0], {"selected_memories": ["user_role.md"]})
+        return A.text("Done.")
 
-    api = scripted_api(H.Script(side_reply=reply, memdir_reply=reply))
+    api = scripted_api(A.Script(side_reply=reply, memdir_reply=reply))
     env = {**H.claude_env(sandbox, api), "MEMDIR_CLAUDE_CLI": str(claude_bin), "MEMDIR_ENGINE": "claude-code",
            "MEMDIR_PATH": str(memory)}
     done = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "extract", str(transcript), "--session", "s1",

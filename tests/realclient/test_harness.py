@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from tests.realclient import harness as H
+from tests.realclient import harness as H, loopback_api as A
 
 
 def test_plain_session_gets_streamed_text_and_writes_a_transcript(sandbox, scripted_api, claude):
-    api = scripted_api(H.Script(main=[H.text("The answer is 42.")]))
+    api = scripted_api(A.Script(main=[A.text("The answer is 42.")]))
     run = claude(sandbox, api, "what is the answer to everything?")
     assert run.json()["result"] == "The answer is 42."
     main = api.main_requests()
@@ -25,8 +25,8 @@ def test_plain_session_gets_streamed_text_and_writes_a_transcript(sandbox, scrip
 
 def test_tool_use_round_trip_writes_a_file(sandbox, scripted_api, claude):
     target = sandbox.repo / "notes.txt"
-    api = scripted_api(H.Script(main=[H.tool_use("Write", {"file_path": str(target), "content": "hello\n"}),
-                                      H.text("Written.")]))
+    api = scripted_api(A.Script(main=[A.tool_use("Write", {"file_path": str(target), "content": "hello\n"}),
+                                      A.text("Written.")]))
     claude(sandbox, api, "write hello into notes.txt", "--permission-mode", "acceptEdits")
     assert target.read_text() == "hello\n"
     second = api.main_requests()[1]

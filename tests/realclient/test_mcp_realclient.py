@@ -7,7 +7,7 @@ import subprocess
 
 from memdir.model import Memory
 from memdir.store import MemoryStore
-from tests.realclient import harness as H
+from tests.realclient import harness as H, loopback_api as A
 
 RULE = "Integration tests must hit a real Postgres database, never mocks."
 
@@ -31,18 +31,18 @@ def test_claude_code_calls_memdir_recall_and_the_model_gets_the_memory(sandbox, 
                                                            "args": ["mcp"]}}}))
     seen: dict[str, str] = {}
 
-    def call_recall_once_loaded(request: H.Request) -> H.Reply:
+    def call_recall_once_loaded(request: A.Request) -> A.Reply:
         seen["schema"] = request.all_text()
         seen["tools"] = json.dumps([t for t in request.body["tools"] if t.get("name") == "mcp__memdir__recall"])
-        return H.tool_use("mcp__memdir__recall", {"query": "write integration tests for the postgres layer"})
+        return A.tool_use("mcp__memdir__recall", {"query": "write integration tests for the postgres layer"})
 
-    def answer_after_recall(request: H.Request) -> H.Reply:
+    def answer_after_recall(request: A.Request) -> A.Reply:
         seen["recalled"] = request.all_text()
-        return H.text("I will use a real Postgres for the integration tests.")
+        return A.text("I will use a real Postgres for the integration tests.")
 
     # 2.1.328 defers MCP tools: the model sees their names and loads a schema with ToolSearch first.
-    api = scripted_api(H.Script(main=[
-        H.tool_use("ToolSearch", {"query": "select:mcp__memdir__recall", "max_results": 1},
+    api = scripted_api(A.Script(main=[
+        A.tool_use("ToolSearch", {"query": "select:mcp__memdir__recall", "max_results": 1},
                    preface="Let me check memdir first."),
         call_recall_once_loaded,
         answer_after_recall,
@@ -64,10 +64,10 @@ def test_claude_code_calls_memdir_recall_and_the_model_gets_the_memory(sandbox, 
 def test_the_readme_registration_command_works(sandbox, scripted_api, claude, claude_bin):
     """`claude mcp add memdir -- memdir mcp` (the README's line), then a session that lists memories."""
     saved = _seed(sandbox)
-    api = scripted_api(H.Script(main=[
-        H.tool_use("ToolSearch", {"query": "select:mcp__memdir__list_memories", "max_results": 1}),
-        H.tool_use("mcp__memdir__list_memories", {}),
-        H.text("Listed."),
+    api = scripted_api(A.Script(main=[
+        A.tool_use("ToolSearch", {"query": "select:mcp__memdir__list_memories", "max_results": 1}),
+        A.tool_use("mcp__memdir__list_memories", {}),
+        A.text("Listed."),
     ]))
     added = subprocess.run([str(claude_bin), "mcp", "add", "memdir", "--", str(H.memdir_bin()), "mcp"],
                            cwd=sandbox.repo, env=H.claude_env(sandbox, api), capture_output=True, text=True,
