@@ -137,3 +137,22 @@ def test_code_structure_statements_are_not_saved():
 def test_user_memories_drop_negative_judgements_and_requests():
     drafts, _ = detect(_msgs(("user", "I'm a data scientist and honestly terrible at CSS, please handle the styling.")))
     assert [d.rule for d in drafts if d.type == "user"] == ["The user is a data scientist"]
+
+
+@pytest.mark.parametrize("authored", [True, False])
+def test_a_rule_said_to_hold_now_updates_only_a_memory_the_extractor_wrote(tmp_path, authored):
+    """"... now" updates an existing memory about the same subject in place only when memdir's extractor wrote
+    it and nobody has edited it since; a person's memory is never rewritten by a rule: the new rule stands beside it."""
+    store = MemoryStore(tmp_path / "m")
+    old = store.save(Memory(name="Merge style", description="Merge style for feature branches", type="feedback",
+                            body="Squash feature branches when merging.\n\n**Why:** x\n**How to apply:** y"),
+                     authored=authored)
+    before = old.path.read_bytes()
+    outcome = apply(store, _msgs(("user", "I prefer rebase as the merge style for feature branches now.")),
+                    today=date(2026, 3, 2))
+    if authored:
+        assert outcome.updated == [old.rel_path] and outcome.saved == []
+        assert "rebase" in old.path.read_text()
+    else:
+        assert outcome.updated == [] and len(outcome.saved) == 1
+        assert old.path.read_bytes() == before
