@@ -339,12 +339,15 @@ def verify_folder(memory_dir, root: str, *, use_git: bool = True, budget_s: floa
 
     Names of memory files themselves (`feedback_x.md`, MEMORY.md) are links between memories, not
     claims about the code, and are not checked. `newest`: check only that many, the most recently
-    changed (reading the names of 20,000 memories takes half a minute).
+    changed (reading the names of 20,000 memories takes half a minute). Nothing is checked (no evidence)
+    when the project is the memory folder or lies inside it (`holds_no_code`).
     """
     from memdir import safefs
     from memdir.scan import iter_memory_files
 
     memory_dir = str(memory_dir)
+    if holds_no_code(memory_dir, root):
+        return {}
     paths = sorted(iter_memory_files(memory_dir))
     own_names = {os.path.basename(p) for p in paths} | {"MEMORY.md"}
     if newest is not None and len(paths) > newest:
@@ -371,6 +374,20 @@ def memory_folder_in(memory_dir, root: str) -> str | None:
     if rel in (".", os.pardir) or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
         return None
     return rel.replace(os.sep, "/")
+
+
+def holds_no_code(memory_dir, root: str) -> bool:
+    """Whether the project at `root` is the memory folder itself or lies inside it (`--dir` the checkout's root,
+    `--cwd` in the memory folder): its files are then the memories, and checked against them a memory vouched
+    for every name it gives while each path it gives read as gone. There is no project code to check against."""
+    try:
+        rel = os.path.relpath(os.path.realpath(root), os.path.realpath(os.fspath(memory_dir)))
+    except ValueError:  # another drive
+        return False
+    return not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
+
+
+NO_PROJECT_CODE = "no project code to verify against: the project folder {root} is the memory folder or inside it"
 
 
 def _mtime(path: str) -> float:
