@@ -377,17 +377,21 @@ def memory_folder_in(memory_dir, root: str) -> str | None:
 
 
 def holds_no_code(memory_dir, root: str) -> bool:
-    """Whether the project at `root` is the memory folder itself or lies inside it (`--dir` the checkout's root,
-    `--cwd` in the memory folder): its files are then the memories, and checked against them a memory vouched
-    for every name it gives while each path it gives read as gone. There is no project code to check against."""
+    """Whether the project at `root` is the memory folder itself, or a folder inside it that is no checkout of its
+    own (`--dir` the checkout's root, `--cwd` in the memory folder): its files are then the memories, and checked
+    against them a memory vouched for every name it gives while each path it gives read as gone. There is no
+    project code to check against."""
     try:
         rel = os.path.relpath(os.path.realpath(root), os.path.realpath(os.fspath(memory_dir)))
     except ValueError:  # another drive
         return False
-    return not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
+    if rel == ".":
+        return True
+    inside = not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
+    return inside and not os.path.exists(os.path.join(root, ".git"))
 
 
-NO_PROJECT_CODE = "no project code to verify against: the project folder {root} is the memory folder or inside it"
+NO_PROJECT_CODE = "no project code to verify against: the project folder {root} is the memory folder or a part of it"
 
 
 def _mtime(path: str) -> float:

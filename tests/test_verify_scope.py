@@ -86,8 +86,9 @@ def test_background_check_keeps_no_verdict_found_in_the_memory_folder(synced_mem
 
 
 def test_a_memory_folder_inside_the_project_is_still_checked_without_itself(tmp_path):
-    """The line drawn: the project at the memory folder or inside it holds no code; a memory folder inside the
-    project (an agent's project-scope memory) leaves the rest of the project to check against."""
+    """The line drawn: the project at the memory folder, or a folder inside it that is no checkout of its own,
+    holds no code; a memory folder inside the project (an agent's project-scope memory) leaves the rest of the
+    project to check against."""
     from memdir.verify import holds_no_code
 
     project = tmp_path / "project"
@@ -95,5 +96,8 @@ def test_a_memory_folder_inside_the_project_is_still_checked_without_itself(tmp_
     assert not holds_no_code(project / ".claude" / "agent-memory" / "x", str(project))
     assert holds_no_code(project, str(project)) and holds_no_code(project, str(project / ".claude"))
     assert not holds_no_code(tmp_path / "elsewhere", str(project))
+    checkout = project / "vendor" / "lib"  # a checkout of its own kept inside a folder used as memory
+    (checkout / ".git").mkdir(parents=True)
+    assert not holds_no_code(project, str(checkout))
     os.symlink(project, tmp_path / "link")
     assert holds_no_code(tmp_path / "link", str(project))
