@@ -154,8 +154,26 @@ def _git_root_at(candidate: str) -> str | None:
 
 
 def project_root(cwd: str) -> str:
-    """The canonical git root, or the directory itself outside git."""
-    return canonical_git_root(cwd) or os.path.realpath(cwd)
+    """The canonical git root, or the directory itself outside git or where the only repository above it is a
+    home folder's (`home_repository`). The memory folder's key is the git root all the same (`resolve`)."""
+    real = os.path.realpath(cwd)
+    root = canonical_git_root(cwd)
+    return real if root is None or home_repository(root, real) else root
+
+
+def home_repository(root: str, start: str) -> bool:
+    """Whether the repository at `root`, found above `start`, is the home folder's or a folder's above it (a
+    dotfiles repository, `/.git` in a container): a project without a repository of its own below it is not
+    that repository's project. Claude Code keys the memory folder by it all the same, and memdir shares that
+    folder; but the project's settings are the ones in its own folder (Claude Code reads them from where it
+    started), its code is its own folder's, not the whole home's, and its agent memory is kept there."""
+    real_root, real_start = os.path.realpath(root), os.path.realpath(start)
+    if real_root == real_start:
+        return False
+    try:
+        return real_root in _self_and_parents(os.path.realpath(home()))
+    except RuntimeError:  # no home folder at all
+        return False
 
 
 def validate_configured_path(raw: str, source: str) -> str:

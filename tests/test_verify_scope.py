@@ -101,3 +101,60 @@ def test_a_memory_folder_inside_the_project_is_still_checked_without_itself(tmp_
     assert not holds_no_code(project, str(checkout))
     os.symlink(project, tmp_path / "link")
     assert holds_no_code(tmp_path / "link", str(project))
+
+
+@pytest.fixture
+def dotfiles_home(tmp_path, monkeypatch):
+    """A home folder that is a git repository (dotfiles), with a project of no repository of its own in it, and
+    elsewhere in the home a file that happens to give a name the project no longer has."""
+    home = tmp_path / "home"
+    app = home / "code" / "app"
+    (app / "src").mkdir(parents=True)
+    (app / "src" / "old_module.py").write_text("def real_func():\n    pass\n", encoding="utf-8")
+    (home / "Downloads").mkdir()
+    (home / "Downloads" / "notes.txt").write_text("gone_function was renamed\n", encoding="utf-8")
+    _git(home, "init", "-q")
+    monkeypatch.setenv("HOME", str(home))
+    return home, app
+
+
+def test_a_dotfiles_home_is_not_the_project_its_memories_are_checked_against(dotfiles_home, cli, tmp_path):
+    """Checked against the whole home, `src/old_module.py` (the project's) read as gone (there is no
+    ~/src/old_module.py) and `gone_function` as still there (a download names it); `git ls-files` or the walk
+    went through every file of the home."""
+    home, app = dotfiles_home
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "project_deploy.md").write_text(MEMORY, encoding="utf-8")
+    code, out, _ = cli("--cwd", str(app), "--dir", str(memory), "verify", "--json")
+    report = json.loads(out)
+    assert report["project"] == str(app)
+    assert report["memories"]["project_deploy.md"]["gone"] == ["`gone_function` is no longer in the code"]
+    assert set(report["memories"]["project_deploy.md"]["found"]) == {"src/old_module.py", "real_func"}
+
+
+def test_a_dotfiles_home_keys_the_memory_folder_as_claude_code_does_but_not_the_project(dotfiles_home):
+    """Claude Code walks up to the first `.git` for the memory folder's key (its findGitRoot), so the home's
+    key stays memdir's too (one shared folder); the project's own settings, agent memory and code are its
+    folder's: Claude Code reads project settings from the folder it started in."""
+    from memdir import locate, paths
+
+    home, app = dotfiles_home
+    assert locate.resolve(str(app)).path == os.path.join(str(home), ".claude", "projects",
+                                                        locate.sanitize(os.path.realpath(home)), "memory")
+    assert locate.project_root(str(app)) == os.path.realpath(app)
+    assert paths.project_root(app) == app.resolve()
+    assert locate.project_root(str(home)) == os.path.realpath(home)  # in the home itself: the home's repository
+    (app / ".claude").mkdir()
+    (app / ".claude" / "settings.json").write_text('{"autoMemoryEnabled": false}', encoding="utf-8")
+    assert locate.memory_enabled(str(app), env={"HOME": str(home)}).enabled is False
+
+
+def test_a_repository_of_its_own_in_a_dotfiles_home_is_still_the_project(dotfiles_home):
+    from memdir import locate
+    from memdir.project_files import project_root
+
+    home, app = dotfiles_home
+    _git(app, "init", "-q")
+    assert locate.project_root(str(app / "src")) == os.path.realpath(app)
+    assert project_root(str(app / "src")) == str(app)
