@@ -64,9 +64,14 @@ def join(*parts: str) -> str:
 
 
 def config_home(env: Mapping[str, str] | None = None) -> str:
+    """$CLAUDE_CONFIG_DIR, else `~/.claude`, with `..` parts taken away as written (os.path.normpath), never by
+    following symlinks: Claude Code makes every folder under it with node's path.join, which does just that, so
+    `/home/a/x/../.claude` is `/home/a/.claude` for both even where x is a symlink. Kept as written, it was
+    another spelling of the folder (the warm server, which normalises the folder it serves, answered a folder the
+    hook did not recognise, so every prompt recalled in the hook) and, past a symlinked x, another folder."""
     env = os.environ if env is None else env
     override = env.get(C.CONFIG_HOME_ENV, "").strip()
-    return expanduser(override) if override else join(home(), ".claude")
+    return clean(os.path.normpath(expanduser(override) if override else join(home(), ".claude")))
 
 
 def _djb2_base36(text: str) -> str:

@@ -115,10 +115,11 @@ def test_memdir_switch_and_orchestkit_layout_read_in_strings(tmp_path, isolated_
 
 
 def _pathlib_config_home(env: dict) -> str:
-    """memdir.paths.config_home before memdir.locate (pathlib), as the reference: an error is its type's name."""
+    """memdir.paths.config_home before memdir.locate (pathlib), as the reference: an error is its type's name.
+    With `..` taken away as written (os.path.normpath), as Claude Code's path.join does."""
     override = env.get("CLAUDE_CONFIG_DIR", "").strip()
     try:
-        return str(Path(override).expanduser() if override else Path.home() / ".claude")
+        return str(Path(os.path.normpath(Path(override).expanduser() if override else Path.home() / ".claude")))
     except RuntimeError as exc:
         return type(exc).__name__
 
@@ -172,3 +173,26 @@ def test_a_nul_byte_in_a_dot_git_file_is_not_a_crash_nor_a_root(gitdir, commondi
     (checkout / ".git").write_text(gitdir.format(wt=worktrees), encoding="utf-8")
     assert locate.canonical_git_root(str(checkout)) == str(checkout)
     assert locate.memory_enabled(str(checkout), {}).enabled
+
+
+def test_a_config_home_spelled_with_dot_dot_is_claude_codes_folder_even_past_a_symlink(tmp_path, isolated_home,
+                                                                                      monkeypatch):
+    """Claude Code joins CLAUDE_CONFIG_DIR with node's path.join, which takes `..` away as written. Kept, the
+    folder was another spelling: the warm server (which serves the folder normalised) answered for a folder the
+    hook did not recognise, and the hook recalled on its own every prompt; past a symlink it was another folder."""
+    from memdir.stages.recall.server_scope import servable_folder
+
+    (tmp_path / "elsewhere" / "y").mkdir(parents=True)
+    (tmp_path / "a").mkdir()
+    os.symlink(tmp_path / "elsewhere" / "y", tmp_path / "a" / "x")
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "a" / "x" / ".." / ".claude"), "HOME": str(isolated_home)}
+    key = paths.sanitize(str(project.resolve()))
+    folder = locate.resolve(str(project), env).path
+    assert folder == str(tmp_path / "a" / ".claude" / "projects" / key / "memory")
+    assert locate.user_settings_path(env) == str(tmp_path / "a" / ".claude" / "settings.json")
+    os.makedirs(folder)
+    assert str(servable_folder(folder, env)) == folder  # the server's answer is for the hook's folder
+    monkeypatch.setenv("HOME", str(tmp_path / "a" / "x" / ".."))
+    assert locate.config_home({}) == str(tmp_path / "a" / ".claude")
