@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memdir import locate, paths
+from memdir import enablement, locate, paths
 
 
 @given(st.text(alphabet="/.ab~ ", max_size=16))
@@ -106,11 +106,11 @@ def test_memdir_switch_and_orchestkit_layout_read_in_strings(tmp_path, isolated_
     memory = tmp_path / "memory"
     (memory / ".memdir").mkdir(parents=True)
     (memory / ".memdir" / "config.json").write_text('{"enabled": false, "orchestkit_compat": true}', encoding="utf-8")
-    off = locate.memdir_enabled(str(memory), {})
+    off = enablement.memdir_enabled(str(memory), {})
     assert not off.enabled and str(memory / ".memdir" / "config.json") in off.reason
-    assert locate.orchestkit_compat(str(memory), str(tmp_path / "repo"), {}).enabled
+    assert enablement.orchestkit_compat(str(memory), str(tmp_path / "repo"), {}).enabled
     # A folder config inside the repository itself is not the user's choice.
-    assert not locate.orchestkit_compat(str(memory), str(tmp_path), {}).enabled
+    assert not enablement.orchestkit_compat(str(memory), str(tmp_path), {}).enabled
     assert locate.decisions_dir(str(memory) + "/", str(tmp_path), compat=False) == str(memory / ".memdir" / "decisions")
 
 
@@ -172,7 +172,7 @@ def test_a_nul_byte_in_a_dot_git_file_is_not_a_crash_nor_a_root(gitdir, commondi
     checkout.mkdir()
     (checkout / ".git").write_text(gitdir.format(wt=worktrees), encoding="utf-8")
     assert locate.canonical_git_root(str(checkout)) == str(checkout)
-    assert locate.memory_enabled(str(checkout), {}).enabled
+    assert enablement.memory_enabled(str(checkout), {}).enabled
 
 
 def test_a_config_home_spelled_with_dot_dot_is_claude_codes_folder_even_past_a_symlink(tmp_path, isolated_home,

@@ -137,7 +137,7 @@ def test_a_dotfiles_home_keys_the_memory_folder_as_claude_code_does_but_not_the_
     """Claude Code walks up to the first `.git` for the memory folder's key (its findGitRoot), so the home's
     key stays memdir's too (one shared folder); the project's own settings, agent memory and code are its
     folder's: Claude Code reads project settings from the folder it started in."""
-    from memdir import locate, paths
+    from memdir import enablement, locate, paths
 
     home, app = dotfiles_home
     assert locate.resolve(str(app)).path == os.path.join(str(home), ".claude", "projects",
@@ -147,7 +147,7 @@ def test_a_dotfiles_home_keys_the_memory_folder_as_claude_code_does_but_not_the_
     assert locate.project_root(str(home)) == os.path.realpath(home)  # in the home itself: the home's repository
     (app / ".claude").mkdir()
     (app / ".claude" / "settings.json").write_text('{"autoMemoryEnabled": false}', encoding="utf-8")
-    assert locate.memory_enabled(str(app), env={"HOME": str(home)}).enabled is False
+    assert enablement.memory_enabled(str(app), env={"HOME": str(home)}).enabled is False
 
 
 def test_a_repository_of_its_own_in_a_dotfiles_home_is_still_the_project(dotfiles_home):
