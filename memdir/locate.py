@@ -106,19 +106,21 @@ def sanitize(path: str) -> str:
     return f"{key[: C.MAX_SANITIZED_LENGTH]}-{_djb2_base36(path)}"
 
 
-def _read_first_line(path: str) -> str | None:
+def _read_git_file(path: str) -> str | None:
+    """A small file of git's (`.git`, `commondir`, `gitdir`) as text, stripped; None when it cannot be read or
+    names nothing usable (a NUL: os.path raises on it). Read as read_small_file reads: a FIFO never blocks."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read(64 * 1024).splitlines()[0]
-    except (OSError, IndexError, UnicodeDecodeError):
+        text = read_small_file(path).decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
         return None
+    return None if "\x00" in text else text
 
 
 def canonical_git_root(start: str) -> str | None:
     """The main worktree's root for `start`, so every `git worktree` of a repo maps to one folder.
 
-    Reads `.git` directly: a directory means a normal checkout; a file (`gitdir: ...`) means a
-    linked worktree or a submodule, told apart by the `commondir` file only worktrees have.
+    Reads `.git` directly, as Claude Code does (findGitRoot, then resolveCanonicalRoot): the first folder at or
+    above `start` holding `.git`, a directory (a checkout) or a file (a linked worktree or a submodule).
     """
     candidate = os.path.realpath(start)
     while True:
@@ -132,31 +134,38 @@ def canonical_git_root(start: str) -> str | None:
 
 
 def _git_root_at(candidate: str) -> str | None:
-    """The root `candidate`'s own `.git` names, or None when it has none."""
+    """The root `candidate`'s own `.git` names, or None when it has none: a folder `.git`, its own checkout; a
+    `.git` file, the main repository's root when it is a linked worktree (`_worktree_of`), else its own."""
     dot_git = os.path.join(candidate, ".git")
     if os.path.isdir(dot_git):
         return candidate
     if not os.path.isfile(dot_git):
         return None
-    first = _read_first_line(dot_git)
-    if first is None or not first.startswith("gitdir:") or "\x00" in first:
-        return candidate  # a NUL names no folder (and os.path raises on it): this checkout is its own root
-    gitdir = clean(first.split(":", 1)[1].strip())
-    if not os.path.isabs(gitdir):
-        gitdir = os.path.realpath(os.path.join(candidate, gitdir))
-    commondir_file = os.path.join(gitdir, "commondir")
-    if not os.path.isfile(commondir_file):
-        return candidate  # a submodule: its own repository
-    try:
-        with open(commondir_file, encoding="utf-8") as handle:
-            common = clean(handle.read(64 * 1024).strip())
-    except (OSError, UnicodeDecodeError):
-        return candidate
-    if "\x00" in common:
-        return candidate
-    if not os.path.isabs(common):
-        common = os.path.realpath(os.path.join(gitdir, common))
-    return os.path.dirname(common) if os.path.basename(common) == ".git" else candidate
+    return _worktree_of(candidate) or candidate
+
+
+def _worktree_of(candidate: str) -> str | None:
+    """The repository a linked worktree at `candidate` belongs to, checked as Claude Code checks it
+    (resolveCanonicalRoot), so both key the memory folder alike: the `.git` file's gitdir must lie in
+    `<common dir>/worktrees/`, and that gitdir's own `gitdir` file must point back at this `.git`. A main
+    repository's root is the common dir's parent; a bare repository's worktree keys by the common dir itself.
+    None otherwise: a submodule (no `commondir`), or a `.git` file naming another repository's common dir. A
+    cloned repository's two-line `.git` and `commondir` took another project's identity: memdir recalled that
+    project's memories into this repository's sessions and saved this one's there, where Claude Code did not."""
+    text = _read_git_file(os.path.join(candidate, ".git"))
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    gitdir = os.path.normpath(os.path.join(candidate, text[len("gitdir:"):].strip()))  # node's path.resolve
+    common_text = _read_git_file(os.path.join(gitdir, "commondir"))
+    back = _read_git_file(os.path.join(gitdir, "gitdir"))
+    if common_text is None or back is None:
+        return None
+    common = os.path.normpath(os.path.join(gitdir, common_text))
+    if os.path.dirname(gitdir) != os.path.join(common, "worktrees"):
+        return None
+    if os.path.realpath(back) != os.path.join(os.path.realpath(candidate), ".git"):
+        return None
+    return common if os.path.basename(common) != ".git" else os.path.dirname(common)
 
 
 def project_root(cwd: str) -> str:

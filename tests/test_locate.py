@@ -20,7 +20,8 @@ def test_clean_spells_a_path_as_pathlib_does(raw):
 
 
 def _reference_git_root(start: Path) -> Path | None:
-    """memdir.paths.canonical_git_root before memdir.locate (pathlib), as the reference."""
+    """memdir.paths.canonical_git_root before memdir.locate (pathlib), as the reference, with Claude Code's
+    worktree checks."""
     here = start.resolve()
     for candidate in (here, *here.parents):
         dot_git = candidate / ".git"
@@ -42,7 +43,13 @@ def _reference_git_root(start: Path) -> Path | None:
             common = Path(commondir_file.read_text(encoding="utf-8").strip())
             if not common.is_absolute():
                 common = (gitdir / common).resolve()
-            return common.parent if common.name == ".git" else candidate
+            # Claude Code's checks since (resolveCanonicalRoot): the gitdir lies in the common dir's worktrees/ and
+            # points back at this .git; a bare repository's worktree keys by the common dir.
+            back = gitdir / "gitdir"
+            if (gitdir.parent != common / "worktrees" or not back.is_file()
+                    or Path(back.read_text(encoding="utf-8").strip()).resolve() != candidate / ".git"):
+                return candidate
+            return common.parent if common.name == ".git" else common
     return None
 
 
@@ -54,7 +61,8 @@ def _git(*args: str, cwd: Path) -> None:
 @pytest.fixture
 def layouts(tmp_path):
     """A checkout with a subfolder, a linked worktree, a submodule, a `.git` file that is not a gitdir line,
-    a relative gitdir, a symlinked folder into the checkout, and a folder outside any repository."""
+    a relative gitdir naming another checkout's worktree (which does not point back at it), a symlinked folder
+    into the checkout, and a folder outside any repository."""
     repo = tmp_path / "repo"
     (repo / "sub" / "deep").mkdir(parents=True)
     _git("init", "-q", cwd=repo)
@@ -196,3 +204,43 @@ def test_a_config_home_spelled_with_dot_dot_is_claude_codes_folder_even_past_a_s
     assert str(servable_folder(folder, env)) == folder  # the server's answer is for the hook's folder
     monkeypatch.setenv("HOME", str(tmp_path / "a" / "x" / ".."))
     assert locate.config_home({}) == str(tmp_path / "a" / ".claude")
+
+
+def test_a_dot_git_file_cannot_borrow_another_projects_memory_folder(tmp_path, isolated_home):
+    """A cloned repository holding a `.git` file (`gitdir: ./fake`) and `fake/commondir` naming another
+    project's `.git` was keyed as that project: memdir recalled its memories into this repository's sessions
+    and saved there. Claude Code checks the gitdir lies in the common dir's worktrees/ and points back; so does
+    memdir now, and both key the repository as itself."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    _git("init", "-q", cwd=victim)
+    hostile = tmp_path / "hostile"
+    (hostile / "fake").mkdir(parents=True)
+    (hostile / "fake" / "commondir").write_text(f"{victim / '.git'}\n", encoding="utf-8")
+    (hostile / "fake" / "gitdir").write_text(f"{hostile / '.git'}\n", encoding="utf-8")
+    (hostile / ".git").write_text("gitdir: ./fake\n", encoding="utf-8")
+    assert locate.canonical_git_root(str(hostile)) == str(hostile)
+    # Placed inside the victim's worktrees/ but pointing back at another worktree: still not the victim.
+    planted = victim / ".git" / "worktrees" / "planted"
+    planted.mkdir(parents=True)
+    (planted / "commondir").write_text("../..\n", encoding="utf-8")
+    (planted / "gitdir").write_text(f"{tmp_path / 'elsewhere' / '.git'}\n", encoding="utf-8")
+    (hostile / ".git").write_text(f"gitdir: {planted}\n", encoding="utf-8")
+    assert locate.canonical_git_root(str(hostile)) == str(hostile)
+    (planted / "gitdir").write_text(f"{hostile / '.git'}\n", encoding="utf-8")  # as `git worktree add` leaves it
+    assert locate.canonical_git_root(str(hostile)) == str(victim)
+
+
+def test_a_bare_repositorys_worktrees_share_the_repository_folder_as_in_claude_code(tmp_path, isolated_home):
+    """Claude Code keys a bare repository's worktree by the repository itself (its common dir); memdir keyed each
+    worktree by its own folder, another memory folder than Claude Code's for each."""
+    source = tmp_path / "source"
+    source.mkdir()
+    _git("init", "-q", cwd=source)
+    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=source)
+    _git("clone", "-q", "--bare", str(source), str(tmp_path / "app.git"), cwd=tmp_path)
+    _git("worktree", "add", "-q", str(tmp_path / "main"), cwd=tmp_path / "app.git")
+    _git("worktree", "add", "-q", "-b", "feature", str(tmp_path / "feature"), cwd=tmp_path / "app.git")
+    bare = str((tmp_path / "app.git").resolve())
+    assert locate.canonical_git_root(str(tmp_path / "main")) == bare
+    assert locate.canonical_git_root(str(tmp_path / "feature")) == bare
