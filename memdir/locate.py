@@ -72,7 +72,19 @@ def config_home(env: Mapping[str, str] | None = None) -> str:
     hook did not recognise, so every prompt recalled in the hook) and, past a symlinked x, another folder."""
     env = os.environ if env is None else env
     override = env.get(C.CONFIG_HOME_ENV, "").strip()
-    return clean(os.path.normpath(expanduser(override) if override else join(home(), ".claude")))
+    return nfc(clean(os.path.normpath(expanduser(override) if override else join(home(), ".claude"))))
+
+
+def nfc(text: str) -> str:
+    """`text` in Unicode's composed form (NFC), as Claude Code spells its config home and the project root it keys
+    the memory folder by (String.normalize('NFC')): a folder named with a decomposed `é` (e and a combining
+    accent, as macOS's HFS+ stores names) was another key for memdir (`cafe-`) than for Claude Code (`caf-`),
+    so another folder. ASCII, as nearly every path is, costs no import."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
 
 
 def _djb2_base36(text: str) -> str:
@@ -303,7 +315,7 @@ def resolve(cwd: str | None = None, env: Mapping[str, str] | None = None) -> Loc
         return Located(path, f"{C.SETTINGS_DIR_KEY} in {settings_file}", None)
     git_root = canonical_git_root(cwd)
     root = git_root or os.path.realpath(cwd)
-    path = join(config_home(env), "projects", sanitize(root), "memory")
+    path = join(config_home(env), "projects", sanitize(nfc(root)), "memory")
     return Located(path, f"default for {'git root' if git_root is not None else 'folder'} {root}", root)
 
 

@@ -244,3 +244,18 @@ def test_a_bare_repositorys_worktrees_share_the_repository_folder_as_in_claude_c
     bare = str((tmp_path / "app.git").resolve())
     assert locate.canonical_git_root(str(tmp_path / "main")) == bare
     assert locate.canonical_git_root(str(tmp_path / "feature")) == bare
+
+
+def test_a_decomposed_folder_name_keys_the_folder_as_claude_code_does(tmp_path, isolated_home, monkeypatch):
+    """Claude Code normalises the root it keys by and its config home to NFC: `café` spelled
+    e + combining accent (as HFS+ stores names) is `caf-` for it, and was `cafe-` for memdir: another folder."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "café")
+    project = tmp_path / decomposed
+    project.mkdir()
+    key = paths.sanitize(unicodedata.normalize("NFC", os.path.realpath(project)))
+    assert key.endswith("-caf-")
+    assert locate.resolve(str(project), {}).path == str(isolated_home / ".claude" / "projects" / key / "memory")
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / f"{decomposed}-cfg")}
+    assert locate.config_home(env) == unicodedata.normalize("NFC", env["CLAUDE_CONFIG_DIR"])
