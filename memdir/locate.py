@@ -198,9 +198,10 @@ def home_repository(root: str, start: str) -> bool:
     if real_root == real_start:
         return False
     try:
-        return real_root in _self_and_parents(os.path.realpath(home()))
+        user_home = home()
     except RuntimeError:  # no home folder at all
         return False
+    return os.path.isabs(user_home) and real_root in _self_and_parents(os.path.realpath(user_home))
 
 
 def validate_configured_path(raw: str, source: str) -> str:

@@ -158,3 +158,14 @@ def test_a_repository_of_its_own_in_a_dotfiles_home_is_still_the_project(dotfile
     _git(app, "init", "-q")
     assert locate.project_root(str(app / "src")) == os.path.realpath(app)
     assert project_root(str(app / "src")) == str(app)
+
+
+def test_a_relative_or_empty_home_names_no_home_repository(dotfiles_home, monkeypatch):
+    """HOME="" or a relative HOME names no folder: the repository above the project stays its project's."""
+    from memdir import locate
+
+    home, app = dotfiles_home
+    for odd in ("", "."):
+        monkeypatch.setenv("HOME", odd)
+        monkeypatch.chdir(app)
+        assert locate.project_root(str(app)) == os.path.realpath(home)
