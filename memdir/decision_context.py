@@ -267,7 +267,8 @@ def for_prompt_hook(memory_dir: str, cwd: str | None, prompt: str, session_id: s
         if _session_marker(memory_dir, session_id) is None:
             return "", ""
         first = first_prompt_of_session(state_dir, session_id)
-        from memdir.locate import decisions_dir, orchestkit_compat, project_root
+        from memdir.enablement import orchestkit_compat
+        from memdir.locate import decisions_dir, project_root
 
         root = project_root(cwd if cwd and os.path.isdir(cwd) else os.getcwd())
         compat = orchestkit_compat(memory_dir, root).enabled
@@ -283,7 +284,8 @@ def unread_repo_journal(memory_dir: str | os.PathLike, root: str | os.PathLike) 
     kept decisions in the memory folder) and the user has not chosen a layout: what to tell them, starting
     with the journal's path. memdir neither reads nor writes it (a cloned repository's journal is not
     trusted), and never moves or deletes it. "" when there is no such journal or the user chose."""
-    from memdir.locate import decisions_dir, orchestkit_journal, orchestkit_setting
+    from memdir.enablement import orchestkit_setting
+    from memdir.locate import decisions_dir, orchestkit_journal
 
     memory_dir, root = os.fspath(memory_dir), os.fspath(root)
     legacy = orchestkit_journal(root)

@@ -1,4 +1,5 @@
-"""Where memory lives, in plain strings (SPEC §1): config home, project key, the resolution chain, enablement.
+"""Where memory lives, in plain strings (SPEC §1): config home, project key, the resolution chain, settings.
+What is turned on (native auto memory, memdir, OrchestKit's layout) is memdir.enablement.
 
 The half of memdir.paths that every hook runs. It uses `os.path` only: `pathlib` brings in `urllib.parse`,
 `ipaddress`, `fnmatch` and its own classes, about 4.5 ms of a prompt hook whose budget is four bare Python
@@ -64,9 +65,26 @@ def join(*parts: str) -> str:
 
 
 def config_home(env: Mapping[str, str] | None = None) -> str:
+    """$CLAUDE_CONFIG_DIR, else `~/.claude`, with `..` parts taken away as written (os.path.normpath), never by
+    following symlinks: Claude Code makes every folder under it with node's path.join, which does just that, so
+    `/home/a/x/../.claude` is `/home/a/.claude` for both even where x is a symlink. Kept as written, it was
+    another spelling of the folder (the warm server, which normalises the folder it serves, answered a folder the
+    hook did not recognise, so every prompt recalled in the hook) and, past a symlinked x, another folder."""
     env = os.environ if env is None else env
     override = env.get(C.CONFIG_HOME_ENV, "").strip()
-    return expanduser(override) if override else join(home(), ".claude")
+    return nfc(clean(os.path.normpath(expanduser(override) if override else join(home(), ".claude"))))
+
+
+def nfc(text: str) -> str:
+    """`text` in Unicode's composed form (NFC), as Claude Code spells its config home and the project root it keys
+    the memory folder by (String.normalize('NFC')): a folder named with a decomposed `é` (e and a combining
+    accent, as macOS's HFS+ stores names) was another key for memdir (`cafe-`) than for Claude Code (`caf-`),
+    so another folder. ASCII, as nearly every path is, costs no import."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
 
 
 def _djb2_base36(text: str) -> str:
@@ -100,19 +118,21 @@ def sanitize(path: str) -> str:
     return f"{key[: C.MAX_SANITIZED_LENGTH]}-{_djb2_base36(path)}"
 
 
-def _read_first_line(path: str) -> str | None:
+def _read_git_file(path: str) -> str | None:
+    """A small file of git's (`.git`, `commondir`, `gitdir`) as text, stripped; None when it cannot be read or
+    names nothing usable (a NUL: os.path raises on it). Read as read_small_file reads: a FIFO never blocks."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read(64 * 1024).splitlines()[0]
-    except (OSError, IndexError, UnicodeDecodeError):
+        text = read_small_file(path).decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
         return None
+    return None if "\x00" in text else text
 
 
 def canonical_git_root(start: str) -> str | None:
     """The main worktree's root for `start`, so every `git worktree` of a repo maps to one folder.
 
-    Reads `.git` directly: a directory means a normal checkout; a file (`gitdir: ...`) means a
-    linked worktree or a submodule, told apart by the `commondir` file only worktrees have.
+    Reads `.git` directly, as Claude Code does (findGitRoot, then resolveCanonicalRoot): the first folder at or
+    above `start` holding `.git`, a directory (a checkout) or a file (a linked worktree or a submodule).
     """
     candidate = os.path.realpath(start)
     while True:
@@ -126,36 +146,62 @@ def canonical_git_root(start: str) -> str | None:
 
 
 def _git_root_at(candidate: str) -> str | None:
-    """The root `candidate`'s own `.git` names, or None when it has none."""
+    """The root `candidate`'s own `.git` names, or None when it has none: a folder `.git`, its own checkout; a
+    `.git` file, the main repository's root when it is a linked worktree (`_worktree_of`), else its own."""
     dot_git = os.path.join(candidate, ".git")
     if os.path.isdir(dot_git):
         return candidate
     if not os.path.isfile(dot_git):
         return None
-    first = _read_first_line(dot_git)
-    if first is None or not first.startswith("gitdir:") or "\x00" in first:
-        return candidate  # a NUL names no folder (and os.path raises on it): this checkout is its own root
-    gitdir = clean(first.split(":", 1)[1].strip())
-    if not os.path.isabs(gitdir):
-        gitdir = os.path.realpath(os.path.join(candidate, gitdir))
-    commondir_file = os.path.join(gitdir, "commondir")
-    if not os.path.isfile(commondir_file):
-        return candidate  # a submodule: its own repository
-    try:
-        with open(commondir_file, encoding="utf-8") as handle:
-            common = clean(handle.read(64 * 1024).strip())
-    except (OSError, UnicodeDecodeError):
-        return candidate
-    if "\x00" in common:
-        return candidate
-    if not os.path.isabs(common):
-        common = os.path.realpath(os.path.join(gitdir, common))
-    return os.path.dirname(common) if os.path.basename(common) == ".git" else candidate
+    return _worktree_of(candidate) or candidate
+
+
+def _worktree_of(candidate: str) -> str | None:
+    """The repository a linked worktree at `candidate` belongs to, checked as Claude Code checks it
+    (resolveCanonicalRoot), so both key the memory folder alike: the `.git` file's gitdir must lie in
+    `<common dir>/worktrees/`, and that gitdir's own `gitdir` file must point back at this `.git`. A main
+    repository's root is the common dir's parent; a bare repository's worktree keys by the common dir itself.
+    None otherwise: a submodule (no `commondir`), or a `.git` file naming another repository's common dir. A
+    cloned repository's two-line `.git` and `commondir` took another project's identity: memdir recalled that
+    project's memories into this repository's sessions and saved this one's there, where Claude Code did not."""
+    text = _read_git_file(os.path.join(candidate, ".git"))
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    gitdir = os.path.normpath(os.path.join(candidate, text[len("gitdir:"):].strip()))  # node's path.resolve
+    common_text = _read_git_file(os.path.join(gitdir, "commondir"))
+    back = _read_git_file(os.path.join(gitdir, "gitdir"))
+    if common_text is None or back is None:
+        return None
+    common = os.path.normpath(os.path.join(gitdir, common_text))
+    if os.path.dirname(gitdir) != os.path.join(common, "worktrees"):
+        return None
+    if os.path.realpath(back) != os.path.join(os.path.realpath(candidate), ".git"):
+        return None
+    return common if os.path.basename(common) != ".git" else os.path.dirname(common)
 
 
 def project_root(cwd: str) -> str:
-    """The canonical git root, or the directory itself outside git."""
-    return canonical_git_root(cwd) or os.path.realpath(cwd)
+    """The canonical git root, or the directory itself outside git or where the only repository above it is a
+    home folder's (`home_repository`). The memory folder's key is the git root all the same (`resolve`)."""
+    real = os.path.realpath(cwd)
+    root = canonical_git_root(cwd)
+    return real if root is None or home_repository(root, real) else root
+
+
+def home_repository(root: str, start: str) -> bool:
+    """Whether the repository at `root`, found above `start`, is the home folder's or a folder's above it (a
+    dotfiles repository, `/.git` in a container): a project without a repository of its own below it is not
+    that repository's project. Claude Code keys the memory folder by it all the same, and memdir shares that
+    folder; but the project's settings are the ones in its own folder (Claude Code reads them from where it
+    started), its code is its own folder's, not the whole home's, and its agent memory is kept there."""
+    real_root, real_start = os.path.realpath(root), os.path.realpath(start)
+    if real_root == real_start:
+        return False
+    try:
+        user_home = home()
+    except RuntimeError:  # no home folder at all
+        return False
+    return os.path.isabs(user_home) and real_root in _self_and_parents(os.path.realpath(user_home))
 
 
 def validate_configured_path(raw: str, source: str) -> str:
@@ -270,129 +316,8 @@ def resolve(cwd: str | None = None, env: Mapping[str, str] | None = None) -> Loc
         return Located(path, f"{C.SETTINGS_DIR_KEY} in {settings_file}", None)
     git_root = canonical_git_root(cwd)
     root = git_root or os.path.realpath(cwd)
-    path = join(config_home(env), "projects", sanitize(root), "memory")
+    path = join(config_home(env), "projects", sanitize(nfc(root)), "memory")
     return Located(path, f"default for {'git root' if git_root is not None else 'folder'} {root}", root)
-
-
-class Enablement(FrozenRecord):
-    enabled: bool
-    reason: str
-
-
-def memory_enabled(cwd: str | None = None, env: Mapping[str, str] | None = None) -> Enablement:
-    """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)?
-
-    Off for a truthy CLAUDE_CODE_DISABLE_AUTO_MEMORY, bare mode, or autoMemoryEnabled: false. A
-    defined falsy CLAUDE_CODE_DISABLE_AUTO_MEMORY forces it ON over every setting. Settings may
-    come from the user or the repo: turning memory off is safe for a repo to ask for. Whether
-    memdir itself runs is `memdir_enabled`: a user may turn native memory off to use memdir instead.
-    """
-    env = os.environ if env is None else env
-    cwd = os.getcwd() if cwd is None else cwd
-    forced = forced_by_env(env, C.DISABLE_ENV, "memory")
-    if forced is not None:
-        return forced
-    if env.get(C.BARE_MODE_ENV, "").strip().lower() in C.TRUTHY:
-        return Enablement(False, f"bare mode ({C.BARE_MODE_ENV})")
-    root = project_root(cwd)
-    for settings_file in (
-        user_settings_path(env),
-        os.path.join(root, ".claude", "settings.json"),
-        os.path.join(root, ".claude", "settings.local.json"),
-    ):
-        try:
-            settings = read_settings(settings_file)
-        except MemdirError:
-            continue  # unreadable settings must not silently disable memory
-        if settings.get(C.SETTINGS_ENABLED_KEY) is False:
-            return Enablement(False, f"{C.SETTINGS_ENABLED_KEY}: false in {settings_file}")
-    return Enablement(True, "enabled by default")
-
-
-def forced_by_env(env, variable: str, what: str) -> Enablement | None:
-    """A *_DISABLE variable decides alone when set: truthy turns `what` off, defined falsy forces it on."""
-    if variable not in env:
-        return None
-    value = env[variable].strip().lower()
-    if value in C.TRUTHY:
-        return Enablement(False, f"{variable}={env[variable]}")
-    if value in C.FALSY:
-        return Enablement(True, f"{variable}={env[variable]} forces {what} on")
-    return None
-
-
-def memdir_enabled(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> Enablement:
-    """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory.
-
-    Off for a truthy MEMDIR_DISABLE, or `{"enabled": false}` in `<config-home>/memdir/config.json`
-    (every project) or `<memory>/.memdir/config.json` (this folder). A defined falsy MEMDIR_DISABLE
-    forces it on. Unreadable config files are ignored here (doctor reports them).
-    """
-    env = os.environ if env is None else env
-    forced = forced_by_env(env, C.MEMDIR_DISABLE_ENV, "memdir")
-    if forced is not None:
-        return forced
-    candidates = [join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
-    if memory_dir is not None:
-        candidates.append(os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
-    for config_file in candidates:
-        if config_value(config_file, "enabled") is False:
-            return Enablement(False, f"enabled: false in {config_file}")
-    return Enablement(True, "on (memdir's default)")
-
-
-def config_value(config_file: str, key: str) -> object:
-    """One key of a memdir config.json, or None when the file is absent, unreadable or lacks it
-    (bounded, non-blocking read: never hangs on a FIFO)."""
-    try:
-        config = light_json.loads(read_small_file(config_file).decode("utf-8-sig"))
-    except (OSError, ValueError):
-        return None
-    return config.get(key) if isinstance(config, dict) else None
-
-
-def orchestkit_compat(memory_dir: str | None, project_root: str | None = None,
-                      env: Mapping[str, str] | None = None) -> Enablement:
-    """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
-    `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
-    return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
-
-
-def orchestkit_setting(memory_dir: str | None, project_root: str | None = None,
-                       env: Mapping[str, str] | None = None) -> Enablement | None:
-    """The user's own choice about OrchestKit's layout, or None when they made none.
-
-    MEMDIR_ORCHESTKIT_COMPAT decides when set; else `orchestkit_compat` in `<memory>/.memdir/config.json`
-    (this project's folder), else in `<config-home>/memdir/config.json` (every project). A folder
-    config inside the repository itself is ignored: a cloned repository cannot opt itself in.
-    """
-    env = os.environ if env is None else env
-    raw = env.get(C.ORCHESTKIT_COMPAT_ENV, "").strip().lower()
-    if raw in C.TRUTHY:
-        return Enablement(True, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
-    if raw:
-        return Enablement(False, f"{C.ORCHESTKIT_COMPAT_ENV}={env[C.ORCHESTKIT_COMPAT_ENV]}")
-    for config_file in orchestkit_config_files(memory_dir, project_root, env):
-        value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)
-        if isinstance(value, bool):
-            return Enablement(value, f"{C.ORCHESTKIT_COMPAT_KEY}: {str(value).lower()} in {config_file}")
-    return None
-
-
-def orchestkit_config_files(memory_dir: str | None, project_root: str | None = None,
-                            env: Mapping[str, str] | None = None) -> list[str]:
-    """The config files that may hold `orchestkit_compat`, most specific first."""
-    candidates = [join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
-    if memory_dir is not None and not _inside(memory_dir, project_root):
-        candidates.insert(0, os.path.join(clean(memory_dir), C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
-    return candidates
-
-
-def _inside(path: str, folder: str | None) -> bool:
-    if folder is None:
-        return False
-    real, real_folder = os.path.realpath(path), os.path.realpath(folder)
-    return real == real_folder or real.startswith(os.path.join(real_folder, ""))
 
 
 def decisions_dir(memory_dir: str | os.PathLike, project_root: str | os.PathLike, *, compat: bool) -> str:

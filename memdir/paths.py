@@ -10,9 +10,10 @@ import os
 import re
 from pathlib import Path
 
-from memdir import constants as C, locate
+from memdir import constants as C, enablement, locate
+from memdir.enablement import Enablement
 from memdir.errors import MemdirError
-from memdir.locate import SETTINGS_MAX_BYTES as SETTINGS_MAX_BYTES, Enablement, sanitize as sanitize
+from memdir.locate import SETTINGS_MAX_BYTES as SETTINGS_MAX_BYTES, sanitize as sanitize
 from memdir.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
@@ -63,8 +64,8 @@ def resolve_memory_dir(cwd: Path | None = None, env: Mapping[str, str] | None = 
 
 def memory_enabled(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Enablement:
     """Is Claude Code's NATIVE auto memory on for this project (as Claude Code decides it)? See
-    memdir.locate.memory_enabled."""
-    return locate.memory_enabled(None if cwd is None else os.fspath(cwd), env)
+    memdir.enablement.memory_enabled."""
+    return enablement.memory_enabled(None if cwd is None else os.fspath(cwd), env)
 
 
 native_auto_memory = memory_enabled  # the name says what it answers; memory_enabled stays for callers
@@ -72,32 +73,32 @@ native_auto_memory = memory_enabled  # the name says what it answers; memory_ena
 
 def memdir_enabled(memory_dir: Path | None = None, env: Mapping[str, str] | None = None) -> Enablement:
     """Does memdir itself run? Its own switch, independent of Claude Code's native auto memory (see
-    memdir.locate.memdir_enabled)."""
-    return locate.memdir_enabled(None if memory_dir is None else os.fspath(memory_dir), env)
+    memdir.enablement.memdir_enabled)."""
+    return enablement.memdir_enabled(None if memory_dir is None else os.fspath(memory_dir), env)
 
 
 def config_value(config_file: Path, key: str) -> object:
     """One key of a memdir config.json, or None when the file is absent, unreadable or lacks it
     (bounded, non-blocking read: never hangs on a FIFO)."""
-    return locate.config_value(os.fspath(config_file), key)
+    return enablement.config_value(os.fspath(config_file), key)
 
 
 def orchestkit_compat(memory_dir: Path | None, project_root: Path | None = None,
                       env: Mapping[str, str] | None = None) -> Enablement:
-    """Has the user opted in to OrchestKit's layout? See memdir.locate.orchestkit_compat."""
-    return locate.orchestkit_compat(_str(memory_dir), _str(project_root), env)
+    """Has the user opted in to OrchestKit's layout? See memdir.enablement.orchestkit_compat."""
+    return enablement.orchestkit_compat(_str(memory_dir), _str(project_root), env)
 
 
 def orchestkit_setting(memory_dir: Path | None, project_root: Path | None = None,
                        env: Mapping[str, str] | None = None) -> Enablement | None:
-    """The user's own choice about OrchestKit's layout, or None when they made none (memdir.locate)."""
-    return locate.orchestkit_setting(_str(memory_dir), _str(project_root), env)
+    """The user's own choice about OrchestKit's layout, or None when they made none (memdir.enablement)."""
+    return enablement.orchestkit_setting(_str(memory_dir), _str(project_root), env)
 
 
 def orchestkit_config_files(memory_dir: Path | None, project_root: Path | None = None,
                             env: Mapping[str, str] | None = None) -> list[Path]:
     """The config files that may hold `orchestkit_compat`, most specific first."""
-    return [Path(f) for f in locate.orchestkit_config_files(_str(memory_dir), _str(project_root), env)]
+    return [Path(f) for f in enablement.orchestkit_config_files(_str(memory_dir), _str(project_root), env)]
 
 
 def _str(path: Path | str | None) -> str | None:

@@ -48,11 +48,14 @@ def _read_project_text(path: str, limit: int = MAX_FILE_BYTES) -> str | None:
 
 
 def project_root(start: str) -> str:
-    """The nearest folder at or above `start` holding `.git` (or `start` itself)."""
+    """The nearest folder at or above `start` holding `.git`, or `start` itself (none, or only a home folder's
+    dotfiles repository: memdir.locate.home_repository; its whole tree is not the project's code)."""
+    from memdir.locate import home_repository
+
     folder = os.path.abspath(start)
     while True:
         if os.path.exists(os.path.join(folder, ".git")):
-            return folder
+            return os.path.abspath(start) if home_repository(folder, start) else folder
         parent = os.path.dirname(folder)
         if parent == folder:
             return os.path.abspath(start)

@@ -111,7 +111,8 @@ def memory_dir_for(cwd: str | None, env: Mapping[str, str] | None = None) -> str
     CLAUDE_CODE_DISABLE_AUTO_MEMORY: a user may turn native memory off to run memdir instead.
     `env`: the environment deciding (default: this process's; the recall server passes the session's).
     """
-    from memdir.locate import memdir_enabled, resolve
+    from memdir.enablement import memdir_enabled
+    from memdir.locate import resolve
 
     cwd_text = usable_cwd(cwd)
     if cwd_text is None:
@@ -124,7 +125,7 @@ def memory_dir_for(cwd: str | None, env: Mapping[str, str] | None = None) -> str
 
 def native_on(cwd: str | None, env: Mapping[str, str] | None = None) -> bool:
     """Claude Code's own auto memory is on here (it loads MEMORY.md and instructs the model itself)."""
-    from memdir.locate import memory_enabled
+    from memdir.enablement import memory_enabled
 
     return memory_enabled(usable_cwd(cwd) or os.getcwd(), env).enabled
 

@@ -85,7 +85,7 @@ class Rechecker:
             self._wake.notify()
 
     def _work(self) -> None:
-        from memdir.verify import check_many, memory_folder_in
+        from memdir.verify import check_many, holds_no_code, memory_folder_in
 
         while True:
             with self._wake:
@@ -100,6 +100,8 @@ class Rechecker:
                     self._checked.move_to_end((root, memory_dir, rel))
                 while len(self._checked) > C.VERIFY_QUEUE_MAX:
                     self._checked.popitem(last=False)
+            if holds_no_code(memory_dir, root):
+                continue  # no project code to check against (memdir.verify.holds_no_code)
             try:
                 check_many(root, memory_texts(memory_dir, batch), budget_s=self.budget_s, verdicts=self.verdicts,
                            between_files=self._give_way, skip=memory_folder_in(memory_dir, root))

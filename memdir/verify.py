@@ -1,9 +1,9 @@
 """Checking what a memory claims about the code against the code as it is today.
 
-A memory names file paths, symbols (functions, classes, constants), commands and flags. A refactor
-removes or renames them and the memory goes stale without anyone noticing; an agent that trusts it
-then edits a file that no longer exists or calls a function that was renamed. This module finds
-those names in a memory's text and checks them cheaply:
+A memory names file paths, symbols (functions, classes, constants), commands and flags (memdir.claims finds
+them). A refactor removes or renames them and the memory goes stale without anyone noticing; an agent that
+trusts it then edits a file that no longer exists or calls a function that was renamed. This module checks
+those names cheaply:
 - paths: one `stat` each, relative to the project root;
 - symbols and flags: one bounded walk over the project's text files, every name searched at once,
   stopping when all are found or the time budget runs out (unfound names then read
@@ -22,103 +22,14 @@ import os
 import re
 import time
 
-from memdir.project_files import (  # noqa: F401  (also this module's names, before the split)
-    BINARY_SUFFIXES,
-    MAX_FILE_BYTES,
-    SKIP_DIRS,
-    _read_project_text,
-    git_files,
-    project_root,
-    read_project_file,
-    walk_files,
-)
+from memdir.claims import Claim, extract_claims
+from memdir.project_files import BINARY_SUFFIXES, _read_project_text, git_files, read_project_file, walk_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memdir.verdicts import Verdicts
-
-# --- what a memory names ---------------------------------------------------------------------------
-_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
-_PATH = re.compile(
-    r"(?<![\w./:@~-])((?:\.{0,2}/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*[\w+-]|[\w-]+\.(?:%s))(?![\w/-])" % "|".join(
-        "py pyi js jsx mjs cjs ts tsx go rs java kt rb php c h cc cpp hpp cs swift scala sh bash zsh "
-        "toml yaml yml json ini cfg conf sql proto graphql md rst txt lock env gradle tf".split()
-    )
-)
-_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w-])")
-_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\(\)")
-_IDENT = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
-_COMMAND = re.compile(r"^(make|just|npm run|yarn|pnpm run|pnpm|bun run)\s+([\w:.-]+)")
-_BARE_IDENT = re.compile(r"(?<![\w./:@~\[-])([A-Za-z_]\w*_\w+)(?![\w/.(\]-])")
-_LINK = re.compile(r"\[\[[^\]]*\]\]")
-_URLISH = re.compile(r"^(?:[a-z]+://|(?:[\w-]+\.)+(?:com|org|net|io|dev|app|co|ai|sh)/|www\.)", re.I)
-_EXTENSION = re.compile(r"\.[A-Za-z][\w]{0,9}$")
-
-
-class Claim:
-    __slots__ = ("kind", "text")
-
-    def __init__(self, kind: str, text: str) -> None:
-        self.kind, self.text = kind, text
-
-    def __repr__(self) -> str:
-        return f"Claim({self.kind!r}, {self.text!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Claim) and (self.kind, self.text) == (other.kind, other.text)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.text))
-
-
-def _looks_like_symbol(word: str) -> bool:
-    """snake_case, CamelCase, CONSTANT or dotted names: not plain English words."""
-    last = word.rsplit(".", 1)[-1]
-    if len(last) < 3:
-        return False
-    return "_" in last or "." in word or (any(c.isupper() for c in last[1:]) and any(c.islower() for c in last))
-
-
-def extract_claims(text: str) -> list[Claim]:
-    """Paths, symbols, commands and flags a memory names, in order of first mention, without repeats."""
-    claims: list[Claim] = []
-
-    def add(kind: str, value: str) -> None:
-        claim = Claim(kind, value)
-        if claim not in claims:
-            claims.append(claim)
-
-    spans = _CODE_SPAN.findall(text)
-    for span in spans:
-        span = span.strip()
-        command = _COMMAND.match(span)
-        if command:
-            add("command", f"{command.group(1)} {command.group(2)}")
-        elif (_IDENT.match(span.removesuffix("()")) and _looks_like_symbol(span.removesuffix("()")) and "/" not in span
-              and not _PATH.fullmatch(span)):
-            add("symbol", span.removesuffix("()"))
-    quoted = {span.strip() for span in spans}
-    for match in _PATH.finditer(text):
-        value = match.group(1).rstrip(".")
-        start = max(text.rfind(" ", 0, match.start()), text.rfind("(", 0, match.start())) + 1
-        if _URLISH.match(text[start : match.end()]) or _URLISH.match(value):
-            continue
-        # Prose writes "UI/UX" and "grants/funding": outside backticks a path needs a file extension.
-        if value not in quoted and not _EXTENSION.search(value):
-            continue
-        add("path", value)
-    for match in _CALL.finditer(text):
-        if _looks_like_symbol(match.group(1)) or match.group(1).islower():
-            add("symbol", match.group(1))
-    for match in _BARE_IDENT.finditer(_LINK.sub(" ", text)):
-        if len(match.group(1).strip("_")) >= 4:
-            add("symbol", match.group(1))
-    for match in _FLAG.finditer(text):
-        add("flag", match.group(1))
-    return claims
-
 
 # --- checking ----------------------------------------------------------------------------------------
 OK, STALE, UNCHECKED = "ok", "stale", "unchecked"
@@ -339,12 +250,15 @@ def verify_folder(memory_dir, root: str, *, use_git: bool = True, budget_s: floa
 
     Names of memory files themselves (`feedback_x.md`, MEMORY.md) are links between memories, not
     claims about the code, and are not checked. `newest`: check only that many, the most recently
-    changed (reading the names of 20,000 memories takes half a minute).
+    changed (reading the names of 20,000 memories takes half a minute). Nothing is checked (no evidence)
+    when the project is the memory folder or lies inside it (`holds_no_code`).
     """
     from memdir import safefs
     from memdir.scan import iter_memory_files
 
     memory_dir = str(memory_dir)
+    if holds_no_code(memory_dir, root):
+        return {}
     paths = sorted(iter_memory_files(memory_dir))
     own_names = {os.path.basename(p) for p in paths} | {"MEMORY.md"}
     if newest is not None and len(paths) > newest:
@@ -371,6 +285,24 @@ def memory_folder_in(memory_dir, root: str) -> str | None:
     if rel in (".", os.pardir) or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
         return None
     return rel.replace(os.sep, "/")
+
+
+def holds_no_code(memory_dir, root: str) -> bool:
+    """Whether the project at `root` is the memory folder itself, or a folder inside it that is no checkout of its
+    own (`--dir` the checkout's root, `--cwd` in the memory folder): its files are then the memories, and checked
+    against them a memory vouched for every name it gives while each path it gives read as gone. There is no
+    project code to check against."""
+    try:
+        rel = os.path.relpath(os.path.realpath(root), os.path.realpath(os.fspath(memory_dir)))
+    except ValueError:  # another drive
+        return False
+    if rel == ".":
+        return True
+    inside = not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
+    return inside and not os.path.exists(os.path.join(root, ".git"))
+
+
+NO_PROJECT_CODE = "no project code to verify against: the project folder {root} is the memory folder or a part of it"
 
 
 def _mtime(path: str) -> float:

@@ -75,7 +75,7 @@ def current_with_source(memory_dir: str | os.PathLike | None = None, env: Mappin
     raw = env.get(ENV, "")
     if raw.strip():
         return parse(raw, f"${ENV}"), f"{ENV}={raw.strip()}"
-    from memdir.locate import config_value
+    from memdir.enablement import config_value
 
     chosen, source = "auto", "the default"
     for config_file in _config_files(memory_dir, env):

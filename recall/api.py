@@ -60,8 +60,10 @@ def verify_selected(project_root: str, memory_dir: str | os.PathLike, selected: 
     """Per selected memory, what it names checked against the project (memdir.verify.Evidence);
     `verdicts`: names already checked (the warm server's, memdir.verdicts)."""
     from memdir.verdicts import memory_texts
-    from memdir.verify import check_many, memory_folder_in
+    from memdir.verify import check_many, holds_no_code, memory_folder_in
 
+    if holds_no_code(memory_dir, project_root):
+        return {}  # the memories themselves are all there is: nothing to check them against
     texts = memory_texts(memory_dir, [h.rel_path for h in selected])
     return check_many(project_root, texts, budget_s=budget_s, verdicts=verdicts,
                       skip=memory_folder_in(memory_dir, project_root))

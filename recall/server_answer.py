@@ -152,9 +152,9 @@ def handle(request: dict, clients: ClientCache | None = None, embedder: Embedder
 
 def _handle(request: dict, clients: ClientCache | None, embedder: Embedder | None) -> dict:
     from memdir.config import Settings
+    from memdir.project_files import project_root
     from memdir.stages.recall.api import recall
     from memdir.stages.recall.server_scope import servable_folder
-    from memdir.verify import project_root
 
     if isinstance(request, dict) and isinstance(request.get("hook_payload"), str):
         request = from_hook_payload(request)

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memdir import locate, paths
+from memdir import enablement, locate, paths
 
 
 @given(st.text(alphabet="/.ab~ ", max_size=16))
@@ -20,7 +20,8 @@ def test_clean_spells_a_path_as_pathlib_does(raw):
 
 
 def _reference_git_root(start: Path) -> Path | None:
-    """memdir.paths.canonical_git_root before memdir.locate (pathlib), as the reference."""
+    """memdir.paths.canonical_git_root before memdir.locate (pathlib), as the reference, with Claude Code's
+    worktree checks."""
     here = start.resolve()
     for candidate in (here, *here.parents):
         dot_git = candidate / ".git"
@@ -42,7 +43,13 @@ def _reference_git_root(start: Path) -> Path | None:
             common = Path(commondir_file.read_text(encoding="utf-8").strip())
             if not common.is_absolute():
                 common = (gitdir / common).resolve()
-            return common.parent if common.name == ".git" else candidate
+            # Claude Code's checks since (resolveCanonicalRoot): the gitdir lies in the common dir's worktrees/ and
+            # points back at this .git; a bare repository's worktree keys by the common dir.
+            back = gitdir / "gitdir"
+            if (gitdir.parent != common / "worktrees" or not back.is_file()
+                    or Path(back.read_text(encoding="utf-8").strip()).resolve() != candidate / ".git"):
+                return candidate
+            return common.parent if common.name == ".git" else common
     return None
 
 
@@ -54,7 +61,8 @@ def _git(*args: str, cwd: Path) -> None:
 @pytest.fixture
 def layouts(tmp_path):
     """A checkout with a subfolder, a linked worktree, a submodule, a `.git` file that is not a gitdir line,
-    a relative gitdir, a symlinked folder into the checkout, and a folder outside any repository."""
+    a relative gitdir naming another checkout's worktree (which does not point back at it), a symlinked folder
+    into the checkout, and a folder outside any repository."""
     repo = tmp_path / "repo"
     (repo / "sub" / "deep").mkdir(parents=True)
     _git("init", "-q", cwd=repo)
@@ -106,19 +114,20 @@ def test_memdir_switch_and_orchestkit_layout_read_in_strings(tmp_path, isolated_
     memory = tmp_path / "memory"
     (memory / ".memdir").mkdir(parents=True)
     (memory / ".memdir" / "config.json").write_text('{"enabled": false, "orchestkit_compat": true}', encoding="utf-8")
-    off = locate.memdir_enabled(str(memory), {})
+    off = enablement.memdir_enabled(str(memory), {})
     assert not off.enabled and str(memory / ".memdir" / "config.json") in off.reason
-    assert locate.orchestkit_compat(str(memory), str(tmp_path / "repo"), {}).enabled
+    assert enablement.orchestkit_compat(str(memory), str(tmp_path / "repo"), {}).enabled
     # A folder config inside the repository itself is not the user's choice.
-    assert not locate.orchestkit_compat(str(memory), str(tmp_path), {}).enabled
+    assert not enablement.orchestkit_compat(str(memory), str(tmp_path), {}).enabled
     assert locate.decisions_dir(str(memory) + "/", str(tmp_path), compat=False) == str(memory / ".memdir" / "decisions")
 
 
 def _pathlib_config_home(env: dict) -> str:
-    """memdir.paths.config_home before memdir.locate (pathlib), as the reference: an error is its type's name."""
+    """memdir.paths.config_home before memdir.locate (pathlib), as the reference: an error is its type's name.
+    With `..` taken away as written (os.path.normpath), as Claude Code's path.join does."""
     override = env.get("CLAUDE_CONFIG_DIR", "").strip()
     try:
-        return str(Path(override).expanduser() if override else Path.home() / ".claude")
+        return str(Path(os.path.normpath(Path(override).expanduser() if override else Path.home() / ".claude")))
     except RuntimeError as exc:
         return type(exc).__name__
 
@@ -171,4 +180,82 @@ def test_a_nul_byte_in_a_dot_git_file_is_not_a_crash_nor_a_root(gitdir, commondi
     checkout.mkdir()
     (checkout / ".git").write_text(gitdir.format(wt=worktrees), encoding="utf-8")
     assert locate.canonical_git_root(str(checkout)) == str(checkout)
-    assert locate.memory_enabled(str(checkout), {}).enabled
+    assert enablement.memory_enabled(str(checkout), {}).enabled
+
+
+def test_a_config_home_spelled_with_dot_dot_is_claude_codes_folder_even_past_a_symlink(tmp_path, isolated_home,
+                                                                                      monkeypatch):
+    """Claude Code joins CLAUDE_CONFIG_DIR with node's path.join, which takes `..` away as written. Kept, the
+    folder was another spelling: the warm server (which serves the folder normalised) answered for a folder the
+    hook did not recognise, and the hook recalled on its own every prompt; past a symlink it was another folder."""
+    from memdir.stages.recall.server_scope import servable_folder
+
+    (tmp_path / "elsewhere" / "y").mkdir(parents=True)
+    (tmp_path / "a").mkdir()
+    os.symlink(tmp_path / "elsewhere" / "y", tmp_path / "a" / "x")
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "a" / "x" / ".." / ".claude"), "HOME": str(isolated_home)}
+    key = paths.sanitize(str(project.resolve()))
+    folder = locate.resolve(str(project), env).path
+    assert folder == str(tmp_path / "a" / ".claude" / "projects" / key / "memory")
+    assert locate.user_settings_path(env) == str(tmp_path / "a" / ".claude" / "settings.json")
+    os.makedirs(folder)
+    assert str(servable_folder(folder, env)) == folder  # the server's answer is for the hook's folder
+    monkeypatch.setenv("HOME", str(tmp_path / "a" / "x" / ".."))
+    assert locate.config_home({}) == str(tmp_path / "a" / ".claude")
+
+
+def test_a_dot_git_file_cannot_borrow_another_projects_memory_folder(tmp_path, isolated_home):
+    """A cloned repository holding a `.git` file (`gitdir: ./fake`) and `fake/commondir` naming another
+    project's `.git` was keyed as that project: memdir recalled its memories into this repository's sessions
+    and saved there. Claude Code checks the gitdir lies in the common dir's worktrees/ and points back; so does
+    memdir now, and both key the repository as itself."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    _git("init", "-q", cwd=victim)
+    hostile = tmp_path / "hostile"
+    (hostile / "fake").mkdir(parents=True)
+    (hostile / "fake" / "commondir").write_text(f"{victim / '.git'}\n", encoding="utf-8")
+    (hostile / "fake" / "gitdir").write_text(f"{hostile / '.git'}\n", encoding="utf-8")
+    (hostile / ".git").write_text("gitdir: ./fake\n", encoding="utf-8")
+    assert locate.canonical_git_root(str(hostile)) == str(hostile)
+    # Placed inside the victim's worktrees/ but pointing back at another worktree: still not the victim.
+    planted = victim / ".git" / "worktrees" / "planted"
+    planted.mkdir(parents=True)
+    (planted / "commondir").write_text("../..\n", encoding="utf-8")
+    (planted / "gitdir").write_text(f"{tmp_path / 'elsewhere' / '.git'}\n", encoding="utf-8")
+    (hostile / ".git").write_text(f"gitdir: {planted}\n", encoding="utf-8")
+    assert locate.canonical_git_root(str(hostile)) == str(hostile)
+    (planted / "gitdir").write_text(f"{hostile / '.git'}\n", encoding="utf-8")  # as `git worktree add` leaves it
+    assert locate.canonical_git_root(str(hostile)) == str(victim)
+
+
+def test_a_bare_repositorys_worktrees_share_the_repository_folder_as_in_claude_code(tmp_path, isolated_home):
+    """Claude Code keys a bare repository's worktree by the repository itself (its common dir); memdir keyed each
+    worktree by its own folder, another memory folder than Claude Code's for each."""
+    source = tmp_path / "source"
+    source.mkdir()
+    _git("init", "-q", cwd=source)
+    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=source)
+    _git("clone", "-q", "--bare", str(source), str(tmp_path / "app.git"), cwd=tmp_path)
+    _git("worktree", "add", "-q", str(tmp_path / "main"), cwd=tmp_path / "app.git")
+    _git("worktree", "add", "-q", "-b", "feature", str(tmp_path / "feature"), cwd=tmp_path / "app.git")
+    bare = str((tmp_path / "app.git").resolve())
+    assert locate.canonical_git_root(str(tmp_path / "main")) == bare
+    assert locate.canonical_git_root(str(tmp_path / "feature")) == bare
+
+
+def test_a_decomposed_folder_name_keys_the_folder_as_claude_code_does(tmp_path, isolated_home, monkeypatch):
+    """Claude Code normalises the root it keys by and its config home to NFC: `café` spelled
+    e + combining accent (as HFS+ stores names) is `caf-` for it, and was `cafe-` for memdir: another folder."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "café")
+    project = tmp_path / decomposed
+    project.mkdir()
+    key = paths.sanitize(unicodedata.normalize("NFC", os.path.realpath(project)))
+    assert key.endswith("-caf-")
+    assert locate.resolve(str(project), {}).path == str(isolated_home / ".claude" / "projects" / key / "memory")
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / f"{decomposed}-cfg")}
+    assert locate.config_home(env) == unicodedata.normalize("NFC", env["CLAUDE_CONFIG_DIR"])

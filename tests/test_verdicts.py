@@ -52,9 +52,10 @@ def test_the_oldest_verdicts_go_first_past_the_limit(tmp_path):
 
 
 def _project_and_memory(tmp_path, body: str):
-    """A project whose code has renew_session(), and beside it (outside it) a memory m.md with `body`."""
+    """A checkout whose code has renew_session(), and a memory m.md with `body` in the folder above it (a
+    checkout of its own: memdir.verify.holds_no_code)."""
     project = tmp_path / "project"
-    project.mkdir()
+    (project / ".git").mkdir(parents=True)
     (project / "src.py").write_text("def renew_session():\n    pass\n")
     (tmp_path / "m.md").write_text(f"---\nname: n\ndescription: d\ntype: project\n---\n\n{body}\n")
     return project

@@ -8,7 +8,9 @@ import subprocess
 
 import pytest
 
-from memdir.verify import STALE, Claim, check_text, extract_claims, project_root, verify_folder
+from memdir.claims import Claim, extract_claims
+from memdir.project_files import project_root
+from memdir.verify import STALE, check_text, verify_folder
 
 MEMORIES = {
     "project_tokens.md": ("Token storage", "Token storage lives in src/auth/tokens.py",

@@ -112,10 +112,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Check what every memory names against the project; list the stale ones with the evidence."""
     import time
 
-    from memdir.verify import STALE, head_commit, record_verified, verify_folder
+    from memdir.verify import NO_PROJECT_CODE, STALE, head_commit, holds_no_code, record_verified, verify_folder
 
     store = store_of(args)
     root = project_root_of(args)
+    if holds_no_code(store.root, root):
+        note = NO_PROJECT_CODE.format(root=root)
+        if args.json:
+            print_json({"project": root, "checked": 0, "stale": 0, "memories": {}, "note": note})
+        else:
+            print(f"{store.root}: {note}; run it in your checkout or pass --project <checkout>")
+        return 0
     results = verify_folder(store.root, root)
     stale = {rel: ev for rel, ev in results.items() if ev.status == STALE}
     if args.record:

@@ -76,6 +76,6 @@ def project_root_of(args: argparse.Namespace) -> str:
     """The project a command checks against: --project, else the git root of --cwd or the current folder."""
     import os
 
-    from memdir.verify import project_root
+    from memdir.project_files import project_root
 
     return project_root(getattr(args, "project", None) or args.cwd or os.getcwd())
