@@ -255,3 +255,15 @@ def test_a_dry_run_says_its_counts_were_not_written(tmp_path, isolated_home, cli
     assert code == 0 and "dry run: nothing was written" in out and not list(folder.glob("*_*.md"))
     code, out, _ = cli("batch", "--engine", "offline")
     assert code == 0 and "dry run" not in out and list(folder.glob("*_*.md"))
+
+
+def test_progress_not_on_a_terminal_is_one_line_per_transcript(tmp_path, isolated_home, capsys):
+    """Piped to a log (not a TTY), the progress line once repeated itself for every window: 248 lines for the
+    44 real transcripts, the last one twice. One line per transcript finished, none repeated."""
+    projects = isolated_home / ".claude" / "projects"
+    for n in range(3):
+        _transcript(projects / f"-p{n}" / f"s{n}.jsonl", f"/p{n}", [f"message {i} of a long session" for i in range(9)],
+                    f"s{n}")
+    run_batch(None, settings=Settings(engine="offline", extract_last_n=4), engine="offline")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[batch]")]
+    assert [line.split()[2] for line in lines] == ["1/3", "2/3", "3/3"], lines
