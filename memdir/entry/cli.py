@@ -283,7 +283,7 @@ def _add_memory_parsers(command) -> None:
     add_remember_flags(p)  # decision tiers (issue 14)
 
     p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
-    p.add_argument("name")
+    p.add_argument("name", help="memory name or file name (see `memdir list`)")
     p.add_argument("--team", action="store_true")
 
     from memdir.entry.cli_history import add_version_parsers
@@ -291,7 +291,7 @@ def _add_memory_parsers(command) -> None:
     add_version_parsers(command)
 
     p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")
-    p.add_argument("--rebuild", action="store_true")
+    p.add_argument("--rebuild", action="store_true", help="regenerate MEMORY.md from the memory files")
     p.add_argument("--capped", action="store_true", help="as a session would load it (200 lines / 25,000 chars)")
     p.add_argument("--team", action="store_true")
 

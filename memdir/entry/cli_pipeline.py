@@ -137,7 +137,7 @@ def add_parsers(command) -> None:
     p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="extraction model")
     p.add_argument("--last", type=int, help="messages per extraction window (default 20)")
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=4, help="transcripts extracted at once")
     p.add_argument("--max-cost", type=float, help="stop cleanly before the estimated spend passes this many USD")
     p.add_argument("--dry-run", action="store_true", help="show what would be written; advance no cursor")
     p.add_argument("--batch-api", action="store_true",
@@ -152,7 +152,7 @@ def add_parsers(command) -> None:
     p = command("recall", cmd_recall, "print the memories that would be injected for a prompt")
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
-    p.add_argument("query")
+    p.add_argument("query", help="the prompt, as you would type it to Claude Code")
     p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
     p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
@@ -163,7 +163,8 @@ def add_parsers(command) -> None:
     p = command("extract", cmd_extract, "save memories from a transcript (Claude Code JSONL or a JSON message list)")
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
-    p.add_argument("transcript")
+    p.add_argument("transcript", help="a Claude Code session (.jsonl) or a JSON message list; its memories go to "
+                   "this project's folder (or --dir), whichever project the session was in")
     p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
     p.add_argument("--last", type=int, help="read only the last N messages (default: the whole transcript, or "
                                             "everything after the session's cursor)")
