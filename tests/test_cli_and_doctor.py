@@ -196,3 +196,21 @@ def test_doctor_shows_usage_and_hook_activity(cli, tmp_path):
     code, out, _ = cli("--dir", str(folder), "doctor")
     assert code == 0 and "2026-03-02: 1,500 tokens over 1 run(s)" in out
     assert "stop: saved user_x.md" in out
+
+
+def test_doctor_names_a_config_file_it_cannot_read(tmp_path, isolated_home):
+    """`{"write_mode": "confirm",}` (a trailing comma) left memdir writing in auto mode and `{"enabled": false,}`
+    left it on, with no word anywhere; locate.memdir_enabled says "doctor reports them", and it did not."""
+    user_config = isolated_home / ".claude" / "memdir" / "config.json"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('{"enabled": false,}')
+    folder = tmp_path / "m"
+    (folder / ".memdir").mkdir(parents=True)
+    (folder / ".memdir" / "config.json").write_text('["write_mode", "confirm"]')
+    proc = run_memdir("--dir", str(folder), "doctor", env={"HOME": str(isolated_home)})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if "config.json" in line]
+    assert len(lines) == 2, proc.stdout
+    assert str(user_config) in lines[0] and "line 1 column 19" in lines[0] and "ignores" in lines[0]
+    assert str(folder / ".memdir" / "config.json") in lines[1] and "not a JSON object" in lines[1]
+    assert run_memdir("--dir", str(folder), "doctor", env={"HOME": str(tmp_path)}).returncode == 1  # the folder's alone
