@@ -214,3 +214,13 @@ def test_doctor_names_a_config_file_it_cannot_read(tmp_path, isolated_home):
     assert str(user_config) in lines[0] and "line 1 column 19" in lines[0] and "ignores" in lines[0]
     assert str(folder / ".memdir" / "config.json") in lines[1] and "not a JSON object" in lines[1]
     assert run_memdir("--dir", str(folder), "doctor", env={"HOME": str(tmp_path)}).returncode == 1  # the folder's alone
+
+
+def test_extract_of_a_file_that_is_no_transcript_says_so(tmp_path):
+    """`memdir extract notes.txt` said "no new messages since the last run", as if it had read it before."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("remember to buy milk\nand eggs\n")
+    proc = run_memdir("--dir", str(tmp_path / "m"), "extract", str(notes), "--engine", "offline")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "since the last run" not in proc.stdout, proc.stdout
+    assert "no conversation messages in notes.txt" in proc.stdout and "2 line(s) are not JSON" in proc.stdout
