@@ -267,3 +267,12 @@ def test_progress_not_on_a_terminal_is_one_line_per_transcript(tmp_path, isolate
     run_batch(None, settings=Settings(engine="offline", extract_last_n=4), engine="offline")
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[batch]")]
     assert [line.split()[2] for line in lines] == ["1/3", "2/3", "3/3"], lines
+
+
+def test_a_negative_max_cost_is_one_line_not_a_run_that_stops_at_once(tmp_path):
+    """`--max-cost -1` printed the summary table and "stopped: --max-cost -1.00 USD reached", exit 0."""
+    from tests.conftest import run_memdir
+
+    proc = run_memdir("batch", str(tmp_path), "--max-cost", "-1", "--engine", "offline")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.stderr.strip() == "memdir: error: --max-cost must be 0 or more (USD), not -1.0"

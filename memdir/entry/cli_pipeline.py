@@ -86,6 +86,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.stages.extractor.batch import run_batch, summary_table
 
+    if args.max_cost is not None and not args.max_cost >= 0:  # not ... >= : NaN too
+        raise MemdirError(f"--max-cost must be 0 or more (USD), not {args.max_cost}")
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model,
                                                   extract_last_n=args.last)
     engine = choose_engine(settings.engine)
