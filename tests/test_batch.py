@@ -276,3 +276,21 @@ def test_a_negative_max_cost_is_one_line_not_a_run_that_stops_at_once(tmp_path):
     proc = run_memdir("batch", str(tmp_path), "--max-cost", "-1", "--engine", "offline")
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout
     assert proc.stderr.strip() == "memdir: error: --max-cost must be 0 or more (USD), not -1.0"
+
+
+def test_extract_names_the_project_a_session_from_another_one_belongs_to(tmp_path, isolated_home):
+    """`memdir extract` of a session run in repo A, typed in repo B, saved A's memories in B's folder and said
+    only "created X"; `memdir batch` would have filed them under A. It now says where they went and why."""
+    from tests.conftest import run_memdir
+
+    repo_a, repo_b = tmp_path / "repo-a", tmp_path / "repo-b"
+    for repo in (repo_a, repo_b):
+        (repo / ".git").mkdir(parents=True)
+    session = _transcript(tmp_path / "s1.jsonl", str(repo_a), ["Remember that repo A deploys on Mondays."], "s1")
+    folder_a = isolated_home / ".claude" / "projects" / sanitize(str(repo_a.resolve())) / "memory"
+    folder_b = isolated_home / ".claude" / "projects" / sanitize(str(repo_b.resolve())) / "memory"
+    proc = run_memdir("extract", str(session), "--engine", "offline", cwd=repo_b)
+    assert proc.returncode == 0 and "created" in proc.stdout, proc.stderr
+    assert f"this session ran in {repo_a.resolve()}" in proc.stderr and str(folder_a) in proc.stderr, proc.stderr
+    assert str(folder_b) in proc.stderr
+    assert run_memdir("extract", str(session), "--engine", "offline", "--dir", str(folder_a), cwd=repo_b).stderr == ""

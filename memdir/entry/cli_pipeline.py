@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memdir import constants as C
 from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError
 
@@ -38,6 +39,24 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ran_elsewhere(transcript: Path, target: Path, args: argparse.Namespace) -> str:
+    """A note when the session ran in another project on this machine than the folder extraction wrote to
+    (no --dir, no --agent): `memdir batch` files a session under its own project, `extract` under this one."""
+    if getattr(args, "dir", None) is not None or getattr(args, "agent", None):
+        return ""
+    from memdir.paths import resolve_memory_dir
+    from memdir.transcript import read_transcript
+
+    try:
+        cwd = read_transcript(transcript, last_n=1, max_bytes=C.TRANSCRIPT_READ_MAX_BYTES).cwd
+        home = resolve_memory_dir(Path(cwd)).path if cwd and Path(cwd).is_dir() else None
+    except (MemdirError, OSError):
+        return ""
+    if home is None or home.resolve() == target.resolve():
+        return ""
+    return (f"note: this session ran in {cwd}, whose memory folder is {home}; its memories went to {target}, this "
+            f"project's (`memdir extract --dir {home} ...` or `memdir batch {transcript}` files them there)")
+
 def cmd_extract(args: argparse.Namespace) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.stages.extractor.schedule import request_extraction
@@ -53,7 +72,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
         raise MemdirError("--last must be at least 1")
     request = {"transcript": str(transcript), "session_id": args.session, "last_n": args.last,
                "engine": settings.engine, "dry_run": args.dry_run}
-    results = request_extraction(memory_dir_of(args).path, request, settings=settings)
+    target = memory_dir_of(args).path
+    results = request_extraction(target, request, settings=settings)
+    elsewhere = _ran_elsewhere(transcript, target, args)
+    if elsewhere:
+        print(elsewhere, file=sys.stderr)
     if args.json:
         print_json([r.as_dict() for r in results])
         return 0 if all(r.status != "failed" for r in results) else 1
