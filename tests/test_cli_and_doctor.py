@@ -224,3 +224,16 @@ def test_extract_of_a_file_that_is_no_transcript_says_so(tmp_path):
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "since the last run" not in proc.stdout, proc.stdout
     assert "no conversation messages in notes.txt" in proc.stdout and "2 line(s) are not JSON" in proc.stdout
+
+
+def test_path_and_review_name_a_config_file_they_ignored(tmp_path, isolated_home):
+    """With `{"write_mode": "confirm",}` review said "write mode auto (the default)", and with
+    `{"enabled": false,}` path said "memdir is on: on (memdir's default)": both now say which file they ignored."""
+    user_config = isolated_home / ".claude" / "memdir" / "config.json"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('{"write_mode": "confirm", "enabled": false,}')
+    for command in ("path", "review"):
+        proc = run_memdir("--dir", str(tmp_path / "m"), command, env={"HOME": str(isolated_home)})
+        assert proc.returncode == 0, proc.stderr
+        warned = [line for line in proc.stderr.splitlines() if str(user_config) in line]
+        assert len(warned) == 1 and "is not valid JSON (line 1" in warned[0] and "ignores" in warned[0], proc.stderr

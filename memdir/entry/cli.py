@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 
 from memdir import constants as C, inert, provenance
-from memdir.entry.cli_support import coexistence_of, memory_dir_of, print_json, project_root_of, store_of
+from memdir.entry.cli_support import (
+    coexistence_of,
+    memory_dir_of,
+    print_json,
+    project_root_of,
+    store_of,
+    warn_ignored_configs,
+)
 from memdir.errors import MemdirError, os_error_line
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
@@ -34,6 +41,7 @@ def cmd_path(args: argparse.Namespace) -> int:
         print(f"  chosen by: {resolution.rule}", file=sys.stderr)
         print(f"  memdir is {'on' if both.memdir else 'OFF'}: {both.memdir_why}", file=sys.stderr)
         print(f"  Claude Code's auto memory is {'on' if both.native else 'off'}: {both.native_why}", file=sys.stderr)
+        warn_ignored_configs(resolution.path)
     return 0
 
 
