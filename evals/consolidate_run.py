@@ -108,7 +108,8 @@ def add_parser(evsub) -> None:
     c = evsub.add_parser("consolidate", help="consolidate a copy of a memory folder and count what it did",
                          description="consolidate a COPY of a memory folder (the folder is only read)")
     c.add_argument("folder", help="a memory folder, e.g. ../shared/realdata/memory-folders/application-pipeline")
-    c.add_argument("--engine", choices=["auto", "llm", "anthropic", "offline", "relay"], default=None)
+    c.add_argument("--engine", choices=["auto", "llm", "anthropic", "offline", "relay"], default=None,
+                   help="relay: a person or another agent answers each request as a file in --relay-dir")
     c.add_argument("--relay-dir", help="--engine relay: where NNNN.request.md is written and NNNN.response.json read")
     c.add_argument("--record", metavar="DIR", help="record every answer the model gave as a cassette in DIR")
     c.add_argument("--replay", metavar="DIR", help="answer from the cassette in DIR")

@@ -122,14 +122,17 @@ class _Progress:
     def __init__(self, total: int, stream=None) -> None:
         self.total, self.done, self.windows, self.saved, self.tokens = total, 0, 0, 0, 0
         self.stream = stream or sys.stderr
+        self._logged = (0, "")  # not a terminal: (done, line) last written
 
     def show(self, final: bool = False) -> None:
         line = (f"[batch] transcripts {self.done}/{self.total} windows {self.windows} saved {self.saved} "
                 f"tokens {self.tokens:,}")
         if self.stream.isatty():
             self.stream.write("\r" + line + ("\n" if final else ""))
-        elif final or self.done:
+        elif (final or self.done != self._logged[0]) and line != self._logged[1]:
+            # a log gets one line per transcript finished, not one per window (248 for 44 real transcripts)
             self.stream.write(line + "\n")
+            self._logged = (self.done, line)
         self.stream.flush()
 
 

@@ -349,6 +349,14 @@ def extract_transcript(
     return result
 
 
+def _nothing_read(transcript: Path, read, cursor: str | None) -> str:
+    """Why a transcript gave no message: all read before, or none there (`memdir extract notes.txt`)."""
+    if cursor is not None:
+        return "no new messages since the last run"
+    unread = read.invalid_lines + read.partial_last_line  # a last line that is not JSON is taken as half-written
+    bad = f" ({unread} line(s) are not JSON: give a Claude Code session (.jsonl) or a JSON message list)" if unread else ""
+    return f"no conversation messages in {transcript.name}{bad}"
+
 def _extract_transcript(transcript: Path, memory_dir: Path, *, session_id: str | None, last_n: int | None,
                         settings: Settings | None, engine: str | None, today: date | None, dry_run: bool, client,
                         run_id: str | None) -> ExtractResult:
@@ -357,7 +365,7 @@ def _extract_transcript(transcript: Path, memory_dir: Path, *, session_id: str |
     read = read_transcript(transcript, last_n=last_n, after_uuid=cursor["uuid"], max_bytes=C.TRANSCRIPT_READ_MAX_BYTES)
     messages = read.messages
     if not messages:
-        return ExtractResult("skipped", reason="no new messages since the last run", cursor=cursor["uuid"])
+        return ExtractResult("skipped", reason=_nothing_read(transcript, read, cursor["uuid"]), cursor=cursor["uuid"])
     newest = next((m.uuid for m in reversed(messages) if m.uuid), None)
     if main_agent_wrote_memory(messages, memory_dir, read.cwd):
         if session_id and not dry_run:

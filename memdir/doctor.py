@@ -208,3 +208,34 @@ def _exists(store: MemoryStore, rel: str) -> bool:
 
 def healthy(findings: list[Finding]) -> bool:
     return not any(f.severity == "error" and not f.fixed for f in findings)
+
+
+def config_findings(memory_dir: str | os.PathLike | None, env=None) -> list[Finding]:
+    """memdir's config files (the user's, then the folder's) that exist but are not a JSON object: every reader
+    (locate.config_value) ignores such a file whole, so `"enabled": false` or a write mode in it does nothing."""
+    from memdir import light_json
+    from memdir.locate import config_home, read_small_file
+
+    files = [os.path.join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
+    if memory_dir is not None:
+        files.append(os.path.join(memory_dir, C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
+    findings = []
+    for path in files:
+        try:
+            raw = read_small_file(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problem = f"cannot be read ({exc.strerror or exc})"
+        else:
+            try:
+                parsed = light_json.loads(raw.decode("utf-8-sig"))
+                problem = "" if isinstance(parsed, dict) else "is not a JSON object"
+            except (UnicodeDecodeError, ValueError) as exc:
+                line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+                where = f"line {line} column {column}: " if line else ""
+                problem = f"is not valid JSON ({where}{getattr(exc, 'msg', None) or exc})"
+        if problem:
+            findings.append(Finding("error", "config", path, f"{problem}: memdir ignores the whole file, so none of its "
+                                    'settings apply; make it an object such as {"enabled": false}'))
+    return findings

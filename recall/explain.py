@@ -21,10 +21,26 @@ class Verdict(Record):
     reasons: list[str] = field(default_factory=list)
 
 
-def _bar_reasons(found, i: int, similarity: float | None, margin: float | None) -> list[str]:
+def shared_words(query: str, headers: list[Header]) -> list[list[str]]:
+    """Per memory, the prompt's own words (as typed) whose stem it holds: what `Ranker.evidence` counts."""
+    from memdir.words import FILLER, STOPWORDS, split_words, stem
+
+    lexical = O.ranker(headers)
+    fixed = lexical.corrections(query)  # a misspelt word stands for the folder's word
+    out: list[list[str]] = [[] for _ in headers]
+    for word in dict.fromkeys(split_words(query)):
+        if word in STOPWORDS or word in FILLER:
+            continue
+        for i in lexical.corpus.postings(fixed.get(word, stem(word))):
+            out[i].append(word)
+    return out
+
+
+def _bar_reasons(found, i: int, similarity: float | None, margin: float | None, shared: list[str]) -> list[str]:
     """What the absolute bar saw for memory `i` (offline.relevant), in words."""
     words = found.matched[i]
-    out = [f"matches {words} of the prompt's {found.query_words} word(s), "
+    named = f" ({', '.join(shared)})" if shared else ""
+    out = [f"matches {words} of the prompt's {found.query_words} word(s){named}, "
            f"{found.share[i]:.0%} of its information (bar {O.COVERAGE_BAR:.0%})"]
     if found.distinct[i] < 1:
         out.append("every shared word is common to this folder")
@@ -53,6 +69,7 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
     sig = O.signals(query, headers, similarities, now)
     scores, similarities, found, dated = sig.scores, sig.similarities, sig.found, sig.dated
     margins, leads, about, order = sig.margins, sig.leads, sig.about, sig.order
+    shared = shared_words(query, headers)
     verdicts: dict[int, Verdict] = {}
     for i in order:
         if tools and O.is_tool_usage_doc(headers[i], tools):
@@ -78,7 +95,7 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
                              f"bar {O.PROMPT_MARGIN}): the prompt is not about this folder")
         if dated[i]:
             v.reasons.append("written on a day the prompt names")
-        v.reasons.extend(_bar_reasons(found, i, similarities[i], margins[i]))
+        v.reasons.extend(_bar_reasons(found, i, similarities[i], margins[i], shared[i]))
     rest = [Verdict(h, False, 0.0, ["shares no meaningful word with the prompt"
                                     + ("" if similarities[i] is None else " and is not close in meaning")])
             for i, h in enumerate(headers) if i not in verdicts]

@@ -255,3 +255,42 @@ def test_a_dry_run_says_its_counts_were_not_written(tmp_path, isolated_home, cli
     assert code == 0 and "dry run: nothing was written" in out and not list(folder.glob("*_*.md"))
     code, out, _ = cli("batch", "--engine", "offline")
     assert code == 0 and "dry run" not in out and list(folder.glob("*_*.md"))
+
+
+def test_progress_not_on_a_terminal_is_one_line_per_transcript(tmp_path, isolated_home, capsys):
+    """Piped to a log (not a TTY), the progress line once repeated itself for every window: 248 lines for the
+    44 real transcripts, the last one twice. One line per transcript finished, none repeated."""
+    projects = isolated_home / ".claude" / "projects"
+    for n in range(3):
+        _transcript(projects / f"-p{n}" / f"s{n}.jsonl", f"/p{n}", [f"message {i} of a long session" for i in range(9)],
+                    f"s{n}")
+    run_batch(None, settings=Settings(engine="offline", extract_last_n=4), engine="offline")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[batch]")]
+    assert [line.split()[2] for line in lines] == ["1/3", "2/3", "3/3"], lines
+
+
+def test_a_negative_max_cost_is_one_line_not_a_run_that_stops_at_once(tmp_path):
+    """`--max-cost -1` printed the summary table and "stopped: --max-cost -1.00 USD reached", exit 0."""
+    from tests.conftest import run_memdir
+
+    proc = run_memdir("batch", str(tmp_path), "--max-cost", "-1", "--engine", "offline")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.stderr.strip() == "memdir: error: --max-cost must be 0 or more (USD), not -1.0"
+
+
+def test_extract_names_the_project_a_session_from_another_one_belongs_to(tmp_path, isolated_home):
+    """`memdir extract` of a session run in repo A, typed in repo B, saved A's memories in B's folder and said
+    only "created X"; `memdir batch` would have filed them under A. It now says where they went and why."""
+    from tests.conftest import run_memdir
+
+    repo_a, repo_b = tmp_path / "repo-a", tmp_path / "repo-b"
+    for repo in (repo_a, repo_b):
+        (repo / ".git").mkdir(parents=True)
+    session = _transcript(tmp_path / "s1.jsonl", str(repo_a), ["Remember that repo A deploys on Mondays."], "s1")
+    folder_a = isolated_home / ".claude" / "projects" / sanitize(str(repo_a.resolve())) / "memory"
+    folder_b = isolated_home / ".claude" / "projects" / sanitize(str(repo_b.resolve())) / "memory"
+    proc = run_memdir("extract", str(session), "--engine", "offline", cwd=repo_b)
+    assert proc.returncode == 0 and "created" in proc.stdout, proc.stderr
+    assert f"this session ran in {repo_a.resolve()}" in proc.stderr and str(folder_a) in proc.stderr, proc.stderr
+    assert str(folder_b) in proc.stderr
+    assert run_memdir("extract", str(session), "--engine", "offline", "--dir", str(folder_a), cwd=repo_b).stderr == ""

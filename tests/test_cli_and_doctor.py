@@ -196,3 +196,44 @@ def test_doctor_shows_usage_and_hook_activity(cli, tmp_path):
     code, out, _ = cli("--dir", str(folder), "doctor")
     assert code == 0 and "2026-03-02: 1,500 tokens over 1 run(s)" in out
     assert "stop: saved user_x.md" in out
+
+
+def test_doctor_names_a_config_file_it_cannot_read(tmp_path, isolated_home):
+    """`{"write_mode": "confirm",}` (a trailing comma) left memdir writing in auto mode and `{"enabled": false,}`
+    left it on, with no word anywhere; locate.memdir_enabled says "doctor reports them", and it did not."""
+    user_config = isolated_home / ".claude" / "memdir" / "config.json"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('{"enabled": false,}')
+    folder = tmp_path / "m"
+    (folder / ".memdir").mkdir(parents=True)
+    (folder / ".memdir" / "config.json").write_text('["write_mode", "confirm"]')
+    proc = run_memdir("--dir", str(folder), "doctor", env={"HOME": str(isolated_home)})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if "config.json" in line]
+    assert len(lines) == 2, proc.stdout
+    assert str(user_config) in lines[0] and "line 1 column 19" in lines[0] and "ignores" in lines[0]
+    assert str(folder / ".memdir" / "config.json") in lines[1] and "not a JSON object" in lines[1]
+    assert run_memdir("--dir", str(folder), "doctor", env={"HOME": str(tmp_path)}).returncode == 1  # the folder's alone
+
+
+def test_extract_of_a_file_that_is_no_transcript_says_so(tmp_path):
+    """`memdir extract notes.txt` said "no new messages since the last run", as if it had read it before."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("remember to buy milk\nand eggs\n")
+    proc = run_memdir("--dir", str(tmp_path / "m"), "extract", str(notes), "--engine", "offline")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "since the last run" not in proc.stdout, proc.stdout
+    assert "no conversation messages in notes.txt" in proc.stdout and "2 line(s) are not JSON" in proc.stdout
+
+
+def test_path_and_review_name_a_config_file_they_ignored(tmp_path, isolated_home):
+    """With `{"write_mode": "confirm",}` review said "write mode auto (the default)", and with
+    `{"enabled": false,}` path said "memdir is on: on (memdir's default)": both now say which file they ignored."""
+    user_config = isolated_home / ".claude" / "memdir" / "config.json"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('{"write_mode": "confirm", "enabled": false,}')
+    for command in ("path", "review"):
+        proc = run_memdir("--dir", str(tmp_path / "m"), command, env={"HOME": str(isolated_home)})
+        assert proc.returncode == 0, proc.stderr
+        warned = [line for line in proc.stderr.splitlines() if str(user_config) in line]
+        assert len(warned) == 1 and "is not valid JSON (line 1" in warned[0] and "ignores" in warned[0], proc.stderr

@@ -167,3 +167,11 @@ def test_the_cli_reference_lists_every_command_and_flag():
     for heading in ("### `memdir remember`", "#### `memdir graph search`", "#### `memdir eval run`"):
         assert heading in page
     assert "| `--max-cost MAX_COST` |" in page and "(50% price)" in page  # argparse's %% expanded as --help does
+
+
+def test_every_argument_in_the_cli_reference_says_what_it_does():
+    """A new user reading `memdir extract --help` or docs/cli.md met `transcript`, `query`, `name`,
+    `--rebuild`, `--concurrency` with nothing beside them."""
+    blank = [line for line in _generator().render_cli().splitlines()
+             if line.startswith("| `") and line.rstrip().endswith("|  |")]
+    assert blank == [], blank

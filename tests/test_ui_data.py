@@ -51,6 +51,15 @@ def test_explain_says_why_a_memory_did_not_pass(real_headers):
                          ("past the first" in v.reasons[0]) for v in under)
 
 
+def test_explain_names_the_prompt_words_a_memory_shares(real_headers):
+    """docs/ui.md promises "the prompt words it shares"; the preview said only "matches 2 of the prompt's 3
+    word(s)", and a user could not see why "how do I center a div with flexbox" recalled a cover-letter memory."""
+    verdicts = explain("how do I center a div with flexbox", real_headers)
+    passed = [v for v in verdicts if v.passed]
+    assert passed and "flexbox" in passed[0].reasons[1] and "center" in passed[0].reasons[1], passed[0].reasons
+    verdicts = explain("what did we decide about gemini", real_headers)
+    assert "gemini" in next(v for v in verdicts if v.passed).reasons[1]
+
 def test_preview_injects_what_recall_injects_and_records_nothing(tmp_path):
     root = tmp_path / "memory"
     ui_folder.build(root)

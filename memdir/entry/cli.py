@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 
 from memdir import constants as C, inert, provenance
-from memdir.entry.cli_support import coexistence_of, memory_dir_of, print_json, project_root_of, store_of
+from memdir.entry.cli_support import (
+    coexistence_of,
+    memory_dir_of,
+    print_json,
+    project_root_of,
+    store_of,
+    warn_ignored_configs,
+)
 from memdir.errors import MemdirError, os_error_line
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook path
@@ -34,6 +41,7 @@ def cmd_path(args: argparse.Namespace) -> int:
         print(f"  chosen by: {resolution.rule}", file=sys.stderr)
         print(f"  memdir is {'on' if both.memdir else 'OFF'}: {both.memdir_why}", file=sys.stderr)
         print(f"  Claude Code's auto memory is {'on' if both.native else 'off'}: {both.native_why}", file=sys.stderr)
+        warn_ignored_configs(resolution.path)
     return 0
 
 
@@ -283,7 +291,7 @@ def _add_memory_parsers(command) -> None:
     add_remember_flags(p)  # decision tiers (issue 14)
 
     p = command("forget", cmd_forget, "remove a memory (its bytes are kept: `memdir restore NAME`)")
-    p.add_argument("name")
+    p.add_argument("name", help="memory name or file name (see `memdir list`)")
     p.add_argument("--team", action="store_true")
 
     from memdir.entry.cli_history import add_version_parsers
@@ -291,7 +299,7 @@ def _add_memory_parsers(command) -> None:
     add_version_parsers(command)
 
     p = command("index", cmd_index, "print MEMORY.md, or regenerate it from the files")
-    p.add_argument("--rebuild", action="store_true")
+    p.add_argument("--rebuild", action="store_true", help="regenerate MEMORY.md from the memory files")
     p.add_argument("--capped", action="store_true", help="as a session would load it (200 lines / 25,000 chars)")
     p.add_argument("--team", action="store_true")
 

@@ -54,11 +54,11 @@ def _older_hook_findings(args: argparse.Namespace) -> list:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memdir.doctor import check, healthy
+    from memdir.doctor import check, config_findings, healthy
     from memdir.entry.cli_decisions import doctor_findings
 
     store = store_of(args)
-    findings = check(store, fix=args.fix) + doctor_findings(args) + _older_hook_findings(args)
+    findings = check(store, fix=args.fix) + config_findings(store.root) + doctor_findings(args) + _older_hook_findings(args)
     ok = healthy(findings)
     from memdir import llm, runlog
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memdir import constants as C
 from memdir.entry.cli_support import memory_dir_of, print_json
 from memdir.errors import MemdirError
 
@@ -38,6 +39,24 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ran_elsewhere(transcript: Path, target: Path, args: argparse.Namespace) -> str:
+    """A note when the session ran in another project on this machine than the folder extraction wrote to
+    (no --dir, no --agent): `memdir batch` files a session under its own project, `extract` under this one."""
+    if getattr(args, "dir", None) is not None or getattr(args, "agent", None):
+        return ""
+    from memdir.paths import resolve_memory_dir
+    from memdir.transcript import read_transcript
+
+    try:
+        cwd = read_transcript(transcript, last_n=1, max_bytes=C.TRANSCRIPT_READ_MAX_BYTES).cwd
+        home = resolve_memory_dir(Path(cwd)).path if cwd and Path(cwd).is_dir() else None
+    except (MemdirError, OSError):
+        return ""
+    if home is None or home.resolve() == target.resolve():
+        return ""
+    return (f"note: this session ran in {cwd}, whose memory folder is {home}; its memories went to {target}, this "
+            f"project's (`memdir extract --dir {home} ...` or `memdir batch {transcript}` files them there)")
+
 def cmd_extract(args: argparse.Namespace) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.stages.extractor.schedule import request_extraction
@@ -53,7 +72,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
         raise MemdirError("--last must be at least 1")
     request = {"transcript": str(transcript), "session_id": args.session, "last_n": args.last,
                "engine": settings.engine, "dry_run": args.dry_run}
-    results = request_extraction(memory_dir_of(args).path, request, settings=settings)
+    target = memory_dir_of(args).path
+    results = request_extraction(target, request, settings=settings)
+    elsewhere = _ran_elsewhere(transcript, target, args)
+    if elsewhere:
+        print(elsewhere, file=sys.stderr)
     if args.json:
         print_json([r.as_dict() for r in results])
         return 0 if all(r.status != "failed" for r in results) else 1
@@ -86,6 +109,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.stages.extractor.batch import run_batch, summary_table
 
+    if args.max_cost is not None and not args.max_cost >= 0:  # not ... >= : NaN too
+        raise MemdirError(f"--max-cost must be 0 or more (USD), not {args.max_cost}")
     settings = Settings.from_env().with_overrides(engine=args.engine, extract_model=args.model,
                                                   extract_last_n=args.last)
     engine = choose_engine(settings.engine)
@@ -137,7 +162,7 @@ def add_parsers(command) -> None:
     p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--model", help="extraction model")
     p.add_argument("--last", type=int, help="messages per extraction window (default 20)")
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=4, help="transcripts extracted at once")
     p.add_argument("--max-cost", type=float, help="stop cleanly before the estimated spend passes this many USD")
     p.add_argument("--dry-run", action="store_true", help="show what would be written; advance no cursor")
     p.add_argument("--batch-api", action="store_true",
@@ -152,7 +177,7 @@ def add_parsers(command) -> None:
     p = command("recall", cmd_recall, "print the memories that would be injected for a prompt")
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
-    p.add_argument("query")
+    p.add_argument("query", help="the prompt, as you would type it to Claude Code")
     p.add_argument("--engine", help="auto (default), anthropic, claude-code or offline")
     p.add_argument("--tools", help="recently used tools, comma-separated (e.g. Read,Bash)")
     p.add_argument("--session", help="session id: skip memories already surfaced there, and record these")
@@ -163,7 +188,8 @@ def add_parsers(command) -> None:
     p = command("extract", cmd_extract, "save memories from a transcript (Claude Code JSONL or a JSON message list)")
     p.add_argument("--agent", help="use this agent type's memory (e.g. code-reviewer) instead of the project's")
     p.add_argument("--scope", choices=["user", "project", "local"], help="agent memory scope (default project)")
-    p.add_argument("transcript")
+    p.add_argument("transcript", help="a Claude Code session (.jsonl) or a JSON message list; its memories go to "
+                   "this project's folder (or --dir), whichever project the session was in")
     p.add_argument("--session", help="session id: only messages after this session's cursor, which then advances")
     p.add_argument("--last", type=int, help="read only the last N messages (default: the whole transcript, or "
                                             "everything after the session's cursor)")

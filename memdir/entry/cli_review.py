@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from memdir import inert
-from memdir.entry.cli_support import memory_dir_of
+from memdir.entry.cli_support import memory_dir_of, warn_ignored_configs
 from memdir.errors import MemdirError
 
 TYPE_CHECKING = False
@@ -19,6 +19,7 @@ def _list(memory_dir: Path, diffs: bool = True) -> int:
 
     mode, source = write_mode.current_with_source(memory_dir)
     print(f"write mode {mode} ({source})")
+    warn_ignored_configs(memory_dir)
     waiting = proposals.pending(memory_dir)
     if not waiting:
         print(f"no proposals waiting in {memory_dir}")

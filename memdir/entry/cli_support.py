@@ -72,6 +72,17 @@ def coexistence_of(args: argparse.Namespace, memory_dir: Path | None = None):
     return coexistence(cwd, memory_dir)
 
 
+def warn_ignored_configs(memory_dir: Path | None) -> None:
+    """One stderr line per memdir config.json that is ignored whole (not a JSON object): what it sets, such as
+    `"enabled": false` or a write mode, does not apply, and a command reporting either must say so."""
+    import sys
+
+    from memdir import inert
+    from memdir.doctor import config_findings
+
+    for finding in config_findings(memory_dir):
+        print(f"memdir: warning: {inert.one_line(finding.path)}: {inert.one_line(finding.message)}", file=sys.stderr)
+
 def project_root_of(args: argparse.Namespace) -> str:
     """The project a command checks against: --project, else the git root of --cwd or the current folder."""
     import os

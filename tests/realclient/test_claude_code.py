@@ -7,7 +7,7 @@ what lands on disk. `claude -p` runs are few on purpose (each costs ~3-6 s); see
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from pathlib import Path
 
 from memdir import constants as C
@@ -186,8 +186,7 @@ def test_hook_output_cut_off_is_where_constants_say(sandbox, scripted_api, claud
 def test_session_start_and_prompt_stay_under_the_limit_on_a_real_folder(sandbox, scripted_api, claude, realdata):
     """Native memory off, memdir on: memdir loads instructions + MEMORY.md and recalls, all under the limit."""
     H.install_memdir(sandbox)
-    memory = sandbox.memory_dir
-    shutil.copytree(realdata / "memory-folders" / "application-pipeline", memory)
+    memory = _real_folder(sandbox, realdata)
     api = scripted_api()
     prompt = "what did we decide about the weekly rhythm, the freshness gate and the session workflow?"
     claude(sandbox, api, prompt, env={"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"})
@@ -202,6 +201,56 @@ def test_session_start_and_prompt_stay_under_the_limit_on_a_real_folder(sandbox,
     first_entry = next(line for line in (memory / "MEMORY.md").read_text().splitlines() if line.startswith("- ["))
     assert everything.count(first_entry) == 1
     assert recalled.startswith("Saved memories that may help") and "saved " in recalled
+
+
+def _real_folder(sandbox: H.Sandbox, realdata: Path) -> Path:
+    """The real 55-file folder as a user has it: its memory files, writable. Not copytree: the shared copy
+    is read-only and holds a `.memdir/` (sessions, caches, a hook log) another run left behind."""
+    memory = sandbox.memory_dir
+    memory.mkdir(parents=True)
+    for source in sorted((realdata / "memory-folders" / "application-pipeline").glob("*.md")):
+        (memory / source.name).write_bytes(source.read_bytes())
+    return memory
+
+
+def _memory_sentences(text: str) -> list[str]:
+    """A memory file's sentences of three words or more: its description's and its body's."""
+    import re
+
+    _, front, body = text.split("---", 2)
+    described = re.search(r"^description:[ \t]*(.*)$", front, re.M)
+    words = (described.group(1).strip("'\" ") if described else "") + "\n" + body
+    words = words.replace("**Why:**", "\n").replace("**How to apply:**", "\n")
+    return [s.strip() for s in re.split(r"[.;!?\n]", words) if len(s.split()) >= 3]
+
+
+def test_issue_21_holds_on_the_real_folder(tmp_path, scripted_api, claude, realdata):
+    """Issue 21 on the real 55-file folder, native auto memory on: no sentence of a recalled memory reaches
+    the model more than twice, and a prompt about nothing in the folder gets no decisions block."""
+    from memdir.decisions import Decision, append
+    from memdir.paths import decisions_dir
+
+    rule = "Cover letters stay under one page"
+    prompts = {"what are the rules for cover letters?": True, "fix the typo in the README": False}
+    for n, (prompt, related) in enumerate(prompts.items()):
+        sandbox = H.make_sandbox(tmp_path / str(n))
+        H.install_memdir(sandbox)
+        memory = _real_folder(sandbox, realdata)
+        append(decisions_dir(memory, sandbox.repo, compat=False),
+               [Decision(kind="preference", what=rule, why="recruiters skim",
+                         entities=["cover letter"], confidence=0.9)])
+        api = scripted_api(H.Script(main=[H.text("Noted.")]))
+        claude(sandbox, api, prompt)
+        everything = api.main_requests()[0].all_text()
+        assert "(user's auto-memory" in everything  # Claude Code loaded MEMORY.md: the index line is one of the two
+        recalled = "\n".join(hook_contexts(sandbox).get("UserPromptSubmit", []))
+        paths = [Path(p) for p in re.findall(r"^Memory \([^)]*\): (\S+\.md)$", recalled, re.M)]
+        assert bool(paths) == related, recalled[:500]
+        for path in paths:
+            counts = {s: everything.count(s) for s in _memory_sentences(path.read_text())}
+            assert max(counts.values()) <= 2, (path.name, {s: c for s, c in counts.items() if c > 2})
+        if not related:  # (a related one gets it only in the room five long real memories leave: here none)
+            assert "Recent Project Decisions" not in everything and rule not in everything, prompt
 
 
 def test_a_correction_is_saved_in_claude_codes_form_and_loaded_next_session(sandbox, scripted_api, claude):
