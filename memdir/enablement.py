@@ -81,7 +81,7 @@ def memdir_enabled(memory_dir: str | None = None, env: Mapping[str, str] | None 
     for config_file in candidates:
         if config_value(config_file, "enabled") is False:
             return Enablement(False, f"enabled: false in {config_file}")
-    return Enablement(True, "on (memdir's default)")
+    return Enablement(True, "memdir's default")
 
 
 def config_value(config_file: str, key: str) -> object:
@@ -98,7 +98,7 @@ def orchestkit_compat(memory_dir: str | None, project_root: str | None = None,
                       env: Mapping[str, str] | None = None) -> Enablement:
     """Has the user opted in to OrchestKit's layout (decision journal and graph in the repository's
     `.claude/memory/`)? Off by default: then nothing is written to, or read from, the repository."""
-    return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "off (memdir's default)")
+    return orchestkit_setting(memory_dir, project_root, env) or Enablement(False, "memdir's default")
 
 
 def orchestkit_setting(memory_dir: str | None, project_root: str | None = None,

@@ -237,3 +237,10 @@ def test_path_and_review_name_a_config_file_they_ignored(tmp_path, isolated_home
         assert proc.returncode == 0, proc.stderr
         warned = [line for line in proc.stderr.splitlines() if str(user_config) in line]
         assert len(warned) == 1 and "is not valid JSON (line 1" in warned[0] and "ignores" in warned[0], proc.stderr
+
+
+def test_path_says_why_memdir_is_on_without_saying_on_twice(tmp_path, isolated_home):
+    """`memdir path` printed "memdir is on: on (memdir's default)"."""
+    proc = run_memdir("--dir", str(tmp_path / "m"), "path", env={"HOME": str(isolated_home)})
+    assert proc.returncode == 0, proc.stderr
+    assert "  memdir is on: memdir's default" in proc.stderr.splitlines(), proc.stderr
