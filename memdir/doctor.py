@@ -136,7 +136,8 @@ def _file_findings(store: MemoryStore, facts: FileFacts, h: Header) -> list[Find
     for line, kind in checks.secrets:
         findings.append(Finding("error", "secret", h.rel_path, f"line {line} looks like {kind}; remove it"))
     if h.type in C.NEEDS_WHY_HOW and not checks.has_why_how:
-        findings.append(Finding("warning", "why-how", h.rel_path, f"{h.type} memory lacks **Why:** / **How to apply:** lines"))
+        findings.append(Finding("warning", "why-how", h.rel_path, f"{h.type} memory lacks **Why:** / **How to apply:** "
+                                "lines: add the reason and when it applies to its body"))
     return findings
 
 

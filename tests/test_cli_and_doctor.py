@@ -244,3 +244,22 @@ def test_path_says_why_memdir_is_on_without_saying_on_twice(tmp_path, isolated_h
     proc = run_memdir("--dir", str(tmp_path / "m"), "path", env={"HOME": str(isolated_home)})
     assert proc.returncode == 0, proc.stderr
     assert "  memdir is on: memdir's default" in proc.stderr.splitlines(), proc.stderr
+
+
+@pytest.mark.parametrize("count", [2, 6])
+def test_doctor_says_how_to_add_why_and_how_lines_in_one_line_for_many(tmp_path, isolated_home, count):
+    """A hand-written folder drew one bare "lacks **Why:** / **How to apply:** lines" per memory (17 on the real
+    folder) with no fix: past three they are one warning naming the first three and the fix; fewer, one each."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for i in range(count):
+        _write(folder / f"project_{i}.md", f"---\nname: P{i}\ndescription: p{i}\ntype: project\n---\nThe plan {i}.\n")
+    proc = run_memdir("--dir", str(folder), "doctor", env={"HOME": str(isolated_home)})
+    lines = [line for line in proc.stdout.splitlines() if "**Why:**" in line]
+    assert all("add the reason and when it applies" in line for line in lines), proc.stdout
+    if count > 3:
+        assert len(lines) == 1 and f"{count} feedback or project memories" in lines[0] and "and 3 more" in lines[0]
+    else:
+        assert len(lines) == count
+    data = json.loads(run_memdir("--dir", str(folder), "doctor", "--json", env={"HOME": str(isolated_home)}).stdout)
+    assert sum(f["code"] == "why-how" for f in data["findings"]) == count  # every file still listed there

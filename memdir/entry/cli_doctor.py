@@ -72,7 +72,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                     "stale_memories": _stale_count(args, store)})
     else:
         print(f"{store.root}: {'healthy' if ok else 'UNHEALTHY'}")
+        why_how = [f for f in findings if f.code == "why-how"]
+        grouped = len(why_how) > WHY_HOW_LISTED
         for f in findings:
+            if grouped and f.code == "why-how":
+                if f is why_how[0]:
+                    print(_why_how_line(why_how))
+                continue
             tag = "fixed" if f.fixed else f.severity
             hint = " (fixable with --fix)" if f.fixable and not f.fixed else ""
             print(f"  [{tag}] {inert.one_line(f.path)}: {inert.one_line(f.message)}{hint}")
@@ -143,6 +149,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if unchecked:
         print(f"  {unchecked} memories have names not checked (time budget); rerun in a smaller checkout")
     return 1 if stale else 0
+
+
+# A folder written by hand or by Claude Code's own model often has no Why/How lines at all (17 of the real 55-file
+# folder's memories): one line for them, not one each, past this many.
+WHY_HOW_LISTED = 3
+
+
+def _why_how_line(why_how: list) -> str:
+    """The memories lacking Why/How lines, in one warning that says what to do about them."""
+    shown = ", ".join(inert.one_line(f.path) for f in why_how[:WHY_HOW_LISTED])
+    more = f" and {len(why_how) - WHY_HOW_LISTED} more" if len(why_how) > WHY_HOW_LISTED else ""
+    return (f"  [warning] {len(why_how)} feedback or project memories lack **Why:** / **How to apply:** lines ({shown}{more}; "
+            "`memdir doctor --json` lists them): add the reason and when it applies to each body, so the model can "
+            "judge edge cases; recall reads them all the same")
 
 
 DOCTOR_VERIFIES = 200  # doctor checks the newest memories against the code, for at most 0.5 s; `memdir verify` all
