@@ -64,6 +64,9 @@ WORKER_MAX_SECONDS = 20 * 60
 HOOK_PAYLOAD_MAX_BYTES = 16 * 1024 * 1024  # a hook's stdin: far past any typed prompt
 HOOK_TRANSCRIPT_READ_MAX_BYTES = 4 * 1024 * 1024  # the prompt hook's look at the recent tools: never more
 HOOK_EARLY_SEND_SECONDS = 1.0  # the prompt hook's early question: connect and send (a live server reads it at once)
+# The prompt hook's wait for its session's state lock, held by another hook for a read and a write (two hooks run at
+# once when memdir is registered in two settings files): past it the prompt gets no memory rather than one twice.
+PROMPT_CLAIM_LOCK_SECONDS = 0.5
 # What recall reads of a prompt: its start and its end, this much in all. A pasted log of 1 MB took the prompt hook
 # ~1 s of CPU (tokenising, ranking and matching decisions against all of it) for words that are mostly the log's.
 RECALL_PROMPT_MAX_CHARS = 10_000

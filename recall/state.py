@@ -1,10 +1,13 @@
 """Per-session recall state in `.memdir/`: what was already surfaced, and how many bytes.
 
-Every prompt hook is a new process, so this lives on disk, written atomically under a lock.
+Every prompt hook is a new process, so this lives on disk, written atomically under a lock. Two prompt hooks
+can run at once for one prompt (memdir registered in two settings files): the hook reads and writes this under
+`held`, after recall, so only one of them says a memory (memdir.entry.prompt_claim).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -40,13 +43,23 @@ def load(memory_dir: str | os.PathLike, session_id: str | None) -> Surfaced:
         return Surfaced()
 
 
+@contextlib.contextmanager
+def held(memory_dir: str | os.PathLike, session_id: str, timeout: float = 30.0):
+    """The session's state lock, for a read and a write (memdir.errors.FolderBusy past `timeout`)."""
+    with safefs_write.locked(memory_dir, f"{_folder(session_id)}/lock", timeout):
+        yield
+
+
 def record(memory_dir: str | os.PathLike, session_id: str | None, paths: list[str], size: int) -> None:
     if not session_id or not paths:
         return
-    folder = _folder(session_id)
-    with safefs_write.locked(memory_dir, f"{folder}/lock"):
-        current = load(memory_dir, session_id)
-        merged = current.paths + [p for p in paths if p not in current.paths]
-        # Not fsynced: losing this in a power cut only means a memory may be shown once more.
-        safefs_write.write_text(memory_dir, f"{folder}/surfaced.json",
-                                light_json.dumps({"paths": merged, "bytes": current.bytes + size}), durable=False)
+    with held(memory_dir, session_id):
+        add(memory_dir, session_id, load(memory_dir, session_id), paths, size)
+
+
+def add(memory_dir: str | os.PathLike, session_id: str, current: Surfaced, paths: list[str], size: int) -> None:
+    """`paths` (and `size` bytes) added to the session's `current` state, read under `held`, which is still held."""
+    merged = current.paths + [p for p in paths if p not in current.paths]
+    # Not fsynced: losing this in a power cut only means a memory may be shown once more.
+    safefs_write.write_text(memory_dir, f"{_folder(session_id)}/surfaced.json",
+                            light_json.dumps({"paths": merged, "bytes": current.bytes + size}), durable=False)

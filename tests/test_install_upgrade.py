@@ -81,6 +81,7 @@ def test_doctor_names_a_hook_registered_differently_in_both_scopes(cli, isolated
     _, out, _ = cli("--dir", str(memory), "--cwd", str(repo), "doctor")
     twice = [line for line in out.splitlines() if "registered in both settings files" in line]
     assert len(twice) == 1 and "`prompt` hook" in twice[0] and str(project) in twice[0], out
+    assert "only one of them says each memory" in twice[0]  # the session's lock (memdir.entry.prompt_claim)
     install("project", cwd=repo)  # the same command in both: Claude Code runs it once
     _, out, _ = cli("--dir", str(memory), "--cwd", str(repo), "doctor")
     assert "registered in both settings files" not in out

@@ -48,9 +48,16 @@ def _older_hook_findings(args: argparse.Namespace) -> list:
                 f"Latin-1); run `{run(path)}` to register it with -X utf8")
         for path, command in locale_hooks(cwd)] + [
         Finding("warning", "hooks", " and ".join(paths), f"memdir's `{event}` hook is registered in both settings files "
-                "with different commands: Claude Code runs both at once, and each injects the same memories; run "
-                "`memdir uninstall` in the scope you do not want (or `memdir install` in both, to make them one)")
+                f"with different commands: Claude Code runs both at once, so that work is done twice{_TWICE.get(event, '')};"
+                " run `memdir uninstall` in the scope you do not want (or `memdir install` in both, to make them one)")
         for event, paths in twice_registered(cwd)]
+
+
+# What a memdir hook run twice at once costs, per event: the prompt hooks claim what they say under the session's
+# lock (memdir.entry.prompt_claim), so only the work is doubled there; a second SessionStart text is not held back.
+_TWICE = {"prompt": " (two recalls per prompt, though only one of them says each memory and decision)",
+          "session-start": " (and its text reaches the model twice)",
+          "stop": " (two background workers after each turn)"}
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

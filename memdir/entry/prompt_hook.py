@@ -49,10 +49,12 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
     from memdir.entry.hooks import EVENTS, saved_notice
 
     notice = saved_notice(memory_dir)
-    answer = _recall(memory_dir, prompt, payload, asked or _ask(memory_dir, prompt, payload, stuck=stuck))
-    context = answer.context if answer is not None else ""
-    if decisions:
-        context = _with_relevant_decisions(memory_dir, payload.session_id, decisions, prompt, context)
+    asked = asked or _ask(memory_dir, prompt, payload, stuck=stuck)
+    answer = _recall(memory_dir, prompt, payload, asked)
+    from memdir.entry.prompt_claim import claimed_context
+
+    # Only now, under the session's lock: what another hook for this prompt said meanwhile is left out (issue 21).
+    context = claimed_context(memory_dir, payload.session_id, prompt, answer, decisions, asked.index_loaded)
     output: dict = {}
     notice = "\n".join(n for n in (notice, journal_notice) if n)
     if notice:
@@ -60,23 +62,6 @@ def prompt_output(payload: HookPayload, early: EarlyQuestion | None = None) -> s
     if context:
         output["hookSpecificOutput"] = {"hookEventName": EVENTS["prompt"], "additionalContext": context}
     return light_json.dumps(output) if output else ""  # json's import (and re's patterns in it) is not needed
-
-
-def _with_relevant_decisions(memory_dir: str, session_id: str | None, journal: str, prompt: str,
-                             context: str) -> str:
-    """The recent decisions relevant to this prompt, not shown yet in this session and not already
-    stated by a recalled memory, before `context` in the room the output budget leaves."""
-    from memdir.decision_context import add_decisions, decision_key, note_shown, shown_in_session
-    from memdir.stages.recall.decision_filter import relevant_decisions
-
-    shown = shown_in_session(str(memory_dir), session_id)
-
-    def keep(records: list[dict]) -> list[dict]:
-        return relevant_decisions(prompt, [r for r in records if decision_key(r) not in shown], context)
-
-    combined, added = add_decisions(journal, context, keep=keep)
-    note_shown(str(memory_dir), session_id, [decision_key(r) for r in added])
-    return combined
 
 
 def _use_recall_server(engine: str) -> bool:
@@ -147,7 +132,7 @@ def _ask(memory_dir: str, prompt: str, payload: HookPayload, early=None,
 
 def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
     """The memories for this prompt (a recall_race.Answer), from the warm server or this process,
-    whichever is ready first; what it surfaced is recorded for the session."""
+    whichever is ready first. Nothing is recorded for the session here: memdir.entry.prompt_claim does that."""
     from memdir.entry.recall_race import Answer, race
 
     index_loaded, conn, grace, expect, sent_at = asked.index_loaded, asked.conn, asked.grace, asked.expect, asked.sent_at
@@ -159,11 +144,11 @@ def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
     def local() -> Answer:
         from memdir.stages.recall.api import recall
 
-        # Racing the server, this process records nothing itself: the answer used is recorded below.
+        # Neither side records what it surfaced: the answer used is claimed once recall is done (prompt_claim).
         # Verification against the code runs in the server only: its scan does not fit this process's budget.
         result = recall(memory_dir, prompt, tools=lambda: _recent_tools(payload), session_id=payload.session_id,
                         engine=asked.local_engine, index_loaded=index_loaded,
-                        record=conn is None, disk_cache=True)
+                        record=False, log_usage=conn is None, disk_cache=True)
         for line in result.debug:
             log(memory_dir, "prompt", line)
         return Answer(result.context, [h.rel_path for h in result.selected], "local")
@@ -179,10 +164,6 @@ def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
     elif reply is not None and any(reply.get(k) != v for k, v in expect.items()):
         log(memory_dir, "prompt", "the recall server resolved another folder, index or engine for this prompt "
             f"({', '.join(f'{k}={reply.get(k)!r}' for k in expect)}); answered here")
-    if answer is not None and conn is not None and answer.selected:
-        from memdir.stages.recall import state
-
-        state.record(memory_dir, payload.session_id, answer.selected, len(answer.context.encode()))
     return answer
 
 

@@ -9,7 +9,7 @@ is raced instead of waited for: this process starts its own lexical recall, havi
 importing it, and whichever answer is ready first is used. A stuck server therefore costs about
 nothing over no server at all, never its timeout plus a local recall after it.
 
-Neither side records what it surfaced: the hook records the answer it used (recall.state), so a
+Neither side records what it surfaced: the hook claims the answer it used (memdir.entry.prompt_claim), so a
 memory the losing side picked is not marked as shown in the session.
 """
 

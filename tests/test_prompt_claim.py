@@ -1,0 +1,155 @@
+"""Each thing said once when two prompt hooks run at once (issue 21): memdir's UserPromptSubmit hook registered
+with different commands in the user's and the project's settings runs twice for every prompt, both processes
+recalling from the same session state. Only one of them may say a memory or a decision."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memdir import constants as C
+from memdir.decisions import Decision, append
+from memdir.entry.hooks import main as hook_main
+from memdir.paths import decisions_dir
+from memdir.stages.recall import state
+from memdir.stages.recall.inject import memory_blocks
+
+PROMPT = "rebuild the resumes for batch-03 and make sure each one is exactly one page"  # benchmarks.realistic's
+DECIDED = "which Redis settings does each cache shard use?"  # a decision and a memory, with room for both
+DECISION = "Cache shards run on Redis 7 with one replica each"
+
+# One hook process, as Claude Code starts it, whose first read of each piece of session state waits until the
+# other process has made the same read: the interleaving the race needs (both read before either writes),
+# made certain instead of left to the scheduler. The rest runs as it does in a real hook.
+_HOOK = """
+import os, sys, time
+from memdir import decision_context
+from memdir.stages.recall import state
+
+barrier, me = sys.argv[1], sys.argv[2]
+
+def first_read_waits(module, name):
+    real, waited = getattr(module, name), []
+    def read(*args, **kwargs):
+        found = real(*args, **kwargs)
+        if not waited:
+            waited.append(1)
+            os.makedirs(os.path.join(barrier, name), exist_ok=True)
+            open(os.path.join(barrier, name, me), "w").close()
+            deadline = time.monotonic() + 10
+            while len(os.listdir(os.path.join(barrier, name))) < 2 and time.monotonic() < deadline:
+                time.sleep(0.002)
+        return found
+    setattr(module, name, read)
+
+first_read_waits(state, "load")
+first_read_waits(decision_context, "shown_in_session")
+from memdir.entry.hooks import main
+sys.exit(main(["prompt"]))
+"""
+
+
+@pytest.fixture
+def real_folder(realdata, tmp_path, monkeypatch):
+    """A copy of the real 55-memory folder, this process's memory folder, offline, for a project with a
+    decision about the prompt's subject in its journal."""
+    from benchmarks import realistic
+
+    memory = tmp_path / "memory"
+    shutil.copytree(realdata / realistic.REAL_FOLDER, memory)
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    append(decisions_dir(memory, project, compat=False),
+           [Decision(kind="decision", what=DECISION, why="failover", entities=["Redis", "cache shard"], confidence=0.9)])
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    monkeypatch.setenv(C.DISABLE_ENV, "1")  # Claude Code's own memory off: the hook repeats no index line
+    return memory, project
+
+
+def _payload(project: Path, session: str = "s1", prompt: str = PROMPT) -> str:
+    return json.dumps({"session_id": session, "transcript_path": "/nope.jsonl", "cwd": str(project),
+                       "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+
+
+def _context(out: str) -> str:
+    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+
+
+def _paths(context: str, memory: Path) -> list[str]:
+    """The memories a context says, by file name, in order."""
+    return [block.split("\n", 1)[0].rsplit(str(memory) + os.sep, 1)[-1] for block in memory_blocks(context)]
+
+
+def _in_process(project: Path, session: str = "s1", prompt: str = PROMPT) -> str:
+    out = io.StringIO()
+    assert hook_main(["prompt"], stdin=io.StringIO(_payload(project, session, prompt)), stdout=out) == 0
+    return _context(out.getvalue())
+
+
+@pytest.mark.parametrize("prompt", [PROMPT, DECIDED])
+def test_two_hooks_at_once_say_each_memory_and_decision_once(real_folder, tmp_path, prompt):
+    memory, project = real_folder
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    payload = tmp_path / "payload.json"
+    payload.write_text(_payload(project, prompt=prompt), encoding="utf-8")
+    with payload.open("rb") as first, payload.open("rb") as second:
+        hooks = [subprocess.Popen([sys.executable, "-c", _HOOK, str(barrier), name], stdin=stdin,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=project)
+                 for name, stdin in (("user", first), ("project", second))]
+        outputs = [hook.communicate(timeout=30) for hook in hooks]
+    assert all(hook.returncode == 0 and not err for hook, (_, err) in zip(hooks, outputs, strict=True)), outputs
+    contexts = [_context(out) for out, _ in outputs]
+    said = [path for context in contexts for path in _paths(context, memory)]
+    assert said and len(said) == len(set(said)), said  # each recalled memory once across both outputs
+    assert sum(context.count(DECISION) for context in contexts) == (prompt == DECIDED), contexts
+    assert sorted(state.load(memory, "s1").paths) == sorted(said)  # the session knows what it was told
+
+    # The same prompt typed again later in the session is a new turn: as ever, nothing already said comes back
+    later = _in_process(project, prompt=prompt)
+    assert not set(_paths(later, memory)) & set(said) and DECISION not in later
+
+
+def test_what_another_hook_said_meanwhile_is_left_out_and_the_rest_rendered_whole(real_folder, monkeypatch):
+    """The other hook claims part of this one's memories between this one's recall and its claim."""
+    memory, project = real_folder
+    alone = _in_process(project, "alone")
+    chosen = _paths(alone, memory)
+    assert len(chosen) >= 2
+    from memdir.stages.recall import api
+
+    real_recall = api.recall
+
+    def then_the_other_hook_claims(*args, **kwargs):
+        result = real_recall(*args, **kwargs)
+        state.record(memory, "s1", chosen[:1], 100)
+        return result
+
+    monkeypatch.setattr(api, "recall", then_the_other_hook_claims)
+    context = _in_process(project)
+    assert _paths(context, memory) == chosen[1:]
+    assert context.startswith("Saved memories that may help") and chosen[0] not in context
+    assert state.load(memory, "s1").paths == chosen  # the first by the other hook, the rest by this one
+
+
+def test_a_session_lock_held_elsewhere_costs_the_prompt_its_memories_not_a_wait(real_folder):
+    memory, project = real_folder
+    with state.held(memory, "s1"):
+        started = time.monotonic()
+        out = io.StringIO()
+        assert hook_main(["prompt"], stdin=io.StringIO(_payload(project)), stdout=out) == 0
+        waited = time.monotonic() - started
+    assert waited < 5, waited  # before: the lock's 30 s, then nothing
+    assert out.getvalue() == ""  # nothing said, so nothing can be said twice
+    assert "left out rather than risk saying them twice" in (memory / C.STATE_DIRNAME / "hook.log").read_text()
+    assert state.load(memory, "s1").paths == []  # not recorded: the next prompt may still bring them
+    assert _paths(_in_process(project), memory)
