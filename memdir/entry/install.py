@@ -154,8 +154,9 @@ def locale_hooks(cwd: Path | None = None) -> list[tuple[str, str]]:
 
 def twice_registered(cwd: Path | None = None) -> list[tuple[str, list[str]]]:
     """(event, settings files) for each memdir event registered with different commands in the user's and the
-    project's settings. Claude Code runs every matching hook at once and merges only identical commands: two
-    prompt hooks each read the session's state before either writes it, and inject the same memories twice."""
+    project's settings. Claude Code runs every matching hook at once and merges only identical commands: both run.
+    Two prompt hooks each recall (only one says each memory: memdir.entry.prompt_claim), two Stop workers start,
+    and the SessionStart text reaches the model twice."""
     commands: dict[str, dict[str, str]] = {}  # event -> command -> settings file
     for path, command in _our_commands(cwd):
         event = re.search(r" hook (stop|prompt|session-start)\b", command)
