@@ -69,8 +69,8 @@ class Evidence:
                 "summary": self.summary()}
 
 
-_GONE_WORDS = {"path": "no longer exists", "symbol": "is no longer in the code",
-               "flag": "is no longer in the code", "command": "no longer exists"}
+_GONE_WORDS = {"path": "is not in the project", "symbol": "is not in the code",
+               "flag": "is not in the code", "command": "is not in the project"}
 
 
 _COMMAND_FILES = {"make": "Makefile", "just": "justfile", "npm": "package.json", "yarn": "package.json",

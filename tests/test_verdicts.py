@@ -109,10 +109,10 @@ def test_the_server_answers_at_once_and_shows_the_check_on_the_next_recall(refac
                "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}}
     first = server.handle({**request, "session_id": "one"})
     assert "project_refresh.md" in first["selected"]
-    assert "`renew_session` is no longer in the code" not in first["context"]
+    assert "`renew_session` is not in the code" not in first["context"]
     assert _settled(kept, str(repo), "renew_session") is False
     second = server.handle({**request, "session_id": "two"})
-    assert "`renew_session` is no longer in the code" in second["context"]
+    assert "`renew_session` is not in the code" in second["context"]
 
 
 def test_a_memory_swapped_for_a_symlink_is_never_read_for_its_names(tmp_path):

@@ -68,8 +68,8 @@ def test_verify_reports_exactly_the_deleted_file_and_the_renamed_function(refact
     report = json.loads(out)
     assert code == 1
     stale = {rel: m["gone"] for rel, m in report["memories"].items() if m["status"] == "stale"}
-    assert stale == {"project_tokens.md": ["`src/auth/tokens.py` no longer exists"],
-                     "project_refresh.md": ["`renew_session` is no longer in the code"]}
+    assert stale == {"project_tokens.md": ["`src/auth/tokens.py` is not in the project"],
+                     "project_refresh.md": ["`renew_session` is not in the code"]}
     assert report["memories"]["feedback_dry_run.md"] == {
         "status": "ok", "gone": [], "found": ["--dry-run"], "unchecked": [], "summary": "still there: `--dry-run`"}
 
@@ -102,7 +102,7 @@ def test_verify_text_output_lists_the_evidence(refactored, cli):
     code, out, _ = cli("--dir", str(memory), "verify", "--project", str(repo))
     assert code == 1
     assert "2 stale" in out
-    assert "`src/auth/tokens.py` no longer exists" in out and "dry_run" not in out
+    assert "`src/auth/tokens.py` is not in the project" in out and "dry_run" not in out
 
 
 def test_gitignored_files_do_not_count_as_the_code(tmp_path):
@@ -213,7 +213,7 @@ def test_recall_shows_what_was_checked(refactored):
     result = recall(memory, "how are sessions refreshed when a token expires?", engine="offline",
                     project_root=str(repo), record=False)
     assert "project_refresh.md" in [h.rel_path for h in result.selected]
-    assert "Checked against the current code: `renew_session` is no longer in the code" in result.context
+    assert "Checked against the current code: `renew_session` is not in the code" in result.context
     assert "Do not present what this memory says about these as fact" in result.context
     assert result.as_dict()["selected"][0]["verification"]["status"] in ("stale", "ok", "unchecked")
 
@@ -228,7 +228,7 @@ def test_behaviour_case_shows_the_removed_function_as_flagged(tmp_path):
     memory = tmp_path / "memory"
     seed(memory, case.memories, __import__("time").time())
     context = recalled_context(case, memory)
-    assert "Checked against the current code: `renew_session` is no longer in the code" in context
+    assert "Checked against the current code: `renew_session` is not in the code" in context
     assert "Do not present what this memory says about these as fact" in context
 
 
@@ -240,7 +240,7 @@ def test_recall_server_checks_memories_against_the_hooks_cwd(refactored):
     reply = server.handle({"memory_dir": str(memory), "query": "how are sessions refreshed when a token expires?",
                            "engine": "offline", "cwd": str(repo / "src"), "env": {"MEMDIR_PATH": str(memory)}})
     assert "project_refresh.md" in reply["selected"]
-    assert "`renew_session` is no longer in the code" in reply["context"]
+    assert "`renew_session` is not in the code" in reply["context"]
 
 
 CLAUDE_CODE_FOLDER = __import__("pathlib").Path(__file__).parent / "fixtures" / "claude_code_2_1_328" / "memory"

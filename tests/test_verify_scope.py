@@ -54,7 +54,7 @@ def test_doctor_in_the_memory_folder_reports_no_stale_memory(synced_memory, cli,
     _, out, _ = cli("--dir", str(synced_memory), "doctor", "--json")
     assert json.loads(out)["stale_memories"] == 0
     _, out, _ = cli("--dir", str(synced_memory), "doctor")
-    assert "no longer in the code" not in out
+    assert "is not in the code" not in out
 
 
 def test_recalled_header_makes_no_claim_when_the_project_is_the_memory_folder(synced_memory):
@@ -66,7 +66,7 @@ def test_recalled_header_makes_no_claim_when_the_project_is_the_memory_folder(sy
     reply = server.handle({"memory_dir": str(memory), "query": "how do deploys work, which helper do they call?",
                            "engine": "offline", "cwd": str(memory), "env": {"MEMDIR_PATH": str(memory)}})
     assert reply["selected"] == ["project_deploy.md"]
-    assert "no longer exists" not in reply["context"] and "still there" not in reply["context"]
+    assert "is not in the project" not in reply["context"] and "still there" not in reply["context"]
     assert "Checked against the current code" not in reply["context"]
 
 
@@ -129,7 +129,7 @@ def test_a_dotfiles_home_is_not_the_project_its_memories_are_checked_against(dot
     code, out, _ = cli("--cwd", str(app), "--dir", str(memory), "verify", "--json")
     report = json.loads(out)
     assert report["project"] == str(app)
-    assert report["memories"]["project_deploy.md"]["gone"] == ["`gone_function` is no longer in the code"]
+    assert report["memories"]["project_deploy.md"]["gone"] == ["`gone_function` is not in the code"]
     assert set(report["memories"]["project_deploy.md"]["found"]) == {"src/old_module.py", "real_func"}
 
 

@@ -103,7 +103,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 print(f"  {day}: {tokens_used(usage):,} tokens over {usage.get('runs', 0)} run(s)")
         stale = _stale_count(args, store)
         if stale:
-            print(f"  [warning] {stale} memories name files, functions or flags no longer in the code "
+            print(f"  [warning] {stale} memories name files, functions or flags not in the code "
                   f"(doctor checks the newest {DOCTOR_VERIFIES:,}; `memdir verify` checks all and lists them)")
         for line in runlog.cost_lines(folder):
             print(line)
