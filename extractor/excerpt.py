@@ -16,6 +16,7 @@ import re
 from datetime import date, datetime
 
 from memdir.prompts import escape_tags
+from memdir.stages.extractor.platform_paths import home_of, local_home, tilde
 from memdir.stages.extractor.prose import pasted_spans
 from memdir.transcript import Message
 
@@ -132,11 +133,14 @@ def excerpt_messages(messages: list[Message]) -> list[dict]:
     (the reason typed when refusing the tool call just before), "queued" or ""."""
     tool_names: dict[str, str] = {}
     out = []
+    # The agent's calls and their output name the user's home folder (the session's cwd, the files it read): shown
+    # as `~`. The user's own words are left as typed: a path they gave may be what a memory keeps.
+    homes = {local_home(), *(home_of(m.cwd) for m in messages)}
     for m in messages:
         for block in m.tool_uses():
             tool_names.setdefault(str(block.get("id")), str(block.get("name")))
         day = message_date(m)
         when = f"{day.isoformat()} ({day:%A})" if day else ""
         for role, kind, text in _entries(m, tool_names):
-            out.append({"role": role, "kind": kind, "when": when, "text": text})
+            out.append({"role": role, "kind": kind, "when": when, "text": text if role == "user" else tilde(text, homes)})
     return out
