@@ -44,8 +44,8 @@ _FR_SUBJECT = (r"(?:\b(?:je|tu|il|elle|on|nous|vous|ils|elles|ça|ca|cela|ceci)\
                r"ta|tes|son|sa|ses|notre|nos|votre|vos|leur|leurs|ce|cet|cette|ces|un|une|des)\s+[\w-]+\s+(?:[\w-]+\s+){0,2}?"
                r"|\bl'[\w-]+\s+(?:[\w-]+\s+){0,2}?)(?:(?:ne|me|te|se|le|la|les|lui|leur|y|en)\s+|[nmtsl]')*")
 _FR_FAILS = (r"(?:échoue|échouent|plante|plantent|crashe|crashent|bloque|bloquent|bugu?e|buguent|beugue|freeze|freezent|"
-             r"rame|rament|casse|cassent|marche|marchent|fonctionne|fonctionnent|reste|restent|persiste|persistent|"
-             r"tourne|tournent|charge|chargent|apparaît|apparait|apparaissent|vois|voit|voyons|voient)")
+             r"rame|rament|casse|cassent|marche|marchent|fonctionne|fonctionnent|apparaît|apparait|apparaissent|"
+             r"vois|voit|voyons|voient)")  # not "reste", "tourne", "charge": "le code reste toujours en anglais" is a rule
 _FR_WRONG = (r"(?:(?:la|le|les|l'|une?|des|cette|ce|cet)\s*(?:même|mêmes|ancien|ancienne|anciens|vieux|vieille)\b"
              r"|(?:une?|l'|la|le|des|les|cette|ce|cet|d')\s*(?:erreurs?|exceptions?|problèmes?|bugs?|soucis?|crash|"
              r"warnings?|avertissements?|500|404|403|401|timeout)\b"

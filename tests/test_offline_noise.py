@@ -82,6 +82,7 @@ def test_still_failing_is_a_report_not_a_standing_rule(still):
     "Lance toujours les tests avant de pousser.", "Je veux toujours des tests avant un commit.",
     "Toujours lancer les tests avant de committer.", "On utilise toujours pnpm dans ce projet.",
     "Tu dois toujours lancer les tests.", "Affiche toujours l'erreur complète.", "Siempre usa pnpm.",
+    "Le code reste toujours en anglais.",  # a state verb with no failure after it: a convention
 ])
 def test_always_is_still_a_standing_rule(rule):
     assert [d.type for d in _drafts(rule)] == ["feedback"]
