@@ -73,7 +73,11 @@ class ModelLoop:
     def begin(self, session: str, memory_dir: Path) -> None:
         self.session = session
         self.sessions.add(session)
-        self.volatile = {str(memory_dir): MEMORY_DIR, str(memory_dir.resolve()): MEMORY_DIR}
+        from memdir.stages.extractor.platform_paths import shown_path
+
+        # (the request shows a folder under the home folder as `~/...`: a TMPDIR there is the same folder)
+        self.volatile = {str(memory_dir): MEMORY_DIR, str(memory_dir.resolve()): MEMORY_DIR,
+                         shown_path(memory_dir): MEMORY_DIR}
 
     def label(self, engine: str) -> str:
         """What answered, for the report: "relay", "replay of DIR + relay", "anthropic, recorded to DIR"."""

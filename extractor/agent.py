@@ -75,10 +75,11 @@ def build_request(
     """
     from memdir.llm import thinking_options
     from memdir.prompts import render
+    from memdir.stages.extractor.platform_paths import shown_path
 
-    system = render(
-        "extract_system.j2", memory_dir=str(memory_dir), today=today.isoformat(),
-        mode=mode, daily_log=str(daily_log or ""),
+    system = render(  # the home folder shown as `~` (the tools expand it back, confined to the memory folder)
+        "extract_system.j2", memory_dir=shown_path(memory_dir), today=today.isoformat(),
+        mode=mode, daily_log=shown_path(daily_log) if daily_log else "",
     )
     existing = scan(memory_dir).headers if memory_dir.exists() else []
     if first_message is not None:

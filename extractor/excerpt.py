@@ -16,6 +16,8 @@ import re
 from datetime import date, datetime
 
 from memdir.prompts import escape_tags
+from memdir.stages.extractor.platform_paths import home_of, local_home, tilde
+from memdir.stages.extractor.prose import pasted_spans
 from memdir.transcript import Message
 
 TOOL_RESULT_CHARS = 400
@@ -94,6 +96,16 @@ def _fit(parts: list[str]) -> str:
     return "\n".join(kept)
 
 
+def _marked(said: str) -> str:
+    """The user's text escaped, with each block that looks pasted (prose.pasted_spans: a log, a stack trace, code)
+    inside <pasted> tags, wherever it sits: the system prompt says it is material the user shows, not their words."""
+    out, at = [], 0
+    for start, end in pasted_spans(said):
+        out += [escape_tags(said[at:start]), "<pasted>\n", escape_tags(said[start:end]), "\n</pasted>"]
+        at = end
+    return "".join(out) + escape_tags(said[at:])
+
+
 def _entries(m: Message, tool_names: dict[str, str]) -> list[tuple[str, str, str]]:
     """(role, kind, text) for one message: a user line can hold the user's words and tool output apart."""
     if m.role != "user":
@@ -104,7 +116,8 @@ def _entries(m: Message, tool_names: dict[str, str]) -> list[tuple[str, str, str
     images = sum(1 for b in m.content if b.get("type") == "image") if m.kind in ("prompt", "queued") else 0
     said, placed = _IMAGE_PLACEHOLDER.subn(IMAGE, said)
     if said or images:  # an image the text already places is not marked twice
-        shown = escape_tags(_short(said, MESSAGE_CHARS)) + "".join(f"\n{IMAGE}" for _ in range(images - placed))
+        said = _short(said, MESSAGE_CHARS)  # (an answer's "Q: ... A: ..." lines are the user's, never a paste)
+        shown = (escape_tags(said) if m.kind == "answer" else _marked(said)) + "".join(f"\n{IMAGE}" for _ in range(images - placed))
         out.append(("user", m.kind if m.kind in ("rejection", "queued", "answer") else "", shown.strip()))
     if m.kind not in ("rejection", "answer"):  # their result is Claude Code's notice; the words are shown above
         outputs = [t for t in (block_text(b, tool_names) for b in m.content if b.get("type") == "tool_result") if t]
@@ -120,11 +133,14 @@ def excerpt_messages(messages: list[Message]) -> list[dict]:
     (the reason typed when refusing the tool call just before), "queued" or ""."""
     tool_names: dict[str, str] = {}
     out = []
+    # The agent's calls and their output name the user's home folder (the session's cwd, the files it read): shown
+    # as `~`. The user's own words are left as typed: a path they gave may be what a memory keeps.
+    homes = {local_home(), *(home_of(m.cwd) for m in messages)}
     for m in messages:
         for block in m.tool_uses():
             tool_names.setdefault(str(block.get("id")), str(block.get("name")))
         day = message_date(m)
         when = f"{day.isoformat()} ({day:%A})" if day else ""
         for role, kind, text in _entries(m, tool_names):
-            out.append({"role": role, "kind": kind, "when": when, "text": text})
+            out.append({"role": role, "kind": kind, "when": when, "text": text if role == "user" else tilde(text, homes)})
     return out

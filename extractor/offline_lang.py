@@ -251,7 +251,7 @@ def standing_rule(sentence: str) -> str | None:
         return "consent"
     if _REPLY_FORMAT.search(sentence):
         return "format"
-    if _WANT_YOU.search(sentence) and (_STANDING.search(sentence) or _FIRST_THEN.search(sentence)):
+    if _WANT_YOU.search(sentence) and (standing_word(sentence) or _FIRST_THEN.search(sentence)):
         return "wish"
     return None
 
@@ -276,8 +276,14 @@ def each_norm_clause(sentence: str) -> str | None:
     return None
 
 
+def standing_word(sentence: str) -> bool:
+    """A word that makes a sentence hold beyond the moment; not "toujours" meaning "still", nor an "always" said of
+    a failure (scope.without_reported_always)."""
+    return bool(_STANDING.search(scope.without_reported_always(sentence)))
+
+
 def is_standing(sentence: str) -> bool:
-    return bool(_STANDING.search(sentence) or _EACH_NORM.search(sentence))
+    return bool(standing_word(sentence) or _EACH_NORM.search(sentence))
 
 
 # --- explicit requests and corrections beyond English ---------------------------------------------------------
@@ -346,7 +352,7 @@ def correction(sentence: str) -> bool:
     if not _CORRECTION.search(sentence) or _JUST_THAT.search(sentence):
         return False
     if _CJK_DONT.search(sentence) and _bare_cjk_dont(sentence):
-        return bool(_FIRM.search(sentence) or _STANDING.search(sentence))
+        return bool(_FIRM.search(sentence) or standing_word(sentence))
     return True
 
 

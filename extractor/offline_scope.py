@@ -34,6 +34,45 @@ def same_again(sentence: str) -> bool:
     return bool(_SAME.search(sentence))
 
 
+# "Le test échoue toujours", "il est toujours cassé", "j'ai toujours la même erreur": after a subject and a verb of
+# failure or state in the present indicative, French "toujours" means "still", a report of the moment; an imperative
+# ("utilise toujours pnpm") or a habit ("on utilise toujours pnpm", "je veux toujours ...") is a rule. The subject is
+# needed because the imperative of an -er verb is spelled as its indicative ("affiche toujours l'erreur complète").
+# Where "always" is its own word (siempre, sempre, immer, всегда, 总是), one next to a failure verb still reports a
+# symptom ("el test siempre falla en CI", "der Build bricht immer ab"), not a rule; English asks for an imperative.
+_FR_SUBJECT = (r"(?:\b(?:je|tu|il|elle|on|nous|vous|ils|elles|ça|ca|cela|ceci)\s+|\b[jc]'|\b(?:le|la|les|mon|ma|mes|ton|"
+               r"ta|tes|son|sa|ses|notre|nos|votre|vos|leur|leurs|ce|cet|cette|ces|un|une|des)\s+[\w-]+\s+(?:[\w-]+\s+){0,2}?"
+               r"|\bl'[\w-]+\s+(?:[\w-]+\s+){0,2}?)(?:(?:ne|me|te|se|le|la|les|lui|leur|y|en)\s+|[nmtsl]')*")
+_FR_FAILS = (r"(?:échoue|échouent|plante|plantent|crashe|crashent|bloque|bloquent|bugu?e|buguent|beugue|freeze|freezent|"
+             r"rame|rament|casse|cassent|marche|marchent|fonctionne|fonctionnent|apparaît|apparait|apparaissent|"
+             r"vois|voit|voyons|voient)")  # not "reste", "tourne", "charge": "le code reste toujours en anglais" is a rule
+_FR_WRONG = (r"(?:(?:la|le|les|l'|une?|des|cette|ce|cet)\s*(?:même|mêmes|ancien|ancienne|anciens|vieux|vieille)\b"
+             r"|(?:une?|l'|la|le|des|les|cette|ce|cet|d')\s*(?:erreurs?|exceptions?|problèmes?|bugs?|soucis?|crash|"
+             r"warnings?|avertissements?|500|404|403|401|timeout)\b"
+             r"|(?:en (?:erreur|échec|panne|cours)|cassée?s?|rouges?|vides?|blanche?s?|bloquée?s?|plantée?s?|lente?s?|"
+             r"ko|down|null|undefined|là|présente?s?|visibles?|absente?s?|manquante?s?|rien)(?![\w-]))")
+_REPORTED_ALWAYS = re.compile(
+    r"(" + _FR_SUBJECT + _FR_FAILS + r"\s+)toujours\b(?!\s+pas\b)"
+    r"|(" + _FR_SUBJECT + r"[\w-]+\s+)toujours(?=\s+" + _FR_WRONG + r")"
+    r"|(\b(?:falla|fallan|peta|petan|crashea|crashean|se (?:rompe|rompen|cuelga|cuelgan|cae|caen|bloquea|bloquean)"
+    r"|falha|falham|quebra|quebram|trava|travam|crasha|crasham|dá erro|dão erro|scheitert|scheitern|crasht|crashen"
+    r"|hängt|hängen|падает|падают|ломается|ломаются|виснет|виснут|зависает|зависают|вылетает|вылетают)\s+)"
+    r"(?:siempre|sempre|immer|всегда)\b"
+    r"|\b(?:siempre|sempre|всегда)(?=\s+(?:falla|fallan|peta|petan|crashea|crashean|se (?:rompe|rompen|cuelga|cuelgan|"
+    r"cae|caen|bloquea|bloquean)|da error|dan error|falha|falham|quebra|quebram|trava|travam|crasha|crasham|dá erro|"
+    r"dão erro|падает|падают|ломается|ломаются|виснет|виснут|зависает|зависают|вылетает|вылетают)\b)"
+    r"|(\b(?:schlägt|schlagen|stürzt|stürzen|bricht|brechen)\s+(?:[\w-]+\s+){0,3}?)immer(?=\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:fehl|ab)\b)"
+    r"|(?:总是|始终|每次都)(?=(?:会)?(?:失败|崩溃|报错|出错|卡住|挂掉|挂了))|(?:いつも|毎回)(?=(?:テストが)?(?:失敗|落ち|クラッシュ|エラー))",
+    re.I,
+)
+
+
+def without_reported_always(sentence: str) -> str:
+    """The sentence without a "toujours" that means "still" or an "always" that reports a symptom (see above)."""
+    return _REPORTED_ALWAYS.sub(lambda m: "".join(g for g in m.groups() if g), sentence)
+
+
 def about_one_thing(sentence: str) -> bool:
     return bool(_ONE_THING.search(sentence))
 

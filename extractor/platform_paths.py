@@ -14,6 +14,7 @@ import os
 import posixpath
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from memdir import constants as C
@@ -79,10 +80,43 @@ def folder_name(cwd: str | None) -> str | None:
 
 
 # A home folder (Linux, macOS, Windows, WSL's view of Windows) or root's: a session there has no project.
-_HOME = re.compile(r"^(?:~|/root|/home/[^/]+|/Users/[^/]+|(?:[A-Za-z]:|/mnt/[A-Za-z])/Users/[^/]+)$", re.I)
+_HOMES = r"(?:/root|/home/[^/]+|/Users/[^/]+|(?:[A-Za-z]:|/mnt/[A-Za-z])/Users/[^/]+)"
+_HOME = re.compile(rf"^(?:~|{_HOMES})$", re.I)
 
 
 def _shown(ch: str) -> bool:
     """Kept in the folder's name, which the request shows in backticks on one line: not a backtick, not a
     control, format (bidi override, zero-width) or line/paragraph separator character (U+0085, U+2028)."""
     return ch != "`" and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+# --- the home folder, shown as `~` ------------------------------------------------------------------------------
+# The request to the model names the memory folder and quotes the agent's tool calls and output: the user's home
+# folder in them (/home/alice, /Users/alice, C:\\Users\\alice) tells the model the login for nothing. Shown as `~`;
+# the tools expand a `~/` path back (tools_read.ReadTools._rel) and confine it to the memory folder as any other.
+_HOME_PREFIX = re.compile(rf"^{_HOMES}(?=/|$)", re.I)
+
+
+def local_home() -> str | None:
+    """This machine's home folder, None when there is none worth hiding (no HOME, or `/`)."""
+    home = os.path.normpath(os.path.expanduser("~"))
+    return None if home.startswith("~") or home in ("/", "\\", ".") else home
+
+
+def home_of(cwd: str | None) -> str | None:
+    """The home folder a session's `cwd` sits in, as the transcript spells it, or None."""
+    found = _HOME_PREFIX.match(cwd.replace("\\", "/")) if cwd else None
+    return cwd[: found.end()] if cwd and found else None
+
+
+def tilde(text: str, homes: Iterable[str | None]) -> str:
+    """`text` with each of `homes` that starts a path written `~` (as is, and as JSON escapes a Windows path)."""
+    for home in sorted({h for h in homes if h}, key=len, reverse=True):
+        for spelled in {home, home.replace("\\", "\\\\")}:
+            text = re.sub(r"(?<![\w./\\-])" + re.escape(spelled) + r"(?![\w.-])", "~", text)
+    return text
+
+
+def shown_path(path: Path | str) -> str:
+    """A local path (the memory folder, a daily log) as the model is shown it: under the home folder, `~/...`."""
+    return tilde(str(path), [local_home()])

@@ -26,17 +26,63 @@ _LOG_LINE = re.compile(r"^\s*(?:[⚠✓✔✗✘×●▲▶›»]|\* \S|(?:npm |
                        r"|(?:error|warning|warn|info|debug|fatal|unhandled rejection|traceback)\b\s*[:\[(])", re.I)
 
 
+_CODE_LIKE = re.compile(r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})")
+
+
 def _looks_pasted(paragraph: str) -> bool:
     """Code, logs, JSON, tables, stack traces: lines a person pasted rather than wrote."""
     lines = [line for line in paragraph.splitlines() if line.strip()]
     if not lines:
         return False
-    code_like = r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})"
-    symbolic = sum(1 for line in lines if re.match(code_like, line) or _LOG_LINE.match(line))
+    symbolic = sum(1 for line in lines if _CODE_LIKE.match(line) or _LOG_LINE.match(line))
     if symbolic * 2 >= len(lines):
         return True
     letters = sum(c.isalpha() or c.isspace() for c in paragraph)
     return letters < 0.75 * len(paragraph)
+
+
+# What the extraction request marks as pasted: a run of paragraphs a person pastes rather than types (code, a log, a
+# stack trace, command output, JSON, a table), wherever it sits in a message: before the user's own line as after it.
+# Stricter than _looks_pasted, which only has to stop reading: a heading, a list item, a rule line or a short line
+# ("`npm test` fails") is the user's own prose, however many symbols it holds.
+PASTE_MIN_LINES = 3
+# A bare link is the user's pointer, not material; a line of its own is the user's too when it ends handing over
+# ("`make test` prints this:"). A line whose leading "name:" another line repeats is a program's ("debconf: ...").
+_OWN_LINE = re.compile(r"^(?:#{1,6}\s|\s*(?:[-*•]\s|\d{1,2}[.)]\s|[-*_=]{3,}\s*$|https?://\S+\s*$))")
+_HANDS_OVER = re.compile(r"[:?]\s*$")
+_PREFIX = re.compile(r"^\s*([\w.-]+):\s")
+
+
+def _material(paragraph: str) -> bool:
+    lines = [line for line in paragraph.splitlines() if line.strip() and not _OWN_LINE.match(line)]
+    if not lines or (len(lines) == 1 and _HANDS_OVER.search(lines[0])):
+        return False
+    prefixes = [m.group(1) for m in map(_PREFIX.match, lines) if m]
+    symbolic = sum(1 for line in lines if _CODE_LIKE.match(line) or _LOG_LINE.match(line)
+                   or ((m := _PREFIX.match(line)) and prefixes.count(m.group(1)) > 1))
+    if symbolic * 2 >= len(lines):
+        return True
+    letters = sum(c.isalpha() or c.isspace() for c in "\n".join(lines))
+    return len(lines) >= PASTE_MIN_LINES and letters < 0.75 * len("\n".join(lines))
+
+
+def pasted_spans(text: str) -> list[tuple[int, int]]:
+    """Where the pasted material of a message is: (start, end) of each run of pasted-looking paragraphs of at
+    least PASTE_MIN_LINES lines (a terminal's `\\` continuation read as a line break, as own_prose does)."""
+    plain = _CONTINUATION.sub(lambda m: " " * (len(m.group()) - 1) + "\n", text)  # the same length as `text`
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for gap in [*_PARAGRAPHS.finditer(plain), None]:
+        end = gap.start() if gap else len(plain)
+        paragraph = plain[at:end]
+        if paragraph.strip() and _material(paragraph):
+            start = max(at, plain.rfind("\n", 0, at + len(paragraph) - len(paragraph.lstrip())) + 1)
+            if spans and not plain[spans[-1][1]:start].strip():
+                start = spans[-1][0]
+                spans.pop()
+            spans.append((start, at + len(paragraph.rstrip())))
+        at = gap.end() if gap else len(plain)
+    return [(a, b) for a, b in spans if len(text[a:b].strip().splitlines()) >= PASTE_MIN_LINES]
 
 
 # A line that hands over material without a colon: "Here is the README", "Pasted from the wiki", "what the other agent

@@ -21,6 +21,7 @@ from memdir.frontmatter_io import LENIENT_PROBLEM, hashes_as_text, parse_documen
 from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
+from memdir.stages.extractor.platform_paths import shown_path
 from memdir.stages.extractor.support import Verdict, extra_fields, judge, judge_memory
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input
 from memdir.stages.extractor.tools_read import ReadTools
@@ -47,7 +48,7 @@ class Toolbox(ReadTools):
         if not isinstance(name, str) or name not in TOOL_NAMES:
             shown = name[:40] if isinstance(name, str) else type(name).__name__
             return self._refuse(f"tool {shown!r} is not available; this agent has only {', '.join(TOOL_NAMES)} "
-                                f"over the memory folder {self.memory_dir} (there is no Bash)")
+                                f"over the memory folder {self.shown_dir} (there is no Bash)")
         if not isinstance(tool_input, dict):
             return self._refuse(f"{name}: input must be an object")
         try:
@@ -205,7 +206,7 @@ class Toolbox(ReadTools):
         except Refused:
             wanted = None
         if rel is None or wanted != rel:
-            raise Refused(f"in daily-log mode only today's log can be written: {self.daily_log}")
+            raise Refused(f"in daily-log mode only today's log can be written: {shown_path(self.daily_log or '')}")
         if self.writers.action(write_mode.AUTO) != write_mode.WRITE:
             raise Refused(f"write mode {self.writers.mode}: the daily log is written only in write mode auto")
         current = self._check_fresh(rel)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memdir import constants as C, safefs, write_mode
 from memdir.secrets import redact
+from memdir.stages.extractor.platform_paths import shown_path
 from memdir.stages.extractor.tool_input import Refused, glob_regex
 from memdir.store import MemoryStore
 
@@ -43,6 +44,7 @@ class ReadTools:
         self.memory_dir = Path(os.path.abspath(memory_dir))
         # The folder may sit below a symlink (macOS /var, a dotfiles ~/.claude): both spellings name it.
         self._aliases = {str(self.memory_dir), os.path.realpath(self.memory_dir)}
+        self.shown_dir = shown_path(self.memory_dir)  # as the model is told it: `~/...` under the home folder
         self.dry_run = dry_run
         self.snapshots: dict[str, str] = {}  # rel path -> text as last read by the agent ("" = absent)
         self.as_written: dict[str, str] = {}  # rel path -> the text the agent wrote, before the store's form
@@ -62,7 +64,7 @@ class ReadTools:
     def _rel(self, raw: str, what: str = "path") -> str:
         """The memory-folder-relative form of a path the model gave, or a refusal saying what is allowed."""
         if not raw.strip():
-            raise Refused(f"empty {what}; give a path inside {self.memory_dir}")
+            raise Refused(f"empty {what}; give a path inside {self.shown_dir}")
         expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
         if os.path.isabs(expanded):
             normal = os.path.normpath(expanded)
@@ -74,12 +76,12 @@ class ReadTools:
                     break
             else:
                 raise Refused(f"{_shown(raw)} is outside the memory folder; this agent may only read and write "
-                              f"markdown files inside {self.memory_dir}")
+                              f"markdown files inside {self.shown_dir}")
         else:
             rel = expanded
         parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
         if ".." in parts:
-            raise Refused(f"{_shown(raw)}: '..' is not allowed; paths stay inside {self.memory_dir}")
+            raise Refused(f"{_shown(raw)}: '..' is not allowed; paths stay inside {self.shown_dir}")
         if any(p.startswith(".") for p in parts):
             raise Refused(f"{_shown(raw)}: hidden files and memdir's own state (.memdir/) are not readable by this agent")
         return "/".join(parts)
@@ -97,9 +99,9 @@ class ReadTools:
         try:
             rel = self._rel(raw, "file_path")
         except Refused:
-            raise Refused(f"{_shown(raw)}: writes are only allowed to .md files directly inside {self.memory_dir}") from None
+            raise Refused(f"{_shown(raw)}: writes are only allowed to .md files directly inside {self.shown_dir}") from None
         if not rel or "/" in rel or not rel.endswith(".md"):
-            raise Refused(f"{_shown(raw)}: write memory files as <type>_<topic>.md directly inside {self.memory_dir}")
+            raise Refused(f"{_shown(raw)}: write memory files as <type>_<topic>.md directly inside {self.shown_dir}")
         if rel == C.INDEX_NAME:
             raise Refused(f"{C.INDEX_NAME} is kept in sync automatically when you write memory files; do not write it")
         st = safefs.lstat(self.memory_dir, rel) if self.memory_dir.is_dir() else None
@@ -176,7 +178,7 @@ class ReadTools:
                 continue  # symlinks, FIFOs, huge or non-UTF-8 files are skipped, never followed
             for n, line in enumerate(text.splitlines(), 1):
                 if regex.search(line):
-                    hits.append(f"{self.memory_dir / rel}:{n}:{line}")
+                    hits.append(f"{shown_path(self.memory_dir / rel)}:{n}:{line}")
                     if len(hits) >= MAX_MATCHES:
                         return _cap("\n".join(hits) + f"\n(stopped at {MAX_MATCHES} matches)")
         return _cap("\n".join(hits) or "no matches")
@@ -193,7 +195,7 @@ class ReadTools:
         regex = glob_regex(pattern)
         base, files = self._files_under(path)
         prefix = f"{base}/" if base and not base.endswith(".md") else ""
-        found = [str(self.memory_dir / rel) for rel in files
+        found = [shown_path(self.memory_dir / rel) for rel in files
                  if regex.match(rel[len(prefix):] if rel.startswith(prefix) else rel)]
         return _cap("\n".join(found[:MAX_LISTED]) or "no files")
 
@@ -209,7 +211,7 @@ class ReadTools:
 def _shown(raw: str) -> str:
     """A path the model gave, as a refusal quotes it: redacted before the cut, so no cut-off secret
     slips past the redaction of the message (refusals reach runs.jsonl)."""
-    return redact(raw)[:200]
+    return shown_path(redact(raw))[:200]
 
 
 def _cap(text: str) -> str:

@@ -110,3 +110,27 @@ def test_llm_dream_failure_keeps_entries_pending(api, daily):
     api.post("/v1/messages").mock(return_value=P.error(400))
     assert dream.dream(daily, settings=Settings(engine="llm", max_attempts=1), today=DAY).status == "failed"
     assert len(dream.pending(daily)) == 1
+
+
+def test_a_daily_log_request_asks_for_entries_in_the_users_language_with_the_markers_as_written(daily):
+    """The language rule was written for memory files only: a model logging a Spanish session in English had the
+    entry refused by the support check (one more turn, or the entry lost), as memory files were before the rule."""
+    from memdir.stages.extractor.agent import build_request
+
+    said = [Message("user", [P.text("Quiero que siempre me preguntes antes de borrar archivos, porque la semana pasada "
+                                         "perdimos trabajo.")], uuid="u1",
+                    timestamp="2026-03-02T09:00:00Z", kind="prompt")]
+    system = build_request(said, daily, Settings(engine="llm"), DAY, mode="daily-log",
+                           daily_log=log_path(daily, DAY))["system"][0]["text"]
+    assert "in the language the user wrote in" in system and "`[type]` and `— why:` stay as written" in system
+    # and what it asks for is what the log takes: the user's words with the markers as written
+    from memdir.stages.extractor.support import sources_of
+
+    daily.mkdir(parents=True)
+    box = Toolbox(daily, daily_log=log_path(daily, DAY))
+    box.sources = sources_of(said)
+    english = "- 09:00 [feedback] Always ask before deleting files — why: work was lost last week\n"
+    assert box.run("Write", {"file_path": str(log_path(daily, DAY)), "content": english}).is_error  # translated
+    spanish = "- 09:00 [feedback] Siempre preguntar antes de borrar archivos — why: la semana pasada perdimos trabajo\n"
+    assert not box.run("Write", {"file_path": str(log_path(daily, DAY)), "content": spanish}).is_error
+    assert entries(daily)[0].why == "la semana pasada perdimos trabajo"

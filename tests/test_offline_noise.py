@@ -54,7 +54,36 @@ def test_still_not_working_is_a_report_not_a_standing_rule(still_not):
     assert _drafts(still_not) == []
 
 
-@pytest.mark.parametrize("rule", ["Utilise toujours pnpm dans ce dépôt.", "Benutze immer pnpm in diesem Repo."])
+@pytest.mark.parametrize("still", [
+    # French "toujours" after a subject and a verb of failure or state means "still": a report of the moment
+    "Le test échoue toujours.",
+    "Ça plante toujours au démarrage.",
+    "Il est toujours cassé.",
+    "Le build est toujours rouge après le correctif.",
+    "Le serveur renvoie toujours une 500.",
+    "L'erreur apparaît toujours dans la console.",
+    "Je vois toujours l'ancien logo.",
+    # "always" next to a failure verb reports a symptom, in the languages where it is its own word
+    "El test siempre falla en CI.",
+    "El build siempre se rompe.",
+    "O teste sempre falha no CI.",
+    "Der Test schlägt im CI immer fehl.",
+    "Der Build bricht immer ab.",
+    "Тест всегда падает в CI.",
+    "测试总是失败。",
+])
+def test_still_failing_is_a_report_not_a_standing_rule(still):
+    assert _drafts(still) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "Utilise toujours pnpm dans ce dépôt.", "Benutze immer pnpm in diesem Repo.",
+    # an imperative, a wish or a habit keeps its "toujours": a rule
+    "Lance toujours les tests avant de pousser.", "Je veux toujours des tests avant un commit.",
+    "Toujours lancer les tests avant de committer.", "On utilise toujours pnpm dans ce projet.",
+    "Tu dois toujours lancer les tests.", "Affiche toujours l'erreur complète.", "Siempre usa pnpm.",
+    "Le code reste toujours en anglais.",  # a state verb with no failure after it: a convention
+])
 def test_always_is_still_a_standing_rule(rule):
     assert [d.type for d in _drafts(rule)] == ["feedback"]
 
