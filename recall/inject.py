@@ -180,7 +180,7 @@ def _warm(cache_dir: str | os.PathLike, age: str) -> None:
         for has_content in (False, True):
             for flags in ({}, {"undescribed": True}, {"team": True}, {"undescribed": True, "team": True}):
                 render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, age=age,
-                               trimmed=trimmed, **flags)
+                               trimmed=trimmed, **flags)  # type: ignore[arg-type]  # flags, not slots or variant
 
 
 def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", description: str = "") -> str:
