@@ -220,11 +220,12 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
         if base == theirs:  # we are ahead: only a push
             return ours
         ours_files = gitrepo.committed_files(memory_dir, ours)
+        their_files = gitrepo.committed_files(memory_dir, theirs)
+        _check_sizes(memory_dir, ours_files, their_files)  # before any of their blobs is read
         if ours is None or base == ours:  # fast-forward (or a first sync into a folder with nothing committed)
-            their_files = gitrepo.committed_files(memory_dir, theirs)
             changes = _incoming({path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
                                  for path in sorted(set(ours_files) | set(their_files))
-                                 if (blob := their_files.get(path)) != ours_files.get(path)})
+                                 if gitrepo.tracked(path) and (blob := their_files.get(path)) != ours_files.get(path)})
             result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
             result.pulled = [p for p in changes if p not in result.kept_local]
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
@@ -235,6 +236,20 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
         result.pulled = [p for p in merge.changes if p not in result.kept_local]
         result.conflicts = merge.conflicts
         return gitmerge.commit_merge(memory_dir, ours, theirs, merge.changes, _merge_message(theirs, merge))
+
+
+def _check_sizes(memory_dir: Path, ours_files: dict[str, str], their_files: dict[str, str]) -> None:
+    """Stop the sync before anything is read or written when the other side brings a memory file larger than
+    memdir reads (anyone who can push to a team remote can send one of gigabytes: read whole, it would fill
+    this machine's memory, and written, no memdir command could read it)."""
+    new = {path: blob for path, blob in their_files.items() if gitrepo.tracked(path) and blob != ours_files.get(path)}
+    sizes = gitrepo.blob_sizes(memory_dir, list(new.values()))
+    for path, blob in new.items():
+        limit = C.INDEX_READ_MAX_BYTES if path.rsplit("/", 1)[-1] == gitmerge.INDEX_NAME else C.SAFE_READ_MAX_BYTES
+        if sizes.get(blob, 0) > limit:
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)} is {sizes[blob] / 2**20:.1f} MB, "
+                            f"more than memdir reads of a memory file ({limit >> 20} MB); remove it from the remote "
+                            "branch (or make it smaller), then run `memdir sync` again")
 
 
 def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:

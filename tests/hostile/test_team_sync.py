@@ -94,3 +94,29 @@ def test_a_teammates_memory_is_recalled_as_team_memory_not_the_users(team: Team,
     assert {"feedback_run_tests.md", "feedback_validate_before_shipping.md"} <= set(blocks)
     assert "team memory" in blocks["feedback_run_tests.md"]  # whose it may be, on the memory's own line
     assert "team memory" not in blocks["feedback_validate_before_shipping.md"]
+
+
+@pytest.mark.parametrize("ahead", [False, True])  # a fast-forward, or a merge with a change made here
+def test_a_huge_file_from_a_teammate_is_never_read_whole_or_written(team: Team, tally, monkeypatch, ahead) -> None:
+    from memdir import constants as C, gitrepo
+
+    tally.tried += 1
+    huge = b"---\nname: huge\ndescription: d\ntype: project\n---\n" + b"x" * C.SAFE_READ_MAX_BYTES
+    team.push({"project_huge.md": huge, "big.bin": b"\0" * (C.SAFE_READ_MAX_BYTES * 2),
+               "project_fine.md": "small\n"})
+    if ahead:
+        team.write("team/project_mine.md", "mine\n")
+    read = []
+    real_read = gitrepo.read_blob
+    monkeypatch.setattr(gitrepo, "read_blob", lambda folder, blob: read.append(len(data := real_read(folder, blob)))
+                        or data)
+    with pytest.raises(syncconfig.SyncError, match=r"project_huge\.md is 2\.0 MB.*remove it from the remote"):
+        team.sync()
+    assert max(read, default=0) <= C.SAFE_READ_MAX_BYTES  # never the big blobs, not even the one memdir ignores
+    assert not (team.memory / "team" / "project_huge.md").exists()
+    assert not (team.memory / "team" / "project_fine.md").exists()  # nothing taken: the sync stopped first
+
+    team.push({"project_huge.md": "now small\n"})
+    result = team.sync()
+    assert (team.memory / "team" / "project_huge.md").read_text() == "now small\n"
+    assert "big.bin" not in result.pulled and not (team.memory / "team" / "big.bin").exists()
