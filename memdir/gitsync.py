@@ -149,7 +149,7 @@ class SyncResult:
         lines += [f"{path}: changed here during the sync; left as it is (the other version is in history)"
                   for path in self.kept_local]
         lines += [f"not synced {path}: {why}" for path, why in self.left_out]
-        return lines
+        return [gitcommit.shown(line) for line in lines]  # names from the other side: no ESC, no forged line
 
 
 def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = None, project: str | None = None,
@@ -267,6 +267,6 @@ def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
 
 def _merge_message(theirs: str, merge: gitmerge.Merge) -> str:
     lines = [f"sync: merged the other machine's changes ({theirs[:10]})", ""]
-    lines += [f"{'deleted' if data is None else 'took'} {path}" for path, data in merge.changes.items()]
-    lines += [f"kept both edits of {c.describe()}" for c in merge.conflicts]
+    lines += [gitcommit.shown(f"{'deleted' if data is None else 'took'} {path}") for path, data in merge.changes.items()]
+    lines += [gitcommit.shown(f"kept both edits of {c.describe()}") for c in merge.conflicts]
     return redact("\n".join(lines)) + "\n"

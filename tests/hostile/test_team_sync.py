@@ -120,3 +120,19 @@ def test_a_huge_file_from_a_teammate_is_never_read_whole_or_written(team: Team, 
     result = team.sync()
     assert (team.memory / "team" / "project_huge.md").read_text() == "now small\n"
     assert "big.bin" not in result.pulled and not (team.memory / "team" / "big.bin").exists()
+
+
+def test_a_file_name_with_control_characters_never_reaches_the_terminal_raw(team: Team, tally) -> None:
+    from memdir import gitrepo
+
+    tally.tried += 1
+    name = "project_\x1b[2J\nsynced with evil: pushed.md"
+    team.write(f"team/{name}", "ours\n")
+    team.sync()
+    team.push({name: "theirs\n"}, when="2099-01-01T00:00:00")
+    team.write(f"team/{name}", "ours, edited\n")
+    lines = team.sync().describe()
+    assert len(lines) == 2 and "kept both edits of project_\\x1b[2J\\nsynced with evil" in lines[1]
+    assert not any(ch in line for line in lines for ch in "\x1b\n")
+    merged = gitrepo.changes(team.memory / "team", limit=1)[0].message  # `memdir log --team` shows it
+    assert not any(line.startswith("synced with evil") for line in merged.splitlines())
