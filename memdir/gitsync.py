@@ -226,12 +226,14 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
             changes = _incoming({path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
                                  for path in sorted(set(ours_files) | set(their_files))
                                  if gitrepo.tracked(path) and (blob := their_files.get(path)) != ours_files.get(path)})
+            _check_layout(ours_files, changes)
             result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
             result.pulled = [p for p in changes if p not in result.kept_local]
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
         merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
         merge.changes = _incoming(merge.changes)
+        _check_layout(ours_files, merge.changes)
         result.kept_local = gitmerge.apply(memory_dir, ours_files, merge.changes)
         result.pulled = [p for p in merge.changes if p not in result.kept_local]
         result.conflicts = merge.conflicts
@@ -250,6 +252,23 @@ def _check_sizes(memory_dir: Path, ours_files: dict[str, str], their_files: dict
             raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)} is {sizes[blob] / 2**20:.1f} MB, "
                             f"more than memdir reads of a memory file ({limit >> 20} MB); remove it from the remote "
                             "branch (or make it smaller), then run `memdir sync` again")
+
+
+def _check_layout(ours_files: dict[str, str], changes: dict[str, bytes | None]) -> None:
+    """Stop before anything is written when the result would need one name to be a file and a folder at once
+    (the other side made `a.md/x.md` while `a.md` stays a memory here): writing it would fail halfway through,
+    at every sync."""
+    after = {path for path in ours_files if changes.get(path, b"") is not None}
+    after |= {path for path, data in changes.items() if data is not None}
+    for path in sorted(after):
+        parts = path.split("/")
+        folder = next(("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in after), None)
+        if folder is not None:
+            mine = folder in ours_files and folder not in changes
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)} needs {gitcommit.shown(folder)} "
+                            f"to be a folder, but {gitcommit.shown(folder)} is a memory "
+                            f"{'here' if mine else 'there too'}; rename one of them (here, or on the remote "
+                            "branch), then run `memdir sync` again")
 
 
 def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:

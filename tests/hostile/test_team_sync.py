@@ -136,3 +136,17 @@ def test_a_file_name_with_control_characters_never_reaches_the_terminal_raw(team
     assert not any(ch in line for line in lines for ch in "\x1b\n")
     merged = gitrepo.changes(team.memory / "team", limit=1)[0].message  # `memdir log --team` shows it
     assert not any(line.startswith("synced with evil") for line in merged.splitlines())
+
+
+def test_a_folder_pushed_where_the_user_keeps_a_memory_stops_the_sync_cleanly(team: Team, tally) -> None:
+    """The teammate turns project_a.md into a folder while the user edits it: one line naming both, nothing
+    written, and the user's edit stays (it used to stop halfway on 'project_a.md is a regular file', every time)."""
+    tally.tried += 1
+    team.write("team/project_a.md", "ours\n")
+    team.sync()
+    team.push({"project_a.md/x.md": "theirs\n", "project_b.md": "theirs b\n"}, removed=("project_a.md",))
+    team.write("team/project_a.md", "ours, edited\n")
+    with pytest.raises(syncconfig.SyncError, match=r"project_a\.md/x\.md.*project_a\.md is a memory here"):
+        team.sync()
+    assert (team.memory / "team" / "project_a.md").read_text() == "ours, edited\n"
+    assert not (team.memory / "team" / "project_b.md").exists()
