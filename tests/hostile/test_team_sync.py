@@ -150,3 +150,25 @@ def test_a_folder_pushed_where_the_user_keeps_a_memory_stops_the_sync_cleanly(te
         team.sync()
     assert (team.memory / "team" / "project_a.md").read_text() == "ours, edited\n"
     assert not (team.memory / "team" / "project_b.md").exists()
+
+
+def test_a_submodule_entry_pushed_as_a_memory_is_not_a_file_and_never_stops_the_sync(team: Team, tally) -> None:
+    """A gitlink (a submodule's commit, mode 160000) named like a memory: git cannot read it as a blob, and sync
+    stopped on 'git cat-file failed ... bad file' at every run until someone rewrote the remote."""
+    tally.tried += 1
+    team.push({"project_ok.md": "fine\n"})
+    work = team.root / "mate"
+    env = {"GIT_AUTHOR_NAME": "mate", "GIT_AUTHOR_EMAIL": "m@m", "GIT_COMMITTER_NAME": "mate",
+           "GIT_COMMITTER_EMAIL": "m@m", "HOME": str(team.root), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    subprocess.run(["git", "-C", str(work), "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},project_sub.md"],
+                   check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "commit", "-q", "-m", "a gitlink"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "push", "-q", "origin", "HEAD:" + subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True, check=True,
+        env=env).stdout.strip()], check=True, env=env, capture_output=True)
+    team.write("team/project_mine.md", "mine\n")
+    result = team.sync()
+    assert sorted(result.pulled) == ["project_ok.md"] and result.pushed
+    assert not (team.memory / "team" / "project_sub.md").exists()
+    team.write("team/project_mine.md", "mine, edited\n")
+    assert team.sync().pushed  # and the next sync, on top of that tree, too
