@@ -21,6 +21,7 @@ A sync, under a sync lock (one sync at a time per folder):
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from memdir import constants as C, gitcommit, githistory, gitmerge, gitrepo, safefs_write
@@ -255,11 +256,16 @@ def _check_sizes(memory_dir: Path, ours_files: dict[str, str], their_files: dict
 
 
 def _check_layout(ours_files: dict[str, str], changes: dict[str, bytes | None]) -> None:
-    """Stop before anything is written when the result would need one name to be a file and a folder at once
-    (the other side made `a.md/x.md` while `a.md` stays a memory here): writing it would fail halfway through,
-    at every sync."""
+    """Stop before anything is written when a file the other side brings cannot be written here: a name longer
+    than a file system takes, or one name that would have to be a file and a folder at once (the other side made
+    `a.md/x.md` while `a.md` stays a memory here). Writing it would fail halfway through, at every sync."""
     after = {path for path in ours_files if changes.get(path, b"") is not None}
     after |= {path for path, data in changes.items() if data is not None}
+    for path in sorted(path for path, data in changes.items() if data is not None):
+        if max(len(os.fsencode(part)) for part in path.split("/")) > C.FILE_NAME_MAX_BYTES:
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)[:80]}... has a name longer than "
+                            f"a file system takes ({C.FILE_NAME_MAX_BYTES} bytes); rename it on the remote branch, "
+                            "then run `memdir sync` again")
     for path in sorted(after):
         parts = path.split("/")
         folder = next(("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in after), None)

@@ -172,3 +172,25 @@ def test_a_submodule_entry_pushed_as_a_memory_is_not_a_file_and_never_stops_the_
     assert not (team.memory / "team" / "project_sub.md").exists()
     team.write("team/project_mine.md", "mine, edited\n")
     assert team.sync().pushed  # and the next sync, on top of that tree, too
+
+
+def test_a_name_too_long_for_the_file_system_stops_the_sync_before_anything_is_written(team: Team, tally) -> None:
+    """git stores a 300-byte name; no file system here takes it. Sync wrote the other files, then stopped on
+    'File name too long' at every run."""
+    tally.tried += 1
+    team.push({"project_fine.md": "fine\n"})
+    work = team.root / "mate"
+    env = {"GIT_AUTHOR_NAME": "mate", "GIT_AUTHOR_EMAIL": "m@m", "GIT_COMMITTER_NAME": "mate",
+           "GIT_COMMITTER_EMAIL": "m@m", "HOME": str(team.root), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+    def git(*args: str, data: bytes | None = None) -> str:
+        return subprocess.run(["git", "-C", str(work), *args], input=data, capture_output=True, check=True,
+                              env=env).stdout.decode().strip()
+
+    blob = git("hash-object", "-w", "--stdin", data=b"long\n")
+    git("update-index", "--add", "--cacheinfo", f"100644,{blob},project_{'y' * 300}.md")
+    git("commit", "-q", "-m", "a long name")
+    git("push", "-q", "origin", f"HEAD:{git('rev-parse', '--abbrev-ref', 'HEAD')}")
+    with pytest.raises(syncconfig.SyncError, match=r"longer than a file system takes \(255 bytes\); rename it"):
+        team.sync()
+    assert not (team.memory / "team" / "project_fine.md").exists()
