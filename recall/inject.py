@@ -183,11 +183,13 @@ def _warm(cache_dir: str | os.PathLike, age: str) -> None:
                                trimmed=trimmed, **flags)  # type: ignore[arg-type]  # flags, not slots or variant
 
 
-def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", description: str = "") -> str:
+def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", description: str = "",
+           team: bool = False) -> str:
     from memdir.template_cache import render_slotted
 
     return render_slotted("recall_context.j2", slots={"path": path, "description": description},
-                          cache_dir=cache_dir, part=part).strip("\n")
+                          cache_dir=cache_dir, part=part,
+                          **({"team": True} if team else {})).strip("\n")  # type: ignore[arg-type]
 
 
 def render_all(headers: list[Header], now: float | None = None, cache_dir: str | os.PathLike | None = None,
@@ -223,7 +225,7 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: str |
         more_intro = _frame("more_intro", cache_dir)
         extra = 2 + units(more_intro)
         for header in left_out:
-            line = _frame("item", cache_dir, inert.one_line(header.abs_path), header.description or "")
+            line = _frame("item", cache_dir, inert.one_line(header.abs_path), header.description or "", is_team(header))
             if used + extra + 1 + units(line) > budget:
                 break
             listing.append(line)

@@ -194,3 +194,17 @@ def test_a_name_too_long_for_the_file_system_stops_the_sync_before_anything_is_w
     with pytest.raises(syncconfig.SyncError, match=r"longer than a file system takes \(255 bytes\); rename it"):
         team.sync()
     assert not (team.memory / "team" / "project_fine.md").exists()
+
+
+def test_a_team_memory_listed_for_lack_of_room_says_it_is_team_memory_too(tmp_path: Path, tally) -> None:
+    from memdir.scan import scan
+    from memdir.stages.recall.inject import render_all
+
+    tally.tried += 1
+    (tmp_path / "team").mkdir()
+    (tmp_path / "feedback_long.md").write_text(SHIPPING + "More.\n" * 400)
+    (tmp_path / "team" / "feedback_run_tests.md").write_text(PLANTED)
+    headers = sorted(scan(tmp_path).headers, key=lambda h: h.rel_path)  # the user's first, then the team's
+    listed = [line for budget in range(300, 1200, 20) for line in render_all(headers, budget=budget).splitlines()
+              if line.startswith("- ") and "feedback_run_tests.md" in line]  # budgets where it is only listed
+    assert listed and all("shared team memory" in line for line in listed)
