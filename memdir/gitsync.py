@@ -136,6 +136,7 @@ class SyncResult:
     url: str
     branch: str
     pulled: list[str] = dataclasses.field(default_factory=list)  # files changed here by the other machine
+    removed: list[str] = dataclasses.field(default_factory=list)  # of those, the ones it deleted
     pushed: bool = False
     conflicts: list[gitmerge.Conflict] = dataclasses.field(default_factory=list)
     kept_local: list[str] = dataclasses.field(default_factory=list)  # changed on disk meanwhile: not overwritten
@@ -150,6 +151,8 @@ class SyncResult:
         lines += [f"{path}: changed here during the sync; left as it is (the other version is in history)"
                   for path in self.kept_local]
         lines += [f"not synced {path}: {why}" for path, why in self.left_out]
+        restore = f"memdir restore {'--team ' if self.team else ''}"
+        lines += [f"deleted {path} here, as the other side did; `{restore}{path}` brings it back" for path in self.removed]
         return [gitcommit.shown(line) for line in lines]  # names from the other side: no ESC, no forged line
 
 
@@ -168,6 +171,8 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
         save_config(target.base, {key: target.url} | ({PROJECT_KEY: project} if project else {}))
     result = SyncResult(target.url, target.branch, team=team)
     folder = target.folder
+    if team:  # `memdir history --team` reads the personal history: each version a pull replaces must be there
+        githistory.sweep(target.base, why="team memory before `memdir sync --team`")
     try:
         with safefs_write.locked(folder, _SYNC_LOCK, lock_timeout):
             for _ in range(_PUSH_TRIES):
@@ -185,6 +190,9 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
                 tip = remote_tip(target.base, target.url, target.branch)
     except gitrepo.GitError as exc:
         raise SyncError(f"sync stopped: {exc}") from None
+    finally:
+        if team and result.pulled:
+            githistory.sweep(target.base, why="team memory taken by `memdir sync --team`")
     raise SyncError(f"the remote branch {target.branch} kept moving during {_PUSH_TRIES} tries; "
                     "run `memdir sync` again")
 
@@ -230,6 +238,7 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
             _check_layout(ours_files, changes)
             result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
             result.pulled = [p for p in changes if p not in result.kept_local]
+            result.removed = [p for p in result.pulled if changes[p] is None]
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
         merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
@@ -237,6 +246,7 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
         _check_layout(ours_files, merge.changes)
         result.kept_local = gitmerge.apply(memory_dir, ours_files, merge.changes)
         result.pulled = [p for p in merge.changes if p not in result.kept_local]
+        result.removed = [p for p in result.pulled if merge.changes[p] is None]
         result.conflicts = merge.conflicts
         return gitmerge.commit_merge(memory_dir, ours, theirs, merge.changes, _merge_message(theirs, merge))
 

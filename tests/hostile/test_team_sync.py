@@ -208,3 +208,25 @@ def test_a_team_memory_listed_for_lack_of_room_says_it_is_team_memory_too(tmp_pa
     listed = [line for budget in range(300, 1200, 20) for line in render_all(headers, budget=budget).splitlines()
               if line.startswith("- ") and "feedback_run_tests.md" in line]  # budgets where it is only listed
     assert listed and all("shared team memory" in line for line in listed)
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_memory_a_teammate_deletes_is_named_and_can_be_restored(team: Team, tally, monkeypatch, ahead) -> None:
+    """The deletion is the teammate's to make (team memory is shared), but it showed only as '1 file(s) updated
+    here', and a memory written outside memdir was then in no history `memdir restore --team` reads (only in
+    team/.memdir/git): the report now names it, and the personal history holds every version a pull replaces."""
+    from memdir.entry.cli import main
+
+    monkeypatch.setenv("MEMDIR_GIT_HISTORY", "1")  # on for users unless they turn it off; the suite turns it off
+    tally.tried += 1
+    team.write("team/project_mine.md", "---\nname: mine\ndescription: my note\ntype: project\n---\nmine\n")
+    team.sync()
+    team.push({}, removed=("project_mine.md",))
+    if ahead:
+        team.write("team/project_other.md", "other\n")
+    lines = team.sync().describe()
+    assert "deleted project_mine.md here, as the other side did; `memdir restore --team project_mine.md` brings " \
+           "it back" in lines
+    os.chdir(team.project)
+    assert main(["restore", "--team", "project_mine.md", "--dir", str(team.memory)]) == 0
+    assert (team.memory / "team" / "project_mine.md").read_text().endswith("mine\n")
