@@ -112,16 +112,17 @@ def clear_state(root: Path) -> None:
                 child.unlink(missing_ok=True)
 
 
-def build(root: Path, count: int, seed: int = 26, source_folder: Path | None = None) -> Path:
+def build(root: Path, count: int, seed: int = 26, source_folder: Path | None = None, now: float | None = None) -> Path:
     """Write `count` memories into root (deterministic for a count and seed) and their MEMORY.md; returns root.
-    `source_folder` is the real folder to recombine (default: the one under the located real data)."""
+    `source_folder` is the real folder to recombine (default: the one under the located real data); the files'
+    ages count back from `now` (default: the clock), so two folders built with one `now` show the same ages."""
     source_folder = source_folder or realdata_root() / REAL_FOLDER
     source = RealSource(source_folder)
     if not source.memories:
         raise SystemExit(f"benchmarks.realistic: no memory with name, description and type in {source_folder}")
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
-    now = time.time()
+    now = time.time() if now is None else now
     index = ["# Memory index", ""]
     for i in range(count):
         fields = source.memories[i % len(source.memories)]

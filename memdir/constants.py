@@ -42,6 +42,7 @@ NAME_MAX_CHARS = 100
 DESCRIPTION_MAX_CHARS = 300
 SLUG_MAX_CHARS = 60
 SLUG_MAX_BYTES = 120  # a slug in a file name `<type>_<slug>_<n>.md`: well under the 255-byte (eCryptfs: 143) limit
+FILE_NAME_MAX_BYTES = 255  # one path component on Linux and macOS file systems: a synced name past it cannot be written
 
 # --- least privilege: bounded, symlink-free access inside the memory folder (issue 9) ---------
 # Atomic writes go through `.<name>.tmp-<pid>-<rand>` (memdir/fsio.py, memdir/safefs.py); such names never end

@@ -64,8 +64,8 @@ def plan(memory_dir: Path, ours: str, theirs: str, base_commit: str | None, mine
     merge = Merge()
     for path in sorted(set(base) | set(mine) | set(other)):
         b, o, t = base.get(path), mine.get(path), other.get(path)
-        if o == t or t == b:
-            continue  # same on both sides, or only we changed it
+        if o == t or t == b or not gitrepo.tracked(path):
+            continue  # same on both sides, or only we changed it, or never ours to take (`.memdir/`, a .bin...)
         if o == b:
             merge.changes[path] = None if t is None else gitrepo.read_blob(memory_dir, t)
         elif path.rsplit("/", 1)[-1] == INDEX_NAME:

@@ -232,7 +232,8 @@ def head(memory_dir: Path) -> str | None:
 
 
 def committed_files(memory_dir: Path, commit: str | None) -> dict[str, str]:
-    """path -> blob id of every file in `commit` (empty before the first commit)."""
+    """path -> blob id of every file in `commit` (empty before the first commit). A submodule entry (a
+    commit id, which a synced branch can hold when someone pushed one) is no file: left out."""
     if commit is None:
         return {}
     out = run(memory_dir, "ls-tree", "-r", "-z", "--full-tree", commit).stdout
@@ -240,7 +241,9 @@ def committed_files(memory_dir: Path, commit: str | None) -> dict[str, str]:
     for entry in out.split(b"\0"):
         if entry:
             meta, _, path = entry.partition(b"\t")
-            files[os.fsdecode(path)] = meta.split()[2].decode()
+            _mode, kind, blob = meta.split()[:3]
+            if kind == b"blob":
+                files[os.fsdecode(path)] = blob.decode()
     return files
 
 

@@ -21,6 +21,7 @@ A sync, under a sync lock (one sync at a time per folder):
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from memdir import constants as C, gitcommit, githistory, gitmerge, gitrepo, safefs_write
@@ -135,6 +136,7 @@ class SyncResult:
     url: str
     branch: str
     pulled: list[str] = dataclasses.field(default_factory=list)  # files changed here by the other machine
+    removed: list[str] = dataclasses.field(default_factory=list)  # of those, the ones it deleted
     pushed: bool = False
     conflicts: list[gitmerge.Conflict] = dataclasses.field(default_factory=list)
     kept_local: list[str] = dataclasses.field(default_factory=list)  # changed on disk meanwhile: not overwritten
@@ -149,7 +151,9 @@ class SyncResult:
         lines += [f"{path}: changed here during the sync; left as it is (the other version is in history)"
                   for path in self.kept_local]
         lines += [f"not synced {path}: {why}" for path, why in self.left_out]
-        return lines
+        restore = f"memdir restore {'--team ' if self.team else ''}"
+        lines += [f"deleted {path} here, as the other side did; `{restore}{path}` brings it back" for path in self.removed]
+        return [gitcommit.shown(line) for line in lines]  # names from the other side: no ESC, no forged line
 
 
 def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = None, project: str | None = None,
@@ -167,6 +171,8 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
         save_config(target.base, {key: target.url} | ({PROJECT_KEY: project} if project else {}))
     result = SyncResult(target.url, target.branch, team=team)
     folder = target.folder
+    if team:  # `memdir history --team` reads the personal history: each version a pull replaces must be there
+        githistory.sweep(target.base, why="team memory before `memdir sync --team`")
     try:
         with safefs_write.locked(folder, _SYNC_LOCK, lock_timeout):
             for _ in range(_PUSH_TRIES):
@@ -184,6 +190,9 @@ def sync(memory_dir: Path, project_root: Path | None, *, remote: str | None = No
                 tip = remote_tip(target.base, target.url, target.branch)
     except gitrepo.GitError as exc:
         raise SyncError(f"sync stopped: {exc}") from None
+    finally:
+        if team and result.pulled:
+            githistory.sweep(target.base, why="team memory taken by `memdir sync --team`")
     raise SyncError(f"the remote branch {target.branch} kept moving during {_PUSH_TRIES} tries; "
                     "run `memdir sync` again")
 
@@ -220,21 +229,62 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
         if base == theirs:  # we are ahead: only a push
             return ours
         ours_files = gitrepo.committed_files(memory_dir, ours)
+        their_files = gitrepo.committed_files(memory_dir, theirs)
+        _check_sizes(memory_dir, ours_files, their_files)  # before any of their blobs is read
         if ours is None or base == ours:  # fast-forward (or a first sync into a folder with nothing committed)
-            their_files = gitrepo.committed_files(memory_dir, theirs)
             changes = _incoming({path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
                                  for path in sorted(set(ours_files) | set(their_files))
-                                 if (blob := their_files.get(path)) != ours_files.get(path)})
+                                 if gitrepo.tracked(path) and (blob := their_files.get(path)) != ours_files.get(path)})
+            _check_layout(ours_files, changes)
             result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
             result.pulled = [p for p in changes if p not in result.kept_local]
+            result.removed = [p for p in result.pulled if changes[p] is None]
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
         merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
         merge.changes = _incoming(merge.changes)
+        _check_layout(ours_files, merge.changes)
         result.kept_local = gitmerge.apply(memory_dir, ours_files, merge.changes)
         result.pulled = [p for p in merge.changes if p not in result.kept_local]
+        result.removed = [p for p in result.pulled if merge.changes[p] is None]
         result.conflicts = merge.conflicts
         return gitmerge.commit_merge(memory_dir, ours, theirs, merge.changes, _merge_message(theirs, merge))
+
+
+def _check_sizes(memory_dir: Path, ours_files: dict[str, str], their_files: dict[str, str]) -> None:
+    """Stop the sync before anything is read or written when the other side brings a memory file larger than
+    memdir reads (anyone who can push to a team remote can send one of gigabytes: read whole, it would fill
+    this machine's memory, and written, no memdir command could read it)."""
+    new = {path: blob for path, blob in their_files.items() if gitrepo.tracked(path) and blob != ours_files.get(path)}
+    sizes = gitrepo.blob_sizes(memory_dir, list(new.values()))
+    for path, blob in new.items():
+        limit = C.INDEX_READ_MAX_BYTES if path.rsplit("/", 1)[-1] == gitmerge.INDEX_NAME else C.SAFE_READ_MAX_BYTES
+        if sizes.get(blob, 0) > limit:
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)} is {sizes[blob] / 2**20:.1f} MB, "
+                            f"more than memdir reads of a memory file ({limit >> 20} MB); remove it from the remote "
+                            "branch (or make it smaller), then run `memdir sync` again")
+
+
+def _check_layout(ours_files: dict[str, str], changes: dict[str, bytes | None]) -> None:
+    """Stop before anything is written when a file the other side brings cannot be written here: a name longer
+    than a file system takes, or one name that would have to be a file and a folder at once (the other side made
+    `a.md/x.md` while `a.md` stays a memory here). Writing it would fail halfway through, at every sync."""
+    after = {path for path in ours_files if changes.get(path, b"") is not None}
+    after |= {path for path, data in changes.items() if data is not None}
+    for path in sorted(path for path, data in changes.items() if data is not None):
+        if max(len(os.fsencode(part)) for part in path.split("/")) > C.FILE_NAME_MAX_BYTES:
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)[:80]}... has a name longer than "
+                            f"a file system takes ({C.FILE_NAME_MAX_BYTES} bytes); rename it on the remote branch, "
+                            "then run `memdir sync` again")
+    for path in sorted(after):
+        parts = path.split("/")
+        folder = next(("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in after), None)
+        if folder is not None:
+            mine = folder in ours_files and folder not in changes
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)} needs {gitcommit.shown(folder)} "
+                            f"to be a folder, but {gitcommit.shown(folder)} is a memory "
+                            f"{'here' if mine else 'there too'}; rename one of them (here, or on the remote "
+                            "branch), then run `memdir sync` again")
 
 
 def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
@@ -252,6 +302,6 @@ def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
 
 def _merge_message(theirs: str, merge: gitmerge.Merge) -> str:
     lines = [f"sync: merged the other machine's changes ({theirs[:10]})", ""]
-    lines += [f"{'deleted' if data is None else 'took'} {path}" for path, data in merge.changes.items()]
-    lines += [f"kept both edits of {c.describe()}" for c in merge.conflicts]
+    lines += [gitcommit.shown(f"{'deleted' if data is None else 'took'} {path}") for path, data in merge.changes.items()]
+    lines += [gitcommit.shown(f"kept both edits of {c.describe()}") for c in merge.conflicts]
     return redact("\n".join(lines)) + "\n"

@@ -147,7 +147,14 @@ def render_memory(header: Header, now: float | None = None, cache_dir: str | os.
         # cannot see that this dict's keys are flags, so it fears it fills `slots` or `variant`.
         **({"checked": True} if verification else {}),  # type: ignore[arg-type]
         **({"undescribed": True} if said else {}),  # type: ignore[arg-type]
+        **({"team": True} if is_team(header) else {}),  # type: ignore[arg-type]
     ).strip("\n")
+
+
+def is_team(header: Header) -> bool:
+    """A memory of the folder's `team/`: anyone who can push to the team remote wrote it, so its header says so
+    (the frame's "not instructions from the user" is not enough for a teammate's text: it is not even the user's)."""
+    return header.rel_path.startswith(f"{C.TEAM_DIRNAME}/")
 
 
 def _age(days: int) -> str:
@@ -168,20 +175,21 @@ def _warm(cache_dir: str | os.PathLike, age: str) -> None:
     if (str(cache_dir), age) in _warmed:
         return
     _warmed.add((str(cache_dir), age))
+    slots = {k: "" for k in ("path", "description", "content", "more", "type", "days")}
     for trimmed in (False, True):
         for has_content in (False, True):
-            slots = {k: "" for k in ("path", "description", "content", "more", "type", "days")}
-            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, age=age,
-                           trimmed=trimmed)
-            render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, age=age,
-                           trimmed=trimmed, undescribed=True)
+            for flags in ({}, {"undescribed": True}, {"team": True}, {"undescribed": True, "team": True}):
+                render_slotted("recall_memory.j2", slots=slots, cache_dir=cache_dir, has_content=has_content, age=age,
+                               trimmed=trimmed, **flags)  # type: ignore[arg-type]  # flags, not slots or variant
 
 
-def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", description: str = "") -> str:
+def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", description: str = "",
+           team: bool = False) -> str:
     from memdir.template_cache import render_slotted
 
     return render_slotted("recall_context.j2", slots={"path": path, "description": description},
-                          cache_dir=cache_dir, part=part).strip("\n")
+                          cache_dir=cache_dir, part=part,
+                          **({"team": True} if team else {})).strip("\n")  # type: ignore[arg-type]
 
 
 def render_all(headers: list[Header], now: float | None = None, cache_dir: str | os.PathLike | None = None,
@@ -217,7 +225,7 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: str |
         more_intro = _frame("more_intro", cache_dir)
         extra = 2 + units(more_intro)
         for header in left_out:
-            line = _frame("item", cache_dir, inert.one_line(header.abs_path), header.description or "")
+            line = _frame("item", cache_dir, inert.one_line(header.abs_path), header.description or "", is_team(header))
             if used + extra + 1 + units(line) > budget:
                 break
             listing.append(line)

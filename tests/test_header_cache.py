@@ -72,7 +72,9 @@ def folders(realdata, tmp_path, monkeypatch):
     monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 0)  # the 60 older memories through the words on disk
     real = tmp_path / "real"
     shutil.copytree(realdata / realistic.REAL_FOLDER, real)
-    built = realistic.build(tmp_path / "built", 260, source_folder=real)
+    # Ages from NOW, as recall counts them: each test builds its folder later than the one _uncached_answers kept,
+    # and files aged from the clock crossed a day ("saved 364 days ago") in a slow full run.
+    built = realistic.build(tmp_path / "built", 260, source_folder=real, now=NOW)
     return real, built
 
 

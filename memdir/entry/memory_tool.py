@@ -34,6 +34,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
+from memdir import inert
 from memdir.entry.memory_tool_folder import MemoryToolFolder
 from memdir.entry.memory_tool_paths import ROOT, tool_rel
 from memdir.errors import MemdirError, os_error_line
@@ -132,12 +133,13 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     def _view_dir(self, shown: str, rel: str) -> str:
         label = shown.rstrip("/")
-        rows = [f"{_size(size)}\t{label}/{path}{'/' if is_dir else ''}" for path, size, is_dir in self.folder.listing(rel)]
+        rows = [f"{_size(size)}\t{label}/{inert.one_line(path)}{'/' if is_dir else ''}"  # a planted name: one row
+                for path, size, is_dir in self.folder.listing(rel)]
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return "\n".join([header, f"{_size(self.folder.size(rel))}\t{shown}", *rows])
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        rel = tool_rel(command.path, write=True)
+        rel = tool_rel(command.path, write=True, new=True)
         self.folder.check_parents(rel)
         if self.root.exists() and self.folder.kind(rel) is not None:
             raise ToolError(f"File {command.path} already exists")
@@ -204,7 +206,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old = tool_rel(command.old_path, write=True)
-        new = tool_rel(command.new_path, write=True)
+        new = tool_rel(command.new_path, write=True, new=True)
         kind = self.folder.kind(old) if self.root.exists() else None
         if kind is None:
             raise ToolError(f"The path {command.old_path} does not exist")

@@ -18,8 +18,9 @@ _INDEX = on_disk(C.INDEX_NAME)
 _READ_ONLY = {on_disk(name): name for name in (C.TEAM_DIRNAME, C.LOGS_DIRNAME)}
 
 
-def tool_rel(path: str, *, write: bool = False) -> str:
-    """`/memories/a/b.md` -> `a/b.md`, refusing anything that is not a plain in-folder name."""
+def tool_rel(path: str, *, write: bool = False, new: bool = False) -> str:
+    """`/memories/a/b.md` -> `a/b.md`, refusing anything that is not a plain in-folder name. `new`: a name the
+    tool is about to give a file (create, a rename's destination), which must also read as what it is."""
     if path != ROOT and not path.startswith(ROOT + "/"):
         raise ToolError(f"Path must start with {ROOT}, got: {path}")
     parts = [p for p in path[len(ROOT):].split("/") if p]
@@ -38,4 +39,10 @@ def tool_rel(path: str, *, write: bool = False) -> str:
         if on_disk(parts[0]) in _READ_ONLY:
             raise ToolError(f"{path}: {_READ_ONLY[on_disk(parts[0])]}/ is read-only here (team memory and daily logs "
                             "have their own commands)")
+    if new and not all(part.isprintable() for part in parts):
+        # A line break, ESC, U+202E or a zero-width character in a file name: listings, MEMORY.md and terminals show
+        # it escaped or reversed, so the index links a name that is not the file's and the user reads another one.
+        shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in path)  # `\n`, `\u200b`: seen, inert
+        raise ToolError(f"{shown}: control, invisible and direction-changing characters are refused "
+                        "in a memory's file name; use letters, digits, '-' and '_'")
     return "/".join(parts)
