@@ -60,12 +60,27 @@ _TWICE = {"prompt": " (two recalls per prompt, though only one of them says each
           "stop": " (two background workers after each turn)"}
 
 
+def _old_folder_findings(args: argparse.Namespace) -> list:
+    """The folders memdir chose for this project before it keyed them as Claude Code does, holding memories it no
+    longer reads (memdir.old_folders). Not with --dir: a folder named on the command line chose itself."""
+    import os
+
+    from memdir.doctor import Finding
+    from memdir.old_folders import old_folders
+
+    if getattr(args, "dir", None) is not None:
+        return []
+    return [Finding("warning", "old-folder", old.path, old.advice())
+            for old in old_folders(args.cwd or os.getcwd())]
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memdir.doctor import check, config_findings, healthy
     from memdir.entry.cli_decisions import doctor_findings
 
     store = store_of(args)
-    findings = check(store, fix=args.fix) + config_findings(store.root) + doctor_findings(args) + _older_hook_findings(args)
+    findings = (check(store, fix=args.fix) + config_findings(store.root) + doctor_findings(args)
+                + _older_hook_findings(args) + _old_folder_findings(args))
     ok = healthy(findings)
     from memdir import llm, runlog
 
