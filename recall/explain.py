@@ -69,9 +69,9 @@ def _words_only_reason(found, i: int, header: Header) -> str:
         return (f"without the model: {found.share[i] - found.chance[i]:.0%} of the prompt's information without its "
                 f"single letters, numbers and file extensions (bar {O.COVERAGE_BAR:.0%})")
     title = set(O.meaning_tokens(f"{header.name or ''}\n{header.description or ''}"))
-    titled = sum(part for term, part in found.rare.get(i, []) if term in title)
+    titled = sum(part for term, part, named in found.rare.get(i, []) if named or term in title)
     return (f"without the model: its own words carry {found.solid[i]:.0%} of the prompt's information (bar "
-            f"{O.WORDS_ALONE_SHARE:.0%}), the rare ones in its name or description {titled:.0%} "
+            f"{O.WORDS_ALONE_SHARE:.0%}), the rare ones in its name or description (or named) {titled:.0%} "
             f"(bar {O.TITLED_RARE_SHARE:.0%})")
 
 

@@ -138,7 +138,7 @@ class Evidence:
         # that few memories hold (RARE_SHARE), each with its share (only memories that hold one are keys).
         self.chance = [0.0] * n
         self.solid = [0.0] * n
-        self.rare: dict[int, list[tuple[str, float]]] = {}
+        self.rare: dict[int, list[tuple[str, float, bool]]] = {}  # (term, share, a proper name the prompt names)
 
 
 class DocTokens:
@@ -358,7 +358,7 @@ class Ranker:
                 elif solid:
                     out.solid[i] += part
                     if few and not related:
-                        out.rare.setdefault(i, []).append((term, part))
+                        out.rare.setdefault(i, []).append((term, part, term in named))
                 out.matched[i] += 1
                 if not common:
                     out.distinct[i] += 1
