@@ -41,11 +41,11 @@ MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared
 # TITLED_RARE_SHARE (issue 21: "rename the variable x to count in utils.py" passed five session notes on x,
 # count and py; "what is the capital of Portugal?" three that mention venture capital). Chosen on the
 # development sets 1, 2 and 5 (benchmarks/recall_realdata.py --dev-only), offline lexical: precision
-# 0.27 -> 0.58, recall 0.67 -> 0.28, off-topic prompts silent 4 -> 11 of 11 (the dense path's 0.57 / 0.52 /
-# 11); LoCoMo 0-4 hit@5 0.758 -> 0.712. 3 or more rare words as a third way in kept 0.35 recall at 0.54
-# precision but left 2 off-topic prompts loud. Held out, once: set 3 0.38 / 1.00 -> 0.64 / 0.44 (silent 1 -> 3
-# of 4), set 4 0.22 / 0.83 -> 1.00 / 0.50 (0 -> 4 of 4), LoCoMo 5-9 0.710 -> 0.668. In a smaller folder rarity
-# says nothing: there only the chance words are left out.
+# 0.27 -> 0.58, recall 0.67 -> 0.35, off-topic prompts silent 4 -> 11 of 11 (the dense path's 0.57 / 0.52 /
+# 11); LoCoMo 0-4 hit@5 0.758 -> 0.712. 3 or more rare words as a third way in (replayed) kept more recall but
+# left 2 off-topic prompts loud. Held out: set 3 0.38 / 1.00 -> 0.58 / 0.44 (silent 1 -> 3 of 4), set 4 0.22 /
+# 0.83 -> 1.00 / 0.50 (0 -> 4 of 4), LoCoMo 5-9 0.710 -> 0.668 (docs/evals-and-benchmarks.md). In a smaller
+# folder rarity says nothing: there only the chance words are left out.
 WORDS_ALONE_SHARE = 0.7
 TITLED_RARE_SHARE = 0.2
 SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning),

@@ -318,7 +318,8 @@ def test_the_prompt_hook_uses_them(folders, monkeypatch, tmp_path):
     monkeypatch.setenv("MEMDIR_PATH", str(built))
     monkeypatch.setenv("MEMDIR_ENGINE", "offline")
     monkeypatch.setenv("MEMDIR_RECALL_SERVER", "0")
-    hook = prompt_hook(tmp_path, "what did we decide about using Gemini for this repo?")  # recalls without the model (issue 21: most labelled prompts do not)
+    # A prompt that recalls without the model (issue 21: most labelled prompts do not).
+    hook = prompt_hook(tmp_path, "what did we decide about using Gemini for this repo?")
 
     first = hook()
     assert "additionalContext" in first and (built / HEADERS).exists() and (built / WORDS).exists()
