@@ -186,6 +186,22 @@ def meaning_tokens(text: str) -> list[str]:
     return [stem(t) for t in split_words(text) if t not in STOPWORDS and t not in FILLER]
 
 
+# What a prompt says that is not a word of its own (issue 21): a single letter ("x"), a bare number ("20") and a
+# file name's extension ("py" of utils.py, "md" of CLAUDE.md). Recall still ranks on them, but without the model
+# they never make a match (recall.offline.stands_on_words). As text: compiled (and cached by re) only by a prompt
+# with a dot inside a word.
+_EXTENSION = r"(?<=\w)\.([a-z][a-z0-9]{0,4})(?![\w.])"
+
+
+def chance_words(query: str) -> set[str]:
+    """The prompt's words that say nothing on their own, lower-cased as `split_words` gives them: single letters,
+    bare numbers and file-name extensions ("rename x to count in utils.py": x, py)."""
+    out = {w for w in split_words(query) if len(w) < 2 or w.isdigit()}
+    if _dotted(query):
+        out.update(m.group(1) for m in re.finditer(_EXTENSION, query))
+    return out
+
+
 # A file name or code identifier the prompt names ("apply.py", "tests/test_x.py", "signals/", `flush_stale_jobs`,
 # camelCase): the words it is cut into ("apply", "py") say less than the whole does. As text: compiled (and
 # cached by re) only by a prompt that has a dot, slash, underscore or backtick. The file name needs two
@@ -235,3 +251,21 @@ def holds_identifier(text: str, identifier: str) -> bool:
             return True
         at = text.find(identifier, at + 1)
     return False
+
+
+def within_edits(a: str, b: str, limit: int) -> bool:
+    """Whether the optimal-string-alignment distance (edits incl. one swap of neighbours) is <= limit."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return False
+        previous2, previous = previous, current
+    return previous[-1] <= limit

@@ -63,6 +63,18 @@ def _bar_reasons(found, i: int, similarity: float | None, margin: float | None, 
     return out
 
 
+def _words_only_reason(found, i: int, header: Header) -> str:
+    """What offline.stands_on_words saw, when no memory has a cosine for the prompt."""
+    if len(found.share) < O.COMMON_MIN_MEMORIES:
+        return (f"without the model: {found.share[i] - found.chance[i]:.0%} of the prompt's information without its "
+                f"single letters, numbers and file extensions (bar {O.COVERAGE_BAR:.0%})")
+    title = set(O.meaning_tokens(f"{header.name or ''}\n{header.description or ''}"))
+    titled = sum(part for term, part, named in found.rare.get(i, []) if named or term in title)
+    return (f"without the model: its own words carry {found.solid[i]:.0%} of the prompt's information (bar "
+            f"{O.WORDS_ALONE_SHARE:.0%}), the rare ones in its name or description (or named) {titled:.0%} "
+            f"(bar {O.TITLED_RARE_SHARE:.0%})")
+
+
 def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] | None = None,
             similarities: list[float | None] | None = None, now: float | None = None) -> list[Verdict]:
     """One verdict per header, the passed ones first in rank order, then the rest by score."""
@@ -87,7 +99,8 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
             kept += 1
             continue
         kept += 1
-        v.passed = O.relevant(found, i, similarities[i], dated[i], margins[i], leads[i], about)
+        v.passed = O.relevant(found, i, similarities[i], dated[i], margins[i], leads[i], about,
+                              sig.header_if_words_only(headers, i))
         v.reasons.append("cleared the bar" if v.passed else "under the relevance bar")
         if not about and not v.passed and similarities[i] is not None:
             best_margin = max(m for m in margins if m is not None)
@@ -96,6 +109,8 @@ def explain(query: str, headers: list[Header], limit: int = 5, tools: list[str] 
         if dated[i]:
             v.reasons.append("written on a day the prompt names")
         v.reasons.extend(_bar_reasons(found, i, similarities[i], margins[i], shared[i]))
+        if sig.words_only and not v.passed and not dated[i]:
+            v.reasons.append(_words_only_reason(found, i, headers[i]))
     rest = [Verdict(h, False, 0.0, ["shares no meaningful word with the prompt"
                                     + ("" if similarities[i] is None else " and is not close in meaning")])
             for i, h in enumerate(headers) if i not in verdicts]

@@ -30,11 +30,13 @@ from memdir.words import (  # noqa: F401  (shared with the extractor)
     STOPWORDS,
     _stem,
     _stem_cache,
+    chance_words,
     meaning_tokens,
     nfkc,
     split_words,
     stem,
     tokens,
+    within_edits,
 )
 
 _gram_cache: dict[tuple[str, int], tuple[str, ...]] = {}
@@ -98,24 +100,6 @@ TYPO_MIN_LEN = 5  # shorter words are too often another real word one edit away 
 TYPO_WEIGHT = 0.75  # a corrected word is probably, not surely, the word meant
 
 
-def within_edits(a: str, b: str, limit: int) -> bool:
-    """Whether the optimal-string-alignment distance (edits incl. one swap of neighbours) is <= limit."""
-    if abs(len(a) - len(b)) > limit:
-        return False
-    previous2: list[int] = []
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                current[j] = min(current[j], previous2[j - 2] + 1)
-        if min(current) > limit:
-            return False
-        previous2, previous = previous, current
-    return previous[-1] <= limit
-
-
 def _normalised(scores: list[float]) -> list[float]:
     top = max(scores, default=0.0)
     return [s / top for s in scores] if top > 0 else scores
@@ -136,7 +120,8 @@ _UNCOUNTED = STOPWORDS | FILLER  # one set test per word instead of two
 class Evidence:
     """Per memory, what the prompt's meaning-bearing words found in it (Ranker.evidence)."""
 
-    __slots__ = ("share", "matched", "distinct", "titled", "named", "identified", "query_words")
+    __slots__ = ("share", "matched", "distinct", "titled", "named", "identified", "query_words", "chance", "solid",
+                 "rare")
 
     def __init__(self, n: int, query_words: int) -> None:
         self.share = [0.0] * n  # the share of the prompt's information (idf mass) it holds, in [0, 1]
@@ -147,6 +132,13 @@ class Evidence:
         self.named = [False] * n  # it holds a proper name of the prompt that few memories hold ("Twilio")
         self.identified = [False] * n  # it holds a file name or identifier of the prompt that few hold (offline)
         self.query_words = query_words  # the prompt's words, filler included: "thanks ... today" is not about today
+        # What words alone can show, without the model (recall.offline.stands_on_words): the share held in
+        # chance words (a single letter, bare number, file extension: memdir.words.chance_words); the share held
+        # in the prompt's own words (neither those nor a misspelling's stand-in); and, per memory, those of them
+        # that few memories hold (RARE_SHARE), each with its share (only memories that hold one are keys).
+        self.chance = [0.0] * n
+        self.solid = [0.0] * n
+        self.rare: dict[int, list[tuple[str, float, bool]]] = {}  # (term, share, a proper name the prompt names)
 
 
 class DocTokens:
@@ -348,14 +340,25 @@ class Ranker:
         idf_of = {t: math.log(1 + (size - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
         unseen = math.log(1 + (size + 0.5) / 0.5)
         total = sum(idf_of.get(t, unseen) for t, _ in looked_up.values())
-        for term, weight in looked_up.values():
+        chance = {stem(w) for w in chance_words(query)}
+        for typed, (term, weight) in looked_up.items():
             idf = idf_of.get(term)
             if idf is None:
                 continue
             common = self.is_common(term)
+            by_chance = typed in chance
+            solid = weight == 1.0 and not by_chance
+            few = solid and df[term] <= rare
             for i in corpus.postings(term):
                 related = term in corpus.related(i)
-                out.share[i] += (RELATED_WEIGHT if related else weight) * idf / total
+                part = (RELATED_WEIGHT if related else weight) * idf / total
+                out.share[i] += part
+                if by_chance:
+                    out.chance[i] += part
+                elif solid:
+                    out.solid[i] += part
+                    if few and not related:
+                        out.rare.setdefault(i, []).append((term, part, term in named))
                 out.matched[i] += 1
                 if not common:
                     out.distinct[i] += 1

@@ -16,7 +16,7 @@ import time
 
 from memdir.dates import date, datetime, days_mentioned, timedelta
 from memdir.scan import Header
-from memdir.stages.recall.lexical import RARE_SHARE, Evidence, Ranker
+from memdir.stages.recall.lexical import COMMON_MIN_MEMORIES, RARE_SHARE, Evidence, Ranker
 from memdir.stages.recall.manifest import ranker
 from memdir.words import holds_identifier, identifiers, meaning_tokens
 
@@ -31,7 +31,23 @@ DENSE_FLOOR_QUANTILE = 0.75  # cosines at or under this quantile of the folder a
 COVERAGE_BAR = 0.10  # share of the prompt's idf mass (Ranker.evidence) a memory must hold,
 MIN_WORDS_MATCHED = 2  # in at least this many of the prompt's words (one shared "capital" or "tomorrow" is chance),
 # unless the one shared word is in the memory's name (a memory named for npm is about npm); filler never
-# counts, and at least one shared word must not be common to the folder (recall.lexical: issue 21)
+# counts, and at least one shared word must not be common to the folder (recall.lexical: issue 21).
+# Without any cosine for the prompt (no model, the recall server down, no vectors for the folder yet), words
+# must also show what a cosine would: a single letter, a bare number or a file extension ("x", "20", "py" of
+# utils.py: memdir.words.chance_words) and a misspelling's stand-in never count, and a memory passes only if
+# the words it holds carry WORDS_ALONE_SHARE of the prompt's information, or if those of them few memories hold
+# (at most RARE_SHARE of a folder of COMMON_MIN_MEMORIES or more) and its name or description says (or that are
+# a proper name of the prompt, "did I ever apply to Twilio?": Evidence.named) carry
+# TITLED_RARE_SHARE (issue 21: "rename the variable x to count in utils.py" passed five session notes on x,
+# count and py; "what is the capital of Portugal?" three that mention venture capital). Chosen on the
+# development sets 1, 2 and 5 (benchmarks/recall_realdata.py --dev-only), offline lexical: precision
+# 0.27 -> 0.58, recall 0.67 -> 0.35, off-topic prompts silent 4 -> 11 of 11 (the dense path's 0.57 / 0.52 /
+# 11); LoCoMo 0-4 hit@5 0.758 -> 0.712. 3 or more rare words as a third way in (replayed) kept more recall but
+# left 2 off-topic prompts loud. Held out: set 3 0.38 / 1.00 -> 0.58 / 0.44 (silent 1 -> 3 of 4), set 4 0.22 /
+# 0.83 -> 1.00 / 0.50 (0 -> 4 of 4), LoCoMo 5-9 0.710 -> 0.668 (docs/evals-and-benchmarks.md). In a smaller
+# folder rarity says nothing: there only the chance words are left out.
+WORDS_ALONE_SHARE = 0.7
+TITLED_RARE_SHARE = 0.2
 SIMILARITY_FLOOR = 0.80  # and, with the model, at least this e5 cosine (a lone shared word is not meaning),
 # in a folder too small to say what is typical: in a bigger one, standing out from its median (MARGIN_WORDED)
 # replaces it, as a cosine's level moves with the prompt (LoCoMo 0-4: "What did the posters at the poetry
@@ -128,14 +144,31 @@ def written_on_named_day(headers: list[Header], query: str, now: float | None = 
     return on_day
 
 
+def stands_on_words(found: Evidence, i: int, header: Header) -> bool:
+    """Whether memory `i`'s words alone show it is what the prompt is about, for a prompt no cosine judges:
+    its own words (not chance_words) carry WORDS_ALONE_SHARE of the prompt's information, or the rare ones among
+    them that its name or description says carry TITLED_RARE_SHARE (see the constants)."""
+    if len(found.share) < COMMON_MIN_MEMORIES:
+        return found.share[i] - found.chance[i] >= COVERAGE_BAR  # too few memories to say what is rare
+    if found.solid[i] >= WORDS_ALONE_SHARE:
+        return True
+    rare = found.rare.get(i)
+    if not rare:
+        return False
+    title = set(meaning_tokens(f"{header.name or ''}\n{header.description or ''}"))
+    return sum(part for term, part, named in rare if named or term in title) >= TITLED_RARE_SHARE
+
+
 def relevant(found: Evidence, i: int, similarity: float | None, dated: bool = False,
-             margin: float | None = None, lead: float | None = None, about: bool = True) -> bool:
+             margin: float | None = None, lead: float | None = None, about: bool = True,
+             words_only: Header | None = None) -> bool:
     """The absolute bar for memory `i`: enough of the prompt's meaning-bearing words (and, with the
     model, not far in meaning), or very close in meaning, or written on the day the prompt asks about
     (the ranking already required some match). A memory without a vector yet is judged by its words.
     `margin`: the cosine minus the folder's median cosine (None in a folder too small to say);
     `lead`: there, the cosine minus the best other memory's (None when it is the only one);
-    `about`: whether the prompt is about anything in the folder (`about_folder`)."""
+    `about`: whether the prompt is about anything in the folder (`about_folder`); `words_only`: the memory's
+    header when no memory has a cosine for the prompt, and words alone must show a match (`stands_on_words`)."""
     if dated:
         return True
     if margin is not None and (found.named[i] or found.identified[i]) and found.share[i] >= NAMED_SHARE:
@@ -145,7 +178,7 @@ def relevant(found: Evidence, i: int, similarity: float | None, dated: bool = Fa
     worded = (found.share[i] >= COVERAGE_BAR and found.distinct[i] >= 1
               and (found.titled[i] or found.matched[i] >= min(MIN_WORDS_MATCHED, found.query_words)))
     if similarity is None:
-        return worded
+        return worded and (words_only is None or stands_on_words(found, i, words_only))
     if margin is None:
         if worded:
             return similarity >= SIMILARITY_FLOOR
@@ -186,7 +219,8 @@ def _median(ordered: list[float]) -> float:
 class Signals:
     """What the selector knows of a prompt's pool before its bar (`signals`), per memory by index."""
 
-    __slots__ = ("scores", "lexical", "boosts", "similarities", "found", "dated", "margins", "leads", "about", "order")
+    __slots__ = ("scores", "lexical", "boosts", "similarities", "found", "dated", "margins", "leads", "about", "order",
+                 "words_only")
 
     def __init__(self, scores: list[float], lexical: list[float], boosts: list[float],
                  similarities: list[float | None], found: Evidence, dated: list[bool], margins: list[float | None],
@@ -194,6 +228,11 @@ class Signals:
         self.scores, self.lexical, self.boosts, self.similarities = scores, lexical, boosts, similarities
         self.found, self.dated, self.margins, self.leads, self.about = found, dated, margins, leads, about
         self.order = order  # the memories with a positive score, best first
+        self.words_only = all(s is None for s in similarities)  # no cosine at all: words must stand on their own
+
+    def header_if_words_only(self, headers: list[Header], i: int) -> Header | None:
+        """`relevant`'s words_only: memory i's header when no memory has a cosine for the prompt."""
+        return headers[i] if self.words_only else None
 
 
 def mark_identified(found: Evidence, query: str, headers: list[Header], lexical: Ranker) -> None:
@@ -298,4 +337,5 @@ def select_offline(query: str, headers: list[Header], limit: int = 5,
         return []
     best = scores[order[0]]
     return [headers[i] for i in order[:limit] if scores[i] >= best * RELATIVE_FLOOR
-            and relevant(sig.found, i, sig.similarities[i], sig.dated[i], sig.margins[i], sig.leads[i], sig.about)]
+            and relevant(sig.found, i, sig.similarities[i], sig.dated[i], sig.margins[i], sig.leads[i], sig.about,
+                         sig.header_if_words_only(headers, i))]

@@ -24,7 +24,8 @@ from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
 
 STORE = Path(token_store.STORE_FILE)
 NOW = time.time()
-PROMPTS = ["rebuild the resumes for batch-03 and make sure each one is exactly one page",
+PROMPTS = ["what did we decide about using Gemini for this repo?",  # recalls without the model (issue 21)
+           "rebuild the resumes for batch-03 and make sure each one is exactly one page",
            "how do I run the databse migraton", "what did Alice say about Kafka and Gemini?",
            "résumé für die Bewerbung 日本語", "which companies are in the pipeline"]
 
