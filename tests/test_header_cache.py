@@ -50,16 +50,12 @@ def _answers(folder: Path, prompts: list[str], disk: bool) -> list[tuple[list[st
     return out
 
 
-_UNCACHED: dict[tuple[str, ...], list[tuple[list[str], str, list[str]]]] = {}
-
-
 def _uncached_answers(built: Path, prompts: list[str]) -> list[tuple[list[str], str, list[str]]]:
-    """_answers(built, prompts, disk=False) for the `folders` fixture's built folder, which every test builds the
-    same: computed once per prompt list and kept with the folder's path taken out (the context names it)."""
-    key = tuple(prompts)
-    if key not in _UNCACHED:
-        _UNCACHED[key] = [(sel, ctx.replace(str(built), "\0"), pool) for sel, ctx, pool in _answers(built, prompts, disk=False)]
-    return [(sel, ctx.replace("\0", str(built)), pool) for sel, ctx, pool in _UNCACHED[key]]
+    """_answers(built, prompts, disk=False), computed in this test's own folder. Once kept across tests with the
+    folder's path swapped out, it failed a full run: each memory's block names its path, so a folder one letter
+    longer (pytest's `heade15` against `heade0`) took the context past its 8,000-character budget, so a memory
+    was cut differently."""
+    return _answers(built, prompts, disk=False)
 
 
 @pytest.fixture
@@ -72,7 +68,7 @@ def folders(realdata, tmp_path, monkeypatch):
     monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 0)  # the 60 older memories through the words on disk
     real = tmp_path / "real"
     shutil.copytree(realdata / realistic.REAL_FOLDER, real)
-    # Ages from NOW, as recall counts them: each test builds its folder later than the one _uncached_answers kept,
+    # Ages from NOW, as recall counts them: a test may build its folder minutes after another test of this module,
     # and files aged from the clock crossed a day ("saved 364 days ago") in a slow full run.
     built = realistic.build(tmp_path / "built", 260, source_folder=real, now=NOW)
     return real, built

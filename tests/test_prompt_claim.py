@@ -22,9 +22,9 @@ from memdir.paths import decisions_dir
 from memdir.stages.recall import state
 from memdir.stages.recall.inject import memory_blocks
 
-PROMPT = "rebuild the resumes for batch-03 and make sure each one is exactly one page"  # benchmarks.realistic's
-DECIDED = "which Redis settings does each cache shard use?"  # a decision and a memory, with room for both
-DECISION = "Cache shards run on Redis 7 with one replica each"
+PROMPT = "write a cover letter for the Grafana Labs role"  # recalls four memories of the real folder on words alone
+DECIDED = "should we send NLnet the governance engine proposal again?"  # a decision and memories, room for both
+DECISION = "NLnet proposals go out from the foundation account, signed by both founders"
 
 # One hook process, as Claude Code starts it, whose first read of each piece of session state waits until the
 # other process has made the same read: the interleaving the race needs (both read before either writes),
@@ -68,7 +68,7 @@ def real_folder(realdata, tmp_path, monkeypatch):
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     append(decisions_dir(memory, project, compat=False),
-           [Decision(kind="decision", what=DECISION, why="failover", entities=["Redis", "cache shard"], confidence=0.9)])
+           [Decision(kind="decision", what=DECISION, why="failover", entities=["NLnet", "proposal"], confidence=0.9)])
     monkeypatch.setenv("MEMDIR_PATH", str(memory))
     monkeypatch.setenv("MEMDIR_ENGINE", "offline")
     monkeypatch.setenv(C.DISABLE_ENV, "1")  # Claude Code's own memory off: the hook repeats no index line
