@@ -132,16 +132,21 @@ def test_the_servers_answers_are_the_plain_recalls_on_the_real_prompts(realdata,
     assert len(prompts) >= 20
     monkeypatch.setattr(manifest, "_index", None)
     plain = [[h.rel_path for h in manifest.candidates(scan(root).headers, p)] for p in prompts]
-    whole = [[h.rel_path for h in recall(root, p, engine="offline", record=False).selected] for p in prompts[:2]] \
-        if slow else []
-    assert all(whole)  # the prompts recall something: the comparison means something
+    whole: dict[str, list[str]] = {}  # the first two prompts that recall something: the comparison means something
+    for prompt in prompts if slow else []:  # (most recall nothing on words alone: issue 21)
+        picked = [h.rel_path for h in recall(root, prompt, engine="offline", record=False).selected]
+        if picked:
+            whole[prompt] = picked
+        if len(whole) == 2:
+            break
+    assert len(whole) == (2 if slow else 0)
 
     monkeypatch.setattr(manifest, "_index", OlderIndex())
     views = FolderViews()
     for _ in range(2):  # the second time from the kept view and index
         assert [[h.rel_path for h in manifest.candidates(views.scan(root).headers, p)] for p in prompts] == plain
-    assert [[h.rel_path for h in recall(root, p, engine="offline", record=False, scanner=views.scan).selected]
-            for p in prompts[:len(whole)]] == whole
+    assert {p: [h.rel_path for h in recall(root, p, engine="offline", record=False, scanner=views.scan).selected]
+            for p in whole} == whole
 
 
 @linux_only

@@ -239,7 +239,7 @@ def test_issue_21_holds_on_the_real_folder(tmp_path, scripted_api, claude, reald
         append(decisions_dir(memory, sandbox.repo, compat=False),
                [Decision(kind="preference", what=rule, why="recruiters skim",
                          entities=["cover letter"], confidence=0.9)])
-        api = scripted_api(H.Script(main=[H.text("Noted.")]))
+        api = scripted_api(A.Script(main=[A.text("Noted.")]))
         claude(sandbox, api, prompt)
         everything = api.main_requests()[0].all_text()
         assert "(user's auto-memory" in everything  # Claude Code loaded MEMORY.md: the index line is one of the two
