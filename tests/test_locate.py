@@ -4,13 +4,13 @@ spelled the same, as the pathlib code it replaced. The reference below is that c
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path, PurePosixPath
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from memdir import enablement, locate, paths
+from tests.git_repos import bare_repository, git
 
 
 @given(st.text(alphabet="/.ab~ ", max_size=16))
@@ -53,11 +53,6 @@ def _reference_git_root(start: Path) -> Path | None:
     return None
 
 
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "-c", "protocol.file.allow=always", *args],
-                   cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture
 def layouts(tmp_path):
     """A checkout with a subfolder, a linked worktree, a submodule, a `.git` file that is not a gitdir line,
@@ -65,14 +60,14 @@ def layouts(tmp_path):
     into the checkout, and a folder outside any repository."""
     repo = tmp_path / "repo"
     (repo / "sub" / "deep").mkdir(parents=True)
-    _git("init", "-q", cwd=repo)
-    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=repo)
-    _git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=repo)
+    git("init", "-q", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "x", cwd=repo)
+    git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=repo)
     lib = tmp_path / "lib"
     lib.mkdir()
-    _git("init", "-q", cwd=lib)
-    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=lib)
-    _git("submodule", "add", "-q", str(lib), "vendor/lib", cwd=repo)
+    git("init", "-q", cwd=lib)
+    git("commit", "-q", "--allow-empty", "-m", "x", cwd=lib)
+    git("submodule", "add", "-q", str(lib), "vendor/lib", cwd=repo)
     odd = tmp_path / "odd"
     odd.mkdir()
     (odd / ".git").write_text("not a gitdir line\n", encoding="utf-8")
@@ -213,7 +208,7 @@ def test_a_dot_git_file_cannot_borrow_another_projects_memory_folder(tmp_path, i
     memdir now, and both key the repository as itself."""
     victim = tmp_path / "victim"
     victim.mkdir()
-    _git("init", "-q", cwd=victim)
+    git("init", "-q", cwd=victim)
     hostile = tmp_path / "hostile"
     (hostile / "fake").mkdir(parents=True)
     (hostile / "fake" / "commondir").write_text(f"{victim / '.git'}\n", encoding="utf-8")
@@ -234,13 +229,9 @@ def test_a_dot_git_file_cannot_borrow_another_projects_memory_folder(tmp_path, i
 def test_a_bare_repositorys_worktrees_share_the_repository_folder_as_in_claude_code(tmp_path, isolated_home):
     """Claude Code keys a bare repository's worktree by the repository itself (its common dir); memdir keyed each
     worktree by its own folder, another memory folder than Claude Code's for each."""
-    source = tmp_path / "source"
-    source.mkdir()
-    _git("init", "-q", cwd=source)
-    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=source)
-    _git("clone", "-q", "--bare", str(source), str(tmp_path / "app.git"), cwd=tmp_path)
-    _git("worktree", "add", "-q", str(tmp_path / "main"), cwd=tmp_path / "app.git")
-    _git("worktree", "add", "-q", "-b", "feature", str(tmp_path / "feature"), cwd=tmp_path / "app.git")
+    app = bare_repository(tmp_path)
+    git("worktree", "add", "-q", str(tmp_path / "main"), cwd=app)
+    git("worktree", "add", "-q", "-b", "feature", str(tmp_path / "feature"), cwd=app)
     bare = str((tmp_path / "app.git").resolve())
     assert locate.canonical_git_root(str(tmp_path / "main")) == bare
     assert locate.canonical_git_root(str(tmp_path / "feature")) == bare

@@ -12,13 +12,9 @@ import unicodedata
 from pathlib import Path
 
 from memdir import locate
+from tests.git_repos import bare_repository, git
 
 MEMORY = "---\nname: {name}\ndescription: {name} rule\ntype: user\n---\nAlways {name}.\n"
-
-
-def _git(*argv: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv], cwd=cwd, check=True,
-                   capture_output=True, timeout=30)
 
 
 def _memories(folder: str | Path, *names: str) -> None:
@@ -44,12 +40,7 @@ def _run_the_fix(line: str, capsys) -> None:
 
 
 def test_a_bare_repositorys_worktree_names_the_folder_keyed_by_its_own_root(tmp_path, cli, isolated_home, capsys):
-    source = tmp_path / "source"
-    source.mkdir()
-    _git("init", "-q", cwd=source)
-    _git("commit", "-q", "--allow-empty", "-m", "x", cwd=source)
-    _git("clone", "-q", "--bare", str(source), str(tmp_path / "app.git"), cwd=tmp_path)
-    _git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=tmp_path / "app.git")
+    git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=bare_repository(tmp_path))
     claude = isolated_home / ".claude" / "projects"
     old = claude / locate.sanitize(str((tmp_path / "wt").resolve())) / "memory"
     new = claude / locate.sanitize(str((tmp_path / "app.git").resolve())) / "memory"

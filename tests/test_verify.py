@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from memdir.claims import Claim, extract_claims
 from memdir.project_files import project_root
 from memdir.verify import STALE, check_text, verify_folder
+from tests.git_repos import git_in
 
 MEMORIES = {
     "project_tokens.md": ("Token storage", "Token storage lives in src/auth/tokens.py",
@@ -23,12 +23,6 @@ MEMORIES = {
 }
 
 
-def _git(repo, *args):
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)})
-
-
 @pytest.fixture
 def refactored(tmp_path):
     """A repo where tokens.py was deleted and renew_session was renamed; --dry-run still exists."""
@@ -38,13 +32,13 @@ def refactored(tmp_path):
     (repo / "src" / "auth" / "session.py").write_text("def renew_session(token):\n    return token\n")
     (repo / "src" / "cli.py").write_text('import argparse\np = argparse.ArgumentParser()\n'
                                          'p.add_argument("--dry-run", action="store_true")\n')
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "before")
+    git_in(repo, "init", "-q")
+    git_in(repo, "add", "-A")
+    git_in(repo, "commit", "-qm", "before")
     (repo / "src" / "auth" / "tokens.py").unlink()
     (repo / "src" / "auth" / "session.py").write_text("def refresh_session(token):\n    return token\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "refactor")
+    git_in(repo, "add", "-A")
+    git_in(repo, "commit", "-qm", "refactor")
     memory = tmp_path / "memory"
     memory.mkdir()
     for rel, (name, description, body) in MEMORIES.items():
@@ -84,8 +78,8 @@ def test_a_memory_folder_inside_the_project_does_not_vouch_for_itself(refactored
     inside.parent.mkdir(parents=True)
     memory.rename(inside)
     if tracked:
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", "agent memory")
+        git_in(repo, "add", "-A")
+        git_in(repo, "commit", "-qm", "agent memory")
     code, out, _ = cli("--dir", str(inside), "verify", "--project", str(repo), "--json")
     report = json.loads(out)
     assert code == 1 and report["memories"]["project_refresh.md"]["status"] == "stale", report
@@ -260,7 +254,7 @@ def claude_code_written(tmp_path):
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     (repo / "scripts" / "release.py").write_text("print('release')\n")
-    _git(repo, "init", "-q")
+    git_in(repo, "init", "-q")
     return repo, memory
 
 

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 
 import pytest
 
+from tests.git_repos import git_in
+
 MEMORY = ("---\nname: deploy\ndescription: deploying goes through the old helper\nmetadata:\n  type: project\n---\n\n"
           "Deploys call `gone_function()` in `src/old_module.py`; `real_func()` reads the config.\n")
-
-
-def _git(repo, *args):
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(repo)})
 
 
 @pytest.fixture
@@ -27,9 +22,9 @@ def synced_memory(tmp_path):
     memory = tmp_path / "memory"
     (memory / "notes").mkdir(parents=True)
     (memory / "project_deploy.md").write_text(MEMORY, encoding="utf-8")
-    _git(memory, "init", "-q")
-    _git(memory, "add", "-A")
-    _git(memory, "commit", "-qm", "memories")
+    git_in(memory, "init", "-q")
+    git_in(memory, "add", "-A")
+    git_in(memory, "commit", "-qm", "memories")
     return memory
 
 
@@ -113,7 +108,7 @@ def dotfiles_home(tmp_path, monkeypatch):
     (app / "src" / "old_module.py").write_text("def real_func():\n    pass\n", encoding="utf-8")
     (home / "Downloads").mkdir()
     (home / "Downloads" / "notes.txt").write_text("gone_function was renamed\n", encoding="utf-8")
-    _git(home, "init", "-q")
+    git_in(home, "init", "-q")
     monkeypatch.setenv("HOME", str(home))
     return home, app
 
@@ -155,7 +150,7 @@ def test_a_repository_of_its_own_in_a_dotfiles_home_is_still_the_project(dotfile
     from memdir.project_files import project_root
 
     home, app = dotfiles_home
-    _git(app, "init", "-q")
+    git_in(app, "init", "-q")
     assert locate.project_root(str(app / "src")) == os.path.realpath(app)
     assert project_root(str(app / "src")) == str(app)
 
