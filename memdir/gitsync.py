@@ -235,20 +235,23 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
             changes = _incoming({path: None if blob is None else gitrepo.read_blob(memory_dir, blob)
                                  for path in sorted(set(ours_files) | set(their_files))
                                  if gitrepo.tracked(path) and (blob := their_files.get(path)) != ours_files.get(path)})
-            _check_layout(ours_files, changes)
-            result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
-            result.pulled = [p for p in changes if p not in result.kept_local]
-            result.removed = [p for p in result.pulled if changes[p] is None]
+            _take(memory_dir, ours_files, changes, result)
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
         merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
         merge.changes = _incoming(merge.changes)
-        _check_layout(ours_files, merge.changes)
-        result.kept_local = gitmerge.apply(memory_dir, ours_files, merge.changes)
-        result.pulled = [p for p in merge.changes if p not in result.kept_local]
-        result.removed = [p for p in result.pulled if merge.changes[p] is None]
+        _take(memory_dir, ours_files, merge.changes, result)
         result.conflicts = merge.conflicts
         return gitmerge.commit_merge(memory_dir, ours, theirs, merge.changes, _merge_message(theirs, merge))
+
+
+def _take(memory_dir: Path, ours_files: dict[str, str], changes: dict[str, bytes | None], result: SyncResult) -> None:
+    """Write what the other side changed (`changes`, checked first: nothing is written when one cannot be) and
+    say in `result` what was taken, what was kept as it is here, and what was deleted."""
+    _check_layout(ours_files, changes)
+    result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
+    result.pulled = [p for p in changes if p not in result.kept_local]
+    result.removed = [p for p in result.pulled if changes[p] is None]
 
 
 def _check_sizes(memory_dir: Path, ours_files: dict[str, str], their_files: dict[str, str]) -> None:
