@@ -134,29 +134,33 @@ def canonical_git_root(start: str) -> str | None:
     Reads `.git` directly, as Claude Code does (findGitRoot, then resolveCanonicalRoot): the first folder at or
     above `start` holding `.git`, a directory (a checkout) or a file (a linked worktree or a submodule).
     """
+    folder = git_folder(start)
+    return _git_root_at(folder) if folder is not None else None
+
+
+def git_folder(start: str) -> str | None:
+    """The first folder at or above `start` (symlinks resolved) holding a `.git` folder or file (findGitRoot)."""
     candidate = os.path.realpath(start)
-    while True:
-        found = _git_root_at(candidate)
-        if found is not None:
-            return found
+    while not (os.path.isdir(os.path.join(candidate, ".git")) or os.path.isfile(os.path.join(candidate, ".git"))):
         parent = os.path.dirname(candidate)
         if parent == candidate:
             return None
         candidate = parent
+    return candidate
 
 
 def _git_root_at(candidate: str) -> str | None:
     """The root `candidate`'s own `.git` names, or None when it has none: a folder `.git`, its own checkout; a
-    `.git` file, the main repository's root when it is a linked worktree (`_worktree_of`), else its own."""
+    `.git` file, the main repository's root when it is a linked worktree (`worktree_repository`), else its own."""
     dot_git = os.path.join(candidate, ".git")
     if os.path.isdir(dot_git):
         return candidate
     if not os.path.isfile(dot_git):
         return None
-    return _worktree_of(candidate) or candidate
+    return worktree_repository(candidate) or candidate
 
 
-def _worktree_of(candidate: str) -> str | None:
+def worktree_repository(candidate: str) -> str | None:
     """The repository a linked worktree at `candidate` belongs to, checked as Claude Code checks it
     (resolveCanonicalRoot), so both key the memory folder alike: the `.git` file's gitdir must lie in
     `<common dir>/worktrees/`, and that gitdir's own `gitdir` file must point back at this `.git`. A main

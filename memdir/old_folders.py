@@ -111,15 +111,10 @@ def _old_keys(cwd: str, root: str) -> list[tuple[str, str]]:
 
 def _bare_worktree_root(cwd: str) -> str | None:
     """The worktree's own folder when `cwd` is in a linked worktree of a bare repository (the old key), else None."""
-    candidate = os.path.realpath(cwd)
-    while not (os.path.isdir(os.path.join(candidate, ".git")) or os.path.isfile(os.path.join(candidate, ".git"))):
-        parent = os.path.dirname(candidate)
-        if parent == candidate:
-            return None
-        candidate = parent
-    if not os.path.isfile(os.path.join(candidate, ".git")):
+    candidate = locate.git_folder(cwd)
+    if candidate is None or not os.path.isfile(os.path.join(candidate, ".git")):
         return None
-    common = locate._worktree_of(candidate)  # today's rule, the one place that reads a worktree's files
+    common = locate.worktree_repository(candidate)  # today's rule, the one place that reads a worktree's files
     return candidate if common is not None and os.path.basename(common) != ".git" else None
 
 
@@ -133,7 +128,7 @@ def _compare(old: str, new: str) -> tuple[int, int, bool]:
         there = os.path.join(new, rel)
         if not os.path.lexists(there):
             missing += 1
-        elif _bytes(path) is None or _bytes(there) != _bytes(path):
+        elif (mine := _bytes(path)) is None or _bytes(there) != mine:
             differing += 1
         else:
             continue
