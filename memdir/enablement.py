@@ -9,7 +9,15 @@ import os
 
 from memdir import constants as C, light_json
 from memdir.errors import MemdirError
-from memdir.locate import clean, config_home, join, project_root, read_settings, read_small_file, user_settings_path
+from memdir.locate import (
+    clean,
+    config_home,
+    join,
+    project_settings_paths,
+    read_settings,
+    read_small_file,
+    user_settings_path,
+)
 from memdir.record import FrozenRecord
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the hook path
@@ -37,12 +45,7 @@ def memory_enabled(cwd: str | None = None, env: Mapping[str, str] | None = None)
         return forced
     if env.get(C.BARE_MODE_ENV, "").strip().lower() in C.TRUTHY:
         return Enablement(False, f"bare mode ({C.BARE_MODE_ENV})")
-    root = project_root(cwd)
-    for settings_file in (
-        user_settings_path(env),
-        os.path.join(root, ".claude", "settings.json"),
-        os.path.join(root, ".claude", "settings.local.json"),
-    ):
+    for settings_file in (user_settings_path(env), *project_settings_paths(cwd, env)):
         try:
             settings = read_settings(settings_file)
         except MemdirError:

@@ -293,6 +293,16 @@ def user_settings_path(env: Mapping[str, str] | None = None) -> str:
     return join(config_home(env), "settings.json")
 
 
+def project_settings_paths(cwd: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The project's `.claude/settings.json` and `settings.local.json` as Claude Code reads them: in the folder it
+    started in (CLAUDE_PROJECT_DIR for its hooks, else `cwd`), not the repository's root. Claude Code 2.1.328,
+    started in a subfolder, runs that folder's hooks and ignores the root's (tests/realclient checks it)."""
+    env = os.environ if env is None else env
+    started = env.get(C.PROJECT_DIR_ENV) or cwd
+    folder = os.path.join(started, ".claude")
+    return os.path.join(folder, "settings.json"), os.path.join(folder, "settings.local.json")
+
+
 class Located(FrozenRecord):
     path: str
     rule: str  # which rule chose the folder, for `memdir path`

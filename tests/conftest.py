@@ -75,6 +75,7 @@ _ENV_TO_CLEAR = (
     *C.PATH_OVERRIDE_ENVS,
     C.CONFIG_HOME_ENV,
     C.DISABLE_ENV,
+    C.PROJECT_DIR_ENV,  # a run inside a Claude Code session must not read that session's project settings
     C.BARE_MODE_ENV,
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

@@ -256,3 +256,18 @@ def test_doctor_says_when_a_hook_still_runs_site_and_install_drops_it(cli, isola
     assert site_hooks() == []
     _, out, _ = cli("--dir", str(memory), "--cwd", str(tmp_path), "doctor")
     assert "runs Python's `site`" not in out
+
+
+def test_project_scope_in_a_subfolder_registers_where_claude_code_reads_it_and_says_so(cli, tmp_path, monkeypatch):
+    """Claude Code started in a subfolder reads that folder's `.claude/settings.json`, not the repository root's: the
+    hooks go where it will read them, and install says they apply only when Claude Code starts there."""
+    repo, sub = tmp_path / "repo", tmp_path / "repo" / "sub"
+    (repo / ".git").mkdir(parents=True)
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    code, out, _ = cli("install", "--scope", "project")
+    assert code == 0 and (sub / ".claude" / "settings.json").is_file() and not (repo / ".claude").exists()
+    assert f"starts in {sub}, not in {repo.resolve()}" in " ".join(out.split())
+    monkeypatch.chdir(repo)
+    code, out, _ = cli("install", "--scope", "project")
+    assert code == 0 and (repo / ".claude" / "settings.json").is_file() and "note:" not in out

@@ -203,3 +203,21 @@ def test_agent_memory_scopes(tmp_path, isolated_home):
         agent_memory_dir("../x", "user", tmp_path)
     with pytest.raises(MemdirError):
         agent_memory_dir("x", "global", tmp_path)
+
+
+def test_project_settings_are_read_in_the_folder_claude_code_started_in_not_the_repository_root(tmp_path):
+    """Claude Code reads `.claude/settings.json` (and `.local`) in the folder it starts in: started in a subfolder of
+    a repository, the root's `autoMemoryEnabled: false` does not apply, the subfolder's does. For its hooks it names
+    that folder in CLAUDE_PROJECT_DIR, which decides over the hook's current folder."""
+    repo, sub = tmp_path / "repo", tmp_path / "repo" / "sub"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"autoMemoryEnabled": false}')
+    (sub / ".claude").mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home")}
+    assert memory_enabled(repo, env=env).enabled is False
+    assert memory_enabled(sub, env=env).enabled is True
+    (sub / ".claude" / "settings.local.json").write_text('{"autoMemoryEnabled": false}')
+    assert memory_enabled(sub, env=env).enabled is False
+    assert memory_enabled(sub / ".claude", env={**env, "CLAUDE_PROJECT_DIR": str(sub)}).enabled is False
+    assert memory_enabled(sub, env={**env, "CLAUDE_PROJECT_DIR": str(tmp_path)}).enabled is True

@@ -149,6 +149,18 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 
+def project_scope_note(started: Path) -> str:
+    """Claude Code reads a project's settings only in the folder it starts in: from a subfolder of a repository,
+    the hooks registered here run only when Claude Code starts in that very subfolder."""
+    from memdir.paths import project_root
+
+    root = project_root(started)
+    if root == started.resolve():
+        return ""
+    return (f"  note: Claude Code reads a project's settings in the folder it starts in, so these hooks run when it\n"
+            f"  starts in {started}, not in {root} or another folder of the repository\n")
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from memdir.entry.install import install, uninstall
 
@@ -165,6 +177,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"{result.settings_path}: nothing to do ({'already installed' if args.command == 'install' else 'not installed'})")
         return 0
     print(f"{result.settings_path}: {verb} memdir hooks for {events}")
+    if args.command == "install" and args.scope == "project":
+        print(project_scope_note(Path(args.cwd) if args.cwd else Path.cwd()), end="")
     if result.backup:
         print(f"  backup: {result.backup}")
     if args.command == "install":
@@ -188,8 +202,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from memdir.entry.mcp_server import serve
     from memdir.paths import project_root
 
-    if not args.cwd and os.environ.get("CLAUDE_PROJECT_DIR"):
-        args.cwd = os.environ["CLAUDE_PROJECT_DIR"]  # Claude Code names the project it started us for
+    if not args.cwd and os.environ.get(C.PROJECT_DIR_ENV):
+        args.cwd = os.environ[C.PROJECT_DIR_ENV]  # Claude Code names the project it started us for
     resolution = memory_dir_of(args)
     root = resolution.path
     print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
@@ -324,7 +338,8 @@ def _add_folder_parsers(command) -> None:
                             ("uninstall", "remove exactly the hooks install added")):
         p = command(name, cmd_install, help_text, folder=False)
         p.add_argument("--scope", choices=["user", "project"], default="user",
-                       help="~/.claude/settings.json (user, default) or the repo's .claude/settings.json")
+                       help="~/.claude/settings.json (user, default) or .claude/settings.json in this folder, "
+                            "which Claude Code reads when it starts here")
         p.add_argument("--dry-run", action="store_true", help="print the resulting settings; change nothing")
         if name == "install":
             p.add_argument("--no-index", action="store_true",

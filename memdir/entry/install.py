@@ -20,7 +20,8 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.entry.settings_file import load_settings, pristine, pristine_text, restore_pristine, write_settings
 from memdir.errors import MemdirError
-from memdir.paths import config_home, project_root
+from memdir.locate import project_settings_paths
+from memdir.paths import config_home
 from memdir.record import Record, field
 
 EVENTS = {"Stop": "stop", "UserPromptSubmit": "prompt", "SessionStart": "session-start"}
@@ -66,7 +67,7 @@ def settings_path(scope: str, cwd: Path | None = None) -> Path:
     if scope == "user":
         return config_home() / "settings.json"
     if scope == "project":
-        return project_root(cwd or Path.cwd()) / ".claude" / "settings.json"
+        return Path(project_settings_paths(str(cwd or Path.cwd()))[0])
     raise MemdirError(f"--scope {scope!r} is unknown; use user or project")
 
 

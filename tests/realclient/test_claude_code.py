@@ -307,3 +307,28 @@ def test_a_memory_the_main_agent_wrote_is_not_extracted_twice(sandbox, scripted_
     assert listing.returncode == 0 and listing.stdout.startswith("feedback  feedback_no_emoji.md")
     doctor = H.memdir(sandbox, "doctor")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr  # healthy on a folder Claude Code wrote
+
+
+def test_claude_code_reads_project_settings_in_the_folder_it_starts_in_as_memdir_does(sandbox, scripted_api, claude,
+                                                                                      tmp_path):
+    """Started in a subfolder of the repository, Claude Code runs that folder's `.claude/settings.json` hooks and
+    leaves the root's unread, `autoMemoryEnabled: false` included; memdir's enablement reads the same file."""
+    from memdir.enablement import memory_enabled
+
+    sub = sandbox.repo / "sub"
+    fired = tmp_path / "fired.txt"
+    for folder, tag in ((sandbox.repo, "root"), (sub, "sub")):
+        (folder / ".claude").mkdir(parents=True)
+        hook = {"type": "command", "command": f"echo {tag} >> {fired}"}
+        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}, "autoMemoryEnabled": tag == "sub"}
+        (folder / ".claude" / "settings.json").write_text(json.dumps(settings))
+    state = json.loads((sandbox.home / ".claude.json").read_text())
+    state["projects"][str(sub.resolve())] = {"hasTrustDialogAccepted": True, "allowedTools": []}
+    (sandbox.home / ".claude.json").write_text(json.dumps(state))
+    api = scripted_api(A.Script(main=[A.text("Hello.")]))
+    claude(H.sandbox_of(sandbox.home, sub), api, "hello")
+    (request,) = api.main_requests()
+    assert fired.read_text().split() == ["sub"]
+    assert "# Memory" in request.all_text() and "persistent file-based memory" in request.all_text()
+    assert memory_enabled(str(sub), env={"HOME": str(sandbox.home)}).enabled is True
+    assert memory_enabled(str(sandbox.repo), env={"HOME": str(sandbox.home)}).enabled is False
