@@ -26,7 +26,7 @@ SETTINGS_DIR_KEY = "autoMemoryDirectory"
 SETTINGS_ENABLED_KEY = "autoMemoryEnabled"
 MAX_SANITIZED_LENGTH = 200
 TRUTHY = frozenset({"1", "true", "yes", "on"})
-FALSY = frozenset({"0", "false", "no", "off", ""})
+FALSY = frozenset({"0", "false", "no", "off"})  # an empty value is unset, as Claude Code reads one
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})  # an on/off setting's "off" (memdir.switches; unset is on)
 
 # --- the index (SPEC §3) -----------------------------------------------------

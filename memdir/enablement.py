@@ -56,7 +56,9 @@ def memory_enabled(cwd: str | None = None, env: Mapping[str, str] | None = None)
 
 
 def forced_by_env(env, variable: str, what: str) -> Enablement | None:
-    """A *_DISABLE variable decides alone when set: truthy turns `what` off, defined falsy forces it on."""
+    """A *_DISABLE variable decides alone when set: truthy turns `what` off, defined falsy forces it on. Set but
+    empty is unset: Claude Code 2.1.328 leaves auto memory off with CLAUDE_CODE_DISABLE_AUTO_MEMORY= and
+    `autoMemoryEnabled: false` (tests/realclient checks it)."""
     if variable not in env:
         return None
     value = env[variable].strip().lower()

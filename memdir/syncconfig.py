@@ -134,7 +134,7 @@ def auto_sync(memory_dir: Path, project_root: Path | None, env: Mapping[str, str
     """Does the Stop worker sync in the background? MEMDIR_AUTO_SYNC when set, else `sync_auto` in config;
     off by default. Nothing is ever pushed unless the user turned this on or ran `memdir sync`."""
     env = os.environ if env is None else env
-    raw = env.get(AUTO_SYNC_ENV)
+    raw = env.get(AUTO_SYNC_ENV, "").strip() or None  # set but empty: unset
     if raw is not None and raw.strip().lower() in C.TRUTHY | C.FALSY:
         return raw.strip().lower() in C.TRUTHY
     if raw is not None:

@@ -25,6 +25,7 @@ def _stamp(seconds: float) -> str:
         ({}, None, True),
         ({"MEMDIR_DISABLE": "1"}, None, False),
         ({"MEMDIR_DISABLE": "0"}, {"enabled": False}, True),  # a defined falsy value forces memdir on
+        ({"MEMDIR_DISABLE": ""}, {"enabled": False}, False),  # an empty one is unset, as Claude Code reads its own
         ({}, {"enabled": False}, False),
         ({}, {"enabled": True}, True),
         ({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, None, True),  # Claude Code's switch is not memdir's

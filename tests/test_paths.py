@@ -157,6 +157,8 @@ def test_invalid_user_settings_is_one_clear_line(tmp_path, isolated_home):
         ({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "on"}, {}, False),
         ({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}, {"autoMemoryEnabled": False}, True),  # falsy forces ON
         ({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "false"}, {}, True),
+        ({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": ""}, {"autoMemoryEnabled": False}, False),  # empty is unset
+        ({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": " "}, {"autoMemoryEnabled": False}, False),
         ({"CLAUDE_CODE_SIMPLE": "1"}, {}, False),
         ({}, {"autoMemoryEnabled": False}, False),
         ({}, {"autoMemoryEnabled": True}, True),

@@ -7,6 +7,7 @@ what lands on disk. `claude -p` runs are few on purpose (each costs ~3-6 s); see
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -332,3 +333,17 @@ def test_claude_code_reads_project_settings_in_the_folder_it_starts_in_as_memdir
     assert "# Memory" in request.all_text() and "persistent file-based memory" in request.all_text()
     assert memory_enabled(str(sub), env={"HOME": str(sandbox.home)}).enabled is True
     assert memory_enabled(str(sandbox.repo), env={"HOME": str(sandbox.home)}).enabled is False
+
+
+def test_an_empty_disable_variable_is_unset_for_claude_code_as_for_memdir(sandbox, scripted_api, claude, monkeypatch):
+    """CLAUDE_CODE_DISABLE_AUTO_MEMORY= (set, empty) does not force native memory on over `autoMemoryEnabled: false`:
+    Claude Code leaves it off, and so must memdir's reading of it (else neither would give the memory instructions)."""
+    from memdir.enablement import memory_enabled
+
+    (sandbox.home / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}))
+    api = scripted_api(A.Script(main=[A.text("Hello.")]))
+    claude(sandbox, api, "hello", env={C.DISABLE_ENV: ""})
+    (request,) = api.main_requests()
+    assert "persistent file-based memory" not in request.all_text()
+    monkeypatch.setenv("HOME", str(sandbox.home))
+    assert memory_enabled(str(sandbox.repo), env={**os.environ, C.DISABLE_ENV: ""}).enabled is False
