@@ -66,21 +66,61 @@ def _material(paragraph: str) -> bool:
     return len(lines) >= PASTE_MIN_LINES and letters < 0.75 * len("\n".join(lines))
 
 
+# Claude Code's prompt box wraps a long line for the terminal: copied back, each wrapped line is padded with spaces to
+# the width and the next one indented by two. That is one line the user typed, not an indented block.
+_SOFT_WRAP = re.compile(r"(?<=\S) {3,}\n(?=  \S)")
+# A line of the user's own around a fenced paste in one paragraph ("running `cdang` gives this error:" / the fenced
+# paste / "why?"): words, not code (no `=`, `;` or braces) nor a program's "SomeError:" line, in a script of letters.
+_CODE_MARKS = re.compile(r"[=;{}]|^\s*```|^\s*[\w.]*(?:Error|Exception|Warning)\b")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _own_line(line: str) -> bool:
+    if not line.strip() or _CODE_LIKE.match(line) or _LOG_LINE.match(line) or _CODE_MARKS.search(line):
+        return False
+    visible = [c for c in line if not c.isspace()]
+    letters = sum(c.isalpha() for c in visible)
+    words = len(re.findall(r"[^\W\d_]{2,}", line))
+    return letters >= 0.6 * len(visible) and (words >= 3 or bool(_CJK.search(line)))
+
+
+def _paste_within(paragraph: str) -> tuple[int, int]:
+    """(start, end) of the paste inside a pasted-looking paragraph. Where it is fenced (```), the user's own lines
+    before the opening fence and after the closing one are theirs, not the paste's (a question after a fenced log);
+    without fences a log's first line can read as prose ("Processing triggers for man-db ..."), so all of it stays."""
+    lines = paragraph.splitlines(keepends=True)
+    fences = [i for i, line in enumerate(lines) if line.lstrip().startswith("```")]
+    first, last = 0, len(lines)
+    if len(fences) >= 2:
+        while first < fences[0] and _own_line(lines[first]):
+            first += 1
+        while last > fences[-1] + 1 and _own_line(lines[last - 1]):
+            last -= 1
+    start = sum(len(line) for line in lines[:first])
+    return start, start + len("".join(lines[first:last]).rstrip())
+
+
 def pasted_spans(text: str) -> list[tuple[int, int]]:
     """Where the pasted material of a message is: (start, end) of each run of pasted-looking paragraphs of at
-    least PASTE_MIN_LINES lines (a terminal's `\\` continuation read as a line break, as own_prose does)."""
+    least PASTE_MIN_LINES lines (a terminal's `\\` continuation read as a line break, as own_prose does, and a line
+    the prompt box wrapped read as one line), without the user's own lines at a paragraph's edges."""
     plain = _CONTINUATION.sub(lambda m: " " * (len(m.group()) - 1) + "\n", text)  # the same length as `text`
+    plain = _SOFT_WRAP.sub(lambda m: " " * len(m.group()), plain)  # the same length again
     spans: list[tuple[int, int]] = []
     at = 0
     for gap in [*_PARAGRAPHS.finditer(plain), None]:
         end = gap.start() if gap else len(plain)
         paragraph = plain[at:end]
         if paragraph.strip() and _material(paragraph):
-            start = max(at, plain.rfind("\n", 0, at + len(paragraph) - len(paragraph.lstrip())) + 1)
+            inner_start, inner_end = _paste_within(paragraph)
+            leading = paragraph[inner_start:inner_end]
+            start = at + inner_start + len(leading) - len(leading.lstrip())
+            start = max(at, plain.rfind("\n", 0, start) + 1)
             if spans and not plain[spans[-1][1]:start].strip():
                 start = spans[-1][0]
                 spans.pop()
-            spans.append((start, at + len(paragraph.rstrip())))
+            if at + inner_end > start:
+                spans.append((start, at + inner_end))
         at = gap.end() if gap else len(plain)
     return [(a, b) for a, b in spans if len(text[a:b].strip().splitlines()) >= PASTE_MIN_LINES]
 

@@ -78,3 +78,25 @@ def test_real_pastes_are_marked_where_they_open_or_follow_the_prompt(realdata, t
     answer = _shown(tmp_path, _real(realdata / "sessions2/zh-opencore-inject.jsonl", "7a6c0ee2-5e5f-4ec1-8110-98a4a079836a"))
     assert "<pasted>" not in links + answer
 
+
+
+def test_the_users_lines_around_a_fenced_paste_in_one_paragraph_are_theirs(tmp_path):
+    """A relay run on a blind set (fresh12) found the user's own question marked as pasted: "running it gives this
+    error" / a fenced paste / "why?" with no blank line between them. Only the fenced block is the paste."""
+    japanese = "CIを実行するとまだ以下のエラーになります。\n```\n[Pasted text #1 +31 lines]\n```\nなぜ結果が異なる？"
+    english = ("When I run the tests locally I get this error\n```\n" + TRACE + "\n```\nwhy does it only fail on CI?")
+    for text in (japanese, english):
+        shown = _shown(tmp_path, [_prompt(text)])
+        (paste,) = _pasted(shown)
+        assert paste.startswith("```") and paste.endswith("```")
+        first, *_, last = text.splitlines()
+        assert f"{escape_tags(first)}\n<pasted>" in shown and f"</pasted>\n{escape_tags(last)}\n</message>" in shown
+
+
+def test_a_prompt_the_prompt_box_wrapped_is_one_typed_line_not_an_indented_block(tmp_path):
+    """Copied back from Claude Code's prompt box, a long line is padded to the terminal's width and the next one
+    indented by two: with its timestamps it read as a pasted block."""
+    wrapped = ("根据app.log日志文件分析：2026-01-20 11:09:04-2026-01-20 11:09:34.651，2026-01-20            \n"
+               "  11:17:32-2026-01-20 11:18:02.772两个时间点解锁失败的原因以及2026-01-20 13:52:23-2026-01-20           \n"
+               "  13:52:25.959两个时间点解锁延迟的原因")
+    assert "<pasted>" not in _shown(tmp_path, [_prompt(wrapped)])
