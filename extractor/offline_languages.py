@@ -32,11 +32,13 @@ _STOPWORDS = {
     "de": "der die das und ist ein eine ich nicht zu mit für auf du mein es den dem sie wir bitte",
 }
 _STOP_SETS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
+# Portuguese "use" (the imperative of "usar", spelled as English "use"): "Sempre use pnpm" scored a tie with English
+# and was read by the English rules, where a rule starts with an imperative; an English "use" still wins a tie.
 # English's short function words too: without them "No attribution" read as Spanish and "Im building a saas company"
 # as Portuguese (a tie goes to English, the language most sessions are in).
 for _lang, _extra in (("en", "always never don't every each a an on at no so if or as by from your our all but just"),
                       ("fr", "en toujours jamais chaque fois s'il"),
-                      ("es", "siempre nunca cada este esta usa"), ("pt", "na no sempre nunca cada isso esse essa"),
+                      ("es", "siempre nunca cada este esta usa"), ("pt", "na no sempre nunca cada isso esse essa use"),
                       ("de", "immer niemals nicht jedes bitte")):  # not "nie": Polish's "not" far more often
     _STOP_SETS[_lang] |= set(_extra.split())
 # Letters only some of the languages use: a tie-breaker for short sentences.

@@ -40,3 +40,16 @@ def test_a_near_language_saves_nothing_and_says_so(text):
 ])
 def test_covered_sentences_sharing_those_words_are_still_read(text, code):
     assert offline_languages.language_of(text) == code
+
+
+@pytest.mark.parametrize("text", ["Sempre use pnpm.", "Use sempre pnpm.", "Sempre use pnpm, nunca npm."])
+def test_a_portuguese_imperative_with_sempre_is_a_rule(text):
+    # "Sempre use pnpm" read as English on "use", where a rule must start with an imperative: nothing was saved, though
+    # "Siempre usa pnpm" and "Utilise toujours pnpm" are
+    assert offline_languages.language_of(text) == "pt"
+    assert [d.type for d in offline.detect([_message(text)])[0]] == ["feedback"]
+
+
+@pytest.mark.parametrize("text", ["Use a linter on every commit.", "Always use pnpm.", "Use as few dependencies as you can."])
+def test_english_with_use_stays_english(text):
+    assert offline_languages.language_of(text) == "en"
