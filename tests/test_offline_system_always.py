@@ -35,3 +35,14 @@ def test_a_report_about_the_system_with_always_is_no_rule(report):
 ])
 def test_rules_with_always_are_still_rules(rule):
     assert [d.type for d in drafts(rule)] == ["feedback"]
+
+
+@pytest.mark.parametrize("report", ["El endpoint responde con un 404.", "A API responda com erro quando o token expira."])
+def test_what_a_system_responds_is_no_reply_format(report):
+    # "responde" is the imperative "answer" and also what a subject does: only the imperative asks for a reply format
+    assert drafts(report) == []
+
+
+@pytest.mark.parametrize("rule", ["Responde siempre en español.", "Por favor responde en inglés.", "Responda sempre em português."])
+def test_a_reply_format_is_still_one(rule):
+    assert [(d.type, d.kind) for d in drafts(rule)] == [("feedback", "format")]
