@@ -74,8 +74,10 @@ _REPORTED_ALWAYS = re.compile(
 # ("le code reste toujours en anglais"), "il faut" and a habit of "we"/"on" still state a rule. German subjects are
 # a capitalised noun and its verb comes second ("Die Tests immer vor dem Commit ausführen" is an infinitive rule).
 _CLAUSE_START = r"(?:^|(?<=[,;:])\s*|\b(?:but|and|because|pero|y|porque|mas|e|mais|et|car|donc|aber|und|denn|но|и)\s+)"
+# (nor the user's own team, whose habit is a convention: "nuestro equipo siempre usa pnpm"; nor "next time")
 _NOT_US = (r"(?!(?:users?|usuari[oa]s?|usuári[oa]s?|utilisat(?:eur|rice)s?|benutzer|nutzer|assistant|asistente|"
-           r"assistente|agente?s?|claude|ia|ai|ki|model|modelo|bot)\b)")
+           r"assistente|agente?s?|claude|ia|ai|ki|model|modelo|bot|team|teams|equipo|equipos|équipe|équipes|equipe|equipes|"
+           r"empresa|entreprise|company|firma|próxima|proxima|prochaine|next)\b)")
 _NOT_RULE_VERB = (r"(?!(?:must|should|has to|have to|needs?|is|are|stays?|remains?|goes|go|debe|deben|tiene que|tienen que|"
                   r"hay que|queda|quedan|permanece|permanecen|va|van|deve|devem|tem que|têm que|precisa|precisam|fica|"
                   r"ficam|vai|vão|doit|doivent|devrait|devraient|faut|reste|restent|vont|muss|müssen|soll|sollen|"

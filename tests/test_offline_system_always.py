@@ -31,6 +31,7 @@ def test_a_report_about_the_system_with_always_is_no_rule(report):
     "Le code doit toujours être en anglais.", "Il faut toujours lancer les tests.", "Le code reste toujours en anglais.",
     "On utilise toujours pnpm dans ce projet.", "Die Tests immer vor dem Commit ausführen.",
     "Код всегда должен быть на английском.", "Pour les tests utilise toujours pnpm.", "Los commits siempre en inglés.",
+    "Nuestro equipo siempre usa pnpm.", "La próxima vez siempre usa pnpm.",
     "Os commits sempre em inglês.",
 ])
 def test_rules_with_always_are_still_rules(rule):
