@@ -21,7 +21,8 @@ from memdir.paths import config_home, resolve_memory_dir
 from memdir.pricing import cost_usd, price
 from memdir.record import Record, field
 from memdir.stages.extractor import state
-from memdir.stages.extractor.run import ExtractResult, aextract_messages, extract_messages
+from memdir.stages.extractor.result import ExtractResult
+from memdir.stages.extractor.run import aextract_messages, extract_messages
 from memdir.transcript import Message, read_transcript
 
 PROMPT_OVERHEAD_TOKENS = 3000  # system prompt, tools and manifest, roughly

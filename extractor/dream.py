@@ -17,7 +17,7 @@ from memdir.config import Settings, choose_engine
 from memdir.daylog import LogEntry, entries
 from memdir.stages.extractor import offline, report
 from memdir.stages.extractor.drafts import Draft, Forget
-from memdir.stages.extractor.run import ExtractResult
+from memdir.stages.extractor.result import ExtractResult
 from memdir.stages.extractor.tools import Toolbox
 from memdir.store import MemoryStore
 

@@ -23,6 +23,7 @@ from memdir.record import Record, field
 from memdir.scan import Header
 from memdir.secrets import redact
 from memdir.stages.extractor import report
+from memdir.stages.extractor.offline_wording import correction_how
 from memdir.store import MemoryStore
 from memdir.words import STOPWORDS, stem, tokens
 
@@ -65,8 +66,9 @@ def _negated_stems(text: str) -> set[str]:
 def _how(draft: Draft) -> str:
     if draft.how:
         return draft.how
+    if draft.kind == "correction":
+        return correction_how(draft.rule)
     return {
-        "correction": "follow this in future work instead of the corrected behaviour",
         "confirmation": "repeat this approach in similar situations",
         "preference": "apply this preference by default",
         "decision": "build on this decision; do not reopen it without new information",

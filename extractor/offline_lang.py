@@ -180,7 +180,10 @@ _REPLY_FORMAT = re.compile(
     r"\b(?:response format|answer format|reply format|format de (?:la )?réponse|formato de (?:la )?respuesta|"
     r"formato da resposta|antwortformat|формат ответа)\b|(?:回复格式|回答格式|回答の形式|返信の形式)"
     r"|\b(?:reply|answer|respond|write to me) (?:only )?in (?:english|french|spanish|german|russian|chinese|japanese)\b"
-    r"|\b(?:réponds|répondez|responde|respondé|responda|antworte|antworten sie|отвечай|отвечайте)\b"
+    r"|\b(?:réponds|répondez|antworte|antworten sie|отвечай|отвечайте)\b"
+    # Spanish "responde" and Portuguese "responda" are also what a subject does ("el endpoint responde con un 404"):
+    # the imperative has none before it
+    r"|(?:^|[,;:.!¡]\s*|\b(?:please|por favor|siempre|sempre|nunca|solo|sólo|só|apenas)\s+)(?:responde|respondé|responda)\b"
     r"|(?:用|以)(?:中文|英文|日语|简体中文|繁體中文)(?:回答|回复|回覆|答复)|(?:日本語|英語|中国語)で(?:答え|返信|回答|書い)",
     re.I,
 )

@@ -68,9 +68,48 @@ _REPORTED_ALWAYS = re.compile(
 )
 
 
+# "El servidor siempre devuelve 500", "der Server gibt immer 500 zurück", "the server always returns 500": any verb in
+# the present said of a third-person subject that is neither the user nor the assistant reports what the system does;
+# an imperative ("usa siempre pnpm") has no subject. A modal ("el código siempre debe ..."), a convention that stays
+# ("le code reste toujours en anglais"), "il faut" and a habit of "we"/"on" still state a rule. German subjects are
+# a capitalised noun and its verb comes second ("Die Tests immer vor dem Commit ausführen" is an infinitive rule).
+_CLAUSE_START = r"(?:^|(?<=[,;:])\s*|\b(?:but|and|because|pero|y|porque|mas|e|mais|et|car|donc|aber|und|denn|но|и)\s+)"
+# (nor the user's own team, whose habit is a convention: "nuestro equipo siempre usa pnpm"; nor "next time")
+_NOT_US = (r"(?!(?:users?|usuari[oa]s?|usuári[oa]s?|utilisat(?:eur|rice)s?|benutzer|nutzer|assistant|asistente|"
+           r"assistente|agente?s?|claude|ia|ai|ki|model|modelo|bot|team|teams|equipo|equipos|équipe|équipes|equipe|equipes|"
+           r"empresa|entreprise|company|firma|próxima|proxima|prochaine|next)\b)")
+_NOT_RULE_VERB = (r"(?!(?:must|should|has to|have to|needs?|is|are|stays?|remains?|goes|go|debe|deben|tiene que|tienen que|"
+                  r"hay que|queda|quedan|permanece|permanecen|va|van|deve|devem|tem que|têm que|precisa|precisam|fica|"
+                  r"ficam|vai|vão|doit|doivent|devrait|devraient|faut|reste|restent|vont|muss|müssen|soll|sollen|"
+                  r"bleibt|bleiben|kommt|kommen|gehört|gehören|должен|должна|должно|должны|нужно|надо"
+                  # nor a word that is no verb: "los commits siempre en inglés" is a convention with its verb left out
+                  r"|en|con|de|a|por|para|el|la|los|las|un|una|em|com|no|na|o|os|as|um|uma|que|in|on|at|to|the|an|for)\b)")
+_DET = {"es": r"(?:el|la|los|las|un|una|mi|mis|su|sus|nuestr[oa]s?|est[ea]s?|es[ea]s?)",
+        "pt": r"(?:o|a|os|as|um|uma|meu|minha|meus|minhas|noss[oa]s?|est[ea]s?|ess[ea]s?)",
+        "fr": r"(?:le|la|les|un|une|mon|ma|mes|son|sa|ses|notre|nos|leur|leurs|ce|cet|cette|ces)",
+        "en": r"(?:the|a|an|my|our|this|that|these|those|its|their|his|her)"}
+# the noun and up to two words after it ("de producción"), none of them a modal ("el código deve sempre ...")
+_NOUN = _NOT_US + r"[\w-]+\s+(?:" + _NOT_RULE_VERB + r"[\w-]+\s+){0,2}?"
+_NP = r"\s+" + _NOUN
+_SYSTEM_ALWAYS = re.compile(
+    r"(" + _CLAUSE_START + _DET["es"] + _NP + r")siempre(?=\s+" + _NOT_RULE_VERB + r"[\w-]+)"
+    r"|(" + _CLAUSE_START + _DET["pt"] + _NP + r")sempre(?=\s+" + _NOT_RULE_VERB + r"[\w-]+)"
+    r"|(" + _CLAUSE_START + r"(?:" + _DET["fr"] + _NP + r"|l'" + _NOUN + r"|(?:il|elle|ils|elles|ça|cela)\s+)"
+    r"(?:(?:ne|me|se|le|la|les|lui|leur|y|en)\s+|[nmsl]')*" + _NOT_RULE_VERB + r"[\w-]+\s+)toujours\b(?!\s+pas\b)"
+    r"|(" + _CLAUSE_START + r"(?-i:(?:Der|Die|Das|Ein|Eine|Mein|Meine|Unser|Unsere|Dieser|Diese|Dieses|der|die|das|ein|eine)"
+    r"\s+(?:[a-zäöüß]+\s+)?[A-ZÄÖÜ][\w-]*\s+)" + _NOT_RULE_VERB + r"(?-i:[a-zäöüß]+)\s+(?:[\w-]+\s+){0,2}?)immer\b"
+    r"|(" + _CLAUSE_START + _DET["en"] + _NP + r")always(?=\s+" + _NOT_RULE_VERB + r"[a-z]+s\b)"
+    r"|(^(?!(?:я|ты|вы|мы|всегда|пожалуйста)\b)[а-яё-]+\s+(?:[а-яё-]+\s+)?)всегда(?=\s+" + _NOT_RULE_VERB
+    + r"[а-яё]+(?:ет|ёт|ит|ют|ят|ут|ется|ится|ются|ятся)\b)",
+    re.I,
+)
+
+
 def without_reported_always(sentence: str) -> str:
-    """The sentence without a "toujours" that means "still" or an "always" that reports a symptom (see above)."""
-    return _REPORTED_ALWAYS.sub(lambda m: "".join(g for g in m.groups() if g), sentence)
+    """The sentence without a "toujours" that means "still", an "always" that reports a symptom or one said of what
+    the system does (see above)."""
+    kept = _REPORTED_ALWAYS.sub(lambda m: "".join(g for g in m.groups() if g), sentence)
+    return _SYSTEM_ALWAYS.sub(lambda m: "".join(g for g in m.groups() if g), kept)
 
 
 def about_one_thing(sentence: str) -> bool:

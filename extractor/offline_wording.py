@@ -1,6 +1,7 @@
-"""How the offline engine words a memory about the user: in the third person, without the judgement or the
+"""How the offline engine words a memory: one about the user in the third person, without the judgement or the
 request of the moment that came with it ("I'm a backend engineer, please fix this" -> "The user is a backend
-engineer"), and as one memory when told over consecutive sentences."""
+engineer"), and as one memory when told over consecutive sentences; a correction's **How to apply:** line from what
+the user said (where it holds, what replaces what), not filler."""
 
 from __future__ import annotations
 
@@ -66,3 +67,19 @@ def merged_user_drafts(found: list[Any]) -> list[Any]:
         else:
             out.append(draft)
     return out
+
+
+# "Don't mock the database in integration tests": the place a correction names is where to apply it.
+_SCOPE = re.compile(r"\b(?P<prep>in|on|for|inside|within|across)\s+(?P<where>(?!(?:it|this|that|them|there|here)\b)"
+                    r"(?:(?:the|a|an|any|all|every|our|my)\s+)?[\w./#-]+(?:\s+[\w./#-]+){0,3})\s*[.!]?$", re.I)
+_REPLACES = re.compile(r"\b(?:use|prefer|go with)\s+(?P<new>[\w.+-]+)(?:\s+instead of|,?\s+not)\s+(?P<old>[\w.+-]+)", re.I)
+
+
+def correction_how(rule: str) -> str:
+    """A correction's **How to apply:** line: what replaces what, or where it holds, said in the user's words; else
+    the moment to check for it ("instead of the corrected behaviour" said nothing the rule did not)."""
+    if replaced := _REPLACES.search(rule):
+        return f"use {replaced.group('new')} wherever {replaced.group('old')} would have been used"
+    if scope := _SCOPE.search(rule):
+        return f"check any work {scope.group('prep').lower()} {scope.group('where')} against this before handing it back"
+    return "check new work against this before handing it back"

@@ -12,9 +12,9 @@ from memdir import constants as C, githistory, usage, write_mode
 from memdir.config import Settings, choose_engine
 from memdir.daylog import log_path, memory_mode
 from memdir.errors import FolderBusy
-from memdir.record import Record, field
 from memdir.stages.extractor import offline, report, state
 from memdir.stages.extractor.platform_paths import inside
+from memdir.stages.extractor.result import ExtractResult
 from memdir.stages.extractor.tools import WRITE_TOOLS, Toolbox
 from memdir.stages.extractor.window import chunks, parts
 from memdir.store import MemoryStore
@@ -22,39 +22,6 @@ from memdir.transcript import Message, read_transcript
 
 MEMORY_WRITING_TOOLS = (*WRITE_TOOLS, "MultiEdit", "NotebookEdit")
 NO_USER_WORDS = "no words of the user (prompt, answer or rejection reason) in these messages; not sent to the model"
-
-
-class ExtractResult(Record):
-    """status: saved | proposed | nothing | skipped | failed | stashed.
-
-    `saved`: files written (created or updated); `changes`: what happened to each file (extractor/report.py);
-    `prompts_seen`: user prompts (the user's own words) read; `chunks`: runs over the window.
-    """
-
-    status: str
-    engine: str | None = None
-    saved: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    proposed: list[str] = field(default_factory=list)  # write mode confirm: files proposed for `memdir review`
-    usage: dict = field(default_factory=dict)
-    turns: int = 0
-    reason: str = ""
-    errors: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    cursor: str | None = None
-    changes: list[dict] = field(default_factory=list)
-    prompts_seen: int = 0
-    chunks: int = 0
-    model: str | None = None
-    cost_usd: float = 0.0
-    refusals: int = 0
-
-    def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self._fields}
-
-    def report_lines(self) -> list[str]:
-        """"created X", "updated X (previous version kept: ...)", "would update X" + diff, ..."""
-        return report.lines(self.changes, self.dry_run)
 
 
 def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: str | None = None) -> bool:
@@ -280,33 +247,6 @@ async def aextract_messages(
     return result
 
 
-def _add(total: ExtractResult, part: ExtractResult) -> None:
-    """Fold one chunk's result into the window's."""
-    total.saved += part.saved
-    total.deleted += part.deleted
-    total.proposed += part.proposed
-    total.errors += part.errors
-    total.changes += part.changes
-    total.turns += part.turns
-    total.cost_usd = round(total.cost_usd + part.cost_usd, 6)
-    total.refusals += part.refusals
-    total.model = part.model or total.model
-    for key, value in part.usage.items():
-        if isinstance(value, (int, float)):
-            total.usage[key] = total.usage.get(key, 0) + value
-    total.engine = part.engine or total.engine
-    if part.reason and part.reason not in total.reason:
-        total.reason = f"{total.reason}; {part.reason}" if total.reason else part.reason
-    if part.status == "failed":
-        total.status = "failed"
-    elif part.status == "saved" and total.status != "failed":
-        total.status = "saved"
-    elif part.status == "proposed" and total.status not in ("failed", "saved"):
-        total.status = "proposed"
-    elif total.status == "skipped" and part.status == "nothing":
-        total.status = "nothing"
-
-
 def _reading_notes(read, transcript: Path) -> list[str]:
     """What the bounded read left out, said in the run's reason so nothing is skipped silently."""
     notes = []
@@ -389,7 +329,7 @@ def _extract_transcript(transcript: Path, memory_dir: Path, *, session_id: str |
         )
         if where.of > 1 and part.reason:  # say which chunk a reason is about: others may have called the model
             part.reason = f"chunk {where.number} of {where.of}: {part.reason}"
-        _add(result, part)
+        result.add_chunk(part)
         if part.status == "failed":
             break  # the cursor stays before this chunk, so the next run retries it
         result.chunks += 1

@@ -13,7 +13,8 @@ from memdir import constants as C, safefs, safefs_write
 from memdir.config import Settings
 from memdir.notices import add_notice
 from memdir.stages.extractor import state
-from memdir.stages.extractor.run import ExtractResult, extract_transcript
+from memdir.stages.extractor.result import ExtractResult
+from memdir.stages.extractor.run import extract_transcript
 
 
 def _throttled(memory_dir: Path, request: dict, settings: Settings) -> bool:
