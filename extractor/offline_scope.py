@@ -74,10 +74,12 @@ _REPORTED_ALWAYS = re.compile(
 # ("le code reste toujours en anglais"), "il faut" and a habit of "we"/"on" still state a rule. German subjects are
 # a capitalised noun and its verb comes second ("Die Tests immer vor dem Commit ausführen" is an infinitive rule).
 _CLAUSE_START = r"(?:^|(?<=[,;:])\s*|\b(?:but|and|because|pero|y|porque|mas|e|mais|et|car|donc|aber|und|denn|но|и)\s+)"
-# (nor the user's own team, whose habit is a convention: "nuestro equipo siempre usa pnpm"; nor "next time")
+# (nor the user's own team, whose habit is a convention: "nuestro equipo siempre usa pnpm"; nor "next time"; nor the
+# project, the repository or its code, whose "always" is the project's convention: "ce projet utilise toujours pnpm")
 _NOT_US = (r"(?!(?:users?|usuari[oa]s?|usuári[oa]s?|utilisat(?:eur|rice)s?|benutzer|nutzer|assistant|asistente|"
            r"assistente|agente?s?|claude|ia|ai|ki|model|modelo|bot|team|teams|equipo|equipos|équipe|équipes|equipe|equipes|"
-           r"empresa|entreprise|company|firma|próxima|proxima|prochaine|next)\b)")
+           r"empresa|entreprise|company|firma|próxima|proxima|prochaine|next|projet|proyecto|projeto|project|projekt|"
+           r"repo|repos|repository|repositorio|repositório|dépôt|codebase|code|código|codigo)\b)")
 _NOT_RULE_VERB = (r"(?!(?:must|should|has to|have to|needs?|is|are|stays?|remains?|goes|go|debe|deben|tiene que|tienen que|"
                   r"hay que|queda|quedan|permanece|permanecen|va|van|deve|devem|tem que|têm que|precisa|precisam|fica|"
                   r"ficam|vai|vão|doit|doivent|devrait|devraient|faut|reste|restent|vont|muss|müssen|soll|sollen|"
@@ -97,7 +99,7 @@ _SYSTEM_ALWAYS = re.compile(
     r"|(" + _CLAUSE_START + r"(?:" + _DET["fr"] + _NP + r"|l'" + _NOUN + r"|(?:il|elle|ils|elles|ça|cela)\s+)"
     r"(?:(?:ne|me|se|le|la|les|lui|leur|y|en)\s+|[nmsl]')*" + _NOT_RULE_VERB + r"[\w-]+\s+)toujours\b(?!\s+pas\b)"
     r"|(" + _CLAUSE_START + r"(?-i:(?:Der|Die|Das|Ein|Eine|Mein|Meine|Unser|Unsere|Dieser|Diese|Dieses|der|die|das|ein|eine)"
-    r"\s+(?:[a-zäöüß]+\s+)?[A-ZÄÖÜ][\w-]*\s+)" + _NOT_RULE_VERB + r"(?-i:[a-zäöüß]+)\s+(?:[\w-]+\s+){0,2}?)immer\b"
+    r"\s+(?:[a-zäöüß]+\s+)?(?!(?:Projekt|Repo|Repository|Code|Team|Firma)\b)[A-ZÄÖÜ][\w-]*\s+)" + _NOT_RULE_VERB + r"(?-i:[a-zäöüß]+)\s+(?:[\w-]+\s+){0,2}?)immer\b"
     r"|(" + _CLAUSE_START + _DET["en"] + _NP + r")always(?=\s+" + _NOT_RULE_VERB + r"[a-z]+s\b)"
     r"|(^(?!(?:я|ты|вы|мы|всегда|пожалуйста)\b)[а-яё-]+\s+(?:[а-яё-]+\s+)?)всегда(?=\s+" + _NOT_RULE_VERB
     + r"[а-яё]+(?:ет|ёт|ит|ют|ят|ут|ется|ится|ются|ятся)\b)",

@@ -33,6 +33,9 @@ def test_a_report_about_the_system_with_always_is_no_rule(report):
     "Код всегда должен быть на английском.", "Pour les tests utilise toujours pnpm.", "Los commits siempre en inglés.",
     "Nuestro equipo siempre usa pnpm.", "La próxima vez siempre usa pnpm.",
     "Os commits sempre em inglês.",
+    # the project's own convention (saved before the report rule, which had dropped them)
+    "Ce projet utilise toujours pnpm.", "Este proyecto siempre usa pnpm.", "Este projeto sempre usa pnpm.",
+    "Dieses Projekt nutzt immer pnpm.", "Le repo utilise toujours pnpm.",
 ])
 def test_rules_with_always_are_still_rules(rule):
     assert [d.type for d in drafts(rule)] == ["feedback"]
