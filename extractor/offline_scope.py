@@ -91,6 +91,7 @@ _DET = {"es": r"(?:el|la|los|las|un|una|mi|mis|su|sus|nuestr[oa]s?|est[ea]s?|es[
         "fr": r"(?:le|la|les|un|une|mon|ma|mes|son|sa|ses|notre|nos|leur|leurs|ce|cet|cette|ces)",
         "en": r"(?:the|a|an|my|our|this|that|these|those|its|their|his|her)"}
 # the noun and up to two words after it ("de producción"), none of them a modal ("el código deve sempre ...")
+_OUR_DE = r"(?!(?:Projekt|Repo|Repository|Code|Team|Firma)\b)"  # _NOT_US for German's capitalised nouns
 _NOUN = _NOT_US + r"[\w-]+\s+(?:" + _NOT_RULE_VERB + r"[\w-]+\s+){0,2}?"
 _NP = r"\s+" + _NOUN
 _SYSTEM_ALWAYS = re.compile(
@@ -99,7 +100,7 @@ _SYSTEM_ALWAYS = re.compile(
     r"|(" + _CLAUSE_START + r"(?:" + _DET["fr"] + _NP + r"|l'" + _NOUN + r"|(?:il|elle|ils|elles|ça|cela)\s+)"
     r"(?:(?:ne|me|se|le|la|les|lui|leur|y|en)\s+|[nmsl]')*" + _NOT_RULE_VERB + r"[\w-]+\s+)toujours\b(?!\s+pas\b)"
     r"|(" + _CLAUSE_START + r"(?-i:(?:Der|Die|Das|Ein|Eine|Mein|Meine|Unser|Unsere|Dieser|Diese|Dieses|der|die|das|ein|eine)"
-    r"\s+(?:[a-zäöüß]+\s+)?(?!(?:Projekt|Repo|Repository|Code|Team|Firma)\b)[A-ZÄÖÜ][\w-]*\s+)" + _NOT_RULE_VERB + r"(?-i:[a-zäöüß]+)\s+(?:[\w-]+\s+){0,2}?)immer\b"
+    r"\s+(?:[a-zäöüß]+\s+)?" + _OUR_DE + r"[A-ZÄÖÜ][\w-]*\s+)" + _NOT_RULE_VERB + r"(?-i:[a-zäöüß]+)\s+(?:[\w-]+\s+){0,2}?)immer\b"
     r"|(" + _CLAUSE_START + _DET["en"] + _NP + r")always(?=\s+" + _NOT_RULE_VERB + r"[a-z]+s\b)"
     r"|(^(?!(?:я|ты|вы|мы|всегда|пожалуйста)\b)[а-яё-]+\s+(?:[а-яё-]+\s+)?)всегда(?=\s+" + _NOT_RULE_VERB
     + r"[а-яё]+(?:ет|ёт|ит|ют|ят|ут|ется|ится|ются|ятся)\b)",
