@@ -239,7 +239,7 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
             _take(memory_dir, ours_files, changes, result)
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
-        merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
+        merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files, trust_dates=not result.team)
         merge.changes = _incoming(merge.changes)
         _take(memory_dir, ours_files, merge.changes, result)
         result.conflicts = merge.conflicts

@@ -278,3 +278,27 @@ def test_the_total_size_of_a_pull_is_capped_before_anything_is_read(team: Team, 
                                                    r"1\.1 MB, more than one sync takes \(1 MB\); remove files"):
         team.sync()
     assert read == [] and not (team.memory / "team" / "project_0.md").exists()
+
+
+@pytest.mark.parametrize("when", ["2099-01-01T00:00:00", "2001-01-01T00:00:00"])
+def test_a_future_dated_teammate_edit_does_not_win_a_both_edited_conflict(team: Team, tally, when: str) -> None:
+    """The newer commit used to win, and a commit's date is the pusher's to set: a teammate dating an edit in
+    2099 replaced the user's own edit of a team memory at every conflict. The edit here stays; the teammate's is
+    in history and named in the report, whatever its date."""
+    from memdir import gitrepo
+
+    tally.tried += 1
+    team.write("team/project_rule.md", "the rule\n")
+    team.sync()
+    team.push({"project_rule.md": "the teammate's rule\n"}, when=when)
+    team.write("team/project_rule.md", "the rule, edited here\n")
+    result = team.sync()
+    assert (team.memory / "team" / "project_rule.md").read_text() == "the rule, edited here\n"
+    assert result.pushed and [c.path for c in result.conflicts] == ["project_rule.md"]
+    line = next(line for line in result.describe() if line.startswith("kept both edits of project_rule.md"))
+    assert "edited here and by a teammate" in line and "kept this machine's version" in line
+    assert "`memdir history --team project_rule.md`" in line
+    versions = [gitrepo.read_blob(team.memory / "team", f.new_blob)
+                for change in gitrepo.changes(team.memory / "team", "project_rule.md")
+                for f in change.files if f.path == "project_rule.md" and f.new_blob]
+    assert b"the teammate's rule\n" in versions  # kept, and `memdir history --team` lists it
