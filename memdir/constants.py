@@ -147,6 +147,9 @@ CLAUDE_CODE_RECALL_MAX_BUDGET_USD = 0.05
 # --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
 MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
 MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
+# A refusal the memory tool returns is one line of at most this many characters: it echoes paths (and old_str) as the
+# model wrote them, and a 1 MB path would otherwise come back whole.
+MEMORY_TOOL_REFUSAL_MAX_CHARS = 2000
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 # Where the journal, graph, queue and their locks live: memdir/paths.py decisions_dir() is the one place
