@@ -307,3 +307,17 @@ def test_one_unreadable_transcript_is_named_and_the_others_still_run(tmp_path, i
     assert sum(row.transcripts for row in result.rows.values()) == 1 and good.exists()
     assert len(result.errors) == 1 and result.errors[0].startswith(f"{bad}: not valid JSON")
     assert f"error: {bad}: not valid JSON" in summary_table(result, Settings(engine="offline"))
+
+
+def test_a_transcript_named_through_a_symlink_is_one_line_not_a_silent_empty_run(tmp_path, isolated_home, cli):
+    """`memdir batch link.jsonl`: symlinks are never read as transcripts, so it ran nothing and printed an empty
+    table with exit 0, as if the transcript held nothing worth keeping."""
+    real = _transcript(tmp_path / "real" / "s1.jsonl", "/p", ["Remember that we deploy on Mondays."], "s1")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    code, out, err = cli("batch", "--engine", "offline", "--dry-run", str(link))
+    assert code == 2 and err.count("\n") == 1 and f"{link}: a symlink" in err and "pass the file" in err
+    folder = tmp_path / "folder-link"
+    folder.symlink_to(real.parent, target_is_directory=True)  # a symlinked projects folder (dotfiles) still runs
+    code, out, err = cli("batch", "--engine", "offline", "--dry-run", str(folder))
+    assert code == 0 and "dry run" in out, err
