@@ -97,3 +97,19 @@ def test_verify_never_reads_through_a_symlink_out_of_the_project(hostile_home, m
     proc = run_cli(tally, "--dir", str(memory), "verify", "--project", str(root), "--json", timeout=60)
     found = json.loads(proc.stdout)["memories"]["project_zebra.md"]
     assert "start_server" in found["found"] and "zebra_unique_token" not in found["found"], found
+
+
+def test_a_path_a_memory_names_outside_the_project_is_never_looked_up(hostile_home, memory, tally):
+    """`../outside/secret.txt` in a memory: verify checked whether it exists outside the project and said "still
+    there" or "gone", an oracle on the user's files. It names no file of the project: not checked."""
+    (hostile_home / "outside").mkdir()
+    (hostile_home / "outside" / "secret.txt").write_text("x\n")
+    root = hostile_home / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    (memory / "project_paths.md").write_text("---\nname: Paths\ndescription: d\ntype: project\n---\n"
+                                             "See `../outside/secret.txt` and `src/app.py`.\n")
+    proc = run_cli(tally, "--dir", str(memory), "verify", "--project", str(root), "--json", timeout=60)
+    found = json.loads(proc.stdout)["memories"]["project_paths.md"]
+    assert found["found"] == ["src/app.py"] and found["gone"] == [], found
+    assert found["unchecked"] == ["../outside/secret.txt"], found
