@@ -36,7 +36,7 @@ def one_run(folder: Path, cwd: Path) -> tuple[float, float, int, float]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=process_env())
     try:
         line = proc.stdout.readline() if proc.stdout else ""
-        found = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/[\w-]+/\?token=\S+", line)
         if not found:
             raise SystemExit(f"memdir ui printed {line!r}")
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())

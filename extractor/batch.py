@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memdir import constants as C
 from memdir.config import Settings
-from memdir.errors import os_error_line
+from memdir.errors import MemdirError, os_error_line
 from memdir.paths import config_home, resolve_memory_dir
 from memdir.pricing import cost_usd, price
 from memdir.record import Record, field
@@ -211,10 +211,20 @@ async def _run_all(jobs: list[Job], *, settings: Settings, engine: str, size: in
     return report
 
 
-def plan(paths: list[Path] | None, since: date | None) -> list[Job]:
+def plan(paths: list[Path] | None, since: date | None, errors: list[str] | None = None) -> list[Job]:
+    """A job per transcript. One that cannot be read (a JSON list cut short, a file gone since it was listed) is
+    named in `errors` and skipped: it stopped the whole back-fill, every other transcript unread, at every run."""
     jobs = []
     for transcript in discover(paths, since):
-        head = read_transcript(transcript, last_n=1)
+        try:
+            head = read_transcript(transcript, last_n=1)
+        except (MemdirError, OSError) as exc:
+            if errors is None:
+                raise
+            line = str(exc) if isinstance(exc, MemdirError) else f"{transcript}: {os_error_line(exc)}"
+            if line not in errors:
+                errors.append(line)
+            continue
         jobs.append(Job(transcript, route(transcript, head.cwd), head.session_id or transcript.stem))
     return jobs
 
@@ -222,14 +232,17 @@ def plan(paths: list[Path] | None, since: date | None) -> list[Job]:
 def run_batch(paths: list[Path] | None = None, *, settings: Settings, engine: str, since: date | None = None,
               dry_run: bool = False, max_cost: float | None = None, concurrency: int = 4, client=None,
               today: date | None = None) -> BatchReport:
-    jobs = plan(paths, since)
+    unread: list[str] = []
+    jobs = plan(paths, since, unread)
     size = settings.extract_last_n
     if engine == "llm" and client is None:
         from memdir.llm import make_client
 
         client = make_client(async_client=True)
-    return asyncio.run(_run_all(jobs, settings=settings, engine=engine, size=size, dry_run=dry_run, client=client,
-                                max_cost=max_cost, concurrency=concurrency, today=today))
+    report = asyncio.run(_run_all(jobs, settings=settings, engine=engine, size=size, dry_run=dry_run, client=client,
+                                  max_cost=max_cost, concurrency=concurrency, today=today))
+    report.errors[:0] = unread
+    return report
 
 
 def summary_table(report: BatchReport, settings: Settings, dry_run: bool = False) -> str:

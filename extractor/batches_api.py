@@ -66,7 +66,7 @@ def _new_round(paths, since, settings: Settings, today: date, failed: list[str],
 
     Transcripts whose window failed earlier in this run wait for the next run (no retry loop)."""
     jobs = {}
-    for n, job in enumerate(plan(paths, since)):
+    for n, job in enumerate(plan(paths, since, report.errors)):
         if str(job.transcript) in failed:
             continue
         read = read_transcript(job.transcript)

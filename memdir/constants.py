@@ -53,6 +53,10 @@ SAFE_READ_MAX_BYTES = 2 * 1024 * 1024  # memory files, state JSON: refused above
 # MEMORY.md: memdir keeps it within Claude Code's load cap (INDEX_MAX_*), but an index an older memdir grew to one
 # line per memory (~3.6 MB at 25,000) must still be readable, so `index --rebuild` can bring it back within.
 INDEX_READ_MAX_BYTES = 32 * 1024 * 1024
+# One `memdir sync` pull takes at most this much, all changed files together: each file is capped above, but a
+# remote could send 100,000 files of 2 MB, all read into memory before any is written. 20,000 real-sized memories
+# (4.4 KB each, benchmarks/realistic.py) are about 90 MB, so a whole real folder still comes in at once.
+SYNC_PULL_MAX_BYTES = 256 * 1024 * 1024
 HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one file's header
 # The Stop path reads at most this much of a transcript's end: a 1 GB session costs what a 64 MB one
 # does (the rest waits for `memdir batch`). One JSONL line over the line cap (a pasted video, a
@@ -144,6 +148,9 @@ CLAUDE_CODE_RECALL_MAX_BUDGET_USD = 0.05
 # --- Anthropic memory tool backend (memdir/memory_tool.py) -------------------------------
 MEMORY_TOOL_ROOT = "/memories"  # the path the model sees for the memory folder
 MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter or a type-prefixed name
+# A refusal the memory tool returns is one line of at most this many characters: it echoes paths (and old_str) as the
+# model wrote them, and a 1 MB path would otherwise come back whole.
+MEMORY_TOOL_REFUSAL_MAX_CHARS = 2000
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 # Where the journal, graph, queue and their locks live: memdir/paths.py decisions_dir() is the one place

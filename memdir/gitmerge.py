@@ -5,7 +5,10 @@ memdir/gitrepo.py), and memory files need rules git does not have:
 - a file changed on one side only takes that side;
 - a file changed differently on both sides keeps the NEWER edit as the current file (the side whose last
   commit touching it is newer; a tie keeps this machine's); the other edit stays in the merged history,
-  so `memdir history NAME` lists it and `memdir restore` brings it back;
+  so `memdir history NAME` lists it and `memdir restore` brings it back. Team memory (`trust_dates=False`)
+  keeps THIS machine's edit instead: a commit's date is whatever its pusher set, so anyone who can push to
+  the team remote could date an edit in 2099 and win every conflict; what the user has here stays, and the
+  teammate's edit is in history, named in the sync report;
 - a file edited on one side and deleted on the other keeps the edit (the deletion is in history);
 - MEMORY.md (at any level) is merged line by line: it is a list of one-line entries that Claude Code,
   memdir and people all add to, so both sides' new lines are kept and both sides' removals honoured.
@@ -56,9 +59,11 @@ def merge_base(memory_dir: Path, ours: str, theirs: str) -> str | None:
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
 
-def plan(memory_dir: Path, ours: str, theirs: str, base_commit: str | None, mine: dict[str, str]) -> Merge:
+def plan(memory_dir: Path, ours: str, theirs: str, base_commit: str | None, mine: dict[str, str], *,
+         trust_dates: bool = True) -> Merge:
     """What to change in `ours` (whose files are `mine`) to merge `theirs` into it, from their merge base
-    (None: unrelated histories, such as two machines that had memories before their first sync)."""
+    (None: unrelated histories, such as two machines that had memories before their first sync). Without
+    `trust_dates` (a team remote), a file both sides edited keeps this machine's edit."""
     base = gitrepo.committed_files(memory_dir, base_commit)
     other = gitrepo.committed_files(memory_dir, theirs)
     merge = Merge()
@@ -71,12 +76,12 @@ def plan(memory_dir: Path, ours: str, theirs: str, base_commit: str | None, mine
         elif path.rsplit("/", 1)[-1] == INDEX_NAME:
             merge.changes[path] = merge_lines(*(_bytes(memory_dir, blob) for blob in (b, o, t)))
         else:
-            _both_changed(memory_dir, merge, path, (o, t), (ours, theirs), base_commit)
+            _both_changed(memory_dir, merge, path, (o, t), (ours, theirs), base_commit, trust_dates)
     return merge
 
 
 def _both_changed(memory_dir: Path, merge: Merge, path: str, blobs: tuple[str | None, str | None],
-                  tips: tuple[str, str], base: str | None) -> None:
+                  tips: tuple[str, str], base: str | None, trust_dates: bool) -> None:
     (o, t), (ours, theirs) = blobs, tips
     if o is None:  # deleted here, edited there: keep the edit
         merge.changes[path] = gitrepo.read_blob(memory_dir, t) if t else None
@@ -86,7 +91,10 @@ def _both_changed(memory_dir: Path, merge: Merge, path: str, blobs: tuple[str | 
     if t is None:  # edited here, deleted there: keep ours
         merge.conflicts.append(Conflict(path, "this machine's", "edited here, deleted on the other machine", theirs))
         return
-    if _last_touched(memory_dir, theirs, path, base) > _last_touched(memory_dir, ours, path, base):
+    if not trust_dates:
+        merge.conflicts.append(Conflict(path, "this machine's", "edited here and by a teammate (a pushed commit's "
+                                        "date is the pusher's to set, so the edit here stays)", theirs))
+    elif _last_touched(memory_dir, theirs, path, base) > _last_touched(memory_dir, ours, path, base):
         merge.changes[path] = gitrepo.read_blob(memory_dir, t)
         merge.conflicts.append(Conflict(path, "the other machine's (newer)", "edited on both machines", ours))
     else:

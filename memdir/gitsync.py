@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from pathlib import Path
 
-from memdir import constants as C, gitcommit, githistory, gitmerge, gitrepo, safefs_write
+from memdir import constants as C, gitcommit, githistory, gitmerge, gitrepo, safefs, safefs_write
 from memdir.errors import MemdirError
 from memdir.secrets import find_secrets, looks_secret, redact
 from memdir.syncconfig import (
@@ -238,7 +239,7 @@ def _integrate(target: Target, theirs: str | None, result: SyncResult) -> str | 
             _take(memory_dir, ours_files, changes, result)
             gitrepo.run(memory_dir, "update-ref", gitrepo.REF, theirs, ours or "0" * 40)  # forward only
             return theirs
-        merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files)
+        merge = gitmerge.plan(memory_dir, ours, theirs, base, ours_files, trust_dates=not result.team)
         merge.changes = _incoming(merge.changes)
         _take(memory_dir, ours_files, merge.changes, result)
         result.conflicts = merge.conflicts
@@ -249,6 +250,7 @@ def _take(memory_dir: Path, ours_files: dict[str, str], changes: dict[str, bytes
     """Write what the other side changed (`changes`, checked first: nothing is written when one cannot be) and
     say in `result` what was taken, what was kept as it is here, and what was deleted."""
     _check_layout(ours_files, changes)
+    _check_writable(memory_dir, changes)
     result.kept_local = gitmerge.apply(memory_dir, ours_files, changes)
     result.pulled = [p for p in changes if p not in result.kept_local]
     result.removed = [p for p in result.pulled if changes[p] is None]
@@ -260,6 +262,11 @@ def _check_sizes(memory_dir: Path, ours_files: dict[str, str], their_files: dict
     this machine's memory, and written, no memdir command could read it)."""
     new = {path: blob for path, blob in their_files.items() if gitrepo.tracked(path) and blob != ours_files.get(path)}
     sizes = gitrepo.blob_sizes(memory_dir, list(new.values()))
+    total = sum(sizes.get(blob, 0) for blob in new.values())
+    if total > C.SYNC_PULL_MAX_BYTES:
+        raise SyncError(f"nothing taken from the remote: its {len(new)} changed file(s) hold {total / 2**20:.1f} MB, "
+                        f"more than one sync takes ({C.SYNC_PULL_MAX_BYTES >> 20} MB); remove files from the remote "
+                        "branch (or make them smaller), then run `memdir sync` again")
     for path, blob in new.items():
         limit = C.INDEX_READ_MAX_BYTES if path.rsplit("/", 1)[-1] == gitmerge.INDEX_NAME else C.SAFE_READ_MAX_BYTES
         if sizes.get(blob, 0) > limit:
@@ -288,6 +295,38 @@ def _check_layout(ours_files: dict[str, str], changes: dict[str, bytes | None]) 
                             f"to be a folder, but {gitcommit.shown(folder)} is a memory "
                             f"{'here' if mine else 'there too'}; rename one of them (here, or on the remote "
                             "branch), then run `memdir sync` again")
+
+
+def _check_writable(memory_dir: Path, changes: dict[str, bytes | None]) -> None:
+    """Stop before anything is written when one of the files the pull changes cannot be written or removed here:
+    a symlink, FIFO or folder where the file goes, a folder on the way that is a symlink or a file, or a read-only
+    folder. Found only while writing, it stopped the pull halfway: some files taken, the branch not moved."""
+    for path in sorted(changes):
+        parent, _ = safefs.parent_and_name(path)
+        try:
+            safefs.check_inside(memory_dir, parent)
+            found = safefs.lstat(memory_dir, path)
+        except OSError as exc:  # UnsafePath (a symlinked or non-folder parent) is one too
+            why = " ".join(str(exc).split()) if isinstance(exc, MemdirError) else (exc.strerror or str(exc))
+            raise SyncError(f"nothing taken from the remote: cannot write {gitcommit.shown(path)} here ({why}); "
+                            "fix that path in the memory folder, then run `memdir sync` again") from None
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(path)} is {safefs.kind_of(found.st_mode)}"
+                            " here, where the other side has a memory file; memdir never writes through it. Move it "
+                            "away (or replace it with the file), then run `memdir sync` again")
+        existing = _deepest_folder(memory_dir, parent)
+        if not os.access(Path(memory_dir, existing), os.W_OK):
+            raise SyncError(f"nothing taken from the remote: {gitcommit.shown(existing or '.')} is read-only here, "
+                            f"so {gitcommit.shown(path)} cannot be written; make it writable, then run `memdir sync` "
+                            "again")
+
+
+def _deepest_folder(memory_dir: Path, rel_dir: str) -> str:
+    """The deepest folder of `rel_dir` that exists (checked by `_check_writable` to be no symlink)."""
+    parts = rel_dir.split("/") if rel_dir else []
+    while parts and safefs.lstat(memory_dir, "/".join(parts)) is None:
+        parts.pop()
+    return "/".join(parts)
 
 
 def _incoming(changes: dict[str, bytes | None]) -> dict[str, bytes | None]:

@@ -19,16 +19,19 @@ def read_project_file(path: str, limit: int = MAX_FILE_BYTES) -> bytes | None:
     """At most `limit` bytes of a regular file of the project, or None for anything else.
 
     A repository can track a symlink to a FIFO or a device: opening the FIFO blocks forever, and
-    opening a device can act (a tape rewinds). So the type is checked with stat before the open, the
-    open is non-blocking (a FIFO swapped in after the check does not block), and fstat checks again
-    what was actually opened.
+    opening a device can act (a tape rewinds). It can also track a symlink to any file outside the project
+    (`notes.txt -> ~/.ssh/id_ed25519`), which verify then read and searched. So a symlink is never followed
+    (a link to a file of the project loses nothing: the file itself is read), the type is checked before the
+    open, the open is non-blocking (a FIFO swapped in after the check does not block) and does not follow a
+    link swapped in, and fstat checks again what was actually opened.
     """
     import stat
 
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
     except (OSError, ValueError):  # ValueError: a NUL in a name from `git ls-files` output
         return None
     try:

@@ -117,8 +117,9 @@ def check_claims(root: str, claims: list[Claim], *, budget_s: float = 0.2, files
             path = claim.text.lstrip("./") if claim.text.startswith("./") else claim.text
             if os.path.isabs(path):
                 result[claim] = os.path.exists(path) if path.startswith(root + os.sep) else None
-            elif "/" in path.strip("/"):
-                result[claim] = os.path.exists(os.path.join(root, path))
+            elif "/" in path.strip("/"):  # `../x` names no file of the project: never looked up outside it
+                inside = os.path.normpath(os.path.join(root, path)).startswith(root.rstrip(os.sep) + os.sep)
+                result[claim] = os.path.exists(os.path.join(root, path)) if inside else None
             elif os.path.exists(os.path.join(root, path)):
                 result[claim] = True
             else:

@@ -294,3 +294,30 @@ def test_extract_names_the_project_a_session_from_another_one_belongs_to(tmp_pat
     assert f"this session ran in {repo_a.resolve()}" in proc.stderr and str(folder_a) in proc.stderr, proc.stderr
     assert str(folder_b) in proc.stderr
     assert run_memdir("extract", str(session), "--engine", "offline", "--dir", str(folder_a), cwd=repo_b).stderr == ""
+
+
+def test_one_unreadable_transcript_is_named_and_the_others_still_run(tmp_path, isolated_home):
+    """A JSON-list transcript cut short (`[{"a":`) stopped `memdir batch` over a whole folder with one line, every
+    other transcript unread, at every run: it is named as an error and skipped, and the rest are extracted."""
+    projects = isolated_home / ".claude" / "projects"
+    good = _transcript(projects / "-p" / "s1.jsonl", "/p", ["Remember that we deploy on Mondays."], "s1")
+    bad = projects / "-p" / "s2.jsonl"
+    bad.write_text('[{"role": "user", "content": ')
+    result = run_batch(None, settings=Settings(engine="offline"), engine="offline", dry_run=True)
+    assert sum(row.transcripts for row in result.rows.values()) == 1 and good.exists()
+    assert len(result.errors) == 1 and result.errors[0].startswith(f"{bad}: not valid JSON")
+    assert f"error: {bad}: not valid JSON" in summary_table(result, Settings(engine="offline"))
+
+
+def test_a_transcript_named_through_a_symlink_is_one_line_not_a_silent_empty_run(tmp_path, isolated_home, cli):
+    """`memdir batch link.jsonl`: symlinks are never read as transcripts, so it ran nothing and printed an empty
+    table with exit 0, as if the transcript held nothing worth keeping."""
+    real = _transcript(tmp_path / "real" / "s1.jsonl", "/p", ["Remember that we deploy on Mondays."], "s1")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    code, out, err = cli("batch", "--engine", "offline", "--dry-run", str(link))
+    assert code == 2 and err.count("\n") == 1 and f"{link}: a symlink" in err and "pass the file" in err
+    folder = tmp_path / "folder-link"
+    folder.symlink_to(real.parent, target_is_directory=True)  # a symlinked projects folder (dotfiles) still runs
+    code, out, err = cli("batch", "--engine", "offline", "--dry-run", str(folder))
+    assert code == 0 and "dry run" in out, err

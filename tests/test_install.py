@@ -102,6 +102,19 @@ def test_invalid_json_is_refused_and_untouched(settings):
     assert path.read_text() == '{"hooks": {'
 
 
+@pytest.mark.parametrize("number", ["1e999", "-1e400", "NaN", "Infinity", "-Infinity"])
+def test_a_number_json_cannot_write_back_is_refused_and_untouched(settings, number):
+    """`1e999` is valid JSON, but Python reads it as inf and wrote it back as `Infinity`, which is not: Claude Code
+    could no longer read the settings file at all (every setting and hook of the user's ignored). NaN and
+    Infinity are not JSON either, and were read as if they were."""
+    path, _ = settings
+    text = '{"hooks": {}, "limit": ' + number + "}\n"
+    path.write_text(text)
+    with pytest.raises(MemdirError, match=rf"{path}: .*{number.lstrip('-')}.*fix it by hand"):
+        install("user", python=PY)
+    assert path.read_text() == text
+
+
 def test_dry_run_writes_nothing(settings):
     path, original = settings
     result = install("user", python=PY, dry_run=True)

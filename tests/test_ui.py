@@ -35,7 +35,7 @@ def shell(folder, tmp_path):
 
 
 def _client(shell, signed_in: bool = True) -> TestClient:
-    client = TestClient(build_app(shell), base_url=ORIGIN, follow_redirects=False)
+    client = TestClient(build_app(shell), base_url=ORIGIN + shell.guard.base, follow_redirects=False)
     if signed_in:
         answer = client.get(f"/?token={shell.guard.token}")
         assert answer.status_code == 303
@@ -71,7 +71,7 @@ def _tags(html: str) -> list[tuple[str, dict]]:
 def _assert_inert(html: str) -> None:
     """No inline script, no event-handler attribute, no inline style, no javascript: URL anywhere."""
     for tag, attrs in _tags(html):
-        assert tag != "script" or attrs.get("src") == "/static/ui.js", (tag, attrs)
+        assert tag != "script" or attrs.get("src") == "static/ui.js", (tag, attrs)
         assert tag != "style", tag
         for name, value in attrs.items():
             assert not name.startswith("on"), (tag, name)
@@ -93,10 +93,10 @@ def test_nothing_is_served_without_the_runs_token(shell):
 def test_the_token_becomes_an_httponly_strict_cookie_and_leaves_the_url(shell):
     client = _client(shell, signed_in=False)
     answer = client.get(f"/recall?q=pnpm&token={shell.guard.token}")
-    assert answer.status_code == 303 and answer.headers["location"] == "/recall?q=pnpm"
+    assert answer.status_code == 303 and answer.headers["location"] == f"{shell.guard.base}recall?q=pnpm"
     cookie = answer.headers["set-cookie"]
     assert cookie.startswith(f"{shell.guard.cookie}={shell.guard.token}")
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and f"Path={shell.guard.base}" in cookie
     assert client.get("/recall?q=pnpm").status_code == 200
 
 
@@ -147,8 +147,8 @@ def test_one_memory_shows_body_links_both_ways_and_history_as_a_diff(client):
     assert 'class="add">+Run the tests, tag, push, announce.' in page
     assert 'class="del">-Run the tests, tag, push.' in page
     page = client.get(f"/memory?source=personal&file={FEEDBACK}").text
-    assert f'href="/memory?source=personal&amp;file={PROJECT}"' in page  # links to
-    assert 'class="wikilink" href="/link?source=personal&amp;name=deploy-checklist"' in page
+    assert f'href="memory?source=personal&amp;file={PROJECT}"' in page  # links to
+    assert 'class="wikilink" href="link?source=personal&amp;name=deploy-checklist"' in page
     answer = client.get("/link?source=personal&name=deploy-checklist")
     assert answer.status_code == 303 and PROJECT in answer.headers["location"]
 
@@ -308,7 +308,7 @@ def test_cli_serves_on_loopback_and_prints_one_url(folder):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
     try:
         line = proc.stdout.readline()
-        url = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=\S+", line).group(0)
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/[\w-]+/\?token=\S+", line).group(0)
         assert parse_qs(urlsplit(url).query)["token"][0]
         port = int(urlsplit(url).port)
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
@@ -339,7 +339,7 @@ def test_a_deleted_memory_is_listed_for_restoring(shell, client):
     assert 'id="deleted"' not in client.get("/").text
     _post(client, shell, "/delete", source="personal", file=PROJECT)
     page = client.get("/").text
-    assert 'id="deleted"' in page and f'href="/memory?source=personal&amp;file={PROJECT}"' in page.split('id="deleted"')[1]
+    assert 'id="deleted"' in page and f'href="memory?source=personal&amp;file={PROJECT}"' in page.split('id="deleted"')[1]
 
 
 def test_recall_preview_links_team_memories_to_the_team_folder(folder):
@@ -350,5 +350,67 @@ def test_recall_preview_links_team_memories_to_the_team_folder(folder):
                                                body="pnpm install only\n\n**Why:** y\n**How to apply:** z"))
     client = _client(Shell(folder, Guard(PORT), verify=False))
     page = client.get("/recall?q=pnpm+install+for+the+team").text
-    assert 'href="/memory?source=team&amp;file=feedback_team_pnpm_rule.md"' in page
+    assert 'href="memory?source=team&amp;file=feedback_team_pnpm_rule.md"' in page
     assert "pnpm for the team" in client.get("/memory?source=team&file=feedback_team_pnpm_rule.md").text
+
+
+def test_the_runs_cookie_never_goes_to_another_server_on_loopback(folder):
+    """Cookies ignore the port: scoped to `/`, the cookie holding the run's token went to every server on
+    127.0.0.1 the browser visited, and any local program listening there could read it and drive the UI.
+    Scoped to the run's random path, it is sent only there (http.cookiejar matches cookies as browsers do)."""
+    import http.server
+    import subprocess
+    import sys
+    import threading
+    import urllib.request
+
+    seen: list[str] = []
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            seen.append(self.headers.get("cookie") or "")
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    other = http.server.HTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    proc = subprocess.Popen([sys.executable, "-m", "memdir.entry.cli", "ui", "--dir", str(folder), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
+    try:
+        url = re.search(r"http://\S+token=\S+", proc.stdout.readline()).group(0)
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with opener.open(url, timeout=10) as answer:
+            assert answer.status == 200  # signed in: the jar holds the cookie
+        token = parse_qs(urlsplit(url).query)["token"][0]
+        for path in ("/", "/memory?source=personal&file=x.md", "/static/ui.js"):
+            opener.open(f"http://127.0.0.1:{other.server_address[1]}{path}", timeout=10).close()
+        assert len(seen) == 3 and not any(token in cookie for cookie in seen), seen
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        other.shutdown()
+
+
+def test_nothing_is_served_outside_the_runs_path_even_with_the_cookie(shell, client):
+    outside = TestClient(build_app(shell), base_url=ORIGIN, follow_redirects=False)
+    outside.cookies.set(shell.guard.cookie, shell.guard.token)
+    for path in ("/", "/memory?source=personal&file=" + FEEDBACK, "/static/ui.js", f"/?token={shell.guard.token}"):
+        answer = outside.get(path)
+        assert answer.status_code == 404 and "URL `memdir ui` printed" in answer.text, path
+    assert Guard(PORT).base != shell.guard.base and len(shell.guard.base) > 20  # a new secret path each run
+
+
+def test_every_link_of_every_page_stays_under_the_runs_path(shell, client):
+    from urllib.parse import urljoin
+
+    pages = ["", "memory?source=personal&file=" + PROJECT, "edit?source=personal&file=" + PROJECT, "recall?q=pnpm",
+             "graph", "spend", "health", "memory?source=personal&file=nope.md"]
+    page_base = ORIGIN + shell.guard.base
+    for page in pages:
+        for tag, attrs in _tags(client.get(page).text):
+            for name in ("href", "src", "action"):
+                if attrs.get(name) is not None:
+                    assert urljoin(page_base + page, attrs[name]).startswith(page_base), (page, tag, attrs)

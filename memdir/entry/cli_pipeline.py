@@ -120,6 +120,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise MemdirError(f"--since {args.since!r} is not a date; use YYYY-MM-DD") from None
     paths = [Path(p) for p in args.paths] or None
     for path in paths or []:
+        if path.is_symlink() and not path.is_dir():  # skipped silently, it ran nothing and said "0 transcripts"
+            raise MemdirError(f"{path}: a symlink; memdir batch never reads a transcript through one, so pass "
+                              "the file it points to")
         if not path.exists():
             raise MemdirError(f"{path}: no such file or folder")
     if args.batch_api:

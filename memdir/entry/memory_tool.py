@@ -36,7 +36,7 @@ from anthropic.types.beta import (
 
 from memdir import inert
 from memdir.entry.memory_tool_folder import MemoryToolFolder
-from memdir.entry.memory_tool_paths import ROOT, tool_rel
+from memdir.entry.memory_tool_paths import ROOT, refusal_line, tool_rel
 from memdir.errors import MemdirError, os_error_line
 from memdir.store import MemoryStore
 
@@ -87,6 +87,12 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     # --- dispatch: every failure becomes one ToolError line for the model -------------------
     def execute(self, command: BetaMemoryTool20250818Command):
+        try:
+            return self._execute(command)
+        except ToolError as exc:  # every refusal, whoever raised it: paths echoed as the model wrote them
+            raise ToolError(refusal_line(exc)) from None
+
+    def _execute(self, command: BetaMemoryTool20250818Command):
         try:
             return super().execute(command)
         except ToolError:

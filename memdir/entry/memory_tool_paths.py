@@ -42,7 +42,22 @@ def tool_rel(path: str, *, write: bool = False, new: bool = False) -> str:
     if new and not all(part.isprintable() for part in parts):
         # A line break, ESC, U+202E or a zero-width character in a file name: listings, MEMORY.md and terminals show
         # it escaped or reversed, so the index links a name that is not the file's and the user reads another one.
-        shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in path)  # `\n`, `\u200b`: seen, inert
-        raise ToolError(f"{shown}: control, invisible and direction-changing characters are refused "
+        raise ToolError(f"{shown(path)}: control, invisible and direction-changing characters are refused "
                         "in a memory's file name; use letters, digits, '-' and '_'")
     return "/".join(parts)
+
+
+def shown(text: str) -> str:
+    """`text` with every control, invisible and direction-changing character written out (`\\n`, `\\x1b`,
+    `\\u202e`): seen, and inert."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def refusal_line(error: ToolError) -> str:
+    """A refusal as the model gets it: one line, shown (a path may carry a line break and a forged instruction, or
+    ESC sequences for whoever reads the transcript), and bounded (C.MEMORY_TOOL_REFUSAL_MAX_CHARS)."""
+    line = shown(str(error))
+    cap = C.MEMORY_TOOL_REFUSAL_MAX_CHARS
+    return line if len(line) <= cap else line[: cap - 1] + "…"

@@ -10,6 +10,7 @@ file keeps its permissions. Which hooks go in the file is memdir.entry.install's
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from datetime import datetime
@@ -42,13 +43,32 @@ def _read_settings_text(path: Path) -> str | None:
         raise MemdirError(f"{path}: not UTF-8 text; fix it by hand, memdir will not rewrite it") from None
 
 
+class _Unwritable(ValueError):
+    """A value json reads but could not write back as JSON."""
+
+
+def _not_json(word: str) -> float:
+    raise _Unwritable(f"{word} is not JSON (Claude Code cannot read it either)")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as json reads it, refused when it overflows: `1e999` would be written back as `Infinity`,
+    which is not JSON, and Claude Code could then read no setting of the file at all."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Unwritable(f"the number {text[:40]} is too large to write back as JSON")
+    return value
+
+
 def load_settings(path: Path) -> tuple[dict, str | None]:
     """(the settings as a dict, the file's text or None when there is no file), or a one-line error."""
     text = _read_settings_text(path)
     if text is None:
         return {}, None
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(text, parse_constant=_not_json, parse_float=_finite) if text.strip() else {}
+    except _Unwritable as exc:
+        raise MemdirError(f"{path}: {exc}; fix it by hand, memdir will not rewrite it") from None
     except (json.JSONDecodeError, RecursionError) as exc:
         where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
         raise MemdirError(f"{path}: not valid JSON{where}; fix it by hand, memdir will not rewrite it") from None

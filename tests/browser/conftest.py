@@ -71,6 +71,7 @@ class Served:
     def __init__(self, url: str, folder: Path, proc: subprocess.Popen) -> None:
         self.url, self.folder, self.proc = url, folder, proc
         self.origin = re.match(r"http://[^/]+", url).group(0)
+        self.base = url.split("?", 1)[0]  # the origin and the run's random path: every page is under it
 
 
 @pytest.fixture
@@ -84,7 +85,7 @@ def served(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=project, env=os.environ)
     try:
         line = proc.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/[\w-]+/\?token=\S+", line)
         assert found, f"memdir ui printed {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
         yield Served(found.group(0), folder, proc)
     finally:

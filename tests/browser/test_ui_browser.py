@@ -97,7 +97,7 @@ def test_hostile_memory_renders_as_text_and_runs_nothing(page, served, screensho
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     _open(page, served)
     assert ui_folder.HOSTILE_DESCRIPTION in page.inner_text("#memories")  # shown as typed, not as markup
-    page.goto(served.origin + f"/memory?source=personal&file={HOSTILE}")
+    page.goto(served.base + f"memory?source=personal&file={HOSTILE}")
     page.wait_for_selector("#memory-body")
     assert page.inner_text("#memory-description") == ui_folder.HOSTILE_DESCRIPTION
     body = page.inner_text("#memory-body")
@@ -106,16 +106,16 @@ def test_hostile_memory_renders_as_text_and_runs_nothing(page, served, screensho
     assert page.evaluate("typeof window.pwned") == "undefined"
     assert page.evaluate("document.querySelectorAll('#memory-body *').length") == 1
     href = page.get_attribute("#memory-body a", "href")
-    assert href.startswith("/link?") and "javascript" not in href.lower()
+    assert href.startswith("link?") and "javascript" not in href.lower()
     assert page.evaluate("document.querySelectorAll('img, svg:not(.graph):not(.bar), iframe, object').length") == 0
     page.click("#memory-body a")  # the [[<script>...]] link: a page saying no memory has that name
     page.wait_for_selector("#error")
     assert "<script>window.pwned=6</script>" in page.inner_text("#error")
-    for path in ("/", "/graph", f"/edit?source=personal&file={HOSTILE}", "/recall?q=hostile+note+click+here"):
-        page.goto(served.origin + path)
+    for path in ("", "graph", f"edit?source=personal&file={HOSTILE}", "recall?q=hostile+note+click+here"):
+        page.goto(served.base + path)
         page.wait_for_load_state("load")
         assert page.evaluate("typeof window.pwned") == "undefined", path
-    page.goto(served.origin + f"/memory?source=personal&file={HOSTILE}")
+    page.goto(served.base + f"memory?source=personal&file={HOSTILE}")
     page.screenshot(path=str(screenshots / "hostile.png"), full_page=True)
     assert not dialogs and not page.errors
 
@@ -124,8 +124,40 @@ def test_a_page_from_another_origin_cannot_write(page, served):
     """A form posted from another site carries no cookie (SameSite=Strict) and a foreign Origin: refused."""
     _open(page, served)
     before = (served.folder / PROJECT).read_text()
-    status = page.evaluate("""async (origin) => {
-        const answer = await fetch(origin + '/delete', {method: 'POST', body: new URLSearchParams(
+    status = page.evaluate("""async (base) => {
+        const answer = await fetch(base + 'delete', {method: 'POST', body: new URLSearchParams(
             {source: 'personal', file: 'project_deploy_checklist.md', csrf: 'guessed'})});
-        return answer.status; }""", served.origin)
+        return answer.status; }""", served.base)
     assert status == 403 and (served.folder / PROJECT).read_text() == before
+
+
+def test_the_runs_cookie_never_reaches_another_server_on_loopback(page, served):
+    """Chromium sends a host's cookies to all its ports: the cookie holding the run's token is scoped to the
+    run's random path, so another local server the browser visits never receives it."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            seen.append(self.headers.get("cookie") or "")
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<p>another local server</p>")
+
+        def log_message(self, *args):
+            pass
+
+    other = http.server.HTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        _open(page, served)
+        assert any(c["name"].startswith("memdir_ui_") for c in page.context.cookies())  # signed in
+        page.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        page.goto(f"http://127.0.0.1:{other.server_address[1]}/memory?source=personal&file={PROJECT}")
+        token = served.url.rsplit("token=", 1)[1]
+        assert len(seen) >= 2 and not any(token in cookie for cookie in seen), seen
+    finally:
+        other.shutdown()

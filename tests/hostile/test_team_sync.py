@@ -230,3 +230,75 @@ def test_a_memory_a_teammate_deletes_is_named_and_can_be_restored(team: Team, ta
     os.chdir(team.project)
     assert main(["restore", "--team", "project_mine.md", "--dir", str(team.memory)]) == 0
     assert (team.memory / "team" / "project_mine.md").read_text().endswith("mine\n")
+
+
+@pytest.mark.parametrize("planted", ["symlinked folder", "symlinked file", "fifo"])
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_path_that_cannot_be_written_stops_the_pull_before_anything_is_written(team: Team, tally, tmp_path: Path,
+                                                                                 planted: str, ahead: bool) -> None:
+    """A symlinked subfolder of team/ (or a symlink or FIFO where a pulled memory goes) was found only when its
+    turn came: the files sorted before it were written, the branch not moved, and the same at every sync."""
+    tally.tried += 1
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    team.push({"project_a.md": "theirs a\n", "zz/project_x.md": "theirs x\n", "project_z.md": "theirs z\n"})
+    if planted == "symlinked folder":
+        (team.memory / "team" / "zz").symlink_to(outside, target_is_directory=True)
+    elif planted == "symlinked file":
+        (team.memory / "team" / "project_z.md").symlink_to(outside / "z.md")
+    else:
+        os.mkfifo(team.memory / "team" / "project_z.md")
+    if ahead:
+        team.write("team/project_mine.md", "mine\n")
+    before = sorted(p.name for p in (team.memory / "team").iterdir())
+    with pytest.raises(syncconfig.SyncError, match=r"^nothing taken from the remote: .*(zz|project_z\.md).*"
+                                                   r"then run `memdir sync` again$"):
+        team.sync()
+    assert sorted(p.name for p in (team.memory / "team").iterdir()) == before  # nothing written, nothing removed
+    assert list(outside.iterdir()) == []
+
+    target = team.memory / "team" / ("zz" if planted == "symlinked folder" else "project_z.md")
+    target.unlink()
+    result = team.sync()
+    assert sorted(result.pulled) == ["project_a.md", "project_z.md", "zz/project_x.md"]
+    assert (team.memory / "team" / "zz" / "project_x.md").read_text() == "theirs x\n"
+
+
+def test_the_total_size_of_a_pull_is_capped_before_anything_is_read(team: Team, tally, monkeypatch) -> None:
+    """Each file is capped at 2 MB, but not their sum: 100,000 of them were read into memory whole."""
+    from memdir import constants as C, gitrepo
+
+    tally.tried += 1
+    monkeypatch.setattr(C, "SYNC_PULL_MAX_BYTES", 1 << 20)  # 1 MB here, for a fast test; 256 MB for users
+    team.push({f"project_{n}.md": f"---\nname: n{n}\n---\n" + "y" * 400_000 for n in range(3)})
+    read = []
+    real_read = gitrepo.read_blob
+    monkeypatch.setattr(gitrepo, "read_blob", lambda folder, blob: read.append(blob) or real_read(folder, blob))
+    with pytest.raises(syncconfig.SyncError, match=r"nothing taken from the remote: its 3 changed file\(s\) hold "
+                                                   r"1\.1 MB, more than one sync takes \(1 MB\); remove files"):
+        team.sync()
+    assert read == [] and not (team.memory / "team" / "project_0.md").exists()
+
+
+@pytest.mark.parametrize("when", ["2099-01-01T00:00:00", "2001-01-01T00:00:00"])
+def test_a_future_dated_teammate_edit_does_not_win_a_both_edited_conflict(team: Team, tally, when: str) -> None:
+    """The newer commit used to win, and a commit's date is the pusher's to set: a teammate dating an edit in
+    2099 replaced the user's own edit of a team memory at every conflict. The edit here stays; the teammate's is
+    in history and named in the report, whatever its date."""
+    from memdir import gitrepo
+
+    tally.tried += 1
+    team.write("team/project_rule.md", "the rule\n")
+    team.sync()
+    team.push({"project_rule.md": "the teammate's rule\n"}, when=when)
+    team.write("team/project_rule.md", "the rule, edited here\n")
+    result = team.sync()
+    assert (team.memory / "team" / "project_rule.md").read_text() == "the rule, edited here\n"
+    assert result.pushed and [c.path for c in result.conflicts] == ["project_rule.md"]
+    line = next(line for line in result.describe() if line.startswith("kept both edits of project_rule.md"))
+    assert "edited here and by a teammate" in line and "kept this machine's version" in line
+    assert "`memdir history --team project_rule.md`" in line
+    versions = [gitrepo.read_blob(team.memory / "team", f.new_blob)
+                for change in gitrepo.changes(team.memory / "team", "project_rule.md")
+                for f in change.files if f.path == "project_rule.md" and f.new_blob]
+    assert b"the teammate's rule\n" in versions  # kept, and `memdir history --team` lists it

@@ -75,3 +75,41 @@ def test_read_project_file_refuses_what_is_not_a_regular_file(repo):
     assert read_project_file(str(repo / "app.py")) == b"def start_server():\n    pass\n"
     for name in ("pipe.py", "zero.py", "tty.py", "Makefile", "justfile", "package.json", "pipes", "missing.py", "a\0b"):
         assert read_project_file(str(repo / name)) is None, name
+
+
+def test_verify_never_reads_through_a_symlink_out_of_the_project(hostile_home, memory, tally):
+    """A repository tracking `notes.txt -> ../outside/secret.txt`: verify followed it and searched the file outside
+    the project (a memory naming a word of it read "still there", an oracle on any file the user can read)."""
+    outside = hostile_home / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the key zebra_unique_token is here\n")
+    root = hostile_home / "linked"
+    root.mkdir()
+    (root / "app.py").write_text("def start_server():\n    pass\n")
+    (root / "notes.txt").symlink_to(outside / "secret.txt")
+    (root / "inside.txt").symlink_to(root / "app.py")  # a link inside the project: app.py is read anyway
+    if shutil.which("git"):
+        env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
+        subprocess.run(["git", "init", "-q", str(root)], check=True, env=env, timeout=30)
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env, timeout=30)
+    (memory / "project_zebra.md").write_text("---\nname: Zebra\ndescription: d\ntype: project\n---\n"
+                                             "The helper `zebra_unique_token` calls `start_server()`.\n")
+    proc = run_cli(tally, "--dir", str(memory), "verify", "--project", str(root), "--json", timeout=60)
+    found = json.loads(proc.stdout)["memories"]["project_zebra.md"]
+    assert "start_server" in found["found"] and "zebra_unique_token" not in found["found"], found
+
+
+def test_a_path_a_memory_names_outside_the_project_is_never_looked_up(hostile_home, memory, tally):
+    """`../outside/secret.txt` in a memory: verify checked whether it exists outside the project and said "still
+    there" or "gone", an oracle on the user's files. It names no file of the project: not checked."""
+    (hostile_home / "outside").mkdir()
+    (hostile_home / "outside" / "secret.txt").write_text("x\n")
+    root = hostile_home / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    (memory / "project_paths.md").write_text("---\nname: Paths\ndescription: d\ntype: project\n---\n"
+                                             "See `../outside/secret.txt` and `src/app.py`.\n")
+    proc = run_cli(tally, "--dir", str(memory), "verify", "--project", str(root), "--json", timeout=60)
+    found = json.loads(proc.stdout)["memories"]["project_paths.md"]
+    assert found["found"] == ["src/app.py"] and found["gone"] == [], found
+    assert found["unchecked"] == ["../outside/secret.txt"], found

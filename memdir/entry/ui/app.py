@@ -58,7 +58,8 @@ class Shell:
 
 
 def memory_url(source: str, rel_path: str, **more: str) -> str:
-    return "/memory?" + urlencode({"source": source, "file": rel_path, **more})
+    """Relative, as every link of the pages is: they all sit directly under the run's path (Guard.base)."""
+    return "memory?" + urlencode({"source": source, "file": rel_path, **more})
 
 
 def recalled_url(rel_path: str) -> str:
@@ -242,4 +243,5 @@ def build_app(shell: Shell) -> GuardMiddleware:
         Route("/verify.json", handle(verify_json)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    return GuardMiddleware(Starlette(routes=routes), shell.guard)
+    mounted = Mount(shell.guard.base.rstrip("/"), routes=routes)  # the run's path: Guard refuses any other
+    return GuardMiddleware(Starlette(routes=[mounted]), shell.guard)

@@ -2,6 +2,11 @@
 process or web page could try to reach, so every request passes here first.
 
 - Host must be this server's loopback address (a DNS-rebinding page names its own host).
+- Everything is served under a random per-run path (`/<base>/`), and the cookie is scoped to that path.
+  Browsers send a cookie to every port of a host (cookies ignore the port, and SameSite counts every port
+  of 127.0.0.1 as the same site): scoped to `/`, any other server on 127.0.0.1 the browser visits would
+  receive this run's token. Scoped to a path no one else knows, it goes only where this server is.
+  The pages link relatively, so every link stays under that path.
 - A random per-run token, given once in the URL the command prints, becomes an HttpOnly,
   SameSite=Strict cookie (as Jupyter does); the URL is then redirected to drop it. Without the cookie
   nothing is served.
@@ -42,12 +47,13 @@ class Guard:
         self.token = token or secrets.token_urlsafe(32)
         self.csrf = secrets.token_urlsafe(32)
         self.cookie = f"memdir_ui_{port}"
+        self.base = f"/{secrets.token_urlsafe(18)}/"  # the run's path: the cookie goes nowhere else
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
         self.origins = {f"http://{host}" for host in self.hosts}
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/?{urlencode({'token': self.token})}"
+        return f"http://127.0.0.1:{self.port}{self.base}?{urlencode({'token': self.token})}"
 
     def _same(self, given: str | None, secret: str) -> bool:
         return bool(given) and hmac.compare_digest(str(given).encode(), secret.encode())
@@ -57,6 +63,9 @@ class Guard:
         if request.headers.get("host", "") not in self.hosts:
             return PlainTextResponse("memdir ui: refused: unexpected Host header (open the URL `memdir ui` printed)",
                                      status_code=400)
+        if not request.url.path.startswith(self.base):
+            return PlainTextResponse("memdir ui: nothing here; open the URL `memdir ui` printed in the terminal",
+                                     status_code=404)
         given = request.query_params.get("token")
         if given is not None:
             if not self._same(given, self.token):
@@ -64,7 +73,7 @@ class Guard:
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
             target = URL(str(request.url.path) + (f"?{urlencode(rest)}" if rest else ""))
             response = RedirectResponse(str(target), status_code=303)
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path=self.base)
             return response
         if not self._same(request.cookies.get(self.cookie), self.token):
             return PlainTextResponse("memdir ui: no session here; open the URL `memdir ui` printed in the terminal "

@@ -34,7 +34,7 @@ function showStatuses(report) {
 async function pollVerification(tries) {
   if (!document.querySelector(".status[data-file]")) return;
   try {
-    const answer = await fetch("/verify.json", { credentials: "same-origin" });
+    const answer = await fetch("verify.json", { credentials: "same-origin" });
     const report = await answer.json();
     if (report.ready) { showStatuses(report); return; }
   } catch (err) {
