@@ -22,6 +22,10 @@ from memdir import constants as C, inert, write_mode
 from memdir.entry import api
 from memdir.errors import MemdirError, os_error_line
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 SERVER_NAME = "memdir"
 INDEX_URI = "memdir://MEMORY.md"
 MemoryTypeName = Literal["user", "feedback", "project", "reference"]
@@ -29,8 +33,6 @@ MemoryTypeName = Literal["user", "feedback", "project", "reference"]
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 FORGETS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-
-
 
 INSTRUCTIONS = """\
 memdir is the user's persistent memory, shared by every agent they use (Claude Code, Cursor, \
@@ -127,6 +129,16 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     project around the current directory, as the CLI finds it).
     """
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), middleware=[_one_line_tool_errors])
+    _add_reading_tools(server, folder, team)
+    _add_remember(server, folder, team)
+    _add_changing_tools(server, folder, team)
+    _add_decision_tools(server, functools.partial(_decisions_folder, folder, project))
+    _add_index_resource(server, folder, team)
+    return server
+
+
+def _add_reading_tools(server: MCPServer, folder: Path, team: bool) -> None:
+    """recall, list_memories and read_memory: the tools that only read the memory folder."""
 
     @server.tool(
         description=(
@@ -173,6 +185,10 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     def read_memory(file: str) -> str:
         return api.read(file, folder=folder, team=team).text
 
+
+def _add_remember(server: MCPServer, folder: Path, team: bool) -> None:
+    """remember: a new memory, by the rules the description gives the model."""
+
     @server.tool(
         description=(
             "Save a new memory that will help in future conversations, in any agent. Save only what the code "
@@ -203,6 +219,10 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
             agent="mcp",
         )
         return _described(saved, write_mode.current(folder))
+
+
+def _add_changing_tools(server: MCPServer, folder: Path, team: bool) -> None:
+    """update_memory and forget: the tools that change or drop a memory the model names."""
 
     @server.tool(
         description=(
@@ -248,12 +268,17 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
 
-    def decisions_folder() -> Path:
-        """The journal and graph of the project we serve: memdir.paths.decisions_dir decides where."""
-        from memdir.paths import decisions_dir, orchestkit_compat, project_root as find_project_root
 
-        root = project if project is not None else find_project_root(Path.cwd())
-        return decisions_dir(folder, root, compat=orchestkit_compat(folder, root).enabled)
+def _decisions_folder(folder: Path, project: Path | None) -> Path:
+    """The journal and graph of the project we serve: memdir.paths.decisions_dir decides where."""
+    from memdir.paths import decisions_dir, orchestkit_compat, project_root as find_project_root
+
+    root = project if project is not None else find_project_root(Path.cwd())
+    return decisions_dir(folder, root, compat=orchestkit_compat(folder, root).enabled)
+
+
+def _add_decision_tools(server: MCPServer, decisions_folder: Callable[[], Path]) -> None:
+    """recent_decisions and search_graph: the project's decision journal and graph, read only."""
 
     @server.tool(
         description=(
@@ -301,6 +326,10 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
             lines.append(f"(skipped {loaded.corrupt_lines} corrupt line(s) in {path}; see `memdir status`)")
         return "\n".join(lines) if lines else f"Nothing in the decision graph ({path}) matches {term.strip()!r}."
 
+
+def _add_index_resource(server: MCPServer, folder: Path, team: bool) -> None:
+    """MEMORY.md as the resource memdir://MEMORY.md."""
+
     @server.resource(
         INDEX_URI,
         name=C.INDEX_NAME,
@@ -315,8 +344,6 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
 
             raise ResourceError(_one_line(exc)) from None
 
-    return server
-
 
 def _version() -> str:
     from memdir import __version__
@@ -328,69 +355,6 @@ def serve(folder: Path, *, team: bool = False, project: Path | None = None) -> N
     """Serve `folder` over stdin/stdout until the client closes its end and every request it sent is answered."""
     import anyio
 
+    from memdir.entry.mcp_stdio import serve_stdio_answering_all
+
     anyio.run(serve_stdio_answering_all, build_server(folder, team=team, project=project))
-
-
-CANCELLED = "notifications/cancelled"  # the client gave up on a request: it will not be answered
-DRAIN_TIMEOUT_S = 120.0  # after end of input, how long requests still running may take to answer
-
-
-async def serve_stdio_answering_all(server: MCPServer, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
-    """`server.run("stdio")`, except that end of input does not cancel requests still running.
-
-    The SDK's loop cancels every in-flight handler when stdin closes, so a client that pipes
-    `initialize` and a `tools/call` and then closes stdin got only the initialize result. Here the
-    server reads through a relay that passes end of input on only once every request it accepted
-    has been answered (or cancelled by the client), or `drain_timeout_s` has passed.
-    """
-    import anyio
-    import mcp_types
-    from mcp.server.stdio import stdio_server
-    from mcp.shared.message import SessionMessage
-
-    pending: set = set()
-    answered = anyio.Event()
-
-    async with stdio_server() as (wire_in, wire_out):
-        to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
-
-        async def relay_in() -> None:
-            nonlocal answered
-            async with to_server:
-                async for item in wire_in:
-                    message = getattr(item, "message", None)
-                    if isinstance(message, mcp_types.JSONRPCRequest):
-                        if not pending:
-                            answered = anyio.Event()
-                        pending.add(message.id)
-                    elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == CANCELLED:
-                        _settle(pending, (message.params or {}).get("requestId"), answered)
-                    try:
-                        await to_server.send(item)
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        return  # the server stopped reading
-                if pending:  # end of input: answer what was asked first
-                    with anyio.move_on_after(drain_timeout_s):
-                        await answered.wait()
-
-        async def relay_out() -> None:
-            async with wire_out, from_server:
-                async for item in from_server:
-                    if isinstance(item.message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
-                        _settle(pending, item.message.id, answered)
-                    await wire_out.send(item)
-
-        async with anyio.create_task_group() as writing:
-            writing.start_soon(relay_out)  # ends when the server closes its side, after its last answer
-            async with anyio.create_task_group() as reading:
-                reading.start_soon(relay_in)
-                lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, given our streams
-                await lowlevel.run(server_in, server_out, lowlevel.create_initialization_options())
-                reading.cancel_scope.cancel()  # the server is done: stop waiting for input
-
-
-def _settle(pending: set, request_id: object, answered) -> None:
-    pending.discard(request_id)
-    if not pending:
-        answered.set()
