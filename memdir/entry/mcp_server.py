@@ -18,13 +18,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir import constants as C, inert, write_mode
-from memdir.entry import api
+from memdir import constants as C
 from memdir.errors import MemdirError, os_error_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from memdir.entry import api  # each tool imports it when called: the store behind it is ~50 ms of CPU at
+    # start that the client's `initialize` and `tools/list` need not wait for
 
 SERVER_NAME = "memdir"
 INDEX_URI = "memdir://MEMORY.md"
@@ -41,6 +43,12 @@ depend on the user's preferences, past decisions or where things live. Save with
 what cannot be read from the code or git history: who the user is, how they want the work done \
 (corrections and confirmed approaches), what is going on and why, where things live outside the \
 repo. Never save secrets. Prefer `update_memory` over creating a near-duplicate."""
+
+
+def _write_mode(folder: Path) -> str:
+    from memdir import write_mode
+
+    return write_mode.current(folder)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -107,6 +115,7 @@ def _described(saved: api.Saved, mode: str = "confirm") -> str:
 
 
 def _entry(info: api.MemoryInfo) -> str:
+    from memdir import inert
     from memdir.ages import age_label
 
     flag = f"  [problem: {info.problem}]" if info.problem else ""
@@ -152,6 +161,8 @@ def _add_reading_tools(server: MCPServer, folder: Path, team: bool) -> None:
     )
     @_tool_errors
     def recall(query: str) -> str:
+        from memdir.entry import api
+
         answer = api.recall(query, folder=folder)
         if not answer.memories:
             return "No memory clearly applies to this query."
@@ -168,6 +179,8 @@ def _add_reading_tools(server: MCPServer, folder: Path, team: bool) -> None:
     )
     @_tool_errors
     def list_memories(type: MemoryTypeName | None = None) -> str:  # noqa: A002
+        from memdir.entry import api
+
         infos = api.list_memories(type=type, folder=folder, team=team)
         if not infos:
             return "No memories saved yet." if type is None else f"No {type} memories saved yet."
@@ -183,6 +196,8 @@ def _add_reading_tools(server: MCPServer, folder: Path, team: bool) -> None:
     )
     @_tool_errors
     def read_memory(file: str) -> str:
+        from memdir.entry import api
+
         return api.read(file, folder=folder, team=team).text
 
 
@@ -213,12 +228,14 @@ def _add_remember(server: MCPServer, folder: Path, team: bool) -> None:
         why: str | None = None,
         how: str | None = None,
     ) -> str:
+        from memdir.entry import api
+
         _others_first(folder)
         saved = api.remember(
             text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team,
             agent="mcp",
         )
-        return _described(saved, write_mode.current(folder))
+        return _described(saved, _write_mode(folder))
 
 
 def _add_changing_tools(server: MCPServer, folder: Path, team: bool) -> None:
@@ -243,12 +260,14 @@ def _add_changing_tools(server: MCPServer, folder: Path, team: bool) -> None:
         type: MemoryTypeName | None = None,  # noqa: A002
         name: str | None = None,
     ) -> str:
+        from memdir.entry import api
+
         _others_first(folder)
         saved = api.update(
             file, text=text, description=description, why=why, how=how, type=type, name=name, folder=folder,
             team=team, agent="mcp",
         )
-        return _described(saved, write_mode.current(folder))
+        return _described(saved, _write_mode(folder))
 
     @server.tool(
         description=(
@@ -260,10 +279,12 @@ def _add_changing_tools(server: MCPServer, folder: Path, team: bool) -> None:
     )
     @_tool_errors
     def forget(file: str) -> str:
+        from memdir.entry import api
+
         _others_first(folder)
         gone = api.forget(file, folder=folder, team=team, agent="mcp")
         if gone.proposed:
-            return (f"Proposed forgetting {gone.file} for the user's review (write mode {write_mode.current(folder)}); "
+            return (f"Proposed forgetting {gone.file} for the user's review (write mode {_write_mode(folder)}); "
                     "it stays until the user accepts with `memdir review`.")
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
@@ -337,6 +358,8 @@ def _add_index_resource(server: MCPServer, folder: Path, team: bool) -> None:
         mime_type="text/markdown",
     )
     def memory_index() -> str:
+        from memdir.entry import api
+
         try:
             return api.read_index(folder=folder, team=team)
         except (MemdirError, OSError) as exc:
