@@ -19,6 +19,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from memdir.header_cache import HeaderCache
     from memdir.verdicts import Verdicts
     from memdir.verify import Evidence
 
@@ -103,12 +104,40 @@ def recall(
     `verdicts`: names already checked against the project (the warm server's, memdir.verdicts)."""
     query = recall_text(query)
     settings = settings or Settings.from_env(env)
-    requested = engine or settings.engine
-    chosen_engine = recall_engine(requested, env)  # auto: never claude-code (a CLI start per prompt)
+    chosen_engine = recall_engine(engine or settings.engine, env)  # auto: never claude-code (a CLI start per prompt)
     tools = tools or []  # a callable: read only if a choice needs them (the offline engine, rarely)
     seen = state.load(memory_dir, session_id)
     if seen.bytes >= settings.recall_session_bytes:
         return RecallResult([], "", chosen_engine, [f"session already surfaced {seen.bytes} bytes; cap reached"])
+    result, pool, headers_cache = _candidates(memory_dir, query, seen.paths, chosen_engine, disk_cache, scanner)
+    if not pool:
+        return result
+    selected: list[Header] | None = None
+    if chosen_engine in ("llm", "claude-code"):
+        tools = tools() if callable(tools) else tools  # read once: the offline choice below reuses them
+        selected = _select_by_model(chosen_engine, result, query, pool, tools, settings, client, env)
+    if result.usage and (record if log_usage is None else log_usage):
+        _log_model_use(memory_dir, result, settings, session_id)
+    if selected is None:
+        similarities = _dense_similarities(result, dense, memory_dir, query, pool) if dense is not None else None
+        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
+    if headers_cache is not None:
+        selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache
+        headers_cache.close()
+    result.selected = selected
+    if selected:
+        _render(result, memory_dir, now, project_root, verify_budget_s, verdicts, index_loaded)
+        if record:
+            state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
+    return result
+
+
+def _candidates(memory_dir: str | os.PathLike, query: str, seen: list[str], engine: str, disk_cache: bool,
+                scanner: Callable[[str | os.PathLike], ScanResult] | None) -> tuple[RecallResult, list[Header],
+                                                                                   HeaderCache | None]:
+    """The memories worth ranking for `query` (those the session has not `seen`), and the result they start; with
+    `disk_cache`, the headers and the older memories' words come from `.memdir/cache` (memdir.header_cache,
+    recall.older_words), and the header cache comes back too, for the caller to refresh the selected and close."""
     headers_cache = words = None
     if disk_cache:
         from memdir.header_cache import HeaderCache
@@ -119,43 +148,44 @@ def recall(
         words = WordIndex(headers_cache)
     else:
         scanned = (scanner or scan)(memory_dir)
-    pool = candidates(scanned.headers, query, set(seen.paths), words)
-    result = RecallResult([], "", chosen_engine, unreadable=len(scanned.unreadable), candidates=len(pool))
+    pool = candidates(scanned.headers, query, set(seen), words)
+    result = RecallResult([], "", engine, unreadable=len(scanned.unreadable), candidates=len(pool))
     if scanned.unreadable:
         result.debug.append(f"skipped {len(scanned.unreadable)} unreadable file(s); run `memdir doctor`")
-    if not pool:
-        return result
+    return result, pool, headers_cache
 
-    selected: list[Header] | None = None
-    if chosen_engine in ("llm", "claude-code"):
-        shown = tools() if callable(tools) else tools
-        tools = shown  # read once: the offline choice below, if the model's answer is not used, reuses them
-        selected = (_select_llm(result, query, pool, shown, settings, client, env) if chosen_engine == "llm"
-                    else _select_claude_code(result, query, pool, shown, settings, client))
-    if result.usage and (record if log_usage is None else log_usage):
-        _log_model_use(memory_dir, result, settings, session_id)
-    if selected is None:
-        similarities = None
-        if dense is not None:
-            def similarities() -> list[float | None] | None:  # asked after the lexical ranking (select_offline)
-                try:
-                    return dense.similarities(memory_dir, query, pool)
-                except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
-                    result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
-                    return None
-        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
-    if headers_cache is not None:
-        selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache
-        headers_cache.close()
-    result.selected = selected
-    if selected:
-        if project_root:
-            result.evidence = verify_selected(project_root, memory_dir, selected, verify_budget_s, verdicts)
-        result.context = render_all(selected, now, cache_dir=os.path.join(memory_dir, C.STATE_DIRNAME, "cache"),
-                                    evidence=result.evidence, known=loaded_index_lines(memory_dir) if index_loaded else None)
-        if record:
-            state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
-    return result
+
+def _select_by_model(engine: str, result: RecallResult, query: str, pool: list[Header], tools: list[str],
+                     settings: Settings, client, env: Mapping[str, str] | None) -> list[Header] | None:
+    """`engine`'s selection (llm or claude-code), or None to use the offline one."""
+    if engine == "llm":
+        return _select_llm(result, query, pool, tools, settings, client, env)
+    return _select_claude_code(result, query, pool, tools, settings, client)
+
+
+def _dense_similarities(result: RecallResult, dense, memory_dir: str | os.PathLike, query: str,
+                        pool: list[Header]) -> Callable[[], list[float | None] | None]:
+    """The dense model's similarities of `pool` to `query`, asked after the lexical ranking (select_offline); a
+    failure leaves recall lexical, with a debug line saying why."""
+    def similarities() -> list[float | None] | None:
+        try:
+            return dense.similarities(memory_dir, query, pool)
+        except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
+            result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
+            return None
+
+    return similarities
+
+
+def _render(result: RecallResult, memory_dir: str | os.PathLike, now: float | None, project_root: str | None,
+            verify_budget_s: float, verdicts: Verdicts | None, index_loaded: bool) -> None:
+    """result.context from the selected memories: with what each names checked against `project_root` when given,
+    and without the descriptions the loaded MEMORY.md already says when `index_loaded`."""
+    if project_root:
+        result.evidence = verify_selected(project_root, memory_dir, result.selected, verify_budget_s, verdicts)
+    result.context = render_all(result.selected, now, cache_dir=os.path.join(memory_dir, C.STATE_DIRNAME, "cache"),
+                                evidence=result.evidence,
+                                known=loaded_index_lines(memory_dir) if index_loaded else None)
 
 
 def loaded_index_lines(memory_dir: str | os.PathLike) -> dict[str, str]:

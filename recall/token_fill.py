@@ -39,16 +39,10 @@ def fill(memory_dir: Path) -> tuple[int, int]:
     already holds every memory and nothing else. Entries are copied from the old store one by one, in key order,
     into the one buffer written: it holds the new file once (~120 MB at 20,000 real-sized memories), no more.
     A folder past the store's limits gets its newest memories that fit (`_chosen`), and one line in the hook log."""
-    from memdir.header_cache import HeaderCache
-    from memdir.stages.recall.manifest import fields_of, offered
-
     tag = token_cache.fingerprint()
     if not tag or not hasattr(os, "pread"):
         return 0, 0
-    wanted: dict[bytes, token_cache.Fields] = {}
-    for header in offered(HeaderCache(memory_dir).scan().headers):  # newest first
-        fields = fields_of(header)
-        wanted.setdefault(unhexlify(token_cache.digest(fields)), fields)
+    wanted = _wanted(memory_dir)
     old = _open(memory_dir, tag)
     out, offsets, keys = bytearray(), array("Q", [0]), []
     try:
@@ -85,15 +79,33 @@ def fill(memory_dir: Path) -> tuple[int, int]:
         safefs_write.write_bytes(memory_dir, STORE_FILE, data, durable=False)
         written = len(keys)
     if full:
-        from memdir.hooklog import log
-
-        log(memory_dir, "token store", f"the folder has {len(wanted):,} memories to rank, past the store's limits "
-            f"({C.TOKEN_STORE_MAX_ENTRIES:,} entries, {C.TOKEN_STORE_MAX_BYTES:,} bytes): it holds the newest "
-            f"{len(keys):,} of {len(wanted):,}, and prompts tokenise the older ones they rank")
+        _say_past_limits(memory_dir, len(wanted), len(keys))
     _mark(memory_dir, full)
     stored = set(keys)
     token_cache.prune(memory_dir, {hexlify(k) for k in wanted if k not in stored})  # what only it holds, if any
     return tried, written
+
+
+def _wanted(memory_dir: Path) -> dict[bytes, token_cache.Fields]:
+    """Every memory worth offering (recall.manifest.offered), newest first, by the key of its words' fields: scanned
+    as the prompt hook scans it (memdir.header_cache); of two with the same fields, the newer."""
+    from memdir.header_cache import HeaderCache
+    from memdir.stages.recall.manifest import fields_of, offered
+
+    wanted: dict[bytes, token_cache.Fields] = {}
+    for header in offered(HeaderCache(memory_dir).scan().headers):  # newest first
+        fields = fields_of(header)
+        wanted.setdefault(unhexlify(token_cache.digest(fields)), fields)
+    return wanted
+
+
+def _say_past_limits(memory_dir: Path, wanted: int, kept: int) -> None:
+    """One line in the hook log: the folder has more memories than the store holds, and which it holds."""
+    from memdir.hooklog import log
+
+    log(memory_dir, "token store", f"the folder has {wanted:,} memories to rank, past the store's limits "
+        f"({C.TOKEN_STORE_MAX_ENTRIES:,} entries, {C.TOKEN_STORE_MAX_BYTES:,} bytes): it holds the newest "
+        f"{kept:,} of {wanted:,}, and prompts tokenise the older ones they rank")
 
 
 def _chosen(old: Table | None, wanted: dict[bytes, token_cache.Fields]) -> tuple[list[bytes], dict[bytes, bytes],

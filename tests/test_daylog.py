@@ -134,3 +134,22 @@ def test_a_daily_log_request_asks_for_entries_in_the_users_language_with_the_mar
     spanish = "- 09:00 [feedback] Siempre preguntar antes de borrar archivos — why: la semana pasada perdimos trabajo\n"
     assert not box.run("Write", {"file_path": str(log_path(daily, DAY)), "content": spanish}).is_error
     assert entries(daily)[0].why == "la semana pasada perdimos trabajo"
+
+
+def test_the_stop_worker_logs_each_session_and_dreams_once_enough_sessions_have_passed(daily, tmp_path, monkeypatch):
+    from memdir.entry import worker
+
+    monkeypatch.setenv("MEMDIR_PATH", str(daily))
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    hook_log = daily / ".memdir" / "hook.log"
+    for n in range(5):  # dream.due: never dreamt, and five sessions
+        transcript = tmp_path / f"s{n}.jsonl"
+        transcript.write_text(json.dumps({"type": "user", "uuid": f"u{n}", "sessionId": f"s{n}", "cwd": str(tmp_path),
+                                          "message": {"role": "user", "content": f"Remember that release {n} ships "
+                                                      "on Tuesdays."}}) + "\n")
+        request = {"session_id": f"s{n}", "transcript": str(transcript), "cwd": str(tmp_path)}
+        assert worker.main([json.dumps(request)]) == 0
+        assert ("dream: " in hook_log.read_text()) == (n == 4)
+        assert not list(daily.glob("*_*.md")) or n == 4  # the day's log holds them until the dream
+    assert len(entries(daily)) == 5 and list(daily.glob("project_*.md"))
+    assert not dream.due(daily)

@@ -283,3 +283,17 @@ def test_end_of_input_still_answers_every_request_sent(tmp_path, isolated_home):
     assert "the reason is the lockfile" in answers[2]["result"]["content"][0]["text"]
     assert "feedback" in answers[3]["result"]["content"][0]["text"]
 
+
+
+def test_the_store_is_imported_at_the_first_tool_call_not_before_initialize(tmp_path):
+    """The SDK's own import is most of the ~0.7 s of CPU before `initialize` is answered; memdir's store (~50 ms)
+    waits for the first tool call."""
+    import subprocess
+
+    probe = ("import sys, anyio\nfrom pathlib import Path\nfrom memdir.entry.mcp_server import build_server\n"
+             "server = build_server(Path(sys.argv[1]))\ntools = anyio.run(server.list_tools)\n"
+             "print(len(tools), [m for m in ('memdir.entry.api', 'memdir.store') if m in sys.modules])\n"
+             "anyio.run(server.call_tool, 'list_memories', {})\nprint('memdir.store' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "memory")], capture_output=True, text=True,
+                          timeout=TIMEOUT, cwd=REPO, env={**os.environ, "HOME": str(tmp_path)})
+    assert proc.stdout.splitlines() == ["8 []", "True"], proc.stderr

@@ -102,3 +102,14 @@ def test_filler_alone_in_a_prompt_matches_nothing_even_in_a_memorys_name():
 
     headers = [Header("feedback_x.md", "/x/feedback_x.md", 0.0, "use-the-repo-code", "please use the code", "feedback")]
     assert select_offline("please use the repo code", headers) == []
+
+
+def test_a_failing_dense_model_leaves_recall_lexical_and_says_why(store):
+    class Broken:
+        def similarities(self, memory_dir, query, pool):
+            raise RuntimeError("model file truncated")
+
+    store.save(PNPM, rel_path="feedback_pnpm.md")
+    result = recall(store.root, RECALLED[0], engine="offline", record=False, dense=Broken())
+    assert [h.rel_path for h in result.selected] == ["feedback_pnpm.md"]
+    assert "dense stage failed (RuntimeError: model file truncated); lexical only" in result.debug

@@ -5,17 +5,17 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from memdir.model import Memory
-from memdir.stages.recall import server, server_socket
+from memdir.stages.recall import server_socket
 from memdir.store import MemoryStore
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
+from tests.recall_servers import serve_in_thread
 
 
 @pytest.fixture
@@ -25,15 +25,6 @@ def folder(tmp_path, monkeypatch):
     store.save(Memory(name="Dashboard", description="Payments latency is on grafana.example.com/d/pay",
                       type="reference"))
     return store.root
-
-
-def _serve_in_thread(path: str, idle: float) -> threading.Thread:
-    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": idle}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not os.path.exists(path + ".pid") and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return thread
 
 
 def _ask(path: str, request: dict, env: dict | None = None) -> dict:
@@ -51,7 +42,7 @@ def _ask(path: str, request: dict, env: dict | None = None) -> dict:
 def test_server_answers_with_the_llm_engine(api, folder, tmp_path):
     route = api.post("/v1/messages").mock(return_value=P.selection("reference_dashboard.md"))
     path = str(tmp_path / "r.sock")
-    thread = _serve_in_thread(path, idle=1.0)
+    thread = serve_in_thread(path, idle=1.0)
     request = {"memory_dir": str(folder), "query": "where is the latency dashboard", "tools": [], "session_id": "s"}
     reply = _ask(path, request)
     assert reply["engine"] == "llm" and reply["selected"] == ["reference_dashboard.md"]
@@ -68,7 +59,7 @@ def test_each_session_is_answered_through_its_own_endpoint(folder, tmp_path, mon
     path = str(tmp_path / "r.sock")
     with FakeAPI(respond) as first, FakeAPI(respond) as second:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", first.url)  # the session that started the server
-        thread = _serve_in_thread(path, idle=1.0)
+        thread = serve_in_thread(path, idle=1.0)
         request = {"memory_dir": str(folder), "query": "where is the latency dashboard", "engine": "llm"}
         for api, key in ((first, "key-one"), (second, "key-two"), (first, "key-one")):
             env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": key}
@@ -81,7 +72,7 @@ def test_each_session_is_answered_through_its_own_endpoint(folder, tmp_path, mon
 
 def test_bad_request_gets_an_error_reply(tmp_path):
     path = str(tmp_path / "r.sock")
-    thread = _serve_in_thread(path, idle=0.5)
+    thread = serve_in_thread(path, idle=0.5)
     assert "error" in _ask(path, {"query": "no folder"})
     thread.join(timeout=10)
 
@@ -165,7 +156,7 @@ def test_two_servers_started_together_leave_exactly_one(short_home):
 def test_a_dead_servers_leftovers_do_not_block_the_next(tmp_path):
     path = str(tmp_path / "r.sock")
     open(path, "w").close()  # a stale socket file from a crashed server; its lock died with it
-    thread = _serve_in_thread(path, idle=0.5)
+    thread = serve_in_thread(path, idle=0.5)
     assert "error" in _ask(path, {"query": "no folder"})
     thread.join(timeout=10)
     assert not os.path.exists(path)

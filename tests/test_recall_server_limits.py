@@ -17,15 +17,7 @@ import pytest
 from memdir.model import Memory
 from memdir.stages.recall import server, server_socket
 from memdir.store import MemoryStore
-
-
-def _serve_in_thread(path: str, idle: float) -> threading.Thread:
-    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": idle}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not os.path.exists(path + ".pid") and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return thread
+from tests.recall_servers import serve_in_thread
 
 
 def _connect(path: str, timeout: float = 5.0) -> socket.socket:
@@ -62,7 +54,7 @@ def test_connections_past_the_cap_get_busy_at_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(server, "_accept", accept_then_wait)
     path = str(tmp_path / "r.sock")
-    thread = _serve_in_thread(path, idle=1.0)
+    thread = serve_in_thread(path, idle=1.0)
     held = [_connect(path) for _ in range(server.MAX_CONNECTIONS)]  # each holds a thread, sending nothing
     try:
         with _connect(path) as conn:
@@ -81,7 +73,7 @@ def test_a_slow_client_is_cut_off_at_the_read_deadline(tmp_path, monkeypatch):
     """One byte every 0.2 s never ends a request: the deadline covers the whole request, not each read."""
     monkeypatch.setattr(server, "READ_SECONDS", 1.0)
     path = str(tmp_path / "r.sock")
-    thread = _serve_in_thread(path, idle=1.0)
+    thread = serve_in_thread(path, idle=1.0)
     with _connect(path, timeout=20) as conn:
         for _ in range(100):  # 20 s of trickle at most; the server hangs up long before
             try:
@@ -105,7 +97,7 @@ def test_a_slow_client_is_cut_off_at_the_read_deadline(tmp_path, monkeypatch):
 
 def test_an_oversized_request_is_refused(tmp_path):
     path = str(tmp_path / "r.sock")
-    thread = _serve_in_thread(path, idle=1.0)
+    thread = serve_in_thread(path, idle=1.0)
     with _connect(path, timeout=20) as conn:
         conn.sendall(b"x" * (server.MAX_REQUEST + 10))  # no newline: it never ends by itself
         reply = _reply(conn)
@@ -119,7 +111,7 @@ def test_a_burst_of_clients_waits_in_the_queue(tmp_path, monkeypatch):
     accept = server._accept
     monkeypatch.setattr(server, "_accept", lambda listener: gate.wait(30) and accept(listener))
     path = str(tmp_path / "r.sock")
-    thread = _serve_in_thread(path, idle=1.0)
+    thread = serve_in_thread(path, idle=1.0)
     burst, refused = [], 0
     for _ in range(100):
         try:

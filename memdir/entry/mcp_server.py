@@ -18,9 +18,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from memdir import constants as C, inert, write_mode
-from memdir.entry import api
+from memdir import constants as C
 from memdir.errors import MemdirError, os_error_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memdir.entry import api  # each tool imports it when called: the store behind it is ~50 ms of CPU at
+    # start that the client's `initialize` and `tools/list` need not wait for
 
 SERVER_NAME = "memdir"
 INDEX_URI = "memdir://MEMORY.md"
@@ -30,8 +36,6 @@ READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 FORGETS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
-
-
 INSTRUCTIONS = """\
 memdir is the user's persistent memory, shared by every agent they use (Claude Code, Cursor, \
 Codex, Claude Desktop...). Call `recall` with the task at hand before starting work that may \
@@ -39,6 +43,12 @@ depend on the user's preferences, past decisions or where things live. Save with
 what cannot be read from the code or git history: who the user is, how they want the work done \
 (corrections and confirmed approaches), what is going on and why, where things live outside the \
 repo. Never save secrets. Prefer `update_memory` over creating a near-duplicate."""
+
+
+def _write_mode(folder: Path) -> str:
+    from memdir import write_mode
+
+    return write_mode.current(folder)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -105,6 +115,7 @@ def _described(saved: api.Saved, mode: str = "confirm") -> str:
 
 
 def _entry(info: api.MemoryInfo) -> str:
+    from memdir import inert
     from memdir.ages import age_label
 
     flag = f"  [problem: {info.problem}]" if info.problem else ""
@@ -127,6 +138,16 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     project around the current directory, as the CLI finds it).
     """
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=_version(), middleware=[_one_line_tool_errors])
+    _add_reading_tools(server, folder, team)
+    _add_remember(server, folder, team)
+    _add_changing_tools(server, folder, team)
+    _add_decision_tools(server, functools.partial(_decisions_folder, folder, project))
+    _add_index_resource(server, folder, team)
+    return server
+
+
+def _add_reading_tools(server: MCPServer, folder: Path, team: bool) -> None:
+    """recall, list_memories and read_memory: the tools that only read the memory folder."""
 
     @server.tool(
         description=(
@@ -140,6 +161,8 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     )
     @_tool_errors
     def recall(query: str) -> str:
+        from memdir.entry import api
+
         answer = api.recall(query, folder=folder)
         if not answer.memories:
             return "No memory clearly applies to this query."
@@ -156,6 +179,8 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     )
     @_tool_errors
     def list_memories(type: MemoryTypeName | None = None) -> str:  # noqa: A002
+        from memdir.entry import api
+
         infos = api.list_memories(type=type, folder=folder, team=team)
         if not infos:
             return "No memories saved yet." if type is None else f"No {type} memories saved yet."
@@ -171,7 +196,13 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     )
     @_tool_errors
     def read_memory(file: str) -> str:
+        from memdir.entry import api
+
         return api.read(file, folder=folder, team=team).text
+
+
+def _add_remember(server: MCPServer, folder: Path, team: bool) -> None:
+    """remember: a new memory, by the rules the description gives the model."""
 
     @server.tool(
         description=(
@@ -197,12 +228,18 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         why: str | None = None,
         how: str | None = None,
     ) -> str:
+        from memdir.entry import api
+
         _others_first(folder)
         saved = api.remember(
             text, type=type, name=name, description=description, why=why, how=how, folder=folder, team=team,
             agent="mcp",
         )
-        return _described(saved, write_mode.current(folder))
+        return _described(saved, _write_mode(folder))
+
+
+def _add_changing_tools(server: MCPServer, folder: Path, team: bool) -> None:
+    """update_memory and forget: the tools that change or drop a memory the model names."""
 
     @server.tool(
         description=(
@@ -223,12 +260,14 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         type: MemoryTypeName | None = None,  # noqa: A002
         name: str | None = None,
     ) -> str:
+        from memdir.entry import api
+
         _others_first(folder)
         saved = api.update(
             file, text=text, description=description, why=why, how=how, type=type, name=name, folder=folder,
             team=team, agent="mcp",
         )
-        return _described(saved, write_mode.current(folder))
+        return _described(saved, _write_mode(folder))
 
     @server.tool(
         description=(
@@ -240,20 +279,27 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
     )
     @_tool_errors
     def forget(file: str) -> str:
+        from memdir.entry import api
+
         _others_first(folder)
         gone = api.forget(file, folder=folder, team=team, agent="mcp")
         if gone.proposed:
-            return (f"Proposed forgetting {gone.file} for the user's review (write mode {write_mode.current(folder)}); "
+            return (f"Proposed forgetting {gone.file} for the user's review (write mode {_write_mode(folder)}); "
                     "it stays until the user accepts with `memdir review`.")
         kept = f"its last version is kept at {gone.kept}" if gone.kept else "its bytes are kept"
         return f"Forgot {gone.file}; {kept} (`memdir restore {gone.file}` brings it back)."
 
-    def decisions_folder() -> Path:
-        """The journal and graph of the project we serve: memdir.paths.decisions_dir decides where."""
-        from memdir.paths import decisions_dir, orchestkit_compat, project_root as find_project_root
 
-        root = project if project is not None else find_project_root(Path.cwd())
-        return decisions_dir(folder, root, compat=orchestkit_compat(folder, root).enabled)
+def _decisions_folder(folder: Path, project: Path | None) -> Path:
+    """The journal and graph of the project we serve: memdir.paths.decisions_dir decides where."""
+    from memdir.paths import decisions_dir, orchestkit_compat, project_root as find_project_root
+
+    root = project if project is not None else find_project_root(Path.cwd())
+    return decisions_dir(folder, root, compat=orchestkit_compat(folder, root).enabled)
+
+
+def _add_decision_tools(server: MCPServer, decisions_folder: Callable[[], Path]) -> None:
+    """recent_decisions and search_graph: the project's decision journal and graph, read only."""
 
     @server.tool(
         description=(
@@ -301,6 +347,10 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
             lines.append(f"(skipped {loaded.corrupt_lines} corrupt line(s) in {path}; see `memdir status`)")
         return "\n".join(lines) if lines else f"Nothing in the decision graph ({path}) matches {term.strip()!r}."
 
+
+def _add_index_resource(server: MCPServer, folder: Path, team: bool) -> None:
+    """MEMORY.md as the resource memdir://MEMORY.md."""
+
     @server.resource(
         INDEX_URI,
         name=C.INDEX_NAME,
@@ -308,14 +358,14 @@ def build_server(folder: Path, *, team: bool = False, project: Path | None = Non
         mime_type="text/markdown",
     )
     def memory_index() -> str:
+        from memdir.entry import api
+
         try:
             return api.read_index(folder=folder, team=team)
         except (MemdirError, OSError) as exc:
             from mcp.server.mcpserver.exceptions import ResourceError
 
             raise ResourceError(_one_line(exc)) from None
-
-    return server
 
 
 def _version() -> str:
@@ -328,69 +378,6 @@ def serve(folder: Path, *, team: bool = False, project: Path | None = None) -> N
     """Serve `folder` over stdin/stdout until the client closes its end and every request it sent is answered."""
     import anyio
 
+    from memdir.entry.mcp_stdio import serve_stdio_answering_all
+
     anyio.run(serve_stdio_answering_all, build_server(folder, team=team, project=project))
-
-
-CANCELLED = "notifications/cancelled"  # the client gave up on a request: it will not be answered
-DRAIN_TIMEOUT_S = 120.0  # after end of input, how long requests still running may take to answer
-
-
-async def serve_stdio_answering_all(server: MCPServer, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
-    """`server.run("stdio")`, except that end of input does not cancel requests still running.
-
-    The SDK's loop cancels every in-flight handler when stdin closes, so a client that pipes
-    `initialize` and a `tools/call` and then closes stdin got only the initialize result. Here the
-    server reads through a relay that passes end of input on only once every request it accepted
-    has been answered (or cancelled by the client), or `drain_timeout_s` has passed.
-    """
-    import anyio
-    import mcp_types
-    from mcp.server.stdio import stdio_server
-    from mcp.shared.message import SessionMessage
-
-    pending: set = set()
-    answered = anyio.Event()
-
-    async with stdio_server() as (wire_in, wire_out):
-        to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
-
-        async def relay_in() -> None:
-            nonlocal answered
-            async with to_server:
-                async for item in wire_in:
-                    message = getattr(item, "message", None)
-                    if isinstance(message, mcp_types.JSONRPCRequest):
-                        if not pending:
-                            answered = anyio.Event()
-                        pending.add(message.id)
-                    elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == CANCELLED:
-                        _settle(pending, (message.params or {}).get("requestId"), answered)
-                    try:
-                        await to_server.send(item)
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        return  # the server stopped reading
-                if pending:  # end of input: answer what was asked first
-                    with anyio.move_on_after(drain_timeout_s):
-                        await answered.wait()
-
-        async def relay_out() -> None:
-            async with wire_out, from_server:
-                async for item in from_server:
-                    if isinstance(item.message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
-                        _settle(pending, item.message.id, answered)
-                    await wire_out.send(item)
-
-        async with anyio.create_task_group() as writing:
-            writing.start_soon(relay_out)  # ends when the server closes its side, after its last answer
-            async with anyio.create_task_group() as reading:
-                reading.start_soon(relay_in)
-                lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, given our streams
-                await lowlevel.run(server_in, server_out, lowlevel.create_initialization_options())
-                reading.cancel_scope.cancel()  # the server is done: stop waiting for input
-
-
-def _settle(pending: set, request_id: object, answered) -> None:
-    pending.discard(request_id)
-    if not pending:
-        answered.set()

@@ -25,6 +25,7 @@ from memdir.model import Memory
 from memdir.stages.recall import server, server_socket
 from memdir.stages.recall.server_scope import OutOfScope, servable_folder
 from memdir.store import MemoryStore
+from tests.recall_servers import serve_in_thread
 
 NOBODY = 65534
 AS_ROOT = os.getuid() == 0
@@ -210,9 +211,7 @@ def test_the_server_drops_a_client_of_another_uid(tmp_path, monkeypatch, tally):
     real = server.same_user
     monkeypatch.setattr(server, "same_user", lambda conn: not foreign[0] and real(conn))
     path = str(tmp_path / "r.sock")
-    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": 1.0}, daemon=True)
-    thread.start()
-    assert _wait(lambda: os.path.exists(path + ".pid"))
+    thread = serve_in_thread(path, idle=1.0)
     assert _raw_exchange(path) == b""  # closed without a word
     foreign[0] = False
     assert b"error" in _raw_exchange(path)  # the same server still answers its own user
@@ -302,9 +301,7 @@ def test_a_real_client_of_another_user_gets_no_answer(tmp_path, shared_tmp, tall
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     path = str(private / "r.sock")
-    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": 2.0}, daemon=True)
-    thread.start()
-    assert _wait(lambda: os.path.exists(path + ".pid"))
+    thread = serve_in_thread(path, idle=2.0)
     shared = shared_tmp
     os.rename(path, shared / "r.sock")
     os.chmod(shared / "r.sock", 0o777)
@@ -360,9 +357,7 @@ def test_a_request_for_root_is_refused_before_any_scan(tmp_path, monkeypatch, ta
     scanned = []
     monkeypatch.setattr(api, "scan", lambda folder: scanned.append(folder))
     path = str(tmp_path / "r.sock")
-    thread = threading.Thread(target=server.serve, args=(path,), kwargs={"idle": 0.5}, daemon=True)
-    thread.start()
-    assert _wait(lambda: os.path.exists(path + ".pid"))
+    thread = serve_in_thread(path, idle=0.5)
     reply = json.loads(_raw_exchange(path, {"memory_dir": "/", "query": "x", "engine": "offline"}))
     thread.join(timeout=10)
     assert "OutOfScope" in reply["error"] and "/ is not a memory folder" in reply["error"] and scanned == []
