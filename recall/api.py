@@ -149,6 +149,9 @@ def _candidates(memory_dir: str | os.PathLike, query: str, seen: list[str], engi
     else:
         scanned = (scanner or scan)(memory_dir)
     pool = candidates(scanned.headers, query, set(seen), words)
+    if not pool and headers_cache is not None:  # nothing to refresh: the caller returns at once
+        headers_cache.close()
+        headers_cache = None
     result = RecallResult([], "", engine, unreadable=len(scanned.unreadable), candidates=len(pool))
     if scanned.unreadable:
         result.debug.append(f"skipped {len(scanned.unreadable)} unreadable file(s); run `memdir doctor`")

@@ -322,3 +322,16 @@ def test_the_prompt_hook_uses_them(folders, monkeypatch, tmp_path):
     first = hook()
     assert "additionalContext" in first and (built / HEADERS).exists() and (built / WORDS).exists()
     assert hook() == first
+
+
+def test_the_cache_file_is_closed_when_no_memory_is_a_candidate(tmp_path, monkeypatch):
+    """The prompt hook's disk cache holds its file open until the chosen memories are refreshed from it; a prompt
+    with no candidate (every memory already shown this session) returned before that and left it open (tidy19)."""
+    (tmp_path / "user_pnpm.md").write_text("---\nname: pnpm\ndescription: Prefers pnpm over npm for installs\n"
+                                            "type: user\n---\nPrefers pnpm over npm.\n", encoding="utf-8")
+    api.recall(tmp_path, "pnpm installs", engine="offline", session_id="s1", disk_cache=True)  # shown once
+    closed: list[bool] = []
+    opened = HeaderCache.close
+    monkeypatch.setattr(HeaderCache, "close", lambda self: (closed.append(True), opened(self))[1])
+    result = api.recall(tmp_path, "pnpm installs", engine="offline", session_id="s1", disk_cache=True)
+    assert result.selected == [] and result.candidates == 0 and closed == [True]
