@@ -38,8 +38,8 @@ def claimed_context(memory_dir: str, session_id: str | None, prompt: str, answer
 
     try:
         with state.held(memory_dir, session_id, C.PROMPT_CLAIM_LOCK_SECONDS):
-            if selected:
-                context = _claim_memories(memory_dir, session_id, selected, context, index_loaded)
+            if selected and answer is not None:
+                context = _claim_memories(memory_dir, session_id, answer, index_loaded)
             return _with_decisions(memory_dir, session_id, journal, chosen, context) if chosen else context
     except FolderBusy:
         log(memory_dir, "prompt", f"the session's state stayed locked for {C.PROMPT_CLAIM_LOCK_SECONDS}s by another "
@@ -47,26 +47,28 @@ def claimed_context(memory_dir: str, session_id: str | None, prompt: str, answer
         return ""
 
 
-def _claim_memories(memory_dir: str, session_id: str, selected: list[str], context: str, index_loaded: bool) -> str:
-    """`context` without the memories the session was given since recall read its state (by another hook
-    process for the same prompt), the rest recorded as given. Under the session's lock."""
+def _claim_memories(memory_dir: str, session_id: str, answer: Answer, index_loaded: bool) -> str:
+    """`answer`'s context without the memories the session was given since recall read its state (by another
+    hook process for the same prompt), the rest recorded as given. Under the session's lock."""
     from memdir.stages.recall import state
 
+    selected, context = answer.selected, answer.context
     said = state.load(memory_dir, session_id)
     taken = set(said.paths)
     fresh = [rel for rel in selected if rel not in taken]
     if len(fresh) < len(selected):
         log(memory_dir, "prompt", f"{len(selected) - len(fresh)} of this prompt's {len(selected)} memories were "
             "said meanwhile by another prompt hook (memdir registered twice? see `memdir doctor`): left out here")
-        fresh, context = _rendered(memory_dir, fresh, index_loaded) if fresh else ([], "")
+        fresh, context = _rendered(memory_dir, fresh, index_loaded, answer.checks) if fresh else ([], "")
     if fresh:
         state.add(memory_dir, session_id, said, fresh, len(context.encode()))
     return context
 
 
-def _rendered(memory_dir: str, rels: list[str], index_loaded: bool) -> tuple[list[str], str]:
+def _rendered(memory_dir: str, rels: list[str], index_loaded: bool, checks: dict[str, str]) -> tuple[list[str], str]:
     """(the memories rendered, their context), for what is left of an answer another hook said part of: rendered
-    again from their files, as recall renders them (a server's check against the code is not repeated here)."""
+    again from their files, as recall renders them, each with the line its check against the code gave in the
+    answer (`checks`, the warm server's: the check itself is not repeated here)."""
     from memdir.scan import read_header
     from memdir.stages.recall.api import loaded_index_lines
     from memdir.stages.recall.inject import render_all
@@ -78,7 +80,7 @@ def _rendered(memory_dir: str, rels: list[str], index_loaded: bool) -> tuple[lis
         except (OSError, ValueError):
             continue  # gone or unreadable since recall chose it: not said
     context = render_all(headers, cache_dir=os.path.join(memory_dir, C.STATE_DIRNAME, "cache"),
-                         known=loaded_index_lines(memory_dir) if index_loaded else None)
+                         known=loaded_index_lines(memory_dir) if index_loaded else None, checks=checks)
     return [h.rel_path for h in headers], context
 
 
