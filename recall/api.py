@@ -35,6 +35,9 @@ class RecallResult(Record):
     candidates: int = 0
     cost_usd: float = 0.0
     evidence: dict[str, Evidence] = field(default_factory=dict)  # by rel_path
+    # The prompt's words (stems) common to the memories recall chose among (the offline selector's only): a recent
+    # decision sharing only these with the prompt would not pass as a memory either (recall.decision_filter).
+    common: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict:
         return {
@@ -143,7 +146,8 @@ def recall(
                 except Exception as exc:  # noqa: BLE001 - a failing optional model leaves recall lexical
                     result.debug.append(f"dense stage failed ({type(exc).__name__}: {exc}); lexical only")
                     return None
-        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
+        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir,
+                                  common=result.common)
     if headers_cache is not None:
         selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache
         headers_cache.close()

@@ -186,7 +186,7 @@ def test_a_twin_that_renders_the_rest_of_a_server_answer_keeps_its_check_against
     assert _paths(context, memory) == ["project_release.md"] and check in context
 
 
-CAPPED = "Cover letters are capped at 350 words"
+CAPPED = "Cover letters for Zurich roles are capped at 350 words"
 
 
 def _fullest_five(memory: Path) -> tuple[list[str], str]:
@@ -215,11 +215,12 @@ def test_a_relevant_decision_is_not_crowded_out_by_five_long_memories(real_folde
     memory, project = real_folder
     journal = str(decisions_dir(memory, project, compat=False) / C.DECISIONS_JOURNAL)
     append(decisions_dir(memory, project, compat=False),
-           [Decision(kind="decision", what=CAPPED, why="reviewers skim", entities=["cover letter"], confidence=0.9)])
+           [Decision(kind="decision", what=CAPPED, why="reviewers skim", entities=["Zurich", "cover letter"],
+                     confidence=0.9)])
     five, full = _fullest_five(memory)
     block = decisions_block(journal, keep=lambda records: [r for r in records if r["content"]["what"] == CAPPED])[0]
     assert units(full) + 2 + units(block) > C.HOOK_OUTPUT_BUDGET  # no room left for the decision as it was
-    prompt = "tighten the cover letter for the funder"
+    prompt = "tighten the cover letter for the Zurich role"
     context = claimed_context(str(memory), session, prompt, Answer(full, five, "local"), journal, index_loaded=False)
     assert CAPPED in context and units(context) <= C.HOOK_OUTPUT_BUDGET
     assert _paths(context, memory) == five  # every memory still there, with its header and description

@@ -30,7 +30,8 @@ def claimed_context(memory_dir: str, session_id: str | None, prompt: str, answer
     of `journal` ("" for none), less what the session was given meanwhile; what is kept is recorded as given."""
     context = answer.context if answer is not None else ""
     selected = answer.selected if answer is not None else []
-    chosen = _relevant_decisions(memory_dir, session_id, journal, prompt, context) if journal else set()
+    common = answer.common if answer is not None else set()
+    chosen = _relevant_decisions(memory_dir, session_id, journal, prompt, context, common) if journal else set()
     checks = answer.checks if answer is not None else {}
 
     def refit(kept: list[str], budget: int) -> str:  # the memories said, rendered again within `budget`
@@ -93,15 +94,17 @@ def _rendered(memory_dir: str, rels: list[str], index_loaded: bool, checks: dict
     return [h.rel_path for h in headers], context
 
 
-def _relevant_decisions(memory_dir: str, session_id: str | None, journal: str, prompt: str, context: str) -> set[str]:
+def _relevant_decisions(memory_dir: str, session_id: str | None, journal: str, prompt: str, context: str,
+                        common: set[str]) -> set[str]:
     """The keys of the journal's recent decisions relevant to this prompt, not shown in this session yet and not
-    already stated by a recalled memory: chosen before the lock, as the memories are."""
+    already stated by a recalled memory: chosen before the lock, as the memories are. `common`: the prompt's
+    words common to the memory folder, as recall found them."""
     from memdir.decision_context import decision_key, shown_in_session, tail_records
     from memdir.stages.recall.decision_filter import relevant_decisions
 
     shown = shown_in_session(memory_dir, session_id)
     records = [r for r in tail_records(journal, C.RECENT_DECISIONS_SHOWN)[0] if decision_key(r) not in shown]
-    return {decision_key(r) for r in relevant_decisions(prompt, records, context)} if records else set()
+    return {decision_key(r) for r in relevant_decisions(prompt, records, context, common)} if records else set()
 
 
 def _with_decisions(memory_dir: str, session_id: str | None, journal: str, chosen: set[str], context: str,
