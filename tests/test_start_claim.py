@@ -78,3 +78,12 @@ def test_a_twin_past_the_window_is_a_new_start(folder, monkeypatch):
     later = time.time() + 60  # past C.SESSION_START_TWIN_SECONDS
     monkeypatch.setattr(time, "time", lambda: later)
     assert _start(cwd, source="resume") == first  # resumed again after quitting: a new context to fill
+
+
+def test_a_folder_where_the_claim_cannot_be_written_still_gets_its_start(folder):
+    memory, cwd = folder
+    (memory / C.STATE_DIRNAME).mkdir()
+    (memory / C.STATE_DIRNAME / "sessions").symlink_to(cwd)  # planted: nothing is written through it
+    first = _start(cwd)
+    assert INDEX_LINE in first and "# Memory" in first
+    assert not (cwd / "s1").exists()
