@@ -207,8 +207,7 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: str |
     """
     if not headers:
         return ""
-    # memdir.verify results
-    checks = {**{rel: verification_line(ev) for rel, ev in (evidence or {}).items()}, **(checks or {})}
+    checks = {**{rel: verification_line(ev) for rel, ev in (evidence or {}).items()}, **(checks or {})}  # memdir.verify
     intro = _frame("intro", cache_dir)
     used = units(intro)
     chosen: list[tuple[Header, tuple[list[str], bool], str]] = []
