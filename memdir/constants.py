@@ -73,6 +73,11 @@ HOOK_EARLY_SEND_SECONDS = 1.0  # the prompt hook's early question: connect and s
 # The prompt hook's wait for its session's state lock, held by another hook for a read and a write (two hooks run at
 # once when memdir is registered in two settings files): past it the prompt gets no memory rather than one twice.
 PROMPT_CLAIM_LOCK_SECONDS = 0.5
+# Two SessionStart hooks for one session with the same source within this many seconds are one start run twice
+# (memdir registered in two settings files: Claude Code starts both at once): the second says only what the first
+# did not. Starting the same session again (quitting and resuming it) takes Claude Code itself longer than this,
+# and a compaction or /clear is another source.
+SESSION_START_TWIN_SECONDS = 3.0
 # What recall reads of a prompt: its start and its end, this much in all. A pasted log of 1 MB took the prompt hook
 # ~1 s of CPU (tokenising, ranking and matching decisions against all of it) for words that are mostly the log's.
 RECALL_PROMPT_MAX_CHARS = 10_000

@@ -36,6 +36,9 @@ class RecallResult(Record):
     candidates: int = 0
     cost_usd: float = 0.0
     evidence: dict[str, Evidence] = field(default_factory=dict)  # by rel_path
+    # The prompt's words (stems) common to the memories recall chose among (the offline selector's only): a recent
+    # decision sharing only these with the prompt would not pass as a memory either (recall.decision_filter).
+    common: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict:
         return {
@@ -120,7 +123,8 @@ def recall(
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
         similarities = _dense_similarities(result, dense, memory_dir, query, pool) if dense is not None else None
-        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir)
+        selected = select_offline(query, pool, settings.recall_max, tools, similarities, now, token_cache=memory_dir,
+                                  common=result.common)
     if headers_cache is not None:
         selected = headers_cache.refreshed(selected)  # what is rendered comes from the files, never the cache
         headers_cache.close()

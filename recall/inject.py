@@ -194,7 +194,7 @@ def _frame(part: str, cache_dir: str | os.PathLike | None, path: str = "", descr
 
 def render_all(headers: list[Header], now: float | None = None, cache_dir: str | os.PathLike | None = None,
                budget: int = C.HOOK_OUTPUT_BUDGET, evidence: dict | None = None,
-               known: dict[str, str] | None = None) -> str:
+               known: dict[str, str] | None = None, checks: dict[str, str] | None = None) -> str:
     """The recalled memories in rank order, fitted into `budget` UTF-16 units ("" when none fit).
 
     Passes, so the fifth memory is not squeezed out by the first one's long body: first every
@@ -202,11 +202,12 @@ def render_all(headers: list[Header], now: float | None = None, cache_dir: str |
     grows to a few body lines, then to C.RECALL_TRIM_BODY_LINES, while the budget allows. Memories
     that did not get in are listed by path and description at the end (room for that is taken
     before any body grows). `known`: per memory (rel path), what the model already has of it (its
-    MEMORY.md line, when Claude Code loaded the index): its description is not repeated.
+    MEMORY.md line, when Claude Code loaded the index): its description is not repeated. `checks`: per
+    memory, a `verification_line` already made (by the warm server, for a hook that renders its answer again).
     """
     if not headers:
         return ""
-    checks = {rel: verification_line(ev) for rel, ev in (evidence or {}).items()}  # memdir.verify results
+    checks = {**{rel: verification_line(ev) for rel, ev in (evidence or {}).items()}, **(checks or {})}  # memdir.verify
     intro = _frame("intro", cache_dir)
     used = units(intro)
     chosen: list[tuple[Header, tuple[list[str], bool], str]] = []

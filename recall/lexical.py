@@ -121,7 +121,7 @@ class Evidence:
     """Per memory, what the prompt's meaning-bearing words found in it (Ranker.evidence)."""
 
     __slots__ = ("share", "matched", "distinct", "titled", "named", "identified", "query_words", "chance", "solid",
-                 "rare")
+                 "rare", "common")
 
     def __init__(self, n: int, query_words: int) -> None:
         self.share = [0.0] * n  # the share of the prompt's information (idf mass) it holds, in [0, 1]
@@ -139,6 +139,7 @@ class Evidence:
         self.chance = [0.0] * n
         self.solid = [0.0] * n
         self.rare: dict[int, list[tuple[str, float, bool]]] = {}  # (term, share, a proper name the prompt names)
+        self.common: set[str] = set()  # the prompt's words (stems) common to the pool: none makes a match alone
 
 
 class DocTokens:
@@ -346,6 +347,8 @@ class Ranker:
             if idf is None:
                 continue
             common = self.is_common(term)
+            if common:
+                out.common.add(term)
             by_chance = typed in chance
             solid = weight == 1.0 and not by_chance
             few = solid and df[term] <= rare

@@ -305,16 +305,20 @@ def signals(query: str, headers: list[Header],
 def select_offline(query: str, headers: list[Header], limit: int = 5,
                    tools: list[str] | Callable[[], list[str]] | None = None,
                    similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,
-                   now: float | None = None, token_cache: str | os.PathLike | None = None) -> list[Header]:
+                   now: float | None = None, token_cache: str | os.PathLike | None = None,
+                   common: set[str] | None = None) -> list[Header]:
     """The memories that clear the relevance bar, best first, at most `limit`.
 
     `similarities`: the dense model's cosine per header (None where no vector is cached yet), or what
     gives them, asked once the lexical ranking is done: the warm server's query embedding (C code, which
     releases the GIL) is then computed while the lexical ranking runs, not before it. Without them the
     ranking is lexical only. `tools`: the tools in use, or what reads them (the transcript's tail), asked only
-    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker.
+    when a how-to is among the best matches. `token_cache`: see recall.manifest.ranker. `common`: gets the
+    prompt's words (stems) that are common to the pool, which make no match on their own (recall.lexical).
     """
     sig = signals(query, headers, similarities, now, token_cache)
+    if common is not None:
+        common.update(sig.found.common)
     order, scores = sig.order, sig.scores
     vectors = getattr(sig.similarities, "vectors", None)  # only when MEMDIR_DENSE_DIVERSITY asks (embed_models)
     if vectors is not None:

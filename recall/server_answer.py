@@ -199,8 +199,12 @@ def _handle(request: dict, clients: ClientCache | None, embedder: Embedder | Non
         embedder.refresh_later(str(memory_dir))
     if root is not None:
         _check_later(result, root, str(memory_dir))
+    from memdir.stages.recall.inject import verification_line
+
+    checks = {rel: line for rel, evidence in result.evidence.items() if (line := verification_line(evidence))}
     return {"context": result.context, "engine": result.engine, "debug": result.debug,
-            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None,
+            "selected": [h.rel_path for h in result.selected], "dense": embedder is not None, "checks": checks,
+            "common": sorted(result.common),
             "memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
 
 

@@ -2,7 +2,8 @@
 
 Every prompt hook is a new process, so this lives on disk, written atomically under a lock. Two prompt hooks
 can run at once for one prompt (memdir registered in two settings files): the hook reads and writes this under
-`held`, after recall, so only one of them says a memory (memdir.entry.prompt_claim).
+`held`, after recall, so only one of them says a memory (memdir.entry.prompt_claim). Two SessionStart hooks
+likewise: the session's start, as said by the first (memdir.entry.start_claim).
 """
 
 from __future__ import annotations
@@ -63,3 +64,21 @@ def add(memory_dir: str | os.PathLike, session_id: str, current: Surfaced, paths
     # Not fsynced: losing this in a power cut only means a memory may be shown once more.
     safefs_write.write_text(memory_dir, f"{_folder(session_id)}/surfaced.json",
                             light_json.dumps({"paths": merged, "bytes": current.bytes + size}), durable=False)
+
+
+def start_said(memory_dir: str | os.PathLike, session_id: str) -> tuple[str, float, bool] | None:
+    """(the SessionStart source, when, whether with MEMORY.md) memdir's session-start text was last given to this
+    session with; None when never (or unreadable: then it is given again). Read under `held`."""
+    try:
+        data = light_json.loads(safefs.read_bytes(memory_dir, f"{_folder(session_id)}/started.json", 4096).decode())
+        if not isinstance(data, dict):
+            return None
+        return str(data["source"]), int(data["at_ms"]) / 1000, data["index"] is True
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def note_start(memory_dir: str | os.PathLike, session_id: str, source: str, at: float, index: bool) -> None:
+    """The session's start given now (`start_said`'s fields), under `held`."""
+    safefs_write.write_text(memory_dir, f"{_folder(session_id)}/started.json",
+                            light_json.dumps({"source": source, "at_ms": int(at * 1000), "index": index}), durable=False)

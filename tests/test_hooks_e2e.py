@@ -225,10 +225,12 @@ def test_session_start_gives_instructions_index_and_notice_once(session):
     assert "# Memory" in context and "check that it still exists" in context
     assert "- [Alice](user_alice.md) — Alice leads payments" in context
     assert data["systemMessage"] == f"Memory saved since last session: {memory / 'user_alice.md'}"
-    again = json.loads(_hook("session-start", payload, env).stdout)
+    # Other sessions (the same one at once would be a twin hook, memdir registered twice: it says nothing)
+    again = json.loads(_hook("session-start", {**payload, "session_id": "s10"}, env).stdout)
     assert "systemMessage" not in again
     proc = subprocess.run([sys.executable, "-m", "memdir.entry.cli", "hook", "session-start", "--no-index"],
-                          input=json.dumps(payload), capture_output=True, text=True, env={**os.environ, **env})
+                          input=json.dumps({**payload, "session_id": "s11"}), capture_output=True, text=True,
+                          env={**os.environ, **env})
     assert "user_alice.md" not in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
 

@@ -73,15 +73,19 @@ def test_doctor_names_a_hook_registered_differently_in_both_scopes(cli, isolated
     old = shlex.join([sys.executable, "-S", "-E", "-P", "-c", LAUNCH])
     project = repo / ".claude" / "settings.json"
     project.parent.mkdir(parents=True)
-    project.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
-                                                                              "command": f"{old} hook prompt"}]}]}}))
+    project.write_text(json.dumps({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"{old} hook prompt"}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": f"{old} hook session-start"}]}]}}))
     install("user")
     memory = tmp_path / "memory"
     memory.mkdir()
     _, out, _ = cli("--dir", str(memory), "--cwd", str(repo), "doctor")
     twice = [line for line in out.splitlines() if "registered in both settings files" in line]
-    assert len(twice) == 1 and "`prompt` hook" in twice[0] and str(project) in twice[0], out
-    assert "only one of them says each memory" in twice[0]  # the session's lock (memdir.entry.prompt_claim)
+    assert len(twice) == 2 and all(str(project) in line for line in twice), out
+    prompt = next(line for line in twice if "`prompt` hook" in line)
+    assert "only one of them says each memory" in prompt  # the session's lock (memdir.entry.prompt_claim)
+    start = next(line for line in twice if "`session-start` hook" in line)
+    assert "only one of them gives the session its start" in start  # memdir.entry.start_claim
     install("project", cwd=repo)  # the same command in both: Claude Code runs it once
     _, out, _ = cli("--dir", str(memory), "--cwd", str(repo), "doctor")
     assert "registered in both settings files" not in out

@@ -153,3 +153,75 @@ def test_a_session_lock_held_elsewhere_costs_the_prompt_its_memories_not_a_wait(
     assert "left out rather than risk saying them twice" in (memory / C.STATE_DIRNAME / "hook.log").read_text()
     assert state.load(memory, "s1").paths == []  # not recorded: the next prompt may still bring them
     assert _paths(_in_process(project), memory)
+
+
+def test_a_twin_that_renders_the_rest_of_a_server_answer_keeps_its_check_against_the_code(tmp_path, monkeypatch):
+    """Found by guard17: the memories of a warm server's answer that another hook did not say were rendered again
+    from their files, without the server's "Checked against the current code" line."""
+    from memdir.entry.prompt_claim import claimed_context
+    from memdir.entry.recall_race import from_reply
+    from memdir.stages.recall.server_answer import handle
+    from tests.git_repos import git_in
+
+    repo, memory = tmp_path / "repo", tmp_path / "memory"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "deploy.py").write_text("def push_release():\n    pass\n")
+    git_in(repo, "init", "-q")
+    memory.mkdir()
+    for rel, body in {"project_release.md": "Releases go out through `push_release()` in src/deploy.py.",
+                      "feedback_release_notes.md": "Release notes list every user-visible change."}.items():
+        (memory / rel).write_text(f"---\nname: {rel[:-3]}\ndescription: how a release goes out\ntype: project\n---\n\n"
+                                  f"{body}\n", encoding="utf-8")
+    query = "how does a release go out?"
+    reply = handle({"memory_dir": str(memory), "query": query, "engine": "offline", "cwd": str(repo),
+                    "session_id": "s1", "record": False,
+                    "env": {"MEMDIR_PATH": str(memory)}})  # the session's folder, which the server may serve
+    answer = from_reply(reply)
+    assert answer is not None and sorted(answer.selected) == ["feedback_release_notes.md", "project_release.md"]
+    check = "Checked against the current code: still there: `push_release`"
+    assert check in answer.context
+    other = next(rel for rel in answer.selected if rel != "project_release.md")
+    state.record(memory, "s1", [other], 100)  # the twin hook said that one meanwhile
+    context = claimed_context(str(memory), "s1", query, answer, "", index_loaded=False)
+    assert _paths(context, memory) == ["project_release.md"] and check in context
+
+
+CAPPED = "Cover letters for Zurich roles are capped at 350 words"
+
+
+def _fullest_five(memory: Path) -> tuple[list[str], str]:
+    """Five of the real folder's eight longest memories that fill the most of the hook's output budget, rendered
+    as recall renders them (how full depends on the folder's path, which is in every block)."""
+    import itertools
+
+    from memdir.scan import read_header
+    from memdir.stages.recall.inject import render_all, units
+
+    longest = sorted(memory.glob("*.md"), key=lambda p: -p.stat().st_size)[:8]
+    headers = [read_header(path, memory) for path in longest]
+    rendered = (render_all(list(five)) for five in itertools.combinations(headers, 5))
+    full = max(rendered, key=units)
+    return _paths(full, memory), full
+
+
+@pytest.mark.parametrize("session", ["s1", None])
+def test_a_relevant_decision_is_not_crowded_out_by_five_long_memories(real_folder, session):
+    from memdir.decision_context import decisions_block
+    from memdir.entry.prompt_claim import claimed_context
+    from memdir.entry.recall_race import Answer
+    from memdir.scan import read_header
+    from memdir.stages.recall.inject import units
+
+    memory, project = real_folder
+    journal = str(decisions_dir(memory, project, compat=False) / C.DECISIONS_JOURNAL)
+    append(decisions_dir(memory, project, compat=False),
+           [Decision(kind="decision", what=CAPPED, why="reviewers skim", entities=["Zurich", "cover letter"],
+                     confidence=0.9)])
+    five, full = _fullest_five(memory)
+    block = decisions_block(journal, keep=lambda records: [r for r in records if r["content"]["what"] == CAPPED])[0]
+    assert units(full) + 2 + units(block) > C.HOOK_OUTPUT_BUDGET  # no room left for the decision as it was
+    prompt = "tighten the cover letter for the Zurich role"
+    context = claimed_context(str(memory), session, prompt, Answer(full, five, "local"), journal, index_loaded=False)
+    assert CAPPED in context and units(context) <= C.HOOK_OUTPUT_BUDGET
+    assert _paths(context, memory) == five  # every memory still there, with its header and description
+    assert all(read_header(memory / rel, memory).description[:60] in context for rel in five)

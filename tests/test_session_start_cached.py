@@ -39,8 +39,9 @@ def test_same_text_as_jinja2_and_cached(tmp_path, monkeypatch, lines, native):
                                                    for i in range(lines)), encoding="utf-8")
     monkeypatch.setenv("MEMDIR_PATH", str(memory))
     monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "0" if native else "1")
-    payload = HookPayload(session_id="s", transcript_path=None, cwd=str(tmp_path), hook_event_name="SessionStart")
-    for _ in range(2):  # the first renders and caches the skeleton, the second fills it in
+    for session in ("s1", "s2"):  # the first renders and caches the skeleton, the second fills it in
+        payload = HookPayload(session_id=session, transcript_path=None, cwd=str(tmp_path),
+                              hook_event_name="SessionStart")
         context = json.loads(session_start_output(payload))["hookSpecificOutput"]["additionalContext"]
         assert context == _reference(memory, include_index=not native, native=native)
 
@@ -51,11 +52,12 @@ def test_a_cached_session_start_never_imports_jinja2(tmp_path):
     (memory / C.INDEX_NAME).write_text("".join(f"- [Note {i}](note_{i}.md) — rule {i}\n" for i in range(300)),
                                        encoding="utf-8")
     env = {**os.environ, "MEMDIR_PATH": str(memory), "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
-    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+    payloads = [json.dumps({"session_id": session, "cwd": str(tmp_path), "hook_event_name": "SessionStart"})
+                for session in ("s1", "s2")]  # two sessions: one session's second start at once would be a twin
     probe = ("import sys; sys.argv = ['memdir', 'hook', 'session-start']\nfrom memdir.entry.main import main\n"
              "main(); print('jinja2' in sys.modules, file=sys.stderr)")
     runs = [subprocess.run([sys.executable, "-c", probe], input=payload, capture_output=True, text=True, env=env,
-                           timeout=60) for _ in range(2)]
+                           timeout=60) for payload in payloads]
     assert [r.stderr.strip().splitlines()[-1] for r in runs] == ["True", "False"]
     assert runs[0].stdout == runs[1].stdout
     assert "Note 0" in runs[1].stdout and "Note 299" not in runs[1].stdout  # the index, cut at Claude Code's cap

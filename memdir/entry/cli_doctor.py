@@ -53,10 +53,10 @@ def _older_hook_findings(args: argparse.Namespace) -> list:
         for event, paths in twice_registered(cwd)]
 
 
-# What a memdir hook run twice at once costs, per event: the prompt hooks claim what they say under the session's
-# lock (memdir.entry.prompt_claim), so only the work is doubled there; a second SessionStart text is not held back.
+# What a memdir hook run twice at once costs, per event: the prompt and SessionStart hooks claim what they say under
+# the session's lock (memdir.entry.prompt_claim, memdir.entry.start_claim), so only the work is doubled there.
 _TWICE = {"prompt": " (two recalls per prompt, though only one of them says each memory and decision)",
-          "session-start": " (and its text reaches the model twice)",
+          "session-start": " (though only one of them gives the session its start)",
           "stop": " (two background workers after each turn)"}
 
 

@@ -162,24 +162,35 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
         if index:
             frame = _instructions(memory_dir, cache_dir, include_index=True, index="", native=False)
             index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), os.path.join(memory_dir, C.INDEX_NAME))
-    context = _instructions(memory_dir, cache_dir, include_index=include_index, index=index, native=native).strip("\n")
-    output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}}
+    part = "all"
+    if is_dir:  # memdir registered twice starts two of these at once: the session's start is said once (issue 21)
+        from memdir.entry.start_claim import start_part
+
+        part = start_part(memory_dir, payload.session_id, payload.source, include_index)
+    context = "" if part == "nothing" else _instructions(memory_dir, cache_dir, include_index=include_index,
+                                                          index=index, native=native, index_only=part == "index")
+    context = context.strip("\n")
+    output: dict = {"hookSpecificOutput": {"hookEventName": EVENTS["session-start"], "additionalContext": context}
+                    } if context else {}
     notice = saved_notice(memory_dir, "Memory saved since last session") if is_dir else None
     if notice:
         output["systemMessage"] = notice
     import json  # `re` is loaded by now (the template cache): json's own part is small
 
-    return json.dumps(output)
+    return json.dumps(output) if output else ""
 
 
-def _instructions(memory_dir: str, cache_dir: str | None, *, include_index: bool, index: str, native: bool) -> str:
+def _instructions(memory_dir: str, cache_dir: str | None, *, include_index: bool, index: str, native: bool,
+                  index_only: bool = False) -> str:
     """session_instructions.j2 from its skeleton cached in the memory folder: jinja2's import (about
-    25 ms) is most of a session start's budget. The folder and the index are only printed: slots."""
+    25 ms) is most of a session start's budget. The folder and the index are only printed: slots.
+    `index_only`: only its MEMORY.md part (what a twin hook registered with --no-index left out)."""
     from memdir.template_cache import render_slotted
 
     slots = {"memory_dir": str(memory_dir), **({"index": index} if index else {})}
     return render_slotted("session_instructions.j2", slots=slots, cache_dir=cache_dir, include_index=include_index,
-                          native=native, **({} if index else {"index": ""}))
+                          native=native, **({} if index else {"index": ""}),
+                          **({"index_only": True} if index_only else {}))  # type: ignore[arg-type]  # a flag
 
 
 def _index_prefix(memory_dir: str) -> str:

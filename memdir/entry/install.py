@@ -157,7 +157,7 @@ def twice_registered(cwd: Path | None = None) -> list[tuple[str, list[str]]]:
     """(event, settings files) for each memdir event registered with different commands in the user's and the
     project's settings. Claude Code runs every matching hook at once and merges only identical commands: both run.
     Two prompt hooks each recall (only one says each memory: memdir.entry.prompt_claim), two Stop workers start,
-    and the SessionStart text reaches the model twice."""
+    and two SessionStart hooks run (only one gives the session its start: memdir.entry.start_claim)."""
     commands: dict[str, dict[str, str]] = {}  # event -> command -> settings file
     for path, command in _our_commands(cwd):
         event = re.search(r" hook (stop|prompt|session-start)\b", command)

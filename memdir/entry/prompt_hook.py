@@ -151,7 +151,7 @@ def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
                         record=False, log_usage=conn is None, disk_cache=True)
         for line in result.debug:
             log(memory_dir, "prompt", line)
-        return Answer(result.context, [h.rel_path for h in result.selected], "local")
+        return Answer(result.context, [h.rel_path for h in result.selected], "local", common=result.common)
 
     def prepare() -> None:
         import memdir.stages.recall.api  # noqa: F401  (what `local` imports first: most of its start)

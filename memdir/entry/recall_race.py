@@ -45,12 +45,18 @@ def _interrupt_signal() -> int:
 
 
 class Answer:
-    """What recall gave for this prompt: the context to inject and the memories it holds (rel paths)."""
+    """What recall gave for this prompt: the context to inject and the memories it holds (rel paths); per
+    memory the line saying what its check against the code found (the warm server's: recall.inject's
+    verification_line), for a twin hook that renders part of the answer again (memdir.entry.prompt_claim); and
+    the prompt's words common to the folder (recall.api.RecallResult.common), which bring no decision alone."""
 
-    __slots__ = ("context", "selected", "source")
+    __slots__ = ("context", "selected", "source", "checks", "common")
 
-    def __init__(self, context: str, selected: list[str], source: str) -> None:
+    def __init__(self, context: str, selected: list[str], source: str, checks: dict[str, str] | None = None,
+                 common: set[str] | None = None) -> None:
         self.context, self.selected, self.source = context, selected, source
+        self.checks = checks or {}
+        self.common = common or set()
 
 
 def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
@@ -64,7 +70,12 @@ def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
     selected = reply.get("selected")
     if not isinstance(selected, list) or not all(isinstance(p, str) for p in selected):
         return None
-    return Answer(str(reply.get("context") or ""), selected, "server")
+    checks = reply.get("checks")
+    if not isinstance(checks, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in checks.items()):
+        checks = None  # a server from before they were sent, or a malformed reply: the answer without them
+    common = reply.get("common")
+    words = set(common) if isinstance(common, list) and all(isinstance(w, str) for w in common) else None
+    return Answer(str(reply.get("context") or ""), selected, "server", checks, words)
 
 
 def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,

@@ -159,6 +159,34 @@ def test_a_recalled_memory_is_said_at_most_twice_in_the_whole_request(sandbox, s
     assert "Recent Project Decisions" not in everything  # the decision says what the recalled memory says
 
 
+def test_memdir_registered_twice_still_says_each_thing_once(sandbox, scripted_api, claude):
+    """memdir's SessionStart and prompt hooks in the user's and the project's settings with different commands:
+    Claude Code runs both of each (it merges only identical commands). The session's start reaches the model
+    once, and a recalled memory's sentences at most twice, as with one registration."""
+    H.install_memdir(sandbox)
+    user = json.loads((sandbox.config_home / "settings.json").read_text())
+    twins = {event: [{"hooks": [{**hook, "command": f"env {hook['command']}"}  # another command, the same hook
+                                for group in user["hooks"][event] for hook in group["hooks"]]}]
+             for event in ("SessionStart", "UserPromptSubmit")}
+    (sandbox.repo / ".claude").mkdir()
+    (sandbox.repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": twins}))
+    memory = sandbox.memory_dir
+    memory.mkdir(parents=True, exist_ok=True)
+    (memory / "feedback_never_use_npm_in_this_repo_use.md").write_text(SAVED)
+    (memory / "MEMORY.md").write_text(f"- [never-use-npm-in-this-repo-use](feedback_never_use_npm_in_this_repo_use.md)"
+                                      f" — {RULE}\n")
+    api = scripted_api(A.Script(main=[A.text("Use pnpm install.")]))
+    claude(sandbox, api, "how do I install dependencies with pnpm")
+    (request,) = api.main_requests()
+    everything = request.all_text()
+    ran = (memory / C.STATE_DIRNAME / "hook.log").read_text()
+    assert "nothing said here" in ran, ran  # both SessionStart hooks ran: the second said nothing
+    started = hook_contexts(sandbox)["SessionStart"]
+    assert len(started) == 1 and everything.count(started[0].strip()) == 1, started
+    counts = {sentence: everything.count(sentence) for sentence in _sentences(SAVED)}
+    assert counts[RULE] == 2 and max(counts.values()) <= 2, counts
+
+
 def test_hook_output_cut_off_is_where_constants_say(sandbox, scripted_api, claude):
     """C.CLAUDE_CODE_HOOK_OUTPUT_LIMIT passes whole; one more character is replaced by a preview."""
     import sys

@@ -1,0 +1,57 @@
+"""The SessionStart hook's last step: the session's start, claimed once (issue 21: each thing said once).
+
+Claude Code merges only identical hook commands, so memdir registered with different commands in the user's and
+the project's settings (two interpreters, `memdir` and a full path; `memdir doctor` names it) runs two
+SessionStart hooks at once, and each printed memdir's whole session-start text: the model read it twice. As the
+prompt hooks do (memdir.entry.prompt_claim), each takes the session's state lock (recall.state.held) for a read
+and a write: the first records that the start was given, with its source and whether it held MEMORY.md; the
+second, seeing that within C.SESSION_START_TWIN_SECONDS for the same source, says only what the first did not:
+MEMORY.md when the first was registered with --no-index and it is not, else nothing.
+
+A later start of the same session (resumed after quitting, compacted, cleared) is another start and says it all
+again: the model's context no longer holds the first one's text. A lock not had within C.PROMPT_CLAIM_LOCK_SECONDS
+gives the whole text: a repetition costs the model some context, a missing start costs the session its memory.
+"""
+
+from __future__ import annotations
+
+import time
+
+from memdir import constants as C
+from memdir.hooklog import log
+
+ALL, INDEX, NOTHING = "all", "index", "nothing"
+
+
+def start_part(memory_dir: str, session_id: str | None, source: str | None, with_index: bool) -> str:
+    """What of its session-start text this hook may print: ALL, INDEX (only MEMORY.md, which the twin that
+    spoke first left out) or NOTHING; what it prints is recorded as given. `with_index`: this hook's text
+    holds MEMORY.md."""
+    if not session_id:
+        return ALL  # no session to claim for
+    from memdir.errors import FolderBusy
+    from memdir.stages.recall import state
+
+    source = source or ""
+    try:
+        with state.held(memory_dir, session_id, C.PROMPT_CLAIM_LOCK_SECONDS):
+            now = time.time()
+            said = state.start_said(memory_dir, session_id)
+            if said is None or said[0] != source or not 0 <= now - said[1] < C.SESSION_START_TWIN_SECONDS:
+                state.note_start(memory_dir, session_id, source, now, with_index)
+                return ALL
+            if with_index and not said[2]:
+                state.note_start(memory_dir, session_id, source, said[1], True)
+                log(memory_dir, "session-start", "another SessionStart hook gave this session's start without "
+                    "MEMORY.md (memdir registered twice? see `memdir doctor`): only MEMORY.md added here")
+                return INDEX
+    except FolderBusy:
+        log(memory_dir, "session-start", f"the session's state stayed locked for {C.PROMPT_CLAIM_LOCK_SECONDS}s by "
+            "another memdir process: the session's start was given here whatever another hook said")
+        return ALL
+    except OSError as exc:
+        log(memory_dir, "session-start", f"the session's start could not be claimed ({exc}): given here all the same")
+        return ALL
+    log(memory_dir, "session-start", "another SessionStart hook gave this session's start already (memdir registered "
+        "twice? see `memdir doctor`): nothing said here")
+    return NOTHING
