@@ -173,6 +173,26 @@ def test_without_o_nofollow_the_prompt_hook_writes_through_no_link(folder, tmp_p
     assert target.read_text(encoding="utf-8") == "untouched\n"
 
 
+def test_without_o_nofollow_the_prompt_hook_queues_the_prompt_for_decision_capture(folder, tmp_path):
+    """Its own writes (the decision inbox, the session's first-prompt marker) were refused without O_NOFOLLOW, so
+    no decision was ever captured on native Windows; now each name is lstat-checked, then written."""
+    import json
+
+    from memdir import constants as C
+
+    payload = {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
+               "hook_event_name": "UserPromptSubmit", "prompt": "we decided to use Kafka for the event bus"}
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "MEMDIR_ENGINE": "offline", "MEMDIR_PATH": str(folder),
+           "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_RECALL_SERVER": "0"}
+    done = subprocess.run([sys.executable, "-c", WINDOWS_LIKE, "hook", "prompt"], input=json.dumps(payload),
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    state = folder / C.STATE_DIRNAME
+    assert "Kafka" in (state / C.DECISION_INBOX).read_text(encoding="utf-8")
+    assert (state / C.DECISION_SESSIONS_DIRNAME / "s1").is_file()
+
+
 @pytest.mark.parametrize("rel", ["C:/Users/me/.aws/credentials", "team/C:/secret.md", "C:secret.md",
                                  "project_deploys.md:hidden"])
 def test_the_path_reads_never_join_a_drive_onto_the_memory_folder(monkeypatch, rel):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir import portalock, safefs, safefs_pathwrite, safefs_paths, safefs_write
+from memdir import portalock, safefs, safefs_paths, safefs_pathwrite, safefs_write
 from memdir.errors import FolderBusy
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "symlink"), reason="the refusals are checked on symlinks")
@@ -162,12 +162,30 @@ def test_a_name_that_exists_is_never_created_over(monkeypatch, tmp_path):
 
 def test_the_lock_waits_then_says_who_holds_it(backend, tmp_path):
     memory = tmp_path / "memory"
-    with safefs_write.locked(memory, ".memdir/lock"):
-        with pytest.raises(FolderBusy, match="still locked"):
-            safefs_write.locked(memory, ".memdir/lock", timeout=0.05).__enter__()
+    with safefs_write.locked(memory, ".memdir/lock"), pytest.raises(FolderBusy, match="still locked"):
+        safefs_write.locked(memory, ".memdir/lock", timeout=0.05).__enter__()
     fd = os.open(memory / ".memdir/lock", os.O_RDWR)
     try:
         assert portalock.try_lock(fd)
         portalock.unlock(fd)
     finally:
         os.close(fd)
+
+
+def test_the_decision_journal_is_appended_without_o_nofollow_and_never_through_a_link(monkeypatch, tmp_path):
+    """Native Windows has neither O_NOFOLLOW nor pread: the journal was refused there (no decision ever kept)."""
+    from memdir import decisions
+
+    monkeypatch.delattr(os, "O_NOFOLLOW")
+    monkeypatch.delattr(os, "pread")
+    journal = tmp_path / "decisions" / "decisions.jsonl"
+    journal.parent.mkdir()
+    journal.write_bytes(b'{"torn": ')  # a writer died mid-line
+    decisions.append_lines(journal, [{"what": "Kafka"}])
+    assert journal.read_bytes() == b'{"torn": \n{"what": "Kafka"}\n'
+    planted = tmp_path / "planted.jsonl"
+    journal.unlink()
+    journal.symlink_to(planted)
+    with pytest.raises(safefs.UnsafePath, match="symlink"):
+        decisions.append_lines(journal, [{"what": "Kafka"}])
+    assert not planted.exists()
