@@ -210,17 +210,19 @@ def _keep_by_path(base: Path, folder: str, stamp: str, data: bytes, pattern: str
 
 
 def _prune_by_path(base: Path, folder: str) -> None:
-    """`_prune` by path: the same versions dropped (never the oldest), partial files an hour old removed."""
-    import time
-
+    """`_prune` by path: the same versions dropped (never the oldest), partial files an hour old (on the file
+    system's clock, as `_prune` ages them) removed."""
     entries = [name for name, kind in safefs.listdir(base, folder) if kind == "file"]
     names = sorted(n for n in entries if n.endswith(".md") and not n.startswith("."))
     for old in names[1 : 1 + max(0, len(names) - C.HISTORY_KEEP_PER_FILE)]:
         safefs_write.unlink(base, f"{folder}/{old}")
-    for partial in (n for n in entries if n.startswith(".") and n.endswith(_PARTIAL)):
-        with contextlib.suppress(OSError):
-            if (st := safefs.lstat(base, f"{folder}/{partial}")) and st.st_mtime < time.time() - 3600:
-                safefs_write.unlink(base, f"{folder}/{partial}")
+    partials = [n for n in entries if n.startswith(".") and n.endswith(_PARTIAL)]
+    with contextlib.suppress(OSError):
+        now = safefs_write.folder_now(base, folder) if partials else 0.0
+        for partial in partials:
+            with contextlib.suppress(OSError):
+                if (st := safefs.lstat(base, f"{folder}/{partial}")) and st.st_mtime < now - 3600:
+                    safefs_write.unlink(base, f"{folder}/{partial}")
 
 
 def keep(state_dir: Path, root: Path, rel_path: str, action: str, max_bytes: int = C.SAFE_READ_MAX_BYTES) -> Path | None:

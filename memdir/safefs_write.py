@@ -165,6 +165,20 @@ def move_folder(root: str | os.PathLike, src_rel: str, dst_name: str) -> None:
         os.rename(name, dst_name, src_dir_fd=dfd, dst_dir_fd=dfd)
 
 
+def folder_now(root: str | os.PathLike, rel_dir: str) -> float:
+    """Now on the clock of the file system holding folder `rel_dir` (memdir.fsio.folder_now), on either backend."""
+    if by_path():
+        from memdir import safefs_paths
+
+        path = safefs_paths.folder(root, rel_dir)
+        os.utime(path)
+        return os.lstat(path).st_mtime
+    from memdir.fsio import folder_now as now_at
+
+    with safefs.open_dir(root, rel_dir) as dfd:
+        return now_at(dfd)
+
+
 def mkdirs(root: str | os.PathLike, rel_dir: str) -> None:
     if by_path():
         from memdir import safefs_pathwrite
