@@ -41,8 +41,7 @@ def _entry(root: str | os.PathLike, rel: str, create_parent: bool,
 
 
 def _regular(st: os.stat_result, rel: str, why: str = "memdir only reads and writes regular files") -> os.stat_result:
-    if stat.S_ISLNK(st.st_mode) or getattr(st, "st_file_attributes", 0) & safefs_paths.REPARSE_POINT:
-        raise safefs.symlink_refusal(rel)
+    safefs_paths.not_a_link(st, rel)
     if not stat.S_ISREG(st.st_mode):
         raise safefs.UnsafePath(f"{rel} is {safefs.kind_of(st.st_mode)}; {why}")
     return st
@@ -85,6 +84,21 @@ def create_new(root: str | os.PathLike, rel: str, mode: int = 0o644) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, mode)
 
 
+def _shared(change, *paths: str) -> None:
+    """`change(*paths)`, retried for up to ~half a second while Windows refuses it because another process has the
+    file open (a hook reading MEMORY.md: Python opens files there without FILE_SHARE_DELETE). Then the error stands."""
+    import time
+
+    for wait in (0.01, 0.02, 0.05, 0.1, 0.1, 0.2, 0.0):
+        try:
+            change(*paths)
+            return
+        except PermissionError:
+            if not wait:
+                raise
+            time.sleep(wait)
+
+
 def temp_name(name: str) -> str:
     return f".{name}{C.TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
 
@@ -102,7 +116,7 @@ def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, d
                 handle.flush()
                 os.fsync(handle.fileno())
         _entry(root, rel, create_parent=False)  # still no link at the target nor on the way
-        os.replace(temp, path)
+        _shared(os.replace, temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
@@ -118,7 +132,7 @@ def append_bytes(root: str | os.PathLike, rel: str, data: bytes) -> None:
 def unlink(root: str | os.PathLike, rel: str) -> None:
     """Remove one entry: its folders checked; a link itself is removed (os.unlink never follows the last name)."""
     parent, name = safefs.parent_and_name(rel)
-    os.unlink(safefs_paths.child(safefs_paths.folder(root, parent), name, rel))
+    _shared(os.unlink, safefs_paths.child(safefs_paths.folder(root, parent), name, rel))
 
 
 def _folder_entry(root: str | os.PathLike, rel: str) -> str:
@@ -152,7 +166,7 @@ def rename(root: str | os.PathLike, src_rel: str, dst_rel: str, *, create_dst_di
     if src_st is None:
         raise FileNotFoundError(2, "No such file or directory", src)
     dst, _ = _entry(root, dst_rel, create_dst_dir, "memdir will not replace it")
-    os.replace(src, dst)
+    _shared(os.replace, src, dst)
 
 
 def mkdirs(root: str | os.PathLike, rel_dir: str) -> None:

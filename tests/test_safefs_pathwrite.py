@@ -189,3 +189,27 @@ def test_the_decision_journal_is_appended_without_o_nofollow_and_never_through_a
     with pytest.raises(safefs.UnsafePath, match="symlink"):
         decisions.append_lines(journal, [{"what": "Kafka"}])
     assert not planted.exists()
+
+
+def test_a_file_another_process_holds_open_is_replaced_once_it_lets_go(monkeypatch, tmp_path):
+    """Windows refuses to replace or remove a file another process has open (a hook reading MEMORY.md): the path
+    backend retries briefly rather than failing the save; a refusal that lasts is still one error."""
+    monkeypatch.setattr(safefs, "BY_DESCRIPTOR", False)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text("old\n")
+    real_replace, refusals = os.replace, [2]
+
+    def replace(src, dst):
+        if refusals[0]:
+            refusals[0] -= 1
+            raise PermissionError(13, "The process cannot access the file", dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(safefs_pathwrite.os, "replace", replace)
+    safefs_write.write_text(memory, "MEMORY.md", "new\n")
+    assert (memory / "MEMORY.md").read_text() == "new\n"
+    refusals[0] = 99
+    with pytest.raises(PermissionError):
+        safefs_write.write_text(memory, "MEMORY.md", "newer\n")
+    assert (memory / "MEMORY.md").read_text() == "new\n" and [p.name for p in memory.iterdir()] == ["MEMORY.md"]
