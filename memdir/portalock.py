@@ -10,6 +10,7 @@ Stdlib only: the hooks take these locks.
 
 from __future__ import annotations
 
+import errno
 import os
 
 LOCK_OFFSET = 1 << 30  # Windows: the byte locked; lock files never grow this far
@@ -38,15 +39,15 @@ def unlock(fd: int) -> None:
     _windows_locking(fd, unlock=True)
 
 
-def _windows_locking(fd: int, *, unlock: bool) -> bool:  # pragma: no cover - native Windows only
+def _windows_locking(fd: int, *, unlock: bool) -> bool:
     import msvcrt
 
     where = os.lseek(fd, 0, os.SEEK_CUR)
     os.lseek(fd, LOCK_OFFSET, os.SEEK_SET)
     try:
         msvcrt.locking(fd, msvcrt.LK_UNLCK if unlock else msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-    except OSError:  # another handle holds it (EACCES / EDEADLOCK)
-        if unlock:
+    except OSError as exc:
+        if unlock or exc.errno not in (errno.EACCES, errno.EDEADLK):  # EDEADLOCK there: another handle holds it
             raise
         return False
     finally:

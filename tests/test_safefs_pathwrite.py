@@ -213,3 +213,40 @@ def test_a_file_another_process_holds_open_is_replaced_once_it_lets_go(monkeypat
     with pytest.raises(PermissionError):
         safefs_write.write_text(memory, "MEMORY.md", "newer\n")
     assert (memory / "MEMORY.md").read_text() == "new\n" and [p.name for p in memory.iterdir()] == ["MEMORY.md"]
+
+
+def test_on_windows_the_lock_is_one_byte_far_past_the_content_and_the_position_is_kept(monkeypatch, tmp_path):
+    """Without fcntl the lock is msvcrt.locking (a fake here that keeps Windows' rules: one holder per byte range, and
+    a held range refuses reads by others, so it must not cover the lock file's own bytes)."""
+    import errno
+    import sys
+    import types
+
+    held: dict[int, int] = {}  # locked offset -> fd holding it
+
+    def locking(fd, mode, nbytes):
+        where = os.lseek(fd, 0, os.SEEK_CUR)
+        assert nbytes == 1 and where == portalock.LOCK_OFFSET
+        if mode == fake.LK_UNLCK:
+            assert held.pop(where) == fd
+        elif where in held:
+            raise OSError(errno.EACCES, "Permission denied")
+        else:
+            held[where] = fd
+
+    fake = types.SimpleNamespace(LK_UNLCK=0, LK_NBLCK=2, locking=locking)
+    monkeypatch.setitem(sys.modules, "msvcrt", fake)
+    monkeypatch.setattr(portalock, "fcntl", None)
+    path = tmp_path / "lock"
+    path.write_bytes(b"\n")
+    first, second = os.open(path, os.O_RDWR), os.open(path, os.O_RDWR)
+    try:
+        os.lseek(first, 1, os.SEEK_SET)
+        assert portalock.try_lock(first) and os.lseek(first, 0, os.SEEK_CUR) == 1
+        assert not portalock.try_lock(second)
+        portalock.unlock(first)
+        assert portalock.try_lock(second)
+        portalock.unlock(second)
+    finally:
+        os.close(first)
+        os.close(second)
