@@ -26,18 +26,32 @@ MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rathe
 
 def _open_regular(path: str, flags: int, mode: int = 0o644) -> int:
     """`path` opened as safefs opens a memory, without following a link nor waiting on a FIFO (one planted at the
-    inbox or a session marker held every prompt until the hook's timeout), refused unless it is a regular file."""
+    inbox or a session marker held every prompt until the hook's timeout), refused unless it is a regular file.
+    Without O_NOFOLLOW (native Windows) the name is lstat-checked and the file opened must be the one checked."""
+    if not NOFOLLOW:
+        from memdir import safefs_paths, safefs_pathwrite
+
+        folder, name = os.path.split(path)
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            return safefs_pathwrite.open_file(folder, name, flags, mode)
+        return safefs_paths.open_read(folder, name)
     return safefs.open_file_at(None, path, path, flags, mode)
 
 
 def _refuse_symlinks(*folders: str) -> None:
-    """Nothing memdir writes in the memory folder follows a symlink out of it (the final name: O_NOFOLLOW, so
-    where it is missing, native Windows, nothing is written here: safefs.NO_WRITES)."""
-    if not NOFOLLOW:
-        raise OSError(safefs.NO_WRITES)
+    """Nothing memdir writes in the memory folder follows a symlink out of it (the final name: O_NOFOLLOW, or
+    where it is missing, native Windows, an lstat check that also refuses a junction)."""
     for folder in folders:
-        if os.path.islink(folder):
-            raise OSError(f"{folder} is a symlink; memdir does not write through it")
+        if NOFOLLOW:
+            if os.path.islink(folder):
+                raise OSError(f"{folder} is a symlink; memdir does not write through it")
+            continue
+        from memdir import safefs_paths
+
+        try:
+            safefs_paths.not_a_link(os.lstat(folder), folder)
+        except FileNotFoundError:
+            pass
 
 
 LABELS = {"decision": "Decision", "preference": "Preference", "pattern": "Pattern", "anti-pattern": "Anti-pattern",

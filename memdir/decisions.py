@@ -127,21 +127,23 @@ def lock_for(path: Path) -> Path:
 
 
 def append_lines(path: Path, records: list[dict]) -> None:
-    """Append JSON lines under the file's lock, each batch one write, fsynced; a torn tail is fenced off. Refused
-    where O_NOFOLLOW is missing (native Windows): the journal's name could be a link to anywhere."""
+    """Append JSON lines under the file's lock, each batch one write, fsynced; a torn tail is fenced off. The
+    journal's name could be a link to anywhere: never followed (O_NOFOLLOW; without it, native Windows, the name is
+    lstat-checked and the file opened must be the one checked: memdir.safefs_pathwrite)."""
     if not records:
         return
-    if not getattr(os, "O_NOFOLLOW", 0):
-        from memdir.safefs import NO_WRITES
-
-        raise OSError(NO_WRITES)
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_for(path)):
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        if getattr(os, "O_NOFOLLOW", 0):
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        else:
+            from memdir import safefs_pathwrite
+
+            fd = safefs_pathwrite.open_file(path.parent, path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+            if size and _byte_at(fd, size - 1) != b"\n":
                 payload = b"\n" + payload  # a writer died mid-line: never glue onto its torn bytes
             view = memoryview(payload)
             while view:
@@ -150,6 +152,13 @@ def append_lines(path: Path, records: list[dict]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _byte_at(fd: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, 1, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # native Windows: no pread; O_APPEND writes at the end whatever the offset
+    return os.read(fd, 1)
 
 
 def append(folder: Path, decisions: list[Decision]) -> Path:

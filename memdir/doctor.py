@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from memdir import constants as C, index as index_text, safefs, safefs_write
 from memdir.file_facts import Checks, FileFacts
 from memdir.frontmatter_io import COLON_READ_AS_WRITTEN
-from memdir.fsio import folder_now, is_temp_file
+from memdir.fsio import is_temp_file
 from memdir.scan import Header
 from memdir.secrets import find_secrets
 from memdir.store import MemoryStore
@@ -110,8 +110,7 @@ def _age(store: MemoryStore, temp: str, st: os.stat_result, on_disk_clock: bool)
     if not on_disk_clock:
         return time.time() - st.st_mtime
     try:
-        with safefs.open_dir(store.base, (store.prefix + temp).rpartition("/")[0]) as dfd:
-            return folder_now(dfd) - st.st_mtime
+        return safefs_write.folder_now(store.base, (store.prefix + temp).rpartition("/")[0]) - st.st_mtime
     except OSError:
         return 0.0  # a folder it may not touch: not removed
 

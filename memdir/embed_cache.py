@@ -115,10 +115,7 @@ class EmbeddingCache:
             fresh = list({k: v for k, v in fresh if k not in self.rows}.items())  # one record per key
             if fresh:
                 table = np.array(fresh, dtype=self.record)
-                folder, _, name = self.rel.rpartition("/")
-                with safefs.open_dir(self.root, folder, create=True) as dfd:
-                    fd = safefs.open_file_at(dfd, name, self.rel, os.O_RDWR | os.O_CREAT)
-                with os.fdopen(fd, "r+b") as handle:
+                with os.fdopen(safefs_write.open_created(self.root, self.rel), "r+b") as handle:
                     end = handle.seek(0, os.SEEK_END)
                     whole = end // self.record.itemsize * self.record.itemsize
                     handle.truncate(whole)  # a partial record left by a crash

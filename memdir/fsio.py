@@ -1,9 +1,8 @@
 """Crash-safe file primitives: atomic writes and an inter-process lock.
 
 A crash at any point leaves either the old file or the new one, never a torn mix: content goes to
-a temp file in the same folder, is fsynced, then renamed over the target. The lock uses `fcntl`
-directly on POSIX (`filelock` costs ~50 ms to import, a third of the prompt hook's budget) and
-falls back to `filelock` elsewhere.
+a temp file in the same folder, is fsynced, then renamed over the target. The lock is memdir.portalock's
+(`fcntl` on POSIX, `msvcrt` on Windows; `filelock` cost ~50 ms to import, a third of the prompt hook's budget).
 """
 
 from __future__ import annotations
@@ -71,12 +70,6 @@ def folder_now(dfd: int) -> float:
 def locked(lock_path: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold an exclusive inter-process lock on `lock_path` (created if missing)."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    if os.name != "posix":  # Windows
-        from filelock import FileLock
-
-        with FileLock(str(lock_path), timeout=timeout):
-            yield
-        return
     from memdir.safefs_write import hold_lock
 
     with hold_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644), str(lock_path), timeout):
@@ -87,20 +80,6 @@ def locked(lock_path: Path, timeout: float = 30.0) -> Iterator[None]:
 def try_locked(lock_path: Path) -> Iterator[bool]:
     """Non-blocking variant: yields True while holding the lock, False when someone else holds it."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    if os.name != "posix":  # Windows
-        from filelock import FileLock, Timeout
-
-        lock = FileLock(str(lock_path), timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            lock.release()
-        return
     from memdir.safefs_write import try_hold_lock
 
     with try_hold_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)) as got:

@@ -192,8 +192,7 @@ def ensure(memory_dir: Path) -> None:
                      *(("config", key, value) for key, value in _REPO_CONFIG)):
             _run_env(env, memory_dir, args)
         safefs_write.write_text(memory_dir, f"{C.STATE_DIRNAME}/{temp_name}/info/exclude", _EXCLUDE)
-        with safefs.open_dir(memory_dir, C.STATE_DIRNAME) as dfd:  # a folder: safefs_write.rename moves files only
-            os.rename(temp_name, GIT_DIRNAME, src_dir_fd=dfd, dst_dir_fd=dfd)
+        safefs_write.move_folder(memory_dir, f"{C.STATE_DIRNAME}/{temp_name}", GIT_DIRNAME)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
 

@@ -152,7 +152,7 @@ class HeaderCache:
     def scan(self, max_lines: int = C.HEADER_SCAN_LINES) -> ScanResult:
         """memdir.scan.scan(root), each unchanged file's header from the cache; the cache rewritten if
         any entry changed. Where folders cannot be held open (safefs.BY_DESCRIPTOR false: native Windows) the
-        cache is neither read nor written (its writes are refused there): the scan as it is."""
+        cache is neither read nor written (it reads each file relative to its folder's descriptor): the scan as it is."""
         if not safefs.BY_DESCRIPTOR:
             return one_file.scan(self.root, max_lines=max_lines)
         kept: list[Header] = []

@@ -131,6 +131,9 @@ def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path
     action = re.sub(r"[^a-z-]", "", action.lower()) or "changed"
     stamp = _now_stamp()
     _mark_since(base, state_rel, stamp)
+    pattern = f"{stamp}-{{n:04d}}-{action}{_EMPTY if not data else ''}.md"
+    if safefs_write.by_path():  # native Windows: no folder descriptor, every component lstat-checked instead
+        return base / folder / _keep_by_path(base, folder, stamp, data, pattern)
     with safefs.open_dir(base, folder, create=True) as dfd:
         temp = f".{stamp}-{os.getpid()}-{os.urandom(4).hex()}{_PARTIAL}"
         try:
@@ -139,7 +142,7 @@ def keep_bytes(state_dir: Path, rel_path: str, data: bytes, action: str) -> Path
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            name = _publish(dfd, temp, f"{stamp}-{{n:04d}}-{action}{_EMPTY if not data else ''}.md")
+            name = _publish(dfd, temp, pattern)
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror, str(base / folder)) from exc
         finally:
@@ -176,6 +179,50 @@ def _publish(dfd: int, temp: str, pattern: str) -> str:
         os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         return name
     raise MemdirError(f"too many versions kept at the same instant ({pattern.replace('{n:04d}', 'N')})")
+
+
+def _keep_by_path(base: Path, folder: str, stamp: str, data: bytes, pattern: str) -> str:
+    """keep_bytes where folders cannot be held open (memdir.safefs_pathwrite): the complete temp file is renamed over
+    an exclusively claimed name, as `_publish` does on a file system without hard links."""
+    from memdir import safefs_pathwrite
+
+    temp = f"{folder}/.{stamp}-{os.getpid()}-{os.urandom(4).hex()}{_PARTIAL}"
+    try:
+        with os.fdopen(safefs_pathwrite.create_new(base, temp, 0o600), "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        for n in range(1, 10_000):
+            name = pattern.format(n=n)
+            try:
+                os.close(safefs_pathwrite.create_new(base, f"{folder}/{name}", 0o600))
+            except FileExistsError:
+                continue
+            safefs_pathwrite.rename(base, temp, f"{folder}/{name}")
+            _prune_by_path(base, folder)
+            return name
+        raise MemdirError(f"too many versions kept at the same instant ({pattern.replace('{n:04d}', 'N')})")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(base / folder)) from exc
+    finally:
+        with contextlib.suppress(OSError):
+            safefs_pathwrite.unlink(base, temp)
+
+
+def _prune_by_path(base: Path, folder: str) -> None:
+    """`_prune` by path: the same versions dropped (never the oldest), partial files an hour old (on the file
+    system's clock, as `_prune` ages them) removed."""
+    entries = [name for name, kind in safefs.listdir(base, folder) if kind == "file"]
+    names = sorted(n for n in entries if n.endswith(".md") and not n.startswith("."))
+    for old in names[1 : 1 + max(0, len(names) - C.HISTORY_KEEP_PER_FILE)]:
+        safefs_write.unlink(base, f"{folder}/{old}")
+    partials = [n for n in entries if n.startswith(".") and n.endswith(_PARTIAL)]
+    with contextlib.suppress(OSError):
+        now = safefs_write.folder_now(base, folder) if partials else 0.0
+        for partial in partials:
+            with contextlib.suppress(OSError):
+                if (st := safefs.lstat(base, f"{folder}/{partial}")) and st.st_mtime < now - 3600:
+                    safefs_write.unlink(base, f"{folder}/{partial}")
 
 
 def keep(state_dir: Path, root: Path, rel_path: str, action: str, max_bytes: int = C.SAFE_READ_MAX_BYTES) -> Path | None:

@@ -11,8 +11,8 @@ and are read up to a cap.
 Stdlib only and no pathlib: the hooks use this on every prompt.
 
 Where a folder cannot be held open nor a file opened relative to one without following a link (native Windows:
-no O_DIRECTORY, no O_NOFOLLOW, no dir_fd), reads check every component with lstat instead (memdir.safefs_paths)
-and writes are refused with one line (NO_WRITES): never a link silently followed.
+no O_DIRECTORY, no O_NOFOLLOW, no dir_fd), every component is checked with lstat instead: reads in
+memdir.safefs_paths, writes in memdir.safefs_pathwrite. Never a link silently followed.
 
 This module opens, reads and lists; changing the folder (atomic writes, appends, removals, moves, and the locks
 writers hold) is memdir.safefs_write, on the same walk.
@@ -209,7 +209,9 @@ def open_file(root: str | os.PathLike, rel: str, flags: int = os.O_RDONLY) -> in
     """A descriptor for the regular file `rel` (parents walked, nothing followed); the caller closes it."""
     if not BY_DESCRIPTOR:
         if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC):
-            raise UnsafePath(NO_WRITES)
+            from memdir import safefs_pathwrite
+
+            return safefs_pathwrite.open_file(root, rel, flags)
         from memdir import safefs_paths
 
         return safefs_paths.open_read(root, rel)

@@ -1,16 +1,17 @@
 """memdir.safefs where a folder cannot be held open, nor a file opened relative to one without following a link:
 native Windows (no O_DIRECTORY, no O_NOFOLLOW, no dir_fd). Imported only there (safefs.BY_DESCRIPTOR false).
 
-Reads only. Each component below the memory folder is lstat'ed first and refused when it is a link (a symlink, or
-any reparse point: a junction) or not a folder; the file itself must be a regular file, and the one opened must be
-the very file lstat'ed (its device and inode: a file swapped in between is refused). Nothing is followed silently.
-What stays open is the race descriptors close: a folder swapped for a link between its check and the open. For a
-read that race can at most show another file's text; a write could land outside the folder, so writes are refused
-(safefs.NO_WRITES) rather than made with that race open.
+Reads, and the checked walk the writes (memdir.safefs_pathwrite) share. Each component below the memory folder is
+lstat'ed first and refused when it is a link (a symlink, or any reparse point: a junction) or not a folder; the file
+itself must be a regular file, and the one opened must be the very file lstat'ed (its device and inode: a file
+swapped in between is refused). Nothing is followed silently. What stays open is the race descriptors close: a
+folder swapped for a link between its check and the open, by a process that can already change the folder
+(docs/safety.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -19,13 +20,13 @@ from memdir import safefs
 REPARSE_POINT = 0x400  # FILE_ATTRIBUTE_REPARSE_POINT: symlinks, junctions and mount points alike
 
 
-def _not_a_link(st: os.stat_result, shown: str) -> os.stat_result:
+def not_a_link(st: os.stat_result, shown: str) -> os.stat_result:
     if stat.S_ISLNK(st.st_mode) or getattr(st, "st_file_attributes", 0) & REPARSE_POINT:
         raise safefs.symlink_refusal(shown)
     return st
 
 
-def _join(path: str, name: str, shown: str) -> str:
+def child(path: str, name: str, shown: str) -> str:
     """`path`/`name`, refused when `name` has a colon: on Windows a drive (`join("D:\\memory", "C:")` is "C:", and what
     followed was read from drive C's current folder) or an alternate data stream. The memory tool's paths come from
     the model. Nor anything else that would not land in `path` once joined."""
@@ -35,14 +36,25 @@ def _join(path: str, name: str, shown: str) -> str:
     return joined
 
 
-def folder(root: str | os.PathLike, rel_dir: str) -> str:
-    """The path of folder `rel_dir` inside root ("" = the root), each component checked: a folder, not a link."""
+def folder(root: str | os.PathLike, rel_dir: str, create: bool = False) -> str:
+    """The path of folder `rel_dir` inside root ("" = the root), each component checked: a folder, not a link.
+    create=True makes the root and each missing folder on the way (and checks what it finds there after)."""
     path, walked = os.fspath(root), []
+    if create:
+        os.makedirs(path, exist_ok=True)  # the root's own path is trusted as configured
     for name in safefs.split_rel(rel_dir) if rel_dir else []:
         walked.append(name)
         shown = "/".join(walked)
-        path = _join(path, name, shown)
-        st = _not_a_link(os.lstat(path), shown)
+        path = child(path, name, shown)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(path, 0o755)
+            st = os.lstat(path)
+        st = not_a_link(st, shown)
         if not stat.S_ISDIR(st.st_mode):
             raise safefs.UnsafePath(f"{shown} is {safefs.kind_of(st.st_mode)}, not a folder")
     return path
@@ -51,14 +63,14 @@ def folder(root: str | os.PathLike, rel_dir: str) -> str:
 def lstat(root: str | os.PathLike, rel: str) -> os.stat_result:
     """The entry's own stat, its folders checked (FileNotFoundError when it is absent)."""
     parent, name = safefs.parent_and_name(rel)
-    return os.lstat(_join(folder(root, parent), name, rel))
+    return os.lstat(child(folder(root, parent), name, rel))
 
 
 def open_read(root: str | os.PathLike, rel: str) -> int:
     """A read-only descriptor for the regular file `rel`, never through a link; the caller closes it."""
     parent, name = safefs.parent_and_name(rel)
-    path = _join(folder(root, parent), name, rel)
-    st = _not_a_link(os.lstat(path), rel)
+    path = child(folder(root, parent), name, rel)
+    st = not_a_link(os.lstat(path), rel)
     if not stat.S_ISREG(st.st_mode):
         raise safefs.UnsafePath(f"{rel} is {safefs.kind_of(st.st_mode)}; memdir only reads and writes regular files")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0))

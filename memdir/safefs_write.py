@@ -4,8 +4,8 @@ changes. Opening and reading are memdir.safefs's, whose rule this module keeps: 
 configured, everything inside it is walked from the folder's descriptor with O_NOFOLLOW.
 
 Stdlib only and no pathlib: the hooks write their state and logs through this. Where descriptors cannot do that
-(safefs.BY_DESCRIPTOR false: native Windows) every change is refused with one line (safefs.NO_WRITES), never made
-through a followed link.
+(safefs.BY_DESCRIPTOR false: native Windows) each change is made by path instead, every component lstat-checked
+first (memdir.safefs_pathwrite), never through a followed link.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import contextlib
 import os
 import stat
 
-from memdir import constants as C, safefs
+from memdir import constants as C, portalock, safefs
 from memdir.errors import FolderBusy
 
 TEMP_MARKER = C.TEMP_MARKER  # the same marker fsio uses, so doctor finds stale temps from either
 
 
-def _writable() -> None:
-    if not safefs.BY_DESCRIPTOR:  # looked up at each call: tests switch it off
-        raise safefs.UnsafePath(safefs.NO_WRITES)
+def by_path() -> bool:
+    """Are changes made by path (memdir.safefs_pathwrite)? Looked up at each call: tests switch it."""
+    return not safefs.BY_DESCRIPTOR
 
 
 def _fsync_dir_fd(dfd: int) -> None:
@@ -48,7 +48,12 @@ def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, d
     An existing symlink, FIFO or folder at the target is refused, never replaced or followed. A
     failure (disk full, read-only) leaves the old file whole and no temp file behind.
     """
-    _writable()
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        with _failures_named(root, rel):
+            safefs_pathwrite.write_bytes(root, rel, data, durable=durable)
+        return
     parent, name = safefs.parent_and_name(rel)
     with _failures_named(root, rel), safefs.open_dir(root, parent, create=True) as dfd:
         try:
@@ -83,7 +88,12 @@ def write_text(root: str | os.PathLike, rel: str, text: str, *, durable: bool = 
 
 def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
     """Append to a log file (created when missing), never through a symlink."""
-    _writable()
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        with _failures_named(root, rel):
+            safefs_pathwrite.append_bytes(root, rel, text.encode("utf-8"))
+        return
     parent, name = safefs.parent_and_name(rel)
     with _failures_named(root, rel):
         with safefs.open_dir(root, parent, create=True) as dfd:
@@ -94,9 +104,13 @@ def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
 
 def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:
     """Remove one entry (a symlink itself is removed, never its target)."""
-    _writable()
     parent, name = safefs.parent_and_name(rel)
     try:
+        if by_path():
+            from memdir import safefs_pathwrite
+
+            safefs_pathwrite.unlink(root, rel)
+            return
         with safefs.open_dir(root, parent) as dfd:
             os.unlink(name, dir_fd=dfd)
     except FileNotFoundError:
@@ -106,7 +120,11 @@ def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:
 
 def rename(root: str | os.PathLike, src_rel: str, dst_rel: str, *, create_dst_dir: bool = False) -> None:
     """Move an entry within the folder; refused when the source is not a regular file."""
-    _writable()
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        safefs_pathwrite.rename(root, src_rel, dst_rel, create_dst_dir=create_dst_dir)
+        return
     src_parent, src_name = safefs.parent_and_name(src_rel)
     dst_parent, dst_name = safefs.parent_and_name(dst_rel)
     with safefs.open_dir(root, src_parent) as sfd, safefs.open_dir(root, dst_parent, create=create_dst_dir) as dfd:
@@ -122,35 +140,72 @@ def rename(root: str | os.PathLike, src_rel: str, dst_rel: str, *, create_dst_di
         os.replace(src_name, dst_name, src_dir_fd=sfd, dst_dir_fd=dfd)
 
 
+def rmdir(root: str | os.PathLike, rel_dir: str) -> None:
+    """Remove one empty folder (OSError when it is not empty, or not a folder)."""
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        safefs_pathwrite.rmdir(root, rel_dir)
+        return
+    parent, name = safefs.parent_and_name(rel_dir)
+    with safefs.open_dir(root, parent) as dfd:
+        os.rmdir(name, dir_fd=dfd)
+
+
+def move_folder(root: str | os.PathLike, src_rel: str, dst_name: str) -> None:
+    """Rename folder `src_rel` to `dst_name` beside it (refused when the source is a link; the target must not be
+    a folder with entries)."""
+    parent, name = safefs.parent_and_name(src_rel)
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        safefs_pathwrite.move_folder(root, src_rel, f"{parent}/{dst_name}" if parent else dst_name)
+        return
+    with safefs.open_dir(root, parent) as dfd:
+        os.rename(name, dst_name, src_dir_fd=dfd, dst_dir_fd=dfd)
+
+
+def folder_now(root: str | os.PathLike, rel_dir: str) -> float:
+    """Now on the clock of the file system holding folder `rel_dir` (memdir.fsio.folder_now), on either backend."""
+    if by_path():
+        from memdir import safefs_paths
+
+        path = safefs_paths.folder(root, rel_dir)
+        os.utime(path)
+        return os.lstat(path).st_mtime
+    from memdir.fsio import folder_now as now_at
+
+    with safefs.open_dir(root, rel_dir) as dfd:
+        return now_at(dfd)
+
+
 def mkdirs(root: str | os.PathLike, rel_dir: str) -> None:
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        safefs_pathwrite.mkdirs(root, rel_dir)
+        return
     with safefs.open_dir(root, rel_dir, create=True):
         pass
 
 
 @contextlib.contextmanager
 def hold_lock(fd: int, shown: str, timeout: float = 30.0):
-    """Hold an exclusive flock on the open descriptor `fd` (POSIX), waiting up to `timeout`; closes `fd`.
+    """Hold the exclusive lock (memdir.portalock) on the open descriptor `fd`, waiting up to `timeout`; closes `fd`.
 
     The one lock loop: `locked` below opens without following symlinks, `memdir.fsio.locked` by path."""
-    import fcntl
     import time
 
     try:
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise FolderBusy(
-                        f"{shown}: still locked after {timeout:.0f}s by another memdir process; retry later"
-                    ) from None
-                time.sleep(0.005)
+        while not portalock.try_lock(fd):
+            if time.monotonic() > deadline:
+                raise FolderBusy(f"{shown}: still locked after {timeout:.0f}s by another memdir process; retry later")
+            time.sleep(0.005)
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            portalock.unlock(fd)
     finally:
         os.close(fd)
 
@@ -158,53 +213,39 @@ def hold_lock(fd: int, shown: str, timeout: float = 30.0):
 @contextlib.contextmanager
 def try_hold_lock(fd: int):
     """Non-blocking `hold_lock`: yields True while holding the lock, False when another process holds it."""
-    import fcntl
-
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not portalock.try_lock(fd):
             yield False
             return
         try:
             yield True
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            portalock.unlock(fd)
     finally:
         os.close(fd)
+
+
+def open_created(root: str | os.PathLike, rel: str) -> int:
+    """The regular file `rel` (made when missing, with its folders) opened read-write, never through a link: a lock
+    file, a cache appended to in place. The caller closes it."""
+    if by_path():
+        from memdir import safefs_pathwrite
+
+        return safefs_pathwrite.open_file(root, rel, os.O_RDWR | os.O_CREAT)
+    parent, name = safefs.parent_and_name(rel)
+    with safefs.open_dir(root, parent, create=True) as dfd:
+        return safefs.open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
 
 
 @contextlib.contextmanager
 def locked(root: str | os.PathLike, rel: str, timeout: float = 30.0):
     """An exclusive inter-process lock on a lock file inside the folder, opened without following symlinks."""
-    if os.name != "posix":  # Windows: no symlink attacks of this kind to defend against in the same way
-        from pathlib import Path
-
-        from memdir.fsio import locked as plain_locked
-
-        with plain_locked(Path(os.fspath(root), *safefs.split_rel(rel)), timeout):
-            yield
-        return
-    parent, name = safefs.parent_and_name(rel)
-    with safefs.open_dir(root, parent, create=True) as dfd:
-        fd = safefs.open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
-    with hold_lock(fd, rel, timeout):
+    with hold_lock(open_created(root, rel), rel, timeout):
         yield
 
 
 @contextlib.contextmanager
 def try_locked(root: str | os.PathLike, rel: str):
     """Non-blocking: yields True while holding the lock, False when another process holds it."""
-    if os.name != "posix":  # Windows
-        from pathlib import Path
-
-        from memdir.fsio import try_locked as plain_try_locked
-
-        with plain_try_locked(Path(os.fspath(root), *safefs.split_rel(rel))) as got:
-            yield got
-        return
-    parent, name = safefs.parent_and_name(rel)
-    with safefs.open_dir(root, parent, create=True) as dfd:
-        fd = safefs.open_file_at(dfd, name, rel, os.O_RDWR | os.O_CREAT)
-    with try_hold_lock(fd) as got:
+    with try_hold_lock(open_created(root, rel)) as got:
         yield got

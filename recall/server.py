@@ -164,20 +164,21 @@ def claim(path: str) -> int | None:
     whole life (the kernel drops it when the process dies, so a crash never blocks the next one).
     None when another server holds it: the caller exits at once instead of starting a second,
     orphaned server (a hostile pass once had two, one listening on an unlinked socket)."""
-    try:
-        import fcntl
-    except ImportError:  # no AF_UNIX server on Windows anyway
+    if not hasattr(socket, "AF_UNIX"):  # no AF_UNIX server on native Windows anyway
         return -1
+    from memdir import portalock
+
     try:
         fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if portalock.try_lock(fd):
+            return fd
     except OSError:
-        os.close(fd)
-        return None
-    return fd
+        pass
+    os.close(fd)
+    return None
 
 
 def _listen(path: str) -> socket.socket | None:

@@ -293,12 +293,15 @@ def spawn_fill(memory_dir: str | os.PathLike, tokenised: int, stale: bool = Fals
         # (days, at times), which held off every filler until it caught up
         if st.st_size and abs(time.time() - st.st_mtime) < retry:
             return False
-        import fcntl
+        import fcntl  # F_DUPFD below; posix_spawn (checked above) is POSIX's anyway
+
+        from memdir import portalock
 
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not portalock.try_lock(fd):
+                return False  # a filler holds it
         except OSError:
-            return False  # a filler holds it
+            return False
         os.pwrite(fd, b"\n", 0)  # the retry interval starts now (the file's mtime), whatever becomes of the filler
         now = time.time()  # stamped with the clock it is read with: a file server's, days off, made it never hold
         os.utime(fd, (now, now))

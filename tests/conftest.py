@@ -36,6 +36,8 @@ def pytest_addoption(parser):
                      help="also run the tests marked slow: scale checks that keep the default run under 2.5 minutes")
     parser.addoption("--git-history", action="store_true",
                      help="run every test with the memory folder's git history on (the product default)")
+    parser.addoption("--path-writes", action="store_true",
+                     help="run every in-process test with native Windows' path backend (safefs.BY_DESCRIPTOR off)")
 
 
 def pytest_configure(config):
@@ -104,6 +106,10 @@ def isolated_home(tmp_path_factory, monkeypatch, request):
     # Nor token store fillers (recall.token_store) started by the prompt hooks tests run: tests of it turn it on.
     monkeypatch.setenv(C.TOKEN_STORE_FILL_ENV, "0")
     monkeypatch.setenv(GIT_HISTORY_ENV, "1" if request.config.getoption("--git-history") else "0")
+    if request.config.getoption("--path-writes"):  # reads and writes by checked path, as on native Windows
+        from memdir import safefs
+
+        monkeypatch.setattr(safefs, "BY_DESCRIPTOR", False)
     # Unit tests of storage behaviour read files in the older top-level `type:` form; the tests of the
     # memory format itself (test_memory_format.py) unset this and check the newest form is the default.
     monkeypatch.setenv("MEMDIR_MEMORY_FORM", "legacy")

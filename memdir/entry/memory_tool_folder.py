@@ -14,7 +14,7 @@ from pathlib import Path
 
 from anthropic.lib.tools import ToolError
 
-from memdir import safefs
+from memdir import safefs, safefs_write
 from memdir.entry.memory_tool_paths import ROOT
 from memdir.entry.memory_tool_text import checked
 from memdir.errors import MemdirError
@@ -158,9 +158,7 @@ class MemoryToolFolder:
     def remove_empty_folders(self, old_dir: str) -> None:
         folders = [rel for rel, kind in safefs.walk(self.root, old_dir) if kind == "dir"]
         for folder in sorted(folders, key=lambda rel: rel.count("/"), reverse=True) + [old_dir]:
-            parent, _, name = folder.rpartition("/")
             try:
-                with safefs.open_dir(self.root, parent) as dfd:
-                    os.rmdir(name, dir_fd=dfd)
+                safefs_write.rmdir(self.root, folder)
             except OSError:
                 pass  # not empty (a stray file, a link): left in place on purpose
