@@ -6,7 +6,8 @@ has acknowledged the question (recall.server sends one space on accepting it) is
 answer is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU.
 A server silent past the grace (stuck, far behind; the prompt hook gives it ACK_SECONDS from the question's sending)
 is raced instead of waited for: this process starts its own lexical recall, having spent the grace
-importing it, and whichever answer is ready first is used. A stuck server therefore costs about
+importing it, and whichever answer is ready first is used (the recalling thread looks for the server's reply
+every LOOK_SECONDS, on a timer signal: no thread waits for it). A stuck server therefore costs about
 nothing over no server at all, never its timeout plus a local recall after it.
 
 Neither side records what it surfaced: the hook claims the answer it used (memdir.entry.prompt_claim), so a
@@ -17,9 +18,9 @@ from __future__ import annotations
 
 import time
 
-# _signal, _thread and the reply reader are imported where a connection is raced: with no server
-# (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer`. A connection is early_ask's bare
-# `_socket` one or a `socket.socket`: both are read the same way, and `socket` itself is never imported here.
+# _signal and the reply reader are imported where a connection is raced: with no server (MEMDIR_RECALL_SERVER=0, or
+# none running) the hook pays only for `Answer`. A connection is early_ask's bare `_socket` one or a `socket.socket`:
+# both are read the same way, and `socket` itself is never imported here.
 
 # How long a server that has not even said it read the question is given, counted from the race's start,
 # which the local recall's imports take anyway: a live server's acknowledgement comes within milliseconds of
@@ -35,13 +36,17 @@ ACK_SECONDS = 0.015
 # waited for this long from the race's start before a local recall competes with it for the CPU: a warm
 # server answers 20,000 memories in about 0.15 s, where a local recall takes seconds (issue 26).
 TAKEN_GRACE_SECONDS = 0.3
+# While this process recalls, how often it looks whether the server's reply has come (a timer signal, no thread):
+# the server's answer cuts the local recall short at most this long after it arrived. A look costs some 10 us.
+LOOK_SECONDS = 0.005
 
 
-def _interrupt_signal() -> int:
-    """The signal that cuts `local` short: ours for the race's moment, never left installed."""
+def _interrupt_signal() -> int | None:
+    """The timer signal that makes `local` look for the server's reply (ours for the race's moment, never left
+    installed), or None where there is no interval timer."""
     import _signal  # type: ignore[import-not-found]  # signal's C half, which typeshed has no stub for
 
-    return getattr(_signal, "SIGUSR1", _signal.SIGINT)
+    return getattr(_signal, "SIGALRM", None) if hasattr(_signal, "setitimer") else None
 
 
 class Answer:
@@ -73,9 +78,9 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
     was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
 
     The server's reply within `grace` (TAKEN_GRACE_SECONDS once the server has said it read the question)
-    is used without starting `local`. Past it, `local` runs in this (the main) thread while another waits
-    for the server; a usable reply interrupts `local` (a signal to the main thread, whose handler
-    raises) and is used instead. `prepare()`: what `local` needs
+    is used without starting `local`. Past it, `local` runs in this (the main) thread, which a timer signal
+    makes look for the reply every LOOK_SECONDS; a usable reply interrupts `local` (the handler raises) and
+    is used instead. `prepare()`: what `local` needs
     first (its imports), done during the grace instead of sleeping through it: a server that never
     answers then costs next to nothing over no server at all.
     """
@@ -98,10 +103,6 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
             return (answer if answer is not None else local()), reply
         return _race_local(conn, local, expect)
     finally:
-        try:
-            conn.shutdown(2)  # SHUT_RDWR: wakes a thread still blocked reading it (a close alone leaves it blocked)
-        except OSError:
-            pass
         conn.close()
 
 
@@ -130,59 +131,94 @@ def _took_question(conn, timeout: float) -> str:
 
 
 class _ServerFirst(BaseException):
-    """Raised in the main thread, by a signal, when the server's answer arrives during `local()`.
-    A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
+    """Raised in the main thread, by the timer signal's handler, when the server's answer has come during
+    `local()`. A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
+
+
+class _Reply:
+    """The server's reply as it comes, read without ever blocking (the connection is made non-blocking)."""
+
+    __slots__ = ("conn", "chunks", "size", "whole", "reply")
+
+    def __init__(self, conn) -> None:
+        conn.settimeout(0.0)
+        self.conn = conn
+        self.chunks: list[bytes] = []
+        self.size, self.whole = 0, False
+        self.reply: dict | None = None
+
+    def read(self) -> bool:
+        """Read what has come; True once the reply is whole: the server closed the connection (`reply` is then
+        what it sent, or None when that is no reply), or broke it, or sent more than a reply can hold."""
+        from memdir.stages.recall.socket_place import MAX_REPLY, parse_reply
+
+        while not self.whole:
+            try:
+                chunk = self.conn.recv(65536)
+            except BlockingIOError:
+                return False
+            except OSError:
+                self.whole = True
+                break
+            if not chunk:
+                self.whole = True
+                self.reply = parse_reply(b"".join(self.chunks))
+                break
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+            self.whole = self.size > MAX_REPLY
+        return True
 
 
 def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
-    # The C modules, not `signal` and `threading`: `signal` builds its enums on import and `threading` its
-    # WeakSets, about 3 ms of CPU that a stuck server made this process pay over no server at all (issue 26:
-    # the stuck-server row measured +2.7 to +5.6 ms, paired).
+    """`local()` in this thread, looking for the server's reply every LOOK_SECONDS (an interval timer's signal)
+    and cut short by a usable one. No thread waits for the server: starting one, and the hand-overs of the
+    interpreter lock it took (to start reading, and to end once the connection closed), cost a stuck server
+    about 0.45 ms of CPU over no server at all, and more in wall time on a busy machine (issue 26)."""
     import _signal
-    import _thread
 
-    from memdir.stages.recall.socket_place import receive
+    tick = _interrupt_signal()
+    if tick is None:  # no interval timer: the reply is used only if it is whole once `local` is done
+        answer = local()
+        late = _Reply(conn)
+        late.read()
+        return answer, late.reply
+    armed = [True]
+    reply: _Reply | None = None
 
-    box: dict = {}
-    interrupt = _interrupt_signal()
-    lock = _thread.allocate_lock()
-    main = _thread.get_ident()
-
-    def wait_for_server() -> None:
-        reply = receive(conn)
-        with lock:
-            box["reply"] = reply
-            if from_reply(reply, expect) is None or "winner" in box:
-                return
-            box["winner"] = "server"
-        # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
-        _signal.pthread_kill(main, interrupt)
-
-    def server_first(signum, frame) -> None:
-        raise _ServerFirst
+    def look(signum, frame) -> None:
+        if armed[0] and reply is not None and reply.read():
+            _signal.setitimer(_signal.ITIMER_REAL, 0.0)  # the server has said all it will: no more looks
+            if from_reply(reply.reply, expect) is not None:
+                armed[0] = False
+                raise _ServerFirst
 
     try:
-        if not hasattr(_signal, "pthread_kill"):
-            raise ValueError("no pthread_kill")
-        previous = _signal.signal(interrupt, server_first)  # ValueError outside the main thread
+        previous = _signal.signal(tick, look)  # ValueError outside the main thread
     except ValueError:
-        reply = receive(conn)  # no way to interrupt `local`: wait for the server as before
-        answer = from_reply(reply, expect)
-        return (answer if answer is not None else local()), reply
+        from memdir.stages.recall.socket_place import receive
+
+        got = receive(conn)  # no way to interrupt `local`: wait for the server as before
+        answer = from_reply(got, expect)
+        return (answer if answer is not None else local()), got
+    reply = _Reply(conn)
+    before = _signal.setitimer(_signal.ITIMER_REAL, LOOK_SECONDS, LOOK_SECONDS)
+    started = time.monotonic()
+    server_first = False
     try:
-        _thread.start_new_thread(wait_for_server, ())
         try:
+            look(tick, None)  # what came before the timer started
             answer = local()
         finally:
-            with lock:
-                box.setdefault("winner", "local")
-        if box["winner"] == "server":
-            time.sleep(0.05)  # its signal is on its way (sent just after "winner" was set): take it here
+            armed[0] = False
     except _ServerFirst:
-        pass
+        server_first = True
     finally:
-        # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
-        _signal.signal(interrupt, previous)
-    if box["winner"] == "server":
-        return from_reply(box["reply"], expect), box["reply"]
-    return answer, box.get("reply")
+        _signal.setitimer(_signal.ITIMER_REAL, 0.0)
+        # Runs a look that is already due first (disarmed, it returns); None: a handler set from C, not Python.
+        _signal.signal(tick, _signal.SIG_DFL if previous is None else previous)
+        if before[0] > 0:  # a timer this process had set goes on, less the race's time
+            _signal.setitimer(_signal.ITIMER_REAL, max(before[0] - (time.monotonic() - started), 1e-6), before[1])
+    if server_first:  # the server's usable reply cut `local` short
+        return from_reply(reply.reply, expect), reply.reply
+    return answer, reply.reply
