@@ -221,3 +221,37 @@ def test_with_no_server_the_hook_never_starts_the_claude_cli_either(project, cla
     payload = HookPayload(session_id="s", transcript_path=None, cwd=str(folder), hook_event_name="UserPromptSubmit",
                           prompt="when do deploys go out on the release train")
     assert "Tuesdays" in prompt_hook.prompt_output(payload) and claude_code_user == []
+
+
+def test_the_hook_finds_the_servers_socket_once_per_prompt(project, tmp_path, monkeypatch):
+    """early_ask found the socket (its folder private, the server on) and sent the question on it: the hook did the
+    same again before using that connection, a key over the whole environment and a stat, ~0.15 ms of CPU that
+    a stuck server cost over no server at all (issue 26)."""
+    import io
+
+    from memdir.entry import hooks
+    from memdir.stages.recall import socket_place
+
+    folder, memory = project
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "1")
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    path = server_socket.socket_path()
+    assert path is not None and server_socket.make_private_folder(path)
+    resolved = {"memory_dir": str(memory), "index_loaded": False, "asked_engine": "offline"}
+    fake = FakeServer(path, lambda request: {"context": "FROM THE SERVER", "selected": ["project_deploys.md"],
+                                             **resolved})
+    looked: list[str | None] = []
+    find = socket_place.socket_path
+    monkeypatch.setattr(socket_place, "socket_path", lambda env=None: looked.append(find(env)) or looked[-1])
+    payload = {"session_id": "s1", "cwd": str(folder), "hook_event_name": "UserPromptSubmit",
+               "prompt": "when do deploys go out on the release train"}
+    out = io.StringIO()
+    try:
+        assert hooks.main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+    finally:
+        fake.close()
+    assert "FROM THE SERVER" in out.getvalue() and len(fake.requests) == 1
+    assert looked == [path]

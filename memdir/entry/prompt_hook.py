@@ -105,17 +105,16 @@ def _ask(memory_dir: str, prompt: str, payload: HookPayload, early=None,
     settings = Settings.from_env()
     engine = prompt_engine(settings.engine)  # what recall runs: sent to the server as is
     index_loaded = index_loaded_by_claude_code(payload.cwd, memory_dir)
-    use_server = not stuck and _use_recall_server(engine)
+    # A question early_ask sent went out on the same checks (on, a private socket folder): not made again.
+    use_server = early is not None or (not stuck and _use_recall_server(engine))
     expect: dict = {}
     early_at = None
-    if early is not None and use_server:
+    if early is not None:
         early_at = sent_at
         early.settimeout(settings.recall_timeout + 1.0)
         conn = early
         expect = {"memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
     else:
-        if early is not None:
-            early.close()
         conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
     # With the llm engine the model's choice is the point, and no local answer can stand in for it within
     # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
