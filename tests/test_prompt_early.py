@@ -255,3 +255,35 @@ def test_the_hook_finds_the_servers_socket_once_per_prompt(project, tmp_path, mo
         fake.close()
     assert "FROM THE SERVER" in out.getvalue() and len(fake.requests) == 1
     assert looked == [path]
+
+
+def test_a_silent_server_s_time_to_acknowledge_overlaps_the_local_recall(project, monkeypatch):
+    """A live server says it read the question within ACK_SECONDS of its sending; the hook slept out what was left
+    of that window before starting its own recall, which a stuck server made pure wait over no server at all
+    (issue 26). Both take a second here: together they took two."""
+    import time
+
+    from memdir.entry import prompt_hook, recall_race
+    from memdir.entry.hooks import HookPayload
+    from memdir.stages.recall import api
+
+    class Recalled:
+        context, selected, debug = "local context", [], []
+
+    def recall(*args, **kwargs) -> Recalled:
+        time.sleep(1.0)
+        return Recalled()
+
+    folder, memory = project
+    monkeypatch.setattr(recall_race, "ACK_SECONDS", 1.0)
+    monkeypatch.setattr(api, "recall", recall)
+    ours, server = socket.socketpair()
+    ours.settimeout(30)
+    payload = HookPayload(session_id="s", transcript_path=None, cwd=str(folder), hook_event_name="UserPromptSubmit")
+    expect = {"memory_dir": str(memory), "index_loaded": False, "asked_engine": "offline"}
+    started = time.monotonic()
+    asked = prompt_hook.Asked(False, ours, 0.0, expect, started, "offline")
+    answer = prompt_hook._recall(str(memory), "when do deploys go out on the release train", payload, asked)
+    assert answer.source == "local" and answer.context == "local context"
+    assert time.monotonic() - started < 1.6
+    server.close()

@@ -284,3 +284,51 @@ def test_a_reply_that_is_no_answer_stops_the_looks_and_leaves_the_local_answer()
         answer, reply = race(client, local, grace=0.0)
         assert answer is not None and answer.source == "local" and timers == [0.0]
         assert reply == ({"error": "busy"} if sent else None)
+
+
+def _acknowledge_later(server: socket.socket, after: float, reply: dict | None = None, then: float = 0.0):
+    def send() -> None:
+        time.sleep(after)
+        server.sendall(b" ")
+        if reply is not None:
+            time.sleep(then)
+            server.sendall(json.dumps(reply).encode())
+            server.close()
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_server_acknowledging_in_its_time_while_the_local_recall_runs_is_waited_for():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _acknowledge_later(server, 0.05, {"context": "worth the wait", "selected": ["f.md"]}, then=0.2)
+    log: list[str] = []
+    started = time.monotonic()
+    answer, reply = race(client, _local(log, 5.0), grace=0.0, ack_by=started + 0.15)
+    assert answer is not None and answer.source == "server" and answer.selected == ["f.md"]
+    assert log == ["local started"] and time.monotonic() - started < 4  # stopped once the server said it took it
+
+
+def test_an_acknowledgement_after_its_time_leaves_the_race_on():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _acknowledge_later(server, 0.15)
+    log: list[str] = []
+    started = time.monotonic()
+    answer, reply = race(client, _local(log, 0.4), grace=0.0, ack_by=started + 0.05)
+    assert answer is not None and answer.source == "local" and log == ["local started", "local finished"]
+    assert reply is None
+    server.close()
+
+
+def test_a_local_recall_done_early_leaves_the_server_the_rest_of_its_time_to_acknowledge():
+    """The server answers better (dense, checked against the project): a local answer ready before the server's
+    time to say it read the question is up does not pre-empt a live server."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _acknowledge_later(server, 0.1, {"context": "the better answer", "selected": ["g.md"]}, then=0.1)
+    log: list[str] = []
+    answer, reply = race(client, _local(log), grace=0.0, ack_by=time.monotonic() + 0.3)
+    assert answer is not None and answer.source == "server" and answer.selected == ["g.md"]
+    assert log == ["local started", "local finished"]

@@ -30,7 +30,8 @@ GRACE_SECONDS = 0.005
 # (the hook sends it before resolving its folder, so this has mostly passed when the race starts). Measured
 # with a warm server at 200 memories: the race starts 19-29 ms after the question went out, the
 # acknowledgement long in by then; at 25 ms, a stuck server made the faster hook (rank index) sit idle for
-# the rest of the window, +5.8 ms paired over no server at all.
+# the rest of the window, +5.8 ms paired over no server at all. The local recall now runs during the window
+# (race's `ack_by`): only what is left of it once the local answer is ready is waited for.
 ACK_SECONDS = 0.015
 # Once the server has said it read the question (it is alive, not stuck before reading), its answer is
 # waited for this long from the race's start before a local recall competes with it for the CPU: a warm
@@ -73,7 +74,7 @@ def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
 
 
 def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
-         prepare=None) -> tuple[Answer | None, dict | None]:
+         prepare=None, ack_by: float | None = None) -> tuple[Answer | None, dict | None]:
     """(the answer to use, the server's reply when it was read). `conn`: a connection the request
     was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
 
@@ -82,7 +83,10 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
     makes look for the reply every LOOK_SECONDS; a usable reply interrupts `local` (the handler raises) and
     is used instead. `prepare()`: what `local` needs
     first (its imports), done during the grace instead of sleeping through it: a server that never
-    answers then costs next to nothing over no server at all.
+    answers then costs next to nothing over no server at all. `ack_by` (time.monotonic()): when a live
+    server has said it read the question (ACK_SECONDS after it went out); `local` runs meanwhile instead of
+    waiting for it, and stops if the server said so by then, to wait for its answer as for one that said so
+    before the race.
     """
     if conn is None:
         return local(), None
@@ -101,7 +105,7 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
             reply = receive(conn)
             answer = from_reply(reply, expect)
             return (answer if answer is not None else local()), reply
-        return _race_local(conn, local, expect)
+        return _race_local(conn, local, expect, ack_by)
     finally:
         conn.close()
 
@@ -135,27 +139,38 @@ class _ServerFirst(BaseException):
     `local()`. A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
 
 
-class _Reply:
-    """The server's reply as it comes, read without ever blocking (the connection is made non-blocking)."""
+class _ServerTook(BaseException):
+    """Raised likewise when the server said it read the question within its time (`ack_by`): `local` stops and
+    the server's answer is waited for."""
 
-    __slots__ = ("conn", "chunks", "size", "whole", "reply")
+
+class _Reply:
+    """The server's reply as it comes, read without blocking (or until a deadline)."""
+
+    __slots__ = ("conn", "chunks", "size", "whole", "reply", "begun")
 
     def __init__(self, conn) -> None:
-        conn.settimeout(0.0)
         self.conn = conn
         self.chunks: list[bytes] = []
-        self.size, self.whole = 0, False
+        self.size, self.whole, self.begun = 0, False, False
         self.reply: dict | None = None
 
-    def read(self) -> bool:
-        """Read what has come; True once the reply is whole: the server closed the connection (`reply` is then
-        what it sent, or None when that is no reply), or broke it, or sent more than a reply can hold."""
+    @property
+    def taken(self) -> bool:
+        """Only the server's acknowledgement has come (whitespace, recall.server.TAKEN)."""
+        return self.size > 0 and not self.begun
+
+    def read(self, deadline: float | None = None) -> bool:
+        """Read what has come (by `deadline`, time.monotonic(), if given); True once the reply is whole: the server
+        closed the connection (`reply` is then what it sent, or None when that is no reply), or broke it, or sent
+        more than a reply can hold."""
         from memdir.stages.recall.socket_place import MAX_REPLY, parse_reply
 
         while not self.whole:
+            self.conn.settimeout(0.0 if deadline is None else max(0.0, deadline - time.monotonic()))
             try:
                 chunk = self.conn.recv(65536)
-            except BlockingIOError:
+            except (BlockingIOError, TimeoutError):
                 return False
             except OSError:
                 self.whole = True
@@ -166,32 +181,44 @@ class _Reply:
                 break
             self.chunks.append(chunk)
             self.size += len(chunk)
+            self.begun = self.begun or bool(chunk.strip())
             self.whole = self.size > MAX_REPLY
         return True
 
 
-def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
+def _race_local(conn, local, expect: dict | None = None, ack_by: float | None = None,
+                carried: _Reply | None = None) -> tuple[Answer | None, dict | None]:
     """`local()` in this thread, looking for the server's reply every LOOK_SECONDS (an interval timer's signal)
     and cut short by a usable one. No thread waits for the server: starting one, and the hand-overs of the
     interpreter lock it took (to start reading, and to end once the connection closed), cost a stuck server
-    about 0.45 ms of CPU over no server at all, and more in wall time on a busy machine (issue 26)."""
+    about 0.45 ms of CPU over no server at all, and more in wall time on a busy machine (issue 26).
+    `ack_by`: see `race`; the timer's first look is then. `carried`: what a previous race read of the reply."""
     import _signal
 
     tick = _interrupt_signal()
     if tick is None:  # no interval timer: the reply is used only if it is whole once `local` is done
         answer = local()
-        late = _Reply(conn)
+        late = carried or _Reply(conn)
         late.read()
         return answer, late.reply
+    now = time.monotonic()
+    ack_open = [ack_by is not None and ack_by > now]
     armed = [True]
     reply: _Reply | None = None
 
     def look(signum, frame) -> None:
-        if armed[0] and reply is not None and reply.read():
+        if not armed[0] or reply is None:
+            return
+        if reply.read():
             _signal.setitimer(_signal.ITIMER_REAL, 0.0)  # the server has said all it will: no more looks
             if from_reply(reply.reply, expect) is not None:
                 armed[0] = False
                 raise _ServerFirst
+        elif ack_open[0] and reply.taken:
+            armed[0] = False
+            raise _ServerTook
+        if signum == tick:  # the timer's first look is at ack_by: an acknowledgement after it is too late
+            ack_open[0] = False
 
     try:
         previous = _signal.signal(tick, look)  # ValueError outside the main thread
@@ -201,24 +228,39 @@ def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None,
         got = receive(conn)  # no way to interrupt `local`: wait for the server as before
         answer = from_reply(got, expect)
         return (answer if answer is not None else local()), got
-    reply = _Reply(conn)
-    before = _signal.setitimer(_signal.ITIMER_REAL, LOOK_SECONDS, LOOK_SECONDS)
-    started = time.monotonic()
-    server_first = False
+    reply = carried or _Reply(conn)
+    first = ack_by - now if ack_by is not None and ack_open[0] else LOOK_SECONDS
+    before = _signal.setitimer(_signal.ITIMER_REAL, max(first, 1e-4), LOOK_SECONDS)
+    answer, server = None, ""
     try:
         try:
-            look(tick, None)  # what came before the timer started
+            look(0, None)  # what came before the timer started
             answer = local()
         finally:
             armed[0] = False
     except _ServerFirst:
-        server_first = True
+        server = "answered"
+    except _ServerTook:
+        server = "took"
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0.0)
         # Runs a look that is already due first (disarmed, it returns); None: a handler set from C, not Python.
         _signal.signal(tick, _signal.SIG_DFL if previous is None else previous)
         if before[0] > 0:  # a timer this process had set goes on, less the race's time
-            _signal.setitimer(_signal.ITIMER_REAL, max(before[0] - (time.monotonic() - started), 1e-6), before[1])
-    if server_first:  # the server's usable reply cut `local` short
+            _signal.setitimer(_signal.ITIMER_REAL, max(before[0] - (time.monotonic() - now), 1e-6), before[1])
+    if not server and ack_by is not None and ack_open[0]:
+        # `local` was done before the server's time to say it read the question was up: the rest is waited out,
+        # as a live server answers better than this process (dense, and checked against the project)
+        reply.read(ack_by)
+        server = "took" if reply.taken else "answered" if reply.whole else ""
+    if server == "took":  # alive and on it: its answer is waited for, as for one that said so before the race
+        reply.read(time.monotonic() + TAKEN_GRACE_SECONDS)
+        if reply.whole and from_reply(reply.reply, expect) is not None:
+            server = "answered"
+        elif answer is None:  # `local` was stopped for it: the race goes on
+            return _race_local(conn, local, expect, carried=reply)
+    if server == "answered" and from_reply(reply.reply, expect) is not None:
         return from_reply(reply.reply, expect), reply.reply
+    if answer is None:  # an answer that came whole but is no use, after `local` was stopped for it
+        answer = local()
     return answer, reply.reply
