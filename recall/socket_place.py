@@ -153,9 +153,6 @@ MAX_REPLY = 4 << 20  # the client reads at most this much: a reply is a few KB o
 def receive(conn) -> dict | None:
     """The reply on a connection from server_socket.send or early_ask (a `socket.socket` or a bare `_socket`
     one), within the timeout it was sent with; None on any failure."""
-    from memdir import light_json  # not json: with a stuck server this runs in a thread beside the local recall,
-    # and importing json there (re, its scanner) cost the race ~1.5 ms of CPU that no server at all never pays
-
     try:
         chunks, size = [], 0
         while chunk := conn.recv(65536):
@@ -163,7 +160,18 @@ def receive(conn) -> dict | None:
             size += len(chunk)
             if size > MAX_REPLY:
                 return None
-        reply = light_json.loads(b"".join(chunks).decode("utf-8"))  # not UTF-8: UnicodeDecodeError, a ValueError
-        return reply if isinstance(reply, dict) else None
-    except (OSError, ValueError, RecursionError):
+    except OSError:
         return None
+    return parse_reply(b"".join(chunks))
+
+
+def parse_reply(data: bytes) -> dict | None:
+    """A whole reply's bytes as the dict the server sent (whitespace before it allowed), or None."""
+    from memdir import light_json  # not json: with a stuck server this runs beside the local recall, and importing
+    # json there (re, its scanner) cost the race ~1.5 ms of CPU that no server at all never pays
+
+    try:
+        reply = light_json.loads(data.decode("utf-8"))  # not UTF-8: UnicodeDecodeError, a ValueError
+    except (ValueError, RecursionError):
+        return None
+    return reply if isinstance(reply, dict) else None

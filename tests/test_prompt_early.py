@@ -221,3 +221,69 @@ def test_with_no_server_the_hook_never_starts_the_claude_cli_either(project, cla
     payload = HookPayload(session_id="s", transcript_path=None, cwd=str(folder), hook_event_name="UserPromptSubmit",
                           prompt="when do deploys go out on the release train")
     assert "Tuesdays" in prompt_hook.prompt_output(payload) and claude_code_user == []
+
+
+def test_the_hook_finds_the_servers_socket_once_per_prompt(project, tmp_path, monkeypatch):
+    """early_ask found the socket (its folder private, the server on) and sent the question on it: the hook did the
+    same again before using that connection, a key over the whole environment and a stat, ~0.15 ms of CPU that
+    a stuck server cost over no server at all (issue 26)."""
+    import io
+
+    from memdir.entry import hooks
+    from memdir.stages.recall import socket_place
+
+    folder, memory = project
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("MEMDIR_RECALL_SERVER", "1")
+    monkeypatch.setenv("MEMDIR_ENGINE", "offline")
+    path = server_socket.socket_path()
+    assert path is not None and server_socket.make_private_folder(path)
+    resolved = {"memory_dir": str(memory), "index_loaded": False, "asked_engine": "offline"}
+    fake = FakeServer(path, lambda request: {"context": "FROM THE SERVER", "selected": ["project_deploys.md"],
+                                             **resolved})
+    looked: list[str | None] = []
+    find = socket_place.socket_path
+    monkeypatch.setattr(socket_place, "socket_path", lambda env=None: looked.append(find(env)) or looked[-1])
+    payload = {"session_id": "s1", "cwd": str(folder), "hook_event_name": "UserPromptSubmit",
+               "prompt": "when do deploys go out on the release train"}
+    out = io.StringIO()
+    try:
+        assert hooks.main(["prompt"], stdin=io.StringIO(json.dumps(payload)), stdout=out) == 0
+    finally:
+        fake.close()
+    assert "FROM THE SERVER" in out.getvalue() and len(fake.requests) == 1
+    assert looked == [path]
+
+
+def test_a_silent_server_s_time_to_acknowledge_overlaps_the_local_recall(project, monkeypatch):
+    """A live server says it read the question within ACK_SECONDS of its sending; the hook slept out what was left
+    of that window before starting its own recall, which a stuck server made pure wait over no server at all
+    (issue 26). Both take a second here: together they took two."""
+    import time
+
+    from memdir.entry import prompt_hook, recall_race
+    from memdir.entry.hooks import HookPayload
+    from memdir.stages.recall import api
+
+    class Recalled:
+        context, selected, debug = "local context", [], []
+
+    def recall(*args, **kwargs) -> Recalled:
+        time.sleep(1.0)
+        return Recalled()
+
+    folder, memory = project
+    monkeypatch.setattr(recall_race, "ACK_SECONDS", 1.0)
+    monkeypatch.setattr(api, "recall", recall)
+    ours, server = socket.socketpair()
+    ours.settimeout(30)
+    payload = HookPayload(session_id="s", transcript_path=None, cwd=str(folder), hook_event_name="UserPromptSubmit")
+    expect = {"memory_dir": str(memory), "index_loaded": False, "asked_engine": "offline"}
+    started = time.monotonic()
+    asked = prompt_hook.Asked(False, ours, 0.0, expect, started, "offline")
+    answer = prompt_hook._recall(str(memory), "when do deploys go out on the release train", payload, asked)
+    assert answer.source == "local" and answer.context == "local context"
+    assert time.monotonic() - started < 1.6
+    server.close()

@@ -217,3 +217,118 @@ def test_a_race_outside_the_main_thread_waits_for_the_server_instead():
     worker.join(10)
     answer, reply = got["result"]
     assert answer is not None and answer.source == "server" and log == []
+
+
+def test_racing_a_silent_server_starts_no_thread_beside_the_local_recall():
+    """A thread that waited for the server beside the local recall cost a stuck server about 0.45 ms of the hook's
+    CPU (its start, and two hand-overs of the interpreter lock), 1-3 ms of wall time on a busy machine (issue 26):
+    the recalling thread itself looks for the reply now."""
+    import _thread
+
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    before = _thread._count()
+    during: list[int] = []
+
+    def local() -> Answer:
+        time.sleep(0.05)  # long enough for a thread started beside it to be running (it counts once it runs)
+        during.append(_thread._count())
+        return Answer("local context", [], "local")
+
+    answer, reply = race(client, local, grace=0.0)
+    assert answer is not None and answer.source == "local" and reply is None
+    assert during == [before]
+    server.close()
+
+
+def test_the_race_leaves_no_timer_running_and_a_timer_set_before_it_runs_on():
+    import signal
+
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    race(client, _local([], 0.05), grace=0.0)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    server.close()
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30.0)
+        client, server = socket.socketpair()
+        client.settimeout(30)
+        race(client, _local([], 0.05), grace=0.0)
+        left, interval = signal.getitimer(signal.ITIMER_REAL)
+        assert 25.0 < left < 30.0 and interval == 0.0 and fired == []
+        server.close()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_reply_that_is_no_answer_stops_the_looks_and_leaves_the_local_answer():
+    """An error reply, or a connection closed without one, while the local recall runs: the local answer stands, and
+    the race stops looking (no timer signal for the rest of a long recall)."""
+    import signal
+
+    for sent in (b'{"error": "busy"}', b""):
+        client, server = socket.socketpair()
+        client.settimeout(30)
+        timers: list[float] = []
+
+        def local(sent=sent, server=server, timers=timers) -> Answer:
+            server.sendall(sent)
+            server.close()
+            time.sleep(0.1)
+            timers.append(signal.getitimer(signal.ITIMER_REAL)[1])
+            return Answer("local context", ["local.md"], "local")
+
+        answer, reply = race(client, local, grace=0.0)
+        assert answer is not None and answer.source == "local" and timers == [0.0]
+        assert reply == ({"error": "busy"} if sent else None)
+
+
+def _acknowledge_later(server: socket.socket, after: float, reply: dict | None = None, then: float = 0.0):
+    def send() -> None:
+        time.sleep(after)
+        server.sendall(b" ")
+        if reply is not None:
+            time.sleep(then)
+            server.sendall(json.dumps(reply).encode())
+            server.close()
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_server_acknowledging_in_its_time_while_the_local_recall_runs_is_waited_for():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _acknowledge_later(server, 0.05, {"context": "worth the wait", "selected": ["f.md"]}, then=0.2)
+    log: list[str] = []
+    started = time.monotonic()
+    answer, reply = race(client, _local(log, 5.0), grace=0.0, ack_by=started + 0.15)
+    assert answer is not None and answer.source == "server" and answer.selected == ["f.md"]
+    assert log == ["local started"] and time.monotonic() - started < 4  # stopped once the server said it took it
+
+
+def test_an_acknowledgement_after_its_time_leaves_the_race_on():
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _acknowledge_later(server, 0.15)
+    log: list[str] = []
+    started = time.monotonic()
+    answer, reply = race(client, _local(log, 0.4), grace=0.0, ack_by=started + 0.05)
+    assert answer is not None and answer.source == "local" and log == ["local started", "local finished"]
+    assert reply is None
+    server.close()
+
+
+def test_a_local_recall_done_early_leaves_the_server_the_rest_of_its_time_to_acknowledge():
+    """The server answers better (dense, checked against the project): a local answer ready before the server's
+    time to say it read the question is up does not pre-empt a live server."""
+    client, server = socket.socketpair()
+    client.settimeout(30)
+    _acknowledge_later(server, 0.1, {"context": "the better answer", "selected": ["g.md"]}, then=0.1)
+    log: list[str] = []
+    answer, reply = race(client, _local(log), grace=0.0, ack_by=time.monotonic() + 0.3)
+    assert answer is not None and answer.source == "server" and answer.selected == ["g.md"]
+    assert log == ["local started", "local finished"]

@@ -105,22 +105,21 @@ def _ask(memory_dir: str, prompt: str, payload: HookPayload, early=None,
     settings = Settings.from_env()
     engine = prompt_engine(settings.engine)  # what recall runs: sent to the server as is
     index_loaded = index_loaded_by_claude_code(payload.cwd, memory_dir)
-    use_server = not stuck and _use_recall_server(engine)
+    # A question early_ask sent went out on the same checks (on, a private socket folder): not made again.
+    use_server = early is not None or (not stuck and _use_recall_server(engine))
     expect: dict = {}
     early_at = None
-    if early is not None and use_server:
+    if early is not None:
         early_at = sent_at
         early.settimeout(settings.recall_timeout + 1.0)
         conn = early
         expect = {"memory_dir": str(memory_dir), "index_loaded": index_loaded, "asked_engine": engine}
     else:
-        if early is not None:
-            early.close()
         conn = _ask_server(memory_dir, prompt, payload, index_loaded, settings, engine) if use_server else None
     # With the llm engine the model's choice is the point, and no local answer can stand in for it within
     # a few milliseconds: its reply is waited for up to the recall timeout (a hung server costs no more).
-    # A question sent early has had its ACK_SECONDS (counted from its sending, in _recall) by the time the
-    # race starts, which a live server needs: nothing more is waited for a stuck one then.
+    # A question sent early is given ACK_SECONDS from its sending (in _recall) to be acknowledged, while the
+    # local recall already runs: nothing is waited for a stuck server then.
     if use_server and engine == "llm":
         grace = settings.recall_timeout + 1.0
     else:
@@ -136,10 +135,13 @@ def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
     from memdir.entry.recall_race import Answer, race
 
     index_loaded, conn, grace, expect, sent_at = asked.index_loaded, asked.conn, asked.grace, asked.expect, asked.sent_at
-    if sent_at is not None:  # the server's acknowledgement is due within ACK_SECONDS of the question
+    ack_by = None
+    if sent_at is not None:
         from memdir.entry.recall_race import ACK_SECONDS
 
-        grace = max(grace, sent_at + ACK_SECONDS - time.monotonic())
+        # A live server has acknowledged the question within ACK_SECONDS of its sending; the local recall runs
+        # meanwhile (waiting the window out cost a stuck server its rest over no server at all, issue 26).
+        ack_by = sent_at + ACK_SECONDS
 
     def local() -> Answer:
         from memdir.stages.recall.api import recall
@@ -156,7 +158,7 @@ def _recall(memory_dir: str, prompt: str, payload: HookPayload, asked: Asked):
     def prepare() -> None:
         import memdir.stages.recall.api  # noqa: F401  (what `local` imports first: most of its start)
 
-    answer, reply = race(conn, local, grace=grace, expect=expect, prepare=prepare)
+    answer, reply = race(conn, local, grace=grace, expect=expect, prepare=prepare, ack_by=ack_by)
     for line in (reply or {}).get("debug") or []:
         log(memory_dir, "prompt", f"server: {line}")
     if reply is not None and "error" in reply:

@@ -6,7 +6,8 @@ has acknowledged the question (recall.server sends one space on accepting it) is
 answer is waited for up to TAKEN_GRACE_SECONDS, since a local recall racing it would mostly take its CPU.
 A server silent past the grace (stuck, far behind; the prompt hook gives it ACK_SECONDS from the question's sending)
 is raced instead of waited for: this process starts its own lexical recall, having spent the grace
-importing it, and whichever answer is ready first is used. A stuck server therefore costs about
+importing it, and whichever answer is ready first is used (the recalling thread looks for the server's reply
+every LOOK_SECONDS, on a timer signal: no thread waits for it). A stuck server therefore costs about
 nothing over no server at all, never its timeout plus a local recall after it.
 
 Neither side records what it surfaced: the hook claims the answer it used (memdir.entry.prompt_claim), so a
@@ -17,9 +18,9 @@ from __future__ import annotations
 
 import time
 
-# _signal, _thread and the reply reader are imported where a connection is raced: with no server
-# (MEMDIR_RECALL_SERVER=0, or none running) the hook pays only for `Answer`. A connection is early_ask's bare
-# `_socket` one or a `socket.socket`: both are read the same way, and `socket` itself is never imported here.
+# _signal and the reply reader are imported where a connection is raced: with no server (MEMDIR_RECALL_SERVER=0, or
+# none running) the hook pays only for `Answer`. A connection is early_ask's bare `_socket` one or a `socket.socket`:
+# both are read the same way, and `socket` itself is never imported here.
 
 # How long a server that has not even said it read the question is given, counted from the race's start,
 # which the local recall's imports take anyway: a live server's acknowledgement comes within milliseconds of
@@ -29,19 +30,24 @@ GRACE_SECONDS = 0.005
 # (the hook sends it before resolving its folder, so this has mostly passed when the race starts). Measured
 # with a warm server at 200 memories: the race starts 19-29 ms after the question went out, the
 # acknowledgement long in by then; at 25 ms, a stuck server made the faster hook (rank index) sit idle for
-# the rest of the window, +5.8 ms paired over no server at all.
+# the rest of the window, +5.8 ms paired over no server at all. The local recall now runs during the window
+# (race's `ack_by`): only what is left of it once the local answer is ready is waited for.
 ACK_SECONDS = 0.015
 # Once the server has said it read the question (it is alive, not stuck before reading), its answer is
 # waited for this long from the race's start before a local recall competes with it for the CPU: a warm
 # server answers 20,000 memories in about 0.15 s, where a local recall takes seconds (issue 26).
 TAKEN_GRACE_SECONDS = 0.3
+# While this process recalls, how often it looks whether the server's reply has come (a timer signal, no thread):
+# the server's answer cuts the local recall short at most this long after it arrived. A look costs some 10 us.
+LOOK_SECONDS = 0.005
 
 
-def _interrupt_signal() -> int:
-    """The signal that cuts `local` short: ours for the race's moment, never left installed."""
+def _interrupt_signal() -> int | None:
+    """The timer signal that makes `local` look for the server's reply (ours for the race's moment, never left
+    installed), or None where there is no interval timer."""
     import _signal  # type: ignore[import-not-found]  # signal's C half, which typeshed has no stub for
 
-    return getattr(_signal, "SIGUSR1", _signal.SIGINT)
+    return getattr(_signal, "SIGALRM", None) if hasattr(_signal, "setitimer") else None
 
 
 class Answer:
@@ -79,16 +85,19 @@ def from_reply(reply: dict | None, expect: dict | None = None) -> Answer | None:
 
 
 def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
-         prepare=None) -> tuple[Answer | None, dict | None]:
+         prepare=None, ack_by: float | None = None) -> tuple[Answer | None, dict | None]:
     """(the answer to use, the server's reply when it was read). `conn`: a connection the request
     was sent on (server_socket.send), or None for no server; `local()`: this process's Answer.
 
     The server's reply within `grace` (TAKEN_GRACE_SECONDS once the server has said it read the question)
-    is used without starting `local`. Past it, `local` runs in this (the main) thread while another waits
-    for the server; a usable reply interrupts `local` (a signal to the main thread, whose handler
-    raises) and is used instead. `prepare()`: what `local` needs
+    is used without starting `local`. Past it, `local` runs in this (the main) thread, which a timer signal
+    makes look for the reply every LOOK_SECONDS; a usable reply interrupts `local` (the handler raises) and
+    is used instead. `prepare()`: what `local` needs
     first (its imports), done during the grace instead of sleeping through it: a server that never
-    answers then costs next to nothing over no server at all.
+    answers then costs next to nothing over no server at all. `ack_by` (time.monotonic()): when a live
+    server has said it read the question (ACK_SECONDS after it went out); `local` runs meanwhile instead of
+    waiting for it, and stops if the server said so by then, to wait for its answer as for one that said so
+    before the race.
     """
     if conn is None:
         return local(), None
@@ -107,12 +116,8 @@ def race(conn, local, grace: float = GRACE_SECONDS, expect: dict | None = None,
             reply = receive(conn)
             answer = from_reply(reply, expect)
             return (answer if answer is not None else local()), reply
-        return _race_local(conn, local, expect)
+        return _race_local(conn, local, expect, ack_by)
     finally:
-        try:
-            conn.shutdown(2)  # SHUT_RDWR: wakes a thread still blocked reading it (a close alone leaves it blocked)
-        except OSError:
-            pass
         conn.close()
 
 
@@ -141,59 +146,132 @@ def _took_question(conn, timeout: float) -> str:
 
 
 class _ServerFirst(BaseException):
-    """Raised in the main thread, by a signal, when the server's answer arrives during `local()`.
-    A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
+    """Raised in the main thread, by the timer signal's handler, when the server's answer has come during
+    `local()`. A BaseException, as KeyboardInterrupt is: recall's own `except Exception` must not swallow it."""
 
 
-def _race_local(conn, local, expect: dict | None = None) -> tuple[Answer | None, dict | None]:
-    # The C modules, not `signal` and `threading`: `signal` builds its enums on import and `threading` its
-    # WeakSets, about 3 ms of CPU that a stuck server made this process pay over no server at all (issue 26:
-    # the stuck-server row measured +2.7 to +5.6 ms, paired).
+class _ServerTook(BaseException):
+    """Raised likewise when the server said it read the question within its time (`ack_by`): `local` stops and
+    the server's answer is waited for."""
+
+
+class _Reply:
+    """The server's reply as it comes, read without blocking (or until a deadline)."""
+
+    __slots__ = ("conn", "chunks", "size", "whole", "reply", "begun")
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.chunks: list[bytes] = []
+        self.size, self.whole, self.begun = 0, False, False
+        self.reply: dict | None = None
+
+    @property
+    def taken(self) -> bool:
+        """Only the server's acknowledgement has come (whitespace, recall.server.TAKEN)."""
+        return self.size > 0 and not self.begun
+
+    def read(self, deadline: float | None = None) -> bool:
+        """Read what has come (by `deadline`, time.monotonic(), if given); True once the reply is whole: the server
+        closed the connection (`reply` is then what it sent, or None when that is no reply), or broke it, or sent
+        more than a reply can hold."""
+        from memdir.stages.recall.socket_place import MAX_REPLY, parse_reply
+
+        while not self.whole:
+            self.conn.settimeout(0.0 if deadline is None else max(0.0, deadline - time.monotonic()))
+            try:
+                chunk = self.conn.recv(65536)
+            except (BlockingIOError, TimeoutError):
+                return False
+            except OSError:
+                self.whole = True
+                break
+            if not chunk:
+                self.whole = True
+                self.reply = parse_reply(b"".join(self.chunks))
+                break
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+            self.begun = self.begun or bool(chunk.strip())
+            self.whole = self.size > MAX_REPLY
+        return True
+
+
+def _race_local(conn, local, expect: dict | None = None, ack_by: float | None = None,
+                carried: _Reply | None = None) -> tuple[Answer | None, dict | None]:
+    """`local()` in this thread, looking for the server's reply every LOOK_SECONDS (an interval timer's signal)
+    and cut short by a usable one. No thread waits for the server: starting one, and the hand-overs of the
+    interpreter lock it took (to start reading, and to end once the connection closed), cost a stuck server
+    about 0.45 ms of CPU over no server at all, and more in wall time on a busy machine (issue 26).
+    `ack_by`: see `race`; the timer's first look is then. `carried`: what a previous race read of the reply."""
     import _signal
-    import _thread
 
-    from memdir.stages.recall.socket_place import receive
+    tick = _interrupt_signal()
+    if tick is None:  # no interval timer: the reply is used only if it is whole once `local` is done
+        answer = local()
+        late = carried or _Reply(conn)
+        late.read()
+        return answer, late.reply
+    now = time.monotonic()
+    ack_open = [ack_by is not None and ack_by > now]
+    armed = [True]
+    reply: _Reply | None = None
 
-    box: dict = {}
-    interrupt = _interrupt_signal()
-    lock = _thread.allocate_lock()
-    main = _thread.get_ident()
-
-    def wait_for_server() -> None:
-        reply = receive(conn)
-        with lock:
-            box["reply"] = reply
-            if from_reply(reply, expect) is None or "winner" in box:
-                return
-            box["winner"] = "server"
-        # A real signal, not _thread.interrupt_main: it also cuts a blocking call short (a sleep, a read).
-        _signal.pthread_kill(main, interrupt)
-
-    def server_first(signum, frame) -> None:
-        raise _ServerFirst
+    def look(signum, frame) -> None:
+        if not armed[0] or reply is None:
+            return
+        if reply.read():
+            _signal.setitimer(_signal.ITIMER_REAL, 0.0)  # the server has said all it will: no more looks
+            if from_reply(reply.reply, expect) is not None:
+                armed[0] = False
+                raise _ServerFirst
+        elif ack_open[0] and reply.taken:
+            armed[0] = False
+            raise _ServerTook
+        if signum == tick:  # the timer's first look is at ack_by: an acknowledgement after it is too late
+            ack_open[0] = False
 
     try:
-        if not hasattr(_signal, "pthread_kill"):
-            raise ValueError("no pthread_kill")
-        previous = _signal.signal(interrupt, server_first)  # ValueError outside the main thread
+        previous = _signal.signal(tick, look)  # ValueError outside the main thread
     except ValueError:
-        reply = receive(conn)  # no way to interrupt `local`: wait for the server as before
-        answer = from_reply(reply, expect)
-        return (answer if answer is not None else local()), reply
+        from memdir.stages.recall.socket_place import receive
+
+        got = receive(conn)  # no way to interrupt `local`: wait for the server as before
+        answer = from_reply(got, expect)
+        return (answer if answer is not None else local()), got
+    reply = carried or _Reply(conn)
+    first = ack_by - now if ack_by is not None and ack_open[0] else LOOK_SECONDS
+    before = _signal.setitimer(_signal.ITIMER_REAL, max(first, 1e-4), LOOK_SECONDS)
+    answer, server = None, ""
     try:
-        _thread.start_new_thread(wait_for_server, ())
         try:
+            look(0, None)  # what came before the timer started
             answer = local()
         finally:
-            with lock:
-                box.setdefault("winner", "local")
-        if box["winner"] == "server":
-            time.sleep(0.05)  # its signal is on its way (sent just after "winner" was set): take it here
+            armed[0] = False
     except _ServerFirst:
-        pass
+        server = "answered"
+    except _ServerTook:
+        server = "took"
     finally:
-        # Safe: the signal is sent at most once, and only after "server" won, which is waited for above.
-        _signal.signal(interrupt, previous)
-    if box["winner"] == "server":
-        return from_reply(box["reply"], expect), box["reply"]
-    return answer, box.get("reply")
+        _signal.setitimer(_signal.ITIMER_REAL, 0.0)
+        # Runs a look that is already due first (disarmed, it returns); None: a handler set from C, not Python.
+        _signal.signal(tick, _signal.SIG_DFL if previous is None else previous)
+        if before[0] > 0:  # a timer this process had set goes on, less the race's time
+            _signal.setitimer(_signal.ITIMER_REAL, max(before[0] - (time.monotonic() - now), 1e-6), before[1])
+    if not server and ack_by is not None and ack_open[0]:
+        # `local` was done before the server's time to say it read the question was up: the rest is waited out,
+        # as a live server answers better than this process (dense, and checked against the project)
+        reply.read(ack_by)
+        server = "took" if reply.taken else "answered" if reply.whole else ""
+    if server == "took":  # alive and on it: its answer is waited for, as for one that said so before the race
+        reply.read(time.monotonic() + TAKEN_GRACE_SECONDS)
+        if reply.whole and from_reply(reply.reply, expect) is not None:
+            server = "answered"
+        elif answer is None:  # `local` was stopped for it: the race goes on
+            return _race_local(conn, local, expect, carried=reply)
+    if server == "answered" and from_reply(reply.reply, expect) is not None:
+        return from_reply(reply.reply, expect), reply.reply
+    if answer is None:  # an answer that came whole but is no use, after `local` was stopped for it
+        answer = local()
+    return answer, reply.reply
