@@ -268,7 +268,7 @@ def test_a_silent_server_s_time_to_acknowledge_overlaps_the_local_recall(project
     from memdir.stages.recall import api
 
     class Recalled:
-        context, selected, debug = "local context", [], []
+        context, selected, debug, common = "local context", [], [], set()
 
     def recall(*args, **kwargs) -> Recalled:
         time.sleep(1.0)
