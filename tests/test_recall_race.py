@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -21,14 +23,16 @@ def _local(log: list[str], seconds: float = 0.0):
     return local
 
 
-def _reply_later(server: socket.socket, reply: dict, after: float) -> threading.Thread:
-    def send() -> None:
-        time.sleep(after)
-        server.sendall(json.dumps(reply).encode())
-        server.close()
-    thread = threading.Thread(target=send, daemon=True)
-    thread.start()
-    return thread
+def _reply_later(server: socket.socket, reply: dict, after: float) -> subprocess.Popen:
+    """The server's side from another process, as in production: while this process recalls, the race's timer
+    makes it hand the interpreter lock over at each look, and a thread of its own waiting for that lock can be
+    starved for the whole recall (CPython's convoy), so a reply sent from a thread came only after it, if at all."""
+    code = ("import socket, sys, time; time.sleep(float(sys.argv[1])); "
+            "s = socket.socket(fileno=int(sys.argv[2])); s.sendall(sys.argv[3].encode()); s.close()")
+    child = subprocess.Popen([sys.executable, "-c", code, str(after), str(server.fileno()), json.dumps(reply)],
+                             pass_fds=[server.fileno()])
+    server.close()
+    return child
 
 
 def test_no_server_answers_here():

@@ -203,7 +203,10 @@ def _race_local(conn, local, expect: dict | None = None, ack_by: float | None = 
     and cut short by a usable one. No thread waits for the server: starting one, and the hand-overs of the
     interpreter lock it took (to start reading, and to end once the connection closed), cost a stuck server
     about 0.45 ms of CPU over no server at all, and more in wall time on a busy machine (issue 26).
-    `ack_by`: see `race`; the timer's first look is then. `carried`: what a previous race read of the reply."""
+    `ack_by`: see `race`; the timer's first look is then. `carried`: what a previous race read of the reply.
+    Another thread of this process barely runs meanwhile: each look's socket read hands the interpreter lock over
+    and takes it back, which keeps a thread waiting for the lock waking too early to ask for it (CPython's convoy).
+    The hook process runs no other thread; a test that plays the server does so from another process."""
     import _signal
 
     tick = _interrupt_signal()
