@@ -291,16 +291,14 @@ def test_a_reply_that_is_no_answer_stops_the_looks_and_leaves_the_local_answer()
 
 
 def _acknowledge_later(server: socket.socket, after: float, reply: dict | None = None, then: float = 0.0):
-    def send() -> None:
-        time.sleep(after)
-        server.sendall(b" ")
-        if reply is not None:
-            time.sleep(then)
-            server.sendall(json.dumps(reply).encode())
-            server.close()
-    thread = threading.Thread(target=send, daemon=True)
-    thread.start()
-    return thread
+    """The server's acknowledgement (one space), then perhaps its reply, from another process (see _reply_later)."""
+    code = ("import socket, sys, time; time.sleep(float(sys.argv[1])); s = socket.socket(fileno=int(sys.argv[2]));\n"
+            "try:\n s.sendall(b' ')\n if sys.argv[3]:\n  time.sleep(float(sys.argv[4])); s.sendall(sys.argv[3].encode())\n"
+            "except OSError:\n pass\ns.close()")
+    child = subprocess.Popen([sys.executable, "-c", code, str(after), str(server.fileno()),
+                              json.dumps(reply) if reply is not None else "", str(then)], pass_fds=[server.fileno()])
+    server.close()
+    return child
 
 
 def test_a_server_acknowledging_in_its_time_while_the_local_recall_runs_is_waited_for():
