@@ -41,3 +41,31 @@ def test_the_slow_server_verdict_is_judged_on_pairs_not_on_noise():
     assert hook_budgets.slow_verdict(200, same, none).startswith("met")
     low, high = hook_budgets.median_interval([0.001] * 10)
     assert low == high == 0.001
+
+
+def test_the_stuck_servers_queue_is_drained_so_the_next_hook_still_reaches_it(tmp_path):
+    """The slow-server row's listener never answers; left undrained, its queue filled after 128 hooks and the next
+    hook's connection was refused, so it started a real server and the row measured that (speed19)."""
+    import socket
+
+    path = str(tmp_path / "s")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(2)
+    listener.setblocking(False)
+    queued = 0
+    while True:  # hooks connect and leave, until the queue (its backlog, and one more on Linux) is full
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.setblocking(False)
+        refused = client.connect_ex(path) != 0
+        client.close()
+        if refused:
+            break
+        queued += 1
+        assert queued < 50
+    assert queued >= 2 and hook_budgets.drain(listener) == queued
+    after = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    after.setblocking(False)
+    assert after.connect_ex(path) == 0
+    after.close()
+    listener.close()
