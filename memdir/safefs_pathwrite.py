@@ -22,7 +22,8 @@ import contextlib
 import os
 import stat
 
-from memdir import constants as C, safefs, safefs_paths
+from memdir import safefs, safefs_paths
+from memdir.safefs_write import fill, temp_name
 
 _BINARY = getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0) | safefs.CLOEXEC
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX (the tests): a FIFO swapped in never blocks the open
@@ -99,10 +100,6 @@ def _shared(change, *paths: str) -> None:
             time.sleep(wait)
 
 
-def temp_name(name: str) -> str:
-    return f".{name}{C.TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
-
-
 def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, durable: bool = True) -> None:
     """safefs_write.write_bytes by path: a temp file made O_EXCL beside the target, then os.replace over it."""
     path, _ = _entry(root, rel, create_parent=True)
@@ -110,11 +107,7 @@ def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, d
     temp = safefs_paths.child(folder, temp_name(name), rel)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o644)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+        fill(fd, data, durable)
         _entry(root, rel, create_parent=False)  # still no link at the target nor on the way
         _shared(os.replace, temp, path)
     except BaseException:

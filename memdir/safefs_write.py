@@ -25,6 +25,20 @@ def by_path() -> bool:
     return not safefs.BY_DESCRIPTOR
 
 
+def temp_name(name: str) -> str:
+    """The temp file a replacement of `name` is written to beside it (fsio's marker: doctor finds stale ones)."""
+    return f".{name}{TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
+
+
+def fill(fd: int, data: bytes | bytearray, durable: bool) -> None:
+    """Write `data` to the new file `fd` and close it; fsynced when `durable`."""
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
 def _fsync_dir_fd(dfd: int) -> None:
     with contextlib.suppress(OSError):
         os.fsync(dfd)
@@ -65,14 +79,10 @@ def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, d
             if kind == "a symlink":
                 raise safefs.symlink_refusal(rel)
             raise safefs.UnsafePath(f"{rel} is {kind}; memdir only writes regular files")
-        temp = f".{name}{TEMP_MARKER}{os.getpid()}-{os.urandom(4).hex()}"
+        temp = temp_name(name)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | safefs.NOFOLLOW | safefs.CLOEXEC, 0o644, dir_fd=dfd)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                if durable:
-                    handle.flush()
-                    os.fsync(handle.fileno())
+            fill(fd, data, durable)
             os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
             with contextlib.suppress(OSError):
