@@ -147,12 +147,24 @@ def test_the_path_reads_refuse_links_non_files_and_a_file_swapped_after_its_chec
         safefs_write.write_bytes(folder, "team/x.md", b"x")
 
 
+def _prompt_hook(folder: Path, tmp_path: Path, prompt: str) -> subprocess.CompletedProcess:
+    """The prompt hook for `prompt`, offline, in a process without folder descriptors nor O_NOFOLLOW."""
+    import json
+
+    payload = {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
+               "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "MEMDIR_ENGINE": "offline", "MEMDIR_PATH": str(folder),
+           "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_RECALL_SERVER": "0"}
+    return subprocess.run([sys.executable, "-c", WINDOWS_LIKE, "hook", "prompt"], input=json.dumps(payload),
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="the refusals are checked on symlinks")
 def test_without_o_nofollow_the_prompt_hook_writes_through_no_link(folder, tmp_path):
     """The prompt hook's own appends outside safefs (the decision inbox, the decisions shown in a session) opened
     their file with O_NOFOLLOW where it exists, and without it followed a link planted at that name: the prompt,
     redacted or not, went to wherever the link pointed. Without O_NOFOLLOW they are not made at all."""
-    import json
 
     from memdir import constants as C
 
@@ -162,13 +174,7 @@ def test_without_o_nofollow_the_prompt_hook_writes_through_no_link(folder, tmp_p
     target.write_text("untouched\n", encoding="utf-8")
     (state / C.DECISION_INBOX).symlink_to(target)
     (state / C.DECISION_SESSIONS_DIRNAME / "s1").symlink_to(target)
-    payload = {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
-               "hook_event_name": "UserPromptSubmit", "prompt": "when do deploys go out? we decided to use Kafka"}
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "MEMDIR_ENGINE": "offline", "MEMDIR_PATH": str(folder),
-           "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_RECALL_SERVER": "0"}
-    done = subprocess.run([sys.executable, "-c", WINDOWS_LIKE, "hook", "prompt"], input=json.dumps(payload),
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = _prompt_hook(folder, tmp_path, "when do deploys go out? we decided to use Kafka")
     assert done.returncode == 0, done.stderr
     assert target.read_text(encoding="utf-8") == "untouched\n"
 
@@ -176,17 +182,10 @@ def test_without_o_nofollow_the_prompt_hook_writes_through_no_link(folder, tmp_p
 def test_without_o_nofollow_the_prompt_hook_queues_the_prompt_for_decision_capture(folder, tmp_path):
     """Its own writes (the decision inbox, the session's first-prompt marker) were refused without O_NOFOLLOW, so
     no decision was ever captured on native Windows; now each name is lstat-checked, then written."""
-    import json
 
     from memdir import constants as C
 
-    payload = {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
-               "hook_event_name": "UserPromptSubmit", "prompt": "we decided to use Kafka for the event bus"}
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "MEMDIR_ENGINE": "offline", "MEMDIR_PATH": str(folder),
-           "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "MEMDIR_RECALL_SERVER": "0"}
-    done = subprocess.run([sys.executable, "-c", WINDOWS_LIKE, "hook", "prompt"], input=json.dumps(payload),
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = _prompt_hook(folder, tmp_path, "we decided to use Kafka for the event bus")
     assert done.returncode == 0, done.stderr
     state = folder / C.STATE_DIRNAME
     assert "Kafka" in (state / C.DECISION_INBOX).read_text(encoding="utf-8")
