@@ -267,6 +267,13 @@ def _race_local(conn, local, expect: dict | None = None, ack_by: float | None = 
         # as a live server answers better than this process (dense, and checked against the project)
         reply.read(ack_by)
         server = "took" if reply.taken else "answered" if reply.whole else ""
+    return _settle(conn, local, expect, reply, answer, server)
+
+
+def _settle(conn, local, expect: dict | None, reply: _Reply, answer: Answer | None,
+            server: str) -> tuple[Answer | None, dict | None]:
+    """The race's outcome once `local` is done or stopped: `server` is "took" (it said it read the question),
+    "answered" (its reply came whole) or "" (neither)."""
     if server == "took":  # alive and on it: its answer is waited for, as for one that said so before the race
         reply.read(time.monotonic() + TAKEN_GRACE_SECONDS)
         if reply.whole and from_reply(reply.reply, expect) is not None:
