@@ -1,6 +1,7 @@
 """Recall precision on a real memory folder, scored against gold labels written before any run.
 
     .venv/bin/python -m benchmarks.recall_realdata [--folder PATH] [--labels PATH] [--quiet] [--dev-only]
+        [--sets set1,set2] [--engine llm (--relay-dir DIR [--record CASSETTE] | --replay CASSETTE)]
 
 The folder is the real, hand-curated 55-file `shared/realdata/memory-folders/application-pipeline`,
 copied to a temporary folder (recall writes its `.memdir/` cache there). The prompts and, per
@@ -18,6 +19,8 @@ Rows, all from the same run:
 - "lexical+dense half full": the newest half of the memories with their full vector, the rest coarse;
 - "offline lexical+dense": the same fused with the dense model (what the warm server answers), when
   `memdir[dense]` is installed.
+With `--engine llm`, the one row is the llm engine with a model in the loop instead ("llm (relay; no latency)":
+benchmarks/recall_realdata_llm.py).
 Scores are defined in benchmarks/realdata_labels.py. Each prompt's picks are printed marked
 + (gold) or - (not gold), with the gold files it missed. The run pins PYTHONHASHSEED=0 unless one
 is set, because the lexical ranking varies with string hashing (see `benchmarks.common.pinned_hash_seed`).
@@ -47,6 +50,7 @@ from benchmarks.realdata_labels import (
 )
 from memdir import constants as C
 from memdir.config import Settings
+from memdir.errors import MemdirError
 from memdir.evals.realdata_path import locate_realdata, missing_reason
 from memdir.scan import scan
 from memdir.stages.recall.api import recall
@@ -125,14 +129,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="only the score table")
     parser.add_argument("--dev-only", action="store_true",
                         help="skip the held-out sets entirely (while tuning: look at them once, at the end)")
+    parser.add_argument("--sets", help="only these sets, comma-separated (e.g. set1)")
+    parser.add_argument("--engine", choices=["offline", "llm"], default="offline",
+                        help="llm: memdir's llm engine with a model in the loop (--relay-dir or --replay)")
+    parser.add_argument("--relay-dir", help="--engine llm: where NNNN.request.md is written and NNNN.response.json read")
+    parser.add_argument("--record", metavar="CASSETTE", help="--engine llm: record every answer as a cassette")
+    parser.add_argument("--replay", metavar="CASSETTE", help="--engine llm: answer from a recorded cassette")
+    parser.add_argument("--misses", type=Path, default=Path("eval-runs") / "recall_realdata-replay-misses",
+                        help="--replay: where a request the cassette lacks is written, with its diff")
     args = parser.parse_args(argv)
     try:
-        labels = load_labels(args.labels)
+        labels = chosen_labels(args)
     except LabelError as exc:
         print(f"recall_realdata: {exc}", file=sys.stderr)
         return 2
-    if args.dev_only:
-        labels = Labels(labels.folder, [case for case in labels.cases if not case.held_out])
     source = args.folder or default_folder(labels)
     if source is None or not source.is_dir():
         print(f"recall_realdata: memory folder not found ({source or missing_reason()}); pass --folder", file=sys.stderr)
@@ -142,27 +152,58 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall_realdata: {args.labels}: gold files not in {source}: {', '.join(unknown)}; fix the labels",
               file=sys.stderr)
         return 2
+    with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
+        folder = Path(tmp) / "memory"
+        shutil.copytree(source, folder)
+        if args.engine == "llm":
+            from benchmarks.recall_realdata_llm import LATENCY_NOTE, run_llm
+
+            try:
+                runs = [run_llm(folder, labels, relay_dir=args.relay_dir, record=args.record, replay=args.replay,
+                                misses=args.misses)]
+            except MemdirError as exc:
+                print(f"recall_realdata: {exc}", file=sys.stderr)
+                return 1
+            print(f"({runs[0].mode}: {LATENCY_NOTE})")
+        else:
+            runs = offline_runs(folder, labels)
+    print("\n".join(report(runs, labels, args.quiet)))
+    return 0
+
+
+def chosen_labels(args: argparse.Namespace) -> Labels:
+    """The labels with only the prompts asked for (`--dev-only`, `--sets`); LabelError names a set not there."""
+    labels = load_labels(args.labels)
+    if args.dev_only:
+        labels = Labels(labels.folder, [case for case in labels.cases if not case.held_out])
+    if args.sets:
+        wanted = [name.strip() for name in args.sets.split(",") if name.strip()]
+        unknown = [name for name in wanted if name not in labels.set_names()]
+        if unknown:
+            raise LabelError(f"--sets: no set {', '.join(unknown)} in {args.labels} "
+                             f"(sets: {', '.join(labels.set_names())})")
+        labels = Labels(labels.folder, [case for case in labels.cases if case.set_name in wanted])
+    return labels
+
+
+def offline_runs(folder: Path, labels: Labels) -> list[Run]:
     from memdir.embed_models import with_second
     from memdir.embeddings import shared_model
 
     dense = with_second(shared_model())  # MEMDIR_DENSE_SECOND: a second opinion (embed_models)
-    with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
-        folder = Path(tmp) / "memory"
-        shutil.copytree(source, folder)
-        runs = [run(f"top-{BASELINE_TOP} lexical (old)", top_lexical(folder), labels),
-                run("offline lexical", offline(folder), labels)]
-        if dense is None:
-            print("(dense model not installed or MEMDIR_DENSE=0: no lexical+dense row; pip install 'memdir[dense]')")
-        else:
-            headers = scan(folder).headers
-            dense.embed_coarse(folder, headers)  # the first minutes of a large folder
-            runs.append(run("lexical+dense coarse", offline(folder, dense), labels))
-            dense.embed_missing(folder, headers[: len(headers) // 2])  # the hours after: full vectors, newest first
-            runs.append(run("lexical+dense half full", offline(folder, dense), labels))
-            dense.embed_missing(folder, headers)
-            runs.append(run("offline lexical+dense", offline(folder, dense), labels))
-    print("\n".join(report(runs, labels, args.quiet)))
-    return 0
+    runs = [run(f"top-{BASELINE_TOP} lexical (old)", top_lexical(folder), labels),
+            run("offline lexical", offline(folder), labels)]
+    if dense is None:
+        print("(dense model not installed or MEMDIR_DENSE=0: no lexical+dense row; pip install 'memdir[dense]')")
+        return runs
+    headers = scan(folder).headers
+    dense.embed_coarse(folder, headers)  # the first minutes of a large folder
+    runs.append(run("lexical+dense coarse", offline(folder, dense), labels))
+    dense.embed_missing(folder, headers[: len(headers) // 2])  # the hours after: full vectors, newest first
+    runs.append(run("lexical+dense half full", offline(folder, dense), labels))
+    dense.embed_missing(folder, headers)
+    runs.append(run("offline lexical+dense", offline(folder, dense), labels))
+    return runs
 
 
 if __name__ == "__main__":

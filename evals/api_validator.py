@@ -20,6 +20,8 @@ Rules:
   documented, `between_tools` only on Sonnet 5.5 and not above high effort); no forced tool_choice
   where the model rejects it;
 - tools: unique names matching ^[a-zA-Z0-9_-]{1,128}$ with an object input_schema;
+- output_config: only the SDK's `OutputConfigParam` keys; a `format` is `{"type": "json_schema", "schema": {...}}`
+  whose every object schema says `additionalProperties: false` (structured outputs reject any other);
 - batches: only `requests`; 1..100,000 requests and at most 256 MB; custom_id matching
   ^[a-zA-Z0-9_-]{1,64}$ and unique; each `params` a valid non-streaming request.
 """
@@ -92,6 +94,49 @@ def _check_thinking(body: dict, errors: list[str]) -> None:
         errors.append(f"thinking.type 'between_tools' is not supported on {model}")
     if kind in ("disabled", "between_tools") and effort in ("xhigh", "max"):
         errors.append(f"thinking.type {kind!r} cannot be combined with effort {effort!r}")
+
+
+def _closed_objects(schema: object, where: str, errors: list[str]) -> None:
+    """Structured outputs accept an object schema only with `additionalProperties: false`."""
+    if isinstance(schema, list):
+        for i, item in enumerate(schema):
+            _closed_objects(item, f"{where}.{i}", errors)
+        return
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
+        errors.append(f"{where}: an object schema needs additionalProperties: false for structured outputs")
+    for key, value in schema.items():
+        if isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples"):
+            _closed_objects(value, f"{where}.{key}", errors)
+
+
+def _check_output_config(body: dict, errors: list[str]) -> None:
+    from anthropic.types.json_output_format_param import JSONOutputFormatParam
+    from anthropic.types.output_config_param import OutputConfigParam
+
+    config = body.get("output_config")
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        errors.append("output_config: must be an object")
+        return
+    errors += [f"output_config.{key}: Extra inputs are not permitted" for key in config
+               if key not in OutputConfigParam.__annotations__]
+    form = config.get("format")
+    if form is None:
+        return
+    if not isinstance(form, dict):
+        errors.append("output_config.format: must be an object")
+        return
+    errors += [f"output_config.format.{key}: Extra inputs are not permitted" for key in form
+               if key not in JSONOutputFormatParam.__annotations__]
+    if form.get("type") != "json_schema":
+        errors.append(f"output_config.format.type {form.get('type')!r} must be 'json_schema'")
+    if not isinstance(form.get("schema"), dict):
+        errors.append("output_config.format.schema: Field required (a JSON schema object)")
+    else:
+        _closed_objects(form["schema"], "output_config.format.schema", errors)
 
 
 def _check_tools(body: dict, errors: list[str]) -> None:
@@ -232,6 +277,7 @@ def validate_message_request(body: dict, *, in_batch: bool = False, beta: bool =
     _check_messages(body, errors)
     _check_cache_control(body, errors)
     _check_thinking(body, errors)
+    _check_output_config(body, errors)
     _check_tools(body, errors)
     return errors
 

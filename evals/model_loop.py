@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -70,14 +70,16 @@ class ModelLoop:
         self.started = float(int(time.time()))  # manifest stamps are whole seconds
         self._lock = threading.Lock()  # the server answers on a thread per request
 
-    def begin(self, session: str, memory_dir: Path) -> None:
+    def begin(self, session: str, memory_dir: Path, also: Mapping[str, str] | None = None) -> None:
+        """`also`: more of this run's text that differs between runs, mapped to its placeholder (recall's
+        benchmark: the copied folder's file times, which are those of whenever the real data was provisioned)."""
         self.session = session
         self.sessions.add(session)
         from memdir.stages.extractor.platform_paths import shown_path
 
         # (the request shows a folder under the home folder as `~/...`: a TMPDIR there is the same folder)
         self.volatile = {str(memory_dir): MEMORY_DIR, str(memory_dir.resolve()): MEMORY_DIR,
-                         shown_path(memory_dir): MEMORY_DIR}
+                         shown_path(memory_dir): MEMORY_DIR, **(also or {})}
 
     def label(self, engine: str) -> str:
         """What answered, for the report: "relay", "replay of DIR + relay", "anthropic, recorded to DIR"."""

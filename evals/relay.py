@@ -8,7 +8,9 @@ relay folder, a cassette or the real API (evals/model_loop.py chains them).
 The relay folder (`RelayDir`): request NNNN is written as `NNNN.request.json` (the body as sent) and
 `NNNN.request.md` (what the model sees, with how to answer), and the server waits for
 `NNNN.response.json`: a Messages API response body, or the short form `{"content": [...], "stop_reason":
-...}` with id, model, usage and tool_use ids filled in. An answer that is not valid yet is reported in
+...}` with id, model, usage and tool_use ids filled in; a request that asks for a structured output
+(`output_config.format`) takes its JSON as the text, checked against the schema (evals/structured_answer.py).
+An answer that is not valid yet is reported in
 `NNNN.response.problem.txt` and read again when the file changes. No answer within MEMDIR_RELAY_TIMEOUT
 seconds (default 1800) fails the run with one line.
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 from memdir.errors import MemdirError
 from memdir.evals.api_validator import validate
 from memdir.evals.request_text import render_for_relay, session_tag
+from memdir.evals.structured_answer import answer_problem, output_schema
 from memdir.fsio import atomic_write_text
 from memdir.record import Record
 
@@ -193,6 +196,10 @@ def complete_response(answer: object, request: dict, number: str) -> dict:
         "usage": answer.get("usage") or {"input_tokens": len(json.dumps(request)) // 4,
                                          "output_tokens": max(1, len(json.dumps(blocks)) // 4)},
     }
+    schema = output_schema(request)
+    problem = answer_problem(blocks, schema) if schema is not None and full["stop_reason"] == "end_turn" else None
+    if problem:
+        raise ResponseError(f"content: {problem}")
     from anthropic.types import Message
     from pydantic import ValidationError
 

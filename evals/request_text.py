@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from memdir.evals.structured_answer import example, output_schema
+
 ANSWER_HELP = """\
 Answer as the model: write `{name}` in this folder, a Messages API response body. The short form is enough:
 
@@ -21,6 +23,17 @@ Answer as the model: write `{name}` in this folder, a Messages API response body
 `id`, `model`, `usage` and the tool_use ids are filled in; `stop_reason` defaults to `tool_use` when a
 tool is called, else `end_turn`. Only the tools listed below exist. Write the file in one go (or write it
 elsewhere and rename it in): a file that is not yet valid JSON is read again when it changes."""
+
+STRUCTURED_HELP = """\
+Answer as the model: write `{name}` in this folder, a Messages API response body. This request asks for a
+structured output: the reply is one text block whose text is JSON matching the output schema at the end (the
+real API allows nothing else), and `stop_reason` is `end_turn`. The short form is enough:
+
+    {example}
+
+`id`, `model` and `usage` are filled in. An answer whose text does not fit the schema is explained in one
+line in `{problem}`, and read again when the file changes. Write the file in one go (or
+write it elsewhere and rename it in)."""
 
 
 def _json(value: object) -> str:
@@ -66,6 +79,8 @@ def _content_blocks(content: object) -> list[dict]:
 
 def _settings_line(body: dict) -> str:
     shown = {key: body[key] for key in sorted(body) if key not in ("system", "tools", "messages")}
+    if output_schema(body) is not None:  # the schema has a section of its own, at the end
+        shown["output_config"] = {k: v for k, v in body["output_config"].items() if k != "format"}
     return ", ".join(f"{key}: {json.dumps(value, sort_keys=True)}" for key, value in shown.items())
 
 
@@ -88,6 +103,9 @@ def render_request(body: dict) -> str:
         out.append(_rule(f"message {n}: {message.get('role')}", "-"))
         for block in _content_blocks(message.get("content")):
             out += [*block_text(block), ""]
+    schema = output_schema(body)
+    if schema is not None:
+        out += [_rule("output schema (output_config.format: the reply's text is JSON of this form)"), _json(schema)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -103,4 +121,14 @@ def render_for_relay(body: dict, *, number: str, session: str, note: str = "") -
     tag = session_tag(session)
     head = f"# Relay request {number}" + (f" (session {tag})" if tag else "")
     why = f"Not in the cassette: {note}.\n\n" if note else ""
-    return f"{head}\n\n{ANSWER_HELP.format(name=f'{number}.response.json')}\n\n{why}{render_request(body)}"
+    return f"{head}\n\n{_how_to_answer(body, number)}\n\n{why}{render_request(body)}"
+
+
+def _how_to_answer(body: dict, number: str) -> str:
+    schema = output_schema(body)
+    if schema is None:
+        return ANSWER_HELP.format(name=f"{number}.response.json")
+    short = {"content": [{"type": "text", "text": json.dumps(example(schema), ensure_ascii=False)}],
+             "stop_reason": "end_turn"}
+    return STRUCTURED_HELP.format(name=f"{number}.response.json", problem=f"{number}.response.problem.txt",
+                                  example=json.dumps(short, ensure_ascii=False))

@@ -12,9 +12,14 @@ from memdir import inert
 from memdir.scan import Header
 
 
+def shown_time(h: Header) -> str:
+    """The memory's time as a manifest line shows it: `2026-03-28T10:30:00Z`."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
+
+
 def manifest_line(h: Header) -> str:
     """`- [type] path.md (2026-03-28T10:30:00Z): description`, type and description omitted when missing."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
+    stamp = shown_time(h)
     line = "- "
     if h.type:
         line += f"[{h.type}] "

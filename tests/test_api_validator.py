@@ -50,12 +50,31 @@ def test_a_valid_request_passes():
     (_ok(model="claude-haiku-5-5", thinking={"type": "between_tools"}), "'between_tools' is not supported"),
     (_ok(thinking={"type": "between_tools"}, output_config={"effort": "max"}), "cannot be combined"),
     (_ok(output_config={"effort": "extreme"}), "effort 'extreme'"),
+    (_ok(output_config={"format": {"type": "json", "schema": {"type": "object", "additionalProperties": False}}}),
+     "output_config.format.type 'json' must be 'json_schema'"),
+    (_ok(output_config={"format": {"type": "json_schema", "schema": {"type": "object", "properties": {
+        "a": {"type": "object"}}, "additionalProperties": False}}}), "schema.properties.a: an object schema needs"),
+    (_ok(output_config={"format": {"type": "json_schema"}}), "output_config.format.schema: Field required"),
+    (_ok(output_config={"schema": {}}), "output_config.schema: Extra inputs are not permitted"),
     (_ok(tool_choice={"type": "any"}, tools=[{"name": "Read", "input_schema": {"type": "object"}}]), "forced tool use"),
     (_ok(tools=[{"name": "bad name", "input_schema": {"type": "object"}}]), "must match"),
 ])
 def test_each_rule_names_the_violation(body, expected):
     errors = validate_message_request(body)
     assert any(expected in e for e in errors), errors
+
+
+def test_the_recall_selectors_request_is_one_the_api_accepts():
+    """What recall/llm_select.py sends: the SDK's model id, thinking off at low effort, its output format."""
+    from memdir.config import Settings
+    from memdir.llm import thinking_options
+    from memdir.stages.recall.llm_select import _output_format
+
+    settings = Settings()
+    options = thinking_options(settings.recall_model, think=False, effort="low")
+    body = _ok(model=settings.recall_model, system="pick",
+               output_config={**options.pop("output_config"), "format": _output_format()}, **options)
+    assert validate_message_request(body) == []
 
 
 def _cached(ttl=None) -> dict:
