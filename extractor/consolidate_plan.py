@@ -162,7 +162,31 @@ def _merged(kept: Memory, folded: list[Memory], text: str | None, dropped: list[
         value = sections[prefix]
         if value:
             body = body_sections.set_section(body, prefix, value)
-    return kept.model_copy(update={"body": body})
+    return kept.model_copy(update={"body": body, "extra": _fields_folded(kept.extra, [m.extra for m in folded])})
+
+
+# Frontmatter a merge never carries over from a memory that goes: its own identity and stamps, and its link to what
+# superseded it (the kept memory's are the ones that hold).
+_OWN_KEYS = frozenset({"node_type", "type", "modified", "originSessionId", SUPERSEDED_KEY})
+
+
+def _fields_folded(kept: dict[str, object], folded: list[dict[str, object]]) -> dict[str, object]:
+    """The kept memory's other frontmatter fields, with those of the memories folded into it that it lacks (a
+    user's `tags:`, `owner:`...), lists joined: a merge kept them only in history (hostile19). On a clash of
+    values the kept memory's stands; the other is in the merged file's history."""
+    out = dict(kept)
+    for extra in folded:
+        for key, value in extra.items():
+            if key in _OWN_KEYS:
+                continue
+            mine = out.get(key)
+            if key == "metadata" and isinstance(value, dict):
+                out[key] = _fields_folded(mine if isinstance(mine, dict) else {}, [value])
+            elif key not in out:
+                out[key] = value
+            elif isinstance(mine, list) and isinstance(value, list):
+                out[key] = mine + [item for item in value if item not in mine]
+    return out
 
 
 def _relink(current: dict[str, Memory], memories: dict[str, Memory], old: Memory, kept: Memory,

@@ -67,16 +67,27 @@ def inside(target: str, cwd: str | None, root: Path) -> bool:
 
 
 def folder_name(cwd: str | None) -> str | None:
-    """The last part of a session's `cwd` under its own platform's rules (`C:\\work\\shop` -> shop), None
-    when there is none. Only the name: a full path would tell the model the user's home folder for nothing."""
+    """A session's `cwd` as the extraction request names it: its last two parts under its own platform's
+    rules, `~/` in front when they sit right below the home folder and `…/` when more is left out
+    (`C:\\Users\\x\\.local\\bin` -> `~/.local/bin`, `/srv/www/shop/api` -> `…/shop/api`). Not the full path,
+    which would tell the model the user's login for nothing; not the last part alone, which misled when it was
+    generic (`bin`, `src`: found by a model reading the requests). None for no folder or the home folder."""
     if not cwd:
         return None
     flavour = ntpath if is_windows_path(cwd) else posixpath
     trimmed = cwd.rstrip("\\/")
     if _HOME.match(trimmed.replace("\\", "/")):  # the home folder's name is the user's login, not a project
         return None
-    name = "".join(ch for ch in flavour.basename(trimmed) if _shown(ch))[:C.FOLDER_NAME_MAX]
-    return name if name not in ("", ".", "..", "~") else None
+    home = home_of(trimmed)
+    drive, below = ("", trimmed[len(home):]) if home else flavour.splitdrive(trimmed)
+    parts = ["".join(ch for ch in part if _shown(ch)) for part in re.split(r"[\\/]", below) if part]
+    if not parts or parts[-1] in ("", ".", "..", "~"):
+        return None
+    if len(parts) > 2 or drive.startswith(("\\", "//")):  # a UNC share's server is left out with the rest
+        lead = "…/"
+    else:
+        lead = "~/" if home else drive + "/" if below.startswith(("/", "\\")) else ""
+    return (lead + "/".join(p for p in parts[-2:] if p))[-C.FOLDER_NAME_MAX:]
 
 
 # A home folder (Linux, macOS, Windows, WSL's view of Windows) or root's: a session there has no project.

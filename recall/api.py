@@ -13,7 +13,7 @@ from memdir.scan import Header, ScanResult, scan
 from memdir.stages.recall import state
 from memdir.stages.recall.inject import render_all
 from memdir.stages.recall.manifest import candidates
-from memdir.stages.recall.offline import select_offline
+from memdir.stages.recall.offline import common_words, select_offline
 
 TYPE_CHECKING = False  # typing costs ~3 ms on the prompt hook's path
 if TYPE_CHECKING:
@@ -119,6 +119,8 @@ def recall(
     if chosen_engine in ("llm", "claude-code"):
         tools = tools() if callable(tools) else tools  # read once: the offline choice below reuses them
         selected = _select_by_model(chosen_engine, result, query, pool, tools, settings, client, env)
+        if selected is not None:  # the model chose: the decisions' common-word bar still needs the folder's words
+            result.common = common_words(query, pool, memory_dir)
     if result.usage and (record if log_usage is None else log_usage):
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:

@@ -302,6 +302,12 @@ def signals(query: str, headers: list[Header],
                    about_folder(margins), order)
 
 
+def common_words(query: str, headers: list[Header], token_cache: str | os.PathLike | None = None) -> set[str]:
+    """The prompt's words (stems) common to `headers`, which make no match on their own: what `select_offline`'s
+    `common` gets, for a selection made by a model (recent decisions face the same bar as memories)."""
+    return set(signals(query, headers, None, None, token_cache).found.common)
+
+
 def select_offline(query: str, headers: list[Header], limit: int = 5,
                    tools: list[str] | Callable[[], list[str]] | None = None,
                    similarities: list[float | None] | Callable[[], list[float | None] | None] | None = None,

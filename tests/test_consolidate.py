@@ -93,6 +93,32 @@ def test_every_old_version_is_restorable_after_a_merge(store, memory_dir):
         assert (memory_dir / rel).read_bytes() == before[rel]
 
 
+def test_a_merge_keeps_the_custom_frontmatter_of_the_memories_that_go(store, memory_dir):
+    """hostile19: a user's own fields (`tags:`, `owner:`) of a memory merged into another lived only in history.
+    The kept memory gains the fields it lacks, lists are joined; on a clash the kept memory's value stands."""
+    a = store.save(Memory(name="Use pnpm", description="Use pnpm, not npm", type=MemoryType.feedback,
+                          body="Use pnpm, not npm, in this repo.", extra={"tags": ["tooling"], "owner": "ana"})).rel_path
+    b = store.save(Memory(name="Package manager", description="use pnpm not npm", type=MemoryType.feedback,
+                          body="use pnpm not npm in this repo",
+                          extra={"tags": ["tooling", "ci"], "owner": "bo", "ticket": "OPS-12"})).rel_path
+    [merge] = consolidate(memory_dir, engine="offline", today=TODAY).plan.merges
+    kept = store.load(merge.keep)
+    mine, other = (a, b) if merge.keep == a else (b, a)
+    assert kept.extra["ticket"] == "OPS-12" and sorted(kept.extra["tags"]) == ["ci", "tooling"]
+    assert kept.extra["owner"] == ("ana" if mine == a else "bo")
+    assert not (memory_dir / other).exists()
+
+
+def test_in_claude_codes_form_custom_metadata_is_folded_but_not_the_other_files_identity():
+    from memdir.stages.extractor.consolidate_plan import _fields_folded
+
+    kept = {"metadata": {"originSessionId": "s1", "modified": "2026-03-01T00:00:00.000Z"}}
+    gone = {"metadata": {"originSessionId": "s2", "modified": "2026-03-02T00:00:00.000Z", "team": "billing"},
+            "superseded_by": "x"}
+    assert _fields_folded(kept, [gone]) == {"metadata": {"originSessionId": "s1", "modified": "2026-03-01T00:00:00.000Z",
+                                                         "team": "billing"}}
+
+
 def test_a_negation_is_never_merged_offline_it_is_listed(store, memory_dir):
     a = _save(store, "Rebase", "Always rebase feature branches on main before pushing them to the remote.")
     b = _save(store, "No rebase", "Never rebase feature branches on main before pushing them to the remote.")

@@ -93,3 +93,21 @@ def test_the_warm_servers_answer_says_which_words_are_common_too(real_folder, tm
     assert answer is not None and "pipelin" in answer.common
     journal = str(decisions_dir(real_folder, project, compat=False) / C.DECISIONS_JOURNAL)
     assert NIGHTLY not in claimed_context(str(real_folder), "s1", prompt, answer, journal, index_loaded=False)
+
+
+def test_when_the_model_picks_the_memories_decisions_still_face_the_folders_common_words(real_folder, api):
+    """dec19 left the llm recall engine without the common-word set: its decisions faced only the journal's own
+    bar, too small to call "pipeline" common. The set is now the one the offline selector would have found."""
+    from memdir.config import Settings
+    from memdir.stages.recall.api import recall
+    from memdir.stages.recall.decision_filter import relevant_decisions
+    from tests import api_payloads as P
+
+    prompt = "how is my application pipeline looking this week?"
+    offline = recall(real_folder, prompt, settings=Settings(engine="offline"), record=False)
+    assert offline.common  # "pipeline" and more: the bar has something to say on this folder
+    api.post("/v1/messages").mock(return_value=P.selection(scan(real_folder).headers[0].rel_path))
+    chosen = recall(real_folder, prompt, settings=Settings(engine="llm", max_attempts=1), record=False)
+    assert chosen.engine == "llm" and chosen.common == offline.common
+    records = [d.model_dump(mode="json") for d in JOURNAL]
+    assert not relevant_decisions(prompt, records, chosen.context, chosen.common)

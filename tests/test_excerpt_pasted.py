@@ -100,3 +100,27 @@ def test_a_prompt_the_prompt_box_wrapped_is_one_typed_line_not_an_indented_block
                "  11:17:32-2026-01-20 11:18:02.772两个时间点解锁失败的原因以及2026-01-20 13:52:23-2026-01-20           \n"
                "  13:52:25.959两个时间点解锁延迟的原因")
     assert "<pasted>" not in _shown(tmp_path, [_prompt(wrapped)])
+
+
+DIFF = ("diff --git a/app/config.py b/app/config.py\nindex 3f2a1bc..9d8e7f6 100644\n--- a/app/config.py\n"
+        "+++ b/app/config.py\n@@ -10,7 +10,7 @@ class Settings:\n-    timeout = 30\n+    timeout = 60\n+import os\n"
+        "     retries = 3")
+FRAME = ("╭──────────────────────────────────────────╮\n│ > Try \"refactor the billing module\"        │\n"
+         "╰──────────────────────────────────────────╯\n  ⎿  Interrupted by user")
+
+
+def test_an_unfenced_diff_and_a_copied_terminal_frame_are_marked_and_the_users_words_are_not(tmp_path):
+    """relay12 asked whether a diff and Claude Code's own box-drawn prompt, pasted without fences, reach the model as
+    the user's words: they do not (few letters for their length); the user's line after each stays theirs. (What
+    relay12 saw unmarked were one-line pastes inside a typed line, "● API Error: ... coś się dzieje?": left as is.)"""
+    shown = _shown(tmp_path, [_prompt(DIFF + "\n\nThis change broke the retries, revert it."),
+                              _prompt("What I see:\n\n" + FRAME + "\n\nWhy does it stop there?")])
+    assert _pasted(shown) == [escape_tags(DIFF), escape_tags(FRAME)]
+    assert "</pasted>\n\nThis change broke the retries, revert it.\n</message>" in shown
+    assert "</pasted>\n\nWhy does it stop there?\n</message>" in shown
+
+
+def test_the_users_own_lines_that_start_with_a_sign_are_not_a_diff(tmp_path):
+    own = ("Two things for the release:\n- keep the changelog short\n- tag it v2.1\n+1 on the plan from yesterday, "
+           "and -20% on the bundle size is the goal we agreed with the team last week.")
+    assert "<pasted>" not in _shown(tmp_path, [_prompt(own)])
