@@ -250,8 +250,9 @@ def standing_rule(sentence: str) -> str | None:
     """Why this sentence states a rule for future work ("standing", "consent", "format", ...), or None."""
     if _INSTRUCTIONS_FILE.search(sentence):
         return "instructions-file"
-    if _WITHOUT_CONSENT.search(sentence):
-        return "consent"
+    if (consent := _WITHOUT_CONSENT.search(sentence)) and not (
+            _GATES_THE_THING_AT_HAND.search(sentence[: consent.start()]) and not standing_word(sentence)):
+        return "consent"  # not "please write it without asking": the file at hand (fresh set 13), no rule
     if _REPLY_FORMAT.search(sentence):
         return "format"
     if _WANT_YOU.search(sentence) and (standing_word(sentence) or _FIRST_THEN.search(sentence)):

@@ -32,6 +32,9 @@ from tests.offline_drafts import drafts as _drafts
     # emphasis is not scope: "absolutely don't run [it]" said of the sample at hand
     "絶対に実行しないでください。",
     "千万别运行",
+    # "without asking" about the thing at hand (a write the user had just rejected by mistake)
+    "I rejected it by accident, please create it without asking.",
+    "Merge that without asking me.",
 ])
 def test_a_one_off_instruction_saves_nothing(noise):
     assert _drafts(noise) == []
@@ -39,6 +42,8 @@ def test_a_one_off_instruction_saves_nothing(noise):
 
 @pytest.mark.parametrize("rule", [
     "Never run the benchmark again without asking.",  # standing: "never"
+    "Commit the formatting fixes without asking me.",  # a kind of change, not the one at hand
+    "Do it without asking me every time.",  # "every time" makes it stand
     "Never change the public API of the SDK.",
     "From now on, don't touch the generated files.",
     "Ne modifie jamais les fichiers générés.",
