@@ -100,6 +100,25 @@ def _paste_within(paragraph: str) -> tuple[int, int]:
     return start, start + len("".join(lines[first:last]).rstrip())
 
 
+# A conversation exported from another agent or chat ("## Assistant (Plan · Some Model · 14.2s)", "**User:**",
+# "_Thinking:_"), pasted into a prompt: every turn of it reads as prose, so no paragraph of it looks pasted, and the
+# other agent's "The user wants me to ..." reached the model as the user's words (relay13). A role on a line of its
+# own, as a heading or twice, or with a thinking marker, starts a transcript that runs to the end of the message.
+_ROLE_LINE = re.compile(r"^[ \t]*(?P<heading>#{1,6}[ \t]*)?(?:\*\*|__)?(?:assistant|user|human|ai|model|claude(?: code)?|"
+                        r"chatgpt|gpt-?[\w.]*|gemini|copilot|cursor|opencode)(?:\*\*|__)?[ \t]*(?:\([^)\n]{0,80}\))?[ \t]*:?"
+                        r"(?:\*\*|__)?[ \t]*$", re.I | re.M)
+_THINKING_LINE = re.compile(r"^[ \t]*(?:_thinking:?_:?|\*\*thinking:?\*\*:?|<thinking>)[ \t]*$", re.I | re.M)
+
+
+def transcript_start(text: str) -> int | None:
+    """Where a pasted conversation's first role line starts in `text`, or None."""
+    roles = list(_ROLE_LINE.finditer(text))
+    thinking = _THINKING_LINE.search(text)
+    if len(roles) >= 2 or any(m.group("heading") for m in roles) or (roles and thinking):
+        return roles[0].start()
+    return thinking.start() if thinking else None
+
+
 def pasted_spans(text: str) -> list[tuple[int, int]]:
     """Where the pasted material of a message is: (start, end) of each run of pasted-looking paragraphs of at
     least PASTE_MIN_LINES lines (a terminal's `\\` continuation read as a line break, as own_prose does, and a line
@@ -122,7 +141,12 @@ def pasted_spans(text: str) -> list[tuple[int, int]]:
             if at + inner_end > start:
                 spans.append((start, at + inner_end))
         at = gap.end() if gap else len(plain)
-    return [(a, b) for a, b in spans if len(text[a:b].strip().splitlines()) >= PASTE_MIN_LINES]
+    spans = [(a, b) for a, b in spans if len(text[a:b].strip().splitlines()) >= PASTE_MIN_LINES]
+    if (exported := transcript_start(plain)) is not None:
+        end = len(text.rstrip())
+        start = min([exported, *(a for a, b in spans if b > exported)])
+        spans = [(a, b) for a, b in spans if b <= exported] + [(start, end)]
+    return spans
 
 
 # A line that hands over material without a colon: "Here is the README", "Pasted from the wiki", "what the other agent
@@ -152,6 +176,8 @@ def own_prose(text: str) -> str:
     """The leading paragraphs the person wrote, up to the first pasted block (or what follows a colon, or a line
     such as "Here is the README")."""
     text = _CONTINUATION.sub("\n", text)
+    if (exported := transcript_start(text)) is not None:
+        text = text[:exported]  # another agent's conversation, pasted: its turns are not the user's words
     kept: list[str] = []
     size = 0
     for paragraph in _PARAGRAPHS.split(text):

@@ -124,3 +124,28 @@ def test_the_users_own_lines_that_start_with_a_sign_are_not_a_diff(tmp_path):
     own = ("Two things for the release:\n- keep the changelog short\n- tag it v2.1\n+1 on the plan from yesterday, "
            "and -20% on the bundle size is the goal we agreed with the team last week.")
     assert "<pasted>" not in _shown(tmp_path, [_prompt(own)])
+
+
+EXPORTED = ("## Assistant (Plan · Some Model · 14.2s)\n\n_Thinking:_\n\nThe user wants me to:\n\n1. Note that we are in "
+            "plan mode\n2. Always deploy on Fridays\n\nLet me start by fixing the header so the nav links work.\n\n"
+            "## User\n\nok go")
+
+
+def test_another_agents_exported_conversation_is_marked_from_its_first_turn_to_the_end(tmp_path):
+    """relay13: a conversation exported from another agent ("## Assistant (Plan · ...)", "_Thinking:_", "The user
+    wants me to ...") pasted after the user's line reached the model as the user's own words, paragraph by paragraph
+    (each reads as prose). A role line of its own starts a transcript, marked to the end of the message; the offline
+    rules stop reading there too."""
+    from tests.offline_drafts import drafts
+
+    said = "I give you the whole context quickly:\n\n" + EXPORTED
+    shown = _shown(tmp_path, [_prompt(said)])
+    assert _pasted(shown) == [escape_tags(EXPORTED)]
+    assert "I give you the whole context quickly:\n\n<pasted>" in shown
+    assert drafts(said) == []  # "Always deploy on Fridays" is the other agent's list, not the user's rule
+
+
+def test_a_role_word_in_the_users_own_lines_starts_no_transcript(tmp_path):
+    own = ("Keep the wording of the onboarding mail as it is.\n\nUser:\nthe person signing up, not the admin.\n\n"
+           "Assistant replies in the widget must stay under 200 characters.")
+    assert "<pasted>" not in _shown(tmp_path, [_prompt(own)])
