@@ -149,3 +149,13 @@ def test_a_role_word_in_the_users_own_lines_starts_no_transcript(tmp_path):
     own = ("Keep the wording of the onboarding mail as it is.\n\nUser:\nthe person signing up, not the admin.\n\n"
            "Assistant replies in the widget must stay under 200 characters.")
     assert "<pasted>" not in _shown(tmp_path, [_prompt(own)])
+
+
+def test_the_system_prompt_says_what_claude_codes_paste_stand_ins_are(tmp_path):
+    """relay13: "[Pasted text #1 +18 lines]" and "[...Truncated text #1 +9740 lines...]" reached the model unexplained;
+    the system prompt now says they stand for pasted text that is not in the request."""
+    request = build_request([_prompt("Te doy el contexto: [Pasted text #1 +9767 lines]")], tmp_path / "memory",
+                            Settings(engine="llm"), date(2026, 3, 2))
+    system = request["system"][0]["text"]
+    assert '"[Pasted text #N +K lines]" and "[...Truncated text #N +K lines...]"' in system
+    assert "whose content is not here" in system
