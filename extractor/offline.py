@@ -172,7 +172,7 @@ def apply(
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
     outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run, source=source, session=session)
-    note = language_note(messages)
+    note = language_note(messages, dense_read=dense.wanted())
     outcome.notes += [note] if note else []
     return outcome
 

@@ -3,12 +3,15 @@ score keeps, and the switch. A fake embedder stands in for the model (fast); one
 
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 import pytest
 
 from memdir import constants as C
 from memdir.stages.extractor import offline_dense as dense
-from memdir.stages.extractor.offline import detect
+from memdir.stages.extractor.offline import apply, detect
+from memdir.store import MemoryStore
 from memdir.transcript import Message
 
 # The fake embedder: one axis per label, a marker word pulls a text towards its label's axis; every text also has a
@@ -129,3 +132,11 @@ def test_the_real_model_saves_a_korean_rule_but_not_a_question_or_a_one_off(monk
                 _prompt("지금은 이 파일만 고쳐 주세요.", 2)]
     drafts = detect(messages)[0]
     assert [(d.type, d.rule, d.said_in) for d in drafts] == [("feedback", "커밋하기 전에 항상 린터를 실행해 주세요", "m0")]
+
+
+def test_the_language_note_does_not_say_nothing_was_read_when_the_signal_scored_it(fake, tmp_path):
+    outcome = apply(MemoryStore(tmp_path / "memory"), [_prompt("커밋하기 전에 항상 린터를 실행해 주세요.")],
+                    today=date(2026, 3, 2))
+    assert len(outcome.saved) == 1
+    assert outcome.notes == ["1 of the user's sentences are in Korean: the offline rules do not read those; the dense "
+                             "model scored them"]
