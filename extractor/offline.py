@@ -19,6 +19,7 @@ import re
 from datetime import date
 
 from memdir.stages.extractor import (
+    offline_dense as dense,
     offline_english as english,
     offline_facts as facts,
     offline_lang as lang,
@@ -53,6 +54,7 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
     drafts: list[Draft] = []
     forgets: list[Forget] = []
     shown: set[str] = set()  # the session's own repositories, as shown so far
+    window = dense.Window(dense.shared_scorer()) if dense.wanted() else None  # the meaning signal, when on
     for index, message in enumerate(messages):
         shown |= facts.repositories_shown(message)
         text = message.user_text()
@@ -64,18 +66,32 @@ def detect(messages: list[Message]) -> tuple[list[Draft], list[Forget]]:
             rejection = english.rejection_draft(text)
             found = [rejection] if rejection else _message_drafts([" ".join(text.split())], messages, index, anchor,
                                                                   drafts, forgets, english_rules=False)
+            if window is not None:
+                window.add([text], found, (anchor, message))
         else:
             own = _answers_only(text) if message.kind == "answer" else text
-            found = _message_drafts(prose.statements(prose.own_prose(own)), messages, index, anchor, drafts, forgets)
+            sentences = prose.statements(prose.own_prose(own))
+            found = _message_drafts(sentences, messages, index, anchor, drafts, forgets)
+            if window is not None:
+                window.add(sentences, found, (anchor, message))
         found = [d for d in found if not (d.kind == "pointer" and facts.only_links_to(shown, d.rule))]
-        for draft in found:
-            draft.said_on = anchor
-            draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
-            if draft.type == "user":
-                draft.rule = third_person(without_judgement(draft.rule))
-        drafts += merged_user_drafts(found)
-    drafts = [d for d in drafts if not (d.kind in ("decision", "preference") and _CODE_STRUCTURE.search(d.rule))]
+        drafts += merged_user_drafts(_said(found, anchor, message))
+    if window is not None:  # scored in one batch; a forget said in the window takes them back as it does the rules'
+        for draft, (anchor, message) in window.drafts():
+            if not any(taken_back(f.phrase, draft.rule) for f in forgets):
+                drafts += _said([draft], anchor, message)
+    drafts = [d for d in drafts if not (d.kind in ("decision", "preference", "dense") and _CODE_STRUCTURE.search(d.rule))]
     return drafts, forgets
+
+
+def _said(found: list[Draft], anchor: date, message: Message) -> list[Draft]:
+    """The drafts, stamped with the message that said them; a fact about the user in the third person."""
+    for draft in found:
+        draft.said_on = anchor
+        draft.said_in, draft.said_as = message.uuid, message.kind or "prompt"
+        if draft.type == "user":
+            draft.rule = third_person(without_judgement(draft.rule))
+    return found
 
 
 def _answers_only(text: str) -> str:
@@ -156,7 +172,7 @@ def apply(
 ) -> OfflineOutcome:
     drafts, forgets = detect(messages)
     outcome = apply_drafts(store, drafts, forgets, today=today, dry_run=dry_run, source=source, session=session)
-    note = language_note(messages)
+    note = language_note(messages, dense_read=dense.wanted())
     outcome.notes += [note] if note else []
     return outcome
 

@@ -106,8 +106,9 @@ def language_of(sentence: str) -> str:
     return best
 
 
-def language_note(messages: list) -> str | None:
-    """What to tell the user when some of their words are in a language the rules do not read."""
+def language_note(messages: list, dense_read: bool = False) -> str | None:
+    """What to tell the user when some of their words are in a language the rules do not read (`dense_read`: the
+    meaning signal, extractor/offline_dense.py, scored them all the same)."""
     unread: dict[str, int] = {}
     read = 0
     for message in messages:
@@ -122,6 +123,8 @@ def language_note(messages: list) -> str | None:
         return None
     names = ", ".join(LANGUAGE_NAMES.get(code, code) for code in sorted(unread, key=lambda c: -unread[c]))
     count = sum(unread.values())
+    if dense_read:
+        return f"{count} of the user's sentences are in {names}: the offline rules do not read those; the dense model scored them"
     if not read:
         return f"the user wrote in {names}: the offline rules do not read it, so nothing was saved from it"
     return f"{count} of the user's sentences are in {names}: the offline rules do not read those"

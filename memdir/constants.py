@@ -223,6 +223,13 @@ DENSE_CALIBRATION_MIN = 10  # memories with both vectors before coarse cosines a
 DENSE_CALIBRATION_PAIRS = 200  # ... and at most this many are looked at per prompt (a coarse key each)
 DENSE_BACKGROUND_WORKERS = 2  # passages embedded at once in the background, one engine thread each ...
 DENSE_BACKGROUND_NICE = 10  # ... at this niceness: a prompt's query and the agent's own work go first
+# The offline engine's meaning signal (extractor/offline_dense.py): the user's sentences the rules left, scored against
+# labelled examples by the dense model, in the background worker only. MEMDIR_OFFLINE_DENSE turns it on or off; unset
+# means OFFLINE_DENSE_DEFAULT (off: on the held-out checks it did not lift recall at precision >= 0.8, see
+# docs/evals-and-benchmarks.md).
+OFFLINE_DENSE_ENV = "MEMDIR_OFFLINE_DENSE"
+OFFLINE_DENSE_DEFAULT = False
+OFFLINE_DENSE_MAX_SENTENCES = 200  # sentences scored per extraction window (~15 ms each on one core); the rest are not
 EMBED_COMPACT_FACTOR = 2  # rewrite the vector file once it holds this many records per live memory ...
 EMBED_COMPACT_MIN = 50  # ... counting at least this many memories (small folders are never worth it)
 EMBED_CACHE_MAX_BYTES = 64 << 20  # ~43,000 vectors of 384 floats: far past any memory folder
