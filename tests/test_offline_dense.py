@@ -125,7 +125,7 @@ def test_the_examples_file_has_every_label(tmp_path):
         dense.load_examples(bad)
 
 
-@pytest.mark.dense
+@pytest.mark.dense(opt_in=True)  # ~3 s: the examples are embedded once per process; .ci/run runs it
 def test_the_real_model_saves_a_korean_rule_but_not_a_question_or_a_one_off(monkeypatch):
     monkeypatch.setenv(C.OFFLINE_DENSE_ENV, "1")
     messages = [_prompt("커밋하기 전에 항상 린터를 실행해 주세요."), _prompt("항상 린터를 실행해야 하나요?", 1),
