@@ -158,6 +158,9 @@ MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter o
 # A refusal the memory tool returns is one line of at most this many characters: it echoes paths (and old_str) as the
 # model wrote them, and a 1 MB path would otherwise come back whole.
 MEMORY_TOOL_REFUSAL_MAX_CHARS = 2000
+# A success reply echoes each path escaped and cut to this many characters (a reply may also hold a file's lines,
+# so it is not one line as a whole): `/memories` and a million slashes is a valid path.
+MEMORY_TOOL_PATH_SHOWN_MAX_CHARS = 500
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 # Where the journal, graph, queue and their locks live: memdir/paths.py decisions_dir() is the one place
