@@ -118,6 +118,7 @@ CURRENT_FORM_SINCE = (2, 1, 0)
 OTHER_WRITER_SLACK_SECONDS = 120
 # memdir's own switch, independent of Claude Code's CLAUDE_CODE_DISABLE_AUTO_MEMORY.
 MEMDIR_DISABLE_ENV = "MEMDIR_DISABLE"
+MEMDIR_HOME_DIRNAME = "memdir"  # memdir's own folder in the config home (~/.claude/memdir/)
 MEMDIR_CONFIG_NAME = "config.json"  # {"enabled": false} in <config-home>/memdir/ or <memory>/.memdir/
 SETTINGS_LOCK_NAME = "settings-edit.lock"  # in <config-home>/memdir/: one install or uninstall edits settings at a time
 SETTINGS_EDIT_ATTEMPTS = 5  # reads of a settings.json that keeps changing under an install before it gives up

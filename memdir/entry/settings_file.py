@@ -110,7 +110,7 @@ def edit_settings(path: Path, edit: Callable[[], T], dry_run: bool = False) -> T
         return edit()  # writes nothing, so it cannot overwrite anyone's edit
     load_settings(path)  # a file memdir refuses is refused before the lock is made
     _mode_of(path)
-    with locked(config_home() / "memdir" / C.SETTINGS_LOCK_NAME):
+    with locked(config_home() / C.MEMDIR_HOME_DIRNAME / C.SETTINGS_LOCK_NAME):
         for _ in range(C.SETTINGS_EDIT_ATTEMPTS):
             try:
                 return edit()
