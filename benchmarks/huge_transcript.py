@@ -19,11 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared/realdata/claude-code-log"
-
 
 def _real_transcript() -> Path:
-    sessions = sorted(p for p in REAL.glob("*/*.jsonl") if not p.name.startswith("agent-"))
+    from memdir.evals.realdata_path import locate_realdata, missing_reason
+
+    root = locate_realdata()  # the one locator: `../shared` beside a worktree is not the team machine's folder
+    if root is None:
+        raise SystemExit(missing_reason())
+    sessions = sorted(p for p in (root / "claude-code-log").glob("*/*.jsonl") if not p.name.startswith("agent-"))
     return max(sessions, key=lambda p: p.stat().st_size)
 
 

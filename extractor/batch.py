@@ -24,6 +24,7 @@ from memdir.stages.extractor import state
 from memdir.stages.extractor.result import ExtractResult
 from memdir.stages.extractor.run import aextract_messages, extract_messages
 from memdir.transcript import Message, read_transcript
+from memdir.transcript_stream import transcript_windows
 
 PROMPT_OVERHEAD_TOKENS = 3000  # system prompt, tools and manifest, roughly
 OUTPUT_TOKENS_GUESS = 800
@@ -141,9 +142,8 @@ async def _run_job(job: Job, *, settings: Settings, engine: str, size: int, dry_
                    report: BatchReport, progress: _Progress, today: date | None) -> None:
     row = report.rows.setdefault(str(job.memory_dir), FolderRow(str(job.memory_dir)))
     row.transcripts += 1
-    messages = read_transcript(job.transcript).messages
     cursor = state.load_cursor(job.memory_dir, job.session_id)["uuid"]
-    for window in windows(messages, cursor, size):
+    for window in transcript_windows(job.transcript, cursor, size):  # read as it goes: memory bounded by a window
         estimate = estimate_usd(window, settings) if engine == "llm" else 0.0
         if not budget.reserve(estimate):
             report.stopped = f"--max-cost {budget.limit:.2f} USD reached (spent {budget.spent:.4f}); rerun to continue"

@@ -34,10 +34,10 @@ from memdir.pricing import BATCH_DISCOUNT
 from memdir.secrets import redact
 from memdir.stages.extractor import report as changes_report, state, support
 from memdir.stages.extractor.agent import AgentRun, StopReasonError, _take_turn, _truncated, build_request, may_continue
-from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan, windows
+from memdir.stages.extractor.batch import BatchReport, FolderRow, count_changes, estimate_usd, plan
 from memdir.stages.extractor.run import _choose, _existing
 from memdir.stages.extractor.tools import Toolbox
-from memdir.transcript import read_transcript
+from memdir.transcript_stream import transcript_windows
 
 POLL_SECONDS = 30.0
 STATE_VERSION = 2
@@ -69,12 +69,12 @@ def _new_round(paths, since, settings: Settings, today: date, failed: list[str],
     for n, job in enumerate(plan(paths, since, report.errors)):
         if str(job.transcript) in failed:
             continue
-        read = read_transcript(job.transcript)
         cursor = state.load_cursor(job.memory_dir, job.session_id)["uuid"]
-        pending = windows(read.messages, cursor, settings.extract_last_n)
-        if not pending:
+        pending = transcript_windows(job.transcript, cursor, settings.extract_last_n)
+        window = next(pending, None)  # only this round's window is read into memory
+        pending.close()
+        if window is None:
             continue
-        window = pending[0]
         engine, why = _choose("llm", window, job.memory_dir, settings, today)
         if engine != "llm":
             # Skipped windows (nothing memorable) still advance; budget fallbacks wait for a normal run.

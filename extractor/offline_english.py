@@ -94,7 +94,22 @@ IMPERATIVE = re.compile(
     r"^(?:don'?t|do not|(?:never|always)" + _NO_VERB_AFTER + r"|use|avoid|prefer|stop|keep|make sure|run|write|add|put|"
     r"check|ask)\b", re.I
 )
+# "Our team always uses pnpm", "we never merge on Fridays": a habit of the team or the project is its convention, as
+# "nuestro equipo siempre usa pnpm" is in the other languages. Only a verb of practice: "we always run into timeouts",
+# "the server always returns 500" and "it always crashes" report what happens, and stay unsaved.
+_HABIT = re.compile(
+    r"^(?:(?:in|on|at|for) (?:this|our|the) [\w-]+,?\s+)?(?:we|our (?:team|company|org|organi[sz]ation|project|repo|"
+    r"codebase|devs|developers|engineers)|(?:the|my|this) (?:team|project|repo|codebase))\s+(?:always|never)\s+"
+    r"(?:use|deploy|write|run|squash|rebase|merge|review|prefer|keep|put|name|tag|follow|commit|release|ship|pin|"
+    r"format|lint|document|add|avoid|test|pair|branch|push|pull|install|build|target|support)s?\b(?!\s+into\b)",
+    re.I,
+)
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
+
+
+def habit(sentence: str) -> bool:
+    """"Our team always uses pnpm": the team's or the project's habit, a rule for the work (English)."""
+    return bool(_HABIT.match(sentence))
 
 
 def split_rationale(sentence: str) -> tuple[str, str | None]:

@@ -15,7 +15,7 @@ from memdir.stages.extractor import (
     offline_user as user,
 )
 from memdir.stages.extractor.drafts import Draft
-from memdir.stages.extractor.offline_english import IMPERATIVE, classify, split_rationale
+from memdir.stages.extractor.offline_english import IMPERATIVE, classify, habit, split_rationale
 
 # "From now on, ask before installing any package": the instruction follows the phrase that makes it standing.
 _LEADING_STANDING = re.compile(r"^(?:from now on|going forward|in (?:the )?future|by default|when in doubt|if in doubt|"
@@ -69,8 +69,9 @@ def sentence_drafts(sentence: str, language: str) -> list[Draft]:
         return [Draft("feedback", rule, why, kind="correction", correction=True)]
     standing = lang.standing_rule(sentence)
     # "Use subagents whenever possible": an instruction said to hold beyond the task, in any covered language.
-    said_to_hold = ((language != "en" or IMPERATIVE.match(_LEADING_STANDING.sub("", sentence))) and lang.is_standing(sentence)
-                    and not scope.same_again(sentence))
+    # (English asks for an imperative or a habit of the team: its "the server always returns 500" is a report)
+    english_rule = IMPERATIVE.match(_LEADING_STANDING.sub("", sentence)) or habit(sentence)
+    said_to_hold = ((language != "en" or english_rule) and lang.is_standing(sentence) and not scope.same_again(sentence))
     if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
         rule, why = split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]

@@ -118,7 +118,10 @@ CURRENT_FORM_SINCE = (2, 1, 0)
 OTHER_WRITER_SLACK_SECONDS = 120
 # memdir's own switch, independent of Claude Code's CLAUDE_CODE_DISABLE_AUTO_MEMORY.
 MEMDIR_DISABLE_ENV = "MEMDIR_DISABLE"
+MEMDIR_HOME_DIRNAME = "memdir"  # memdir's own folder in the config home (~/.claude/memdir/)
 MEMDIR_CONFIG_NAME = "config.json"  # {"enabled": false} in <config-home>/memdir/ or <memory>/.memdir/
+SETTINGS_LOCK_NAME = "settings-edit.lock"  # in <config-home>/memdir/: one install or uninstall edits settings at a time
+SETTINGS_EDIT_ATTEMPTS = 5  # reads of a settings.json that keeps changing under an install before it gives up
 
 # --- LLM engines (issue 12) ----------------------------------------------------
 # After a connection failure the prompt hook answers offline for this long instead of paying the
@@ -156,6 +159,9 @@ MEMORY_TOOL_DEFAULT_TYPE = "project"  # for a file written without frontmatter o
 # A refusal the memory tool returns is one line of at most this many characters: it echoes paths (and old_str) as the
 # model wrote them, and a 1 MB path would otherwise come back whole.
 MEMORY_TOOL_REFUSAL_MAX_CHARS = 2000
+# A success reply echoes each path escaped and cut to this many characters (a reply may also hold a file's lines,
+# so it is not one line as a whole): `/memories` and a million slashes is a valid path.
+MEMORY_TOOL_PATH_SHOWN_MAX_CHARS = 500
 
 # --- decision tiers (issue 14; SPEC §8) ---------------------------------------
 # Where the journal, graph, queue and their locks live: memdir/paths.py decisions_dir() is the one place

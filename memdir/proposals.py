@@ -19,7 +19,8 @@ from memdir.errors import MemdirError
 from memdir.record import Record
 
 FOLDER = f"{C.STATE_DIRNAME}/proposals"
-TOLD = f"{FOLDER}/.told"  # the newest proposal the hooks already told the user about
+TOLD = f"{FOLDER}/.told"  # the proposals (file names) the hooks already told the user about
+TOLD_LOCK = f"{FOLDER}/.told.lock"  # one hook at a time reads and notes what was told
 LOCK = f"{C.STATE_DIRNAME}/proposals.lock"
 ACTIONS = ("create", "update", "delete")
 _ID_CHARS = r"[^A-Za-z0-9_.-]+"  # compiled (and cached by re) when a proposal is made, not by every prompt hook
@@ -190,19 +191,37 @@ def move_aside(memory_dir: str | os.PathLike, proposal: Proposal, where: str) ->
 
 
 def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
-    """"3 memories proposed: `memdir review`" once per new batch of proposals, else None.
+    """"3 memories proposed: `memdir review`" once per new set of proposals, else None.
 
-    The prompt hook calls this on every prompt: a directory listing and a stat per proposal, no parsing."""
+    Told once per set: `.told` names the pending proposals already told about, so a proposal rewritten in place (a
+    run's later proposal for the same file replaces its earlier one) is not news, and the check-and-note is done
+    under a lock that a twin hook (memdir registered twice) finding taken leaves to its holder. The prompt hook
+    calls this on every prompt: a directory listing and two small files, no parsing."""
     try:
-        entries = [name for name, kind in safefs.listdir(memory_dir, FOLDER) if kind == "file" and name.endswith(".json")]
-        if not entries:
+        entries = {name for name, kind in safefs.listdir(memory_dir, FOLDER) if kind == "file" and name.endswith(".json")}
+        if not entries and not safefs.exists(memory_dir, TOLD):
             return None
-        newest = max(st.st_mtime_ns for name in entries if (st := safefs.lstat(memory_dir, f"{FOLDER}/{name}")))
-        told = safefs.read_text_or(memory_dir, TOLD, "0").strip()
-        if told.isdigit() and int(told) >= newest:
-            return None
-        safefs_write.write_text(memory_dir, TOLD, str(newest), durable=False)
+        with safefs_write.try_locked(memory_dir, TOLD_LOCK) as mine:
+            if not mine:
+                return None  # a twin hook is telling the user right now
+            text = safefs.read_text_or(memory_dir, TOLD, "")
+            told = _told(memory_dir, text.split(), entries)
+            news = not entries <= told
+            # what is told from now on: every pending one after a notice, else the told ones still pending (a
+            # decided proposal's id can be given again to a new one, which is news)
+            keep = "".join(f"{name}\n" for name in sorted(entries if news else told & entries))
+            if keep != text:
+                safefs_write.write_text(memory_dir, TOLD, keep, durable=False)
     except (OSError, ValueError):  # no folder yet, or it cannot be read: nothing to tell
         return None
     count = len(entries)
-    return f"{count} memor{'y' if count == 1 else 'ies'} proposed: `memdir review`"
+    return f"{count} memor{'y' if count == 1 else 'ies'} proposed: `memdir review`" if news else None
+
+
+def _told(memory_dir: str | os.PathLike, words: list[str], entries: set[str]) -> set[str]:
+    """The proposals told about, from `.told`'s words; as an older memdir wrote it (the newest proposal's mtime
+    told about): all pending ones when none is newer, else none."""
+    if len(words) != 1 or not words[0].isdigit():
+        return set(words)
+    mtimes = [st.st_mtime_ns for name in entries if (st := safefs.lstat(memory_dir, f"{FOLDER}/{name}"))]
+    return entries if mtimes and max(mtimes) <= int(words[0]) else set()

@@ -107,37 +107,56 @@ def _lines_backwards(path: Path, budget: _Budget):
             yield tail, first
 
 
+def continues(prev: Message | None, message: Message) -> bool:
+    """One API response may be logged over several lines sharing `message.id`: is `message` the next of `prev`'s?"""
+    return bool(prev and message.message_id and prev.message_id == message.message_id and prev.role == message.role)
+
+
+def join_into(prev: Message, message: Message) -> None:
+    prev.content.extend(message.content)
+    prev.uuid = message.uuid or prev.uuid
+    prev.timestamp = message.timestamp or prev.timestamp
+
+
 def _merge_split(messages: list[Message]) -> list[Message]:
-    """One API response may be logged over several lines sharing `message.id`: join them."""
+    """Lines of one API response (see `continues`) joined into one message."""
     merged: list[Message] = []
     for m in messages:
-        prev = merged[-1] if merged else None
-        if prev and m.message_id and prev.message_id == m.message_id and prev.role == m.role:
-            prev.content.extend(m.content)
-            prev.uuid = m.uuid or prev.uuid
-            prev.timestamp = m.timestamp or prev.timestamp
+        if merged and continues(merged[-1], m):
+            join_into(merged[-1], m)
         else:
             merged.append(m)
     return merged
 
 
 def _abandoned(records: list[tuple[dict, Message | None]]) -> set[str]:
+    return rewound([link(obj, message) for obj, message in records])
+
+
+def link(obj: dict, message: Message | None) -> tuple[str, str | None, bool]:
+    """What `rewound` needs of one line: (uuid, parentUuid when a string, is a prompt that names its parent)."""
+    parent = obj.get("parentUuid")
+    prompt = (message is not None and message.kind == "prompt" and "parentUuid" in obj
+              and isinstance(parent, (str, type(None))))
+    return obj["uuid"], parent if isinstance(parent, str) else None, prompt
+
+
+def rewound(links: list[tuple[str, str | None, bool]]) -> set[str]:
     """uuids of rewound branches: when several prompts share one parent, all but the last were rewound,
     and so is everything that descends from them. (Following only the chain from the last line would
     also drop parallel tool results and lines Claude Code parents oddly, so the rewind is what is cut.)"""
     prompts: dict[object, list[str]] = {}
-    for obj, message in records:
-        parent = obj.get("parentUuid")
-        if message is not None and message.kind == "prompt" and "parentUuid" in obj and isinstance(parent, (str, type(None))):
-            prompts.setdefault(parent, []).append(obj["uuid"])
+    for uuid, parent, prompt in links:
+        if prompt:
+            prompts.setdefault(parent, []).append(uuid)
     dead = {uuid for siblings in prompts.values() for uuid in siblings[:-1]}
     if not dead:
         return dead
     for _ in range(3):  # a child can be logged before its parent: settle in a few passes
         before = len(dead)
-        for obj, _message in records:
-            if isinstance(obj.get("parentUuid"), str) and obj["parentUuid"] in dead:
-                dead.add(obj["uuid"])
+        for uuid, parent, _prompt in links:
+            if parent is not None and parent in dead:
+                dead.add(uuid)
         if len(dead) == before:
             break
     return dead
@@ -240,11 +259,8 @@ def _check_regular(path: Path) -> None:
         os.close(fd)
 
 
-def read_transcript(
-    path: Path, last_n: int | None = None, after_uuid: str | None = None, max_bytes: int | None = None
-) -> Transcript:
-    """Read a transcript; `max_bytes` bounds how much of a JSONL file's end is read (a JSON list
-    file is parsed whole, so it is refused above that size)."""
+def is_json_list(path: Path) -> bool:
+    """Whether a transcript is a `[{role, content}]` JSON list rather than JSONL; one clear line when it cannot be read."""
     try:
         _check_regular(path)
         with open(path, "rb") as handle:
@@ -253,7 +269,15 @@ def read_transcript(
         raise MemdirError(f"{path}: transcript not found") from None
     except OSError as exc:
         raise MemdirError(f"{path}: cannot read transcript ({exc.strerror})") from None
-    if start.startswith(b"["):
+    return start.startswith(b"[")
+
+
+def read_transcript(
+    path: Path, last_n: int | None = None, after_uuid: str | None = None, max_bytes: int | None = None
+) -> Transcript:
+    """Read a transcript; `max_bytes` bounds how much of a JSONL file's end is read (a JSON list
+    file is parsed whole, so it is refused above that size)."""
+    if is_json_list(path):
         if max_bytes is not None and path.stat().st_size > max_bytes:
             raise MemdirError(f"{path}: a JSON-list transcript over {max_bytes >> 20} MB; convert it to JSONL to read its end")
         transcript = read_json_list(path, None)

@@ -172,17 +172,27 @@ def confirm_rejections(records: list[tuple[dict, Message | None]]) -> None:
     the lines read (outside the window) is not known, and its result is not taken."""
     calls: dict[str, str] = {}
     for _obj, message in records:
-        if message is not None and message.role == "assistant":
-            for block in message.tool_uses():
-                if isinstance(block.get("id"), str):  # untrusted input: an odd-typed id is never hashed
-                    calls.setdefault(block["id"], block["name"])
+        note_calls(message, calls)
     for obj, message in records:
-        if message is None or message.role != "user" or message.said:
-            continue
-        found = rejection_of_line(obj, message.content)
-        if found and found.counts(calls.get(found.tool_use_id)):
-            message.said, message.kind = found.reason, "rejection"
-            continue
-        answered = answers_of_line(obj, message.content)
-        if answered and calls.get(answered.tool_use_id) == ASK_TOOL:
-            message.said, message.kind = answered.text, "answer"
+        confirm_line(obj, message, calls)
+
+
+def note_calls(message: Message | None, calls: dict[str, str]) -> None:
+    """Add an assistant message's tool calls to `calls` (id -> tool name), the first name of an id kept."""
+    if message is not None and message.role == "assistant":
+        for block in message.tool_uses():
+            if isinstance(block.get("id"), str):  # untrusted input: an odd-typed id is never hashed
+                calls.setdefault(block["id"], block["name"])
+
+
+def confirm_line(obj: dict, message: Message | None, calls: dict[str, str]) -> None:
+    """confirm_rejections for one line, given the calls known (`calls`)."""
+    if message is None or message.role != "user" or message.said:
+        return
+    found = rejection_of_line(obj, message.content)
+    if found and found.counts(calls.get(found.tool_use_id)):
+        message.said, message.kind = found.reason, "rejection"
+        return
+    answered = answers_of_line(obj, message.content)
+    if answered and calls.get(answered.tool_use_id) == ASK_TOOL:
+        message.said, message.kind = answered.text, "answer"

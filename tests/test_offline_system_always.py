@@ -50,3 +50,21 @@ def test_what_a_system_responds_is_no_reply_format(report):
 @pytest.mark.parametrize("rule", ["Responde siempre en español.", "Por favor responde en inglés.", "Responda sempre em português."])
 def test_a_reply_format_is_still_one(rule):
     assert [(d.type, d.kind) for d in drafts(rule)] == [("feedback", "format")]
+
+
+@pytest.mark.parametrize("rule", [
+    "Our team always uses pnpm.", "We always deploy on Fridays.", "We never merge on Fridays.",
+    "This project always uses pnpm.", "The team always reviews PRs before merging.",
+])
+def test_the_teams_habit_in_english_is_a_rule_as_in_the_other_languages(rule):
+    """"Nuestro equipo siempre usa pnpm" was saved and "Our team always uses pnpm." was not: English asked for an
+    imperative. The team's or the project's habit with a verb of practice is its convention."""
+    assert [d.type for d in drafts(rule)] == ["feedback"]
+
+
+@pytest.mark.parametrize("report", [
+    "Our app always returns 500.", "Our team always gets this error.", "The build always fails on CI.",
+    "It always crashes on startup.", "We always get the same warning.",
+])
+def test_what_happens_to_the_team_in_english_is_still_no_rule(report):
+    assert drafts(report) == []

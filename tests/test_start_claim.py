@@ -87,3 +87,35 @@ def test_a_folder_where_the_claim_cannot_be_written_still_gets_its_start(folder)
     first = _start(cwd)
     assert INDEX_LINE in first and "# Memory" in first
     assert not (cwd / "s1").exists()
+
+
+@pytest.fixture
+def no_folder_yet(tmp_path, monkeypatch, isolated_home):
+    memory = tmp_path / "memory"  # Claude Code makes it with the first memory
+    monkeypatch.setenv("MEMDIR_PATH", str(memory))
+    monkeypatch.setenv(C.DISABLE_ENV, "1")
+    return memory, tmp_path
+
+
+def test_twins_before_the_memory_folder_exists_give_the_start_once(no_folder_yet):
+    """The claim lived only in the folder's state: with no folder yet, both twins printed the whole start."""
+    memory, cwd = no_folder_yet
+    first = _start(cwd)
+    assert "# Memory" in first and str(memory) in first
+    assert _start(cwd) == ""  # its twin
+    assert _start(cwd, source="compact") == first and _start(cwd, session="s2") == first
+    assert not memory.exists()  # the claim made no memory folder
+
+
+def test_two_hooks_at_once_before_the_memory_folder_exists(no_folder_yet, tmp_path):
+    memory, cwd = no_folder_yet
+    payload = tmp_path / "payload.json"
+    payload.write_text(_payload(cwd), encoding="utf-8")
+    with payload.open("rb") as first, payload.open("rb") as second:
+        hooks = [subprocess.Popen([sys.executable, "-m", "memdir.entry.main", "hook", "session-start"], stdin=stdin,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+                 for stdin in (first, second)]
+        outputs = [hook.communicate(timeout=60) for hook in hooks]
+    contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outputs if out.strip()]
+    assert len(contexts) == 1 and "# Memory" in contexts[0], outputs
+    assert not memory.exists()

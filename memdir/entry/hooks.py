@@ -162,11 +162,11 @@ def session_start_output(payload: HookPayload, include_index: bool = True) -> st
         if index:
             frame = _instructions(memory_dir, cache_dir, include_index=True, index="", native=False)
             index = fit_index(index, C.HOOK_OUTPUT_BUDGET - units(frame), os.path.join(memory_dir, C.INDEX_NAME))
-    part = "all"
-    if is_dir:  # memdir registered twice starts two of these at once: the session's start is said once (issue 21)
-        from memdir.entry.start_claim import start_part
+    # memdir registered twice starts two of these at once: the session's start is said once (issue 21), with a memory
+    # folder or before it exists
+    from memdir.entry.start_claim import start_part
 
-        part = start_part(memory_dir, payload.session_id, payload.source, include_index)
+    part = start_part(memory_dir, payload.session_id, payload.source, include_index)
     context = "" if part == "nothing" else _instructions(memory_dir, cache_dir, include_index=include_index,
                                                           index=index, native=native, index_only=part == "index")
     context = context.strip("\n")

@@ -18,7 +18,14 @@ import sys
 from pathlib import Path
 
 from memdir import constants as C
-from memdir.entry.settings_file import load_settings, pristine, pristine_text, restore_pristine, write_settings
+from memdir.entry.settings_file import (
+    edit_settings,
+    load_settings,
+    pristine,
+    pristine_text,
+    restore_pristine,
+    write_settings,
+)
 from memdir.errors import MemdirError
 from memdir.locate import project_settings_paths
 from memdir.paths import config_home
@@ -199,6 +206,10 @@ def install(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = No
             python: str | None = None) -> InstallResult:
     """Register the hooks; `python`: the interpreter they run in (default: this one, memdir's own)."""
     path = settings_path(scope, cwd)
+    return edit_settings(path, lambda: _install(path, dry_run=dry_run, no_index=no_index, python=python), dry_run)
+
+
+def _install(path: Path, *, dry_run: bool, no_index: bool, python: str | None) -> InstallResult:
     data, original = load_settings(path)
     updated = copy.deepcopy(data)
     hooks = updated.setdefault("hooks", {})
@@ -241,6 +252,10 @@ def _register(groups: list, ours: list[dict], wanted: str, timeout: int) -> None
 
 def uninstall(scope: str = "user", *, dry_run: bool = False, cwd: Path | None = None) -> InstallResult:
     path = settings_path(scope, cwd)
+    return edit_settings(path, lambda: _uninstall(path, dry_run=dry_run), dry_run)
+
+
+def _uninstall(path: Path, *, dry_run: bool) -> InstallResult:
     data, original = load_settings(path)
     result = InstallResult(str(path), False)
     if original is None:

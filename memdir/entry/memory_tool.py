@@ -36,7 +36,7 @@ from anthropic.types.beta import (
 
 from memdir import inert
 from memdir.entry.memory_tool_folder import MemoryToolFolder
-from memdir.entry.memory_tool_paths import ROOT, refusal_line, tool_rel
+from memdir.entry.memory_tool_paths import ROOT, refusal_line, shown_path, tool_rel
 from memdir.errors import MemdirError, os_error_line
 from memdir.store import MemoryStore
 
@@ -122,7 +122,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         rel = tool_rel(command.path)
         if not self.root.exists() and not rel:
-            return f"Here're the files and directories up to 2 levels deep in {command.path}, excluding hidden items:\n0B\t{command.path}"
+            path = shown_path(command.path)
+            return f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:\n0B\t{path}"
         kind = self.folder.kind(rel)
         if kind is None:
             raise ToolError(f"The path {command.path} does not exist. Please provide a valid path.")
@@ -135,12 +136,12 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             start = max(1, first)
             lines = lines[start - 1 : len(lines) if last == -1 else last]
         numbered = "\n".join(f"{str(i + start).rjust(LINE_WIDTH)}\t{line}" for i, line in enumerate(lines))
-        return f"Here's the content of {command.path} with line numbers:\n{numbered}"
+        return f"Here's the content of {shown_path(command.path)} with line numbers:\n{numbered}"
 
-    def _view_dir(self, shown: str, rel: str) -> str:
-        label = shown.rstrip("/")
-        rows = [f"{_size(size)}\t{label}/{inert.one_line(path)}{'/' if is_dir else ''}"  # a planted name: one row
-                for path, size, is_dir in self.folder.listing(rel)]
+    def _view_dir(self, path: str, rel: str) -> str:
+        shown, label = shown_path(path), shown_path(path.rstrip("/"))
+        rows = [f"{_size(size)}\t{label}/{inert.one_line(name)}{'/' if is_dir else ''}"  # a planted name: one row
+                for name, size, is_dir in self.folder.listing(rel)]
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return "\n".join([header, f"{_size(self.folder.size(rel))}\t{shown}", *rows])
 
@@ -151,8 +152,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"File {command.path} already exists")
         note = self.folder.save(rel, command.file_text, expected="")
         if self.proposing:
-            return self._proposed(f"creating {command.path}")
-        return f"File created successfully at: {command.path}.{note}"
+            return self._proposed(f"creating {shown_path(command.path)}")
+        return f"File created successfully at: {shown_path(command.path)}.{note}"
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         rel = tool_rel(command.path, write=True)
@@ -174,7 +175,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         note = self.folder.save(rel, content.replace(command.old_str, command.new_str, 1), expected=content,
                                 added=command.new_str)
         if self.proposing:
-            return self._proposed(f"an edit of {command.path}")
+            return self._proposed(f"an edit of {shown_path(command.path)}")
         saved_text = self._read(rel)
         if command.new_str and (at := saved_text.find(command.new_str)) != -1:
             changed_line = saved_text.count("\n", 0, at)  # memdir may have rewritten the frontmatter above
@@ -194,8 +195,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         lines.insert(command.insert_line, command.insert_text.rstrip("\n"))
         note = self.folder.save(rel, "\n".join(lines) + "\n", expected=content, added=command.insert_text)
         if self.proposing:
-            return self._proposed(f"an edit of {command.path}")
-        return f"The file {command.path} has been edited.{note}"
+            return self._proposed(f"an edit of {shown_path(command.path)}")
+        return f"The file {shown_path(command.path)} has been edited.{note}"
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         rel = tool_rel(command.path, write=True)
@@ -207,8 +208,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         else:
             self.folder.forget_tree(rel)
         if self.proposing:
-            return self._proposed(f"deleting {command.path}")
-        return f"Successfully deleted {command.path}"
+            return self._proposed(f"deleting {shown_path(command.path)}")
+        return f"Successfully deleted {shown_path(command.path)}"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old = tool_rel(command.old_path, write=True)
@@ -224,11 +225,12 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         moves = self.folder.planned_moves(old, new, kind)  # everything is checked before anything is written
         for src, dst in moves:
             self.folder.move_file(src, dst)
+        old_shown, new_shown = shown_path(command.old_path), shown_path(command.new_path)
         if self.proposing:
-            return self._proposed(f"renaming {command.old_path} to {command.new_path}")
+            return self._proposed(f"renaming {old_shown} to {new_shown}")
         if kind == "dir":
             self.folder.remove_empty_folders(old)
-        return f"Successfully renamed {command.old_path} to {command.new_path}"
+        return f"Successfully renamed {old_shown} to {new_shown}"
 
 
 class AsyncMemdirMemoryTool(BetaAsyncAbstractMemoryTool):

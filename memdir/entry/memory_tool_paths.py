@@ -55,9 +55,17 @@ def shown(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def _cut(line: str, cap: int) -> str:
+    return line if len(line) <= cap else line[: cap - 1] + "…"
+
+
+def shown_path(path: str) -> str:
+    """A path as a success reply echoes it: escaped as a refusal is (`shown`) and bounded
+    (C.MEMORY_TOOL_PATH_SHOWN_MAX_CHARS), so a planted name with a line break forges no line of the reply."""
+    return _cut(shown(path), C.MEMORY_TOOL_PATH_SHOWN_MAX_CHARS)
+
+
 def refusal_line(error: ToolError) -> str:
     """A refusal as the model gets it: one line, shown (a path may carry a line break and a forged instruction, or
     ESC sequences for whoever reads the transcript), and bounded (C.MEMORY_TOOL_REFUSAL_MAX_CHARS)."""
-    line = shown(str(error))
-    cap = C.MEMORY_TOOL_REFUSAL_MAX_CHARS
-    return line if len(line) <= cap else line[: cap - 1] + "…"
+    return _cut(shown(str(error)), C.MEMORY_TOOL_REFUSAL_MAX_CHARS)

@@ -5,6 +5,10 @@ Code expects, is a one-line error, so memdir never rewrites what it cannot read.
 backup, and the first write keeps `settings.json.memdir-original`, the file as it was before memdir ever touched it,
 which uninstall restores byte for byte. A symlinked settings.json (a dotfiles repo) is written at its target, and the
 file keeps its permissions. Which hooks go in the file is memdir.entry.install's job, not this one's.
+
+An edit is read, change, write: `edit_settings` runs it under one lock for every memdir install and uninstall, and
+the file is written only while it still holds what was read; an edit made in between (Claude Code's own, or one by
+hand) makes the edit start again from a fresh read instead of being overwritten.
 """
 
 from __future__ import annotations
@@ -13,11 +17,17 @@ import json
 import math
 import os
 import stat
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
+from memdir import constants as C
 from memdir.errors import MemdirError
-from memdir.fsio import atomic_write_text, read_text
+from memdir.fsio import atomic_write_text, locked, read_text
+from memdir.paths import config_home
+
+T = TypeVar("T")
 
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
@@ -83,6 +93,33 @@ def load_settings(path: Path) -> tuple[dict, str | None]:
     return data, text
 
 
+class SettingsChanged(Exception):
+    """The settings file no longer holds the text its edit was made from: start again from a fresh read."""
+
+
+def _still(path: Path, original: str | None) -> None:
+    """Raise SettingsChanged unless the file still holds `original` (None: still no file)."""
+    if _read_settings_text(path) != original:
+        raise SettingsChanged
+
+
+def edit_settings(path: Path, edit: Callable[[], T], dry_run: bool = False) -> T:
+    """Run `edit` (read `path`, change it, write it) under the settings lock, again from a fresh read each time
+    the file changed between its read and its write; one clear line when it keeps changing."""
+    if dry_run:
+        return edit()  # writes nothing, so it cannot overwrite anyone's edit
+    load_settings(path)  # a file memdir refuses is refused before the lock is made
+    _mode_of(path)
+    with locked(config_home() / C.MEMDIR_HOME_DIRNAME / C.SETTINGS_LOCK_NAME):
+        for _ in range(C.SETTINGS_EDIT_ATTEMPTS):
+            try:
+                return edit()
+            except SettingsChanged:
+                continue
+    raise MemdirError(f"{path}: changed {C.SETTINGS_EDIT_ATTEMPTS} times while memdir was editing it (Claude Code "
+                      "or another program is writing it); nothing was changed, run the command again when it is idle")
+
+
 def _write_target(path: Path) -> Path:
     """Where to write `path`: a symlinked settings.json (dotfiles) is updated at its target."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -118,6 +155,7 @@ def write_settings(path: Path, data: dict, original: str | None, dry_run: bool) 
         atomic_write_text(pristine, original or "", mode=0o600)  # "" records that there was no file at all
     if original is not None:
         backup = _keep_backup(path, original)
+    _still(path, original)  # read again just before the write: an edit made since is never overwritten
     atomic_write_text(_write_target(path), text, mode=mode)
     return str(backup) if backup else None
 
@@ -154,6 +192,7 @@ def restore_pristine(path: Path, original: str, before: str) -> str:
     keeping a backup of the current `original` text, and drop the kept original; the backup's path."""
     mode = _mode_of(path)
     backup = _keep_backup(path, original)
+    _still(path, original)
     if before:
         atomic_write_text(_write_target(path), before, mode=mode)  # byte-identical to the file before memdir
     elif path.is_symlink():

@@ -8,6 +8,10 @@ and a write: the first records that the start was given, with its source and whe
 second, seeing that within C.SESSION_START_TWIN_SECONDS for the same source, says only what the first did not:
 MEMORY.md when the first was registered with --no-index and it is not, else nothing.
 
+The claim lives in the memory folder's state. Before the folder exists (Claude Code makes it with the first memory,
+docs/claude-code.md) it lives in memdir's own folder under the config home (`~/.claude/memdir/`), where the hook log
+goes then too: the memory folder is never made just for a claim, and the twins still find each other's.
+
 A later start of the same session (resumed after quitting, compacted, cleared) is another start and says it all
 again: the model's context no longer holds the first one's text. A lock not had within C.PROMPT_CLAIM_LOCK_SECONDS
 gives the whole text: a repetition costs the model some context, a missing start costs the session its memory.
@@ -15,6 +19,7 @@ gives the whole text: a repetition costs the model some context, a missing start
 
 from __future__ import annotations
 
+import os
 import time
 
 from memdir import constants as C
@@ -34,14 +39,15 @@ def start_part(memory_dir: str, session_id: str | None, source: str | None, with
 
     source = source or ""
     try:
-        with state.held(memory_dir, session_id, C.PROMPT_CLAIM_LOCK_SECONDS):
+        root = claim_root(memory_dir)
+        with state.held(root, session_id, C.PROMPT_CLAIM_LOCK_SECONDS):
             now = time.time()
-            said = state.start_said(memory_dir, session_id)
+            said = state.start_said(root, session_id)
             if said is None or said[0] != source or not 0 <= now - said[1] < C.SESSION_START_TWIN_SECONDS:
-                state.note_start(memory_dir, session_id, source, now, with_index)
+                state.note_start(root, session_id, source, now, with_index)
                 return ALL
             if with_index and not said[2]:
-                state.note_start(memory_dir, session_id, source, said[1], True)
+                state.note_start(root, session_id, source, said[1], True)
                 log(memory_dir, "session-start", "another SessionStart hook gave this session's start without "
                     "MEMORY.md (memdir registered twice? see `memdir doctor`): only MEMORY.md added here")
                 return INDEX
@@ -55,3 +61,15 @@ def start_part(memory_dir: str, session_id: str | None, source: str | None, with
     log(memory_dir, "session-start", "another SessionStart hook gave this session's start already (memdir registered "
         "twice? see `memdir doctor`): nothing said here")
     return NOTHING
+
+
+def claim_root(memory_dir: str) -> str:
+    """The folder whose state holds the claim: the memory folder, or memdir's own before the memory folder exists."""
+    if os.path.isdir(memory_dir):
+        return memory_dir
+    from memdir import safefs
+    from memdir.locate import config_home
+
+    with safefs.open_dir(config_home(), C.MEMDIR_HOME_DIRNAME, create=True):  # made without following a link
+        pass
+    return os.path.join(config_home(), C.MEMDIR_HOME_DIRNAME)

@@ -1,0 +1,89 @@
+"""A whole transcript read forward in windows, for `memdir batch`: memory stays bounded by a window, not the file.
+
+`read_transcript` without a budget keeps every line it parsed until the end (a 315 MB session took 458 MB);
+here each line is parsed, turned into its message and let go. What is kept for the whole file is one short
+link per line (its uuid and parent), which is what finding the rewound branches needs before the first
+message can be given out: the file is read twice, the first time for those links only. The messages are the
+ones `read_transcript` gives: the same lines left out, split responses joined, rejections confirmed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Generator, Iterator
+from pathlib import Path
+
+from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
+from memdir.transcript import continues, is_json_list, join_into, link, read_transcript, rewound
+from memdir.transcript_lines import Message, confirm_line, message_from_line, note_calls, note_type
+
+SKIP_BLOCK = 64 * 1024
+
+
+def _lines_forward(path: Path, line_max: int) -> Iterator[bytes]:
+    """Each line of the file, oldest first; a line longer than `line_max` is skipped without being held whole."""
+    with open(path, "rb") as handle:
+        while line := handle.readline(line_max + 1):
+            if len(line) > line_max and not line.endswith(b"\n"):
+                while (rest := handle.readline(SKIP_BLOCK)) and not rest.endswith(b"\n"):
+                    pass  # the rest of the oversized line, a block at a time
+                continue
+            if line.strip():
+                yield line
+
+
+def _records(path: Path) -> Iterator[tuple[dict, Message | None]]:
+    """(line, its message or None) for each line of the conversation, as `read_jsonl_tail` keeps them."""
+    unknown: Counter[str] = Counter()
+    for raw in _lines_forward(path, TRANSCRIPT_LINE_MAX_BYTES):
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):  # a line cut short or absurdly nested: not read, as backwards
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("uuid"), str) or obj.get("isSidechain"):
+            continue
+        kind = note_type(obj, unknown)
+        yield obj, message_from_line(obj, kind) if kind else None
+
+
+def iter_messages(path: Path) -> Iterator[Message]:
+    """The messages of a JSONL transcript, oldest first, one at a time."""
+    dead = rewound([link(obj, message) for obj, message in _records(path)])
+    calls: dict[str, str] = {}
+    pending: Message | None = None
+    for obj, message in _records(path):
+        if message is None:
+            continue
+        note_calls(message, calls)
+        confirm_line(obj, message, calls)
+        if obj["uuid"] in dead:
+            continue
+        if pending is not None and continues(pending, message):
+            join_into(pending, message)
+            continue
+        if pending is not None:
+            yield pending
+        pending = message
+    if pending is not None:
+        yield pending
+
+
+def transcript_windows(path: Path, cursor: str | None, size: int) -> Generator[list[Message], None, None]:
+    """The messages after `cursor` (all of them when it is not found) in windows of `size`, oldest first.
+
+    A JSON-list transcript cannot be read a message at a time: it is parsed whole, as before."""
+    def messages() -> Iterator[Message]:
+        return iter(read_transcript(path).messages) if is_json_list(path) else iter_messages(path)
+
+    stream = messages()
+    if cursor is not None and not any(message.uuid == cursor for message in stream):
+        stream = messages()  # the cursor is not in this transcript (any more): from the start
+    window: list[Message] = []
+    for message in stream:
+        window.append(message)
+        if len(window) >= size:
+            yield window
+            window = []
+    if window:
+        yield window

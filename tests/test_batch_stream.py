@@ -1,0 +1,118 @@
+"""`memdir batch` reads a transcript forward, a window at a time, and gives the same messages as the whole read.
+
+Before, batch parsed the whole transcript into memory first (a 315 MB session took 458 MB); the slow test
+below measures a ~100 MB one. benchmarks/batch_memory.py measures a real session repeated to N MB.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memdir import constants as C
+from memdir.evals.realdata_path import main_sessions
+from memdir.stages.extractor.batch import windows
+from memdir.transcript import read_transcript
+from memdir.transcript_stream import iter_messages, transcript_windows
+
+
+def _line(kind: str, uuid: str, content, parent: str | None, mid: str | None = None, **extra) -> str:
+    message: dict = {"role": kind, "content": content}
+    if mid:
+        message["id"] = mid
+    return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s1", "cwd": "/repo",
+                       "timestamp": "2026-03-02T09:00:00Z", "message": message, **extra})
+
+
+def _tricky(path: Path) -> Path:
+    """A rewind, a response split over two lines, a sidechain, metadata, a bad line, an oversized line."""
+    lines = [
+        json.dumps({"type": "summary", "summary": "old"}),
+        _line("user", "u1", "first prompt, later rewound", None),
+        _line("assistant", "a1", [{"type": "text", "text": "On it."}], "u1", mid="m1"),
+        _line("user", "u1b", "the prompt that replaced it", None),
+        _line("assistant", "a2", [{"type": "text", "text": "Part one."}], "u1b", mid="m2"),
+        _line("assistant", "a3", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+              "a2", mid="m2"),
+        _line("user", "r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 300}], "a3"),
+        _line("user", "side", "a subagent's line", "r1", isSidechain=True),
+        "{not json",
+        _line("user", "big", "y" * 5000, "r1"),
+        _line("user", "u3", "Remember that we deploy on Fridays.", "r1"),
+        _line("assistant", "a4", [{"type": "text", "text": "Noted."}], "u3", mid="m4"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_forward_read_gives_exactly_the_whole_reads_messages(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "TRANSCRIPT_LINE_MAX_BYTES", 2000)  # the "big" line is over it, both ways
+    monkeypatch.setattr("memdir.transcript.TRANSCRIPT_LINE_MAX_BYTES", 2000)
+    monkeypatch.setattr("memdir.transcript_stream.TRANSCRIPT_LINE_MAX_BYTES", 2000)
+    path = _tricky(tmp_path / "t.jsonl")
+
+    streamed = list(iter_messages(path))
+
+    assert streamed == read_transcript(path).messages
+    assert [m.uuid for m in streamed] == ["u1b", "a3", "r1", "u3", "a4"]  # rewound, sidechain, big: left out
+
+
+@pytest.mark.parametrize("cursor", [None, "a3", "u3", "a4", "gone"])
+def test_windows_follow_the_cursor_as_before(tmp_path, cursor):
+    path = _tricky(tmp_path / "t.jsonl")
+
+    got = [[m.uuid for m in w] for w in transcript_windows(path, cursor, 2)]
+
+    assert got == [[m.uuid for m in w] for w in windows(read_transcript(path).messages, cursor, 2)]
+
+
+def test_a_json_list_transcript_is_still_windowed(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": f"message {i}"} for i in range(5)]))
+
+    assert [[m.uuid for m in w] for w in transcript_windows(path, "msg-1", 2)] == [["msg-2", "msg-3"], ["msg-4"]]
+
+
+def test_the_real_sessions_read_forward_as_they_read_whole(realdata):
+    for path in main_sessions(realdata):
+        assert list(iter_messages(path)) == read_transcript(path).messages, path
+
+
+WALK = """
+import resource, sys
+from pathlib import Path
+from memdir.config import Settings
+from memdir.stages.extractor.batch import run_batch
+report = run_batch([Path(sys.argv[1])], settings=Settings(engine="offline"), engine="offline", dry_run=True)
+assert not report.errors, report.errors
+print(sum(row.windows for row in report.rows.values()))
+"""
+
+
+@pytest.mark.slow  # writes and reads a 100 MB transcript (about 10 s); .ci/run runs it with --slow
+def test_batch_of_a_100_mb_transcript_stays_well_under_its_size_in_memory(tmp_path):
+    path = tmp_path / "big.jsonl"
+    filler = "z" * 20_000
+    with open(path, "w", encoding="utf-8") as out:
+        parent = None
+        for i in range(5000):  # ~100 MB: each turn a short prompt and a long answer
+            out.write(_line("user", f"u{i}", f"look at file {i}", parent) + "\n")
+            out.write(_line("assistant", f"a{i}", [{"type": "text", "text": filler}], f"u{i}", mid=f"m{i}") + "\n")
+            parent = f"a{i}"
+    size_mb = path.stat().st_size >> 20
+    assert size_mb >= 95
+
+    env_home = tmp_path / "home"
+    env_home.mkdir()
+    done = subprocess.run([sys.executable, "-c", WALK, str(path)], capture_output=True, text=True, timeout=600,
+                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "MEMDIR_ENGINE": "offline"})
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.strip()) == 5000 * 2 // 20  # every window was walked
+    assert peak_mb < 80, f"peak RSS {peak_mb} MB for a {size_mb} MB transcript"  # the whole read took ~200 MB
