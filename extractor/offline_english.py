@@ -55,7 +55,7 @@ _CONFIRM = re.compile(
 _PREFERENCE = re.compile(
     r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
     r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
-    r"always (?:use|run|write|add|do|keep|put|check)|please (?:always|never)|let'?s (?:always|never) \w+)\b.+",
+    r"always (?:use|run(?! into\b| out of\b| across\b)|write|add|do|keep|put|check)|please (?:always|never)|let'?s (?:always|never) \w+)\b.+",
     re.I,
 )
 _DECISION = re.compile(
@@ -101,7 +101,7 @@ _HABIT = re.compile(
     r"^(?:(?:in|on|at|for) (?:this|our|the) [\w-]+,?\s+)?(?:we|our (?:team|company|org|organi[sz]ation|project|repo|"
     r"codebase|devs|developers|engineers)|(?:the|my|this) (?:team|project|repo|codebase))\s+(?:always|never)\s+"
     r"(?:use|deploy|write|run|squash|rebase|merge|review|prefer|keep|put|name|tag|follow|commit|release|ship|pin|"
-    r"format|lint|document|add|avoid|test|pair|branch|push|pull|install|build|target|support)s?\b(?!\s+into\b)",
+    r"format|lint|document|add|avoid|test|pair|branch|push|pull|install|build|target|support)s?\b(?!\s+(?:into|out of|across)\b)",
     re.I,
 )
 _RATIONALE = re.compile(r"\s*(?:,\s*)?\b(?:because|since|so that|as otherwise|the reason is)\b\s*(?P<why>.+)$", re.I)
