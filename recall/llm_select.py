@@ -24,7 +24,10 @@ class UnusableAnswer(RuntimeError):
 class Selection(BaseModel):
     """The model's answer: file names taken from the manifest."""
 
-    selected_memories: list[str] = Field(max_length=20, description="file names from the list, best first")
+    # No maxItems: the structured-output schema cannot enforce one (the SDK moves it into the description, where
+    # "{maxItems: 20}" contradicted the system prompt's "at most 5": relay21b); the system prompt says the limit and
+    # the answer is cut to it.
+    selected_memories: list[str] = Field(description="file names from the list, best first")
 
 
 @dataclass
