@@ -159,6 +159,10 @@ _INTRODUCES = re.compile(
     r"writes|replied|returned|printed)\b|(?:can you |could you |please )?(?:summari[sz]e|translate|proofread|explain|"
     r"analy[sz]e) (?:this|these|it|the following|the text|the (?:doc|page|readme|message|article)\w*)\b)[^.!\n]{0,60}"
     r"[?.]?\s*$"
+    # "Does this doc page help?", "Is this article right?": a question about the text that follows it
+    r"|^(?:(?:does|do|would|will|can|could|is|are)\s+)(?:this|these|the following)\s+(?:[\w-]+\s+)?(?:docs?|"
+    r"documentation|page|article|post|text|snippet|section|excerpt|readme|answer|thread|comment|guide)s?\b[^.!\n]{0,40}"
+    r"\?\s*$"
     r"|^#{1,6}\s+[\w./-]+\.(?:md|markdown|txt|rst)\s*$", re.I)  # "# CLAUDE.md": a file's text follows its name
 
 
@@ -167,7 +171,9 @@ def _introduced_at(paragraph: str) -> int | None:
     at = 0
     for line in paragraph.splitlines(keepends=True):
         at += len(line)
-        if _INTRODUCES.match(line.strip()):
+        said = line.strip()
+        # the line, or its last sentence: "We need a cleaner way to reinstall. Does this doc page help?"
+        if _INTRODUCES.match(said) or _INTRODUCES.match(re.split(r"(?<=[.!?])\s+", said)[-1]):
             return at
     return None
 
