@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections import Counter
 from pathlib import Path
+from typing import BinaryIO
 
 from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
 from memdir.errors import MemdirError
@@ -247,28 +249,28 @@ def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
     return Transcript(messages, invalid_lines=invalid)
 
 
-def _check_regular(path: Path) -> None:
-    """A FIFO or device would hang or never end a read: only regular files are transcripts."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+def open_regular(path: Path) -> BinaryIO:
+    """The transcript opened for reading; one clear line when it is missing, unreadable or not a regular file
+    (a FIFO or device would hang or never end a read: it is opened without waiting on a writer, then refused)."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise MemdirError(f"{path}: not a regular file; a transcript is a .jsonl or .json file")
-    finally:
-        os.close(fd)
-
-
-def is_json_list(path: Path) -> bool:
-    """Whether a transcript is a `[{role, content}]` JSON list rather than JSONL; one clear line when it cannot be read."""
-    try:
-        _check_regular(path)
-        with open(path, "rb") as handle:
-            start = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise MemdirError(f"{path}: transcript not found") from None
     except OSError as exc:
         raise MemdirError(f"{path}: cannot read transcript ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise MemdirError(f"{path}: not a regular file; a transcript is a .jsonl or .json file")
+    return os.fdopen(fd, "rb")
+
+
+def is_json_list(path: Path) -> bool:
+    """Whether a transcript is a `[{role, content}]` JSON list rather than JSONL; one clear line when it cannot be read."""
+    with open_regular(path) as handle:
+        try:
+            start = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+        except OSError as exc:
+            raise MemdirError(f"{path}: cannot read transcript ({exc.strerror})") from None
     return start.startswith(b"[")
 
 

@@ -3,40 +3,44 @@
 `read_transcript` without a budget keeps every line it parsed until the end (a 315 MB session took 458 MB);
 here each line is parsed, turned into its message and let go. What is kept for the whole file is one short
 link per line (its uuid and parent), which is what finding the rewound branches needs before the first
-message can be given out: the file is read twice, the first time for those links only. The messages are the
+message can be given out, and each tool call's name: the file is read twice, the first time for those only. The messages are the
 ones `read_transcript` gives: the same lines left out, split responses joined, rejections confirmed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
-from memdir.transcript import continues, is_json_list, join_into, link, read_transcript, rewound
+from memdir.transcript import continues, is_json_list, join_into, link, open_regular, read_transcript, rewound
 from memdir.transcript_lines import Message, confirm_line, message_from_line, note_calls, note_type
 
 SKIP_BLOCK = 64 * 1024
 
 
-def _lines_forward(path: Path, line_max: int) -> Iterator[bytes]:
-    """Each line of the file, oldest first; a line longer than `line_max` is skipped without being held whole."""
-    with open(path, "rb") as handle:
-        while line := handle.readline(line_max + 1):
-            if len(line) > line_max and not line.endswith(b"\n"):
-                while (rest := handle.readline(SKIP_BLOCK)) and not rest.endswith(b"\n"):
-                    pass  # the rest of the oversized line, a block at a time
-                continue
-            if line.strip():
-                yield line
+def _lines_forward(handle: BinaryIO, line_max: int, end: int) -> Iterator[bytes]:
+    """Each line that starts before byte `end`, oldest first; a line longer than `line_max` is skipped without
+    being held whole. Stopping at `end` (the size when the read began) keeps a file that never stops growing
+    from keeping the read going for ever, and both passes on the same bytes."""
+    handle.seek(0)
+    while handle.tell() < end and (line := handle.readline(line_max + 1)):
+        if len(line) > line_max and not line.endswith(b"\n"):
+            while (rest := handle.readline(SKIP_BLOCK)) and not rest.endswith(b"\n"):
+                pass  # the rest of the oversized line, a block at a time
+            continue
+        if line.strip():
+            yield line
 
 
-def _records(path: Path) -> Iterator[tuple[dict, Message | None]]:
+def _records(handle: BinaryIO, end: int) -> Iterator[tuple[dict, Message | None]]:
     """(line, its message or None) for each line of the conversation, as `read_jsonl_tail` keeps them."""
     unknown: Counter[str] = Counter()
-    for raw in _lines_forward(path, TRANSCRIPT_LINE_MAX_BYTES):
+    for raw in _lines_forward(handle, TRANSCRIPT_LINE_MAX_BYTES, end):
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError):  # a line cut short or absurdly nested: not read, as backwards
@@ -48,25 +52,35 @@ def _records(path: Path) -> Iterator[tuple[dict, Message | None]]:
 
 
 def iter_messages(path: Path) -> Iterator[Message]:
-    """The messages of a JSONL transcript, oldest first, one at a time."""
-    dead = rewound([link(obj, message) for obj, message in _records(path)])
-    calls: dict[str, str] = {}
-    pending: Message | None = None
-    for obj, message in _records(path):
-        if message is None:
-            continue
-        note_calls(message, calls)
-        confirm_line(obj, message, calls)
-        if obj["uuid"] in dead:
-            continue
-        if pending is not None and continues(pending, message):
-            join_into(pending, message)
-            continue
+    """The messages of a JSONL transcript, oldest first, one at a time.
+
+    The first pass learns the links (for rewinds) and every tool call, as the whole read knows them all before
+    it confirms a rejection or an answer (a result can be logged before its call); the second gives the
+    messages. Both read the same open file up to the size it had at the start."""
+    with open_regular(path) as handle:
+        end = os.fstat(handle.fileno()).st_size
+        links: list[tuple[str, str | None, bool]] = []
+        calls: dict[str, str] = {}
+        for obj, message in _records(handle, end):
+            links.append(link(obj, message))
+            note_calls(message, calls)
+        dead = rewound(links)
+        del links
+        pending: Message | None = None
+        for obj, message in _records(handle, end):
+            if message is None:
+                continue
+            confirm_line(obj, message, calls)
+            if obj["uuid"] in dead:
+                continue
+            if pending is not None and continues(pending, message):
+                join_into(pending, message)
+                continue
+            if pending is not None:
+                yield pending
+            pending = message
         if pending is not None:
             yield pending
-        pending = message
-    if pending is not None:
-        yield pending
 
 
 def transcript_windows(path: Path, cursor: str | None, size: int) -> Generator[list[Message], None, None]:

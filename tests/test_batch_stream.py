@@ -116,3 +116,52 @@ def test_batch_of_a_100_mb_transcript_stays_well_under_its_size_in_memory(tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.strip()) == 5000 * 2 // 20  # every window was walked
     assert peak_mb < 80, f"peak RSS {peak_mb} MB for a {size_mb} MB transcript"  # the whole read took ~200 MB
+
+
+def test_an_answer_logged_before_its_question_call_is_confirmed_as_in_the_whole_read(tmp_path):
+    # read_transcript learns every call before confirming any result; the forward read must too, or the
+    # user's answer (or rejection reason) on a line that precedes its call is read as plain tool output.
+    path = tmp_path / "t.jsonl"
+    answer = _line("user", "r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}], "a1",
+                   toolUseResult={"answers": {"Which tabs?": "Always spaces"}})
+    ask = _line("assistant", "a1", [{"type": "tool_use", "id": "t1", "name": "AskUserQuestion", "input": {}}],
+                "u1", mid="m1")
+    path.write_text("\n".join([_line("user", "u1", "set up the linter", None), answer, ask]) + "\n")
+
+    streamed = list(iter_messages(path))
+
+    assert streamed == read_transcript(path).messages
+    assert [(m.uuid, m.kind) for m in streamed] == [("u1", "prompt"), ("r1", "answer"), ("a1", None)]
+
+
+def test_a_transcript_that_grows_while_read_gives_what_it_held_when_the_read_began(tmp_path):
+    # A live session keeps appending while batch works through its windows: the second pass stops where the
+    # first did, so a writer that never stops cannot keep the read going, and both passes see the same lines.
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(_line("user", f"u{i}", f"prompt {i}", f"u{i - 1}" if i else None) for i in range(3)) + "\n")
+    stream = iter_messages(path)
+
+    first = next(stream)
+    with open(path, "a", encoding="utf-8") as out:
+        for i in range(3, 500):
+            out.write(_line("user", f"u{i}", f"prompt {i}", f"u{i - 1}") + "\n")
+
+    assert [first.uuid, *(m.uuid for m in stream)] == ["u0", "u1", "u2"]
+
+
+@pytest.mark.timeout(30)  # the bug this guards is a hang: fail fast instead
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_transcript_that_is_no_regular_file_is_one_line_and_no_hang(tmp_path, kind):
+    import os
+
+    from memdir.errors import MemdirError
+
+    path = tmp_path / "t.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it to read would wait for a writer for ever
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")  # never ends
+    with pytest.raises(MemdirError, match="not a regular file"):
+        list(iter_messages(path))
