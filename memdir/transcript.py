@@ -154,13 +154,16 @@ def rewound(links: list[tuple[str, str | None, bool]]) -> set[str]:
     dead = {uuid for siblings in prompts.values() for uuid in siblings[:-1]}
     if not dead:
         return dead
-    for _ in range(3):  # a child can be logged before its parent: settle in a few passes
-        before = len(dead)
-        for uuid, parent, _prompt in links:
-            if parent is not None and parent in dead:
-                dead.add(uuid)
-        if len(dead) == before:
-            break
+    children: dict[str, list[str]] = {}  # a child can be logged before its parent, so the order is not used
+    for uuid, parent, _prompt in links:
+        if parent is not None:
+            children.setdefault(parent, []).append(uuid)
+    todo = list(dead)
+    while todo:  # each uuid is taken once: a cycle in parentUuid ends
+        for child in children.get(todo.pop(), ()):
+            if child not in dead:
+                dead.add(child)
+                todo.append(child)
     return dead
 
 

@@ -104,6 +104,26 @@ def test_a_rewound_branch_is_not_read_but_parallel_tool_results_are(tmp_path):
     assert {"r1", "r2", "b3"} <= {m.uuid for m in t.messages} and t.off_branch_lines == 2
 
 
+def test_a_rewound_branch_logged_deepest_first_is_cut_whole_and_a_parent_cycle_ends(tmp_path):
+    # A child can be logged before its parent; the cut followed that for three levels only, so a deeper
+    # abandoned branch written in reverse kept its prompts ("deep five") as if the user had said them.
+    deep = [_line("user" if n % 2 else "assistant", f"d{n}", f"d{n - 1}" if n > 1 else "old",
+                  f"deep {n}" if n % 2 else [{"type": "text", "text": f"answer {n}"}]) for n in range(7, 0, -1)]
+    path = _write(tmp_path, [
+        _line("user", "u1", None, "start"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "here is an idea"}]),
+        *deep,
+        _line("user", "old", "a1", "I very much like this idea"),
+        _line("user", "new", "a1", "I actually don't like this idea"),  # the rewind: same parent as "old"
+        _line("user", "c1", "c2", "a loop, one"),  # a parentUuid cycle under the rewound prompt: cut, and it ends
+        _line("assistant", "c2", "c1", [{"type": "text", "text": "a loop, two"}]),
+        _line("assistant", "c1", "old", [{"type": "text", "text": "the loop's way in"}]),
+    ])
+    t = read_transcript(path)
+    assert _said(path) == ["start", "I actually don't like this idea"]
+    assert t.off_branch_lines == 11
+
+
 def test_soft_line_breaks_do_not_split_a_thought():
     text = "Never push to main without\na review, it broke prod\\\nlast week.\n\n- use PRs\n- squash merges"
     assert sentences(text) == ["Never push to main without a review, it broke prod last week.", "Use PRs",
