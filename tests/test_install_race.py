@@ -111,3 +111,29 @@ def test_two_installs_at_once_each_see_the_others_result(settings, monkeypatch):
     kept = {settings.read_text()} | {p.read_text() for p in settings.parent.glob("settings.json.bak-*")}
     assert {results[PY1].text, results[PY2].text} <= kept  # neither install's result was lost
     assert len(_stop_commands(settings)) == 1  # one memdir hook, from whichever ran last
+
+
+@pytest.mark.parametrize("planted", ["home-link", "lock-link", "lock-folder", "home-file"])
+def test_a_planted_settings_lock_or_memdir_folder_is_one_line_and_nothing_is_made_through_a_link(
+        settings, tmp_path, planted):
+    """The lock was opened by path: a ~/.claude/memdir linked elsewhere, or a lock file that is a dangling link, had
+    the lock file made at the link's target (anywhere the link pointed); a folder in its place was 'Is a directory'."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    home = settings.parent / "memdir"
+    if planted == "home-link":
+        home.symlink_to(outside)
+    elif planted == "home-file":
+        home.write_text("not a folder")
+    else:
+        home.mkdir()
+        lock = home / "settings-edit.lock"
+        lock.mkdir() if planted == "lock-folder" else lock.symlink_to(outside / "made-through-the-link")
+    before = settings.read_text()
+
+    with pytest.raises(MemdirError) as raised:
+        install("user", python=PY1)
+
+    line = str(raised.value)
+    assert "\n" not in line and str(home) in line and "nothing was changed" in line
+    assert list(outside.iterdir()) == [] and settings.read_text() == before

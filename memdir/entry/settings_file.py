@@ -13,18 +13,19 @@ hand) makes the edit start again from a fresh read instead of being overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 from memdir import constants as C
 from memdir.errors import MemdirError
-from memdir.fsio import atomic_write_text, locked, read_text
+from memdir.fsio import atomic_write_text, read_text
 from memdir.paths import config_home
 
 T = TypeVar("T")
@@ -110,7 +111,7 @@ def edit_settings(path: Path, edit: Callable[[], T], dry_run: bool = False) -> T
         return edit()  # writes nothing, so it cannot overwrite anyone's edit
     load_settings(path)  # a file memdir refuses is refused before the lock is made
     _mode_of(path)
-    with locked(config_home() / C.MEMDIR_HOME_DIRNAME / C.SETTINGS_LOCK_NAME):
+    with _settings_lock():
         for _ in range(C.SETTINGS_EDIT_ATTEMPTS):
             try:
                 return edit()
@@ -118,6 +119,36 @@ def edit_settings(path: Path, edit: Callable[[], T], dry_run: bool = False) -> T
                 continue
     raise MemdirError(f"{path}: changed {C.SETTINGS_EDIT_ATTEMPTS} times while memdir was editing it (Claude Code "
                       "or another program is writing it); nothing was changed, run the command again when it is idle")
+
+
+@contextlib.contextmanager
+def _settings_lock() -> Iterator[None]:
+    """The lock every install and uninstall edits settings under: `<config home>/memdir/settings-edit.lock`, made
+    and opened without following a link (a planted link had it made wherever it pointed); one line when refused."""
+    from memdir.safefs_write import hold_lock, open_created
+
+    home = config_home()
+    lock = home / C.MEMDIR_HOME_DIRNAME / C.SETTINGS_LOCK_NAME
+    try:
+        fd = open_created(home, f"{C.MEMDIR_HOME_DIRNAME}/{C.SETTINGS_LOCK_NAME}")
+    except OSError as exc:  # safefs' refusals are OSErrors too
+        raise MemdirError(_lock_refusal(lock, exc)) from None
+    with hold_lock(fd, str(lock)):
+        yield
+
+
+def _lock_refusal(lock: Path, exc: OSError) -> str:
+    for where, wanted in ((lock.parent, stat.S_ISDIR), (lock, stat.S_ISREG)):
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:
+            break
+        if not wanted(mode):
+            kind = ("a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+                    else "a file" if stat.S_ISREG(mode) else "a special file")
+            return (f"{where} is {kind}, where memdir keeps its settings lock (never followed or replaced); "
+                    "remove it and run the command again; nothing was changed")
+    return f"{lock}: cannot open the settings lock ({exc.strerror or exc}); nothing was changed"
 
 
 def _write_target(path: Path) -> Path:
