@@ -373,7 +373,7 @@ def test_a_planted_name_with_a_line_break_is_one_row_of_the_listing_and_can_be_r
     (memory_dir / "b\n4.0K\t\u202eforged.md").write_text("planted\n")
     listing = run(tool, command="view", path="/memories")
     assert len(listing.splitlines()) == 5 and "\u202e" not in listing  # header, folder, MEMORY.md, a.md, the planted one
-    assert listing.splitlines()[-1].startswith("8B\t/memories/b 4.0K ")
+    assert listing.splitlines()[-1] == "8B\t/memories/b\\n4.0K\\t\\u202eforged.md"  # as the replies show it
     run(tool, command="rename", old_path="/memories/b\n4.0K\t\u202eforged.md", new_path="/memories/b.md")
     assert (memory_dir / "b.md").read_text().endswith("\nplanted\n")  # memdir added its frontmatter
 
@@ -441,3 +441,18 @@ def test_a_success_reply_echoes_a_huge_path_bounded(tool, command):
     reply = tool.call(command)
 
     assert len(reply) < 2 * C.MEMORY_TOOL_REFUSAL_MAX_CHARS  # it held the path whole: 2 MB
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u200d", "\u2060", "\n", "\u202e"])
+def test_a_listing_shows_every_invisible_character_of_a_planted_name(tool, memory_dir, hidden):
+    """The header and the success replies escape a path (`shown`), but the listing's rows went through one_line, which
+    left zero-width characters raw: a planted 'a<U+200B>.md' was listed as a second 'a.md' beside the real one."""
+    run(tool, command="create", path="/memories/a.md", file_text="Fact A.\n")
+    (memory_dir / f"a{hidden}.md").write_text("planted\n")
+
+    reply = run(tool, command="view", path="/memories")
+
+    rows = reply.split("\n")
+    assert sum(row.endswith("/memories/a.md") for row in rows) == 1
+    assert all(row.replace("\t", "").isprintable() for row in rows)
+    assert any(row.endswith("/memories/a" + ascii(hidden)[1:-1] + ".md") for row in rows)

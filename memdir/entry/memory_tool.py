@@ -34,7 +34,6 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memdir import inert
 from memdir.entry.memory_tool_folder import MemoryToolFolder
 from memdir.entry.memory_tool_paths import ROOT, refusal_line, shown_path, tool_rel
 from memdir.errors import MemdirError, os_error_line
@@ -140,7 +139,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     def _view_dir(self, path: str, rel: str) -> str:
         shown, label = shown_path(path), shown_path(path.rstrip("/"))
-        rows = [f"{_size(size)}\t{label}/{inert.one_line(name)}{'/' if is_dir else ''}"  # a planted name: one row
+        rows = [f"{_size(size)}\t{label}/{shown_path(name)}{'/' if is_dir else ''}"  # a planted name: one row, all seen
                 for name, size, is_dir in self.folder.listing(rel)]
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return "\n".join([header, f"{_size(self.folder.size(rel))}\t{shown}", *rows])
