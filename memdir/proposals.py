@@ -204,7 +204,7 @@ def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
         with safefs_write.try_locked(memory_dir, TOLD_LOCK) as mine:
             if not mine:
                 return None  # a twin hook is telling the user right now
-            text = safefs.read_text_or(memory_dir, TOLD, "")
+            text = _told_text(memory_dir)
             told = _told(memory_dir, text.split(), entries)
             news = not entries <= told
             # what is told from now on: every pending one after a notice, else the told ones still pending (a
@@ -216,6 +216,15 @@ def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
         return None
     count = len(entries)
     return f"{count} memor{'y' if count == 1 else 'ies'} proposed: `memdir review`" if news else None
+
+
+def _told_text(memory_dir: str | os.PathLike) -> str:
+    """`.told`'s text; "" (nothing told) when absent or garbled: not UTF-8 was an error read as nothing to tell, and
+    the record was never rewritten, so no proposal was told of again. (A link or folder there still tells nothing.)"""
+    try:
+        return safefs.read_bytes(memory_dir, TOLD).decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        return ""
 
 
 def _told(memory_dir: str | os.PathLike, words: list[str], entries: set[str]) -> set[str]:

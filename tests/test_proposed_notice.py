@@ -79,3 +79,15 @@ def test_a_told_file_from_an_older_memdir_is_not_told_again(tmp_path):
     (folder / proposals.FOLDER / ".told").write_text(str(newest))
 
     assert proposals.new_batch_notice(folder) is None
+
+
+def test_a_garbled_told_record_is_replaced_and_the_notice_told_once(tmp_path):
+    """A `.told` that is not UTF-8 (garbled, or planted) was an error read as 'nothing to tell', and never rewritten:
+    the user was never told of any proposal again. It now counts as nothing told, and a fresh record is written."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    _propose(folder, "project_deploys.md", "Deploys on Tuesdays")
+    (folder / proposals.TOLD).write_bytes(b"\xff\xfe\x00garbled\x80")
+
+    assert proposals.new_batch_notice(folder) == "1 memory proposed: `memdir review`"
+    assert proposals.new_batch_notice(folder) is None
