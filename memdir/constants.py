@@ -78,6 +78,9 @@ PROMPT_CLAIM_LOCK_SECONDS = 0.5
 # did not. Starting the same session again (quitting and resuming it) takes Claude Code itself longer than this,
 # and a compaction or /clear is another source.
 SESSION_START_TWIN_SECONDS = 3.0
+# Session-start claims kept in memdir's own folder (sessions started before their memory folder existed): past twice
+# this many, the oldest beyond it are removed, so one folder per session ever started does not pile up there.
+START_CLAIMS_KEPT = 128
 # What recall reads of a prompt: its start and its end, this much in all. A pasted log of 1 MB took the prompt hook
 # ~1 s of CPU (tokenising, ranking and matching decisions against all of it) for words that are mostly the log's.
 RECALL_PROMPT_MAX_CHARS = 10_000

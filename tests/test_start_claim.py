@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,19 @@ def test_two_hooks_at_once_before_the_memory_folder_exists(no_folder_yet, tmp_pa
     contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outputs if out.strip()]
     assert len(contexts) == 1 and "# Memory" in contexts[0], outputs
     assert not memory.exists()
+
+
+def test_claims_made_before_a_memory_folder_exists_do_not_pile_up(tmp_path, monkeypatch):
+    """Before its memory folder exists a session's claim lives in memdir's own folder, one folder per session ever
+    started (500 sessions: 505 folders, 1,011 files, never removed). Past twice START_CLAIMS_KEPT the oldest go;
+    the newest session's claim stays, so its twin still says nothing."""
+    from memdir.entry.start_claim import ALL, NOTHING, claim_root, start_part
+
+    monkeypatch.setattr(C, "START_CLAIMS_KEPT", 3, raising=False)  # (raising: so it runs on the old code)
+    no_folder_yet = str(tmp_path / "memory")
+    for n in range(20):
+        assert start_part(no_folder_yet, f"session-{n}", "startup", True) == ALL
+
+    sessions = [p.name for p in (Path(claim_root(no_folder_yet)) / C.STATE_DIRNAME / "sessions").iterdir()]
+    assert 3 <= len(sessions) <= 6 and "session-19" in sessions
+    assert start_part(no_folder_yet, "session-19", "startup", True) == NOTHING

@@ -45,6 +45,8 @@ def start_part(memory_dir: str, session_id: str | None, source: str | None, with
             said = state.start_said(root, session_id)
             if said is None or said[0] != source or not 0 <= now - said[1] < C.SESSION_START_TWIN_SECONDS:
                 state.note_start(root, session_id, source, now, with_index)
+                if root != memory_dir:  # memdir's own folder: claims of past sessions do not pile up there
+                    state.prune_starts(root, C.START_CLAIMS_KEPT)
                 return ALL
             if with_index and not said[2]:
                 state.note_start(root, session_id, source, said[1], True)
