@@ -54,6 +54,13 @@ def file_times(folder: Path) -> dict[str, str]:
     return dict.fromkeys(sorted({shown_time(h) for h in scan(folder).headers}), FILE_TIME)
 
 
+def today_line() -> dict[str, str]:
+    """The request's "Today is <date>." -> a placeholder: a cassette recorded today replays on any later day."""
+    from datetime import date
+
+    return {f"Today is {date.today().isoformat()}.": "Today is <today>."}
+
+
 def run_llm(folder: Path, labels: Labels, *, relay_dir: str | None, record: str | None, replay: str | None,
             misses: Path) -> Run:
     """The llm engine's picks for every prompt of `labels` on `folder`; raises LoopFailed with one line."""
@@ -67,7 +74,7 @@ def run_llm(folder: Path, labels: Labels, *, relay_dir: str | None, record: str 
     with model_loop("relay" if relay_dir else "auto", relay_dir=relay_dir, record=record, replay=replay,
                     misses=misses) as loop:
         assert loop is not None  # relay or replay: always a loop
-        loop.begin(SESSION, folder, file_times(folder))
+        loop.begin(SESSION, folder, {**file_times(folder), **today_line()})
         budget = loop.client_timeout or REPLAY_TIMEOUT
         settings = Settings.from_env().with_overrides(engine="llm", recall_timeout=budget)
         client = loop.client()

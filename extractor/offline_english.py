@@ -55,7 +55,8 @@ _CONFIRM = re.compile(
 _PREFERENCE = re.compile(
     r"\b(?:i (?:always |really )?prefer|i'?d rather|i would rather|i (?:really )?(?:don'?t|do not) want (?:you )?to|"
     r"i'?d (?:actually |really )?(?:love|like|prefer) (?!you\b|your\b|to\b|it if\b|some\b|help\b)|"
-    r"always (?:use|run(?! into\b| out of\b| across\b)|write|add|do|keep|put|check)|please (?:always|never)|let'?s (?:always|never) \w+)\b.+",
+    r"always (?:use|run(?! into\b| out of\b| across\b)|write|add|do|keep|put|check)|please (?:always|never)|"
+    r"let'?s (?:always|never) \w+)\b.+",
     re.I,
 )
 _DECISION = re.compile(

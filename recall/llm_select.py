@@ -6,6 +6,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import date
 
 from pydantic import BaseModel, Field
 
@@ -46,12 +47,15 @@ def _output_format() -> dict:
 
 
 def request_messages(
-    query: str, candidates: list[Header], tools: list[str], max_selected: int
+    query: str, candidates: list[Header], tools: list[str], max_selected: int, today: date | None = None
 ) -> tuple[str, list[dict]]:
+    """`today`: the user's date (default: this machine's), so "last week" or "on Monday" in the message can be
+    placed against the memories' times (a model answering through the relay could not: relay21b)."""
     from memdir.prompts import render
 
     system = render("recall_system.j2", max_selected=max_selected)
-    user = render("recall_user.j2", query=query, manifest=manifest(candidates), tools=tools)
+    user = render("recall_user.j2", query=query, manifest=manifest(candidates), tools=tools,
+                  today=(today or date.today()).isoformat())
     return system, [{"role": "user", "content": user}]
 
 

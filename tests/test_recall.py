@@ -4,6 +4,7 @@ import io
 import json
 import os
 import time
+from datetime import date
 from pathlib import Path
 
 import httpx
@@ -64,6 +65,7 @@ def test_selector_request_is_exactly_what_the_spec_says(folder, api):
     content = body["messages"][0]["content"]
     assert body["messages"][0]["role"] == "user"
     assert "<user_message>\nwrite tests for the ledger\n</user_message>" in content
+    assert content.startswith(f"Today is {date.today().isoformat()}.\n")  # "last week" can be placed (relay21b)
     for h in scan(folder.root).headers:
         assert manifest_line(h) in content
     assert "<recently_used_tools>\nRead, Bash\n</recently_used_tools>" in content
