@@ -219,10 +219,11 @@ def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
 
 
 def _told_text(memory_dir: str | os.PathLike) -> str:
-    """`.told`'s text; "" (nothing told) when absent or garbled: not UTF-8 was an error read as nothing to tell, and
-    the record was never rewritten, so no proposal was told of again. (A link or folder there still tells nothing.)"""
+    """`.told`'s text; "" (nothing told) when absent or garbled: not UTF-8, or over the read cap, was an error read as
+    nothing to tell, and the record was never rewritten, so no proposal was told of again. (A link or folder there
+    still tells nothing: it cannot be rewritten, and the notice must not come with every prompt.)"""
     try:
-        return safefs.read_bytes(memory_dir, TOLD).decode("utf-8")
+        return safefs.read_bytes(memory_dir, TOLD, prefix=True).decode("utf-8")  # past the cap: its start, rewritten
     except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
         return ""
 

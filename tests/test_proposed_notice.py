@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from memdir import proposals, safefs
 
 NOTE = "---\nname: {0}\ndescription: {0}\ntype: project\n---\n{0}\n"
@@ -81,13 +83,15 @@ def test_a_told_file_from_an_older_memdir_is_not_told_again(tmp_path):
     assert proposals.new_batch_notice(folder) is None
 
 
-def test_a_garbled_told_record_is_replaced_and_the_notice_told_once(tmp_path):
-    """A `.told` that is not UTF-8 (garbled, or planted) was an error read as 'nothing to tell', and never rewritten:
-    the user was never told of any proposal again. It now counts as nothing told, and a fresh record is written."""
+@pytest.mark.parametrize("garbled", [b"\xff\xfe\x00garbled\x80", b"x" * (3 << 20)])
+def test_a_garbled_told_record_is_replaced_and_the_notice_told_once(tmp_path, garbled):
+    """A `.told` that is not UTF-8 or is over the read cap (garbled, or planted) was an error read as 'nothing to
+    tell', and never rewritten: the user was never told of any proposal again. It now counts as nothing told, and a
+    fresh record is written."""
     folder = tmp_path / "memory"
     folder.mkdir()
     _propose(folder, "project_deploys.md", "Deploys on Tuesdays")
-    (folder / proposals.TOLD).write_bytes(b"\xff\xfe\x00garbled\x80")
+    (folder / proposals.TOLD).write_bytes(garbled)
 
     assert proposals.new_batch_notice(folder) == "1 memory proposed: `memdir review`"
     assert proposals.new_batch_notice(folder) is None
