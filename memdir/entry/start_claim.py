@@ -20,6 +20,7 @@ gives the whole text: a repetition costs the model some context, a missing start
 from __future__ import annotations
 
 import os
+import posixpath
 import time
 
 from memdir import constants as C
@@ -46,7 +47,7 @@ def start_part(memory_dir: str, session_id: str | None, source: str | None, with
             if said is None or said[0] != source or not 0 <= now - said[1] < C.SESSION_START_TWIN_SECONDS:
                 state.note_start(root, session_id, source, now, with_index)
                 if root != memory_dir:  # memdir's own folder: claims of past sessions do not pile up there
-                    state.prune_starts(root, C.START_CLAIMS_KEPT)
+                    prune_claims(root, posixpath.dirname(state._folder(session_id)), C.START_CLAIMS_KEPT)
                 return ALL
             if with_index and not said[2]:
                 state.note_start(root, session_id, source, said[1], True)
@@ -75,3 +76,30 @@ def claim_root(memory_dir: str) -> str:
     with safefs.open_dir(config_home(), C.MEMDIR_HOME_DIRNAME, create=True):  # made without following a link
         pass
     return os.path.join(config_home(), C.MEMDIR_HOME_DIRNAME)
+
+
+def prune_claims(root: str, base: str, keep: int) -> int:
+    """Past 2 * `keep` session folders in `base` (inside `root`), the oldest (by when their start was given) beyond
+    `keep` are removed; what cannot be removed stays. Only for memdir's own folder, where a session's folder holds
+    nothing but its start claim (a memory folder's hold extraction cursors). How many were removed."""
+    from memdir import safefs, safefs_write
+
+    names = [name for name, kind in safefs.listdir(root, base) if kind == "dir"]
+    if len(names) <= 2 * keep:
+        return 0
+
+    def given(name: str) -> float:
+        st = safefs.lstat(root, f"{base}/{name}/started.json")
+        return st.st_mtime if st else 0.0
+
+    removed = 0
+    for name in sorted(names, key=given)[: len(names) - keep]:
+        try:
+            for entry, kind in safefs.listdir(root, f"{base}/{name}"):
+                if kind in ("file", "symlink"):  # a link itself is removed, never followed
+                    safefs_write.unlink(root, f"{base}/{name}/{entry}")
+            safefs_write.rmdir(root, f"{base}/{name}")
+            removed += 1
+        except OSError:
+            continue
+    return removed
