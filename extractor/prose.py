@@ -29,12 +29,16 @@ _LOG_LINE = re.compile(r"^\s*(?:[⚠✓✔✗✘×●▲▶›»]|\* \S|(?:npm |
 _CODE_LIKE = re.compile(r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})")
 
 
+_HEADING = re.compile(r"^#{1,6}[ \t]+[^\W\d_][^\n]{0,80}$")
+
+
 def _looks_pasted(paragraph: str) -> bool:
     """Code, logs, JSON, tables, stack traces: lines a person pasted rather than wrote."""
     lines = [line for line in paragraph.splitlines() if line.strip()]
     if not lines:
         return False
-    symbolic = sum(1 for line in lines if _CODE_LIKE.match(line) or _LOG_LINE.match(line))
+    # a Markdown heading of the user's own ("## Model" over their rule) is no code line (hostile20)
+    symbolic = sum(1 for line in lines if (_CODE_LIKE.match(line) or _LOG_LINE.match(line)) and not _HEADING.match(line))
     if symbolic * 2 >= len(lines):
         return True
     letters = sum(c.isalpha() or c.isspace() for c in paragraph)
@@ -102,21 +106,26 @@ def _paste_within(paragraph: str) -> tuple[int, int]:
 
 # A conversation exported from another agent or chat ("## Assistant (Plan · Some Model · 14.2s)", "**User:**",
 # "_Thinking:_"), pasted into a prompt: every turn of it reads as prose, so no paragraph of it looks pasted, and the
-# other agent's "The user wants me to ..." reached the model as the user's words (relay13). A role on a line of its
-# own, as a heading or twice, or with a thinking marker, starts a transcript that runs to the end of the message.
-_ROLE_LINE = re.compile(r"^[ \t]*(?P<heading>#{1,6}[ \t]*)?(?:\*\*|__)?(?:assistant|user|human|ai|model|claude(?: code)?|"
-                        r"chatgpt|gpt-?[\w.]*|gemini|copilot|cursor|opencode)(?:\*\*|__)?[ \t]*(?:\([^)\n]{0,80}\))?[ \t]*:?"
-                        r"(?:\*\*|__)?[ \t]*$", re.I | re.M)
+# other agent's "The user wants me to ..." reached the model as the user's words (relay13). An agent's role on a line
+# of its own starts a transcript running to the end of the message, when the user's side answers it, a thinking
+# marker follows, or it names the model as an export does ("(Plan · DeepSeek ...)"). A heading of the user's own
+# ("## Model", "## User", "# AI") is none of these (hostile20).
+_ROLE_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?(?:(?P<agent>assistant|claude(?: code)?|chatgpt|gpt-?[\w.]*|"
+                        r"gemini|copilot|cursor|opencode)|(?P<person>user|human))(?:\*\*|__)?[ \t]*"
+                        r"(?P<named>\([^)\n]{0,80}\))?[ \t]*:?(?:\*\*|__)?[ \t]*$", re.I | re.M)
 _THINKING_LINE = re.compile(r"^[ \t]*(?:_thinking:?_:?|\*\*thinking:?\*\*:?|<thinking>)[ \t]*$", re.I | re.M)
 
 
 def transcript_start(text: str) -> int | None:
     """Where a pasted conversation's first role line starts in `text`, or None."""
     roles = list(_ROLE_LINE.finditer(text))
-    thinking = _THINKING_LINE.search(text)
-    if len(roles) >= 2 or any(m.group("heading") for m in roles) or (roles and thinking):
+    agents = [m for m in roles if m.group("agent")]
+    if not agents:
+        return None
+    answered = any(m.group("person") for m in roles)
+    if answered or any(m.group("named") for m in agents) or _THINKING_LINE.search(text):
         return roles[0].start()
-    return thinking.start() if thinking else None
+    return None
 
 
 def pasted_spans(text: str) -> list[tuple[int, int]]:
@@ -220,7 +229,8 @@ def _join_soft_breaks(paragraph: str) -> list[str]:
     for line in paragraph.splitlines():
         if not line.strip():
             continue
-        if units and not _LIST_ITEM.match(line) and not _ENDS_SENTENCE.search(units[-1]):
+        if (units and not _LIST_ITEM.match(line) and not _ENDS_SENTENCE.search(units[-1])
+                and not _HEADING.match(units[-1]) and not _HEADING.match(line)):  # a heading is a line of its own
             units[-1] = f"{units[-1].rstrip()} {line.strip()}"
         else:
             units.append(line.strip())

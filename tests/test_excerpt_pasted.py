@@ -7,6 +7,8 @@ import re
 from datetime import date
 from pathlib import Path
 
+import pytest
+
 from memdir.config import Settings
 from memdir.prompts import escape_tags
 from memdir.stages.extractor.agent import build_request
@@ -159,3 +161,14 @@ def test_the_system_prompt_says_what_claude_codes_paste_stand_ins_are(tmp_path):
     system = request["system"][0]["text"]
     assert '"[Pasted text #N +K lines]" and "[...Truncated text #N +K lines...]"' in system
     assert "whose content is not here" in system
+
+
+@pytest.mark.parametrize("own", ["Add a users table.\n\n## Model\nNever store passwords in plain text.",
+                                 "# AI\nNever store passwords in plain text."])
+def test_a_heading_of_the_users_own_is_neither_a_transcript_nor_a_paste(tmp_path, own):
+    """hostile20: "## Model" over the user's own rule was read as another agent's turn (and, offline, any heading
+    line counted as code, so the paragraph under it was skipped as pasted)."""
+    from tests.offline_drafts import drafts
+
+    assert "<pasted>" not in _shown(tmp_path, [_prompt(own)])
+    assert [d.type for d in drafts(own)] == ["feedback"]
