@@ -7,12 +7,12 @@ several processes may read-modify-write them).
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 
 from memdir import constants as C, safefs, safefs_write
 from memdir.secrets import redact
+from memdir.session_key import session_rel
 
 
 def state_dir(memory_dir: Path) -> Path:
@@ -20,9 +20,8 @@ def state_dir(memory_dir: Path) -> Path:
 
 
 def _session_rel(session_id: str) -> str:
-    """`.memdir/sessions/<id>`: every state file is opened through memdir.safefs (no symlink followed)."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "-", str(session_id))[:100] or "default"
-    return f"{C.STATE_DIRNAME}/sessions/{safe}"
+    """`.memdir/sessions/<key>` (memdir.session_key): every state file is opened through memdir.safefs."""
+    return session_rel(str(session_id))
 
 
 # --- cursor per session ----------------------------------------------------------------

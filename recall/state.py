@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 
-from memdir import constants as C, light_json, safefs, safefs_write
+from memdir import light_json, safefs, safefs_write
 from memdir.record import Record, field
+from memdir.session_key import session_rel
 
 
 class Surfaced(Record):
@@ -21,15 +21,9 @@ class Surfaced(Record):
     bytes: int = 0
 
 
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
 def _folder(session_id: str) -> str:
-    """`.memdir/sessions/<id>`, opened through memdir.safefs: never through a symlink."""
-    # Claude Code's session ids (UUIDs) are safe as they are: no pattern to compile in the hook for them.
-    safe = session_id if _SAFE.issuperset(session_id) else re.sub(r"[^A-Za-z0-9_-]", "-", session_id)
-    safe = safe[:100] or "default"
-    return f"{C.STATE_DIRNAME}/sessions/{safe}"
+    """`.memdir/sessions/<key>` (memdir.session_key), opened through memdir.safefs: never through a symlink."""
+    return session_rel(session_id)
 
 
 def load(memory_dir: str | os.PathLike, session_id: str | None) -> Surfaced:
