@@ -118,9 +118,7 @@ def recall(
     selected: list[Header] | None = None
     if chosen_engine in ("llm", "claude-code"):
         tools = tools() if callable(tools) else tools  # read once: the offline choice below reuses them
-        selected = _select_by_model(chosen_engine, result, query, pool, tools, settings, client, env)
-        if selected is not None:  # the model chose: the decisions' common-word bar still needs the folder's words
-            result.common = common_words(query, pool, memory_dir)
+        selected = _select_by_model(chosen_engine, result, query, pool, tools, settings, client, env, memory_dir)
     if result.usage and (record if log_usage is None else log_usage):
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
@@ -165,11 +163,17 @@ def _candidates(memory_dir: str | os.PathLike, query: str, seen: list[str], engi
 
 
 def _select_by_model(engine: str, result: RecallResult, query: str, pool: list[Header], tools: list[str],
-                     settings: Settings, client, env: Mapping[str, str] | None) -> list[Header] | None:
-    """`engine`'s selection (llm or claude-code), or None to use the offline one."""
+                     settings: Settings, client, env: Mapping[str, str] | None,
+                     memory_dir: str | os.PathLike) -> list[Header] | None:
+    """`engine`'s selection (llm or claude-code), or None to use the offline one. When the model chose, the prompt's
+    words common to the folder are still found: the decisions' common-word bar needs them."""
     if engine == "llm":
-        return _select_llm(result, query, pool, tools, settings, client, env)
-    return _select_claude_code(result, query, pool, tools, settings, client)
+        selected = _select_llm(result, query, pool, tools, settings, client, env)
+    else:
+        selected = _select_claude_code(result, query, pool, tools, settings, client)
+    if selected is not None:
+        result.common = common_words(query, pool, memory_dir)
+    return selected
 
 
 def _dense_similarities(result: RecallResult, dense, memory_dir: str | os.PathLike, query: str,
