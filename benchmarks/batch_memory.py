@@ -11,7 +11,6 @@ peak RSS for the batch (178 MB for the walk), the forward read 45 MB (24 MB).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -20,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.huge_transcript import _real_transcript
+from benchmarks.huge_transcript import _real_transcript, write_copies
 
 WALK = """
 import sys
@@ -35,19 +34,8 @@ def build(target: Path, megabytes: int) -> Path:
     """Copies of a real session with fresh uuids, each copy's root line parented on the previous copy's last
     line: one conversation, no rewinds (huge_transcript's copies share a root, so all but one read as rewound)."""
     real_lines = _real_transcript().read_text(encoding="utf-8").splitlines()
-    want, written, copy, last = megabytes << 20, 0, 0, None
     with open(target, "w", encoding="utf-8") as out:
-        while written < want:
-            for raw in real_lines:
-                obj = json.loads(raw)
-                for key in ("uuid", "parentUuid"):
-                    if isinstance(obj.get(key), str):
-                        obj[key] = f"c{copy}-{obj[key]}"
-                if "parentUuid" in obj and obj["parentUuid"] is None:
-                    obj["parentUuid"] = last
-                last = obj.get("uuid", last)
-                written += out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-            copy += 1
+        write_copies(out, real_lines, megabytes, chained=True)
     return target
 
 

@@ -30,20 +30,28 @@ def _real_transcript() -> Path:
     return max(sessions, key=lambda p: p.stat().st_size)
 
 
+def write_copies(out, real_lines: list[str], megabytes: int, chained: bool = False) -> None:
+    """Copies of the real session's lines with fresh uuids (`c<N>-<uuid>`) until `megabytes` are written. Each copy
+    keeps the real session's root; `chained` parents each copy's root on the previous copy's last line instead."""
+    want, written, copy, last = megabytes << 20, 0, 0, None
+    while written < want:
+        for raw in real_lines:
+            obj = json.loads(raw)
+            for key in ("uuid", "parentUuid"):
+                if isinstance(obj.get(key), str):
+                    obj[key] = f"c{copy}-{obj[key]}"
+            if chained and "parentUuid" in obj and obj["parentUuid"] is None:
+                obj["parentUuid"] = last
+            last = obj.get("uuid", last)
+            written += out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        copy += 1
+
+
 def build(target: Path, megabytes: int) -> Path:
-    """Copies of the real session with rewritten uuids (one parent chain), then the real session itself."""
+    """Copies of the real session with rewritten uuids, then the real session itself."""
     real_lines = _real_transcript().read_text(encoding="utf-8").splitlines()
-    want, written, copy = megabytes << 20, 0, 0
     with open(target, "w", encoding="utf-8") as out:
-        while written < want:
-            for raw in real_lines:
-                obj = json.loads(raw)
-                for key in ("uuid", "parentUuid"):
-                    if isinstance(obj.get(key), str):
-                        obj[key] = f"c{copy}-{obj[key]}"
-                line = json.dumps(obj, ensure_ascii=False) + "\n"
-                written += out.write(line)
-            copy += 1
+        write_copies(out, real_lines, megabytes)
         for raw in real_lines:
             out.write(raw + "\n")
     return target
