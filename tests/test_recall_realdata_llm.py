@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from benchmarks import recall_realdata
 from benchmarks.recall_realdata_llm import asking_order
 from memdir.prompts import TEMPLATES_DIR
+from tests.relay_files import wait_for, write_answer
 
 CASSETTE = Path(__file__).resolve().parent / "cassettes" / "recall_realdata"
 RECORDED_ROW = ["llm", "(replay;", "no", "latency)", "set1", "8", "13", "0.77", "0.59", "2/3", "2/3", "1.62", "2,044"]
@@ -86,19 +86,6 @@ def _labelled_folder(tmp_path: Path) -> tuple[Path, Path]:
     return folder, labels
 
 
-def _wait_for(path: Path, seconds: float = 110) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-
-
-def _write(path: Path, answer: dict) -> None:
-    spare = path.with_suffix(".tmp")
-    spare.write_text(json.dumps(answer), encoding="utf-8")
-    spare.replace(path)
-
-
 def _text(files: list[str] | dict) -> dict:
     return {"content": [{"type": "text", "text": json.dumps(files if isinstance(files, dict)
                                                             else {"selected_memories": files})}]}
@@ -114,16 +101,16 @@ class Model(threading.Thread):
     def run(self) -> None:
         for n in range(1, len(PROMPTS) + 1):
             shown = self.relay / f"{n:04d}.request.md"
-            _wait_for(shown)
+            wait_for(shown)
             text = shown.read_text(encoding="utf-8")
             self.shown.append(text)
             prompt = text.split("<user_message>\n", 1)[1].split("\n</user_message>", 1)[0]
             answer = self.relay / f"{n:04d}.response.json"
             if n == 1:
-                _write(answer, _text({"selected": PROMPTS[prompt][1]}))
-                _wait_for(self.relay / "0001.response.problem.txt")
+                write_answer(answer, _text({"selected": PROMPTS[prompt][1]}))
+                wait_for(self.relay / "0001.response.problem.txt")
                 self.problem = (self.relay / "0001.response.problem.txt").read_text(encoding="utf-8")
-            _write(answer, _text(PROMPTS[prompt][1]))
+            write_answer(answer, _text(PROMPTS[prompt][1]))
 
 
 def test_a_relay_run_shows_the_model_its_task_and_nothing_of_the_labels(tmp_path, capsys, monkeypatch):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import date
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from memdir.evals.relay import LoopbackAPI, LoopError, RelayDir, relay_timeout
 from memdir.stages.extractor.run import extract_transcript
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
+from tests.relay_files import wait_for, write_answer
 
 TODAY = date(2026, 3, 2)
 MEMORY = ("---\nname: Release day\ndescription: Releases go out on Tuesdays\ntype: project\n---\n"
@@ -41,20 +41,6 @@ def _relay_gives_up_in_minutes(monkeypatch):
     monkeypatch.setenv("MEMDIR_RELAY_TIMEOUT", "120")
 
 
-def _wait_for(path: Path, seconds: float = 110) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-
-
-def _answer(path: Path, answer: dict) -> None:
-    """As the docs ask: written elsewhere, then renamed in."""
-    spare = path.with_suffix(".tmp")
-    spare.write_text(json.dumps(answer), encoding="utf-8")
-    spare.replace(path)
-
-
 class Model(threading.Thread):
     """Acts as the model: answers request N in the relay folder with answers[N-1] (a callable gets the memory dir)."""
 
@@ -65,9 +51,9 @@ class Model(threading.Thread):
     def run(self) -> None:
         for n, answer in enumerate(self.answers, start=1):
             request = self.folder / f"{n:04d}.request.json"
-            _wait_for(request.with_suffix(".md"))  # written last, as the relay says to read it
+            wait_for(request.with_suffix(".md"))  # written last, as the relay says to read it
             self.seen.append((request.read_text(encoding="utf-8"), request.with_suffix(".md").read_text(encoding="utf-8")))
-            _answer(self.folder / f"{n:04d}.response.json", answer)
+            write_answer(self.folder / f"{n:04d}.response.json", answer)
 
 
 def _extract(transcript: Path, memory: Path, loop):
@@ -121,14 +107,14 @@ def test_a_wrong_answer_is_reported_in_one_line_and_read_again_once_fixed(tmp_pa
     got: list = []
     asking = threading.Thread(target=lambda: got.append(relay.ask(_body(), "k1", "s")), daemon=True)
     asking.start()
-    _wait_for(tmp_path / "0001.request.md")
-    _answer(tmp_path / "0001.response.json", {"content": [{"type": "tool_use", "name": "Wirte", "input": {}}]})
+    wait_for(tmp_path / "0001.request.md")
+    write_answer(tmp_path / "0001.response.json", {"content": [{"type": "tool_use", "name": "Wirte", "input": {}}]})
     problem = tmp_path / "0001.response.problem.txt"
-    _wait_for(problem)
+    wait_for(problem)
     assert problem.read_text(encoding="utf-8").splitlines() == [
         "0001.response.json: content.0: tool 'Wirte' is not one of this request's tools (Write); "
         "fix the file (it is read again when it changes)"]
-    _answer(tmp_path / "0001.response.json",
+    write_answer(tmp_path / "0001.response.json",
             {"content": [{"type": "tool_use", "name": "Write", "input": {"file_path": "a.md", "content": "x"}}]})
     asking.join(30)
     [full] = got
@@ -158,8 +144,8 @@ def test_retries_of_one_request_wait_on_one_file_and_a_new_run_never_overwrites(
     askers = [threading.Thread(target=lambda: got.append(relay.ask(_body(), "same", "s")), daemon=True) for _ in "ab"]
     for asker in askers:
         asker.start()
-    _wait_for(tmp_path / "0001.request.json")
-    _answer(tmp_path / "0001.response.json", {"content": "Nothing to save.", "stop_reason": "end_turn"})
+    wait_for(tmp_path / "0001.request.json")
+    write_answer(tmp_path / "0001.response.json", {"content": "Nothing to save.", "stop_reason": "end_turn"})
     for asker in askers:
         asker.join(30)
     assert [g["content"] for g in got] == [[{"type": "text", "text": "Nothing to save."}]] * 2
@@ -233,9 +219,9 @@ def test_rerecording_asks_only_for_what_changed_shows_the_diff_and_drops_the_sta
     shown: list[str] = []
 
     def answer_the_changed_request() -> None:  # the relay numbers on after the first run's 0001
-        _wait_for(relay / "0002.request.md")
+        wait_for(relay / "0002.request.md")
         shown.append((relay / "0002.request.md").read_text(encoding="utf-8"))
-        _answer(relay / "0002.response.json", nothing)
+        write_answer(relay / "0002.response.json", nothing)
 
     with model_loop("relay", relay_dir=str(relay), record=str(cassette), replay=str(cassette),
                     misses=tmp_path / "m2") as loop:
