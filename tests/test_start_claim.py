@@ -39,15 +39,20 @@ def _start(cwd, *flags: str, session: str = "s1", source: str = "startup") -> st
     return json.loads(text)["hookSpecificOutput"]["additionalContext"] if text.strip() else ""
 
 
-def test_two_hooks_at_once_give_the_session_start_once(folder, tmp_path):
-    memory, cwd = folder
+def _twin_hooks(cwd, tmp_path) -> tuple[list[subprocess.Popen], list[tuple[str, str]]]:
+    """Two SessionStart hook processes for one session at once, as Claude Code runs a hook registered twice."""
     payload = tmp_path / "payload.json"
     payload.write_text(_payload(cwd), encoding="utf-8")
     with payload.open("rb") as first, payload.open("rb") as second:
         hooks = [subprocess.Popen([sys.executable, "-m", "memdir.entry.main", "hook", "session-start"], stdin=stdin,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
                  for stdin in (first, second)]
-        outputs = [hook.communicate(timeout=60) for hook in hooks]
+        return hooks, [hook.communicate(timeout=60) for hook in hooks]
+
+
+def test_two_hooks_at_once_give_the_session_start_once(folder, tmp_path):
+    memory, cwd = folder
+    hooks, outputs = _twin_hooks(cwd, tmp_path)
     assert all(hook.returncode == 0 and not err for hook, (_, err) in zip(hooks, outputs, strict=True)), outputs
     contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outputs if out.strip()]
     assert len(contexts) == 1 and contexts[0].count(INDEX_LINE) == 1 and str(memory) in contexts[0], outputs
@@ -110,13 +115,7 @@ def test_twins_before_the_memory_folder_exists_give_the_start_once(no_folder_yet
 
 def test_two_hooks_at_once_before_the_memory_folder_exists(no_folder_yet, tmp_path):
     memory, cwd = no_folder_yet
-    payload = tmp_path / "payload.json"
-    payload.write_text(_payload(cwd), encoding="utf-8")
-    with payload.open("rb") as first, payload.open("rb") as second:
-        hooks = [subprocess.Popen([sys.executable, "-m", "memdir.entry.main", "hook", "session-start"], stdin=stdin,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
-                 for stdin in (first, second)]
-        outputs = [hook.communicate(timeout=60) for hook in hooks]
+    hooks, outputs = _twin_hooks(cwd, tmp_path)
     contexts = [json.loads(out)["hookSpecificOutput"]["additionalContext"] for out, _ in outputs if out.strip()]
     assert len(contexts) == 1 and "# Memory" in contexts[0], outputs
     assert not memory.exists()
