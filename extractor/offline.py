@@ -40,6 +40,8 @@ from memdir.transcript import Message
 _RULE_KINDS = ("correction", "preference")
 # Facts said for the moment are not kept either: "for this PR, keep all commits minimal", "I hate it when you do that".
 _MOMENT_KINDS = ("keep", "goal", "dislike", "environment")
+# "Sem voce como coauthor!" on its own: the sentence before says what it is about (the commits asked for).
+_BARE_CLAUSE_WORDS = 6
 # What the code itself shows is never saved (SPEC §2); explicit requests and corrections still are.
 _CODE_STRUCTURE = re.compile(
     r"\b(?:pattern|architecture|codebase|directory|folder|module|class(?:es)?|function|layer)\b"
@@ -141,6 +143,8 @@ def _message_drafts(sentences: list[str], messages: list[Message], index: int, a
         for draft in made:
             if draft.kind == "writing" and said_before and user.points_back(sentence):
                 draft.rule = f"{said_before.rstrip(' .!')}. {draft.rule}"  # "that language" is the sentence before
+            elif draft.kind == "attribution" and said_before and len(sentence.split()) <= _BARE_CLAUSE_WORDS:
+                draft.rule = f"{said_before.rstrip(' .!…。！')}. {draft.rule}"  # "Commit per file... Without co-author!"
         found += made
     return found
 

@@ -38,7 +38,15 @@ _ROLE = re.compile(
     r"sre|devops|admin|administrator|pm|cto|ceo|consultant|maintainer|intern|owner|writer|teacher)s?)\b",
     re.I,
 )
-_NEW_TO = re.compile(r"\bi'?m (?:new to|not familiar with|unfamiliar with|an expert in|experienced with)\s+(?P<topic>[^.,;!?]+)", re.I)
+# "I'm inexperienced with networking concepts": how much the user knows of a field shapes every explanation in it;
+# "I am unfamiliar with that concept" is about one point of the answer just given.
+_NEW_TO = re.compile(
+    r"\bi(?:'?m| am) (?:(?:very|quite|pretty|fairly|still|completely|totally|rather|a bit|somewhat) )?"
+    r"(?:new to|not (?:very |that |too |really )?(?:familiar|experienced) with|unfamiliar with|"
+    r"inexperienced (?:with|in)|an expert in|experienced with)\s+(?!(?:that|this|it|these|those|them|the (?:concept|idea|"
+    r"term|word|part|step|command|option|syntax))\b)[^.,;!?]+|"
+    r"\bi have (?:no|little|very little|zero) experience (?:with|in)\s+(?!(?:that|this|it|these|those|them)\b)"
+    r"[^.,;!?]+", re.I)
 # "Never seen this error before", "always the same error": an adverb of experience, no instruction follows it.
 _NO_VERB_AFTER = r"(?!\s+(?:the|a|an|same|been|seen|had|heard|got|gotten|done|worked|was|were|is|are)\b)"
 _CORRECTION = re.compile(

@@ -37,6 +37,15 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"\b(?:this|the|my|our) (?:app|site|website|tool|product|project|game|platform|service) is (?:for|aimed at|"
         r"targeted at|built for|meant for)\b|\b(?:cette|l')\s?(?:app|application|site) est (?:pour|destinée? à)\b|"
         r"\b(?:esta|la) (?:app|aplicación|web) es para\b|(?:这个|该)(?:应用|app|网站|项目)是(?:给|面向|为)", re.I)),
+    # "All the new projects that we start should be in ~/claude projects": where every new thing of a kind goes.
+    ("feedback", "placement", re.compile(
+        r"\b(?:all|every|each|any)(?: of)?(?: the| our| my)? (?:new |future )(?:projects?|repos|repositories|"
+        r"scripts?|notes?|docs?|documents?|reports?|plans?|specs?|skills?|agents?|components?)\b[^.;!?]{0,30}?"
+        r"\b(?:should|must|needs? to|has to|have to|will|always|goe?s?)\b[^.;!?]{0,20}?\b(?:in|into|under|inside)\b|"
+        r"\b(?:todos|todas) (?:os|as|los|las) (?:nuevos |novos |nuevas |novas )?(?:proyectos|projetos|scripts|notas)"
+        r"(?: nuevos| novos| nuevas| novas)?\b[^.;!?]{0,30}?\b(?:deben|devem|tienen que|têm que|vão|van)\b[^.;!?]{0,20}?"
+        r"\b(?:en|em|dentro)\b|\btous les nouveaux (?:projets|scripts|fichiers)\b[^.;!?]{0,30}?\b(?:doivent|vont)\b|"
+        r"\balle neuen (?:projekte|skripte|dateien)\b[^.;!?]{0,30}?\b(?:sollen|müssen|kommen)\b", re.I)),
     # "Using any type is banned from my codebase": a rule for all code, said as a fact.
     ("feedback", "ban", re.compile(
         r"\b(?:is|are) (?:banned|forbidden|prohibited|not allowed|ban)\b.{0,24}\b(?:codebase|code|repo|repository|"
@@ -156,6 +165,30 @@ def relayed(before: str) -> bool:
     """The words before a match say they are someone else's, or open a quotation the match is inside."""
     opened = before.count('"') % 2 == 1 or before.count("“") > before.count("”") or before.count("«") > before.count("»")
     return opened or bool(_RELAYED.search(before))
+
+
+# "..., mas sem voce como co-author", "never add Co-Authored-By": how the user's commits are signed holds for every
+# commit after this one, however much the sentence around it is the commit of the moment.
+_COAUTHOR = (r"(?:co-?authou?r\w*|co-?authored(?:[- ]by)?|co-?auteur\w*|co-?autor\w*|mitautor\w*|соавтор\w*|"
+             r"generated with \[?claude|共同作者|合著|共著)")
+_NOT_SIGNED = re.compile(
+    r"(?:\b(?:without|no|don'?t|do not|never|remove|drop|stop adding|not|sem|não|nao|nunca|sin|quit\w*|sans|pas|"
+    r"jamais|ohne|kein\w*|nicht|niemals|без|не|никогда)\b|不要|别|不用|去掉|不加)[^.;!?\n]{0,40}?" + _COAUTHOR
+    + r"|" + _COAUTHOR + r"[^.;!?\n]{0,12}?(?:なし|しない|入れない|付けない|不要|去掉)", re.I)
+_ATTRIBUTION_WORDS = 30  # a longer sentence is cut to the words around the mention
+
+
+def unsigned_commits(sentence: str) -> str | None:
+    """The user's words that say commits carry no co-author line for the agent, or None."""
+    match = _NOT_SIGNED.search(sentence)
+    if not match or relayed(sentence[: match.start()]):
+        return None
+    words = sentence.split()
+    if len(words) > _ATTRIBUTION_WORDS:
+        before = sentence[: match.start()].split()[-_AROUND_WORDS:]
+        words = before + sentence[match.start():].split()[: _AROUND_WORDS + 1]
+    said = " ".join(words).rstrip(" .!,;…")
+    return said[:1].upper() + said[1:]
 
 
 def stated_fact(sentence: str) -> tuple[str, str, str] | None:
