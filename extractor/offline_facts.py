@@ -105,14 +105,19 @@ _KINDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     # "I hate it when you add files I didn't ask for": a behaviour of the agent's the user does not want again.
     ("feedback", "dislike", re.compile(
         r"\bi (?:really )?(?:hate|don'?t like|do not like|dislike|can'?t stand) (?:it )?when you\b", re.I)),
+    # "No, my site is hosted on Cloudflare Pages actually": where the product lives outside the repository.
+    ("reference", "hosting", re.compile(
+        r"^(?:(?:no|actually|btw|fyi|yes),? )?(?:our |the |my )?(?:prod(?:uction)? )?(?:ci|ci/cd|pipeline|builds?|backend|"
+        r"frontend|api|site|website|app|database|db|docs|blog|portfolio|server) (?:is|are) (?:hosted|deployed) "
+        r"(?:on|in|at|to|with|by)\b", re.I)),
     # "The production database is read-only", "we're on Python 3.9": facts about the environments the work runs in.
     ("project", "environment", re.compile(
         # (what it is, not how it is doing: "the test server is down again" is the moment)
         r"^(?:the |our )?(?:prod|production|staging|live|dev|development|test) (?:database|db|server|bucket|environment|"
         r"env|cluster|api|site)s? (?:is (?:read-only|shared|managed|hosted|deployed|on|at|in|behind)|are (?:shared|managed|"
         r"hosted|on|in|at)|runs? on|lives? (?:on|in|at)|uses?)\b"
-        r"|^(?:our |the )?(?:ci|ci/cd|cd|pipeline|builds?|backend|frontend|api|site|app|database|db) (?:runs?|is hosted|"
-        r"is deployed|lives?) (?:on|in|at)\b"
+        r"|^(?:our |the )?(?:ci|ci/cd|cd|pipeline|builds?|backend|frontend|api|site|app|database|db) (?:runs?|lives?) "
+        r"(?:on|in|at)\b"
         r"|^(?:we'?re|we are|i'?m|i am) (?:still )?(?:on|stuck on|pinned to) [\w.+-]+ v?\d+\.\d+(?:\.\d+)?\b", re.I)),
     # "我们用的是 PostgreSQL", "Reactを使っています": what the work is built on, said in Chinese or Japanese.
     ("project", "stack", re.compile(
@@ -150,6 +155,8 @@ _AROUND_WORDS = 14  # a fact said in a long run-on sentence is kept with this ma
 # Kinds whose words start where the pattern does: what comes before "while keeping it simple" or "需求就是" is the
 # request of the moment ("please review the three files ...", "深度了解该开源项目的实现").
 _FROM_MATCH = ("keep", "goal")
+# "No, my site is hosted on Cloudflare Pages actually": the reply's own "no" and "actually" are not part of the fact
+_ASIDE = re.compile(r"^(?:no|yes|actually|btw|fyi),?\s+|,?\s+actually(?=[.!]?$)", re.I)
 # "The README says the main goal is ...", "the assistant said the goal of this project is ...", "the log says the keys
 # are listed in ~/.ssh": words the user relays from a page, a file, a log or the agent are not what they state. (A goal
 # starts at its match, so the frame that said whose words they were was dropped and only the relayed words kept.)
@@ -167,6 +174,18 @@ def relayed(before: str) -> bool:
     return opened or bool(_RELAYED.search(before))
 
 
+# "Ne modifie pas main.", "Não mexa na main": the main branch is not where the agent works, in any language, even
+# when said inside the task of the moment (English says it as a correction: "Don't push to main").
+_OFF_MAIN = re.compile(r"\bne (?:modifie|touche|pousse|push|commit|travaille|merge)\w* (?:pas|jamais)(?: (?:sur|dans|à|a))?"
+    r"(?: la branche)? (?:main|master)\b"
+    r"|\bno (?:modifiques|toques|hagas (?:push|commit|merge)|trabajes|empujes)(?: (?:en|a|sobre))?(?: la rama)? "
+    r"(?:main|master)\b"
+    r"|\bn[ãa]o (?:modifique|mexa|altere|fa[çc]a (?:push|commit|merge)|trabalhe)(?: (?:na|em|no|a|direto na))?"
+    r"(?: branch)? (?:main|master)\b"
+    r"|\b(?:nicht|nie|niemals) (?:direkt )?(?:auf|in) (?:den |die )?(?:main|master)(?:[- ]branch)? (?:pushen|committen|"
+    r"arbeiten|mergen)\b|(?:不要|别|不能)(?:直接)?(?:修改|改动|动|推送到|推到|提交到|合并到)\s?(?:main|master)", re.I)
+
+
 # "..., mas sem voce como co-author", "never add Co-Authored-By": how the user's commits are signed holds for every
 # commit after this one, however much the sentence around it is the commit of the moment.
 _COAUTHOR = (r"(?:co-?authou?r\w*|co-?authored(?:[- ]by)?|co-?auteur\w*|co-?autor\w*|mitautor\w*|соавтор\w*|"
@@ -178,7 +197,16 @@ _NOT_SIGNED = re.compile(
 _ATTRIBUTION_WORDS = 30  # a longer sentence is cut to the words around the mention
 
 
-def unsigned_commits(sentence: str) -> str | None:
+def git_habit(sentence: str) -> tuple[str, str] | None:
+    """(kind, the user's words) when the sentence says how the agent uses git for good: commits without a co-author
+    line ("attribution"), or never on the main branch ("branch"); None otherwise."""
+    if (off_main := _OFF_MAIN.search(sentence)) and not relayed(sentence[: off_main.start()]):
+        return "branch", sentence.rstrip(" .!…")
+    said = _unsigned_commits(sentence)
+    return ("attribution", said) if said else None
+
+
+def _unsigned_commits(sentence: str) -> str | None:
     """The user's words that say commits carry no co-author line for the agent, or None."""
     match = _NOT_SIGNED.search(sentence)
     if not match or relayed(sentence[: match.start()]):
@@ -207,7 +235,8 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
                 return type_, kind, found[:1].upper() + found[1:].rstrip(" .!,;?")
             before = sentence[: match.start()].split()[-_AROUND_WORDS:]
             after = sentence[match.start():].split()[: _AROUND_WORDS + 1]
-            return type_, kind, " ".join(before + after).rstrip(" .!,;")
+            found = _ASIDE.sub("", " ".join(before + after)).rstrip(" .!,;")
+            return type_, kind, found[:1].upper() + found[1:]
     return None
 
 

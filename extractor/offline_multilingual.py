@@ -57,8 +57,8 @@ def sentence_drafts(sentence: str, language: str) -> list[Draft]:
     """Signals beyond the English rules, in every covered language: standing rules, facts about the user,
     links into external systems and where things are kept."""
     clean = sentence.rstrip(" .!")
-    if said := facts.unsigned_commits(sentence):  # (before one_off: said while asking for this commit, it holds)
-        return [Draft("feedback", said, kind="attribution")]
+    if habit_said := facts.git_habit(sentence):  # (before one_off: said while asking for this commit, it holds)
+        return [Draft("feedback", habit_said[1][:1].upper() + habit_said[1][1:], kind=habit_said[0])]
     if one_off(sentence):
         return []
     if (what := lang.remembered(sentence)) and len(what) >= 4:

@@ -65,3 +65,28 @@ def test_how_little_the_user_knows_of_a_field_is_a_user_fact(said):
 
 def test_unfamiliar_with_one_point_of_the_answer_is_no_user_fact():
     assert _drafts("In terms of the `user` on a gateway, I am unfamiliar with that concept.") == []
+
+
+@pytest.mark.parametrize("said", [
+    "Ne modifie pas main. Travaille uniquement sur la branche chore/smoke-test.",
+    "No modifiques main, trabaja en una rama.",
+    "Não mexa na main.",
+    "不要直接推送到main",
+])
+def test_keep_off_the_main_branch_holds_even_inside_a_task_brief(said):
+    drafts = _drafts(said)
+    assert drafts and drafts[0].type == "feedback" and "main" in drafts[0].rule
+
+
+@pytest.mark.parametrize("noise", [
+    "Ne modifie pas le titre.",  # the thing at hand
+    'Il a dit "ne touche pas main" hier.',  # someone else's words
+    "Don't touch main for now.",  # for now
+])
+def test_a_branch_of_the_moment_is_no_rule(noise):
+    assert _drafts(noise) == []
+
+
+def test_where_the_site_is_hosted_is_a_reference_without_the_replys_asides():
+    [draft] = _drafts("no, my site is hosted on Cloudflare Pages actually.")
+    assert (draft.type, draft.kind, draft.rule) == ("reference", "hosting", "My site is hosted on Cloudflare Pages")
