@@ -18,6 +18,7 @@ from memdir.record import Record, field
 from memdir.scan import scan
 from memdir.stages.extractor import decision_tool
 from memdir.stages.extractor.excerpt import excerpt_messages
+from memdir.stages.extractor.platform_paths import session_folder
 from memdir.stages.extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
 
@@ -102,14 +103,6 @@ def build_request(
         "tools": TOOL_SCHEMAS if mode != "topics" else [*TOOL_SCHEMAS, decision_tool.SCHEMA],
         "messages": [{"role": "user", "content": first}],
     }
-
-
-def session_folder(messages: list[Message]) -> str | None:
-    """The folder the session works in (its latest message's `cwd`), by name: a model reading only the
-    messages could not tell which project "the project" is (found by a model reading the requests)."""
-    from memdir.stages.extractor.platform_paths import folder_name
-
-    return next((folder_name(m.cwd) for m in reversed(messages) if m.cwd), None)
 
 
 def add_usage(total: dict, usage) -> None:

@@ -90,6 +90,13 @@ def folder_name(cwd: str | None) -> str | None:
     return (lead + "/".join(p for p in parts[-2:] if p))[-C.FOLDER_NAME_MAX:]
 
 
+def session_folder(messages) -> str | None:
+    """The folder the session works in (its latest message's `cwd`), by name as the request shows it: a model
+    reading only the messages could not tell which project "the project" is (found by a model reading the
+    requests)."""
+    return next((folder_name(m.cwd) for m in reversed(messages) if m.cwd), None)
+
+
 # A home folder (Linux, macOS, Windows, WSL's view of Windows) or root's: a session there has no project.
 _HOMES = r"(?:/root|/home/[^/]+|/Users/[^/]+|(?:[A-Za-z]:|/mnt/[A-Za-z])/Users/[^/]+)"
 _HOME = re.compile(rf"^(?:~|{_HOMES})$", re.I)

@@ -30,11 +30,13 @@ import re
 
 from memdir import constants as C
 from memdir.record import Record, field
+from memdir.stages.extractor.platform_paths import session_folder
 from memdir.stages.extractor.support_terms import Lookup, pointers, terms
 from memdir.transcript import Message
 from memdir.words import nfkc
 
 USER, TOOL, ASSISTANT = "user", "tool", "assistant"
+FOLDER = "folder"  # the kind of the one user-side source that is the session's folder name, not words said
 # A term found nowhere in the conversation (a paraphrase, a translation, or text the model was fed
 # from elsewhere) counts half against the content: a memory mostly in words nobody said is not the user's.
 NOWHERE_WEIGHT = 0.5
@@ -80,6 +82,11 @@ def sources_of(messages: list[Message]) -> list[Source]:
             said = "\n".join(_block_text(b) for b in m.content if b.get("type") in ("text", "tool_use"))
             if said.strip():
                 out.append(Source(m.uuid, ASSISTANT, "", terms(said), said.casefold()))
+    # The folder the request names ("…/k3rn.lab") is the user's own name for the project, shown to the model as
+    # such: a memory may call the project by it (relay14's model was refused for doing so). Session metadata,
+    # not text any tool output or file can write; and a name, never a request (a forget needs words said).
+    if folder := session_folder(messages):
+        out.append(Source(None, USER, FOLDER, terms(folder), folder.casefold()))
     return out
 
 

@@ -22,7 +22,7 @@ from memdir.model import memory_from_fields
 from memdir.record import Record
 from memdir.secrets import redact
 from memdir.stages.extractor.platform_paths import shown_path
-from memdir.stages.extractor.support import Verdict, extra_fields, judge, judge_memory
+from memdir.stages.extractor.support import FOLDER, Verdict, extra_fields, judge, judge_memory
 from memdir.stages.extractor.tool_input import TOOL_NAMES, TOOL_SCHEMAS, Refused, check_input
 from memdir.stages.extractor.tools_read import ReadTools
 
@@ -169,7 +169,8 @@ class Toolbox(ReadTools):
             return
         parsed = parse_document(current)  # its words, not its frontmatter's keys (`type` is no user's word)
         words = "\n".join([str(parsed.fields.get("name") or ""), str(parsed.fields.get("description") or ""), parsed.body])
-        if not judge(words, "", self.sources).counts["user"]:
+        said = [s for s in self.sources if s.kind != FOLDER]  # a folder named like the memory asks nothing
+        if not judge(words, "", said).counts["user"]:
             raise Unsupported(f"{rel}: nothing the user said in this conversation is about this memory; a memory "
                               "is deleted only when the user asks to forget it")
 

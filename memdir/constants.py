@@ -139,7 +139,7 @@ BATCH_CUSTOM_ID_MAX = 64
 # extraction budget leaves room for adaptive thinking; a `max_tokens` stop is retried once with
 # this factor before the run counts as failed.
 EXTRACT_MAX_TOKENS = 10_000
-FOLDER_NAME_MAX = 80  # the session folder's name shown in the extraction request (extractor/agent.session_folder)
+FOLDER_NAME_MAX = 80  # the session folder's name shown in the extraction request (extractor/platform_paths.session_folder)
 RECALL_MAX_TOKENS = 1_024
 JUDGE_MAX_TOKENS = 4_096
 MAX_TOKENS_RETRY_FACTOR = 2
