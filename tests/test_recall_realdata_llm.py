@@ -1,10 +1,10 @@
 """The llm recall engine on a labelled folder with a model in the loop (benchmarks/recall_realdata_llm.py).
 
 CI replays `tests/cassettes/recall_realdata`: the 8 prompts of the real folder's development set 1, answered by
-hand through the relay by a helper acting as the model (relayv, 2026-11-27, under today's recall_system.j2). Replaying checks that memdir's llm engine
-still sends exactly what was answered, and that the answers still score the same. When the request changes on
-purpose (recall_system.j2, recall_user.j2, the manifest, the output schema), re-record with the command in
-docs/evals-and-benchmarks.md ("The llm recall engine on the real folder").
+hand through the relay by a helper acting as the model (relayv, 2026-11-27, under today's recall_system.j2).
+Replaying checks that memdir's llm engine still sends exactly what was answered, and that the answers still score
+the same. When the request changes on purpose (recall_system.j2, recall_user.j2, the manifest, the output schema),
+re-record with the command in docs/evals-and-benchmarks.md ("The llm recall engine on the real folder").
 """
 
 from __future__ import annotations
