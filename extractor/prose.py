@@ -26,7 +26,8 @@ _LOG_LINE = re.compile(r"^\s*(?:[⚠✓✔✗✘×●▲▶›»]|\* \S|(?:npm |
                        r"|(?:error|warning|warn|info|debug|fatal|unhandled rejection|traceback)\b\s*[:\[(])", re.I)
 
 
-_CODE_LIKE = re.compile(r"^\s{2,}\S|^\s*[{}\[\]<>$#|`]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})")
+# (a line opened by ";" is a comment of dig, an .ini file, Lisp or assembly: ";; QUESTION SECTION:", relay14)
+_CODE_LIKE = re.compile(r"^\s{2,}\S|^\s*[{}\[\]<>$#|`;]|^\s*\w+\(|^\s*(?:at |File \"|GET |POST |\d{2}:\d{2})")
 
 
 _HEADING = re.compile(r"^#{1,6}[ \t]+[^\W\d_][^\n]{0,80}$")

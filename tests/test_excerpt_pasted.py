@@ -172,3 +172,16 @@ def test_a_heading_of_the_users_own_is_neither_a_transcript_nor_a_paste(tmp_path
 
     assert "<pasted>" not in _shown(tmp_path, [_prompt(own)])
     assert [d.type for d in drafts(own)] == ["feedback"]
+
+
+# dig's output, as a user pasted it (relay14: its ";;" section paragraphs were shown as the user's own words)
+DIG = ("me@laptop:~$ dig example.org\n\n; <<>> DiG 9.10.6 <<>> example.org\n;; global options: +cmd\n;; Got answer:\n"
+       ";; ->>HEADER<<- opcode: QUERY, status: SERVFAIL, id: 9722\n\n;; OPT PSEUDOSECTION:\n"
+       "; EDNS: version: 0, flags:; udp: 512\n;; QUESTION SECTION:\n;example.org.        IN    A\n\n"
+       ";; Query time: 9 msec\n;; SERVER: 192.168.1.1#53(192.168.1.1)\n;; MSG SIZE  rcvd: 51")
+
+
+def test_dig_output_with_its_comment_sections_is_pasted_whole(tmp_path):
+    shown = _shown(tmp_path, [_prompt(DIG + "\n\nwhy does it fail only at home?")])
+    assert _pasted(shown) == [escape_tags(DIG)], shown
+    assert "</pasted>\n\nwhy does it fail only at home?\n</message>" in shown
