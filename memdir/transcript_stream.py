@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
-from memdir.transcript import continues, is_json_list, join_into, link, open_regular, read_transcript
+from memdir.transcript import continues, is_json_list, join_into, link, open_regular
+from memdir.transcript_json_list import json_list_items, json_list_messages
 from memdir.transcript_lines import Message, confirm_line, message_from_line, note_calls, note_type
 from memdir.transcript_links import Links
 
@@ -97,9 +98,14 @@ def iter_messages(path: Path) -> Iterator[Message]:
 def transcript_windows(path: Path, cursor: str | None, size: int) -> Generator[list[Message], None, None]:
     """The messages after `cursor` (all of them when it is not found) in windows of `size`, oldest first.
 
-    A JSON-list transcript cannot be read a message at a time: it is parsed whole, as before."""
+    A JSON-list transcript is read through once first, so that one that is not valid is refused before any window,
+    as when it was parsed whole; then an item at a time."""
+    json_list = is_json_list(path)
+    if json_list:
+        deque(json_list_items(path), maxlen=0)
+
     def messages() -> Iterator[Message]:
-        return iter(read_transcript(path).messages) if is_json_list(path) else iter_messages(path)
+        return json_list_messages(path) if json_list else iter_messages(path)
 
     stream = messages()
     if cursor is not None and not any(message.uuid == cursor for message in stream):

@@ -162,6 +162,38 @@ def test_a_million_tiny_lines_are_read_forward_in_memory_that_does_not_grow_with
     assert peak < 40, f"peak RSS {peak} MB for a million tiny lines"  # links in memory: 239 MB; types counted: 47
 
 
+WINDOWS = """
+import sys
+from pathlib import Path
+from memdir.transcript_stream import transcript_windows
+print(sum(len(window) for window in transcript_windows(Path(sys.argv[1]), None, 20)))
+print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)
+"""
+
+
+@pytest.mark.slow  # writes and reads a 100 MB JSON list (about 5 s); .ci/run runs it with --slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the read's peak memory from /proc (Linux)")
+def test_a_100_mb_json_list_transcript_is_windowed_in_memory_well_under_its_size(tmp_path):
+    # hostile20: a JSON-list transcript was parsed whole, 220 MB for a 100 MB one.
+    path = tmp_path / "big.json"
+    filler = "z" * 20_000
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("[\n")
+        out.write(",\n".join(json.dumps({"role": "assistant" if i % 2 else "user", "content": filler if i % 2 else f"look at {i}"})
+                             for i in range(10_000)))
+        out.write("\n]\n")
+    assert path.stat().st_size >> 20 >= 95
+    env_home = tmp_path / "home"
+    env_home.mkdir()
+    package_root = Path(__file__).resolve().parents[1]  # the child reads with the code under test
+    done = subprocess.run([sys.executable, "-c", WINDOWS, str(path)], capture_output=True, text=True, timeout=600,
+                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(package_root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    read, peak = (int(value) for value in done.stdout.split())
+    assert read == 10_000
+    assert peak < 60, f"peak RSS {peak} MB for a 100 MB JSON list"  # parsed whole: 205 MB
+
+
 def test_an_answer_logged_before_its_question_call_is_confirmed_as_in_the_whole_read(tmp_path):
     # read_transcript learns every call before confirming any result; the forward read must too, or the
     # user's answer (or rejection reason) on a line that precedes its call is read as plain tool output.
