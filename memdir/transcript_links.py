@@ -27,7 +27,9 @@ class Links:
     """Links and tool calls added one line at a time (`add`), then `settle()`; then `is_dead` and `calls`."""
 
     def __init__(self) -> None:
-        self._db = sqlite3.connect("")  # "": a private database on a temporary file, deleted when closed
+        # "": a private database on a temporary file, deleted when closed. Used by one reader at a time (a generator),
+        # which may be resumed on another thread than the one that made it.
+        self._db = sqlite3.connect("", check_same_thread=False)
         self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self._db.executescript("""
             CREATE TABLE links (uuid BLOB, parent BLOB);
