@@ -32,7 +32,7 @@ print(count)
 
 def build(target: Path, megabytes: int) -> Path:
     """Copies of a real session with fresh uuids, each copy's root line parented on the previous copy's last
-    line: one conversation, no rewinds (huge_transcript's copies share a root, so all but one read as rewound)."""
+    line: one conversation, no rewinds (copies that shared a root would read as rewound, all but one)."""
     real_lines = _real_transcript().read_text(encoding="utf-8").splitlines()
     with open(target, "w", encoding="utf-8") as out:
         write_copies(out, real_lines, megabytes, chained=True)

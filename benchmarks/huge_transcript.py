@@ -30,9 +30,10 @@ def _real_transcript() -> Path:
     return max(sessions, key=lambda p: p.stat().st_size)
 
 
-def write_copies(out, real_lines: list[str], megabytes: int, chained: bool = False) -> None:
+def write_copies(out, real_lines: list[str], megabytes: int, chained: bool = False) -> str | None:
     """Copies of the real session's lines with fresh uuids (`c<N>-<uuid>`) until `megabytes` are written. Each copy
-    keeps the real session's root; `chained` parents each copy's root on the previous copy's last line instead."""
+    keeps the real session's root; `chained` parents each copy's root on the previous copy's last line instead.
+    The last line's uuid."""
     want, written, copy, last = megabytes << 20, 0, 0, None
     while written < want:
         for raw in real_lines:
@@ -45,14 +46,22 @@ def write_copies(out, real_lines: list[str], megabytes: int, chained: bool = Fal
             last = obj.get("uuid", last)
             written += out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         copy += 1
+    return last
 
 
 def build(target: Path, megabytes: int) -> Path:
-    """Copies of the real session with rewritten uuids, then the real session itself."""
+    """Copies of the real session with rewritten uuids, then the real session itself, as one conversation: each
+    root line parented on the line before it. (Copies that each kept the real root were sibling prompts of one
+    parent, all but the last rewound: the Stop read them and dropped them, which is not what a long session is.)"""
     real_lines = _real_transcript().read_text(encoding="utf-8").splitlines()
     with open(target, "w", encoding="utf-8") as out:
-        write_copies(out, real_lines, megabytes)
+        last = write_copies(out, real_lines, megabytes, chained=True)
         for raw in real_lines:
+            obj = json.loads(raw)
+            if "parentUuid" in obj and obj["parentUuid"] is None:
+                obj["parentUuid"] = last
+                raw = json.dumps(obj, ensure_ascii=False)
+            last = obj.get("uuid", last)
             out.write(raw + "\n")
     return target
 

@@ -127,12 +127,14 @@ def _entries(m: Message, tool_names: dict[str, str]) -> list[tuple[str, str, str
 
 
 def excerpt_messages(messages: list[Message]) -> list[dict]:
-    """[{role, kind, when, text}] for the transcript template; empty messages dropped.
+    """[{role, kind, when, text, sent}] for the transcript template; empty messages dropped.
 
     role: "user" (the user's words only), "assistant", or "tool" (tool output); kind: "rejection"
-    (the reason typed when refusing the tool call just before), "queued" or ""."""
+    (the reason typed when refusing the tool call just before), "queued" or "". sent: how many times the user sent
+    these words in a row (the same kind and date, nothing between): a prompt typed three times is read once, and the
+    model still sees that it was typed three times."""
     tool_names: dict[str, str] = {}
-    out = []
+    out: list[dict] = []
     # The agent's calls and their output name the user's home folder (the session's cwd, the files it read): shown
     # as `~`. The user's own words are left as typed: a path they gave may be what a memory keeps.
     homes = {local_home(), *(home_of(m.cwd) for m in messages)}
@@ -142,5 +144,9 @@ def excerpt_messages(messages: list[Message]) -> list[dict]:
         day = message_date(m)
         when = f"{day.isoformat()} ({day:%A})" if day else ""
         for role, kind, text in _entries(m, tool_names):
-            out.append({"role": role, "kind": kind, "when": when, "text": text if role == "user" else tilde(text, homes)})
+            entry: dict = {"role": role, "kind": kind, "when": when, "text": text if role == "user" else tilde(text, homes)}
+            if role == "user" and out and all(out[-1][key] == entry[key] for key in entry):
+                out[-1]["sent"] += 1  # the same words sent again straight after: shown once, with the count
+            else:
+                out.append({**entry, "sent": 1})
     return out

@@ -14,21 +14,19 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import BinaryIO
 
 from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
 from memdir.errors import MemdirError
 from memdir.record import Record, field
+from memdir.transcript_json_list import json_list_messages
 from memdir.transcript_lines import (
     Message,
-    as_blocks,
     confirm_rejections,
-    iso_timestamp,
     message_from_line,
     note_type,
-    text_or_none,
 )
 
 BLOCK = 64 * 1024
@@ -224,32 +222,19 @@ def read_jsonl_tail(
     return result
 
 
-def read_json_list(path: Path, last_n: int | None = None) -> Transcript:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except RecursionError:
-        raise MemdirError(f"{path}: nested too deeply to be a transcript") from None
-    except ValueError as exc:
-        raise MemdirError(f"{path}: not valid JSON ({exc}); expected JSONL or a [{{role, content}}] list") from None
-    if not isinstance(data, list):
-        raise MemdirError(f"{path}: expected a JSON list of {{role, content}} messages")
-    messages: list[Message] = []
-    invalid = 0
-    for i, item in enumerate(data):
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str) or item["role"] not in ("user", "assistant"):
-            invalid += 1
+def read_json_list(path: Path, last_n: int | None = None, after_uuid: str | None = None) -> Transcript:
+    """A JSON-list transcript's messages (after the first `after_uuid` when given and found; the newest `last_n`),
+    read one item at a time: only the messages kept are held."""
+    invalid = [0]
+    kept: deque[Message] = deque(maxlen=last_n or None)  # as [-0:] kept them all
+    found = None if after_uuid is None else False
+    for message in json_list_messages(path, invalid):
+        if not found and message.uuid == after_uuid:
+            found = True
+            kept.clear()
             continue
-        messages.append(
-            Message(
-                role=item["role"],
-                content=as_blocks(item.get("content")),
-                uuid=text_or_none(item.get("uuid")) or f"msg-{i}",
-                timestamp=iso_timestamp(item.get("timestamp")),
-            )
-        )
-    if last_n is not None:
-        messages = messages[-last_n:]
-    return Transcript(messages, invalid_lines=invalid)
+        kept.append(message)
+    return Transcript(list(kept), invalid_lines=invalid[0], cursor_found=found)
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -285,15 +270,7 @@ def read_transcript(
     if is_json_list(path):
         if max_bytes is not None and path.stat().st_size > max_bytes:
             raise MemdirError(f"{path}: a JSON-list transcript over {max_bytes >> 20} MB; convert it to JSONL to read its end")
-        transcript = read_json_list(path, None)
-        if after_uuid is not None:
-            ids = [m.uuid for m in transcript.messages]
-            transcript.cursor_found = after_uuid in ids
-            if transcript.cursor_found:
-                transcript.messages = transcript.messages[ids.index(after_uuid) + 1 :]
-        if last_n is not None:
-            transcript.messages = transcript.messages[-last_n:]
-        return transcript
+        return read_json_list(path, last_n, after_uuid)
     return read_jsonl_tail(path, last_n, after_uuid, max_bytes)
 
 

@@ -9,6 +9,7 @@ harness put into user lines (memdir/said.py). Reading the file (backwards, bound
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from memdir.record import Record
 from memdir.said import ASK_TOOL, answers_of_line, queued_prompt, rejection_of_line, users_words, words_of_user_line
@@ -185,7 +186,7 @@ def note_calls(message: Message | None, calls: dict[str, str]) -> None:
                 calls.setdefault(block["id"], block["name"])
 
 
-def confirm_line(obj: dict, message: Message | None, calls: dict[str, str]) -> None:
+def confirm_line(obj: dict, message: Message | None, calls: Mapping[str, str]) -> None:
     """confirm_rejections for one line, given the calls known (`calls`)."""
     if message is None or message.role != "user" or message.said:
         return

@@ -122,6 +122,78 @@ def test_batch_of_a_100_mb_transcript_stays_well_under_its_size_in_memory(tmp_pa
     assert peak_mb < 80, f"peak RSS {peak_mb} MB for a {size_mb} MB transcript"  # the whole read took ~200 MB
 
 
+FORWARD = """
+import sys
+from pathlib import Path
+from memdir.transcript_stream import iter_messages
+print(sum(1 for _ in iter_messages(Path(sys.argv[1]))))
+print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)
+"""
+
+
+@pytest.mark.slow  # writes and reads a million lines (about 25 s); .ci/run runs it with --slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the read's peak memory from /proc (Linux)")
+def test_a_million_tiny_lines_are_read_forward_in_memory_that_does_not_grow_with_the_lines(tmp_path):
+    # hostile20: a link per line kept in memory for the rewinds took 586 MB for 3 million tiny lines. A million
+    # here, half of them prompts and the first one rewound, so that every line's link and its branch are needed; the
+    # other half each of a type of its own, which the forward read does not report (read_transcript counts them).
+    path = tmp_path / "tiny.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(json.dumps({"type": "user", "uuid": "old", "parentUuid": None,
+                              "message": {"role": "user", "content": "rewound"}}) + "\n")
+        out.write(json.dumps({"type": "progress", "uuid": "old-1", "parentUuid": "old"}) + "\n")
+        parent = None
+        for i in range(500_000):
+            uuid = f"{i:08x}-0000-4000-8000-000000000000"
+            if i % 2:
+                out.write(json.dumps({"type": f"kind-{i}", "uuid": uuid, "parentUuid": parent}) + "\n")  # unknown types
+            else:
+                out.write(json.dumps({"type": "user", "uuid": uuid, "parentUuid": parent,
+                                      "message": {"role": "user", "content": "x"}}) + "\n")
+            parent = uuid
+    env_home = tmp_path / "home"
+    env_home.mkdir()
+    package_root = Path(__file__).resolve().parents[1]  # the child reads with the code under test
+    done = subprocess.run([sys.executable, "-c", FORWARD, str(path)], capture_output=True, text=True, timeout=600,
+                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(package_root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    read, peak = (int(value) for value in done.stdout.split())
+    assert read == 250_000  # every prompt but the rewound one
+    assert peak < 40, f"peak RSS {peak} MB for a million tiny lines"  # links in memory: 239 MB; types counted: 47
+
+
+WINDOWS = """
+import sys
+from pathlib import Path
+from memdir.transcript_stream import transcript_windows
+print(sum(len(window) for window in transcript_windows(Path(sys.argv[1]), None, 20)))
+print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)
+"""
+
+
+@pytest.mark.slow  # writes and reads a 100 MB JSON list (about 5 s); .ci/run runs it with --slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the read's peak memory from /proc (Linux)")
+def test_a_100_mb_json_list_transcript_is_windowed_in_memory_well_under_its_size(tmp_path):
+    # hostile20: a JSON-list transcript was parsed whole, 220 MB for a 100 MB one.
+    path = tmp_path / "big.json"
+    filler = "z" * 20_000
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("[\n")
+        out.write(",\n".join(json.dumps({"role": "assistant" if i % 2 else "user", "content": filler if i % 2 else f"look at {i}"})
+                             for i in range(10_000)))
+        out.write("\n]\n")
+    assert path.stat().st_size >> 20 >= 95
+    env_home = tmp_path / "home"
+    env_home.mkdir()
+    package_root = Path(__file__).resolve().parents[1]  # the child reads with the code under test
+    done = subprocess.run([sys.executable, "-c", WINDOWS, str(path)], capture_output=True, text=True, timeout=600,
+                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(package_root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    read, peak = (int(value) for value in done.stdout.split())
+    assert read == 10_000
+    assert peak < 60, f"peak RSS {peak} MB for a 100 MB JSON list"  # parsed whole: 205 MB
+
+
 def test_an_answer_logged_before_its_question_call_is_confirmed_as_in_the_whole_read(tmp_path):
     # read_transcript learns every call before confirming any result; the forward read must too, or the
     # user's answer (or rejection reason) on a line that precedes its call is read as plain tool output.

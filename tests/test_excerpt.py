@@ -166,3 +166,20 @@ def test_a_text_just_over_the_limit_is_kept_whole_rather_than_cut_for_less_than_
     long = "a" * 300 + "b" * 300
     cut = _short(long, 100)
     assert "[... 500 characters cut ...]" in cut and cut.startswith("a" * 66) and cut.endswith("b" * 34)
+
+
+def test_a_prompt_sent_several_times_in_a_row_is_shown_once_with_how_many_times(tmp_path):
+    # relay13: the last prompt of a session typed three times, seconds apart, was sent to the model three times.
+    again = "Que el tooltip de los skills aparezca por encima"
+    text = _request_text(tmp_path, [
+        _user("u1", None, "Fix the header"),
+        tool_call_line("a1", "u1", "t1", "Read", {"file_path": "header.tsx"}),
+        _user("u2", "a1", again), _user("u3", "u2", again), _user("u4", "u3", again),
+        tool_call_line("a2", "u4", "t2", "Read", {"file_path": "skills.tsx"}),
+        _user("u5", "a2", again),  # after the agent's reply: a message of its own again
+    ])
+
+    assert _user_messages(text) == ["Fix the header", again, again]
+    assert text.count(f'date="2026-03-02 (Monday)" sent="3 times">\n{again}\n</message>') == 1
+    assert text.count('sent="') == 1  # a message sent once looks as it did
+    assert "Below are the 5 new messages" in text

@@ -71,3 +71,17 @@ def test_a_worker_past_its_wall_clock_bound_stops_and_says_so(tmp_path, monkeypa
                           env={**__import__("os").environ, "MEMDIR_PATH": str(memory)})
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "worker stopped after 1 s" in (memory / ".memdir" / "hook.log").read_text()
+
+
+def test_the_huge_transcript_benchmark_builds_one_conversation(realdata, tmp_path):
+    # mend20: every copy kept the real session's root, so the copies were sibling prompts of one parent and all but
+    # the last read as rewound: the benchmark timed a read that dropped nearly everything it parsed.
+    from benchmarks.huge_transcript import _real_transcript, build
+    from memdir.transcript import read_transcript
+
+    built = read_transcript(build(tmp_path / "huge.jsonl", 3))
+    real = read_transcript(_real_transcript())
+
+    assert built.off_branch_lines == 0
+    assert len(built.messages) > 2 * len(real.messages)  # the copies are read, not only the real session
+    assert [m.uuid for m in built.messages[-len(real.messages):]] == [m.uuid for m in real.messages]  # last, unchanged

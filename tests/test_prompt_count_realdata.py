@@ -7,7 +7,7 @@ command/bash wrappers, task notifications, interruptions and CLI notices exclude
 stripped first), plus prompts queued while the agent worked; a rewound prompt (a later sibling
 under the same parent) and everything under it is off the branch. The prompts found are the
 role="user" messages (not rejections or answers) in the requests the LLM engine sends through the
-respx fake API. They must be equal, per transcript.
+respx fake API, one shown with sent="N times" counted N times. They must be equal, per transcript.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ _IDE = re.compile(r"<(ide_[a-z_]+)>.*?</\1>", re.S)
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _NOT_TYPED = re.compile(
     r"^\s*(?:<command-|<local-command-|<bash-|<task-notification|\[Request interrupted|Unknown skill: |Caveat: )")
-_USER_MESSAGE = re.compile(r'<message role="user"(?P<kind> kind="\w+")?[^>]*>\n(?P<body>.*?)\n</message>', re.S)
+_USER_MESSAGE = re.compile(r'<message role="user"(?P<kind> kind="\w+")?[^>]*?(?: sent="(?P<sent>\d+) times")?>\n'
+                           r'(?P<body>.*?)\n</message>', re.S)
 
 
 def _typed_text(obj: dict) -> str:
@@ -77,8 +78,8 @@ def prompts_in_requests(bodies: list[dict]) -> list[str]:
         first = body["messages"][0]["content"]
         for block in first:
             for match in _USER_MESSAGE.finditer(block.get("text", "")):
-                if match.group("kind") in (None, ' kind="queued"'):
-                    found.append(html.unescape(match.group("body")))
+                if match.group("kind") in (None, ' kind="queued"'):  # a prompt sent N times in a row: shown once
+                    found += [html.unescape(match.group("body"))] * int(match.group("sent") or 1)
     return found
 
 

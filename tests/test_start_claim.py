@@ -125,11 +125,8 @@ def test_claims_made_before_a_memory_folder_exists_do_not_pile_up(tmp_path, monk
     """Before its memory folder exists a session's claim lives in memdir's own folder, one folder per session ever
     started (500 sessions: 505 folders, 1,011 files, never removed). Past twice START_CLAIMS_KEPT the oldest go;
     the newest session's claim stays, so its twin still says nothing."""
-    from memdir import safefs
     from memdir.entry.start_claim import ALL, NOTHING, claim_root, start_part
 
-    if not safefs.BY_DESCRIPTOR:
-        pytest.skip("by path (native Windows) memdir's own folder is not made for a claim: nothing piles up")
     monkeypatch.setattr(C, "START_CLAIMS_KEPT", 3, raising=False)  # (raising: so it runs on the old code)
     no_folder_yet = str(tmp_path / "memory")
     for n in range(20):

@@ -73,6 +73,27 @@ def test_plain_json_list(tmp_path):
     assert [m.role for m in t.messages] == ["user", "assistant"] and t.invalid_lines == 1
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 64 * 1024])
+def test_a_json_list_read_an_item_at_a_time_reads_as_json_loads_does(tmp_path, monkeypatch, chunk):
+    # The list is read in chunks (a 100 MB one was parsed whole): a chunk's end inside a number ("1.5e" of 1.5e3),
+    # a character or an item must not change what is read, nor which files are refused.
+    monkeypatch.setattr("memdir.transcript_json_list.CHUNK_CHARS", chunk)
+    items = [1.5e3, {"role": "user", "content": "é ü 😀 , ] }", "uuid": "u1"}, -12345, "x", None,
+             {"role": "assistant", "content": [{"type": "text", "text": "[ok]"}]}, [1, [2]], {"role": "user", "content": "c"}]
+    path = tmp_path / "t.json"
+    path.write_text("\ufeff \n[ " + " ,\n\t".join(json.dumps(item, ensure_ascii=False) for item in items) + " ]\n",
+                    encoding="utf-8")
+
+    t = read_transcript(path, after_uuid="u1")
+
+    assert t.cursor_found and [(m.uuid, m.text()) for m in t.messages] == [("msg-5", "[ok]"), ("msg-7", "c")]
+    assert t.invalid_lines == 5
+    for bad in ["[1 2]", "[1,]", "[{}", "[1] x", "[1.5e]", '["a\x01"]', "[" * 100_000]:
+        path.write_text(bad)
+        with pytest.raises(MemdirError, match="not valid JSON|nested too deeply"):
+            read_transcript(path)
+
+
 def test_missing_or_bad_file_is_one_line(tmp_path):
     with pytest.raises(MemdirError, match="not found"):
         read_transcript(tmp_path / "nope.jsonl")

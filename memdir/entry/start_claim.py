@@ -70,11 +70,12 @@ def claim_root(memory_dir: str) -> str:
     """The folder whose state holds the claim: the memory folder, or memdir's own before the memory folder exists."""
     if os.path.isdir(memory_dir):
         return memory_dir
-    from memdir import safefs
+    from memdir import safefs_write
     from memdir.locate import config_home
 
-    with safefs.open_dir(config_home(), C.MEMDIR_HOME_DIRNAME, create=True):  # made without following a link
-        pass
+    # Made without following a link, by descriptor or (native Windows) by checked path: safefs.open_dir alone
+    # refused the latter, so there no claim was made and both twins gave the whole start.
+    safefs_write.mkdirs(config_home(), C.MEMDIR_HOME_DIRNAME)
     return os.path.join(config_home(), C.MEMDIR_HOME_DIRNAME)
 
 
