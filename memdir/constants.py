@@ -141,6 +141,11 @@ BATCH_CUSTOM_ID_MAX = 64
 EXTRACT_MAX_TOKENS = 10_000
 FOLDER_NAME_MAX = 80  # the session folder's name shown in the extraction request (extractor/platform_paths.session_folder)
 RECALL_MAX_TOKENS = 1_024
+# The llm selector's list quotes, under a memory's line, where its own text names a word of the prompt that few
+# memories hold and its description does not say (recall/llm_mentions.py): for this many of the best matches, each
+# quote this long at most.
+RECALL_MENTIONS_MAX = 8
+RECALL_MENTION_CHARS = 160
 JUDGE_MAX_TOKENS = 4_096
 MAX_TOKENS_RETRY_FACTOR = 2
 # The SDK refuses a non-streaming request whose max_tokens could run past 10 minutes

@@ -29,5 +29,9 @@ def manifest_line(h: Header) -> str:
     return line
 
 
-def manifest(headers: list[Header]) -> str:
-    return "\n".join(manifest_line(h) for h in headers)
+def manifest(headers: list[Header], quotes: dict[str, str] | None = None) -> str:
+    """One line per memory; under a memory `quotes` has, `  its text: "..."` (recall/llm_mentions.py)."""
+    if not quotes:
+        return "\n".join(manifest_line(h) for h in headers)
+    return "\n".join(manifest_line(h) + (f'\n  its text: "{inert.one_line(quotes[h.rel_path])}"'
+                                         if h.rel_path in quotes else "") for h in headers)

@@ -53,9 +53,11 @@ def request_messages(
     placed against the memories' times (a model answering through the relay could not: relay21b)."""
     from memdir.prompts import render
 
+    from memdir.stages.recall.llm_mentions import mentions
+
     system = render("recall_system.j2", max_selected=max_selected)
-    user = render("recall_user.j2", query=query, manifest=manifest(candidates), tools=tools,
-                  today=(today or date.today()).isoformat())
+    user = render("recall_user.j2", query=query, manifest=manifest(candidates, mentions(query, candidates)),
+                  tools=tools, today=(today or date.today()).isoformat())
     return system, [{"role": "user", "content": user}]
 
 

@@ -1,7 +1,7 @@
 """The llm recall engine on a labelled folder with a model in the loop (benchmarks/recall_realdata_llm.py).
 
 CI replays `tests/cassettes/recall_realdata`: the 8 prompts of the real folder's development set 1, answered by
-hand through the relay by a helper acting as the model (relayv, 2026-11-27, under today's recall_system.j2).
+hand through the relay by a helper acting as the model (relaym, 2026-11-27, under today's request).
 Replaying checks that memdir's llm engine still sends exactly what was answered, and that the answers still score
 the same. When the request changes on purpose (recall_system.j2, recall_user.j2, the manifest, the output schema),
 re-record with the command in docs/evals-and-benchmarks.md ("The llm recall engine on the real folder").
@@ -21,7 +21,7 @@ from memdir.prompts import TEMPLATES_DIR
 from tests.relay_files import wait_for, write_answer
 
 CASSETTE = Path(__file__).resolve().parent / "cassettes" / "recall_realdata"
-RECORDED_ROW = ["llm", "(replay;", "no", "latency)", "set1", "8", "15", "0.67", "0.59", "2/3", "2/3", "1.88", "2,551"]
+RECORDED_ROW = ["llm", "(replay;", "no", "latency)", "set1", "8", "14", "0.64", "0.53", "2/3", "2/3", "1.75", "2,307"]
 
 
 def _bench(capsys, *args: str) -> tuple[int, str, str]:
@@ -155,11 +155,11 @@ def test_llm_without_a_model_in_the_loop_says_so_in_one_line(realdata, capsys, a
 
 
 FULL_CASSETTE = Path(__file__).resolve().parents[1] / "benchmarks" / "cassettes" / "recall_realdata_llm"
-# relayv's answers, blind (it saw only the requests), for all 83 prompts under today's recall_system.j2: the
-# figures in the closing note of 2026-11-27 (session 16) and docs/evals-and-benchmarks.md. A replay that scores
-# otherwise is a change in what is sent or scored.
-FULL_ROWS = {"set3": ["12", "18", "0.72", "0.81", "4/4", "4/4"], "set4": ["10", "8", "0.75", "0.50", "4/4", "4/4"],
-             "set6": ["25", "38", "0.55", "0.55", "6/7", "5/5"], "dev": ["36", "49", "0.61", "0.56", "11/12", "10/11"]}
+# relaym's answers, blind (it saw only the requests), for all 83 prompts under today's request (the quotes of
+# recall/llm_mentions.py and recall_system.j2): the figures in the closing note of 2026-11-27 (session 16) and
+# docs/evals-and-benchmarks.md. A replay that scores otherwise is a change in what is sent or scored.
+FULL_ROWS = {"set3": ["12", "17", "0.82", "0.88", "4/4", "4/4"], "set4": ["10", "11", "1.00", "0.92", "4/4", "4/4"],
+             "set6": ["25", "31", "0.81", "0.66", "6/7", "5/5"], "dev": ["36", "49", "0.69", "0.63", "11/12", "10/11"]}
 
 
 @pytest.mark.slow

@@ -1,0 +1,60 @@
+"""What a memory's own text says of the prompt, quoted under its line in the llm selector's list.
+
+The list shows each memory's one-line description, and a description does not say every fact a file holds: a
+session summary's line names a few of the dozens of things that session did. Two models reading the requests
+blind (relay6, relayv) could not pick the memory for "did I ever apply to Twilio?" or "m13v", although its text
+names them. So for the best lexical matches, where the memory's text holds a word of the prompt that few memories
+hold and that its name and description do not say, the list quotes the words around it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from memdir import constants as C
+from memdir.scan import Header
+from memdir.words import tokens
+
+_AROUND_WORDS = 10  # words kept on each side of the first word found, before the length bound
+
+
+def mentions(query: str, candidates: list[Header], token_cache: str | os.PathLike | None = None) -> dict[str, str]:
+    """rel_path -> a short quote of the memory's text holding a rare word of `query` its line does not say."""
+    from memdir.stages.recall.offline import signals
+
+    if not candidates or not query.strip():
+        return {}
+    found = signals(query, candidates, None, None, token_cache)
+    quotes: dict[str, str] = {}
+    for i in found.order:
+        if len(quotes) == C.RECALL_MENTIONS_MAX:
+            break
+        header = candidates[i]
+        said = set(tokens(f"{header.name or ''} {header.description or ''} {header.rel_path}"))
+        rare = {term: named for term, _, named in found.found.rare.get(i, []) if term not in said}
+        if rare and (quote := _quote(header.excerpt, rare)):
+            quotes[header.rel_path] = quote
+    return quotes
+
+
+def _quote(text: str, rare: dict[str, bool]) -> str | None:
+    """The words around the first of the `rare` terms in `text` (one line, at most RECALL_MENTION_CHARS), or None.
+    A line must hold a proper name the prompt names ("Twilio") or two of the terms ("behavioral blockchain"): one
+    ordinary word few memories happen to hold ("right now", "getting") says nothing of what the prompt asks."""
+    for line in text.splitlines():
+        words = line.split()
+        held = set(tokens(line)) & rare.keys()
+        if not held or (len(held) < 2 and not any(rare[term] for term in held)):
+            continue
+        at = next(k for k, word in enumerate(words) if held & set(tokens(word)))
+        start, end = max(0, at - _AROUND_WORDS), at + _AROUND_WORDS + 1
+        quote = " ".join(words[start:end]).strip(" -*#>|")
+        if len(quote) > C.RECALL_MENTION_CHARS:
+            keep = C.RECALL_MENTION_CHARS // 2
+            centre = quote.find(words[at])
+            quote = quote[max(0, centre - keep): centre + keep]
+            start, end = 1, len(words) + 1  # cut on both sides
+        quote = re.sub(r"\s+", " ", quote)
+        return f"{'…' if start > 0 else ''}{quote}{'…' if end < len(words) else ''}"
+    return None

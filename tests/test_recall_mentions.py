@@ -1,0 +1,63 @@
+"""The llm selector's list quotes a memory's own text where it names a rare word of the prompt that its line does
+not say (recall/llm_mentions.py): a description never lists everything a session summary holds."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from memdir import constants as C
+from memdir.scan import scan
+from memdir.stages.recall.llm_mentions import mentions
+from memdir.stages.recall.llm_select import request_messages
+
+
+def _folder(tmp_path: Path) -> Path:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    files = {
+        "project_session_2026-03-26.md": ("Session: batch 1 submitted, scoring recalibrated",
+                                          "Submitted in batch 1: dbt Labs (8.5), Anduril (8.4), Twilio (8.3).\n"
+                                          "Right now the queue holds 12 entries."),
+        "project_session_2026-03-28.md": ("Session: resume CSS tuning", "24 of 41 resumes fit one page.\n"),
+        "feedback_outreach.md": ("Every outreach DM carries three profile links", "Links: portfolio, LinkedIn.\n"),
+        "project_zendesk_interview.md": ("Zendesk interview on Monday", "Recruiter screen with Zendesk on Monday.\n"),
+    }
+    for name, (description, body) in files.items():
+        (memory / name).write_text(f"---\nname: {name[:-3]}\ndescription: {description}\ntype: project\n---\n{body}",
+                                   encoding="utf-8")
+    return memory
+
+
+def test_a_rare_name_only_the_text_holds_is_quoted_under_that_memory(tmp_path):
+    headers = scan(_folder(tmp_path)).headers
+    found = mentions("did I ever apply to Twilio?", headers)
+    assert list(found) == ["project_session_2026-03-26.md"]
+    assert "Twilio (8.3)" in found["project_session_2026-03-26.md"]
+
+
+def test_an_ordinary_word_few_memories_hold_is_not_quoted(tmp_path):
+    assert mentions("are we right on time?", scan(_folder(tmp_path)).headers) == {}
+
+
+def test_a_word_the_memorys_own_line_says_is_not_quoted_again(tmp_path):
+    assert "project_zendesk_interview.md" not in mentions("when is the Zendesk screen?", scan(_folder(tmp_path)).headers)
+
+
+def test_the_quote_is_bounded_and_on_one_line(tmp_path):
+    memory = _folder(tmp_path)
+    long_line = " ".join(["filler"] * 60 + ["Freshdesk"] + ["filler"] * 60)
+    (memory / "project_long.md").write_text(f"---\nname: long\ndescription: a long session\ntype: project\n---\n"
+                                            f"{long_line}\nnext line\n", encoding="utf-8")
+    quote = mentions("did Freshdesk reply?", scan(memory).headers)["project_long.md"]
+    assert "Freshdesk" in quote and "\n" not in quote and len(quote) <= C.RECALL_MENTION_CHARS + 2
+    assert quote.startswith("…") and quote.endswith("…")
+
+
+def test_the_request_shows_the_quote_under_the_memorys_line(tmp_path):
+    headers = scan(_folder(tmp_path)).headers
+    system, messages = request_messages("did I ever apply to Twilio?", headers, [], 5, date(2026, 4, 2))
+    listed = messages[0]["content"].splitlines()
+    at = next(k for k, line in enumerate(listed) if "project_session_2026-03-26.md" in line)
+    assert listed[at + 1].startswith('  its text: "') and "Twilio (8.3)" in listed[at + 1]
+    assert "its text:" in system
