@@ -52,7 +52,6 @@ def request_messages(
     """`today`: the user's date (default: this machine's), so "last week" or "on Monday" in the message can be
     placed against the memories' times (a model answering through the relay could not: relay21b)."""
     from memdir.prompts import render
-
     from memdir.stages.recall.llm_mentions import mentions
 
     system = render("recall_system.j2", max_selected=max_selected)
