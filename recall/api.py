@@ -168,7 +168,7 @@ def _select_by_model(engine: str, result: RecallResult, query: str, pool: list[H
     """`engine`'s selection (llm or claude-code), or None to use the offline one. When the model chose, the prompt's
     words common to the folder are still found: the decisions' common-word bar needs them."""
     if engine == "llm":
-        selected = _select_llm(result, query, pool, tools, settings, client, env)
+        selected = _select_llm(result, query, pool, tools, settings, client, env, memory_dir)
     else:
         selected = _select_claude_code(result, query, pool, tools, settings, client)
     if selected is not None:
@@ -218,7 +218,7 @@ def loaded_index_lines(memory_dir: str | os.PathLike) -> dict[str, str]:
 
 
 def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings, client,
-                env: Mapping[str, str] | None = None):
+                env: Mapping[str, str] | None = None, memory_dir: str | os.PathLike | None = None):
     """The API selector's answer, or None (and a debug line saying why) to use the offline answer."""
     from memdir import llm
 
@@ -232,7 +232,7 @@ def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: lis
 
     started = time.monotonic()
     try:
-        answer = select_llm(query, pool, tools, settings, client=client)
+        answer = select_llm(query, pool, tools, settings, client=client, token_cache=memory_dir)
     except Exception as exc:  # any failure: the offline answer is still a good answer
         if llm.is_connection_failure(exc):
             llm.mark_unreachable(llm.describe_error(exc), env=env)
