@@ -63,6 +63,10 @@ HEADER_READ_MAX_BYTES = 64 * 1024  # a scan never reads more than this of one fi
 # base64 dump) is skipped unparsed, so memory stays bounded whatever the file holds.
 TRANSCRIPT_READ_MAX_BYTES = 64 * 1024 * 1024
 TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
+# Claude Code logs one API response over several lines sharing `message.id` (a block a line), and the readers join
+# them: past this many blocks a line starts a new message, so a file of a million lines under one id (hostile, or
+# broken) is not one message growing with the file. A real response holds a few dozen.
+RESPONSE_BLOCKS_MAX = 512
 GIT_LOOSE_LIMIT = 6700  # loose objects in the history's repository before the Stop worker packs them (git's default)
 GIT_PACK_LIMIT = 50  # packs before it repacks them into one (git's own default)
 # The Stop worker's wall-clock bound: an LLM run saves its cursor per chunk, so the next Stop goes on.

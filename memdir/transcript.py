@@ -18,7 +18,7 @@ from collections import Counter, deque
 from pathlib import Path
 from typing import BinaryIO
 
-from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
+from memdir.constants import RESPONSE_BLOCKS_MAX, TRANSCRIPT_LINE_MAX_BYTES
 from memdir.errors import MemdirError
 from memdir.record import Record, field
 from memdir.transcript_json_list import json_list_messages
@@ -108,8 +108,10 @@ def _lines_backwards(path: Path, budget: _Budget):
 
 
 def continues(prev: Message | None, message: Message) -> bool:
-    """One API response may be logged over several lines sharing `message.id`: is `message` the next of `prev`'s?"""
-    return bool(prev and message.message_id and prev.message_id == message.message_id and prev.role == message.role)
+    """One API response may be logged over several lines sharing `message.id`: is `message` the next of `prev`'s?
+    (Not past RESPONSE_BLOCKS_MAX blocks: a joined message never grows with the file.)"""
+    return bool(prev and message.message_id and prev.message_id == message.message_id and prev.role == message.role
+                and len(prev.content) < RESPONSE_BLOCKS_MAX)
 
 
 def join_into(prev: Message, message: Message) -> None:

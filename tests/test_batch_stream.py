@@ -241,3 +241,17 @@ def test_a_transcript_that_is_no_regular_file_is_one_line_and_no_hang(tmp_path, 
         path.symlink_to("/dev/zero")  # never ends
     with pytest.raises(MemdirError, match="not a regular file"):
         list(iter_messages(path))
+
+
+def test_lines_of_one_response_join_into_bounded_messages_in_both_reads(tmp_path):
+    """A file of many lines under one `message.id` (hostile or broken) is not one message growing with the file."""
+    lines = [_line("user", "u0", "start", None)]
+    lines += [_line("assistant", f"a{i}", [{"type": "text", "text": f"part {i}"}], "u0" if i == 0 else f"a{i - 1}",
+                    mid="msg_same") for i in range(C.RESPONSE_BLOCKS_MAX * 2 + 5)]
+    path = tmp_path / "one-id.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    forward = list(iter_messages(path))
+    whole = read_transcript(path).messages
+    for messages in (forward, whole):
+        assert [len(m.content) for m in messages] == [1, C.RESPONSE_BLOCKS_MAX, C.RESPONSE_BLOCKS_MAX, 5]
+    assert sum(len(m.content) for m in forward) == C.RESPONSE_BLOCKS_MAX * 2 + 6  # nothing dropped
