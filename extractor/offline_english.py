@@ -91,6 +91,8 @@ _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples
                           r"how to|pattern|template|spec|specification)\b", re.I)
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
+# A standing rule is said in a breath: a 60-word run-on with "need to" and "by default" in it is the task (set 14).
+SHORT_RULE_WORDS = 25
 _CHANGED = re.compile(r"\b(?:no longer|not just|not anymore|any more|anymore|these days|since (?:last|this)|now|instead)\b", re.I)
 # Idioms that look like corrections but correct nothing.
 IDIOM = re.compile(r"^(?:never ?mind|no worries|no problem|don'?t worry|do not worry|don'?t bother|not sure)\b[\s,.!]*", re.I)
@@ -184,7 +186,7 @@ def sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[
         drafts.append(Draft("feedback", rule[:1].upper() + rule[1:], why, kind="correction", correction=True))
     elif _PREFERENCE.search(sentence) or (_SUGGESTION.match(sentence) and _GENERAL.search(sentence)) or (
             user.reasoned_dislike(sentence)) or (
-            _NORM.search(sentence) and lang.is_standing(sentence)):
+            _NORM.search(sentence) and lang.is_standing(sentence) and lang.word_count(sentence) <= SHORT_RULE_WORDS):
         rule, why = split_rationale(sentence.rstrip(" .!?"))
         drafts.append(Draft("feedback", rule, why, kind="preference"))
     decided = _DECISION.search(sentence)

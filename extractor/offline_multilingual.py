@@ -15,13 +15,11 @@ from memdir.stages.extractor import (
     offline_user as user,
 )
 from memdir.stages.extractor.drafts import Draft
-from memdir.stages.extractor.offline_english import IMPERATIVE, classify, habit, split_rationale
+from memdir.stages.extractor.offline_english import IMPERATIVE, SHORT_RULE_WORDS, classify, habit, split_rationale
 
 # "From now on, ask before installing any package": the instruction follows the phrase that makes it standing.
 _LEADING_STANDING = re.compile(r"^(?:from now on|going forward|in (?:the )?future|by default|when in doubt|if in doubt|"
                                r"whenever possible)\s*[,:]?\s*(?:please\s+)?", re.I)
-# A standing rule is said in a breath; a long sentence with "every time" in it describes a task.
-_SHORT_RULE_WORDS = 25
 # "Fix the paths and run it, the vault will be in D:\\..." is about the task at hand, not a pointer to keep.
 _TASK_VERB = re.compile(r"^(?:please\s+)?(?:fix|run|create|make|add|update|change|check|build|move|copy|open|show|"
                         r"install|delete|remove)\b", re.I)
@@ -74,13 +72,13 @@ def sentence_drafts(sentence: str, language: str) -> list[Draft]:
     # (English asks for an imperative or a habit of the team: its "the server always returns 500" is a report)
     english_rule = IMPERATIVE.match(_LEADING_STANDING.sub("", sentence)) or habit(sentence)
     said_to_hold = ((language != "en" or english_rule) and lang.is_standing(sentence) and not scope.same_again(sentence))
-    if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= _SHORT_RULE_WORDS)):
+    if rule_shaped and (standing or (said_to_hold and lang.word_count(sentence) <= SHORT_RULE_WORDS)):
         rule, why = split_rationale(clean)
         return [Draft("feedback", rule, why, kind="format" if standing == "format" else "preference")]
     # "..., ask me to install them or ask for permission": only its clause, as the sentence around it is often the task
     if (consent := lang.consent_clause(sentence)) and not task_at_hand(consent):
         return [Draft("feedback", consent, kind="consent")]
-    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and lang.word_count(clause) <= _SHORT_RULE_WORDS:
+    if rule_shaped and (clause := lang.each_norm_clause(sentence)) and lang.word_count(clause) <= SHORT_RULE_WORDS:
         return [Draft("feedback", clause[:1].upper() + clause[1:], kind="preference")]
     if user.vocabulary(sentence):
         return [Draft("feedback", clean, kind="writing")]

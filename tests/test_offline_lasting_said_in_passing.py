@@ -90,3 +90,12 @@ def test_a_branch_of_the_moment_is_no_rule(noise):
 def test_where_the_site_is_hosted_is_a_reference_without_the_replys_asides():
     [draft] = _drafts("no, my site is hosted on Cloudflare Pages actually.")
     assert (draft.type, draft.kind, draft.rule) == ("reference", "hosting", "My site is hosted on Cloudflare Pages")
+
+
+def test_a_run_on_request_with_a_norm_and_a_standing_word_is_no_rule():
+    """Set 14: a 60-word unpunctuated request read as a standing preference for its "need to" and "by default"."""
+    run_on = ("once i planned a turn by turn it need to replace button start with End or whatever best user experience "
+              "also remove the mid phase the get direction do turn by turn by default need update full code with more "
+              "nicer also when turn by turn success make the sheet to peek state please so user can see and start")
+    assert _drafts(run_on) == []
+    assert [d.kind for d in _drafts("By default you need to run the linter before committing.")] == ["preference"]
