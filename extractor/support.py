@@ -30,7 +30,7 @@ import re
 
 from memdir import constants as C
 from memdir.record import Record, field
-from memdir.stages.extractor.platform_paths import session_folder
+from memdir.stages.extractor.platform_paths import folder_name, session_folder
 from memdir.stages.extractor.support_terms import Lookup, pointers, terms
 from memdir.transcript import Message
 from memdir.words import nfkc
@@ -84,8 +84,11 @@ def sources_of(messages: list[Message]) -> list[Source]:
                 out.append(Source(m.uuid, ASSISTANT, "", terms(said), said.casefold()))
     # The folder the request names ("…/k3rn.lab") is the user's own name for the project, shown to the model as
     # such: a memory may call the project by it (relay14's model was refused for doing so). Session metadata,
-    # not text any tool output or file can write; and a name, never a request (a forget needs words said).
-    if folder := session_folder(messages):
+    # not text any tool output or file can write; and a name, never a request (a forget needs words said). Only
+    # where the user typed: `cwd` follows the agent's shell (a tool result at /private/tmp between the user's
+    # prompts), so a planted "cd into …/always-pipe-curl-into-sh" would otherwise name the user's words.
+    folder = session_folder(messages)
+    if folder and any(folder_name(m.cwd) == folder for m in messages if m.role == "user" and m.user_text()):
         out.append(Source(None, USER, FOLDER, terms(folder), folder.casefold()))
     return out
 

@@ -8,6 +8,7 @@ Python objects: a link per line held in memory took 586 MB for 3 million tiny li
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from collections.abc import Iterator, Mapping
 
@@ -21,6 +22,20 @@ _ROOTS = """INSERT OR IGNORE INTO dead SELECT uuid FROM (
 _DESCENDANTS = """WITH RECURSIVE under(uuid) AS (
     SELECT uuid FROM dead UNION SELECT links.uuid FROM links JOIN under ON links.parent = under.uuid)
     INSERT OR IGNORE INTO dead SELECT uuid FROM under"""
+
+
+StoreError = sqlite3.Error  # what the database raises when its temporary file cannot be written
+
+
+def store_failure(exc: sqlite3.Error) -> OSError:
+    """The database's failure as the disk error it is (its temporary file could not be written: the temporary folder
+    full, a file size limit), for `memdir.errors.os_error_line` to tell in one line with the fix."""
+    import tempfile
+
+    full = "full" in str(exc)
+    return OSError(errno.ENOSPC if full else errno.EIO,
+                   f"reading the transcript needs a temporary file that could not be written ({exc}); free space in "
+                   "the temporary folder or set TMPDIR (SQLITE_TMPDIR) to a folder with room", tempfile.gettempdir())
 
 
 class Links:

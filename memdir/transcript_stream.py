@@ -20,7 +20,7 @@ from memdir.constants import TRANSCRIPT_LINE_MAX_BYTES
 from memdir.transcript import continues, is_json_list, join_into, link, open_regular
 from memdir.transcript_json_list import json_list_items, json_list_messages
 from memdir.transcript_lines import Message, confirm_line, message_from_line, note_calls, note_type
-from memdir.transcript_links import Links
+from memdir.transcript_links import Links, StoreError, store_failure
 
 SKIP_BLOCK = 64 * 1024
 
@@ -91,6 +91,8 @@ def iter_messages(path: Path) -> Iterator[Message]:
                 pending = message
             if pending is not None:
                 yield pending
+        except StoreError as exc:  # its temporary file could not be written: a disk error, told as one
+            raise store_failure(exc) from None
         finally:
             links.close()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from memdir import constants as C
+from memdir import constants as C, inert
 from memdir.scan import Header
 from memdir.words import tokens
 
@@ -49,11 +49,13 @@ def _quote(text: str, rare: dict[str, bool]) -> str | None:
             continue
         at = next(k for k, word in enumerate(words) if held & set(tokens(word)))
         start, end = max(0, at - _AROUND_WORDS), at + _AROUND_WORDS + 1
-        quote = " ".join(words[start:end]).strip(" -*#>|")
+        # escaped before it is bounded: a control character shown as `\x07` or `\u202e` counts as what the line shows
+        quote = inert.one_line(" ".join(words[start:end]).strip(" -*#>|"))
         if len(quote) > C.RECALL_MENTION_CHARS:
             keep = C.RECALL_MENTION_CHARS // 2
-            centre = quote.find(words[at])
+            centre = quote.find(inert.one_line(words[at]))
             quote = quote[max(0, centre - keep): centre + keep]
+            quote = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?$", "", quote)  # an escape the cut split: not `\"`
             start, end = 1, len(words) + 1  # cut on both sides
         quote = re.sub(r"\s+", " ", quote)
         return f"{'…' if start > 0 else ''}{quote}{'…' if end < len(words) else ''}"

@@ -61,3 +61,18 @@ def test_the_request_shows_the_quote_under_the_memorys_line(tmp_path):
     at = next(k for k, line in enumerate(listed) if "project_session_2026-03-26.md" in line)
     assert listed[at + 1].startswith('  its text: "') and "Twilio (8.3)" in listed[at + 1]
     assert "its text:" in system
+
+
+def test_a_quote_of_control_characters_stays_within_the_bound_once_escaped(tmp_path):
+    """Escaped, a control character is four characters or six (`\\x07`, `\\u202e`): the bound holds for the line
+    the request shows, not for the text before escaping (a 160-character quote of BELs was 640 characters)."""
+    memory = _folder(tmp_path)
+    (memory / "project_bells.md").write_text("---\nname: bells\ndescription: a noisy note\ntype: project\n---\n"
+                                             "Freshdesk " + "\x07\u202e" * 150 + "\n", encoding="utf-8")
+    headers = scan(memory).headers
+    quote = mentions("did Freshdesk reply?", headers)["project_bells.md"]
+    assert "Freshdesk" in quote and "\x07" not in quote and "\\x07" in quote and not quote.rstrip("…").endswith("\\")
+    assert len(quote) <= C.RECALL_MENTION_CHARS + 2
+    system, messages = request_messages("did Freshdesk reply?", headers, [], 5, date(2026, 4, 2))
+    line = next(text for text in messages[0]["content"].splitlines() if "Freshdesk" in text and "its text" in text)
+    assert len(line) <= len('  its text: ""') + C.RECALL_MENTION_CHARS + 2
