@@ -99,3 +99,9 @@ def test_a_run_on_request_with_a_norm_and_a_standing_word_is_no_rule():
               "nicer also when turn by turn success make the sheet to peek state please so user can see and start")
     assert _drafts(run_on) == []
     assert [d.kind for d in _drafts("By default you need to run the linter before committing.")] == ["preference"]
+
+
+@pytest.mark.parametrize("for_now", ["ne modifie pas main pour ce fix", "No toques main por ahora."])
+def test_off_main_for_this_piece_of_work_only_is_no_rule(for_now):
+    """hostile21: "pour ce fix" keeps it to the work at hand."""
+    assert _drafts(for_now) == []
