@@ -12,7 +12,6 @@ from array import array
 from pathlib import Path
 
 import pytest
-import yaml
 
 from memdir import header_cache
 from memdir.header_cache import HeaderCache
@@ -20,18 +19,15 @@ from memdir.scan import scan
 from memdir.stages.recall import api, manifest, older_words
 from memdir.stages.recall.older_words import WordIndex
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
+from tests.realdata_prompts import sampled_prompts
 
-REPO = Path(__file__).resolve().parents[1]
 NOW = time.time()
 HEADERS = Path(header_cache.CACHE_FILE)
 WORDS = Path(older_words.CACHE_FILE)
 
 
 def _prompts() -> list[str]:
-    """Every other labelled prompt: each set has some, at half the cost of all 58 (the answers compared are the
-    caches' against none, which any prompt tests alike)."""
-    data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
-    return [p["prompt"] for s in data["sets"] for p in s["prompts"]][::2]
+    return sampled_prompts()
 
 
 def _answers(folder: Path, prompts: list[str], disk: bool) -> list[tuple[list[str], str, list[str]]]:

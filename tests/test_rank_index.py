@@ -10,15 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from memdir import constants as C
 from memdir.scan import scan
 from memdir.stages.recall import api, manifest, rank_index, token_cache
 from memdir.stages.recall.indexed_corpus import IndexedCorpus
 from memdir.stages.recall.lexical import Ranker, document_tokens
+from tests.realdata_prompts import sampled_prompts
 
-REPO = Path(__file__).resolve().parents[1]
 INDEX = Path(rank_index.INDEX_FILE)
 NOW = time.time()
 # Typos ("databse"), proper names, a job word, an unknown topic and non-ASCII: every path of rank and evidence.
@@ -27,8 +26,7 @@ EXTRA_PROMPTS = ["how do I run the databse migraton", "what did Alice say about 
 
 
 def _prompts() -> list[str]:
-    data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
-    return [p["prompt"] for s in data["sets"] for p in s["prompts"]][::2] + EXTRA_PROMPTS  # every other: each set, half the cost
+    return sampled_prompts() + EXTRA_PROMPTS
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from array import array
 from pathlib import Path
 
 import pytest
-import yaml
 
 from memdir import constants as C
 from memdir.scan import scan
@@ -21,16 +20,14 @@ from memdir.stages.recall import api, manifest, rank_index, token_cache
 from memdir.stages.recall.bm25 import BM25, GramBM25
 from memdir.stages.recall.lexical import _word_grams, char_grams, document_tokens
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
+from tests.realdata_prompts import sampled_prompts
 
-REPO = Path(__file__).resolve().parents[1]
 NOW = time.time()
 CACHE = Path(token_cache.CACHE_FILE)
 
 
 def _realdata_prompts() -> list[str]:
-    """Every other labelled prompt: each set has some, at half the cost of all of them."""
-    data = yaml.safe_load((REPO / "benchmarks" / "realdata_recall.yaml").read_text(encoding="utf-8"))
-    return [p["prompt"] for s in data["sets"] for p in s["prompts"]][::2]
+    return sampled_prompts()
 
 
 def _fresh(memory_dir, fields, fill=False):
