@@ -83,6 +83,21 @@ def test_the_real_sessions_read_forward_as_they_read_whole(realdata):
         assert list(iter_messages(path)) == read_transcript(path).messages, path
 
 
+def _count_and_peak(tmp_path: Path, script: str, path: Path, **env: str) -> tuple[int, int]:
+    """Run `script` (which prints one count) in a child reading `path` with the code under test, and return the count
+    and the child's own peak memory in MB. VmHWM, its high-water mark since exec; not ru_maxrss: Linux carries it
+    across fork and exec, so in CI's one-process slow run the child reported pytest's own 208 MB."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    peak = 'print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)\n'
+    done = subprocess.run([sys.executable, "-c", script + peak, str(path)], capture_output=True, text=True, timeout=600,
+                          env={"HOME": str(home), "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, peak_mb = (int(value) for value in done.stdout.split())
+    return count, peak_mb
+
+
 WALK = """
 import sys
 from pathlib import Path
@@ -91,7 +106,6 @@ from memdir.stages.extractor.batch import run_batch
 report = run_batch([Path(sys.argv[1])], settings=Settings(engine="offline"), engine="offline", dry_run=True)
 assert not report.errors, report.errors
 print(sum(row.windows for row in report.rows.values()))
-print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)
 """
 
 
@@ -109,16 +123,8 @@ def test_batch_of_a_100_mb_transcript_stays_well_under_its_size_in_memory(tmp_pa
     size_mb = path.stat().st_size >> 20
     assert size_mb >= 95
 
-    env_home = tmp_path / "home"
-    env_home.mkdir()
-    done = subprocess.run([sys.executable, "-c", WALK, str(path)], capture_output=True, text=True, timeout=600,
-                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "MEMDIR_ENGINE": "offline"})
-    # The walk's own peak (VmHWM, its memory's high-water mark since exec). Not ru_maxrss: Linux carries it across
-    # fork and exec, so in CI's one-process slow run the child reported pytest's own 208 MB.
-    assert done.returncode == 0, done.stderr[-2000:]
-    walked, peak = done.stdout.split()
-    peak_mb = int(peak)
-    assert int(walked) == 5000 * 2 // 20  # every window was walked
+    walked, peak_mb = _count_and_peak(tmp_path, WALK, path, MEMDIR_ENGINE="offline")
+    assert walked == 5000 * 2 // 20  # every window was walked
     assert peak_mb < 80, f"peak RSS {peak_mb} MB for a {size_mb} MB transcript"  # the whole read took ~200 MB
 
 
@@ -127,7 +133,6 @@ import sys
 from pathlib import Path
 from memdir.transcript_stream import iter_messages
 print(sum(1 for _ in iter_messages(Path(sys.argv[1]))))
-print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)
 """
 
 
@@ -151,13 +156,7 @@ def test_a_million_tiny_lines_are_read_forward_in_memory_that_does_not_grow_with
                 out.write(json.dumps({"type": "user", "uuid": uuid, "parentUuid": parent,
                                       "message": {"role": "user", "content": "x"}}) + "\n")
             parent = uuid
-    env_home = tmp_path / "home"
-    env_home.mkdir()
-    package_root = Path(__file__).resolve().parents[1]  # the child reads with the code under test
-    done = subprocess.run([sys.executable, "-c", FORWARD, str(path)], capture_output=True, text=True, timeout=600,
-                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(package_root)})
-    assert done.returncode == 0, done.stderr[-2000:]
-    read, peak = (int(value) for value in done.stdout.split())
+    read, peak = _count_and_peak(tmp_path, FORWARD, path)
     assert read == 250_000  # every prompt but the rewound one
     assert peak < 40, f"peak RSS {peak} MB for a million tiny lines"  # links in memory: 239 MB; types counted: 47
 
@@ -167,7 +166,6 @@ import sys
 from pathlib import Path
 from memdir.transcript_stream import transcript_windows
 print(sum(len(window) for window in transcript_windows(Path(sys.argv[1]), None, 20)))
-print(next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) >> 10)
 """
 
 
@@ -183,13 +181,7 @@ def test_a_100_mb_json_list_transcript_is_windowed_in_memory_well_under_its_size
                              for i in range(10_000)))
         out.write("\n]\n")
     assert path.stat().st_size >> 20 >= 95
-    env_home = tmp_path / "home"
-    env_home.mkdir()
-    package_root = Path(__file__).resolve().parents[1]  # the child reads with the code under test
-    done = subprocess.run([sys.executable, "-c", WINDOWS, str(path)], capture_output=True, text=True, timeout=600,
-                          env={"HOME": str(env_home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(package_root)})
-    assert done.returncode == 0, done.stderr[-2000:]
-    read, peak = (int(value) for value in done.stdout.split())
+    read, peak = _count_and_peak(tmp_path, WINDOWS, path)
     assert read == 10_000
     assert peak < 60, f"peak RSS {peak} MB for a 100 MB JSON list"  # parsed whole: 205 MB
 
