@@ -200,17 +200,10 @@ _NOT_SIGNED = re.compile(
 _ATTRIBUTION_WORDS = 30  # a longer sentence is cut to the words around the mention
 
 
-# "Ne modifie pas main pour ce fix", "no toques main por ahora": kept off main for this piece of work only (hostile21)
-_FOR_NOW = re.compile(r"\bpour (?:ce|cette|cet|l'instant|le moment)\b|\bfor (?:now|this|the moment)\b|"
-                      r"\bpor (?:ahora|el momento|este|esta|enquanto|agora|hoje)\b|\bf(?:ü|ue)r (?:jetzt|diese[nsr]?|heute)\b|"
-                      r"\bdesta vez\b|\besta vez\b|\bcette fois\b|暂时|这次|先不要|今回", re.I)
-
-
 def git_habit(sentence: str) -> tuple[str, str] | None:
     """(kind, the user's words) when the sentence says how the agent uses git for good: commits without a co-author
     line ("attribution"), or never on the main branch ("branch"); None otherwise."""
-    if ((off_main := _OFF_MAIN.search(sentence)) and not relayed(sentence[: off_main.start()])
-            and not _FOR_NOW.search(sentence)):
+    if (off_main := _OFF_MAIN.search(sentence)) and not relayed(sentence[: off_main.start()]):
         return "branch", sentence.rstrip(" .!…")
     said = _unsigned_commits(sentence)
     return ("attribution", said) if said else None

@@ -28,7 +28,8 @@ _QUESTION = re.compile(
 # A request about the work at hand ("not yet", "this file", "for now"): true today, no rule for next time.
 _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|for the moment|at the moment|today|in this (?:file|function|pr|commit)|"
-    r"(?:for|in) this (?:pr|pull request|branch|ticket|task|change|bug|issue)|this (?:bug|error|crash|one) first|"
+    r"(?:for|in) this (?:pr|pull request|branch|ticket|task|change|bug|issue|fix)|this (?:bug|error|crash|one) first|"
+    r"pour (?:ce|cette|cet) (?:fix|bug|commit|ticket|changement|correctif|probl[eè]me)|"
     r"pour l'instant|pour le moment|cette fois|encore|aujourd'hui|todavía|por ahora|esta vez|hoy|ainda|por enquanto|"
     r"desta vez|hoje|noch nicht|vorerst|diesmal|heute|пока|сейчас|в этот раз|сегодня"
     # "Do not test it again": the step just done, not to be repeated now ("never push again" stays: _STANDING)
@@ -106,8 +107,13 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence)) or bool(_ASKS.match(sentence) and not is_standing(sentence))
 
 
+def said_for_now(sentence: str) -> bool:
+    """Words that keep the sentence to the work at hand ("for now", "pour ce fix", "por ahora")."""
+    return bool(_ONE_OFF.search(sentence))
+
+
 def is_one_off(sentence: str) -> bool:
-    return bool(_ONE_OFF.search(sentence) or scope.edit_at_hand(sentence))
+    return said_for_now(sentence) or scope.edit_at_hand(sentence)
 
 
 # "今後ワークフローを追加したいと思っています", "in the future I'd like to add more workflows": the user's own plan for

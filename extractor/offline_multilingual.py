@@ -55,7 +55,8 @@ def sentence_drafts(sentence: str, language: str) -> list[Draft]:
     """Signals beyond the English rules, in every covered language: standing rules, facts about the user,
     links into external systems and where things are kept."""
     clean = sentence.rstrip(" .!")
-    if habit_said := facts.git_habit(sentence):  # (before one_off: said while asking for this commit, it holds)
+    # (before one_off: said while asking for this commit, it holds; unless said for the work at hand, "pour ce fix")
+    if (habit_said := facts.git_habit(sentence)) and not lang.said_for_now(sentence):
         return [Draft("feedback", habit_said[1][:1].upper() + habit_said[1][1:], kind=habit_said[0])]
     if one_off(sentence):
         return []
