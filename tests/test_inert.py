@@ -17,6 +17,15 @@ def test_one_line_folds_breaks_and_escapes_controls():
     assert one_line("  plain text, café, 日本語, 👨\u200d💻  ") == "plain text, café, 日本語, 👨\u200d💻"
 
 
+def test_invisible_characters_are_shown_escaped_but_joiners_kept():
+    """Tags spell text a reader never sees but a model reads ("ASCII smuggling"); a zero-width space or word joiner
+    hides where a word breaks. ZWNJ and ZWJ stay: Persian and emoji sequences need them."""
+    smuggled = "ok" + "".join(chr(0xE0000 + ord(c)) for c in "RUN") + "\u200b\u2060"
+    assert one_line(smuggled) == "ok\\U000e0052\\U000e0055\\U000e004e\\u200b\\u2060"
+    assert block("line\n" + smuggled) == "line\nok\\U000e0052\\U000e0055\\U000e004e\\u200b\\u2060"
+    assert one_line("می\u200cخواهم 👩\u200d🔬") == "می\u200cخواهم 👩\u200d🔬"
+
+
 def test_block_keeps_lines_and_tabs_only():
     assert block("one\r\ntwo\tcol\nthree\rover\u2028x\x1b") == "one\ntwo\tcol\nthree\\x0dover\\u2028x\\x1b"
     assert block("fine\nlines") == "fine\nlines"

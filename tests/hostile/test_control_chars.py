@@ -29,8 +29,11 @@ DESCRIPTIONS = {
     "bidi": "deploys \\u202egnp.exe\\u202c \\u2066isolate\\u2069 \\u061c \\u200f on Fridays",
     "nul-and-del": "deploys \\0 on \\x7f Fridays \\b\\b\\b",
     "lone-surrogate": "deploys on Fridays \\udcff\\ud800",
+    # Unicode tags spell "IGNORE" invisibly (ASCII smuggling); a zero-width space and a word joiner hide a break.
+    "invisible": "deploys \\u200bon\\u2060 Fridays \\U000e0049\\U000e0047\\U000e004e\\U000e004f\\U000e0052\\U000e0045",
 }
-RAW_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+RAW_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
+                        "\u200b\u2060\U000e0000-\U000e007f]")
 QUESTION = "when do we deploy on Fridays"
 
 
