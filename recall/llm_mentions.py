@@ -54,9 +54,21 @@ def _quote(text: str, rare: dict[str, bool]) -> str | None:
         if len(quote) > C.RECALL_MENTION_CHARS:
             keep = C.RECALL_MENTION_CHARS // 2
             centre = quote.find(inert.one_line(words[at]))
-            quote = quote[max(0, centre - keep): centre + keep]
+            quote = _whole_words(quote, max(0, centre - keep), centre + keep)
             quote = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?$", "", quote)  # an escape the cut split: not `\"`
             start, end = 1, len(words) + 1  # cut on both sides
         quote = re.sub(r"\s+", " ", quote)
         return f"{'…' if start > 0 else ''}{quote}{'…' if end < len(words) else ''}"
     return None
+
+
+def _whole_words(text: str, start: int, end: int) -> str:
+    """text[start:end] without the part-words the cut left at either end ("18 years of c" -> "18 years of"): a
+    model reads a cut word as a word. A part-word longer than half the window (a run without spaces, such as
+    escaped control characters) is kept as cut: dropping it would drop what the quote is there to show."""
+    piece = text[start:end]
+    if start > 0 and not text[start - 1].isspace() and 0 <= piece.find(" ") < len(piece) // 2:
+        piece = piece[piece.index(" ") + 1:]
+    if end < len(text) and not text[end].isspace() and piece.rfind(" ") > len(piece) // 2:
+        piece = piece[:piece.rindex(" ")]
+    return piece

@@ -54,6 +54,18 @@ def test_the_quote_is_bounded_and_on_one_line(tmp_path):
     assert quote.startswith("…") and quote.endswith("…")
 
 
+def test_a_cut_quote_keeps_whole_words_only(tmp_path):
+    """relay7a and relay7b both read a quote that ended "These show 18 years of c": the cut fell inside a word."""
+    memory = _folder(tmp_path)
+    words = [f"word{k:03d}x" for k in range(80)]
+    words[40] = "Freshdesk"
+    (memory / "project_long.md").write_text(f"---\nname: long\ndescription: a long session\ntype: project\n---\n"
+                                            f"{' '.join(words)}\n", encoding="utf-8")
+    quote = mentions("did Freshdesk reply?", scan(memory).headers)["project_long.md"]
+    shown = quote.strip("…").split()
+    assert "Freshdesk" in shown and set(shown) <= set(words), quote
+
+
 def test_the_request_shows_the_quote_under_the_memorys_line(tmp_path):
     headers = scan(_folder(tmp_path)).headers
     system, messages = request_messages("did I ever apply to Twilio?", headers, [], 5, date(2026, 4, 2))
