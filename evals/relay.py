@@ -244,9 +244,9 @@ class RelayDir:
         atomic_write_text(self.folder / f"{number}.request.json", json.dumps(body, indent=1, ensure_ascii=False) + "\n",
                           durable=False)
         atomic_write_text(self.folder / f"{number}.request.md",
-                          render_for_relay(body, number=number, session=session, note=note), durable=False)
+                          render_for_relay(body, number=number, session=session), durable=False)
         _say(f"request {number}{f' (session {session_tag(session)})' if session else ''}: read {self.folder / f'{number}.request.md'}, "
-             f"answer in {number}.response.json")
+             f"answer in {number}.response.json" + (f" (not in the cassette: {note})" if note else ""))
 
     def _wait(self, number: str, body: dict, deadline: float) -> dict:
         answer = self.folder / f"{number}.response.json"

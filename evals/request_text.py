@@ -116,12 +116,13 @@ def session_tag(session: str) -> str:
     return hashlib.sha256(session.encode()).hexdigest()[:8] if session else ""
 
 
-def render_for_relay(body: dict, *, number: str, session: str, note: str = "") -> str:
-    """The relay's NNNN.request.md: how to answer, why it was not replayed (if it was not), then the request."""
+def render_for_relay(body: dict, *, number: str, session: str) -> str:
+    """The relay's NNNN.request.md: how to answer, then the request. Nothing of a recorded answer: whoever answers
+    is the model, and a model is never shown what was answered before (relayfix read a pointer to the nearest
+    recorded answer in a blind measurement; the pointer is in the run's log instead, for whoever runs it)."""
     tag = session_tag(session)
     head = f"# Relay request {number}" + (f" (session {tag})" if tag else "")
-    why = f"Not in the cassette: {note}.\n\n" if note else ""
-    return f"{head}\n\n{_how_to_answer(body, number)}\n\n{why}{render_request(body)}"
+    return f"{head}\n\n{_how_to_answer(body, number)}\n\n{render_request(body)}"
 
 
 def _how_to_answer(body: dict, number: str) -> str:
