@@ -38,15 +38,29 @@ def mentions(query: str, candidates: list[Header], token_cache: str | os.PathLik
     return quotes
 
 
-def _quote(text: str, rare: dict[str, bool]) -> str | None:
-    """The words around the first of the `rare` terms in `text` (one line, at most RECALL_MENTION_CHARS), or None.
-    A line must hold a proper name the prompt names ("Twilio") or two of the terms ("behavioral blockchain"): one
-    ordinary word few memories happen to hold ("right now", "getting") says nothing of what the prompt asks."""
+def _best_line(text: str, rare: dict[str, bool]) -> tuple[str, set[str]] | None:
+    """The line of `text` holding the most of the prompt's proper names among the `rare` terms, then the most terms
+    (the first of equals), with the terms it holds; None when no line qualifies. A line must hold a proper name the
+    prompt names ("Twilio") or two of the terms ("behavioral blockchain"): one ordinary word few memories happen to
+    hold ("right now", "getting") says nothing of what the prompt asks. The first line that qualified was often not
+    the one that mattered: for "the Sovereign Tech Fellowship is due April 6" a session note was quoted on its expired
+    fellowships, not on the line "Sovereign Tech phantom" (relayv4a and relayv4b, blind, the same request)."""
+    best: tuple[int, int] = (0, 0)
+    chosen = None
     for line in text.splitlines():
-        words = line.split()
         held = set(tokens(line)) & rare.keys()
-        if not held or (len(held) < 2 and not any(rare[term] for term in held)):
-            continue
+        named = sum(1 for term in held if rare[term])
+        if (len(held) >= 2 or named) and (named, len(held)) > best:
+            best, chosen = (named, len(held)), (line, held)
+    return chosen
+
+
+def _quote(text: str, rare: dict[str, bool]) -> str | None:
+    """The words around the first of the `rare` terms in the best line of `text` (`_best_line`; one line, at most
+    RECALL_MENTION_CHARS), or None."""
+    if (found := _best_line(text, rare)) is not None:
+        line, held = found
+        words = line.split()
         at = next(k for k, word in enumerate(words) if held & set(tokens(word)))
         start, end = max(0, at - _AROUND_WORDS), at + _AROUND_WORDS + 1
         # escaped before it is bounded: a control character shown as `\x07` or `\u202e` counts as what the line shows

@@ -54,6 +54,20 @@ def test_the_quote_is_bounded_and_on_one_line(tmp_path):
     assert quote.startswith("…") and quote.endswith("…")
 
 
+def test_the_quote_is_the_line_holding_most_of_what_the_prompt_names(tmp_path):
+    """Not the first line that qualifies: a session note's line on "expired fellowships" was quoted for "the Sovereign
+    Tech Fellowship is due", where a later line says "Sovereign Tech: phantom" (relayv4a and relayv4b, blind)."""
+    memory = _folder(tmp_path)
+    (memory / "project_session_2026-03-31.md").write_text(
+        "---\nname: s45\ndescription: Pipeline triage\ntype: project\n---\n"
+        "- Two Fellowship entries expired and were closed.\n"
+        "- Corrected deadline claims: Sovereign Tech Fellowship is a phantom, never in the pipeline.\n",
+        encoding="utf-8")
+    quote = mentions("the Sovereign Tech Fellowship is due April 6, start the application",
+                     scan(memory).headers)["project_session_2026-03-31.md"]
+    assert "phantom" in quote and "expired" not in quote, quote
+
+
 def test_a_cut_quote_keeps_whole_words_only(tmp_path):
     """relay7a and relay7b both read a quote that ended "These show 18 years of c": the cut fell inside a word."""
     memory = _folder(tmp_path)
