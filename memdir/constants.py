@@ -91,6 +91,7 @@ RECALL_PROMPT_MAX_CHARS = 10_000
 RECALL_REQUEST_MAX_BYTES = 1 << 20  # one question to the warm recall server: a prompt and a few fields
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
+HOOK_LOG_MAX_BYTES = 1 << 20  # then hook.log becomes hook.log.1: it gets a line on many prompts, for good
 
 # --- history: no-loss edits (issue 10) --------------------------------------------
 HISTORY_DIRNAME = "history"  # under STATE_DIRNAME: previous bytes of every changed/deleted file
@@ -156,6 +157,7 @@ MAX_TOKENS_RETRY_FACTOR = 2
 # (3600 s x max_tokens / 128,000 > 600 s, i.e. above 21,333 tokens): the retry stays below that.
 MAX_TOKENS_CEILING = 21_000
 RUNS_LOG_NAME = "runs.jsonl"  # in .memdir/: one line per run with usage and estimated cost
+RUNS_LOG_MAX_BYTES = 8 << 20  # then runs.jsonl becomes runs.jsonl.1 (doctor reads the two files' tail as one)
 COST_REPORT_DAYS = 7
 # claude-code engine: the user's own `claude` CLI and login.
 CLAUDE_CODE_MAX_TURNS = 6

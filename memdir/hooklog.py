@@ -28,6 +28,6 @@ def log(memory_dir: str | os.PathLike | None, event: str, message: str) -> None:
             root, rel = config_home(), "memdir/hook.log"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         flat = redact(" ".join(str(message).split())[:8000])[:2000]  # redacted before the cut: no half secret
-        safefs_write.append_text(root, rel, f"{stamp} {redact(event)}: {flat}\n")
+        safefs_write.append_text(root, rel, f"{stamp} {redact(event)}: {flat}\n", rotate_at=C.HOOK_LOG_MAX_BYTES)
     except Exception:
         pass

@@ -96,20 +96,31 @@ def write_text(root: str | os.PathLike, rel: str, text: str, *, durable: bool = 
     write_bytes(root, rel, text.encode("utf-8"), durable=durable)
 
 
-def append_text(root: str | os.PathLike, rel: str, text: str) -> None:
-    """Append to a log file (created when missing), never through a symlink."""
+def append_text(root: str | os.PathLike, rel: str, text: str, *, rotate_at: int | None = None) -> None:
+    """Append to a log file (created when missing), never through a symlink. `rotate_at`: once the file is past
+    this many bytes, it becomes `<rel>.1` (replacing the one before) and the next line starts a new file: a log
+    written on every prompt stays within twice that, and nothing a process is still appending is lost (an append
+    through a descriptor opened before the move lands in the moved file)."""
+    data = text.encode("utf-8")
     if by_path():
         from memdir import safefs_pathwrite
 
         with _failures_named(root, rel):
-            safefs_pathwrite.append_bytes(root, rel, text.encode("utf-8"))
+            safefs_pathwrite.append_bytes(root, rel, data)
+            size = safefs.lstat(root, rel)
+        if rotate_at is not None and size is not None and size.st_size > rotate_at:
+            rename(root, rel, rel + ".1")
         return
     parent, name = safefs.parent_and_name(rel)
     with _failures_named(root, rel):
         with safefs.open_dir(root, parent, create=True) as dfd:
             fd = safefs.open_file_at(dfd, name, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "ab") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
+            handle.flush()
+            past = rotate_at is not None and os.fstat(handle.fileno()).st_size > rotate_at
+    if past:
+        rename(root, rel, rel + ".1")
 
 
 def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:

@@ -1,0 +1,55 @@
+"""The logs memdir appends to on every prompt or run stay bounded (hook.log, runs.jsonl): past their cap each becomes
+`<name>.1` and the next line starts a new file. Without it, a folder where the recall server cannot start logged a
+line on every prompt, for good."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdir import constants as C, runlog
+from memdir.hooklog import log
+
+
+def _state(memory: Path) -> Path:
+    state = memory / C.STATE_DIRNAME
+    state.mkdir(parents=True, exist_ok=True)
+    return state
+
+
+def test_the_hook_log_is_moved_aside_past_its_cap_and_keeps_every_recent_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "HOOK_LOG_MAX_BYTES", 2_000)
+    state = _state(tmp_path)
+    for n in range(200):
+        log(tmp_path, "prompt", f"no recall server, line {n:03d} " + "x" * 60)
+    current, older = state / "hook.log", state / "hook.log.1"
+    assert older.exists() and current.stat().st_size <= 2_000 + 200 and older.stat().st_size <= 2_000 + 200
+    kept = older.read_text(encoding="utf-8") + current.read_text(encoding="utf-8")
+    numbers = [int(line.split("line ")[1][:3]) for line in kept.splitlines()]
+    assert numbers == list(range(numbers[0], 200))  # the newest lines, in order, none lost between the two files
+    assert len(numbers) >= 2_000 // 100
+
+
+def test_a_planted_link_in_place_of_the_old_log_is_never_written_through(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "HOOK_LOG_MAX_BYTES", 500)
+    state = _state(tmp_path / "memory")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n", encoding="utf-8")
+    (state / "hook.log.1").symlink_to(outside)
+    for n in range(30):
+        log(tmp_path / "memory", "prompt", f"line {n} " + "y" * 40)  # never raises
+    assert outside.read_text(encoding="utf-8") == "keep me\n"
+    assert (state / "hook.log.1").is_symlink()
+
+
+def test_the_cost_report_reads_across_a_rotated_run_log(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "RUNS_LOG_MAX_BYTES", 1_500)
+    _state(tmp_path)
+    for _ in range(40):
+        runlog.append_run(tmp_path, {"kind": "extract", "engine": "llm", "cost_usd": 0.01,
+                                     "usage": {"input_tokens": 100, "output_tokens": 10}})
+    assert (tmp_path / C.STATE_DIRNAME / (C.RUNS_LOG_NAME + ".1")).exists()
+    assert (tmp_path / C.STATE_DIRNAME / C.RUNS_LOG_NAME).stat().st_size <= 1_500 + 200
+    [today] = runlog.cost_by_day(tmp_path)
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines())
+                for p in (tmp_path / C.STATE_DIRNAME).glob(C.RUNS_LOG_NAME + "*"))
+    assert today["runs"] == lines and lines >= 10 and today["tokens"] == 110 * lines
