@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from memdir import constants as C, safefs, safefs_write
-from memdir.secrets import redact
 from memdir.session_key import session_rel
 
 
@@ -65,7 +64,8 @@ def take_pending(memory_dir: Path) -> dict | None:
 
 # --- run log ------------------------------------------------------------------------------------
 def log_run(memory_dir: Path, entry: dict) -> None:
-    """One line per run in `.memdir/runs.jsonl`, with any secret (or slug of one) redacted."""
-    line = redact(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}, default=str))
-    with safefs_write.locked(memory_dir, f"{C.STATE_DIRNAME}/runs.lock"):
-        safefs_write.append_text(memory_dir, f"{C.STATE_DIRNAME}/runs.jsonl", line + "\n")
+    """One line per run in `.memdir/runs.jsonl`, with any secret (or slug of one) redacted (memdir.runlog: the
+    one writer of that log, which also keeps it within its cap)."""
+    from memdir.runlog import append_run
+
+    append_run(memory_dir, entry)

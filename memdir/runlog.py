@@ -1,7 +1,7 @@
 """`.memdir/runs.jsonl`: one line per run (extraction, batch, recall through a model) with its
 engine, model, token usage and estimated cost; `memdir doctor` sums the last days from it.
 
-Appends hold the same lock as the extractor's run log and redact secrets the same way; every
+The one writer of this log (the extractor's run lines come through append_run too); secrets redacted; every
 access goes through memdir/safefs.py (no symlink out of the folder); reads are bounded to the tail.
 """
 
