@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 import urllib.error
@@ -112,7 +113,9 @@ class ModelLoop:
             if self.fallback is None:
                 raise LoopError(f"{self.session}: no recorded answer for what memdir now sends; {note} "
                                 "(to re-record: docs/evals-and-benchmarks.md#cassettes)", status=404, kind="not_found_error")
-            response = self.fallback(incoming, key, self.session, note)
+            # Whoever answers is the model, blind: not even the log it watches points at a recorded answer. Where the
+            # diffs and the nearest answers are is said once the run is over (finish).
+            response = self.fallback(incoming, key, self.session, "a new request" if note else "")
         if self.record is not None:
             with self._lock:
                 self.record.put(key, self.session, request, normalise(response, self.volatile, self.started))
@@ -141,6 +144,9 @@ class ModelLoop:
 
     def finish(self) -> list[Path]:
         """After a successful run: the record cassette lists the sessions run and drops what they no longer send."""
+        if self._missed and self.fallback is not None:
+            print(f"memdir relay: {self._missed} request(s) were not in the cassette; each one's diff against the "
+                  f"nearest recorded request, and that request's answer, are in {self.misses}", file=sys.stderr)
         return self.record.finish(self.sessions) if self.record is not None else []
 
 

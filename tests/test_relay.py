@@ -233,10 +233,13 @@ def test_rerecording_asks_only_for_what_changed_shows_the_diff_and_drops_the_sta
     assert "-Remember that releases go out on Tuesdays." in diff and "+Remember that releases go out on Wednesdays." in diff
     assert json.loads((tmp_path / "m2" / "0001.nearest-response.json").read_text(encoding="utf-8"))["content"] == \
         nothing["content"]
-    # whoever answers is the model, blind: the request never points at a recorded answer; the run's log does
+    # whoever answers is the model, blind: neither the request nor the log it watches points at a recorded answer
+    # while it answers; where the diff and the nearest answer are is said once the run is over
     assert "nearest" not in shown[0] and str(cassette) not in shown[0] and "Tuesdays" not in shown[0]
-    assert f"(not in the cassette: the change against the nearest request recorded in {cassette}" in \
-        capsys.readouterr().err
+    log = capsys.readouterr().err
+    asked = next(line for line in log.splitlines() if "0002.request.md" in line)
+    assert "(not in the cassette: a new request)" in asked and "nearest" not in asked
+    assert log.index(asked) < log.index(f"nearest recorded request, and that request's answer, are in {tmp_path / 'm2'}")
     assert removed == [old.path] and not old.path.exists()
     assert [e.request["messages"][0]["content"][1]["text"].count("Wednesdays") for e in Cassette(cassette).entries.values()] == [1]
 
