@@ -118,7 +118,7 @@ def recall(
     selected: list[Header] | None = None
     if chosen_engine in ("llm", "claude-code"):
         tools = tools() if callable(tools) else tools  # read once: the offline choice below reuses them
-        selected = _select_by_model(chosen_engine, result, query, pool, tools, settings, client, env, memory_dir)
+        selected = _select_by_model(chosen_engine, result, query, pool, tools, settings, client, env, memory_dir, now)
     if result.usage and (record if log_usage is None else log_usage):
         _log_model_use(memory_dir, result, settings, session_id)
     if selected is None:
@@ -164,11 +164,11 @@ def _candidates(memory_dir: str | os.PathLike, query: str, seen: list[str], engi
 
 def _select_by_model(engine: str, result: RecallResult, query: str, pool: list[Header], tools: list[str],
                      settings: Settings, client, env: Mapping[str, str] | None,
-                     memory_dir: str | os.PathLike) -> list[Header] | None:
+                     memory_dir: str | os.PathLike, now: float | None = None) -> list[Header] | None:
     """`engine`'s selection (llm or claude-code), or None to use the offline one. When the model chose, the prompt's
     words common to the folder are still found: the decisions' common-word bar needs them."""
     if engine == "llm":
-        selected = _select_llm(result, query, pool, tools, settings, client, env, memory_dir)
+        selected = _select_llm(result, query, pool, tools, settings, client, env, memory_dir, now)
     else:
         selected = _select_claude_code(result, query, pool, tools, settings, client)
     if selected is not None:
@@ -218,8 +218,10 @@ def loaded_index_lines(memory_dir: str | os.PathLike) -> dict[str, str]:
 
 
 def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: list[str], settings: Settings, client,
-                env: Mapping[str, str] | None = None, memory_dir: str | os.PathLike | None = None):
-    """The API selector's answer, or None (and a debug line saying why) to use the offline answer."""
+                env: Mapping[str, str] | None = None, memory_dir: str | os.PathLike | None = None,
+                now: float | None = None):
+    """The API selector's answer, or None (and a debug line saying why) to use the offline answer. `now`: the
+    moment the user asks (recall's own `now`), whose date the request gives the model."""
     from memdir import llm
 
     down = llm.unreachable(env)
@@ -228,11 +230,14 @@ def _select_llm(result: RecallResult, query: str, pool: list[Header], tools: lis
         result.debug.append(f"endpoint {down['endpoint']} unreachable recently ({down['error']}); "
                             f"used the offline selector until {time.strftime('%H:%M:%S', time.localtime(down['until']))}")
         return None
+    from datetime import date
+
     from memdir.stages.recall.llm_select import select_llm
 
     started = time.monotonic()
     try:
-        answer = select_llm(query, pool, tools, settings, client=client, token_cache=memory_dir)
+        today = date.fromtimestamp(now) if now is not None else None
+        answer = select_llm(query, pool, tools, settings, client=client, token_cache=memory_dir, today=today)
     except Exception as exc:  # any failure: the offline answer is still a good answer
         if llm.is_connection_failure(exc):
             llm.mark_unreachable(llm.describe_error(exc), env=env)

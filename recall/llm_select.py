@@ -96,6 +96,7 @@ def select_llm(
     settings: Settings,
     client=None,
     token_cache: str | os.PathLike | None = None,
+    today: date | None = None,
 ) -> LLMSelection:
     """Ask the model; raises on API errors, on an answer that is missing, truncated, refused or
     unparsable (UnusableAnswer), or when the time budget runs out: the caller falls back."""
@@ -105,7 +106,7 @@ def select_llm(
     if not candidates:
         return LLMSelection([])
     client = client or make_client(timeout=settings.recall_timeout)
-    system, messages = request_messages(query, candidates, tools, settings.recall_max, token_cache=token_cache)
+    system, messages = request_messages(query, candidates, tools, settings.recall_max, today, token_cache=token_cache)
     deadline = time.monotonic() + settings.recall_timeout
 
     options = thinking_options(settings.recall_model, think=False, effort=EFFORT)

@@ -72,6 +72,15 @@ def test_selector_request_is_exactly_what_the_spec_says(folder, api):
     assert route.calls[0].request.headers["authorization"] == "Bearer test-key"
 
 
+def test_the_request_gives_the_date_of_the_moment_recall_is_asked_for(folder, api):
+    """recall(now=...) is when the user asks: the model's "Today is" says that day, as the offline engine's named days
+    do (an eval or benchmark asking in the time of its memories; before, the model got this machine's date)."""
+    route = api.post("/v1/messages").mock(return_value=P.selection("feedback_testing_style.md"))
+    asked = time.mktime((2026, 4, 4, 10, 0, 0, 0, 0, -1))
+    recall(folder.root, "write tests for the ledger", settings=_llm_settings(), now=asked, record=False)
+    assert json.loads(route.calls[0].request.content)["messages"][0]["content"].startswith("Today is 2026-04-04.\n")
+
+
 def test_manifest_line_format(folder):
     h = next(h for h in scan(folder.root).headers if h.type == "reference")
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))
