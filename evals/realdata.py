@@ -213,22 +213,56 @@ def session_day(transcript: Path):
 
     from memdir.transcript import read_transcript
 
-    days = []
-    for message in read_transcript(transcript).messages:
+    return max((day for day, _ in message_times(read_transcript(transcript).messages)), default=date(*FALLBACK_TODAY))
+
+
+def session_time(transcript: Path):
+    """When the session's last message was written (UTC): the time its memories are stamped with (`modified:`), as
+    the Stop hook's worker writes them right after the turn. The clock's time told the model, which reads them back,
+    of a memory modified on 2026-11-27 in a session dated 2026-01-25 (relay14). Fixed per session, so a recorded run
+    replays."""
+    from memdir.transcript import read_transcript
+
+    return last_time(read_transcript(transcript).messages)
+
+
+def last_time(messages: list, default=None):
+    """When the last of `messages` was written (UTC); when none says, `default` (a date) or FALLBACK_TODAY, at its start."""
+    from datetime import UTC, datetime
+
+    year, month, day = (default.year, default.month, default.day) if default is not None else FALLBACK_TODAY
+    return max((moment for _, moment in message_times(messages)), default=datetime(year, month, day, tzinfo=UTC))
+
+
+def message_times(messages: list) -> list:
+    """(day, UTC time) of each message that carries a date; the time is the day's start when its stamp has none."""
+    from datetime import UTC, date, datetime
+
+    found = []
+    for message in messages:
+        stamp = message.timestamp or ""
         try:
-            days.append(date.fromisoformat((message.timestamp or "")[:10]))
+            day = date.fromisoformat(stamp[:10])
         except ValueError:  # no stamp, or not one Claude Code writes: the message dates nothing
             continue
-    return max(days, default=date(*FALLBACK_TODAY))
+        try:
+            moment = datetime.fromisoformat(stamp)
+            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        except (ValueError, OverflowError):  # a date alone, or a time past what UTC can show (year 1 at +14:00)
+            moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        found.append((day, moment))
+    return found
 
 
 def _extract(transcript: Path, memory_dir: Path, engine: str, settings, loop=None, label: str = ""):
+    from memdir.model import stamped_at
     from memdir.stages.extractor.run import extract_transcript
 
     if loop is not None:
         loop.begin(label, memory_dir)
-    result = extract_transcript(transcript, memory_dir, settings=settings, engine=engine, today=session_day(transcript),
-                                client=loop.client() if loop is not None else None)
+    with stamped_at(session_time(transcript)):
+        result = extract_transcript(transcript, memory_dir, settings=settings, engine=engine,
+                                    today=session_day(transcript), client=loop.client() if loop is not None else None)
     if result.status == "failed":
         failure = loop.failure if loop is not None else None
         raise EvalError(failure or f"{label}: the extraction failed: {result.reason}")

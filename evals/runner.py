@@ -29,12 +29,18 @@ DAY = 86400
 
 
 def seed(memory_dir: Path, memories: list[SeedMemory], now: float) -> None:
+    """The case's memories, each written `age_days` before `now`: its file time and its `modified:` stamp."""
+    from datetime import UTC, datetime
+
+    from memdir.model import stamped_at
+
     store = MemoryStore(memory_dir)
     memory_dir.mkdir(parents=True, exist_ok=True)
     for m in memories:
-        result = store.save(Memory(name=m.name, description=m.description, type=m.type, body=m.body),
-                            rel_path=m.file, allow_secrets=True)
         stamp = now - m.age_days * DAY
+        with stamped_at(datetime.fromtimestamp(stamp, UTC)):
+            result = store.save(Memory(name=m.name, description=m.description, type=m.type, body=m.body),
+                                rel_path=m.file, allow_secrets=True)
         os.utime(result.path, (stamp, stamp))
 
 
@@ -93,13 +99,18 @@ def run_case(case: Case, *, engine: str, settings: Settings, client=None, repeat
 def _run(case: Case, memory_dir: Path, engine: str, settings: Settings, client, record: dict) -> list[Grade] | None:
     now = time.time()
     if isinstance(case, ExtractionCase):
+        from memdir.evals.realdata import last_time
+        from memdir.model import stamped_at
         from memdir.stages.extractor.run import extract_messages
 
-        seed(memory_dir, case.existing, now)
+        messages = case_messages(case)
+        ended = last_time(messages, case.today)  # the session's clock: what it writes is stamped then, not now
+        seed(memory_dir, case.existing, ended.timestamp())
         memory_dir.mkdir(parents=True, exist_ok=True)
         before = snapshot(memory_dir)
-        result = extract_messages(case_messages(case), memory_dir, settings=settings, engine=engine,
-                                  today=case.today, client=client)
+        with stamped_at(ended):
+            result = extract_messages(messages, memory_dir, settings=settings, engine=engine, today=case.today,
+                                      client=client)
         record["model"] = settings.extract_model if result.engine == "llm" else None
         record["usage"] = result.usage
         after = snapshot(memory_dir)

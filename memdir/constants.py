@@ -88,6 +88,10 @@ START_CLAIMS_KEPT = 128
 # What recall reads of a prompt: its start and its end, this much in all. A pasted log of 1 MB took the prompt hook
 # ~1 s of CPU (tokenising, ranking and matching decisions against all of it) for words that are mostly the log's.
 RECALL_PROMPT_MAX_CHARS = 10_000
+# The character n-grams of a prompt that offline ranking searches a pool's words for one by one (recall.bm25
+# grams_in_words); past this many it cuts each word into n-grams once instead, which finds the same counts. A search
+# reads every word once per n-gram: 9,000 n-grams (a 10,000-character prompt) over 250 memories of 64 KB took 100 s.
+RECALL_GRAM_SEARCHES_MAX = 200
 RECALL_REQUEST_MAX_BYTES = 1 << 20  # one question to the warm recall server: a prompt and a few fields
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdir import constants as C, inert
 from memdir.errors import MemdirError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from datetime import datetime
 
 
 class MemoryType(StrEnum):
@@ -102,11 +108,27 @@ def compose_body(rule: str, why: str | None = None, how: str | None = None) -> s
     return "\n".join(parts)
 
 
+# The time a memory written now is stamped with (`metadata.modified`); None: the clock's. An eval replaying a past
+# session sets it to the session's own time (memdir.evals.realdata, runner), whose date its extraction request says.
+_STAMPED_AT: ContextVar[datetime | None] = ContextVar("memdir_stamped_at", default=None)
+
+
+@contextmanager
+def stamped_at(moment: datetime) -> Iterator[None]:
+    """Memories written within (in this thread) are stamped `moment` (timezone-aware), not the clock's time."""
+    token = _STAMPED_AT.set(moment)
+    try:
+        yield
+    finally:
+        _STAMPED_AT.reset(token)
+
+
 def _utc_stamp() -> str:
-    """Now as Claude Code stamps `metadata.modified`: ISO 8601 UTC with milliseconds and a Z."""
+    """Now (or `stamped_at`'s moment) as Claude Code stamps `metadata.modified`: ISO 8601 UTC with milliseconds and a Z."""
     from datetime import UTC, datetime
 
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    moment = _STAMPED_AT.get() or datetime.now(UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def kebab_slug(name: str) -> str:

@@ -3,12 +3,16 @@ each line's link (uuid, parent, whether it is a prompt), for the rewound branche
 
 They are kept in a private SQLite database that spills to a temporary file and is gone when closed (stdlib), not in
 Python objects: a link per line held in memory took 586 MB for 3 million tiny lines. What is rewound is exactly what
-`memdir.transcript.rewound` finds in memory for the backward read; only uuids, parents and tool names are written.
+`memdir.transcript.rewound` finds in memory for the backward read; only uuids, parents and tool names are written, a
+uuid in Claude Code's form as its 16 bytes (`_link_key`): with its text, 1.5 million tiny lines (207 MB) took 305 MB
+of the temporary folder at the read's peak, now 156 MB (3 million lines, 415 MB: 614 MB, now 319 MB; the slow test in
+tests/test_transcript_links_tempfile.py holds it under the transcript's size).
 """
 
 from __future__ import annotations
 
 import errno
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 
@@ -23,6 +27,8 @@ _DESCENDANTS = """WITH RECURSIVE under(uuid) AS (
     SELECT uuid FROM dead UNION SELECT links.uuid FROM links JOIN under ON links.parent = under.uuid)
     INSERT OR IGNORE INTO dead SELECT uuid FROM under"""
 
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as Claude Code writes them
 
 StoreError = sqlite3.Error  # what the database raises when its temporary file cannot be written
 
@@ -59,11 +65,11 @@ class Links:
 
     def add(self, link: tuple[str, str | None, bool], calls: Mapping[str, str]) -> None:
         """One line's link (as `memdir.transcript.link` gives it) and the tool calls it makes (id -> name)."""
-        uuid, parent, prompt = _key(link[0]), link[1], link[2]
+        uuid, parent, prompt = _link_key(link[0]), link[1], link[2]
         if parent is not None:
-            self._links.append((uuid, _key(parent)))
+            self._links.append((uuid, _link_key(parent)))
         if prompt:
-            self._prompts.append((self._lines, uuid, None if parent is None else _key(parent)))
+            self._prompts.append((self._lines, uuid, None if parent is None else _link_key(parent)))
         self._calls.extend((_key(call), _key(name)) for call, name in calls.items())
         self._lines += 1
         if len(self._links) + len(self._prompts) + len(self._calls) >= BATCH_ROWS:
@@ -86,7 +92,7 @@ class Links:
 
     def is_dead(self, uuid: str) -> bool:
         """Whether the line with this uuid is on a rewound branch."""
-        return self._any_dead and self._db.execute("SELECT 1 FROM dead WHERE uuid = ?", (_key(uuid),)).fetchone() is not None
+        return self._any_dead and self._db.execute("SELECT 1 FROM dead WHERE uuid = ?", (_link_key(uuid),)).fetchone() is not None
 
     def calls(self) -> Mapping[str, str]:
         """Every tool call's name by its id, read from the database when asked."""
@@ -111,6 +117,16 @@ class _Calls(Mapping[str, str]):
 
     def __len__(self) -> int:
         return self._db.execute("SELECT count(*) FROM calls").fetchone()[0]
+
+
+def _link_key(text: str) -> bytes:
+    """A uuid or parent as stored: a uuid in Claude Code's form (lowercase, hyphenated) as its 16 bytes, any other text
+    as 0xff and its bytes (`_key`), with one more 0xff when that would make 16: no two texts are stored alike, as
+    UTF-8 never holds 0xff. Other spellings of one uuid (capitals) stay as many keys as the backward read sees."""
+    if len(text) == 36 and _UUID.fullmatch(text):
+        return bytes.fromhex(text.replace("-", ""))
+    raw = _key(text)
+    return b"\xff" + raw + (b"\xff" if len(raw) == 15 else b"")
 
 
 def _key(text: str) -> bytes:

@@ -188,6 +188,8 @@ def save(memory_dir: str | os.PathLike, keys: Sequence[bytes], stamps: Sequence[
     if len(first) < len(keys):
         kept = list(first.values())  # ascending
         keys, stamps, documents = [keys[i] for i in kept], [stamps[i] for i in kept], [documents[i] for i in kept]
+    if _postings_bytes(documents) > C.RANK_INDEX_MAX_BYTES:
+        return  # past what a hook reads, whatever the rest holds: not built (hostile21: 250 memories of 64 KB, 20 s)
     data = build(keys, stamps, documents)
     if data is None or not _within_limits(data):
         return
@@ -215,6 +217,12 @@ def load(memory_dir: str | os.PathLike) -> RankIndex | None:
     if index is None:
         os.close(fd)
     return index
+
+
+def _postings_bytes(documents: Sequence[DocTokens]) -> int:
+    """The least the index's sections besides the n-gram pairs take for these memories: per memory and stem, its
+    posting (memory, count) and its place in the memory's stems; per memory and word as written, its posting."""
+    return sum(12 * len(d.words) + 8 * len(d.written) for d in documents)
 
 
 def _within_limits(data: bytes) -> bool:

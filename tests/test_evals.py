@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -198,3 +199,41 @@ def test_locomo_score_counts_hits_evidence_recall_and_precision():
     score.add({"c.md"}, [])  # nothing recalled: a miss that costs no precision
     assert (score.hit_at_5, score.recall_at_5) == (0.5, 0.25)
     assert score.precision == 1 / 3 and score.selected == 3
+
+
+SEEDED_CASE = """
+- id: scripted-clock
+  today: 2026-03-02
+  existing:
+    - {file: feedback_staging.md, name: Staging first, description: "Deploys go to staging first", type: feedback,
+       body: "Deploy to staging first.\\n\\n**Why:** a bad deploy\\n**How to apply:** every deploy", age_days: 3}
+  transcript:
+    - {role: user, content: "Don't mock the database in integration tests, because mocks hid a broken migration."}
+  expect:
+    memories: [{type: feedback, keywords: [database]}]
+"""
+
+
+def test_a_case_is_extracted_on_its_own_clock_its_memories_seeded_before_it(api, tmp_path, monkeypatch):
+    """The case's day is "today" in the request; the memories it writes are stamped then (its messages' time), and
+    the ones it starts with `age_days` before, in their file time and their `modified:` alike. Not the clock's."""
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "current")
+    cases, _ = load_suite("extraction", _suite(tmp_path, "extraction", SEEDED_CASE))
+    sent: list[str] = []
+
+    def respond(request):
+        sent.append(request.content.decode())
+        if len(sent) > 1:
+            return httpx.Response(200, json=P.message([P.text("Saved.")], model="claude-sonnet-5-5"))
+        system = json.loads(request.content)["system"][0]["text"]
+        folder = system.split("look at existing memory files in ")[1].split(".\n")[0]
+        return httpx.Response(200, json=P.message(
+            [P.tool_use("Write", {"file_path": f"{folder}/feedback_real_db.md", "content": MEMORY}),
+             P.tool_use("Read", {"file_path": f"{folder}/feedback_staging.md"})],
+            stop_reason="tool_use", model="claude-sonnet-5-5"))
+
+    api.post("/v1/messages").mock(side_effect=respond)
+    (record,) = run_cases(cases, engine="llm", settings=_settings(), concurrency=1)
+    assert record["status"] == "pass", record
+    assert "Today is 2026-03-02." in sent[0] and "feedback_staging.md (2026-02-27T09:00:00Z)" in sent[0]
+    assert re.findall(r"modified: (\S+?)(?:\\n|\")", sent[1]) == ["2026-03-02T09:00:00.000Z", "2026-02-27T09:00:00.000Z"]

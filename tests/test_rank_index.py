@@ -284,3 +284,21 @@ def test_the_4_gram_pairs_have_their_own_limit(tmp_path, monkeypatch):
     (tmp_path / INDEX).unlink()
     _save(tmp_path, FIELDS)
     assert not (tmp_path / INDEX).exists()  # nor written
+
+
+def test_an_index_past_what_a_hook_reads_is_not_built(tmp_path, monkeypatch):
+    """hostile21's pool (250 memories of 64 KB of distinct words) has a rank index over RANK_INDEX_MAX_BYTES in its
+    postings alone: building it (20 s) only to refuse it was most of a prompt's time once its n-gram search was
+    bounded (tests/test_recall_gram_search.py)."""
+    rng = random.Random(23)
+    bodies = [" ".join("".join(rng.choice("abcdefghij") for _ in range(8)) for _ in range(300)) for _ in range(4)]
+    documents = [document_tokens(f"note {i}", "", "project", body) for i, body in enumerate(bodies)]
+    built: list[int] = []
+    monkeypatch.setattr(rank_index, "build", lambda keys, stamps, docs: built.append(len(docs)))
+    keys = [b"%d" % i for i in range(4)]
+    monkeypatch.setattr(C, "RANK_INDEX_MAX_BYTES", 10_000)  # 4 memories of 300 words: 1,200 postings of each kind
+    rank_index.save(tmp_path, keys, [b""] * 4, documents)
+    assert built == []
+    monkeypatch.setattr(C, "RANK_INDEX_MAX_BYTES", 8 << 20)
+    rank_index.save(tmp_path, keys, [b""] * 4, documents)
+    assert built == [4]
