@@ -68,6 +68,18 @@ def test_the_quote_is_the_line_holding_most_of_what_the_prompt_names(tmp_path):
     assert "phantom" in quote and "expired" not in quote, quote
 
 
+def test_a_capitalised_prompt_word_the_memory_writes_in_lower_case_is_no_name_to_quote(tmp_path):
+    """"Project Manager" in a list of roles named no one; "hiring managers" in a memory was quoted for it."""
+    memory = _folder(tmp_path)
+    (memory / "project_outreach.md").write_text("---\nname: outreach\ndescription: contacts for each role\n"
+                                                "type: project\n---\nReach hiring managers first.\n", encoding="utf-8")
+    (memory / "project_freshdesk.md").write_text("---\nname: support desk\ndescription: who answered\n"
+                                                 "type: project\n---\nThe Helpdesk lead answered.\n", encoding="utf-8")
+    headers = scan(memory).headers
+    assert "project_outreach.md" not in mentions("classify their role: Scrum Master; Project Manager", headers)
+    assert "Helpdesk lead" in mentions("did their Helpdesk answer?", headers)["project_freshdesk.md"]
+
+
 def test_a_cut_quote_keeps_whole_words_only(tmp_path):
     """relay7a and relay7b both read a quote that ended "These show 18 years of c": the cut fell inside a word."""
     memory = _folder(tmp_path)
