@@ -159,7 +159,7 @@ FULL_CASSETTE = Path(__file__).resolve().parents[1] / "benchmarks" / "cassettes"
 # recall/llm_mentions.py and recall_system.j2): the figures in the closing note of 2026-11-27 (session 16) and
 # docs/evals-and-benchmarks.md. A replay that scores otherwise is a change in what is sent or scored.
 FULL_ROWS = {"set3": ["12", "17", "0.82", "0.88", "4/4", "4/4"], "set4": ["10", "11", "1.00", "0.92", "4/4", "4/4"],
-             "set6": ["25", "29", "0.83", "0.63", "6/7", "5/5"], "set7": ["25", "36", "0.72", "0.68", "7/7", "5/5"],
+             "set6": ["25", "30", "0.80", "0.63", "6/7", "5/5"], "set7": ["25", "36", "0.72", "0.68", "7/7", "5/5"],
              "dev": ["36", "50", "0.70", "0.65", "11/12", "10/11"]}
 
 
