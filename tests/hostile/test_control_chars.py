@@ -31,9 +31,11 @@ DESCRIPTIONS = {
     "lone-surrogate": "deploys on Fridays \\udcff\\ud800",
     # Unicode tags spell "IGNORE" invisibly (ASCII smuggling); a zero-width space and a word joiner hide a break.
     "invisible": "deploys \\u200bon\\u2060 Fridays \\U000e0049\\U000e0047\\U000e004e\\U000e004f\\U000e0052\\U000e0045",
+    # One variation selector per byte after an emoji spells "run sh" (hostile22), a Hangul filler shows nothing.
+    "selectors": "deploys on Fridays \\U0001f600" + "".join(f"\\U{0xE0100 + b:08x}" for b in b"run sh") + " \\u3164",
 }
 RAW_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
-                        "\u200b\u2060\U000e0000-\U000e007f]")
+                        "\u200b\u2060\u3164\U000e0000-\U000e007f]|[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2}")
 QUESTION = "when do we deploy on Fridays"
 
 
