@@ -89,3 +89,17 @@ def block(text: str) -> str:
     if printable and not _may_hide(text):
         return text  # every character _UNSAFE_IN_BLOCK escapes (and a CRLF's CR) is one isprintable() refuses
     return _unhidden(re.sub(_UNSAFE_IN_BLOCK, _escaped, text.replace("\r\n", "\n")))
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    data = match.group(0).encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(data[i:i + 2], 'little'):04x}" for i in range(0, len(data), 2))
+
+
+def json_text(text: str) -> str:
+    """JSON text (`json.dumps(..., ensure_ascii=False)`) with every character `one_line` would escape, and every
+    joiner and selector, written as JSON's own `\\uXXXX` (a surrogate pair past U+FFFF): a reader of the JSON sees
+    that something is there, and a program that loads it still gets the exact file name or text."""
+    if text.isascii() or (text.replace("\n", "").isprintable() and not _may_hide(text)):
+        return text
+    return re.sub(f"{_UNSAFE}|[\u2028\u2029]|{_MAYBE_HIDDEN}", _json_escaped, text)

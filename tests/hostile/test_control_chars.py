@@ -119,3 +119,19 @@ def test_a_lone_surrogate_never_crashes_list_or_index(memory, tally):
     code, out, _ = run_inproc(tally, "--dir", str(memory), "doctor")
     assert "feedback_\\udcff.md: its name cannot be linked" in out  # named, not appended to MEMORY.md forever
     assert (memory / "MEMORY.md").read_text(encoding="utf-8").count("feedback_\\udcff") == 0
+
+
+def test_json_output_escapes_planted_file_names_and_loads_back_exact(memory, tally):
+    """hostile22: `list --json` printed a file name's U+202E, Unicode tags and zero-width space raw whenever no file
+    name in the folder was undecodable (only then did it fall back to ASCII escapes). Now they are JSON's own escapes:
+    the terminal shows them and `json.loads` still gives the exact name to open."""
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE")
+    names = {"feedback_rtl\u202egnp.md", f"feedback_tag{tags}.md", "feedback_zw\u200b\x85.md",
+             "feedback_vs\U0001f600\ufe08\ufe09.md", "feedback_plain_日本.md"}
+    for name in names:
+        (memory / name).write_text(_memory("Planted", "deploys on Fridays"))
+    code, out, err = run_inproc(tally, "--dir", str(memory), "list", "--json")
+    assert code == 0, err
+    _check("memdir list --json", out, set())
+    assert "日本" in out  # what is printable stays readable
+    assert {row["file"] for row in json.loads(out)} == names
