@@ -103,3 +103,10 @@ def json_text(text: str) -> str:
     if text.isascii() or (text.replace("\n", "").isprintable() and not _may_hide(text)):
         return text
     return re.sub(f"{_UNSAFE}|[\u2028\u2029]|{_MAYBE_HIDDEN}", _json_escaped, text)
+
+
+def untagged(text: str) -> str:
+    """`text` with only its Unicode tags (the U+E0000 plane's format characters and reserved points) shown escaped:
+    for text a model reads as it is (a transcript), where tags would be words its reader never saw, while everything
+    else, zero-width spaces and BOMs real sessions hold included, stays exactly as written."""
+    return text if text.isascii() else re.sub("[\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]", _escaped, text)
