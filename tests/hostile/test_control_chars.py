@@ -135,3 +135,30 @@ def test_json_output_escapes_planted_file_names_and_loads_back_exact(memory, tal
     _check("memdir list --json", out, set())
     assert "日本" in out  # what is printable stays readable
     assert {row["file"] for row in json.loads(out)} == names
+
+
+def test_mcp_reading_tools_show_planted_invisible_text_escaped(memory):
+    """hostile22: the MCP server's read_memory returned a memory file as it is, and memdir://MEMORY.md the index as
+    it is, so Unicode tags in a planted body or index line reached the model raw (list_memories and recall were
+    already inert)."""
+    import anyio
+
+    pytest.importorskip("mcp")
+    from memdir.entry.mcp_server import INDEX_URI, build_server
+
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE")
+    (memory / "feedback_planted.md").write_text(_memory("Planted", "deploys on Fridays", f"Deploy{tags} on Fridays."))
+    (memory / "MEMORY.md").write_text(f"- [Planted](feedback_planted.md) — deploys{tags}\n")
+    server = build_server(memory)
+
+    async def run() -> tuple[str, str]:
+        result = await server.call_tool("read_memory", {"file": "feedback_planted.md"})
+        blocks = result[0] if isinstance(result, tuple) else result
+        body = "\n".join(getattr(b, "text", "") for b in getattr(blocks, "content", blocks))
+        index = await server.read_resource(INDEX_URI)
+        return body, "\n".join(str(getattr(c, "content", c)) for c in index)
+
+    body, index = anyio.run(run)
+    _check("read_memory", body, set())
+    _check("memdir://MEMORY.md", index, set())
+    assert "Deploy\\U000e0049" in body and "deploys\\U000e0049" in index
