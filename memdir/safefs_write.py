@@ -140,7 +140,11 @@ def _move_aside(root: str | os.PathLike, rel: str, handle: BinaryIO) -> None:
 def _rename_if(root: str | os.PathLike, rel: str, written: os.stat_result) -> None:
     now = safefs.lstat(root, rel)
     if now is not None and (now.st_ino, now.st_dev) == (written.st_ino, written.st_dev):
-        rename(root, rel, rel + ".1")
+        # A link, folder or FIFO planted at <rel>.1 is left as it is (doctor names a link) and so is the log: the
+        # line is written, and refusing the move is no failure of the run that wrote it (every extraction past the
+        # cap ended in "runs.jsonl.1 is a folder; memdir will not replace it" after saving its memories).
+        with contextlib.suppress(safefs.UnsafePath):
+            rename(root, rel, rel + ".1")
 
 
 def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:

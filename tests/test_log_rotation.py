@@ -83,3 +83,28 @@ def test_two_appenders_past_the_cap_at_once_move_the_log_aside_once(tmp_path, mo
     older = (state / "hook.log.1").read_text(encoding="utf-8")
     assert older.count("old line") == 30 and older.endswith("second appender's line\n")
     assert (state / "hook.log").read_text(encoding="utf-8") == "third appender's line\n"
+
+
+def test_a_planted_entry_in_place_of_the_old_run_log_fails_no_run(tmp_path, monkeypatch):
+    """hostile22: with a folder, FIFO or link at runs.jsonl.1, every run line past the cap raised UnsafePath after it
+    was written, so an extraction that had saved its memories ended in an error, and so did each one after it."""
+    import os
+
+    monkeypatch.setattr(C, "RUNS_LOG_MAX_BYTES", 300)
+    state = _state(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n", encoding="utf-8")
+    for planted in ("folder", "fifo", "link"):
+        older = state / (C.RUNS_LOG_NAME + ".1")
+        if planted == "folder":
+            older.mkdir()
+        elif planted == "fifo":
+            os.mkfifo(older)
+        else:
+            older.symlink_to(outside)
+        for _ in range(10):
+            runlog.append_run(tmp_path, {"kind": "extract", "engine": "llm", "cost_usd": 0.01})  # raises nothing
+        assert len((state / C.RUNS_LOG_NAME).read_text(encoding="utf-8").splitlines()) == 10
+        assert outside.read_text(encoding="utf-8") == "keep me\n"
+        older.rmdir() if planted == "folder" else older.unlink()
+        (state / C.RUNS_LOG_NAME).unlink()
