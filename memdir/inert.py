@@ -48,14 +48,14 @@ def _escaped(match: re.Match[str]) -> str:
 
 # Invisible characters isprintable() accepts, so the shortcuts below would pass them: the Hangul fillers and the
 # combining marks that show nothing (always escaped), and the joiners, soft hyphen and variation selectors that real
-# text uses one at a time after a base character. A run of them, or a selector after plain ASCII (not a keycap's
-# digit, # or *), carries data a reader never sees: one selector per byte is how text is smuggled in an emoji.
+# text uses one at a time after a base character. A run of them, or a selector with no base (first, or after plain
+# ASCII but a keycap's digit, # or *), carries data a reader never sees: one selector per byte is how text is smuggled in an emoji.
 _JOINS = "\u00ad\u180b-\u180d\u180f\u200c\u200d\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _SELECTORS = "\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _HIDDEN = ("[\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]"
            f"|[{_JOINS}]{{3,}}"
            f"|(?![\ufe0e\ufe0f]\u200d)[{_JOINS}]{{2}}"  # an emoji's VS16 then ZWJ ("\u2764\ufe0f\u200d\U0001f525") stays
-           f"|(?<=[\x00-\x22\x24-\x29\x2b-\x2f\x3a-\x7f])[{_SELECTORS}]"
+           f"|(?<![^\x00-\x22\x24-\x29\x2b-\x2f\x3a-\x7f])[{_SELECTORS}]"  # after ASCII, or first: no base
            f"|(?<=[0-9#*])[\u180b-\u180d\u180f\ufe00-\ufe0d\U000e0100-\U000e01ef]")
 
 
