@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 from memdir.evals.structured_answer import example, output_schema
 
@@ -109,17 +110,22 @@ def render_request(body: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+# Drawn once per run: a tag is the same for all of a session's requests in a run and says nothing outside it.
+_TAG_SALT = os.urandom(16)
+
+
 def session_tag(session: str) -> str:
     """What whoever answers is shown of a session: an opaque tag that still groups its requests. The session's
     key names its file, and a name such as `ko-push-nothing` gives the annotation away (found on fresh held-out
-    runs, first in the request and then in the relay's own log line)."""
-    return hashlib.sha256(session.encode()).hexdigest()[:8] if session else ""
+    runs, first in the request and then in the relay's own log line). Salted per run: a bare hash of the key was
+    the sha256 of a name anyone can list (the realdata folder, evals/cases), so the tag named the session after all."""
+    return hashlib.sha256(_TAG_SALT + session.encode()).hexdigest()[:8] if session else ""
 
 
 def render_for_relay(body: dict, *, number: str, session: str) -> str:
     """The relay's NNNN.request.md: how to answer, then the request. Nothing of a recorded answer: whoever answers
     is the model, and a model is never shown what was answered before (relayfix read a pointer to the nearest
-    recorded answer in a blind measurement; the pointer is in the run's log instead, for whoever runs it)."""
+    recorded answer in a blind measurement; where the misses are is said once the run is over)."""
     tag = session_tag(session)
     head = f"# Relay request {number}" + (f" (session {tag})" if tag else "")
     return f"{head}\n\n{_how_to_answer(body, number)}\n\n{render_request(body)}"

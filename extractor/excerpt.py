@@ -15,6 +15,7 @@ import json
 import re
 from datetime import date, datetime
 
+from memdir import inert
 from memdir.prompts import escape_tags
 from memdir.stages.extractor.platform_paths import home_of, local_home, tilde
 from memdir.stages.extractor.prose import pasted_spans
@@ -143,7 +144,8 @@ def excerpt_messages(messages: list[Message]) -> list[dict]:
             tool_names.setdefault(str(block.get("id")), str(block.get("name")))
         day = message_date(m)
         when = f"{day.isoformat()} ({day:%A})" if day else ""
-        for role, kind, text in _entries(m, tool_names):
+        for role, kind, said in _entries(m, tool_names):
+            text = inert.untagged(said)  # Unicode tags spell words the user never saw in the session: shown escaped
             entry: dict = {"role": role, "kind": kind, "when": when, "text": text if role == "user" else tilde(text, homes)}
             if role == "user" and out and all(out[-1][key] == entry[key] for key in entry):
                 out[-1]["sent"] += 1  # the same words sent again straight after: shown once, with the count

@@ -24,10 +24,14 @@ import re
 # takes re about 8 ms to compile, paid by every prompt hook, and most texts are printable and never need one.
 # Line breaks and tabs (ASCII and Unicode's NEL, LINE and PARAGRAPH SEPARATOR, the file/group/record separators).
 _BREAKS = "[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]+"
-# Invisible format characters a reader never sees: Mongolian vowel separator, zero-width space, word joiner and
-# the invisible operators, the deprecated format controls, interlinear annotation marks, and the Unicode tags
-# (U+E0000-E007F), which spell ASCII invisibly. Not ZWNJ/ZWJ (U+200C/D): Persian, Indic scripts and emoji need them.
-_INVISIBLE = "\u180e\u200b\u2060-\u2064\u206a-\u206f\ufff9-\ufffb\U000e0000-\U000e007f"
+# Invisible format characters a reader never sees (Unicode's default-ignorable code points that isprintable()
+# refuses): Mongolian vowel separator, zero-width space, word joiner, the invisible operators (U+2062-2064), the
+# deprecated format controls, the reserved U+FFF0-FFF8, interlinear annotation marks, shorthand format controls,
+# musical beam and slur controls, and the Unicode tags (U+E0000-E007F), which spell ASCII invisibly, with the
+# reserved rest of that plane. Not ZWNJ/ZWJ (U+200C/D), the soft hyphen or the variation selectors: real text needs
+# them one at a time, so only their runs are escaped (_HIDDEN below).
+_INVISIBLE = ("\u180e\u200b\u2060-\u206f\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+              "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff")
 # C0 and C1 controls, DEL, bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates), BOM, surrogates.
 _UNSAFE = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff"
            + _INVISIBLE + "]")
@@ -42,16 +46,67 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+# Invisible characters isprintable() accepts, so the shortcuts below would pass them: the Hangul fillers and the
+# combining marks that show nothing (always escaped), and the joiners, soft hyphen and variation selectors that real
+# text uses one at a time after a base character. A run of them, or a selector with no base (first, or after plain
+# ASCII but a keycap's digit, # or *), carries data a reader never sees: one selector per byte is how text is smuggled in an emoji.
+_JOINS = "\u00ad\u180b-\u180d\u180f\u200c\u200d\ufe00-\ufe0f\U000e0100-\U000e01ef"
+_SELECTORS = "\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
+_HIDDEN = ("[\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]"
+           f"|[{_JOINS}]{{3,}}"
+           f"|(?![\ufe0e\ufe0f]\u200d)[{_JOINS}]{{2}}"  # an emoji's VS16 then ZWJ ("\u2764\ufe0f\u200d\U0001f525") stays
+           f"|(?<![^\x00-\x22\x24-\x29\x2b-\x2f\x3a-\x7f])[{_SELECTORS}]"  # after ASCII, or first: no base
+           f"|(?<=[0-9#*])[\u180b-\u180d\u180f\ufe00-\ufe0d\U000e0100-\U000e01ef]")
+
+
+# Any one of those characters: the quick test (compiled in under a millisecond) before the pattern above (about 5 ms).
+_MAYBE_HIDDEN = "[\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0" + _JOINS + "]"
+
+
+def _may_hide(text: str) -> bool:
+    return not text.isascii() and re.search(_MAYBE_HIDDEN, text) is not None
+
+
+def _escaped_run(match: re.Match[str]) -> str:
+    return "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in match.group(0))
+
+
+def _unhidden(text: str) -> str:
+    return re.sub(_HIDDEN, _escaped_run, text) if _may_hide(text) else text
+
+
 def one_line(text: str) -> str:
     """`text` on one line, with nothing in it a terminal or a reader would take as control."""
-    if text.isprintable():  # the common case: no work
+    if text.isprintable() and not _may_hide(text):  # the common case: no work
         return text.strip()
-    return re.sub(_UNSAFE, _escaped, re.sub(_BREAKS, " ", text)).strip()
+    return _unhidden(re.sub(_UNSAFE, _escaped, re.sub(_BREAKS, " ", text))).strip()
 
 
 def block(text: str) -> str:
     """Multi-line `text` with its `\\n` line breaks and tabs kept (CRLF read as LF), every other
     control, bidirectional control and surrogate escaped."""
-    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():  # a body's usual case
-        return text  # every character _UNSAFE_IN_BLOCK escapes (and the CR of a CRLF) is one isprintable() refuses
-    return re.sub(_UNSAFE_IN_BLOCK, _escaped, text.replace("\r\n", "\n"))
+    printable = text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()  # a body's usual case
+    if printable and not _may_hide(text):
+        return text  # every character _UNSAFE_IN_BLOCK escapes (and a CRLF's CR) is one isprintable() refuses
+    return _unhidden(re.sub(_UNSAFE_IN_BLOCK, _escaped, text.replace("\r\n", "\n")))
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    data = match.group(0).encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(data[i:i + 2], 'little'):04x}" for i in range(0, len(data), 2))
+
+
+def json_text(text: str) -> str:
+    """JSON text (`json.dumps(..., ensure_ascii=False)`) with every character `one_line` would escape, and every
+    joiner and selector, written as JSON's own `\\uXXXX` (a surrogate pair past U+FFFF): a reader of the JSON sees
+    that something is there, and a program that loads it still gets the exact file name or text."""
+    if text.isascii() or (text.replace("\n", "").isprintable() and not _may_hide(text)):
+        return text
+    return re.sub(f"{_UNSAFE}|[\u2028\u2029]|{_MAYBE_HIDDEN}", _json_escaped, text)
+
+
+def untagged(text: str) -> str:
+    """`text` with only its Unicode tags (the U+E0000 plane's format characters and reserved points) shown escaped:
+    for text a model reads as it is (a transcript), where tags would be words its reader never saw, while everything
+    else, zero-width spaces and BOMs real sessions hold included, stays exactly as written."""
+    return text if text.isascii() else re.sub("[\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]", _escaped, text)

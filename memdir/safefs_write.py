@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from typing import BinaryIO
 
 from memdir import constants as C, portalock, safefs
 from memdir.errors import FolderBusy
@@ -102,25 +103,48 @@ def append_text(root: str | os.PathLike, rel: str, text: str, *, rotate_at: int 
     written on every prompt stays within twice that, and nothing a process is still appending is lost (an append
     through a descriptor opened before the move lands in the moved file)."""
     data = text.encode("utf-8")
+    with _failures_named(root, rel), os.fdopen(_log_descriptor(root, rel), "ab") as handle:
+        handle.write(data)
+        handle.flush()
+        if rotate_at is not None and os.fstat(handle.fileno()).st_size > rotate_at:
+            _move_aside(root, rel, handle)
+
+
+def _log_descriptor(root: str | os.PathLike, rel: str) -> int:
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     if by_path():
         from memdir import safefs_pathwrite
 
-        with _failures_named(root, rel):
-            safefs_pathwrite.append_bytes(root, rel, data)
-            size = safefs.lstat(root, rel)
-        if rotate_at is not None and size is not None and size.st_size > rotate_at:
-            rename(root, rel, rel + ".1")
-        return
+        return safefs_pathwrite.open_file(root, rel, flags)
     parent, name = safefs.parent_and_name(rel)
-    with _failures_named(root, rel):
-        with safefs.open_dir(root, parent, create=True) as dfd:
-            fd = safefs.open_file_at(dfd, name, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        with os.fdopen(fd, "ab") as handle:
-            handle.write(data)
-            handle.flush()
-            past = rotate_at is not None and os.fstat(handle.fileno()).st_size > rotate_at
-    if past:
-        rename(root, rel, rel + ".1")
+    with safefs.open_dir(root, parent, create=True) as dfd:
+        return safefs.open_file_at(dfd, name, rel, flags)
+
+
+def _move_aside(root: str | os.PathLike, rel: str, handle: BinaryIO) -> None:
+    """`rel` renamed to `<rel>.1`, once: under the lock on the file this process appended to, and only while `rel`
+    still names that file. Two processes past the cap at once both renamed: the second found no file (an error
+    after its line was written), or moved the new file the first had just started over the full one it moved
+    aside, losing that one's lines."""
+    written = os.fstat(handle.fileno())
+    if portalock.fcntl is None:  # native Windows cannot rename a file open here: closed first, checked, not locked
+        handle.close()
+        _rename_if(root, rel, written)
+    elif portalock.try_lock(handle.fileno()):  # taken: another process holding this file is moving it now
+        try:
+            _rename_if(root, rel, written)
+        finally:
+            portalock.unlock(handle.fileno())
+
+
+def _rename_if(root: str | os.PathLike, rel: str, written: os.stat_result) -> None:
+    now = safefs.lstat(root, rel)
+    if now is not None and (now.st_ino, now.st_dev) == (written.st_ino, written.st_dev):
+        # A link, folder or FIFO planted at <rel>.1 is left as it is (doctor names a link) and so is the log: the
+        # line is written, and refusing the move is no failure of the run that wrote it (every extraction past the
+        # cap ended in "runs.jsonl.1 is a folder; memdir will not replace it" after saving its memories).
+        with contextlib.suppress(safefs.UnsafePath):
+            rename(root, rel, rel + ".1")
 
 
 def unlink(root: str | os.PathLike, rel: str, missing_ok: bool = True) -> None:

@@ -106,6 +106,8 @@ def recall(
     `scanner`: how the folder is scanned (the warm server's watched view, recall.server_watch; default `scan`).
     `verdicts`: names already checked against the project (the warm server's, memdir.verdicts)."""
     query = recall_text(query)
+    if now is not None:
+        _check_now(now)
     settings = settings or Settings.from_env(env)
     chosen_engine = recall_engine(engine or settings.engine, env)  # auto: never claude-code (a CLI start per prompt)
     tools = tools or []  # a callable: read only if a choice needs them (the offline engine, rarely)
@@ -134,6 +136,20 @@ def recall(
         if record:
             state.record(memory_dir, session_id, [h.rel_path for h in selected], len(result.context.encode()))
     return result
+
+
+def _check_now(now: float) -> None:
+    """`now` must be a moment with a date: the request's "Today is" and the offline engine's named days are that date.
+    NaN, an infinity or a moment past year 9999 made the llm selector fail into the offline one, which then raised."""
+    from datetime import date
+
+    from memdir.errors import MemdirError
+
+    try:
+        date.fromtimestamp(now)
+    except (ValueError, OverflowError, OSError, TypeError):
+        raise MemdirError(f"recall: now={now!r} is not a moment with a date; give seconds since 1970 "
+                          "within years 1-9999 (or None for the clock's)") from None
 
 
 def _candidates(memory_dir: str | os.PathLike, query: str, seen: list[str], engine: str, disk_cache: bool,

@@ -78,7 +78,7 @@ def _quote(text: str, rare: dict[str, bool]) -> str | None:
             keep = C.RECALL_MENTION_CHARS // 2
             centre = quote.find(inert.one_line(words[at]))
             quote = _whole_words(quote, max(0, centre - keep), centre + keep)
-            quote = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?$", "", quote)  # an escape the cut split: not `\"`
+            quote = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})?$", "", quote)  # an escape the cut split, not `\"`
             start, end = 1, len(words) + 1  # cut on both sides
         quote = re.sub(r"\s+", " ", quote)
         return f"{'…' if start > 0 else ''}{quote}{'…' if end < len(words) else ''}"

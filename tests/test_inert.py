@@ -26,6 +26,20 @@ def test_invisible_characters_are_shown_escaped_but_joiners_kept():
     assert one_line("می\u200cخواهم 👩\u200d🔬") == "می\u200cخواهم 👩\u200d🔬"
 
 
+def test_hidden_runs_of_selectors_and_other_invisibles_are_shown_escaped():
+    """hostile22: one variation selector per byte after an emoji (U+FE00-FE0F, U+E0100-E01EF) hides a whole
+    sentence in what a reader sees as one emoji; the Hangul fillers, the invisible operators U+2062-2064 and the
+    musical format controls show nothing either. A single selector or joiner where real text puts one stays."""
+    smuggled = "deploys \U0001f600" + "".join(chr(0xE0100 + b) for b in b"run") + " ok"
+    assert one_line(smuggled) == "deploys \U0001f600\\U000e0172\\U000e0175\\U000e016e ok"
+    assert block("x\n" + smuggled) == "x\n" + one_line(smuggled)
+    assert one_line("hi\U0001f600\ufe08\ufe09") == "hi\U0001f600\\ufe08\\ufe09"
+    assert one_line("a\ufe01b \u3164 \u2062\u2063\u2064 \U0001d173 x\u200d\u200d\u200dy") == (
+        "a\\ufe01b \\u3164 \\u2062\\u2063\\u2064 \\U0001d173 x\\u200d\\u200d\\u200dy")
+    kept = "\u2764\ufe0f\u200d\U0001f525 1\ufe0f\u20e3 \u845b\U000e0100 \u2708\ufe0e soft\u00adhyphen \U0001f469\u200d\U0001f52c"
+    assert one_line(kept) == kept and block(kept) == kept
+
+
 def test_block_keeps_lines_and_tabs_only():
     assert block("one\r\ntwo\tcol\nthree\rover\u2028x\x1b") == "one\ntwo\tcol\nthree\\x0dover\\u2028x\\x1b"
     assert block("fine\nlines") == "fine\nlines"
@@ -35,7 +49,7 @@ def test_block_keeps_lines_and_tabs_only():
 @given(st.text(alphabet=st.characters(blacklist_categories=()), max_size=40))
 def test_block_fast_path_escapes_exactly_what_the_pattern_does(text: str) -> None:
     """The printable shortcut may only skip texts the escaping pass would leave as they are."""
-    slow = re.sub(inert._UNSAFE_IN_BLOCK, inert._escaped, text.replace("\r\n", "\n"))
+    slow = inert._unhidden(re.sub(inert._UNSAFE_IN_BLOCK, inert._escaped, text.replace("\r\n", "\n")))
     assert inert.block(text) == slow
     assert inert.block("body line\n\tindented \u00e9\u4e2d\n" + text) == "body line\n\tindented \u00e9\u4e2d\n" + slow
 

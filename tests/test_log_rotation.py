@@ -53,3 +53,58 @@ def test_the_cost_report_reads_across_a_rotated_run_log(tmp_path, monkeypatch):
     lines = sum(len(p.read_text(encoding="utf-8").splitlines())
                 for p in (tmp_path / C.STATE_DIRNAME).glob(C.RUNS_LOG_NAME + "*"))
     assert today["runs"] == lines and lines >= 10 and today["tokens"] == 110 * lines
+
+
+def test_two_appenders_past_the_cap_at_once_move_the_log_aside_once(tmp_path, monkeypatch):
+    """hostile22: two processes whose lines both took the log past its cap both renamed it. The second found no log
+    (FileNotFoundError after its line was written), or, when a third had started the new log meanwhile, moved that
+    one-line file over the full one the first had just moved aside: a cap's worth of lines lost. Played in order
+    here: the second appender's rename comes after the first's move and a third's line."""
+    import os
+
+    from memdir import safefs_write
+
+    state = _state(tmp_path)
+    log_rel = f"{C.STATE_DIRNAME}/hook.log"
+    (state / "hook.log").write_text("old line\n" * 30, encoding="utf-8")
+    real_fstat, calls = os.fstat, []
+
+    def second_appender_late(fd):  # the appender's check of its own file: past the cap, while others move on
+        result = real_fstat(fd)
+        if not calls:
+            calls.append(fd)
+            safefs_write.rename(tmp_path, log_rel, log_rel + ".1")  # the first appender moves the log aside...
+            (state / "hook.log").write_text("third appender's line\n", encoding="utf-8")  # ...a third starts a new one
+        return result
+
+    monkeypatch.setattr(os, "fstat", second_appender_late)
+    safefs_write.append_text(tmp_path, log_rel, "second appender's line\n", rotate_at=100)  # raises nothing
+    monkeypatch.setattr(os, "fstat", real_fstat)
+    older = (state / "hook.log.1").read_text(encoding="utf-8")
+    assert older.count("old line") == 30 and older.endswith("second appender's line\n")
+    assert (state / "hook.log").read_text(encoding="utf-8") == "third appender's line\n"
+
+
+def test_a_planted_entry_in_place_of_the_old_run_log_fails_no_run(tmp_path, monkeypatch):
+    """hostile22: with a folder, FIFO or link at runs.jsonl.1, every run line past the cap raised UnsafePath after it
+    was written, so an extraction that had saved its memories ended in an error, and so did each one after it."""
+    import os
+
+    monkeypatch.setattr(C, "RUNS_LOG_MAX_BYTES", 300)
+    state = _state(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n", encoding="utf-8")
+    for planted in ("folder", "fifo", "link"):
+        older = state / (C.RUNS_LOG_NAME + ".1")
+        if planted == "folder":
+            older.mkdir()
+        elif planted == "fifo":
+            os.mkfifo(older)
+        else:
+            older.symlink_to(outside)
+        for _ in range(10):
+            runlog.append_run(tmp_path, {"kind": "extract", "engine": "llm", "cost_usd": 0.01})  # raises nothing
+        assert len((state / C.RUNS_LOG_NAME).read_text(encoding="utf-8").splitlines()) == 10
+        assert outside.read_text(encoding="utf-8") == "keep me\n"
+        older.rmdir() if planted == "folder" else older.unlink()
+        (state / C.RUNS_LOG_NAME).unlink()

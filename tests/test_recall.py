@@ -81,6 +81,26 @@ def test_the_request_gives_the_date_of_the_moment_recall_is_asked_for(folder, ap
     assert json.loads(route.calls[0].request.content)["messages"][0]["content"].startswith("Today is 2026-04-04.\n")
 
 
+@pytest.mark.parametrize("now", [float("nan"), float("inf"), -float("inf"), 1e20, 1e12, -1e12])
+def test_a_now_with_no_date_is_refused_in_one_line(folder, api, now):
+    """hostile22: recall(now=NaN, an infinity, or a moment past year 9999) made the llm selector fail on the request's
+    date and fall back to the offline one, which raised ValueError or OverflowError from deep inside. A moment with
+    a date, 1970's or before it, is asked as it is."""
+    from memdir.errors import MemdirError
+
+    route = api.post("/v1/messages").mock(return_value=P.selection("feedback_testing_style.md"))
+    with pytest.raises(MemdirError) as refused:
+        recall(folder.root, "write tests for the ledger", settings=_llm_settings(), now=now, record=False)
+    assert str(refused.value).startswith(f"recall: now={now!r} ") and "\n" not in str(refused.value)
+    assert not route.calls
+    from datetime import date
+
+    for dated in (0.0, -1e9):  # 1970's first day and 1938's (in this machine's time zone, as recall dates `now`)
+        day = date.fromtimestamp(dated).isoformat()
+        recall(folder.root, "write tests for the ledger", settings=_llm_settings(), now=dated, record=False)
+        assert json.loads(route.calls[-1].request.content)["messages"][0]["content"].startswith(f"Today is {day}.")
+
+
 def test_manifest_line_format(folder):
     h = next(h for h in scan(folder.root).headers if h.type == "reference")
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.mtime))

@@ -3,6 +3,7 @@ not say (recall/llm_mentions.py): a description never lists everything a session
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 
@@ -114,3 +115,15 @@ def test_a_quote_of_control_characters_stays_within_the_bound_once_escaped(tmp_p
     system, messages = request_messages("did Freshdesk reply?", headers, [], 5, date(2026, 4, 2))
     line = next(text for text in messages[0]["content"].splitlines() if "Freshdesk" in text and "its text" in text)
     assert len(line) <= len('  its text: ""') + C.RECALL_MENTION_CHARS + 2
+
+
+def test_a_cut_never_leaves_part_of_a_tag_escape(tmp_path):
+    """hostile22: a Unicode tag is shown as a ten-character escape (`\\U000e0041`); the cut stripped a split `\\x..` or
+    `\\u...` but left a split `\\U0`, which a model reads as a character code that is not there. Every cut point."""
+    memory = _folder(tmp_path)
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    for pad in range(10):
+        (memory / "project_tags.md").write_text("---\nname: tags\ndescription: a planted note\ntype: project\n---\n"
+                                                f"Freshdesk {'x' * pad}{tags}\n", encoding="utf-8")
+        quote = mentions("did Freshdesk reply?", scan(memory).headers)["project_tags.md"].strip("…")
+        assert quote.startswith("Freshdesk ") and re.search(r"\\U[0-9a-f]{8}$", quote), (pad, quote)

@@ -307,3 +307,22 @@ def test_the_request_file_does_not_name_the_session_whose_name_may_give_its_anno
     assert "nothing" not in first and "ko-push" not in first
     tags = [text.splitlines()[0].split("(session ")[1] for text in (first, again, other)]
     assert tags[0] == tags[1] != tags[2]  # a session's requests still read as one
+
+
+def test_a_session_tag_cannot_be_traced_back_to_the_session_s_name():
+    """hostile22: the tag was sha256(key)[:8], and the keys are names anyone can list (the realdata folder, the
+    cases): whoever answers could hash each and read which session, and so which annotation, a request is. Now a
+    per-run salt goes in; a session's requests in one run still share a tag."""
+    import hashlib
+    import subprocess
+    import sys
+
+    from memdir.evals.request_text import session_tag
+
+    key = "sessions2/ko-push-nothing"
+    guesses = {hashlib.sha256(form.encode()).hexdigest()[:8] for form in (key, key.split("/")[1], key + ".jsonl")}
+    assert session_tag(key) not in guesses and session_tag(key) == session_tag(key)
+    probe = f"from memdir.evals.request_text import session_tag; print(session_tag({key!r}))"
+    runs = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}
+    assert len(runs) == 2  # another run, another tag

@@ -48,12 +48,11 @@ def _a_folder(resolution):
 
 
 def print_json(data: object) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): JSON's own \u escape
-        text = json.dumps(data, indent=2, ensure_ascii=True, default=str)
-    print(text)
+    from memdir import inert
+
+    # Control, bidirectional and invisible characters (and a lone surrogate, from a file name that is not UTF-8) as
+    # JSON's own \u escapes: shown, never acted on by the terminal, and loaded back exactly.
+    print(inert.json_text(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
 
 
 def store_of(args: argparse.Namespace):

@@ -196,9 +196,11 @@ def _add_reading_tools(server: MCPServer, folder: Path, team: bool) -> None:
     )
     @_tool_errors
     def read_memory(file: str) -> str:
+        from memdir import inert
         from memdir.entry import api
 
-        return api.read(file, folder=folder, team=team).text
+        # A planted file's Unicode tags or selector runs would be words the model reads and the user never sees.
+        return inert.block(api.read(file, folder=folder, team=team).text)
 
 
 def _add_remember(server: MCPServer, folder: Path, team: bool) -> None:
@@ -361,7 +363,9 @@ def _add_index_resource(server: MCPServer, folder: Path, team: bool) -> None:
         from memdir.entry import api
 
         try:
-            return api.read_index(folder=folder, team=team)
+            from memdir import inert
+
+            return inert.block(api.read_index(folder=folder, team=team))  # MEMORY.md is a file anyone can plant too
         except (MemdirError, OSError) as exc:
             from mcp.server.mcpserver.exceptions import ResourceError
 

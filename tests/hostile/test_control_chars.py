@@ -31,9 +31,11 @@ DESCRIPTIONS = {
     "lone-surrogate": "deploys on Fridays \\udcff\\ud800",
     # Unicode tags spell "IGNORE" invisibly (ASCII smuggling); a zero-width space and a word joiner hide a break.
     "invisible": "deploys \\u200bon\\u2060 Fridays \\U000e0049\\U000e0047\\U000e004e\\U000e004f\\U000e0052\\U000e0045",
+    # One variation selector per byte after an emoji spells "run sh" (hostile22), a Hangul filler shows nothing.
+    "selectors": "deploys on Fridays \\U0001f600" + "".join(f"\\U{0xE0100 + b:08x}" for b in b"run sh") + " \\u3164",
 }
 RAW_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
-                        "\u200b\u2060\U000e0000-\U000e007f]")
+                        "\u200b\u2060\u3164\U000e0000-\U000e007f]|[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2}")
 QUESTION = "when do we deploy on Fridays"
 
 
@@ -117,3 +119,46 @@ def test_a_lone_surrogate_never_crashes_list_or_index(memory, tally):
     code, out, _ = run_inproc(tally, "--dir", str(memory), "doctor")
     assert "feedback_\\udcff.md: its name cannot be linked" in out  # named, not appended to MEMORY.md forever
     assert (memory / "MEMORY.md").read_text(encoding="utf-8").count("feedback_\\udcff") == 0
+
+
+def test_json_output_escapes_planted_file_names_and_loads_back_exact(memory, tally):
+    """hostile22: `list --json` printed a file name's U+202E, Unicode tags and zero-width space raw whenever no file
+    name in the folder was undecodable (only then did it fall back to ASCII escapes). Now they are JSON's own escapes:
+    the terminal shows them and `json.loads` still gives the exact name to open."""
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE")
+    names = {"feedback_rtl\u202egnp.md", f"feedback_tag{tags}.md", "feedback_zw\u200b\x85.md",
+             "feedback_vs\U0001f600\ufe08\ufe09.md", "feedback_plain_日本.md"}
+    for name in names:
+        (memory / name).write_text(_memory("Planted", "deploys on Fridays"))
+    code, out, err = run_inproc(tally, "--dir", str(memory), "list", "--json")
+    assert code == 0, err
+    _check("memdir list --json", out, set())
+    assert "日本" in out  # what is printable stays readable
+    assert {row["file"] for row in json.loads(out)} == names
+
+
+def test_mcp_reading_tools_show_planted_invisible_text_escaped(memory):
+    """hostile22: the MCP server's read_memory returned a memory file as it is, and memdir://MEMORY.md the index as
+    it is, so Unicode tags in a planted body or index line reached the model raw (list_memories and recall were
+    already inert)."""
+    import anyio
+
+    pytest.importorskip("mcp")
+    from memdir.entry.mcp_server import INDEX_URI, build_server
+
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE")
+    (memory / "feedback_planted.md").write_text(_memory("Planted", "deploys on Fridays", f"Deploy{tags} on Fridays."))
+    (memory / "MEMORY.md").write_text(f"- [Planted](feedback_planted.md) — deploys{tags}\n")
+    server = build_server(memory)
+
+    async def run() -> tuple[str, str]:
+        result = await server.call_tool("read_memory", {"file": "feedback_planted.md"})
+        blocks = result[0] if isinstance(result, tuple) else result
+        body = "\n".join(getattr(b, "text", "") for b in getattr(blocks, "content", blocks))
+        index = await server.read_resource(INDEX_URI)
+        return body, "\n".join(str(getattr(c, "content", c)) for c in index)
+
+    body, index = anyio.run(run)
+    _check("read_memory", body, set())
+    _check("memdir://MEMORY.md", index, set())
+    assert "Deploy\\U000e0049" in body and "deploys\\U000e0049" in index
