@@ -53,10 +53,11 @@ class PrefixSpellings:
 
     def spelled(self, prefix: str) -> dict[str, str]:
         entries = self._spelled.get(prefix)
-        if entries is None:
+        if entries is None:  # published whole (the warm server's corpus may be asked from two threads)
             words = self._words().get(prefix, [])
-            entries = self._spelled[prefix] = {s: s for s in map(stem, words)}
+            entries = {s: s for s in map(stem, words)}
             entries.update((w, stem(w)) for w in words)  # a word keeps its own stem over another's spelled alike
+            self._spelled[prefix] = entries
         return entries
 
     def at_least(self, prefix: str) -> int:
@@ -64,12 +65,14 @@ class PrefixSpellings:
         return len(self._words().get(prefix, ()))
 
     def _words(self) -> dict[str, list[str]]:
-        if self._by_prefix is None:
-            self._by_prefix = {}
+        by_prefix = self._by_prefix
+        if by_prefix is None:
+            by_prefix = {}
             for w in set().union(*self._written):
                 if _takes(w):
-                    self._by_prefix.setdefault(w[:2], []).append(w)
-        return self._by_prefix
+                    by_prefix.setdefault(w[:2], []).append(w)
+            self._by_prefix = by_prefix
+        return by_prefix
 
 
 def corrections(query: str, corpus: Corpus, whole: Callable[[], dict[str, dict[str, str]]]) -> dict[str, str]:
