@@ -7,6 +7,9 @@ of five letters or more is also looked up as a misspelling (recall.lexical.Ranke
 of one `recall` with the prompt hook's disk caches (as its process runs it), cold, then warm.
 On 2026-11-27 (2 cores, shared), `held`: 174 s cold before RECALL_GRAM_SEARCHES_MAX and the rank index's size check,
 16.5 s after (14 s warm; most of it tokenising the 16 MB of words); `unknown`: 50 s after, most of it corrections.
+With RECALL_TYPO_COMPARISONS_MAX and the typo table stemmed a prefix at a time (mend23, same machine, busy), `unknown`:
+56-100 s cold and 56-67 s warm before, 18.6 s cold and 16.4 s warm after (the typo step ~3 s of it, 198,400
+comparisons instead of 4.6 M); `held` unchanged (19-30 s cold, 17-20 s warm, with the machine's load).
 """
 
 from __future__ import annotations

@@ -92,6 +92,11 @@ RECALL_PROMPT_MAX_CHARS = 10_000
 # grams_in_words); past this many it cuts each word into n-grams once instead, which finds the same counts. A search
 # reads every word once per n-gram: 9,000 n-grams (a 10,000-character prompt) over 250 memories of 64 KB took 100 s.
 RECALL_GRAM_SEARCHES_MAX = 200
+# The spellings a prompt's unknown words are compared with, in all, to find what each misspells (recall.lexical
+# Ranker.corrections), in the prompt's order: a word with more spellings than are left is skipped, and past the
+# budget no word is looked up. One prompt of the real folder compares at most 1,036, one of LoCoMo 208; 250 memories
+# of 64 KB of distinct words and a 10,000-character prompt of words none holds compared 4.6 million (~35 s).
+RECALL_TYPO_COMPARISONS_MAX = 200_000
 RECALL_REQUEST_MAX_BYTES = 1 << 20  # one question to the warm recall server: a prompt and a few fields
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes

@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from memdir.stages.recall.bm25 import BM25, add_term, gram_counts, grams_in_words, marked_words, term_idf
-from memdir.stages.recall.lexical import TYPO_MIN_LEN
+from memdir.stages.recall.spellings import TYPO_MIN_LEN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -185,6 +185,10 @@ class IndexedCorpus:
                 out[w] = stems[t]
         # The table is keyed by each entry's first two letters: a shorter prefix stands for short entries only.
         return out if len(prefix) == 2 else {k: v for k, v in out.items() if k[:2] == prefix}
+
+    def spelled_at_least(self, prefix: str) -> int:
+        """A floor on spelled(prefix)'s entries: none known (its words may be masked), and reading them costs no stem."""
+        return 0
 
     def _word_in_pool(self, w: int) -> bool:
         """Whether a pool memory holds word number `w` (always, when the pool lacks none of the index's)."""

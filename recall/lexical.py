@@ -12,7 +12,7 @@ Only words that can carry meaning count (issue 21): filler (memdir.words.FILLER:
 "please") and the body's **Why:** / **How to apply:** labels are never indexed nor matched, and
 `Ranker.evidence` tells a match on words common to the folder from one on its own words.
 
-The BM25 scoring itself is recall/bm25.py.
+The BM25 scoring itself is recall/bm25.py; the typo step, recall/spellings.py.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from memdir.stages.recall.bm25 import BM25, GramBM25
 from memdir.stages.recall.related import RELATED_WEIGHT, jobs_of
+from memdir.stages.recall.spellings import PrefixSpellings, corrections, table
 from memdir.words import (  # noqa: F401  (shared with the extractor)
     _TOKEN,
     FILLER,
@@ -96,7 +97,6 @@ NAME_WEIGHT, DESCRIPTION_WEIGHT = 3, 2
 GRAM_WEIGHT = 1.0
 FEEDBACK_DOCS, FEEDBACK_TERMS, FEEDBACK_WEIGHT = 5, 10, 0.5
 NAME_BOOST = 0.6
-TYPO_MIN_LEN = 5  # shorter words are too often another real word one edit away (cat/car)
 TYPO_WEIGHT = 0.75  # a corrected word is probably, not surely, the word meant
 
 
@@ -212,6 +212,7 @@ if TYPE_CHECKING:
         def related(self, i: int) -> set[str]: ...
         def written_stems(self) -> Iterable[tuple[str, str]]: ...
         def spelled(self, prefix: str) -> dict[str, str] | None: ...
+        def spelled_at_least(self, prefix: str) -> int: ...
 
 
 class DocCorpus:
@@ -224,6 +225,7 @@ class DocCorpus:
         docs = [d.words for d in documents]  # stem -> count
         self.words = BM25(counted=(docs, [sum(d.values()) for d in docs]))
         self.grams = GramBM25([d.written for d in documents], [d.gram_length for d in documents])
+        self._typos = PrefixSpellings([d.written for d in documents])
 
     def df(self, term: str) -> int:
         return self.words.df.get(term, 0)
@@ -256,7 +258,10 @@ class DocCorpus:
         return ((w, stem(w)) for w in set().union(*(d.written for d in self.documents)))
 
     def spelled(self, prefix: str) -> dict[str, str] | None:
-        return None  # Ranker.spellings' table, from written_stems
+        return self._typos.spelled(prefix)  # Ranker.spellings()[prefix], that prefix's words alone stemmed
+
+    def spelled_at_least(self, prefix: str) -> int:
+        return self._typos.at_least(prefix)
 
 
 class Ranker:
@@ -279,39 +284,18 @@ class Ranker:
         return self.corpus.df(term) >= self._least
 
     def spellings(self) -> dict[str, dict[str, str]]:
-        """First two letters -> {spelling: stem}, built on the first unknown query word (most prompts have none)."""
+        """First two letters -> {spelling: stem} (recall.spellings.table), built when the corpus cannot give one
+        prefix's (most prompts have no unknown word)."""
         if self._spellings is None:
-            self._spellings = {}
-            for w, stemmed in self.corpus.written_stems():
-                if len(w) >= TYPO_MIN_LEN - 1 and not w.isdigit():
-                    # Both the word as written and its stem: "deplyo" is one edit from "deploy(s)". A word as
-                    # written keeps its own stem over another's stem spelled alike ("pass": its own "pas", not
-                    # "passing"'s "pass"): in any order the pool's words come, the same corrections.
-                    self._spellings.setdefault(w[:2], {})[w] = stemmed
-                    self._spellings.setdefault(stemmed[:2], {}).setdefault(stemmed, stemmed)
+            self._spellings = table(self.corpus.written_stems())
         return self._spellings
 
     def corrections(self, query: str) -> dict[str, str]:
         """Query words no memory contains, each mapped to the stem of the folder word it most likely
-        misspells (one edit for words up to 7 letters, two beyond; same first two letters, as
-        typos rarely hit the start of a word)."""
-        if self._corrected[0] == query:
-            return self._corrected[1]
-        out: dict[str, str] = {}
-        for word in set(split_words(query)):
-            if (len(word) < TYPO_MIN_LEN or word in STOPWORDS or word in FILLER or word.isdigit()
-                    or self.corpus.df(stem(word))):
-                continue
-            found = self.corpus.spelled(word[:2])
-            candidates = found if found is not None else self.spellings().get(word[:2], {})
-            for limit in range(1, (1 if len(word) <= 7 else 2) + 1):
-                close = sorted({s for w, s in candidates.items() if within_edits(word, w, limit)},
-                               key=lambda s: (-self.corpus.df(s), s))  # the commoner word
-                if close:
-                    out[word] = close[0]
-                    break
-        self._corrected = (query, out)
-        return out
+        misspells (recall.spellings.corrections)."""
+        if self._corrected[0] != query:
+            self._corrected = (query, corrections(query, self.corpus, self.spellings))
+        return self._corrected[1]
 
     def evidence(self, query: str) -> Evidence:
         """What each memory holds of the prompt's meaning-bearing words (filler never counts).

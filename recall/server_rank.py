@@ -25,6 +25,7 @@ import numpy as np
 from memdir.stages.recall.bm25 import BM25, GramBM25, grams_in_words, marked_words, term_idf
 from memdir.stages.recall.lexical import DocCorpus, DocTokens, cut_grams
 from memdir.stages.recall.manifest import NEWEST
+from memdir.stages.recall.spellings import PrefixSpellings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class ServerCorpus(DocCorpus):
         docs = [d.words for d in documents]  # stem -> count
         self.words = _PoolBM25(counted=(docs, [sum(d.values()) for d in docs]))
         self.grams = GramBM25([d.written for d in documents], [d.gram_length for d in documents])
+        self._typos = PrefixSpellings([d.written for d in documents])
         self._pairs: dict[int, tuple[tuple[str, float], ...]] = {}
         self._stems: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._word_norm = _norms(self.words.lengths, self.words.avg_len, self.words.k1, self.words.b)
