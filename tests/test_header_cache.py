@@ -46,27 +46,38 @@ def _answers(folder: Path, prompts: list[str], disk: bool) -> list[tuple[list[st
     return out
 
 
+_UNCACHED: dict[tuple[str, tuple[str, ...]], list[tuple[list[str], str, list[str]]]] = {}
+
+
 def _uncached_answers(built: Path, prompts: list[str]) -> list[tuple[list[str], str, list[str]]]:
-    """_answers(built, prompts, disk=False), computed in this test's own folder. Once kept across tests with the
-    folder's path swapped out, it failed a full run: each memory's block names its path, so a folder one letter
-    longer (pytest's `heade15` against `heade0`) took the context past its 8,000-character budget, so a memory
-    was cut differently."""
-    return _answers(built, prompts, disk=False)
+    """_answers(built, prompts, disk=False) of the freshly built folder, computed once per folder path and prompts:
+    23 planted-cache cases each computed the same answers again (a sixth of the suite's test time). The path is
+    part of the key, and `folders` builds every test's folder at one path: each memory's block names its path, so a
+    folder one letter longer (pytest's `heade15` against `heade0`) took the context past its 8,000-character budget
+    and a memory was cut differently when answers were once shared across paths."""
+    key = (str(built), tuple(prompts))
+    if key not in _UNCACHED:
+        _UNCACHED[key] = _answers(built, prompts, disk=False)
+    return _UNCACHED[key]
 
 
 @pytest.fixture
-def folders(realdata, tmp_path, monkeypatch):
+def folders(realdata, tmp_path_factory, monkeypatch):
     """The real 55-file folder, and a realistic 260-memory one built from it (60 older memories), with
-    files just written counted as settled (they are kept in the cache at once)."""
+    files just written counted as settled (they are kept in the cache at once). Built afresh for each test, always
+    at the same path in this process (_uncached_answers keys on it)."""
     from benchmarks import realistic
 
     monkeypatch.setattr(header_cache, "RACY_NS", 0)
     monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 0)  # the 60 older memories through the words on disk
-    real = tmp_path / "real"
+    place = tmp_path_factory.getbasetemp() / "header-cache-folders"
+    shutil.rmtree(place, ignore_errors=True)
+    place.mkdir()
+    real = place / "real"
     shutil.copytree(realdata / realistic.REAL_FOLDER, real)
     # Ages from NOW, as recall counts them: a test may build its folder minutes after another test of this module,
     # and files aged from the clock crossed a day ("saved 364 days ago") in a slow full run.
-    built = realistic.build(tmp_path / "built", 260, source_folder=real, now=NOW)
+    built = realistic.build(place / "built", 260, source_folder=real, now=NOW)
     return real, built
 
 
