@@ -32,27 +32,8 @@ def append_run(memory_dir: Path | str | os.PathLike, entry: dict) -> None:
 
 
 def _tail_lines(memory_dir: Path) -> list[str]:
-    """The last TAIL_BYTES of the run log, whole lines only: from runs.jsonl, and from the end of runs.jsonl.1
-    before it when runs.jsonl (rotated, C.RUNS_LOG_MAX_BYTES) holds less."""
-    lines, size = _tail(memory_dir, C.RUNS_LOG_NAME, TAIL_BYTES)
-    if size < TAIL_BYTES:
-        lines = _tail(memory_dir, C.RUNS_LOG_NAME + ".1", TAIL_BYTES - size)[0] + lines
-    return lines
-
-
-def _tail(memory_dir: Path, name: str, limit: int) -> tuple[list[str], int]:
-    """The whole lines in the last `limit` bytes of `.memdir/<name>`, and the file's size (0 when absent)."""
-    try:
-        fd = safefs.open_file(memory_dir, f"{C.STATE_DIRNAME}/{name}")
-    except OSError:
-        return [], 0
-    with open(fd, "rb") as handle:
-        handle.seek(0, 2)
-        size = handle.tell()
-        handle.seek(max(0, size - limit))
-        data = handle.read()
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return (lines[1:] if size > limit else lines), size  # the first line of a tail may be cut
+    """The last TAIL_BYTES of the run log, whole lines only, across a rotation (C.RUNS_LOG_MAX_BYTES)."""
+    return safefs.tail_lines(memory_dir, f"{C.STATE_DIRNAME}/{C.RUNS_LOG_NAME}", TAIL_BYTES)
 
 
 def cost_by_day(memory_dir: Path, days: int = C.COST_REPORT_DAYS, today: date | None = None) -> list[dict]:

@@ -251,6 +251,30 @@ def read_text_or(root: str | os.PathLike, rel: str, default: str = "", max_bytes
         return default
 
 
+def tail_lines(root: str | os.PathLike, rel: str, limit: int) -> list[str]:
+    """The whole lines in the last `limit` bytes of log `rel` (never through a symlink; [] when absent), reading on
+    into the end of `<rel>.1` before it when `rel` holds less: a log moved aside past its cap
+    (safefs_write.append_text's rotate_at) reads as one."""
+    lines, size = _tail(root, rel, limit)
+    if size < limit:
+        lines = _tail(root, rel + ".1", limit - size)[0] + lines
+    return lines
+
+
+def _tail(root: str | os.PathLike, rel: str, limit: int) -> tuple[list[str], int]:
+    """The whole lines in the last `limit` bytes of `rel`, and its size (0 when absent or unreadable)."""
+    try:
+        fd = open_file(root, rel)
+    except OSError:
+        return [], 0
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - limit))
+        data = handle.read(limit)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return (lines[1:] if size > limit else lines), size  # the first line of a tail may be cut
+
+
 def read_json(root: str | os.PathLike, rel: str, default=None):
     """Parsed JSON state, or `default` when it is absent, unsafe, unreadable or not JSON."""
     import json
