@@ -108,3 +108,18 @@ def test_a_planted_entry_in_place_of_the_old_run_log_fails_no_run(tmp_path, monk
         assert outside.read_text(encoding="utf-8") == "keep me\n"
         older.rmdir() if planted == "folder" else older.unlink()
         (state / C.RUNS_LOG_NAME).unlink()
+
+
+def test_doctor_shows_the_latest_hook_activity_across_a_rotation(tmp_path, monkeypatch):
+    """Just past the cap hook.log holds one line; the four before it are in hook.log.1, and doctor shows all five."""
+    from memdir.entry.cli_doctor import _hook_log_tail
+
+    monkeypatch.setattr(C, "HOOK_LOG_MAX_BYTES", 1_000)
+    state = _state(tmp_path)
+    n = 0
+    while not (state / "hook.log.1").exists():
+        log(tmp_path, "prompt", f"event {n:03d} " + "z" * 50)
+        n += 1
+    log(tmp_path, "prompt", f"event {n:03d} " + "z" * 50)
+    shown = _hook_log_tail(tmp_path)
+    assert [int(line.split("event ")[1][:3]) for line in shown] == list(range(n - 4, n + 1))

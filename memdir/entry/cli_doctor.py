@@ -205,20 +205,11 @@ def _stale_count(args: argparse.Namespace, store) -> int:
 
 
 def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
-    """The last lines of `.memdir/hook.log`: read from its end, bounded, never through a symlink."""
-    import os
-
+    """The last lines of `.memdir/hook.log`, read across its rotation (hook.log.1 before it when hook.log was just
+    moved aside): bounded, never through a symlink."""
     from memdir import safefs
 
-    try:
-        fd = safefs.open_file(folder, f"{C.STATE_DIRNAME}/hook.log")
-    except OSError:
-        return []
-    with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        handle.seek(max(0, size - C.HOOK_LOG_TAIL_BYTES))
-        data = handle.read(C.HOOK_LOG_TAIL_BYTES)
-    return data.decode("utf-8", errors="replace").splitlines()[-lines:]
+    return safefs.tail_lines(folder, f"{C.STATE_DIRNAME}/hook.log", C.HOOK_LOG_TAIL_BYTES)[-lines:]
 
 
 def add_doctor_parser(command) -> None:
