@@ -30,8 +30,8 @@ _BREAKS = "[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]+"
 # musical beam and slur controls, and the Unicode tags (U+E0000-E007F), which spell ASCII invisibly, with the
 # reserved rest of that plane. Not ZWNJ/ZWJ (U+200C/D), the soft hyphen or the variation selectors: real text needs
 # them one at a time, so only their runs are escaped (_HIDDEN below).
-_INVISIBLE = ("\u180e\u200b\u2060-\u206f\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-              "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff")
+_TAGS = "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff"  # the tag plane's format characters and reserved points
+_INVISIBLE = "\u180e\u200b\u2060-\u206f\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a" + _TAGS
 # C0 and C1 controls, DEL, bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates), BOM, surrogates.
 _UNSAFE = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff"
            + _INVISIBLE + "]")
@@ -109,4 +109,4 @@ def untagged(text: str) -> str:
     """`text` with only its Unicode tags (the U+E0000 plane's format characters and reserved points) shown escaped:
     for text a model reads as it is (a transcript), where tags would be words its reader never saw, while everything
     else, zero-width spaces and BOMs real sessions hold included, stays exactly as written."""
-    return text if text.isascii() else re.sub("[\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]", _escaped, text)
+    return text if text.isascii() else re.sub(f"[{_TAGS}]", _escaped, text)
