@@ -33,6 +33,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,6 +72,18 @@ def top_lexical(folder: Path, top: int = BASELINE_TOP) -> Selector:
         context = render_all(chosen, cache_dir=folder / C.STATE_DIRNAME / "cache")
         return [h.rel_path for h in chosen], len(context)
     return select
+
+
+def as_of_now(folder: Path) -> None:
+    """The copied folder's file times moved forward together, the newest to now, order and gaps kept: each memory
+    is rendered "saved today" or "N days ago" the same on every day. Kept as provisioned, they read "saved
+    yesterday" after midnight, and the injected characters the replay test pins changed with the calendar."""
+    files = [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]
+    newest = max((p.stat().st_mtime for p in files), default=0.0)
+    shift = time.time() - newest
+    for path in files:
+        stamp = path.stat().st_mtime + shift
+        os.utime(path, (stamp, stamp))
 
 
 def offline(folder: Path, dense=None) -> Selector:
@@ -155,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
         folder = Path(tmp) / "memory"
         shutil.copytree(source, folder)
+        as_of_now(folder)
         if args.engine == "llm":
             from benchmarks.recall_realdata_llm import LATENCY_NOTE, run_llm
 
