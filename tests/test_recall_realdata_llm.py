@@ -155,12 +155,12 @@ def test_llm_without_a_model_in_the_loop_says_so_in_one_line(realdata, capsys, a
 
 
 FULL_CASSETTE = Path(__file__).resolve().parents[1] / "benchmarks" / "cassettes" / "recall_realdata_llm"
-# relaym's answers, blind (it saw only the requests), for all 83 prompts under today's request (the quotes of
+# The blind answers (each answerer saw only the requests) to all 133 prompts under today's request (the quotes of
 # recall/llm_mentions.py and recall_system.j2): the figures in the closing note of 2026-11-27 (session 16) and
 # docs/evals-and-benchmarks.md. A replay that scores otherwise is a change in what is sent or scored.
 FULL_ROWS = {"set3": ["12", "17", "0.82", "0.88", "4/4", "4/4"], "set4": ["10", "11", "1.00", "0.92", "4/4", "4/4"],
              "set6": ["25", "30", "0.80", "0.63", "6/7", "5/5"], "set7": ["25", "36", "0.72", "0.68", "7/7", "5/5"],
-             "dev": ["36", "50", "0.70", "0.65", "11/12", "10/11"]}
+             "set8": ["25", "40", "0.55", "0.58", "6/7", "5/5"], "dev": ["36", "50", "0.70", "0.65", "11/12", "10/11"]}
 
 
 @pytest.mark.slow
@@ -168,6 +168,6 @@ def test_the_blind_answers_to_every_set_replay_to_the_recorded_figures(realdata,
     code, out, err = _bench(capsys, "--replay", str(FULL_CASSETTE), "--misses", str(tmp_path), "--quiet")
     assert code == 0, err
     rows = {line.split()[4]: line.split()[-8:-2] for line in out.splitlines() if line.startswith("llm (replay")}
-    assert all(rows[held_out] == FULL_ROWS[held_out] for held_out in ("set3", "set4", "set6", "set7")), out
+    assert all(rows[held_out] == FULL_ROWS[held_out] for held_out in ("set3", "set4", "set6", "set7", "set8")), out
     assert rows["dev"] == FULL_ROWS["dev"], out
     assert not any(tmp_path.iterdir())  # no miss
