@@ -85,10 +85,31 @@ _GENERAL = re.compile(r"\b(?:all|any|every|each|everywhere|everything|always|nev
                       r"by default|throughout)\b", re.I)
 # "Look at https://github.com/x/y and tell me what you think": a link handed over to be read now, not kept,
 # unless the user says what it is for ("Look at <url> for an example of how to implement OAuth").
-_LOOK_NOW = re.compile(r"^(?:please\s+)?(?:(?:take|have) a look at|look at|check out|open|read|review|clone|visit|go to|"
-                       r"fetch|download|analy[sz]e|compare|browse|study)\b", re.I)
+# The request may open with a word of assent ("Alright can u see <url>", "Dobra obczaj to repo <url>") and come in
+# the user's language; in Chinese or Japanese the verb follows the link ("<url> 分析一下這個是要怎麼用"). Bare "see"
+# and "check" stay out: "see <url> for the roadmap" is where to look next time.
+_LOOK_NOW = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|all right|right|so|now|and|then|hey|well|cool|great|dobra|bueno|vale|bon|alors|"
+    r"tá|beleza|also|gut|ну|ладно)[,!.]?\s+)*(?:please\s+|pls\s+)?(?:(?:can|could|would) (?:you|u) (?:please\s+)?"
+    r"(?:see|access|open|read|check)\b|(?:take|have) a look at|look at|check out|open|read|review|clone|visit|go to|"
+    r"fetch|download|analy[sz]e|compare|browse|study|explore|obczaj|zobacz|przejrzyj|przeanalizuj|mira|revisa|analiza|"
+    r"échale un vistazo|olha|veja|confira|analisa|d[áa] uma olhada|regarde|jette un (?:œil|oeil)|schau dir|sieh dir|"
+    r"посмотри|глянь|изучи|проанализируй)\b"
+    r"|^[^。！？.!?]{0,6}?(?:分析|看看|看一下|看下|查看|研究一下|瞧瞧|見て|確認して|調べて|読んで)", re.I)
 _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples|reference|docs?|documentation|guide|"
-                          r"how to|pattern|template|spec|specification)\b", re.I)
+                          r"how to|pattern|template|spec|specification)\b|参考|參考|参照|お手本", re.I)
+
+
+# "okay can u see <repo url> the current version is this C:\\...": what the user says of it is kept (set 12).
+_SAYS_WHAT_IT_IS = re.compile(r"\b(?:is|are|was|were|lives?|holds?|has|have)\b", re.I)
+
+
+def handed_over_to_look(sentence: str) -> bool:
+    """A link handed over to be looked at now, said before or after the link, with nothing said of what it is."""
+    if not _LOOK_NOW.match(facts.URL.sub(" ", sentence).strip(" \t,:;-—")):
+        return False
+    links = list(facts.URL.finditer(sentence))
+    return not (links and _SAYS_WHAT_IT_IS.search(sentence[links[-1].end():]))
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 # A standing rule is said in a breath: a 60-word run-on with "need to" and "by default" in it is the task (set 14).
@@ -203,6 +224,6 @@ def sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[
         drafts.append(Draft("project", rule, why, kind="deadline"))
     documentation = facts.documentation_link(sentence)
     if not drafts and (facts.points_somewhere(sentence) or documentation) and (
-            not _LOOK_NOW.match(sentence) or _FOR_PURPOSE.search(sentence) or documentation):
+            not handed_over_to_look(sentence) or _FOR_PURPOSE.search(sentence) or documentation):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts

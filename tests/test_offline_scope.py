@@ -159,8 +159,18 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     "このファイルは使わないでください。",
     # a step of the task, not a fact to keep
     "Don't forget to update the changelog.",
-    # a link handed over to be read now
+    # a link handed over to be read now, in whatever words and wherever the verb stands (sets 12 and 16)
     "Look at https://github.com/acme/widgets and tell me what you think.",
+    "Alright can u see https://github.com/acme/logistics-map",
+    "Dobra obczaj to repo https://github.com/acme/winclip",
+    "Https://github.com/acme/skill-tool 分析一下這個是要怎麼用",
+    "ok, have a look at https://github.com/acme/widgets",
+    "Mira este repo: https://github.com/acme/widgets",
+    # which things, not what the user works with (set 16)
+    "ok and let's delete the shortcuts that I don't use now. list every one of them and I'll tell you",
+    "Supprime les raccourcis que je n'utilise pas.",
+    "Удали ярлыки, которые я не использую.",
+    "删掉我不用的快捷键",
     # one thing pointed at, whatever its "always"
     "Always use the same colour as the button above for this badge.",
     "Avoid the loop in that function, use a map.",
@@ -185,6 +195,10 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
 @pytest.mark.parametrize("pointer", [
     "Look at https://github.com/acme/oauth-starter for an example of how to implement OAuth.",
     "Check out https://wiki.acme.dev/style as the reference for new components.",
+    "See https://linear.app/acme/board for the roadmap.",  # where to look next time: bare "see" is no request
+    "Our roadmap lives at https://linear.app/acme/board",
+    # handed over with what it is (set 12)
+    "okay can u see https://github.com/acme/steelquote the current version is this C:\\Users\\me\\repos\\Login_Page",
 ])
 def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike
