@@ -52,6 +52,15 @@ _USES_HABIT = re.compile(r"^(?:i (?:always |usually |normally |mostly )?use|j'ut
 _USES_NOW = re.compile(r"^(?:i'?m|i am|we'?re|we are) using " + _TOOL + r" (?:for|to|as)\b", re.I)
 
 
+# "let's delete the shortcuts that I don't use now": a relative clause says which things, not what the user works
+# with ("les raccourcis que je n'utilise pas", "ярлыки, которые я не использую", "我不用的快捷键").
+_RELATIVE_BEFORE = re.compile(r"(?:\b(?:that|which|what|whatever|ones|those)|\bque|\bqu'|\bкотор\w*|\bчто),?(?:\s+(?:я|eu|yo))?\s*$", re.I)
+
+
+def _describes(sentence: str, said: re.Match) -> bool:
+    return bool(_RELATIVE_BEFORE.search(sentence[: said.start()])) or sentence[said.end():].lstrip().startswith("的")
+
+
 def uses_tool(sentence: str) -> str | None:
     """"user" when the sentence names a tool the user habitually works with, "project" when it names what the work
     uses now, else None."""
@@ -69,7 +78,7 @@ def about_the_user(sentence: str) -> str | None:
         return "name"
     if _ROLE_FOREIGN.search(sentence):
         return "role"
-    if _TOOLS.search(sentence) and not _POINTS_BACK.search(sentence):
+    if (tools := _TOOLS.search(sentence)) and not _POINTS_BACK.search(sentence) and not _describes(sentence, tools):
         return "tools"
     if _EMAIL.search(sentence) and _IDENTITY_HINT.search(sentence):
         return "identity"

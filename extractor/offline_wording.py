@@ -12,6 +12,8 @@ from typing import Any
 def third_person(text: str) -> str:
     """User memories describe the user: "I'm a backend engineer" -> "The user is a backend engineer"."""
     text = re.sub(r"^(?:I'?m|I am)\b", "The user is", text)
+    text = re.sub(r"^I (?:don'?t|do not)\b", lambda m: "The user does not" if " not" in m.group(0) else "The user doesn't",
+                  text)
     text = re.sub(r"^I (?:(always|usually|normally|mostly|often|never) )?(\w+)\b",
                   lambda m: "The user " + (m.group(1) + " " if m.group(1) else "") + _third_person_verb(m.group(2)), text)
     text = re.sub(r"^I\b", "The user", text)

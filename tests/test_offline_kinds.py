@@ -32,6 +32,10 @@ def test_remarks_plans_and_edits_save_nothing(remark):
     ("I'm the owner of this repository.", "user", "role", ["owner"]),
     ("I use `direnv` to set up the devbox shell.", "user", "tools", ["the user uses", "direnv"]),
     ("J'utilise pnpm pour tous mes projets.", "user", "tools", ["pnpm"]),
+    ("I don't use Docker, I use Podman.", "user", "tools", ["the user doesn't use docker, they use podman"]),
+    ("I do not use VS Code.", "user", "tools", ["the user does not use vs code"]),
+    ("Я не использую Docker.", "user", "tools", ["docker"]),
+    ("我不用 VS Code，我用 Neovim。", "user", "tools", ["neovim"]),
     ("Cada pregunta debe tener 5 opciones de respuesta.", "feedback", "preference", ["5 opciones"]),
     ("Every migration must have a down step.", "feedback", "preference", ["down step"]),
 ])
