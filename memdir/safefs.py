@@ -102,8 +102,9 @@ def symlink_refusal(shown: str) -> UnsafePath:
                       "(replace it with a regular file or folder)")
 
 
-def hard_link_refusal(shown: str, links: int) -> str:
-    return (f"{shown} has {links} hard links (the same file has another name, perhaps outside the memory folder); "
+def hard_links(links: int) -> str:
+    """What is wrong with a log whose file has `links` names (memdir never appends to one), and the fix."""
+    return (f"has {links} hard links (the same file has another name, perhaps outside the memory folder); "
             "memdir never appends to it: remove it")
 
 

@@ -128,7 +128,7 @@ def _one_name(fd: int, rel: str) -> int:
     links = os.fstat(fd).st_nlink
     if links > 1:
         os.close(fd)
-        raise safefs.UnsafePath(safefs.hard_link_refusal(rel, links))
+        raise safefs.UnsafePath(f"{rel} {safefs.hard_links(links)}")
     return fd
 
 

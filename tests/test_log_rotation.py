@@ -173,3 +173,62 @@ def test_a_hard_link_in_place_of_the_old_log_is_replaced_by_the_rotation_never_w
         log(tmp_path / "memory", "prompt", f"line {n} " + "y" * 40)
     assert outside.read_text(encoding="utf-8") == "keep me\n" and outside.stat().st_nlink == 1
     assert "line " in (state / "hook.log.1").read_text(encoding="utf-8")
+
+
+LOGS = ["hook.log", "hook.log.1", C.RUNS_LOG_NAME, C.RUNS_LOG_NAME + ".1"]
+
+
+def _plant(state: Path, name: str, planted: str, outside: Path) -> None:
+    import os
+
+    if planted == "folder":
+        (state / name).mkdir()
+    elif planted == "fifo":
+        os.mkfifo(state / name)
+    else:
+        os.link(outside, state / name)
+
+
+@pytest.mark.parametrize("planted", ["folder", "fifo", "hard link"])
+def test_doctor_names_what_is_planted_where_a_log_or_its_older_half_goes(tmp_path, planted):
+    """hostile22: a folder at runs.jsonl.1 (or hook.log, or either's .1) was not reported at all, so the log stayed
+    unrotated or unwritten with no word; nor was a log hard-linked to a file elsewhere. Each is one line naming the
+    entry and the fix."""
+    from memdir.doctor import check, healthy
+    from memdir.store import MemoryStore
+
+    outside = tmp_path / "bashrc"
+    outside.write_text("keep me\n", encoding="utf-8")
+    for name in LOGS:
+        memory = tmp_path / f"memory-{name}"
+        _plant(_state(memory), name, planted, outside)
+        findings = check(MemoryStore(memory))
+        named = [f for f in findings if f.path == f"{C.STATE_DIRNAME}/{name}"]
+        assert len(named) == 1 and not healthy(findings), (name, [f.as_dict() for f in findings])
+        assert "remove it" in named[0].message and "\n" not in named[0].message
+    assert outside.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_doctor_and_the_log_tail_never_wait_on_a_fifo_where_a_log_goes(tmp_path):
+    """Nothing may open a FIFO planted at a log's name and wait for a writer: not doctor (a real process, FIFOs at
+    all four names), and not safefs.tail_lines on either half of a rotated log."""
+    import threading
+
+    from memdir import safefs
+    from tests.conftest import run_memdir
+
+    memory = tmp_path / "memory"
+    state = _state(memory)
+    for name in LOGS:
+        _plant(state, name, "fifo", tmp_path)
+    tails: list = []
+    reader = threading.Thread(target=lambda: tails.extend(
+        safefs.tail_lines(memory, f"{C.STATE_DIRNAME}/{name}", 4096) for name in ("hook.log", C.RUNS_LOG_NAME)),
+        daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and tails == [[], []]
+    proc = run_memdir("--dir", str(memory), "doctor")  # its own timeout: 60 s
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for name in LOGS:
+        assert f"[error] {C.STATE_DIRNAME}/{name}: is a FIFO" in proc.stdout, proc.stdout
