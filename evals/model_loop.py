@@ -68,6 +68,7 @@ class ModelLoop:
         self.sessions: set[str] = set()
         self.server = LoopbackAPI(self.answer)
         self._missed = 0
+        self._pending: dict[str, str] = {}  # the misses' files by name, written by write_misses
         self.started = float(int(time.time()))  # manifest stamps are whole seconds
         self._lock = threading.Lock()  # the server answers on a thread per request
 
@@ -109,7 +110,7 @@ class ModelLoop:
             response = restore(recorded.response, self.volatile)
         else:
             with self._lock:
-                note = self._write_miss(request) if self.replay is not None else ""
+                note = self._keep_miss(request) if self.replay is not None else ""
             if self.fallback is None:
                 raise LoopError(f"{self.session}: no recorded answer for what memdir now sends; {note} "
                                 "(to re-record: docs/evals-and-benchmarks.md#cassettes)", status=404, kind="not_found_error")
@@ -121,29 +122,45 @@ class ModelLoop:
                 self.record.put(key, self.session, request, normalise(response, self.volatile, self.started))
         return response
 
-    def _write_miss(self, request: dict) -> str:
+    def _keep_miss(self, request: dict) -> str:
         """The request the cassette lacks, its diff against the nearest recorded one and that one's answer
-        (with this run's memory folder put back, ready to reuse if it still fits); says where they are."""
+        (with this run's memory folder put back, ready to reuse if it still fits); says where they go. Kept in
+        memory while someone answers (`write_misses`, at the end of the run): an answerer with file access, looking
+        under the run's folder, would find the nearest recorded answer while it is still answering."""
         assert self.replay is not None
         self._missed += 1
-        self.misses.mkdir(parents=True, exist_ok=True)
         stem = f"{self._missed:04d}"
-        (self.misses / f"{stem}.request.json").write_text(json.dumps(request, indent=1, ensure_ascii=False) + "\n",
-                                                          encoding="utf-8")
-        (self.misses / f"{stem}.request.md").write_text(render_request(request), encoding="utf-8")
         nearest = self.replay.nearest(request, self.session)
         diff = self.misses / f"{stem}.diff"
-        diff.write_text(miss_diff(request, nearest), encoding="utf-8")
+        files = {f"{stem}.request.json": json.dumps(request, indent=1, ensure_ascii=False) + "\n",
+                 f"{stem}.request.md": render_request(request), diff.name: miss_diff(request, nearest)}
         if nearest is None:
-            return f"the cassette {self.replay.folder} is empty; the request is in {diff}"
-        answer = self.misses / f"{stem}.nearest-response.json"
-        answer.write_text(json.dumps(restore(nearest.response, self.volatile), indent=1, ensure_ascii=False) + "\n",
-                          encoding="utf-8")
-        return (f"the change against the nearest request recorded in {self.replay.folder}: {diff}; "
-                f"that request's recorded answer: {answer}")
+            note = f"the cassette {self.replay.folder} is empty; the request is in {diff}"
+        else:
+            answer = self.misses / f"{stem}.nearest-response.json"
+            files[answer.name] = json.dumps(restore(nearest.response, self.volatile), indent=1, ensure_ascii=False) + "\n"
+            note = (f"the change against the nearest request recorded in {self.replay.folder}: {diff}; "
+                    f"that request's recorded answer: {answer}")
+        self._pending.update(files)
+        if self.fallback is None:  # nobody answers: the run fails now, with this note naming the files
+            self._flush_misses()
+        return note
+
+    def write_misses(self) -> None:
+        """The misses kept so far, written to their folder: once the run is over (finish, or the loop's end)."""
+        with self._lock:
+            self._flush_misses()
+
+    def _flush_misses(self) -> None:
+        if self._pending:
+            self.misses.mkdir(parents=True, exist_ok=True)
+        for name, text in self._pending.items():
+            (self.misses / name).write_text(text, encoding="utf-8")
+        self._pending.clear()
 
     def finish(self) -> list[Path]:
         """After a successful run: the record cassette lists the sessions run and drops what they no longer send."""
+        self.write_misses()
         if self._missed and self.fallback is not None:
             print(f"memdir relay: {self._missed} request(s) were not in the cassette; each one's diff against the "
                   f"nearest recorded request, and that request's answer, are in {self.misses}", file=sys.stderr)
@@ -182,12 +199,15 @@ def model_loop(engine: str, *, relay_dir: str | None, record: str | None, replay
                      record=Cassette(Path(record), create=True) if record else None, misses=misses,
                      client_timeout=client_timeout)
     previous = os.environ.get("ANTHROPIC_BASE_URL")
-    with loop.server:
-        os.environ["ANTHROPIC_BASE_URL"] = loop.server.url
-        try:
-            yield loop
-        finally:
-            if previous is None:
-                os.environ.pop("ANTHROPIC_BASE_URL", None)
-            else:
-                os.environ["ANTHROPIC_BASE_URL"] = previous
+    try:
+        with loop.server:
+            os.environ["ANTHROPIC_BASE_URL"] = loop.server.url
+            try:
+                yield loop
+            finally:
+                if previous is None:
+                    os.environ.pop("ANTHROPIC_BASE_URL", None)
+                else:
+                    os.environ["ANTHROPIC_BASE_URL"] = previous
+    finally:  # a run that failed (no finish): its misses still go to the folder, now that nobody is answering
+        loop.write_misses()

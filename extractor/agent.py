@@ -13,7 +13,7 @@ from pathlib import Path
 from memdir import constants as C
 from memdir.config import Settings
 from memdir.llm import call_with_retries, make_client
-from memdir.manifest import manifest
+from memdir.manifest import manifest, own_times
 from memdir.record import Record, field
 from memdir.scan import scan
 from memdir.stages.extractor import decision_tool
@@ -87,8 +87,8 @@ def build_request(
         intro, transcript = first_message, ""
     else:
         excerpt = excerpt_messages(messages)
-        intro = render("extract_user.j2", manifest=manifest(existing), count=len(excerpt), part=part,
-                       folder=session_folder(messages))
+        intro = render("extract_user.j2", manifest=manifest(existing, times=own_times(existing)), count=len(excerpt),
+                       part=part, folder=session_folder(messages))
         transcript = render("extract_transcript.j2", messages=excerpt)
     cache = ephemeral(cache_ttl)
     first: list[dict[str, object]] = [{"type": "text", "text": intro}]

@@ -21,6 +21,7 @@ from pathlib import Path
 from memdir import githistory, write_mode
 from memdir.config import Settings, choose_engine
 from memdir.errors import MemdirError
+from memdir.frontmatter_io import modified_of
 from memdir.model import Memory, kebab_slug
 from memdir.record import Record, field
 from memdir.stages.extractor.consolidate_plan import (
@@ -113,10 +114,7 @@ def newer_of(folder: Folder, a: str, b: str) -> str | None:
 
 
 def modified_stamp(folder: Folder, rel: str) -> str | None:
-    memory = folder.memories[rel]
-    metadata = memory.extra.get("metadata")
-    found = metadata.get("modified") if isinstance(metadata, dict) else memory.extra.get("modified")
-    return str(found) if found else None
+    return modified_of(folder.memories[rel].extra)
 
 
 def name_date(folder: Folder, rel: str) -> str | None:

@@ -88,14 +88,15 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
         result.proposed, result.changes = outcome.proposed, outcome.changes
     else:
         from memdir.llm import describe_error
-        from memdir.manifest import manifest
+        from memdir.manifest import manifest, own_times
         from memdir.prompts import render
         from memdir.scan import scan
         from memdir.stages.extractor.agent import run_agent
 
         toolbox = Toolbox(memory_dir, dry_run=dry_run, source="dream")
         before = {h.rel_path for h in scan(memory_dir).headers}
-        first = render("dream_user.j2", manifest=manifest(scan(memory_dir).headers), entries=todo)
+        existing = scan(memory_dir).headers
+        first = render("dream_user.j2", manifest=manifest(existing, times=own_times(existing)), entries=todo)
         try:
             run = run_agent([], toolbox, settings, today=today, client=client, mode="dream", first_message=first)
         except Exception as exc:  # noqa: BLE001 - progress marks stay where they were

@@ -99,6 +99,7 @@ RECALL_GRAM_SEARCHES_MAX = 200
 RECALL_TYPO_COMPARISONS_MAX = 200_000
 RECALL_REQUEST_MAX_BYTES = 1 << 20  # one question to the warm recall server: a prompt and a few fields
 TOOL_READ_MAX_BYTES = 256 * 1024  # the extraction agent's Read/Grep per file
+HOOK_LOG_NAME = "hook.log"  # in .memdir/: one redacted line per hook event (memdir/hooklog.py)
 HOOK_LOG_TAIL_BYTES = 16 * 1024  # `doctor` shows the end of hook.log from this many bytes
 HOOK_LOG_MAX_BYTES = 1 << 20  # then hook.log becomes hook.log.1: it gets a line on many prompts, for good
 

@@ -77,11 +77,41 @@ def _entries_memdir_refuses(store: MemoryStore) -> list[Finding]:
     return findings
 
 
+def _logs() -> list[str]:
+    """The logs memdir appends to in `.memdir/`, and the `.1` each of the rotated ones is moved aside to."""
+    from memdir.provenance import NAME as PROVENANCE
+
+    rotated = [C.HOOK_LOG_NAME, C.RUNS_LOG_NAME]
+    return [f"{C.STATE_DIRNAME}/{name}" for name in (*rotated, *(f"{n}.1" for n in rotated), PROVENANCE)]
+
+
+def _log_findings(store: MemoryStore) -> list[Finding]:
+    """A folder where a log goes (the walk names links, FIFOs, devices and sockets; a folder is a folder to it), and a
+    log with a second name (a hard link, which memdir never appends through). Only lstat: nothing opened, so no FIFO
+    can hang this."""
+    findings = []
+    for rel in _logs():
+        try:
+            st = safefs.lstat(store.base, rel)
+        except OSError:
+            continue  # .memdir itself a link or not a folder: the walk names it
+        if st is None:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            findings.append(Finding("error", "not-a-file", rel, "is a folder where memdir keeps a log; memdir cannot "
+                                    "write or move the log aside while it is there: remove it"))
+        elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            findings.append(Finding("error", "hard-link", rel, safefs.hard_links(st.st_nlink)))
+    return findings
+
+
 def check(store: MemoryStore, fix: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     if not store.root.exists():
         return [Finding("warning", "missing-folder", str(store.root), "memory folder does not exist yet")]
     findings.extend(_entries_memdir_refuses(store))
+    if not store.prefix:  # the personal folder's check: its .memdir/ is where the logs are
+        findings.extend(_log_findings(store))
     facts = store.facts()  # per-file results of earlier runs, for files unchanged since (file_facts.py)
     result = store.scan(facts)
     for rel, reason in result.unreadable:

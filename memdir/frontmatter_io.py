@@ -207,6 +207,14 @@ def memory_type(fields: dict[str, object]) -> str | None:
     return None
 
 
+def modified_of(fields: dict[str, object]) -> str | None:
+    """The time the memory says it was saved: `metadata.modified` (Claude Code 2.1.x, what memdir writes), else a
+    top-level `modified`; None when it has none."""
+    metadata = fields.get("metadata")
+    found = metadata.get("modified") if isinstance(metadata, dict) else fields.get("modified")
+    return str(found) if found else None
+
+
 def is_nested_form(fields: dict[str, object]) -> bool:
     """Written in Claude Code 2.1.x's form (type under `metadata:`)?"""
     metadata = fields.get("metadata")

@@ -23,9 +23,9 @@ def log(memory_dir: str | os.PathLike | None, event: str, message: str) -> None:
         from memdir.secrets import redact
 
         if memory_dir is not None and os.path.isdir(memory_dir):
-            root, rel = memory_dir, f"{C.STATE_DIRNAME}/hook.log"
+            root, rel = memory_dir, f"{C.STATE_DIRNAME}/{C.HOOK_LOG_NAME}"
         else:
-            root, rel = config_home(), "memdir/hook.log"
+            root, rel = config_home(), f"memdir/{C.HOOK_LOG_NAME}"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         flat = redact(" ".join(str(message).split())[:8000])[:2000]  # redacted before the cut: no half secret
         safefs_write.append_text(root, rel, f"{stamp} {redact(event)}: {flat}\n", rotate_at=C.HOOK_LOG_MAX_BYTES)

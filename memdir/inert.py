@@ -10,7 +10,8 @@ lone surrogate (from YAML's "\\udcff" or a file name that is not UTF-8) cannot b
   character, bidirectional control, invisible character and surrogate is shown escaped (`\\x1b`,
   `\\u202e`, `\\U000e0041`), so the user sees that something was there. Invisible characters
   (zero-width space, word joiner, Unicode tags) are how text is hidden from a reader and shown to a
-  model ("ASCII smuggling"); the zero-width joiner and non-joiner stay, as real scripts and emoji use them.
+  model ("ASCII smuggling"); the zero-width joiner and non-joiner stay, as real scripts and emoji use them, and so
+  does a variation selector after a base it has a meaning for (an emoji's style, a CJK ideograph's glyph).
 - `block`: the same for multi-line text (a body), keeping `\\n` and tabs.
 
 Stdlib only and one regex pass each: this runs for every memory the prompt hook shows.
@@ -29,7 +30,7 @@ _BREAKS = "[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]+"
 # deprecated format controls, the reserved U+FFF0-FFF8, interlinear annotation marks, shorthand format controls,
 # musical beam and slur controls, and the Unicode tags (U+E0000-E007F), which spell ASCII invisibly, with the
 # reserved rest of that plane. Not ZWNJ/ZWJ (U+200C/D), the soft hyphen or the variation selectors: real text needs
-# them one at a time, so only their runs are escaped (_HIDDEN below).
+# them one at a time, so only their runs, and a selector where it means nothing, are escaped (_HIDDEN below).
 _TAGS = "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff"  # the tag plane's format characters and reserved points
 _INVISIBLE = "\u180e\u200b\u2060-\u206f\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a" + _TAGS
 # C0 and C1 controls, DEL, bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates), BOM, surrogates.
@@ -48,19 +49,39 @@ def _escaped(match: re.Match[str]) -> str:
 
 # Invisible characters isprintable() accepts, so the shortcuts below would pass them: the Hangul fillers and the
 # combining marks that show nothing (always escaped), and the joiners, soft hyphen and variation selectors that real
-# text uses one at a time after a base character. A run of them, or a selector with no base (first, or after plain
-# ASCII but a keycap's digit, # or *), carries data a reader never sees: one selector per byte is how text is smuggled in an emoji.
+# text uses one at a time. A run of them carries data a reader never sees (one selector per byte is how text is
+# smuggled in an emoji), and so does a lone selector anywhere but after a base it has a meaning for (_selector_fits):
+# one per letter hid a byte in each letter of a Latin or Cyrillic word.
 _JOINS = "\u00ad\u180b-\u180d\u180f\u200c\u200d\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _SELECTORS = "\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _HIDDEN = ("[\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]"
            f"|[{_JOINS}]{{3,}}"
            f"|(?![\ufe0e\ufe0f]\u200d)[{_JOINS}]{{2}}"  # an emoji's VS16 then ZWJ ("\u2764\ufe0f\u200d\U0001f525") stays
-           f"|(?<![^\x00-\x22\x24-\x29\x2b-\x2f\x3a-\x7f])[{_SELECTORS}]"  # after ASCII, or first: no base
-           f"|(?<=[0-9#*])[\u180b-\u180d\u180f\ufe00-\ufe0d\U000e0100-\U000e01ef]")
+           f"|(?P<selector>[{_SELECTORS}])")  # one selector: kept where _selector_fits
 
 
 # Any one of those characters: the quick test (compiled in under a millisecond) before the pattern above (about 5 ms).
 _MAYBE_HIDDEN = "[\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0" + _JOINS + "]"
+# Emoji presentation bases (Unicode's emoji-variation-sequences) outside the symbol categories So and Sm: the keycaps'
+# digits, # and *, and DOUBLE and QUESTION EXCLAMATION MARK, INFORMATION SOURCE, WAVY DASH, PART ALTERNATION MARK.
+_EMOJI_BASES_ELSE = frozenset("0123456789#*\u203c\u2049\u2139\u3030\u303d")
+
+
+def _selector_fits(base: str, selector: str) -> bool:
+    """Whether a variation selector after `base` is one real text writes there: U+FE0E/FE0F (text or emoji
+    style) after an emoji's base; an ideographic variation selector (U+E0100-E01EF), or a standardized one
+    (U+FE00-FE0D), after a CJK ideograph; U+FE00 after a mathematical symbol; a Mongolian free variation selector
+    after a Mongolian letter. Anywhere else it changes nothing a reader sees, and can only carry data."""
+    import unicodedata
+
+    code = ord(selector)
+    if code in (0xFE0E, 0xFE0F):
+        return base in _EMOJI_BASES_ELSE or (not base.isascii() and unicodedata.category(base) in ("So", "Sm"))
+    if code < 0xFE00:  # U+180B-180D, U+180F
+        return 0x1820 <= ord(base) <= 0x18AA and unicodedata.category(base) == "Lo"
+    if code == 0xFE00 and not base.isascii() and unicodedata.category(base) == "Sm":
+        return True
+    return unicodedata.name(base, "").startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"))
 
 
 def _may_hide(text: str) -> bool:
@@ -68,7 +89,10 @@ def _may_hide(text: str) -> bool:
 
 
 def _escaped_run(match: re.Match[str]) -> str:
-    return "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in match.group(0))
+    found, at = match.group(0), match.start()
+    if match.lastgroup == "selector" and at and _selector_fits(match.string[at - 1], found):
+        return found
+    return "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in found)
 
 
 def _unhidden(text: str) -> str:

@@ -102,6 +102,12 @@ def symlink_refusal(shown: str) -> UnsafePath:
                       "(replace it with a regular file or folder)")
 
 
+def hard_links(links: int) -> str:
+    """What is wrong with a log whose file has `links` names (memdir never appends to one), and the fix."""
+    return (f"has {links} hard links (the same file has another name, perhaps outside the memory folder); "
+            "memdir never appends to it: remove it")
+
+
 def _open_root(root: str | os.PathLike, create: bool) -> int:
     if not BY_DESCRIPTOR:
         raise UnsafePath(NO_WRITES if create else NO_FOLDER_FD)

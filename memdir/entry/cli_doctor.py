@@ -130,7 +130,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                   f"engine until {until}, then try again")
         recent = _hook_log_tail(folder)
         if recent:
-            print(f"latest hook activity ({folder / '.memdir' / 'hook.log'}):")
+            print(f"latest hook activity ({folder / C.STATE_DIRNAME / C.HOOK_LOG_NAME}):")
             for line in recent:
                 print(f"  {line}")
     return 0 if ok else 1
@@ -209,7 +209,7 @@ def _hook_log_tail(folder: Path, lines: int = 5) -> list[str]:
     moved aside): bounded, never through a symlink."""
     from memdir import safefs
 
-    return safefs.tail_lines(folder, f"{C.STATE_DIRNAME}/hook.log", C.HOOK_LOG_TAIL_BYTES)[-lines:]
+    return safefs.tail_lines(folder, f"{C.STATE_DIRNAME}/{C.HOOK_LOG_NAME}", C.HOOK_LOG_TAIL_BYTES)[-lines:]
 
 
 def add_doctor_parser(command) -> None:
