@@ -26,16 +26,18 @@ MIN_DECISIONS_ROOM = 300  # less room than this: no decisions block at all rathe
 
 def _open_regular(path: str, flags: int, mode: int = 0o644) -> int:
     """`path` opened as safefs opens a memory, without following a link nor waiting on a FIFO (one planted at the
-    inbox or a session marker held every prompt until the hook's timeout), refused unless it is a regular file.
+    inbox or a session marker held every prompt until the hook's timeout), refused unless it is a regular file; for
+    writing, also when it has another name (a hard link: appended through, the prompt would land in that file).
     Without O_NOFOLLOW (native Windows) the name is lstat-checked and the file opened must be the one checked."""
     if not NOFOLLOW:
         from memdir import safefs_paths, safefs_pathwrite
 
         folder, name = os.path.split(path)
         if flags & (os.O_WRONLY | os.O_RDWR):
-            return safefs_pathwrite.open_file(folder, name, flags, mode)
+            return safefs.only_name(safefs_pathwrite.open_file(folder, name, flags, mode), path)
         return safefs_paths.open_read(folder, name)
-    return safefs.open_file_at(None, path, path, flags, mode)
+    fd = safefs.open_file_at(None, path, path, flags, mode)
+    return safefs.only_name(fd, path) if flags & (os.O_WRONLY | os.O_RDWR) else fd
 
 
 def _refuse_symlinks(*folders: str) -> None:

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memdir import constants as C
+from memdir import constants as C, safefs
 from memdir.fsio import locked
 
 Kind = Literal["decision", "preference", "pattern", "anti-pattern", "problem", "note"]
@@ -141,6 +141,7 @@ def append_lines(path: Path, records: list[dict]) -> None:
             from memdir import safefs_pathwrite
 
             fd = safefs_pathwrite.open_file(path.parent, path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        fd = safefs.only_name(fd, str(path))  # hard-linked elsewhere: refused like a symlink, never appended through
         try:
             size = os.fstat(fd).st_size
             if size and _byte_at(fd, size - 1) != b"\n":

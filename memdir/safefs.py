@@ -108,6 +108,18 @@ def hard_links(links: int) -> str:
             "memdir never appends to it: remove it")
 
 
+def only_name(fd: int, shown: str) -> int:
+    """`fd`, when its file has no name but `shown`. A file memdir appends to (a log, the decision inbox and journal,
+    a session's marker) hard-linked elsewhere (`ln ~/.bashrc .memdir/hook.log`, by anyone who can write the folder)
+    is refused like a symlink there: appended through, lines partly taken from transcripts would land in that other
+    file. Checked on the opened descriptor, so no swap after a check; the descriptor is closed on refusal."""
+    links = os.fstat(fd).st_nlink
+    if links > 1:
+        os.close(fd)
+        raise UnsafePath(f"{shown} {hard_links(links)}")
+    return fd
+
+
 def _open_root(root: str | os.PathLike, create: bool) -> int:
     if not BY_DESCRIPTOR:
         raise UnsafePath(NO_WRITES if create else NO_FOLDER_FD)

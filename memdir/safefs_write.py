@@ -115,21 +115,10 @@ def _log_descriptor(root: str | os.PathLike, rel: str) -> int:
     if by_path():
         from memdir import safefs_pathwrite
 
-        return _one_name(safefs_pathwrite.open_file(root, rel, flags), rel)
+        return safefs.only_name(safefs_pathwrite.open_file(root, rel, flags), rel)
     parent, name = safefs.parent_and_name(rel)
     with safefs.open_dir(root, parent, create=True) as dfd:
-        return _one_name(safefs.open_file_at(dfd, name, rel, flags), rel)
-
-
-def _one_name(fd: int, rel: str) -> int:
-    """`fd`, when its file has no name but `rel`. A log hard-linked elsewhere (`ln ~/.bashrc .memdir/hook.log`, by
-    anyone who can write the folder) is refused like a symlink there: appended through, lines partly taken from
-    transcripts would land in that other file. Checked on the opened descriptor, so no swap after a check."""
-    links = os.fstat(fd).st_nlink
-    if links > 1:
-        os.close(fd)
-        raise safefs.UnsafePath(f"{rel} {safefs.hard_links(links)}")
-    return fd
+        return safefs.only_name(safefs.open_file_at(dfd, name, rel, flags), rel)
 
 
 def _move_aside(root: str | os.PathLike, rel: str, handle: BinaryIO) -> None:

@@ -197,3 +197,29 @@ def test_a_fifo_planted_at_the_inbox_or_a_session_marker_never_hangs_the_prompt_
     done = subprocess.run([sys.executable, "-c", code, str(memory)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_hard_link_at_the_inbox_a_session_marker_or_the_journal_is_never_appended_through(tmp_path):
+    """mend24 found them: `ln ~/.bashrc .memdir/decision-inbox.jsonl`, and every prompt (redacted, but the user's
+    words) was appended to ~/.bashrc; the session markers and the decision journal the same. Each is refused like
+    a symlink there: the prompt hook goes on, the journal's writer gets one line naming the file and the fix."""
+    from memdir import safefs
+    from memdir.decision_context import enqueue_prompt, note_shown
+    from memdir.decisions import append_lines
+
+    memory = tmp_path / "memory"
+    state = memory / C.STATE_DIRNAME
+    (state / C.DECISION_SESSIONS_DIRNAME).mkdir(parents=True)
+    outside = tmp_path / "bashrc"
+    outside.write_text("export PATH=$HOME/bin:$PATH\n", encoding="utf-8")
+    journal = tmp_path / "decisions" / "decisions.jsonl"
+    journal.parent.mkdir()
+    for name in (state / C.DECISION_INBOX, state / C.DECISION_SESSIONS_DIRNAME / "s1", journal):
+        os.link(outside, name)
+    with pytest.raises(safefs.UnsafePath) as refused:
+        enqueue_prompt(str(state), "we decided to use Kafka", None, "s1")
+    assert "decision-inbox.jsonl has 4 hard links" in str(refused.value) and "remove it" in str(refused.value)
+    note_shown(str(memory), "s1", ["k1"])  # the prompt hook's: never raises
+    with pytest.raises(safefs.UnsafePath, match="decisions.jsonl has 4 hard links"):
+        append_lines(journal, [{"decision": "use Kafka"}])
+    assert outside.read_text(encoding="utf-8") == "export PATH=$HOME/bin:$PATH\n"
