@@ -116,12 +116,6 @@ def write_bytes(root: str | os.PathLike, rel: str, data: bytes | bytearray, *, d
         raise
 
 
-def append_bytes(root: str | os.PathLike, rel: str, data: bytes) -> None:
-    fd = open_file(root, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    with os.fdopen(fd, "ab") as handle:
-        handle.write(data)
-
-
 def unlink(root: str | os.PathLike, rel: str) -> None:
     """Remove one entry: its folders checked; a link itself is removed (os.unlink never follows the last name)."""
     parent, name = safefs.parent_and_name(rel)
