@@ -254,8 +254,10 @@ def test_a_planted_header_is_never_injected(folders):
     _first(b"a.md\n" * 3).replace(b" 3 3 15\n", b" 3 1 15\n"),  # more lines than entries
 ])
 def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
+    """One prompt: its recall reads the planted file and writes it anew, and its pool is then read from the new
+    one (_answers), so a second prompt only read the new file once more (16 cases: 8 s of the suite)."""
     _, built = folders
-    prompts = _prompts()[:2]
+    prompts = _prompts()[:1]
     expected = _uncached_answers(built, prompts)
     (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
     (built / HEADERS).write_bytes(content.replace(b"FIRST", _first(b"")))
@@ -298,9 +300,9 @@ def _blob_start(data: bytes) -> int:
 ])
 def test_a_planted_or_broken_word_index_gives_the_same_answers(folders, damage):
     _, built = folders
-    prompts = _prompts()[:4]
+    prompts = _prompts()[:2]
     expected = _uncached_answers(built, prompts)
-    assert any(len(pool) > manifest.NEWEST for _, _, pool in expected)  # older memories: the word index is asked
+    assert all(len(pool) > manifest.NEWEST for _, _, pool in expected)  # older memories: the word index is asked
     (built / WORDS).write_bytes(damage(_words_file(built)))
     assert _answers(built, prompts, disk=True) == expected
 
