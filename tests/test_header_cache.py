@@ -16,7 +16,7 @@ import pytest
 from memdir import header_cache
 from memdir.header_cache import HeaderCache
 from memdir.scan import scan
-from memdir.stages.recall import api, manifest, older_words
+from memdir.stages.recall import api, manifest, older_words, rank_index
 from memdir.stages.recall.older_words import WordIndex
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
 from tests.realdata_prompts import sampled_prompts
@@ -79,6 +79,14 @@ def folders(realdata, tmp_path_factory, monkeypatch):
     # and files aged from the clock crossed a day ("saved 364 days ago") in a slow full run.
     built = realistic.build(place / "built", 260, source_folder=real, now=NOW)
     return real, built
+
+
+@pytest.fixture
+def no_rank_index(monkeypatch):
+    """The planted and broken cache cases, without writing the ranking's own index (recall.rank_index): each case
+    recalls cold, so each wrote one (half a second for 260 memories) that nothing then read. Its answers are the
+    same with it or without it (tests/test_rank_index.py); the cold-and-warm test here keeps every cache on."""
+    monkeypatch.setattr(rank_index, "save", lambda *args, **kwargs: None)
 
 
 def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
@@ -253,7 +261,7 @@ def test_a_planted_header_is_never_injected(folders):
     _first(b"a.md\n" * 3)[:-1],  # a line short
     _first(b"a.md\n" * 3).replace(b" 3 3 15\n", b" 3 1 15\n"),  # more lines than entries
 ])
-def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, content):
+def test_a_planted_or_broken_header_cache_is_never_used_and_never_fails(folders, no_rank_index, content):
     """One prompt: its recall reads the planted file and writes it anew, and its pool is then read from the new
     one (_answers), so a second prompt only read the new file once more (16 cases: 8 s of the suite)."""
     _, built = folders
@@ -298,7 +306,7 @@ def _blob_start(data: bytes) -> int:
     lambda data: data[: _blob_start(data)] + b"\xff" * (len(data) - _blob_start(data)),  # numbers never given out
     lambda data: data.replace(b"older-words 1", b"older-words 0", 1),
 ])
-def test_a_planted_or_broken_word_index_gives_the_same_answers(folders, damage):
+def test_a_planted_or_broken_word_index_gives_the_same_answers(folders, no_rank_index, damage):
     _, built = folders
     prompts = _prompts()[:2]
     expected = _uncached_answers(built, prompts)
