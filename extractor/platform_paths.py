@@ -97,6 +97,13 @@ def session_folder(messages) -> str | None:
     return next((folder_name(m.cwd) for m in reversed(messages) if m.cwd), None)
 
 
+def session_at_home(messages) -> bool:
+    """Whether the session works in the user's home folder (its latest `cwd`), which folder_name leaves unnamed: the
+    request then says so, as a model reading it found no folder line and could not tell why (relay16)."""
+    cwd = next((m.cwd for m in reversed(messages) if m.cwd), None)
+    return bool(cwd and _HOME.match(cwd.rstrip("\\/").replace("\\", "/")))
+
+
 # A home folder (Linux, macOS, Windows, WSL's view of Windows) or root's: a session there has no project.
 _HOMES = r"(?:/root|/home/[^/]+|/Users/[^/]+|(?:[A-Za-z]:|/mnt/[A-Za-z])/Users/[^/]+)"
 _HOME = re.compile(rf"^(?:~|{_HOMES})$", re.I)

@@ -121,6 +121,17 @@ def test_the_request_names_the_sessions_folder_without_the_home_path(tmp_path):
     assert "The session works in" not in _intro(tmp_path, [None])
 
 
+def test_a_session_in_the_home_folder_is_said_to_be_there_without_naming_it(tmp_path):
+    """relay16: a session in /home/x had no folder line at all, and the model reading the request could not tell
+    whether that meant no project or a missing line. The home folder is said as such, never by the login."""
+    line = "The session works in the user's home folder, not in a project's"
+    for home in ("/home/esegnorelli", "/Users/ana/", r"C:\Users\ana", "/mnt/c/Users/ana", "/root", "~"):
+        intro = _intro(tmp_path, [home])
+        assert line in intro and "The session works in the folder" not in intro, home
+        assert "ana" not in intro and "esegnorelli" not in intro
+    assert line not in _intro(tmp_path, ["/home/ana/code/shop"]) and line not in _intro(tmp_path, [None])
+
+
 def test_a_generic_folder_is_named_with_its_parent(tmp_path):
     """relay12: "The session works in the folder `bin`" named only the last part of `C:\\Users\\x\\.local\\bin`,
     which told the model nothing (a Polish session there set up the user's own tools). The parent is named too,
@@ -166,7 +177,7 @@ def test_a_home_folder_or_a_dot_is_not_named_as_the_project(tmp_path):
     """A session run from the home folder has no project folder: its name is the user's login name,
     which the request must not hand the model as "the project" (nor `.`, `..`, `~`)."""
     for cwd in ["/home/ana", "/Users/ana/", r"C:\Users\ana", "/mnt/c/Users/ana", "/root", ".", "..", "~"]:
-        assert "The session works in" not in _intro(tmp_path, [cwd]), cwd
+        assert "The session works in the folder" not in _intro(tmp_path, [cwd]), cwd
     assert "`~/ana-shop`" in _intro(tmp_path, ["/home/ana/ana-shop"])  # a project below the home folder still is
 
 
