@@ -48,10 +48,10 @@ def _as_shown(stamp: str | None) -> str | None:
         return None
     try:
         moment = datetime.fromisoformat(stamp.strip())
-    except ValueError:
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # no time, or one out of the calendar once in UTC (9999-12-31T23:59-01:00)
         return None
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return moment.strftime(SHOWN)
+    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"  # SHOWN's form, with year 1 as 0001
 
 
 def manifest_line(h: Header, when: str | None = None) -> str:
