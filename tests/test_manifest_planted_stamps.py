@@ -36,3 +36,30 @@ def test_a_stamp_out_of_the_calendar_once_in_utc_keeps_the_files_time(tmp_path, 
 
 def test_a_stamp_in_year_one_is_shown_with_four_digits_like_every_other(tmp_path):
     assert "(0001-01-01T00:00:00Z)" in _listed(tmp_path / "memory", "modified: 0001-01-01T00:00:00Z\n")
+
+
+def _folder(stamps: dict[str, object]):
+    from memdir.model import Memory
+    from memdir.stages.extractor.consolidate import Folder
+
+    memories = {rel: Memory(name=rel, description="d", type="user", body="Body.", extra={"modified": stamp})
+                for rel, stamp in stamps.items()}
+    return Folder(memories, {rel: "" for rel in stamps}, {"old.md": 1.0e9, "new.md": 2.0e9}, "")
+
+
+@pytest.mark.parametrize("planted", ["zzzz", "9" * 10000, "[2099-01-01, x]", "9999-12-31T23:59:59-01:00"])
+def test_consolidation_never_takes_a_planted_stamp_that_is_no_time_for_the_newer(planted):
+    """Consolidation keeps the newer of two memories by their `modified` stamps first: compared as raw text, any
+    stamp starting past '2' ('zzzz', '9999...') won over a real one, and a stamp out of the calendar broke nothing
+    only because it was never parsed. No time is no evidence: the next evidence (here the files' times) decides."""
+    from memdir.stages.extractor.consolidate import newer_of
+
+    assert newer_of(_folder({"old.md": planted, "new.md": "2026-03-01T10:00:00Z"}), "old.md", "new.md") == "new.md"
+
+
+def test_consolidation_compares_stamps_as_times_not_as_text():
+    """10:00 at +05:00 is 05:00 UTC, earlier than 06:00 UTC, though '10' sorts after '06' as text."""
+    from memdir.stages.extractor.consolidate import newer_of
+
+    folder = _folder({"old.md": "2026-03-01T10:00:00+05:00", "new.md": "2026-03-01T06:00:00Z"})
+    assert newer_of(folder, "old.md", "new.md") == "new.md"
