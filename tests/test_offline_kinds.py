@@ -106,7 +106,7 @@ def test_a_tool_the_user_does_without_named_after_a_relative_clause_is_kept(sent
     """hostile23: "the shortcuts that I don't use" says which shortcuts (set 16), but "what I don't use is yarn" names
     the tool the user does without: the relative clause is followed by "is" and the tool. Dropped by the rule for
     the first; kept, in each language the rule reads."""
-    from extractor.offline_user import about_the_user
+    from memdir.stages.extractor.offline_user import about_the_user
 
     assert about_the_user(sentence) == "tools"
 
@@ -120,6 +120,6 @@ def test_a_tool_the_user_does_without_named_after_a_relative_clause_is_kept(sent
     "删掉我不用的快捷键",
 ])
 def test_which_things_a_relative_clause_picks_is_still_no_tool(sentence):
-    from extractor.offline_user import about_the_user
+    from memdir.stages.extractor.offline_user import about_the_user
 
     assert about_the_user(sentence) is None
