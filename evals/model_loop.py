@@ -60,8 +60,10 @@ class ModelLoop:
     """The answer chain for one run; `begin` names the session and its memory folder before each extraction."""
 
     def __init__(self, *, replay: Cassette | None, fallback: Fallback | None, record: Cassette | None,
-                 misses: Path, client_timeout: float | None = None) -> None:
+                 misses: Path, client_timeout: float | None = None, hold_misses: bool = True) -> None:
+        """`hold_misses`: the answerer can read files (the relay), so misses wait in memory for the run's end."""
         self.replay, self.fallback, self.record, self.misses = replay, fallback, record, misses
+        self.hold_misses = hold_misses
         self.client_timeout = client_timeout
         self.session = ""
         self.volatile: dict[str, str] = {}
@@ -142,8 +144,8 @@ class ModelLoop:
             note = (f"the change against the nearest request recorded in {self.replay.folder}: {diff}; "
                     f"that request's recorded answer: {answer}")
         self._pending.update(files)
-        if self.fallback is None:  # nobody answers: the run fails now, with this note naming the files
-            self._flush_misses()
+        if self.fallback is None or not self.hold_misses:  # nobody answers (the run fails now, with this note naming
+            self._flush_misses()  # the files), or an API does, which reads no file: written now, memory stays flat
         return note
 
     def write_misses(self) -> None:
@@ -197,7 +199,7 @@ def model_loop(engine: str, *, relay_dir: str | None, record: str | None, replay
     fallback, client_timeout = _fallback(engine, relay_dir)
     loop = ModelLoop(replay=Cassette(Path(replay)) if replay else None, fallback=fallback,
                      record=Cassette(Path(record), create=True) if record else None, misses=misses,
-                     client_timeout=client_timeout)
+                     client_timeout=client_timeout, hold_misses=engine == "relay")
     previous = os.environ.get("ANTHROPIC_BASE_URL")
     try:
         with loop.server:

@@ -101,7 +101,8 @@ _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples
 
 
 # "okay can u see <repo url> the current version is this C:\\...": what the user says of it is kept (set 12).
-_SAYS_WHAT_IT_IS = re.compile(r"\b(?:is|are|was|were|lives?|holds?|has|have)\b", re.I)
+_SAYS_WHAT_IT_IS = re.compile(r"\b(?:is|are|was|were|lives?|holds?|has|have|(?:it|that|this)['’]s|"
+                              r"es|c['’]est|é|ist|это)(?!\w)", re.I)  # ... and in the languages _LOOK_NOW reads
 
 
 def handed_over_to_look(sentence: str) -> bool:

@@ -57,8 +57,17 @@ _USES_NOW = re.compile(r"^(?:i'?m|i am|we'?re|we are) using " + _TOOL + r" (?:fo
 _RELATIVE_BEFORE = re.compile(r"(?:\b(?:that|which|what|whatever|ones|those)|\bque|\bqu'|\bкотор\w*|\bчто),?(?:\s+(?:я|eu|yo))?\s*$", re.I)
 
 
+# ...and then names it: "what I don't use is yarn", "lo que no uso es Docker", "то, что я не использую, — это Docker",
+# "我不用的工具是 Docker": the tool the user does without, not which things ("the shortcuts that I don't use").
+_NAMED_AFTER = re.compile(r"^(?:(?:now|ever|anymore|at all)\s*)?,?\s*(?:(?:is|are|es|son|é|são|c'est|ist|sind|это)"
+                          r"(?=\W|$)|:|—\s*это(?=\W|$))|^的[^，。,.!?！？]{0,6}是", re.I)
+
+
 def _describes(sentence: str, said: re.Match) -> bool:
-    return bool(_RELATIVE_BEFORE.search(sentence[: said.start()])) or sentence[said.end():].lstrip().startswith("的")
+    rest = sentence[said.end():].lstrip()
+    if _NAMED_AFTER.match(rest):
+        return False
+    return bool(_RELATIVE_BEFORE.search(sentence[: said.start()])) or rest.startswith("的")
 
 
 def uses_tool(sentence: str) -> str | None:

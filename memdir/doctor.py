@@ -78,11 +78,14 @@ def _entries_memdir_refuses(store: MemoryStore) -> list[Finding]:
 
 
 def _logs() -> list[str]:
-    """The logs memdir appends to in `.memdir/`, and the `.1` each of the rotated ones is moved aside to."""
+    """The logs memdir appends to in `.memdir/`, the `.1` each of the rotated ones is moved aside to, and the decision
+    inbox and journal (appended to as well: the prompt hook refuses a second name there without a word)."""
     from memdir.provenance import NAME as PROVENANCE
 
     rotated = [C.HOOK_LOG_NAME, C.RUNS_LOG_NAME]
-    return [f"{C.STATE_DIRNAME}/{name}" for name in (*rotated, *(f"{n}.1" for n in rotated), PROVENANCE)]
+    journal = f"{C.DECISIONS_DIRNAME}/{C.DECISIONS_JOURNAL}"
+    return [f"{C.STATE_DIRNAME}/{name}"
+            for name in (*rotated, *(f"{n}.1" for n in rotated), PROVENANCE, C.DECISION_INBOX, journal)]
 
 
 def _log_findings(store: MemoryStore) -> list[Finding]:

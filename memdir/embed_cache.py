@@ -115,7 +115,12 @@ class EmbeddingCache:
             fresh = list({k: v for k, v in fresh if k not in self.rows}.items())  # one record per key
             if fresh:
                 table = np.array(fresh, dtype=self.record)
-                with os.fdopen(safefs_write.open_created(self.root, self.rel), "r+b") as handle:
+                fd = safefs_write.open_created(self.root, self.rel)
+                if os.fstat(fd).st_nlink > 1:
+                    os.close(fd)
+                    self._replace(table)
+                    return
+                with os.fdopen(fd, "r+b") as handle:
                     end = handle.seek(0, os.SEEK_END)
                     whole = end // self.record.itemsize * self.record.itemsize
                     handle.truncate(whole)  # a partial record left by a crash
@@ -129,6 +134,15 @@ class EmbeddingCache:
                 self._read_to = whole + len(fresh) * self.record.itemsize if synced else 0
                 self._seen = (st.st_ino, st.st_size, st.st_mtime_ns) if synced else None
                 self._last_key = fresh[-1][0]
+
+    def _replace(self, table: np.ndarray) -> None:
+        """The file, which has another name (`ln ~/.bashrc .memdir/embeddings/<model>.bin` by anyone who can write
+        the folder, or a `cp -al` backup), replaced by rename with `table` alone: cut to whole records and appended
+        through, that other file would be changed. Checked on the opened descriptor, so no swap after a check. The
+        old records are not carried over (they may be that other file's bytes); their memories are embedded again."""
+        safefs_write.write_bytes(self.root, self.rel, table.tobytes(), durable=False)
+        self.rows, self._seen, self._read_to, self._last_key = {}, None, 0, b""
+        self._sync()
 
     def compact(self, live: set[bytes] | Callable[[], set[bytes]]) -> int:
         """Rewrite the file without records no memory has any more; returns how many were dropped.

@@ -209,10 +209,20 @@ def memory_type(fields: dict[str, object]) -> str | None:
 
 def modified_of(fields: dict[str, object]) -> str | None:
     """The time the memory says it was saved: `metadata.modified` (Claude Code 2.1.x, what memdir writes), else a
-    top-level `modified`; None when it has none."""
+    top-level `modified`, in UTC as `2026-03-28T10:30:00Z` (one form, so stamps compare as strings and show inert);
+    None when it has none, or what it has is no time (a planted list, 10 KB of text, a year past 9999 in UTC)."""
+    from datetime import UTC, datetime
+
     metadata = fields.get("metadata")
     found = metadata.get("modified") if isinstance(metadata, dict) else fields.get("modified")
-    return str(found) if found else None
+    if not found:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(found).strip())
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: 9999-12-31T23:59:59-01:00 is past the calendar in UTC
+        return None
+    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"  # year 1 as 0001, unlike strftime's %Y
 
 
 def is_nested_form(fields: dict[str, object]) -> bool:

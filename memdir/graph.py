@@ -17,6 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from memdir import constants as C
 from memdir.decisions import Decision, Relation, append_lines, lock_for
@@ -86,10 +87,29 @@ class Graph:
                 "relations": [strip(r) for r in self.relations.values()]}
 
 
+def open_read(path: Path) -> BinaryIO:
+    """`path` opened for reading, when it is a regular file (a link to one is followed: MEMDIR_GRAPH_FILE may name
+    the user's own). A FIFO planted at the graph or its queue made open() wait for a writer that never comes (`memdir
+    status`, the Stop worker's flush); a device reads for ever. FileNotFoundError when it is missing; UnsafePath, one
+    line naming it, when it is anything else. The caller closes it."""
+    import stat
+
+    from memdir import safefs
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise safefs.UnsafePath(f"{path} is {safefs.kind_of(mode)}; memdir keeps a regular file there: remove it")
+    if hasattr(os, "O_NONBLOCK"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 def load_graph(path: Path) -> Graph:
     graph = Graph()
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
+        handle = open_read(path)
     except FileNotFoundError:
         return graph
     with handle:
@@ -184,7 +204,7 @@ def _read_ops(path: Path) -> tuple[list[dict], int]:
     ops: list[dict] = []
     corrupt = 0
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - `with handle:` below closes it; only opening may mean "missing"
+        handle = open_read(path)
     except FileNotFoundError:
         return ops, 0
     with handle:
@@ -296,6 +316,13 @@ def writable_problem(path: Path) -> str:
         return f"{probe_dir} is not a folder"
     try:
         if path.exists():
+            import stat
+
+            from memdir import safefs
+
+            mode = path.stat().st_mode
+            if not stat.S_ISREG(mode):  # a FIFO: opened for writing, it would wait for a reader
+                return f"{path} is {safefs.kind_of(mode)}; memdir keeps a regular file there: remove it"
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
             os.close(fd)
         probe = probe_dir / f".memdir-probe-{os.getpid()}"

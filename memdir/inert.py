@@ -70,7 +70,7 @@ _EMOJI_BASES_ELSE = frozenset("0123456789#*\u203c\u2049\u2139\u3030\u303d")
 def _selector_fits(base: str, selector: str) -> bool:
     """Whether a variation selector after `base` is one real text writes there: U+FE0E/FE0F (text or emoji
     style) after an emoji's base; an ideographic variation selector (U+E0100-E01EF), or a standardized one
-    (U+FE00-FE0D), after a CJK ideograph; U+FE00 after a mathematical symbol; a Mongolian free variation selector
+    (U+FE00-FE03), after a CJK ideograph; U+FE00 after a mathematical symbol; a Mongolian free variation selector
     after a Mongolian letter. Anywhere else it changes nothing a reader sees, and can only carry data."""
     import unicodedata
 
@@ -81,6 +81,8 @@ def _selector_fits(base: str, selector: str) -> bool:
         return 0x1820 <= ord(base) <= 0x18AA and unicodedata.category(base) == "Lo"
     if code == 0xFE00 and not base.isascii() and unicodedata.category(base) == "Sm":
         return True
+    if 0xFE04 <= code <= 0xFE0D:  # standardized variants of CJK ideographs use VS1-VS4 (U+FE00-FE03) only
+        return False
     return unicodedata.name(base, "").startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"))
 
 
@@ -96,6 +98,8 @@ def _escaped_run(match: re.Match[str]) -> str:
 
 
 def _unhidden(text: str) -> str:
+    """Before the controls are escaped: a selector's base is the character as written ("\\x01" escaped first would end
+    in a keycap's digit, and the U+FE0F after it would stay)."""
     return re.sub(_HIDDEN, _escaped_run, text) if _may_hide(text) else text
 
 
@@ -103,7 +107,7 @@ def one_line(text: str) -> str:
     """`text` on one line, with nothing in it a terminal or a reader would take as control."""
     if text.isprintable() and not _may_hide(text):  # the common case: no work
         return text.strip()
-    return _unhidden(re.sub(_UNSAFE, _escaped, re.sub(_BREAKS, " ", text))).strip()
+    return re.sub(_UNSAFE, _escaped, _unhidden(re.sub(_BREAKS, " ", text))).strip()  # selectors first: see _unhidden
 
 
 def block(text: str) -> str:
@@ -112,7 +116,7 @@ def block(text: str) -> str:
     printable = text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()  # a body's usual case
     if printable and not _may_hide(text):
         return text  # every character _UNSAFE_IN_BLOCK escapes (and a CRLF's CR) is one isprintable() refuses
-    return _unhidden(re.sub(_UNSAFE_IN_BLOCK, _escaped, text.replace("\r\n", "\n")))
+    return re.sub(_UNSAFE_IN_BLOCK, _escaped, _unhidden(text.replace("\r\n", "\n")))
 
 
 def _json_escaped(match: re.Match[str]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 
 from memdir import inert
 from memdir.scan import Header
@@ -37,21 +36,10 @@ def own_times(headers: list[Header]) -> dict[str, str]:
             head = safefs.read_bytes(root, h.rel_path, HEAD_BYTES, prefix=True).decode("utf-8-sig", errors="replace")
         except OSError:
             continue
-        stamp = _as_shown(modified_of(parse_header(head).fields))
+        stamp = modified_of(parse_header(head).fields)
         if stamp is not None:
             found[h.rel_path] = stamp
     return found
-
-
-def _as_shown(stamp: str | None) -> str | None:
-    if not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.strip())
-    except ValueError:
-        return None
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return moment.strftime(SHOWN)
 
 
 def manifest_line(h: Header, when: str | None = None) -> str:

@@ -28,9 +28,12 @@ class TierHealth:
 
 
 def _lines(path: Path) -> int:
+    """Non-blank lines of the queue; a FIFO or device there raises UnsafePath (graph.open_read), for the reason."""
     try:
-        with open(path, "rb") as handle:
+        with graph.open_read(path) as handle:
             return sum(1 for raw in handle if raw.strip())
+    except safefs.UnsafePath:
+        raise
     except OSError:
         return 0
 
@@ -44,7 +47,10 @@ def _dir_problem(folder: Path) -> str:
 def graph_health(folder: Path) -> TierHealth:
     name = "1 graph"
     path, queue = graph.graph_path(folder), graph.queue_path(folder)
-    depth = _lines(queue)
+    try:
+        depth = _lines(queue)
+    except safefs.UnsafePath as exc:
+        return TierHealth(name, "degraded", str(exc))
     if not path.exists() and not queue.exists() and not folder.is_dir():
         return TierHealth(name, "unavailable", f"no decisions folder {folder} yet: nothing captured yet")
     problem = graph.writable_problem(path)

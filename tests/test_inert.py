@@ -61,6 +61,24 @@ def test_one_selector_per_letter_is_shown_escaped_where_it_means_nothing():
     assert one_line(real) == real and block(real) == real
 
 
+def test_a_selector_after_a_character_shown_escaped_is_escaped_too():
+    """hostile23: the selector's base was looked at after the controls were escaped, so "\\x01" before it read as a
+    keycap's digit and U+FE0F stayed hidden after a control character or a Unicode tag (whose escapes end in a
+    digit). The base is the character as written: a control or a tag is no emoji."""
+    for smuggled in ("\x01\ufe0f", "\x11\ufe0e", "\U000e0041\ufe0f", "\u2061\ufe0f", "\x7f\ufe0f"):
+        for shown in (one_line("a" + smuggled), block("a" + smuggled)):
+            assert not re.search("[\ufe00-\ufe0f]", shown), shown
+
+
+def test_only_the_standardized_selectors_stay_after_a_cjk_ideograph():
+    """Unicode's standardized variants of CJK ideographs use VS1-VS4 (U+FE00-FE03) at most; U+FE04-FE0D after an
+    ideograph is meaningful nowhere, and was kept: 10 more values a reader never sees on every ideograph."""
+    for code in range(0xFE04, 0xFE0E):
+        assert one_line(f"\u6f22{chr(code)}\u5b57") == f"\u6f22\\u{code:04x}\u5b57"
+    kept = "\u8c48\ufe00 \u6ff4\ufe01 \u4e0e\ufe02 \u4e0e\ufe03"
+    assert one_line(kept) == kept and block(kept) == kept
+
+
 def test_block_keeps_lines_and_tabs_only():
     assert block("one\r\ntwo\tcol\nthree\rover\u2028x\x1b") == "one\ntwo\tcol\nthree\\x0dover\\u2028x\\x1b"
     assert block("fine\nlines") == "fine\nlines"

@@ -232,3 +232,24 @@ def test_doctor_and_the_log_tail_never_wait_on_a_fifo_where_a_log_goes(tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     for name in LOGS:
         assert f"[error] {C.STATE_DIRNAME}/{name}: is a FIFO" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("rel", [f"{C.STATE_DIRNAME}/{C.DECISION_INBOX}",
+                                 f"{C.STATE_DIRNAME}/{C.DECISIONS_DIRNAME}/{C.DECISIONS_JOURNAL}"])
+def test_doctor_names_a_hard_link_at_the_decision_inbox_or_journal(tmp_path, rel):
+    """hostile23: the prompt hook refuses a decision inbox with a second name and says nothing (it never costs the
+    user a prompt), and the Stop worker the journal: every prompt then went uncaptured, and doctor, which names a hard
+    link at a log, did not look there (a `cp -al` backup of the folder is enough)."""
+    import os
+
+    from memdir.doctor import check, healthy
+    from memdir.store import MemoryStore
+
+    memory = tmp_path / "memory"
+    (memory / rel).parent.mkdir(parents=True)
+    (memory / rel).write_text('{"prompt": "x"}\n', encoding="utf-8")
+    os.link(memory / rel, tmp_path / "backup.jsonl")
+    findings = check(MemoryStore(memory))
+    named = [f for f in findings if f.path == rel]
+    assert len(named) == 1 and not healthy(findings), [f.as_dict() for f in findings]
+    assert "2 hard links" in named[0].message and "\n" not in named[0].message

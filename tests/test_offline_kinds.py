@@ -91,3 +91,35 @@ def test_chinese_and_japanese_sentences_end_at_their_own_stops():
     assert prose.sentences("这是什么？以后总是用pnpm。") == ["这是什么？", "以后总是用pnpm。"]
     # a question no longer carries the rule said after it with it, nor hides it
     assert [d.rule for d in _drafts("这是什么？以后总是用pnpm。")] == ["以后总是用pnpm。"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "One thing that I never use is Docker Desktop, I run podman.",
+    "Just so you know, what I don't use is yarn, always npm.",
+    "The editor that I never use is Emacs, so don't suggest it.",
+    "Lo que no uso es Docker Desktop.",
+    "O que eu não uso é o Docker Desktop.",
+    "То, что я не использую, — это Docker Desktop.",
+    "我不用的工具是 Docker Desktop",
+])
+def test_a_tool_the_user_does_without_named_after_a_relative_clause_is_kept(sentence):
+    """hostile23: "the shortcuts that I don't use" says which shortcuts (set 16), but "what I don't use is yarn" names
+    the tool the user does without: the relative clause is followed by "is" and the tool. Dropped by the rule for
+    the first; kept, in each language the rule reads."""
+    from memdir.stages.extractor.offline_user import about_the_user
+
+    assert about_the_user(sentence) == "tools"
+
+
+@pytest.mark.parametrize("sentence", [
+    "Delete the shortcuts that I don't use.",
+    "ok and let's delete the shortcuts that I don't use now. list every one of them and I'll tell you",
+    "Remove the plugins that I don't use, they are slow.",
+    "Supprime les raccourcis que je n'utilise pas.",
+    "Удали ярлыки, которые я не использую.",
+    "删掉我不用的快捷键",
+])
+def test_which_things_a_relative_clause_picks_is_still_no_tool(sentence):
+    from memdir.stages.extractor.offline_user import about_the_user
+
+    assert about_the_user(sentence) is None

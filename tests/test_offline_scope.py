@@ -199,6 +199,14 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
     "Our roadmap lives at https://linear.app/acme/board",
     # handed over with what it is (set 12)
     "okay can u see https://github.com/acme/steelquote the current version is this C:\\Users\\me\\repos\\Login_Page",
+    # hostile23: what it is, said with a contraction or in the languages whose "look at" the rule reads
+    "Look at https://grafana.acme.dev/d/api, that's the dashboard we watch during deploys.",
+    "Check out https://grafana.acme.dev/d/api, it's the dashboard we watch during deploys.",
+    "Mira https://grafana.acme.dev/d/api, es el panel que vigilamos en cada despliegue.",
+    "Regarde https://grafana.acme.dev/d/api, c'est le tableau qu'on surveille pendant les déploiements.",
+    "Olha https://grafana.acme.dev/d/api, é o painel que a gente acompanha em cada deploy.",
+    "Schau dir https://grafana.acme.dev/d/api an, das ist das Dashboard für jedes Deployment.",
+    "Посмотри https://grafana.acme.dev/d/api — это дашборд, за которым мы следим при деплое.",
 ])
 def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike

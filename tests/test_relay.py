@@ -301,6 +301,26 @@ def test_a_run_that_fails_after_a_miss_still_leaves_the_miss_on_disk(tmp_path, m
     assert (misses / "0001.diff").read_text(encoding="utf-8").count("+Remember that releases go out on Wednesdays.") == 1
 
 
+def test_misses_answered_by_an_api_are_written_as_they_happen_not_held(tmp_path, monkeypatch):
+    """hostile23: every miss (its request twice, its diff, the nearest answer: about four requests' size) was held in
+    memory until the run's end, to keep it from a blind answerer with file access. An API reads no file, and a run
+    replayed after a prompt change with `--engine anthropic` behind it misses on every request: thousands held. Only
+    a relay's misses wait; an API's are written at once, as before hostile22."""
+    from memdir.evals import model_loop as loop_module
+
+    cassette, changed, nothing = _record_then_change(tmp_path)
+    api_answer = {"id": "msg_api", "type": "message", "role": "assistant", "model": "m", "content": nothing["content"],
+                  "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    monkeypatch.setattr(loop_module, "_fallback", lambda engine, relay_dir: (lambda *_: api_answer, None))
+    misses = tmp_path / "m2"
+    with model_loop("anthropic", relay_dir=None, record=None, replay=str(cassette), misses=misses) as loop:
+        result = _extract(changed, tmp_path / "b", loop)
+        assert result.status == "nothing", result.reason
+        assert sorted(p.name for p in misses.iterdir()) == ["0001.diff", "0001.nearest-response.json",
+                                                            "0001.request.json", "0001.request.md"]
+        loop.finish()
+
+
 def test_replay_alone_fails_on_a_request_it_lacks(tmp_path):
     cassette = tmp_path / "cassette"
     cassette.mkdir()
