@@ -151,15 +151,8 @@ def judge(new_text: str, old_text: str, sources: list[Source], excused: frozense
                            f"{len(added)} terms are the user's, {len(only_other)} appear only in "
                            f"{_where_terms(only_other, others)}{f' ({shown})' if shown else ''} and "
                            f"{verdict.counts['neither']} nowhere in the conversation; save only what the user "
-                           f"said or asked for{'' if only_other else _REWORDED}")
+                           "said or asked for")
     return verdict
-
-
-# A memory refused for words nobody said (a terse "em ptbr" saved as "responder em português do Brasil": relay16) can
-# stand on the user's words with the meaning given after Why/How (_explained). Not said when other text holds its
-# words: that is where a planted instruction comes from, and its remedy is to leave it out.
-_REWORDED = (f": keep the name, description and rule in the user's own words, and say what they mean after "
-             f"{C.WHY_PREFIX} or {C.HOW_PREFIX}")
 
 
 def _quoted(found: str, text: str, limit: int = 40) -> str:
