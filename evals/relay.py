@@ -36,6 +36,7 @@ from memdir.record import Record
 TIMEOUT_ENV = "MEMDIR_RELAY_TIMEOUT"
 DEFAULT_TIMEOUT = 1800.0
 POLL_SECONDS = 0.2
+SHUTDOWN_POLL_SECONDS = 0.05  # the loopback's serve_forever: how soon a finished run's server is gone
 SETTLE_SECONDS = 1.0  # an answer file that fails to parse this soon after a write may be half written
 
 
@@ -84,7 +85,9 @@ class LoopbackAPI:
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, name="memdir-eval-loopback", daemon=True)
+        # Polled every 50 ms for shutdown, not every 500: each run's end waited up to half a second for it.
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(SHUTDOWN_POLL_SECONDS,),
+                                       name="memdir-eval-loopback", daemon=True)
 
     @property
     def url(self) -> str:

@@ -65,6 +65,7 @@ SEND_SECONDS = 10.0
 TAKEN = b" "
 LINGER_SECONDS = 1.0  # after an error reply: how long unread bytes are dropped before closing
 ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept (EMFILE...): a pause, not a busy loop
+ACCEPT_WAKE_SECONDS = 1.0  # how often the accept loop looks at the idle clock (or the idle time, when shorter)
 
 
 def _read_request(conn: socket.socket) -> dict:
@@ -181,7 +182,7 @@ def claim(path: str) -> int | None:
     return None
 
 
-def _listen(path: str) -> socket.socket | None:
+def _listen(path: str, wake: float) -> socket.socket | None:
     """Bind aside, then rename into place: a half-started server is never found. The rename replaces
     only a dead server's leftover (the lock proves none is alive)."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -196,7 +197,7 @@ def _listen(path: str) -> socket.socket | None:
         with contextlib.suppress(OSError):
             os.unlink(aside)
         return None
-    listener.settimeout(1.0)
+    listener.settimeout(wake)
     return listener
 
 
@@ -248,7 +249,7 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
             clients.get(effective_env({}), Settings.from_env().recall_timeout)
     embedder = load_embedder(scan_folder)  # the dense model (numpy + weights), the other cost paid once here
     _preload()
-    listener = _listen(path)
+    listener = _listen(path, min(ACCEPT_WAKE_SECONDS, max(idle, 0.05)))  # a short idle ends no later than asked
     if listener is None:
         os.close(lock)
         return

@@ -236,7 +236,7 @@ class ScriptedAPI:
         self._lock = threading.Lock()
         self.server = _Server(self)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)  # quick shutdown
 
     def _model(self, request: Request) -> str:
         return (request.body or {}).get("model") or self.model
