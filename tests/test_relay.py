@@ -206,16 +206,21 @@ def test_recording_the_real_api_forwards_the_request_with_its_key(tmp_path, monk
     assert entry.request == normalise(upstream.requests[0], {str(memory): "<memory-dir>"})
 
 
-def test_rerecording_asks_only_for_what_changed_shows_the_diff_and_drops_the_stale_answer(tmp_path, capsys):
+def _record_then_change(tmp_path: Path) -> tuple[Path, Path, dict]:
+    """A cassette recorded for "Tuesdays", and a transcript now saying "Wednesdays": a request it lacks."""
     cassette, relay = tmp_path / "cassette", tmp_path / "relay"
     nothing = {"content": [{"type": "text", "text": "Nothing to save."}]}
     with model_loop("relay", relay_dir=str(relay), record=str(cassette), replay=None, misses=tmp_path / "m1") as loop:
         Model(relay, [nothing]).start()
         _extract(_transcript(tmp_path, "Remember that releases go out on Tuesdays."), tmp_path / "a", loop)
         loop.finish()
-    [old] = Cassette(cassette).entries.values()
+    return cassette, _transcript(tmp_path, "Remember that releases go out on Wednesdays."), nothing
 
-    changed = _transcript(tmp_path, "Remember that releases go out on Wednesdays.")
+
+def test_rerecording_asks_only_for_what_changed_shows_the_diff_and_drops_the_stale_answer(tmp_path, capsys):
+    cassette, changed, nothing = _record_then_change(tmp_path)
+    relay = tmp_path / "relay"
+    [old] = Cassette(cassette).entries.values()
     shown: list[str] = []
 
     def answer_the_changed_request() -> None:  # the relay numbers on after the first run's 0001
@@ -242,17 +247,6 @@ def test_rerecording_asks_only_for_what_changed_shows_the_diff_and_drops_the_sta
     assert log.index(asked) < log.index(f"nearest recorded request, and that request's answer, are in {tmp_path / 'm2'}")
     assert removed == [old.path] and not old.path.exists()
     assert [e.request["messages"][0]["content"][1]["text"].count("Wednesdays") for e in Cassette(cassette).entries.values()] == [1]
-
-
-def _record_then_change(tmp_path: Path) -> tuple[Path, Path, dict]:
-    """A cassette recorded for "Tuesdays", and a transcript now saying "Wednesdays": a request it lacks."""
-    cassette, relay = tmp_path / "cassette", tmp_path / "relay"
-    nothing = {"content": [{"type": "text", "text": "Nothing to save."}]}
-    with model_loop("relay", relay_dir=str(relay), record=str(cassette), replay=None, misses=tmp_path / "m1") as loop:
-        Model(relay, [nothing]).start()
-        _extract(_transcript(tmp_path, "Remember that releases go out on Tuesdays."), tmp_path / "a", loop)
-        loop.finish()
-    return cassette, _transcript(tmp_path, "Remember that releases go out on Wednesdays."), nothing
 
 
 def test_nothing_of_a_recorded_answer_is_on_disk_while_the_relay_answers(tmp_path):
