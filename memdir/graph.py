@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -92,18 +93,22 @@ def open_read(path: Path) -> BinaryIO:
     the user's own). A FIFO planted at the graph or its queue made open() wait for a writer that never comes (`memdir
     status`, the Stop worker's flush); a device reads for ever. FileNotFoundError when it is missing; UnsafePath, one
     line naming it, when it is anything else. The caller closes it."""
-    import stat
-
     from memdir import safefs
 
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise safefs.UnsafePath(f"{path} is {safefs.kind_of(mode)}; memdir keeps a regular file there: remove it")
+        raise safefs.UnsafePath(_not_a_file(path, mode))
     if hasattr(os, "O_NONBLOCK"):
         os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def _not_a_file(path: Path, mode: int) -> str:
+    from memdir import safefs
+
+    return f"{path} is {safefs.kind_of(mode)}; memdir keeps a regular file there: remove it"
 
 
 def load_graph(path: Path) -> Graph:
@@ -316,13 +321,9 @@ def writable_problem(path: Path) -> str:
         return f"{probe_dir} is not a folder"
     try:
         if path.exists():
-            import stat
-
-            from memdir import safefs
-
             mode = path.stat().st_mode
             if not stat.S_ISREG(mode):  # a FIFO: opened for writing, it would wait for a reader
-                return f"{path} is {safefs.kind_of(mode)}; memdir keeps a regular file there: remove it"
+                return _not_a_file(path, mode)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
             os.close(fd)
         probe = probe_dir / f".memdir-probe-{os.getpid()}"
