@@ -94,8 +94,8 @@ def _dream(memory_dir: Path, *, settings: Settings | None, engine: str | None, t
         from memdir.stages.extractor.agent import run_agent
 
         toolbox = Toolbox(memory_dir, dry_run=dry_run, source="dream")
-        before = {h.rel_path for h in scan(memory_dir).headers}
         existing = scan(memory_dir).headers
+        before = {h.rel_path for h in existing}
         first = render("dream_user.j2", manifest=manifest(existing, times=own_times(existing)), entries=todo)
         try:
             run = run_agent([], toolbox, settings, today=today, client=client, mode="dream", first_message=first)
