@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 # Imports are inside the handlers: building the parser happens on every `memdir` command, and the
@@ -18,6 +17,7 @@ def run_realdata(args) -> int:
     from memdir.evals.model_loop import model_loop
     from memdir.evals.realdata import EvalError, render, run_folder, run_suite
     from memdir.evals.realdata_path import locate_realdata, missing_reason
+    from memdir.evals.run_folder import new_run_folder
     from memdir.evals.runner import prompt_variant
 
     root = Path(args.data) if args.data else locate_realdata()
@@ -25,7 +25,7 @@ def run_realdata(args) -> int:
         print(f"memdir eval: {missing_reason()}", file=sys.stderr)
         return 2
     requested = args.engine or "auto"
-    out = Path(args.out) / (time.strftime("%Y%m%d-%H%M%S") + f"-realdata-{requested}")
+    out = new_run_folder(Path(args.out), f"realdata-{requested}")  # its own before anything (a miss) is written
     with prompt_variant(args.variant), model_loop(requested, relay_dir=args.relay_dir, record=args.record,
                                             replay=args.replay, misses=out / "replay-misses") as loop:
         engine = "llm" if loop is not None else choose_engine(requested)
@@ -44,7 +44,6 @@ def run_realdata(args) -> int:
                 print(f"memdir eval: removed {removed}: a request memdir no longer sends", file=sys.stderr)
     report["engine"] = loop.label(requested) if loop is not None else engine
     text = render(report)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "summary.md").write_text(text, encoding="utf-8")
     (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     print(text, end="")
@@ -73,6 +72,7 @@ def run(args) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.evals.cases import SUITES, load_suite
     from memdir.evals.report import summary
+    from memdir.evals.run_folder import new_run_folder
     from memdir.evals.runner import Progress, run_cases, write_results
 
     settings = Settings.from_env().with_overrides(
@@ -89,8 +89,8 @@ def run(args) -> int:
         problems += bad
     for problem in problems:
         print(f"memdir eval: {problem.file}: {problem.message}", file=sys.stderr)
-    run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{engine}" + (f"-{Path(args.variant).name}" if args.variant else "")
-    out = Path(args.out) / run_id
+    out = new_run_folder(Path(args.out), engine + (f"-{Path(args.variant).name}" if args.variant else ""))
+    run_id = out.name
     jobs = len(cases) * args.repeat
     print(f"memdir eval: {len(cases)} cases x {args.repeat} on the {engine} engine -> {out}", file=sys.stderr)
     records = run_cases(cases, engine=engine, settings=settings, repeat=args.repeat, concurrency=args.concurrency,

@@ -11,7 +11,6 @@ are still in the folder or in its history).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from memdir import constants as C
@@ -73,14 +72,14 @@ def run(args) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.errors import MemdirError
     from memdir.evals.model_loop import model_loop
+    from memdir.evals.run_folder import new_run_folder
 
     folder = Path(args.folder).expanduser()
     if not folder.is_dir():
         print(f"memdir eval consolidate: {folder}: not a folder; pass a memory folder", file=sys.stderr)
         return 2
     requested = args.engine or "auto"
-    out = Path(args.out) / (time.strftime("%Y%m%d-%H%M%S") + f"-consolidate-{requested}")
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_run_folder(Path(args.out), f"consolidate-{requested}")
     with model_loop(requested, relay_dir=args.relay_dir, record=args.record, replay=args.replay,
                     misses=out / "replay-misses") as loop:
         engine = "llm" if loop is not None else choose_engine(requested)

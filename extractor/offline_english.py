@@ -103,6 +103,11 @@ _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples
 # "okay can u see <repo url> the current version is this C:\\...": what the user says of it is kept (set 12).
 _SAYS_WHAT_IT_IS = re.compile(r"\b(?:is|are|was|were|lives?|holds?|has|have|(?:it|that|this)['’]s|"
                               r"es|c['’]est|é|ist|это)(?!\w)", re.I)  # ... and in the languages _LOOK_NOW reads
+# "Open <url>: the latency dashboard for the API": a colon right after the link, then a label that opens as a thing
+# does (an article or "our"), says what it is too; "Open <url>: we need to fix it" goes on with the request.
+_LABEL_AFTER_COLON = re.compile(r"^\s*:\s*(?:the|an?|our|my|your|their|el|la|los|las|una?|nuestr[oa]s?|o|os|as|uma?|"
+                                r"noss[oa]s?|le|les|une|notre|nos|der|die|das|eine?|unser[e]?|nasz[aey]?|наш[аие]?)\s",
+                                re.I)
 
 
 def handed_over_to_look(sentence: str) -> bool:
@@ -110,7 +115,8 @@ def handed_over_to_look(sentence: str) -> bool:
     if not _LOOK_NOW.match(facts.URL.sub(" ", sentence).strip(" \t,:;-—")):
         return False
     links = list(facts.URL.finditer(sentence))
-    return not (links and _SAYS_WHAT_IT_IS.search(sentence[links[-1].end():]))
+    after = sentence[links[-1].end():] if links else ""
+    return not (_SAYS_WHAT_IT_IS.search(after) or _LABEL_AFTER_COLON.match(after))
 # "Sprint should be capitalized throughout": a norm for the work, when said to hold beyond the moment.
 _NORM = re.compile(r"\b(?:should|must|has to|have to|needs? to)\b", re.I)
 # A standing rule is said in a breath: a 60-word run-on with "need to" and "by default" in it is the task (set 14).

@@ -244,7 +244,9 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
 
 
 # --- pointers into external systems ---------------------------------------------------------------------------------
-URL = re.compile(r"https?://[^\s)>\]\"']+", re.I)  # "Https://...": a sentence's first word is capitalised
+# "Https://...": a sentence's first word is capitalised. A link never ends in a colon: "Open <url>: the latency
+# dashboard" puts a label after it, and a colon the link goes on from (a port, "wiki/Help:Contents") stays in.
+URL = re.compile(r"https?://[^\s)>\]\"']*[^\s)>\]\"':]", re.I)
 TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
 REFERENCE_HINT = re.compile(

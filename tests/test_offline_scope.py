@@ -166,6 +166,11 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     "Https://github.com/acme/skill-tool 分析一下這個是要怎麼用",
     "ok, have a look at https://github.com/acme/widgets",
     "Mira este repo: https://github.com/acme/widgets",
+    # after the link, a colon and more of the request: no label saying what it is (mend25)
+    "Open https://grafana.acme.dev/d/abc - we need to fix it",
+    "Open https://grafana.acme.dev/d/abc: we need to fix it",
+    "Open https://grafana.acme.dev/d/abc: fix the latency panel",
+    "Open http://localhost:3000/d/abc and fix the latency panel",
     # which things, not what the user works with (set 16)
     "ok and let's delete the shortcuts that I don't use now. list every one of them and I'll tell you",
     "Supprime les raccourcis que je n'utilise pas.",
@@ -207,11 +212,29 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
     "Olha https://grafana.acme.dev/d/api, é o painel que a gente acompanha em cada deploy.",
     "Schau dir https://grafana.acme.dev/d/api an, das ist das Dashboard für jedes Deployment.",
     "Посмотри https://grafana.acme.dev/d/api — это дашборд, за которым мы следим при деплое.",
+    # mend25: a colon after the link, then a label saying what it is (the link pattern had swallowed the colon)
+    "Open https://grafana.acme.dev/d/abc: the latency dashboard for the API.",
+    "Open http://localhost:3000/d/abc: our latency dashboard",
+    "Mira https://grafana.acme.dev/d/api: el panel de latencia de la API.",
 ])
 def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike
     "look at <url> and tell me what you think" (found on the blind fresh6 set: this rule had dropped it)."""
     assert [d.kind for d in _drafts(pointer)] == ["pointer"]
+
+
+@pytest.mark.parametrize("text, link", [
+    ("Open https://grafana.acme.dev/d/abc: the latency dashboard", "https://grafana.acme.dev/d/abc"),
+    ("Open http://localhost:3000/d/abc: the latency dashboard", "http://localhost:3000/d/abc"),
+    # a colon inside the link, followed by a port or more of its path, is the link's own
+    ("Open http://localhost:3000 now", "http://localhost:3000"),
+    ("Open https://grafana.acme.dev:8443/d/abc now", "https://grafana.acme.dev:8443/d/abc"),
+    ("See https://en.wikipedia.org/wiki/Help:Contents for the rules", "https://en.wikipedia.org/wiki/Help:Contents"),
+])
+def test_a_colon_ends_a_link_only_when_nothing_of_the_link_follows(text, link):
+    """mend25: the colon after "Open <url>:" was read as the link's last character, so the label after it was not
+    read as saying what the link is. A colon followed by a port or path stays in the link."""
+    assert facts.URL.findall(text) == [link]
 
 
 @pytest.mark.parametrize("rule", [
