@@ -42,6 +42,7 @@ def test_two_case_runs_in_one_second_each_write_their_own_folder(cli, tmp_path, 
     assert all((runs / name / "summary.md").is_file() and (runs / name / "results.jsonl").is_file() for name in folders)
 
 
+@pytest.mark.slow  # two replays, ~2 s: the folder race below shows the same in the default suite
 def test_two_replays_that_miss_in_one_second_keep_their_own_misses(realdata, cli, tmp_path, one_second, monkeypatch):
     """The misses folder is inside the run folder: each run's diff shows its own changed prompt."""
     monkeypatch.delenv("MEMDIR_MEMORY_FORM", raising=False)  # as the cassette was recorded

@@ -171,6 +171,7 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     "Open https://grafana.acme.dev/d/abc: we need to fix it",
     "Open https://grafana.acme.dev/d/abc: fix the latency panel",
     "Open http://localhost:3000/d/abc and fix the latency panel",
+    "Alright can u see https://github.com/acme/logistics-map: the repo",  # a label that names only the link's kind
     # which things, not what the user works with (set 16)
     "ok and let's delete the shortcuts that I don't use now. list every one of them and I'll tell you",
     "Supprime les raccourcis que je n'utilise pas.",
