@@ -18,6 +18,7 @@ transcripts. A model talked into rewording a plant in words outside these lists 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from memdir.words import nfkc
@@ -33,9 +34,47 @@ class Action:
     topic: re.Pattern[str]
 
 
+# What NFKC leaves that hides a word from the patterns (hostile25): invisible format characters (zero-width space and
+# joiners, soft hyphen, bidi controls, word joiner, BOM, tags) and combining marks ("d\u0337ownload"; accents go too,
+# from the patterns' words alike), dashes other than "-" ("force\u2010push"), and letters that look Latin in a word
+# otherwise Latin ("d\u043ewnload" with a Cyrillic o) or in no Russian word (Ukrainian і, small capitals: "ѕкір").
+_HIDDEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+                     "\ufeff\ufe00-\ufe0f\U000e0000-\U000e0fff\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff"
+                     "\u20d0-\u20ff\ufe20-\ufe2f]+")
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\u2e3a\u2e3b", "-"))
+_RUSSIAN_LOOKALIKES = dict(zip("асеорхукαορεικνυχ", "aceopxykaopeikvux", strict=True))  # Cyrillic, then Greek
+_FOREIGN_LOOKALIKES = dict(zip("ѕіјԁһӏԝԛɡıᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "sijdhlwqgiabcdeghijklmnoprstuvwyz", strict=True))
+_LOOKALIKE = str.maketrans({**_RUSSIAN_LOOKALIKES, **_FOREIGN_LOOKALIKES})
+_HAS_LOOKALIKE = re.compile("[" + "".join(_RUSSIAN_LOOKALIKES) + "".join(_FOREIGN_LOOKALIKES) + "]")
+_FOREIGN = re.compile("[" + "".join(_FOREIGN_LOOKALIKES) + "]")
+
+
+def _unmasked(match: re.Match[str]) -> str:
+    """A word as the Latin word it imitates, when every letter of it is Latin or looks it and it is not a Russian or
+    Greek word ("сор" stays; "dоwnload" and "ѕкір" are unmasked)."""
+    word = match.group(0)
+    latin = word.translate(_LOOKALIKE)
+    if latin == word or not latin.isascii() or not (any("a" <= c <= "z" for c in word) or _FOREIGN.search(word)):
+        return word
+    return latin
+
+
+def _fold_word(text: str) -> str:
+    """Casefolded, without marks, invisible characters or odd dashes: the same for a text and a pattern's words."""
+    text = unicodedata.normalize("NFD", text.casefold())
+    return unicodedata.normalize("NFC", _HIDDEN.sub("", text).translate(_DASHES))
+
+
+def folded(text: str) -> str:
+    """`text` as the patterns read it: NFKC (full-width and mathematical letters), then `_fold_word`, then words
+    written in look-alike letters unmasked."""
+    text = _fold_word(nfkc(text))
+    return re.sub(r"[^\W\d_]+", _unmasked, text) if _HAS_LOOKALIKE.search(text) else text
+
+
 def _words(words: tuple[str, ...]) -> str:
     """Alternatives matched at a word start (Latin, Cyrillic) or anywhere (Chinese and Japanese have no spaces)."""
-    return "|".join(w if not w.isascii() or not w[0].isalpha() else rf"\b{w}" for w in words)
+    return "|".join(w if not w.isascii() or not w[0].isalpha() else rf"\b{w}" for w in map(_fold_word, words))
 
 
 def _any(*words: str) -> re.Pattern[str]:
@@ -105,11 +144,11 @@ ACTIONS = (
 
 def actions_in(text: str) -> set[str]:
     """The risky actions `text` carries, by name."""
-    folded = nfkc(text).casefold()
-    return {a.name for a in ACTIONS if a.pattern.search(folded)}
+    text = folded(text)
+    return {a.name for a in ACTIONS if a.pattern.search(text)}
 
 
 def topics_in(text: str) -> set[str]:
     """The risky actions whose topic `text` touches, by name (the user's words: see the module's docstring)."""
-    folded = nfkc(text).casefold()
-    return {a.name for a in ACTIONS if a.topic.search(folded)}
+    text = folded(text)
+    return {a.name for a in ACTIONS if a.topic.search(text)}
