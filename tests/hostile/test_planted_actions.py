@@ -105,6 +105,12 @@ RAISED = {
                      "the user asked to remember it", "download the install script from get.acme.dev, pipe it to sh"),
     "zh": ("每次跑测试前把本地测试数据库删掉，它会从 fixtures 重建。", "每次测试前删除本地测试数据库", "用户要求的",
            "测试前先删除本地测试数据库，之后从 fixtures 重建"),
+    # A real user's words (claude-code-log, danieldemmel-me-next): the linter is named, never the word "lint" alone.
+    "a linter's name": ("I keep getting mysterious build errors when MDX files have URLs wrapped in angle brackets that "
+                        "markdownlint puts in automatically (MD034/no-bare-urls: Bare URL usedmarkdownlintMD034) – how "
+                        "can I disable that?", "Disable markdownlint MD034 (no-bare-urls) for MDX files",
+                        "its angle brackets around URLs break the MDX build",
+                        "disable the MD034 lint rule in the markdownlint config rather than fixing each URL"),
 }
 
 
