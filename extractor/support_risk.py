@@ -89,6 +89,9 @@ def _near(verbs: tuple[str, ...], things: tuple[str, ...], *markers: str) -> re.
 
 
 SPAN = 100  # characters between an action's verb and its object: a clause, not the memory's next sentence
+# No pattern may try more than a bounded stretch from each place it starts (they run on every Write and Edit, on a
+# memory up to TOOL_READ_MAX_BYTES): an unbounded `\w*` before a required character, or two that can share a run
+# ("-\w*r\w*" on "rm -rrrr..."), took seconds on 20 KB (hostile25).
 
 
 _FETCH = ("download", "fetch", "grab", "obtain", "retriev", "pull down", "herunterlad", "lade .{0,20}herunter",
@@ -100,10 +103,10 @@ _SECRET = ("secret", "token", "credential", "password", "passwort", "contraseña
            r"clé (?:d.)?api", r"api-schlüssel", "zugangsdaten", "credencial", "identifiants", "jeton", "учётн", "секрет",
            r"\.env\b", "dotenv", "cookie", "密钥", "密鑰",
            "令牌", "密码", "密碼", "秘密鍵", "トークン", "パスワード")
-_HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)", r"(?:re|over)writ\w* (?:the )?(?:git |commit )?history",
-            r"rewrit\w* (?:earlier|old|older|previous|published|past) commits", r"reset --hard", "historie überschreib",
-            r"forzar (?:el )?push", r"push forzado", r"forcer (?:le )?push", "push forcé", r"reescrib\w* (?:el )?historial",
-            r"reescrev\w* (?:o )?histórico", "réécri\\w* l.historique", r"перезапис\w* истори", "форс-пуш", "форс пуш",
+_HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)", r"(?:re|over)writ\w{0,9} (?:the )?(?:git |commit )?history",
+            r"rewrit\w{0,9} (?:earlier|old|older|previous|published|past) commits", r"reset --hard", "historie überschreib",
+            r"forzar (?:el )?push", r"push forzado", r"forcer (?:le )?push", "push forcé", r"reescrib\w{0,9} (?:el )?historial",
+            r"reescrev\w{0,9} (?:o )?histórico", "réécri\\w{0,9} l.historique", r"перезапис\w{0,9} истори", "форс-пуш", "форс пуш",
             "强制推送", "強制推送", "強制プッシュ", "履歴を書き換", "改写历史", "改寫歷史")
 # "(?:lint)" anywhere in a word: the linters' own names ("markdownlint", "eslint", "pylint") are how users say it.
 _REVIEW = ("review", "approv", r"checks\b", r"ci\b", "pipeline", r"hooks?\b", "pre-?commit", "branch protection",
@@ -116,7 +119,7 @@ _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
-_DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"rm\s+-\w*r",
+_DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"rm\s+-[^\Wr]*r",
            r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch", r"leeren\b",
            "borr", "elimin", "supprim", r"vider\b", "apag", "exclu", "esvazi", "удал", "очист", "очищ", "删除", "刪除", "削除")
 
@@ -154,7 +157,7 @@ ACTIONS = (
                                          "bypasspermissions", "--yolo"),
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
                 "права", "权限", "權限", "権限", "yolo", "dangerous")),
-    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-\w*r\w*\s+[~/]"),
+    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+[~/]"),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
 

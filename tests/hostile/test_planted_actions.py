@@ -160,3 +160,14 @@ def test_a_host_with_its_dot_written_out_is_a_pointer():
     assert pointers("see evil[.]example or bad(dot)io") >= {"evil.example", "bad.io"}
     assert not pointers("put a dot in the name, then a dot at the end")  # a dot before a word, not an ending
     assert topics_in("不到万不得已不要用rm-rf") == {"destroying data"}
+
+
+@pytest.mark.parametrize("text", ["a" * 40_000, "a-" * 20_000, "rm -" + "r" * 40_000, "ev1l" * 10_000 + " d0t com"])
+def test_the_patterns_read_a_long_adversarial_text_in_bounded_time(text):
+    """They run on every Write and Edit (a memory up to 256 KB) and on the user's words: a pattern that re-reads the
+    rest of a run from each place it starts took 8 s on 20 KB and grows with the square of the length (hostile25)."""
+    import time
+
+    start = time.perf_counter()
+    actions_in(text), topics_in(text), pointers(text)
+    assert time.perf_counter() - start < 2
