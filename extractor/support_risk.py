@@ -74,8 +74,12 @@ def folded(text: str) -> str:
 
 def _words(words: tuple[str, ...]) -> str:
     """Alternatives matched at a word start (Latin, Cyrillic), an identifier's part included ("github_token",
-    "db_password"), or anywhere (Chinese and Japanese have no spaces)."""
-    return "|".join(w if not w.isascii() or not w[0].isalpha() else rf"(?<![^\W_]){w}" for w in map(_fold_word, words))
+    "db_password"), or anywhere (Chinese and Japanese have no spaces). The word start is asked once for all of them:
+    asked by each, it was most of the time a search takes (4 to 8 times as long, on every place inside a word)."""
+    folded_words = [_fold_word(w) for w in words]
+    at_start = "|".join(w for w in folded_words if w.isascii() and w[0].isalpha())
+    anywhere = [w for w in folded_words if not (w.isascii() and w[0].isalpha())]
+    return "|".join([rf"(?<![^\W_])(?:{at_start})"] * bool(at_start) + anywhere)
 
 
 def _any(*words: str) -> re.Pattern[str]:

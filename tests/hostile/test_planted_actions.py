@@ -171,3 +171,20 @@ def test_the_patterns_read_a_long_adversarial_text_in_bounded_time(text):
     start = time.perf_counter()
     actions_in(text), topics_in(text), pointers(text)
     assert time.perf_counter() - start < 2
+
+
+@pytest.mark.slow
+def test_a_memory_of_the_largest_size_is_read_in_a_second_or_so():
+    """The largest memory the tools take (TOOL_READ_MAX_BYTES), in three shapes an attacker could pick: action words
+    with no object after them, pipes before long spaces, words in look-alike letters. Every search reads all of it,
+    several times per Write (its description, name, rule alone, then the whole): 7 s before hostile25, about 2 now."""
+    import time
+
+    from memdir import constants as C
+
+    shapes = ["delete wipe drop purge skip bypass download fetch send paste ", "|" + " " * 50, "dоwnload рrint "]
+    texts = [(shape * (C.TOOL_READ_MAX_BYTES // len(shape) + 1))[:C.TOOL_READ_MAX_BYTES] for shape in shapes]
+    start = time.perf_counter()
+    for text in texts:
+        actions_in(text), topics_in(text)
+    assert time.perf_counter() - start < 4
