@@ -123,7 +123,7 @@ _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
-_DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"rm\s+-[^\Wr]*r",
+_DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"get\w{0,3} rid of", r"rm\s+-[^\Wr]*r",
            r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch", r"leeren\b",
            "borr", "elimin", "supprim", r"vider\b", "apag", "exclu", "esvazi", "удал", "очист", "очищ", "删除", "刪除", "削除")
 
@@ -134,6 +134,10 @@ _SEND = ("send", "upload", r"post(?:ed|ing|s)?\b", r"past(?:e|es|ed|ing)\b", r"s
 # A push with its force written as a flag ("git push origin main -f", "mit --force auf main pushen", "+main").
 _PUSH = ("push", "пуш")
 _FORCE = ("--force", r"-f\b", r"force[ -]?flag", r"флаг\w{0,3} force", "форс", r"\s\+[\w/]")
+# A remote branch overwritten in so many words ("replace the remote main branch with the local one").
+_OVERWRITE = ("overwrit", "replac", "écras", "sobrescrib", "überschreib", "перезапи")
+_REMOTE = (r"remote (?:\w+ )?branch", "rama remota", "branche distante", r"entfernten? (?:\w+ )?branch", "удалённ\\w{0,3} ветк",
+           "origin/")
 _PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "权限", "權限", "権限")
 _WIDEN = (r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts? off\b", "skip", "bypass", r"allow[ -]all",
           r"auto-?approv", "without asking", "without prompt", "without confirm", "禁用", "跳过", "無効")
@@ -147,7 +151,8 @@ ACTIONS = (
            _near(_FETCH, _EXECUTE, r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-expression|iex)\b",
                  r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b"),
            _any(*_FETCH, "curl", "wget", "script", "skript", "scrip", "скрипт", "脚本", "腳本", "スクリプト")),
-    Action("rewriting shared history", re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}"),
+    Action("rewriting shared history",
+           re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
     Action("getting around review or checks",
            _near(_BYPASS, _REVIEW, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0",
@@ -161,7 +166,7 @@ ACTIONS = (
                                          "bypasspermissions", "--yolo"),
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
                 "права", "权限", "權限", "権限", "yolo", "dangerous")),
-    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+[~/]"),
+    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f"),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
 
