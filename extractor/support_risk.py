@@ -100,9 +100,14 @@ SPAN = 100  # characters between an action's verb and its object: a clause, not 
 
 _FETCH = ("download", "fetch", "grab", "obtain", "retriev", "pull down", "herunterlad", "lade .{0,20}herunter",
           "descarg", "téléchar", "telechar", "récupér", "baixa", "скача", "загруз", "下载", "下載", "ダウンロード")
+# Running what was fetched: into a shell, or "it" run ("fetch the data and execute the migration" runs nothing fetched).
 _EXECUTE = (r"pipe[sd]?\b", "piping", r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b", "shell", "bash", "zsh", "powershell",
-            "execut", "execút", "ausführ", "ejecut", "ejecút", "exécut", "выполн", "запуст", "执行", "執行", "実行", "运行", "運行")
-_SECRET = ("secret", "token", "credential", "password", "passwort", "contraseña", "mot de passe", "senha", "парол",
+            "terminal", "console", "konsole", "consola", "терминал", "консол", "终端", "終端", "命令行", "ターミナル",
+            "コンソール", r"(?:execut|run|launch|start|source|sourc)\w{0,3} (?:it|them|that|this)\b", r"ejecút\w{0,2}l[oa]",
+            r"ejecutarl[oa]", r"exécut\w{0,2}-l[ea]", r"lance\w{0,2}-l[ea]", r"execut\w{0,2}-?l[oa]", r"führ\w{0,2} (?:es|sie) aus",
+            r"(?:выполн|запуст)\w{0,3} (?:его|её|ее|их)", "执行它", "运行它", "執行它", "運行它")
+_SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|window|per\b))", "credential", "password",
+           "passwort", "contraseña", "mot de passe", "senha", "парол",
            "токен", "ключ", r"(?:api|access|secret|deploy|ssh|private)[ _-]?keys?\b", r"clave (?:de (?:la )?)?api",
            r"clé (?:d.)?api", r"api-schlüssel", "zugangsdaten", "credencial", "identifiants", "jeton", "учётн", "секрет",
            r"\.env\b", "dotenv", "cookie", "密钥", "密鑰",
@@ -113,7 +118,7 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)", r"(?:re|over)writ\w{0
             r"reescrev\w{0,9} (?:o )?histórico", "réécri\\w{0,9} l.historique", r"перезапис\w{0,9} истори", "форс-пуш", "форс пуш",
             "强制推送", "強制推送", "強制プッシュ", "履歴を書き換", "改写历史", "改寫歷史")
 # "(?:lint)" anywhere in a word: the linters' own names ("markdownlint", "eslint", "pylint") are how users say it.
-_REVIEW = ("review", "approv", r"checks\b", r"ci\b", "pipeline", r"hooks?\b", "pre-?commit", "branch protection",
+_REVIEW = ("review", "approv", r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed|-off)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "revisi", "vérif", "relecture",
            "aprob", "aprova", "approb", "ревью", "одобр", "провер", "审查", "審查", "审核", "審核", "检查", "檢查", "レビュー",
            "チェック", "承認")
@@ -141,7 +146,10 @@ _REMOTE = (r"remote (?:\w+ )?branch", "rama remota", "branche distante", r"entfe
 _PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "权限", "權限", "権限")
 _WIDEN = (r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts? off\b", "skip", "bypass", r"allow[ -]all",
           r"auto-?approv", "without asking", "without prompt", "without confirm", "禁用", "跳过", "無効")
-_DATA = ("database", r"db\b", "backup", "all files", "every file", r"(?:all|every|each)(?: the)? tables?\b",
+# A database itself, not a part of one or the code that reaches it ("remove the db connection string").
+_NOT_WHOLE = (r"(?!\s(?:connection|pool|client|driver|quer|index|column|schema|migration|call|config|url|string|host|"
+              r"port|name|user|field|model|layer|access|code|helper|mock)\w{0,6}\b)")
+_DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files", "every file", r"(?:all|every|each)(?: the)? tables?\b",
          r"home (?:folder|directory)", "datenbank",
          "base de dato", "base de donn", "banco de dados", "баз", "бэкап", "数据库", "資料庫", "データベース",
          "バックアップ", "備份", "备份")

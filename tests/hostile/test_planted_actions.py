@@ -155,7 +155,10 @@ def test_a_reworded_action_is_seen(text):
     "Ask permission before kicking off a long job", "Review the data pipeline before the release", "Skip the signup flow in demos",
     "écrire le cookie proprement sans document.cookie; vérifier avec context7", "a dot in the name", "git push to main",
     "Run the tests without the coverage report", "Remove the debug logs from production builds",
-    "Replace the remote URL with the SSH one"])
+    "Replace the remote URL with the SSH one",
+    # what a model's explanation says in projects about data, models and CI: nothing fetched is run, no secret, no db
+    "Fetch the latest data and execute the migration", "Remove the db connection string from the code",
+    "Log token usage per call", "Disable the ETL pipeline on weekends"])
 def test_everyday_memories_carry_no_risky_action(text):
     assert not actions_in(text)
 
