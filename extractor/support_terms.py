@@ -39,7 +39,9 @@ _MORE_STOPWORDS = frozenset("""
 _LABELS = re.compile(re.escape(C.WHY_PREFIX) + "|" + re.escape(C.HOW_PREFIX))
 _WORD = re.compile(r"\w+")
 # evil.example, setup.sh, gemini.md (ASCII: a dotted name runs into the Chinese written next to it)
-_POINTER = re.compile(r"(?<![\w.])(?:[a-z0-9][\w-]*\.)+[a-z][\w-]*", re.ASCII)
+# Starting only where a run of name characters starts (its leading dashes aside): starting after each "-" of
+# "a-a-a-..." re-read the rest of the run each time, 8 s on 20 KB (hostile25).
+_POINTER = re.compile(r"(?<![\w.-])-*((?:[a-z0-9][\w-]*\.)+[a-z][\w-]*)", re.ASCII)
 _PAIRED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR")
 
 
@@ -104,9 +106,26 @@ STOPWORDS = frozenset(_without_accents(w) for w in ENGLISH_STOPWORDS | _MORE_STO
 
 
 def pointers(text: str) -> set[str]:
-    """Hosts, file names and dotted names (`evil.example`, `setup.sh`): what a planted command needs."""
+    """Hosts, file names and dotted names (`evil.example`, `setup.sh`): what a planted command needs. A host with its
+    dot written out or bracketed ("evil[.]example", "ev1l d0t ex4mple") is the pointer it spells."""
     text = nfkc(text).casefold()
-    return {p for p in _POINTER.findall(text) if len(p) >= 4}
+    return {p for p in _POINTER.findall(text) if len(p) >= 4} | _spelled_hosts(text)
+
+
+# A host written so that no pointer pattern sees it: "evil[.]example", "evil(dot)example", "evil [dot] example",
+# and a bare "dot" ("d0t") before a plausible ending, leet digits undone ("ev1l d0t ex4mple").
+_BRACKETED = re.compile(r"(?<![\w-])([a-z0-9][\w-]*)\s*[\[({]\s*(?:\.|d[o0]t)\s*[\])}]\s*([a-z0-9][\w-]*)")
+_BARE = re.compile(r"(?<![\w-])([a-z0-9][\w-]+)\s+d[o0]t\s+([a-z0-9][\w-]*)")
+_LEET = str.maketrans("013457@$", "oieastas")
+_ENDINGS = frozenset("com net org io dev app ai sh xyz info biz cc ly gg tk ru cn uk eu jp br example invalid localhost "
+                     "online club shop cloud tech".split())  # not "in", "me", "us", "test": "a dot in the name"
+
+
+def _spelled_hosts(folded: str) -> set[str]:
+    """Hosts a folded text spells with the dot written out or bracketed, as `name.ending` (leet digits undone)."""
+    out = {f"{a}.{b}".translate(_LEET) for a, b in _BRACKETED.findall(folded)}
+    out |= {f"{a}.{b}".translate(_LEET) for a, b in _BARE.findall(folded) if b.translate(_LEET) in _ENDINGS}
+    return out
 
 
 class Lookup:
