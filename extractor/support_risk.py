@@ -38,7 +38,7 @@ class Action:
 # joiners, soft hyphen, bidi controls, word joiner, BOM, tags) and combining marks ("d\u0337ownload"; accents go too,
 # from the patterns' words alike), dashes other than "-" ("force\u2010push"), and letters that look Latin in a word
 # otherwise Latin ("d\u043ewnload" with a Cyrillic o) or in no Russian word (Ukrainian і, small capitals: "ѕкір").
-_HIDDEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+HIDDEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
                      "\ufeff\ufe00-\ufe0f\U000e0000-\U000e0fff\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff"
                      "\u20d0-\u20ff\ufe20-\ufe2f]+")
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\u2e3a\u2e3b", "-"))
@@ -62,7 +62,7 @@ def _unmasked(match: re.Match[str]) -> str:
 def _fold_word(text: str) -> str:
     """Casefolded, without marks, invisible characters or odd dashes: the same for a text and a pattern's words."""
     text = unicodedata.normalize("NFD", text.casefold())
-    return unicodedata.normalize("NFC", _HIDDEN.sub("", text).translate(_DASHES))
+    return unicodedata.normalize("NFC", HIDDEN.sub("", text).translate(_DASHES))
 
 
 def folded(text: str) -> str:

@@ -13,6 +13,7 @@ import re
 import unicodedata
 
 from memdir import constants as C
+from memdir.stages.extractor.support_risk import HIDDEN
 from memdir.words import STOPWORDS as ENGLISH_STOPWORDS, nfkc
 
 # Function words of the languages seen in the real transcripts, and the words every memory is written
@@ -108,7 +109,7 @@ STOPWORDS = frozenset(_without_accents(w) for w in ENGLISH_STOPWORDS | _MORE_STO
 def pointers(text: str) -> set[str]:
     """Hosts, file names and dotted names (`evil.example`, `setup.sh`): what a planted command needs. A host with its
     dot written out or bracketed ("evil[.]example", "ev1l d0t ex4mple") is the pointer it spells."""
-    text = nfkc(text).casefold()
+    text = HIDDEN.sub("", nfkc(text)).casefold()  # "evil\u200b.example" is evil.example
     return {p for p in _POINTER.findall(text) if len(p) >= 4} | _spelled_hosts(text)
 
 
