@@ -55,10 +55,12 @@ def _positive(value: int, name: str) -> int:
 
 
 def _write_mode(env: Mapping[str, str]) -> str | None:
-    from memdir.write_mode import ENV, parse
+    raw = env.get(C.WRITE_MODE_ENV, "")
+    if not raw.strip():
+        return None  # the usual case: memdir.write_mode (its own imports) is not loaded for every hook's Settings
+    from memdir.write_mode import parse
 
-    raw = env.get(ENV, "")
-    return parse(raw, f"${ENV}") if raw.strip() else None
+    return parse(raw, f"${C.WRITE_MODE_ENV}")
 
 
 class Settings(FrozenRecord):

@@ -237,6 +237,7 @@ DENSE_MODEL_ID = "e5-small-q4"  # names the record file; a new model (or passage
 # had fixed both, is ignored since the hook runs with -E. A command-line option, so -E leaves it on.
 PYTHON_UTF8_MODE = ("-X", "utf8")
 RECALL_SERVER_ENV = "MEMDIR_RECALL_SERVER"  # "0": no warm recall server; every prompt hook recalls in its own process
+WRITE_MODE_ENV = "MEMDIR_WRITE_MODE"  # memdir.write_mode: auto, confirm, manual or read-only
 TOKEN_STORE_FILL_ENV = "MEMDIR_TOKEN_STORE_FILL"  # "0": prompt hooks start no token store filler (recall.token_store)
 DENSE_DISABLE_ENV = "MEMDIR_DENSE"  # "0": lexical only and no vectors written, even with the model installed
 GIT_HISTORY_ENV = "MEMDIR_GIT_HISTORY"  # "0": no git history of the memory folder (memdir.githistory)

@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from memdir import constants as C, light_json, safefs, safefs_write
+from memdir import constants as C, light_json, safefs
 from memdir.errors import MemdirError
 from memdir.record import Record
 
@@ -127,6 +127,7 @@ def propose(
     `base_text` is the target's text now (None: absent). A later proposal of the same run for the same
     target replaces that run's earlier one; one identical to a pending proposal is not added twice.
     Text that looks like a secret is refused (one line), before anything is written."""
+    from memdir import safefs_write
     from memdir.secrets import guard
 
     if action not in ACTIONS:
@@ -185,6 +186,8 @@ def _name_and_stem(target: str) -> tuple[str, str]:
 
 def move_aside(memory_dir: str | os.PathLike, proposal: Proposal, where: str) -> str:
     """Move a proposal's file to `proposals/<where>/` (kept, never deleted); its new relative path."""
+    from memdir import safefs_write
+
     dst = f"{FOLDER}/{where}/{proposal.id}-{time.strftime('%Y%m%dT%H%M%S')}.json"
     safefs_write.rename(memory_dir, _rel(proposal.id), dst, create_dst_dir=True)
     return dst
@@ -201,6 +204,8 @@ def new_batch_notice(memory_dir: str | os.PathLike) -> str | None:
         entries = {name for name, kind in safefs.listdir(memory_dir, FOLDER) if kind == "file" and name.endswith(".json")}
         if not entries and not safefs.exists(memory_dir, TOLD):
             return None
+        from memdir import safefs_write  # only now: a prompt hook with no proposals never loads the writers
+
         with safefs_write.try_locked(memory_dir, TOLD_LOCK) as mine:
             if not mine:
                 return None  # a twin hook is telling the user right now

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from memdir.store import MemoryStore
 
-ENV = "MEMDIR_WRITE_MODE"
+ENV = C.WRITE_MODE_ENV
 KEY = "write_mode"  # in <config-home>/memdir/config.json or <memory>/.memdir/config.json
 MODES = ("auto", "confirm", "manual", "read-only")  # from the most to the least permissive
 ALLOWED = "auto, confirm, manual or read-only"

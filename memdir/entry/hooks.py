@@ -127,13 +127,17 @@ def stop_output(payload: HookPayload) -> str:
 def saved_notice(memory_dir: str, prefix: str = "Memory saved") -> str | None:
     """"Memory saved: ..." for what the worker saved, and "3 memories proposed: `memdir review`" once per
     new batch of proposals (write mode confirm; a directory listing, nothing parsed)."""
-    from memdir import inert
     from memdir.notices import take_notices
     from memdir.proposals import new_batch_notice
 
     saved = take_notices(memory_dir)
-    lines = [f"{prefix}: {', '.join(inert.one_line(p) for p in saved)}" if saved else None,
-             new_batch_notice(memory_dir)]
+    if saved:
+        from memdir import inert  # only with something to say: most prompts have nothing saved
+
+        saved_line: str | None = f"{prefix}: {', '.join(inert.one_line(p) for p in saved)}"
+    else:
+        saved_line = None
+    lines = [saved_line, new_batch_notice(memory_dir)]
     return "\n".join(line for line in lines if line) or None
 
 
