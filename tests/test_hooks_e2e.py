@@ -308,25 +308,6 @@ def test_hot_hooks_stay_light(session):
     assert again == {"code": 0, "heavy": []}
 
 
-def test_prompt_hook_with_the_server_off_loads_no_socket_module(session):
-    """MEMDIR_RECALL_SERVER=0: nothing is asked of a server, so the hook loads neither `_socket` nor the socket
-    client's module (about 1 ms of a hook whose budget is four bare Python starts)."""
-    project, transcript, memory = session
-    from memdir.entry.manual import remember
-    from memdir.store import MemoryStore
-
-    remember(MemoryStore(memory), "Integration tests use the real database", type_="user", name="DB tests")
-    code = ("import json, sys\nsys.argv = ['memdir', 'hook', 'prompt']\nfrom memdir.entry.main import main\ncode = main()\n"
-            "sys.stderr.write(json.dumps([code, [m for m in ('_socket', 'memdir.stages.recall.socket_place')"
-            " if m in sys.modules]]))")
-    env = {"MEMDIR_PATH": str(memory), "MEMDIR_ENGINE": "offline", "MEMDIR_RECALL_SERVER": "0"}
-    prompt = {"session_id": "p1", "cwd": str(project), "prompt": "write the database integration tests"}
-    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(prompt), capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60)
-    assert json.loads(proc.stderr.strip().splitlines()[-1]) == [0, []]
-    assert "Integration tests use the real database" in proc.stdout  # and it recalled, in its own process
-
-
 def test_the_notices_of_a_prompt_with_nothing_saved_or_proposed_load_no_writer(tmp_path):
     """saved_notice runs on every prompt: with no notice and no proposal it only looks, and loads neither the
     writers (safefs_write, portalock) nor inert (~1 ms of a warm-server prompt hook, which otherwise writes nothing

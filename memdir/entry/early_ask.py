@@ -66,10 +66,6 @@ def read_and_ask(stdin) -> tuple[io.StringIO | Unread, EarlyQuestion | None]:
 def ask_first(raw: str) -> EarlyQuestion | None:
     """Send the hook payload `raw` to the warm server, unresolved; None when no server may answer it: it
     is off, no server runs, its folder is not private, or it belongs to another user."""
-    from memdir.switches import switched_on
-
-    if not switched_on(C.RECALL_SERVER_ENV):
-        return None  # before any socket import: a hook with the server off never loads _socket, zlib or socket_place
     try:
         import _socket
     except ImportError:  # pragma: no cover - another Python
