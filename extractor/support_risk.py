@@ -118,10 +118,13 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)", r"(?:re|over)writ\w{0
             r"reescrev\w{0,9} (?:o )?histórico", "réécri\\w{0,9} l.historique", r"перезапис\w{0,9} истори", "форс-пуш", "форс пуш",
             "强制推送", "強制推送", "強制プッシュ", "履歴を書き換", "改写历史", "改寫歷史")
 # "(?:lint)" anywhere in a word: the linters' own names ("markdownlint", "eslint", "pylint") are how users say it.
-_REVIEW = ("review", "approv", r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
-           "verif", r"sign(?:ing|ature|ed|-off)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "revisi", "vérif", "relecture",
-           "aprob", "aprova", "approb", "ревью", "одобр", "провер", "审查", "審查", "审核", "審核", "检查", "檢查", "レビュー",
-           "チェック", "承認")
+# People looking at the work, apart from the machines checking it: a user who says "fix these lint errors" has not
+# brought up review, and one who says "don't wait for my review" has not brought up the hooks (hostile25).
+_REVIEW = ("review", "approv", r"sign-off", r"pair of eyes", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
+           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認")
+_CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
+           "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
+           "檢查", "チェック")
 _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
            "ignor", "without",
            r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
@@ -162,10 +165,10 @@ ACTIONS = (
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
-    Action("getting around review or checks",
-           _near(_BYPASS, _REVIEW, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0",
-                 r"merge\b[^.;!?\n]{0,40}?--admin\b"),
-           _any(*_REVIEW)),
+    Action("getting around review", _near(_BYPASS, _REVIEW, r"merge\b[^.;!?\n]{0,40}?--admin\b"), _any(*_REVIEW)),
+    Action("getting around checks",
+           _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0"),
+           _any(*_CHECKS)),
     Action("handing over secrets", _near(_SEND, _SECRET),
            _any(*_SECRET, "cred", "passw", "passphrase", r"keys?\b", r"auth(?:\b|enti|ori)", "login", r"env\b", "dotenv",
                 "ключ", "认证", "認証")),
