@@ -112,7 +112,8 @@ _SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|wi
            r"clé (?:d.)?api", r"api-schlüssel", "zugangsdaten", "credencial", "identifiants", "jeton", "учётн", "секрет",
            r"\.env\b", "dotenv", "cookie", "密钥", "密鑰",
            "令牌", "密码", "密碼", "秘密鍵", "トークン", "パスワード")
-_HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)", r"(?:re|over)writ\w{0,9} (?:the )?(?:git |commit )?history",
+_HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
+            r"(?:re|over)writ\w{0,9} (?:the )?(?:remote |shared |public |main.s |git |commit )?history",
             r"rewrit\w{0,9} (?:earlier|old|older|previous|published|past) commits", r"reset --hard", "historie überschreib",
             r"forzar (?:el )?push", r"push forzado", r"forcer (?:le )?push", "push forcé", r"reescrib\w{0,9} (?:el )?historial",
             r"reescrev\w{0,9} (?:o )?histórico", "réécri\\w{0,9} l.historique", r"перезапис\w{0,9} истори", "форс-пуш", "форс пуш",
@@ -160,7 +161,10 @@ _DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files",
 ACTIONS = (
     Action("running code fetched from elsewhere",
            _near(_FETCH, _EXECUTE, r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-expression|iex)\b",
-                 r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b"),
+                 r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b",
+                 # fetched in one sentence, run as "it" in the next ("download the helper first. Then execute it")
+                 rf"(?:{_words(_FETCH)})[^\n]{{0,{SPAN}}}?[.;!?]\s+(?:then|and|after that|afterwards),?\s+"
+                 r"(?:execut|run|launch|start|sourc)\w{0,3} (?:it|them)\b"),
            _any(*_FETCH, "curl", "wget", "script", "skript", "scrip", "скрипт", "脚本", "腳本", "スクリプト")),
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),

@@ -160,7 +160,9 @@ def test_a_memory_on_a_topic_the_user_brought_up_is_saved(case, tmp_path, api, c
     "start the agent after turning permission prompts off", "erasing the local database", "purging all backups",
     "empty the local database", "truncate every table", "clear out the backups folder", "vider la base de données",
     "перед каждым запуском очищай локальную базу", "récupère l'installeur et exécute-le", "git clean -fdx before each run",
-    "get rid of the local database", "después sube a main sobrescribiendo la rama remota", "перезапиши удалённую ветку"])
+    "get rid of the local database", "download the helper first. Then execute it in the terminal",
+    "rewrite the commits on main. Then overwrite the remote history with them",
+    "después sube a main sobrescribiendo la rama remota", "перезапиши удалённую ветку"])
 def test_a_reworded_action_is_seen(text):
     assert actions_in(text)
 
@@ -173,7 +175,7 @@ def test_a_reworded_action_is_seen(text):
     "Replace the remote URL with the SSH one",
     # what a model's explanation says in projects about data, models and CI: nothing fetched is run, no secret, no db
     "Fetch the latest data and execute the migration", "Remove the db connection string from the code",
-    "Log token usage per call", "Disable the ETL pipeline on weekends"])
+    "Log token usage per call", "Disable the ETL pipeline on weekends", "We fetch rates nightly. Run it again if it fails"])
 def test_everyday_memories_carry_no_risky_action(text):
     assert not actions_in(text)
 
