@@ -222,9 +222,10 @@ def _idle_seconds() -> float:
         return DEFAULT_IDLE
 
 
-def serve(path: str | None = None, idle: float | None = None) -> None:
+def serve(path: str | None = None, idle: float | None = None, stop: threading.Event | None = None) -> None:
     """Answer recall requests on `path` (by default: socket_path() of this environment) until idle
-    for `idle` seconds. Returns at once when no private folder or another server holds the socket."""
+    for `idle` seconds, or until `stop` is set and the next connection wakes the loop (a server run in a thread).
+    Returns at once when no private folder or another server holds the socket."""
     from memdir.config import Settings, llm_configured
 
     path = socket_path() if path is None else path
@@ -258,10 +259,13 @@ def serve(path: str | None = None, idle: float | None = None) -> None:
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     last = time.monotonic()
     try:
-        while time.monotonic() - last < idle:
+        while time.monotonic() - last < idle and not (stop is not None and stop.is_set()):
             conn = _accept(listener)
             if conn is None:
                 continue
+            if stop is not None and stop.is_set():
+                conn.close()  # the connection that woke the loop to stop: nothing is read from it
+                break
             if not same_user(conn):
                 conn.close()  # another uid: not a word read or written, and no reason to stay up
                 continue

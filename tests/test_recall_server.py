@@ -15,7 +15,7 @@ from memdir.stages.recall import server_socket
 from memdir.store import MemoryStore
 from tests import api_payloads as P
 from tests.fake_api import FakeAPI
-from tests.recall_servers import serve_in_thread
+from tests.recall_servers import serve_in_thread, stop_server
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_each_session_is_answered_through_its_own_endpoint(folder, tmp_path, mon
             env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": key}
             reply = _ask(path, {**request, "session_id": key + str(time.monotonic())}, env)
             assert reply["engine"] == "llm" and reply["selected"] == ["reference_dashboard.md"], reply
-        thread.join(timeout=10)
+        stop_server(thread)
     assert (len(first.requests), len(second.requests)) == (2, 1)
     assert os.environ["ANTHROPIC_BASE_URL"] == first.url  # the server's own environment is left as it was
 
@@ -74,7 +74,7 @@ def test_bad_request_gets_an_error_reply(tmp_path):
     path = str(tmp_path / "r.sock")
     thread = serve_in_thread(path, idle=0.5)
     assert "error" in _ask(path, {"query": "no folder"})
-    thread.join(timeout=10)
+    stop_server(thread)
 
 
 def test_ask_without_a_server_is_none(tmp_path, monkeypatch):
@@ -158,7 +158,7 @@ def test_a_dead_servers_leftovers_do_not_block_the_next(tmp_path):
     open(path, "w").close()  # a stale socket file from a crashed server; its lock died with it
     thread = serve_in_thread(path, idle=0.5)
     assert "error" in _ask(path, {"query": "no folder"})
-    thread.join(timeout=10)
+    stop_server(thread)
     assert not os.path.exists(path)
 
 

@@ -17,7 +17,7 @@ import pytest
 from memdir.model import Memory
 from memdir.stages.recall import server, server_socket
 from memdir.store import MemoryStore
-from tests.recall_servers import serve_in_thread
+from tests.recall_servers import serve_in_thread, stop_server
 
 
 def _connect(path: str, timeout: float = 5.0) -> socket.socket:
@@ -65,7 +65,7 @@ def test_connections_past_the_cap_get_busy_at_once(tmp_path, monkeypatch):
     finally:
         for conn in held:
             conn.close()
-    thread.join(timeout=15)
+    stop_server(thread)
     assert not thread.is_alive()
 
 
@@ -92,7 +92,7 @@ def test_a_slow_client_is_cut_off_at_the_read_deadline(tmp_path, monkeypatch):
                 conn.settimeout(20)
         reply = _reply(conn)
     assert reply is not None and "did not arrive within 1 s" in reply["error"], reply
-    thread.join(timeout=15)
+    stop_server(thread)
 
 
 def test_an_oversized_request_is_refused(tmp_path):
@@ -102,7 +102,7 @@ def test_an_oversized_request_is_refused(tmp_path):
         conn.sendall(b"x" * (server.MAX_REQUEST + 10))  # no newline: it never ends by itself
         reply = _reply(conn)
     assert reply is not None and f"over {server.MAX_REQUEST} bytes" in reply["error"]
-    thread.join(timeout=15)
+    stop_server(thread)
 
 
 def test_a_burst_of_clients_waits_in_the_queue(tmp_path, monkeypatch):
@@ -122,7 +122,7 @@ def test_a_burst_of_clients_waits_in_the_queue(tmp_path, monkeypatch):
     for conn in burst:
         conn.close()
     assert refused == 0 and len(burst) == 100
-    thread.join(timeout=15)
+    stop_server(thread)
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from memdir.model import Memory
 from memdir.stages.recall import server, server_socket
 from memdir.stages.recall.server_scope import OutOfScope, servable_folder
 from memdir.store import MemoryStore
-from tests.recall_servers import serve_in_thread
+from tests.recall_servers import serve_in_thread, stop_server
 
 NOBODY = 65534
 AS_ROOT = os.getuid() == 0
@@ -215,7 +215,7 @@ def test_the_server_drops_a_client_of_another_uid(tmp_path, monkeypatch, tally):
     assert _raw_exchange(path) == b""  # closed without a word
     foreign[0] = False
     assert b"error" in _raw_exchange(path)  # the same server still answers its own user
-    thread.join(timeout=10)
+    stop_server(thread)
 
 
 def _raw_exchange(path: str, request: dict | None = None) -> bytes:
@@ -359,6 +359,6 @@ def test_a_request_for_root_is_refused_before_any_scan(tmp_path, monkeypatch, ta
     path = str(tmp_path / "r.sock")
     thread = serve_in_thread(path, idle=0.5)
     reply = json.loads(_raw_exchange(path, {"memory_dir": "/", "query": "x", "engine": "offline"}))
-    thread.join(timeout=10)
+    stop_server(thread)
     assert "OutOfScope" in reply["error"] and "/ is not a memory folder" in reply["error"] and scanned == []
 
