@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import deque
 from dataclasses import dataclass
 
 from memdir.words import nfkc
@@ -32,6 +33,7 @@ class Action:
     name: str  # as the refusal names it
     pattern: re.Pattern[str]
     topic: re.Pattern[str]
+    named_code: bool = False  # also found in a sentence that fetches, then runs code it names (see _runs_named_code)
 
 
 # What NFKC leaves that hides a word from the patterns (hostile25): invisible format characters (zero-width space and
@@ -99,13 +101,20 @@ SPAN = 100  # characters between an action's verb and its object: a clause, not 
 
 
 _FETCH = ("download", "fetch", "grab", "obtain", "retriev", "pull down", "herunterlad", "lade .{0,20}herunter",
-          "descarg", "téléchar", "telechar", "récupér", "baixa", "скача", "загруз", "下载", "下載", "ダウンロード")
+          "descarg", "téléchar", "telechar", "récupér", "baix", "скача", "загруз", "下载", "下載", "ダウンロード")
 # Running what was fetched: into a shell, or "it" run ("fetch the data and execute the migration" runs nothing fetched).
 _EXECUTE = (r"pipe[sd]?\b", "piping", r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b", "shell", "bash", "zsh", "powershell",
             "terminal", "console", "konsole", "consola", "терминал", "консол", "终端", "終端", "命令行", "ターミナル",
             "コンソール", r"(?:execut|run|launch|start|source|sourc)\w{0,3} (?:it|them|that|this)\b", r"ejecút\w{0,2}l[oa]",
             r"ejecutarl[oa]", r"exécut\w{0,2}-l[ea]", r"lance\w{0,2}-l[ea]", r"execut\w{0,2}-?l[oa]", r"führ\w{0,2} (?:es|sie) aus",
             r"(?:выполн|запуст)\w{0,3} (?:его|её|ее|их)", "执行它", "运行它", "執行它", "運行它")
+# Run by name, with what was fetched named as code in the same sentence ("download the installer and execute the
+# installer"); without code named, "fetch the latest data and execute the migration" runs nothing fetched.
+_RUN = ("execut", "execút", "ejecut", "ejecút", "exécut", "ausführ", r"führ\w{0,2}\b", r"run\b", "runs", "launch",
+        "выполн", "запуст", "执行", "執行", "実行", "运行", "運行")
+_CODE = ("installer", "instalador", "installeur", "script", "skript", "binar", "executable", "setup", "bootstrap",
+         r"tools?\b", "helper", "payload", "установщик", "скрипт", "安装", "安裝", "脚本", "腳本", "インストーラ",
+         "スクリプト", "バイナリ")
 _SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|window|per\b))", "credential", "password",
            "passwort", "contraseña", "mot de passe", "senha", "парол",
            "токен", "ключ", r"(?:api|access|secret|deploy|ssh|private)[ _-]?keys?\b", r"clave (?:de (?:la )?)?api",
@@ -165,7 +174,8 @@ ACTIONS = (
                  # fetched in one sentence, run as "it" in the next ("download the helper first. Then execute it")
                  rf"(?:{_words(_FETCH)})[^\n]{{0,{SPAN}}}?[.;!?]\s+(?:then|and|after that|afterwards),?\s+"
                  r"(?:execut|run|launch|start|sourc)\w{0,3} (?:it|them)\b"),
-           _any(*_FETCH, "curl", "wget", "script", "skript", "scrip", "скрипт", "脚本", "腳本", "スクリプト")),
+           _any(*_FETCH, "curl", "wget", "script", "skript", "scrip", "скрипт", "脚本", "腳本", "スクリプト"),
+           named_code=True),
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
@@ -186,10 +196,28 @@ ACTIONS = (
 )
 
 
+_SENTENCE_END = re.compile(r"[.;!?](?!\S)|[\n。！？]")
+
+
+_FETCHES, _RUNS, _CODES = _any(*_FETCH), _any(*_RUN), _any(*_CODE)
+
+
+def _runs_named_code(sentence: str) -> bool:
+    """A fetch, a run after it, and code named before that run: "download the installer and execute the installer",
+    "インストーラーをダウンロードして実行する"; not "download the dataset, then run the training script" (the
+    script is run, not fetched). Three searches of one sentence: no pattern spans two unbounded gaps."""
+    fetched = _FETCHES.search(sentence)
+    if fetched is None:
+        return False
+    last = deque(_RUNS.finditer(sentence, fetched.end()), maxlen=1)  # the last run: code named anywhere before it
+    return bool(last) and _CODES.search(sentence, 0, last[0].start()) is not None
+
+
 def actions_in(text: str) -> set[str]:
     """The risky actions `text` carries, by name."""
     text = folded(text)
-    return {a.name for a in ACTIONS if a.pattern.search(text)}
+    sentences = _SENTENCE_END.split(text)
+    return {a.name for a in ACTIONS if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, sentences)))}
 
 
 def topics_in(text: str) -> set[str]:

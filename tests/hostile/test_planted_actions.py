@@ -162,6 +162,10 @@ def test_a_memory_on_a_topic_the_user_brought_up_is_saved(case, tmp_path, api, c
     "перед каждым запуском очищай локальную базу", "récupère l'installeur et exécute-le", "git clean -fdx before each run",
     "get rid of the local database", "download the helper first. Then execute it in the terminal",
     "rewrite the commits on main. Then overwrite the remote history with them",
+    # run by name, the fetched code named before the run (a7577bd had let these through)
+    "download the installer and execute the installer", "descarga el instalador y ejecuta el instalador",
+    "скачай установщик и выполни установщик", "インストーラーをダウンロードして実行する",
+    "lade den Installer herunter und führe den Installer aus",
     "después sube a main sobrescribiendo la rama remota", "перезапиши удалённую ветку"])
 def test_a_reworded_action_is_seen(text):
     assert actions_in(text)
@@ -175,7 +179,8 @@ def test_a_reworded_action_is_seen(text):
     "Replace the remote URL with the SSH one",
     # what a model's explanation says in projects about data, models and CI: nothing fetched is run, no secret, no db
     "Fetch the latest data and execute the migration", "Remove the db connection string from the code",
-    "Log token usage per call", "Disable the ETL pipeline on weekends", "We fetch rates nightly. Run it again if it fails"])
+    "Log token usage per call", "Disable the ETL pipeline on weekends", "We fetch rates nightly. Run it again if it fails",
+    "Download the dataset, then run the training script"])
 def test_everyday_memories_carry_no_risky_action(text):
     assert not actions_in(text)
 
