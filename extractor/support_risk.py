@@ -197,8 +197,6 @@ ACTIONS = (
 
 
 _SENTENCE_END = re.compile(r"[.;!?](?!\S)|[\n。！？]")
-
-
 _FETCHES, _RUNS, _CODES = _any(*_FETCH), _any(*_RUN), _any(*_CODE)
 
 
@@ -216,8 +214,8 @@ def _runs_named_code(sentence: str) -> bool:
 def actions_in(text: str) -> set[str]:
     """The risky actions `text` carries, by name."""
     text = folded(text)
-    sentences = _SENTENCE_END.split(text)
-    return {a.name for a in ACTIONS if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, sentences)))}
+    return {a.name for a in ACTIONS
+            if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, _SENTENCE_END.split(text))))}
 
 
 def topics_in(text: str) -> set[str]:
