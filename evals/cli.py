@@ -17,7 +17,7 @@ def run_realdata(args) -> int:
     from memdir.evals.model_loop import model_loop
     from memdir.evals.realdata import EvalError, render, run_folder, run_suite
     from memdir.evals.realdata_path import locate_realdata, missing_reason
-    from memdir.evals.run_folder import new_run_folder
+    from memdir.evals.run_folder import own_run_folder
     from memdir.evals.runner import prompt_variant
 
     root = Path(args.data) if args.data else locate_realdata()
@@ -25,9 +25,10 @@ def run_realdata(args) -> int:
         print(f"memdir eval: {missing_reason()}", file=sys.stderr)
         return 2
     requested = args.engine or "auto"
-    out = new_run_folder(Path(args.out), f"realdata-{requested}")  # its own before anything (a miss) is written
-    with prompt_variant(args.variant), model_loop(requested, relay_dir=args.relay_dir, record=args.record,
-                                            replay=args.replay, misses=out / "replay-misses") as loop:
+    # Its own folder before anything (a miss) is written; gone again if the run fails before writing anything.
+    with (own_run_folder(Path(args.out), f"realdata-{requested}") as out, prompt_variant(args.variant),
+          model_loop(requested, relay_dir=args.relay_dir, record=args.record, replay=args.replay,
+                     misses=out / "replay-misses") as loop):
         engine = "llm" if loop is not None else choose_engine(requested)
         try:
             settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
@@ -42,10 +43,11 @@ def run_realdata(args) -> int:
         if loop is not None:
             for removed in loop.finish():
                 print(f"memdir eval: removed {removed}: a request memdir no longer sends", file=sys.stderr)
-    report["engine"] = loop.label(requested) if loop is not None else engine
-    text = render(report)
-    (out / "summary.md").write_text(text, encoding="utf-8")
-    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        report["engine"] = loop.label(requested) if loop is not None else engine
+        text = render(report)
+        (out / "summary.md").write_text(text, encoding="utf-8")
+        (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n",
+                                         encoding="utf-8")
     print(text, end="")
     print(f"summary: {out / 'summary.md'}", file=sys.stderr)
     return 0
@@ -71,9 +73,7 @@ def run(args) -> int:
         return 2
     from memdir.config import Settings, choose_engine
     from memdir.evals.cases import SUITES, load_suite
-    from memdir.evals.report import summary
-    from memdir.evals.run_folder import new_run_folder
-    from memdir.evals.runner import Progress, run_cases, write_results
+    from memdir.evals.run_folder import own_run_folder
 
     settings = Settings.from_env().with_overrides(
         extract_model=args.model, recall_model=args.recall_model or args.model, judge_model=args.judge_model
@@ -89,7 +89,14 @@ def run(args) -> int:
         problems += bad
     for problem in problems:
         print(f"memdir eval: {problem.file}: {problem.message}", file=sys.stderr)
-    out = new_run_folder(Path(args.out), engine + (f"-{Path(args.variant).name}" if args.variant else ""))
+    with own_run_folder(Path(args.out), engine + (f"-{Path(args.variant).name}" if args.variant else "")) as out:
+        return _run_cases_into(out, args, cases, engine, settings, problems)
+
+
+def _run_cases_into(out: Path, args, cases: list, engine: str, settings, problems: list) -> int:
+    from memdir.evals.report import summary
+    from memdir.evals.runner import Progress, run_cases, write_results
+
     run_id = out.name
     jobs = len(cases) * args.repeat
     print(f"memdir eval: {len(cases)} cases x {args.repeat} on the {engine} engine -> {out}", file=sys.stderr)

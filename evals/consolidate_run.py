@@ -72,16 +72,16 @@ def run(args) -> int:
     from memdir.config import Settings, choose_engine
     from memdir.errors import MemdirError
     from memdir.evals.model_loop import model_loop
-    from memdir.evals.run_folder import new_run_folder
+    from memdir.evals.run_folder import own_run_folder
 
     folder = Path(args.folder).expanduser()
     if not folder.is_dir():
         print(f"memdir eval consolidate: {folder}: not a folder; pass a memory folder", file=sys.stderr)
         return 2
     requested = args.engine or "auto"
-    out = new_run_folder(Path(args.out), f"consolidate-{requested}")
-    with model_loop(requested, relay_dir=args.relay_dir, record=args.record, replay=args.replay,
-                    misses=out / "replay-misses") as loop:
+    with (own_run_folder(Path(args.out), f"consolidate-{requested}") as out,
+          model_loop(requested, relay_dir=args.relay_dir, record=args.record, replay=args.replay,
+                     misses=out / "replay-misses") as loop):
         engine = "llm" if loop is not None else choose_engine(requested)
         settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
         try:
@@ -94,7 +94,7 @@ def run(args) -> int:
             return 1
         if loop is not None:
             loop.finish()
-    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print("\n".join(report["lines"]))
     print(f"memories {report['memories_before']} -> {report['memories_after']}; merges {len(report['merges'])}, "
           f"supersedes {len(report['supersedes'])}, for you to decide {len(report['listed'])}, files changed "

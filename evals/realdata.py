@@ -18,7 +18,6 @@ run (`EvalError`): its figures would otherwise count a failure as "saved nothing
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import shutil
 import tempfile
@@ -31,6 +30,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from memdir import constants as C, history
 from memdir.errors import MemdirError
+from memdir.evals.items_file import Item, ItemsFileError, read_items
 
 CASES = Path(__file__).with_name("cases") / "realdata.yaml"
 NO_LOSS_FOLDER = "memory-folders/application-pipeline"
@@ -112,29 +112,37 @@ def load_suite(path: Path = CASES) -> Suite:
 
 def sessions2_specs(root: Path) -> dict[str, SessionSpec]:
     """sessions2/items.json as session specs: `sessions2/<file stem>` -> its items (none: a nothing session)."""
-    items = json.loads((root / "sessions2" / "items.json").read_text(encoding="utf-8"))
     specs: dict[str, SessionSpec] = {}
-    for item in items:
-        spec = specs.setdefault(f"sessions2/{Path(item['file']).stem}", SessionSpec())
-        if not item.get("nothing"):
-            spec.expect.append(Expected(what=item["text"], type=item["type"], substring=True,
-                                        terms=[[keyword] for keyword in item["keywords"]]))
+    for item in _items(root / "sessions2" / "items.json"):
+        _add_item(specs.setdefault(f"sessions2/{Path(item.file).stem}", SessionSpec()), item)
     return specs
 
 
 def items_specs(folder: Path) -> dict[str, SessionSpec]:
     """An outside folder's items.json (the sessions2 format) as specs keyed `<folder name>/<file stem>`; a transcript
     in the folder that items.json does not name is a nothing session."""
-    items = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+    items = _items(folder / "items.json")
     specs = {f"{folder.name}/{t.stem}": SessionSpec() for t in sorted(folder.glob("*.jsonl"))}
     for item in items:
-        key = f"{folder.name}/{Path(item['file']).stem}"
+        key = f"{folder.name}/{Path(item.file).stem}"
         if key not in specs:
-            raise EvalError(f"{folder / 'items.json'}: {item['file']} is not a transcript in {folder}")
-        if not item.get("nothing"):
-            specs[key].expect.append(Expected(what=item["text"], type=item["type"], substring=True,
-                                              terms=[[keyword] for keyword in item["keywords"]]))
+            raise EvalError(f"{folder / 'items.json'}: {item.file} is not a transcript in {folder}")
+        _add_item(specs[key], item)
     return specs
+
+
+def _items(path: Path) -> list[Item]:
+    try:
+        return read_items(path)
+    except ItemsFileError as exc:
+        raise EvalError(str(exc)) from None
+
+
+def _add_item(spec: SessionSpec, item: Item) -> None:
+    """An item's keywords, each a stem matched inside words, as the data's README prescribes."""
+    if not item.nothing:
+        spec.expect.append(Expected(what=item.text, type=item.type, substring=True,
+                                    terms=[[keyword] for keyword in item.keywords]))
 
 
 def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=None,

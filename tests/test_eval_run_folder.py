@@ -86,3 +86,30 @@ def test_runs_making_their_folders_at_the_same_moment_never_share_one(tmp_path, 
     assert (taken / "summary.md").read_text(encoding="utf-8") == "an earlier run's"
     assert (tmp_path / f"{taken.name}-2").read_text(encoding="utf-8") == "a file"
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_run_that_fails_before_writing_leaves_no_folder_behind(cli, tmp_path):
+    """A run refused before its first miss or summary (here: items.json names a transcript that is not there) takes
+    its empty folder away again; a run that wrote something keeps its folder."""
+    data, runs = tmp_path / "data", tmp_path / "runs"
+    data.mkdir()
+    (data / "items.json").write_text('[{"file": "gone.jsonl", "type": "user", "text": "x", "keywords": ["x"]}]',
+                                     encoding="utf-8")
+    code, _, err = cli("eval", "run", "--suite", "realdata", "--engine", "offline", "--data", str(data),
+                       "--out", str(runs))
+    assert code == 1 and "gone.jsonl is not a transcript" in err
+    assert runs.is_dir() and list(runs.iterdir()) == []
+    (data / "items.json").write_text("[]", encoding="utf-8")
+    code, _, err = cli("eval", "run", "--suite", "realdata", "--engine", "offline", "--data", str(data),
+                       "--out", str(runs))
+    assert code == 0, err
+    assert [p.name for p in runs.glob("*/summary.md")] == ["summary.md"]
+
+
+def test_a_folder_someone_wrote_into_is_never_taken_away(tmp_path):
+    from memdir.evals.run_folder import own_run_folder
+
+    with pytest.raises(RuntimeError), own_run_folder(tmp_path, "offline") as out:
+        (out / "replay-misses").mkdir()
+        raise RuntimeError("the run failed after its first miss")
+    assert (out / "replay-misses").is_dir()
