@@ -19,8 +19,8 @@ from pathlib import Path
 import yaml
 
 from memdir.config import Settings
-from memdir.evals.realdata import CASES
 from memdir.evals.realdata_path import locate_realdata
+from memdir.evals.realdata_specs import CASES
 from memdir.stages.extractor.support import NOWHERE_WEIGHT, judge_memory, sources_of
 from memdir.stages.extractor.window import chunks
 from memdir.transcript import read_transcript

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.evals.realdata import Expected, SessionSpec, grade_session, run_suite
+from memdir.evals.realdata import run_suite
+from memdir.evals.realdata_specs import Expected, SessionSpec, grade_session
 
 
 def test_grader_matches_type_and_whole_words():
@@ -75,7 +76,7 @@ def test_a_real_never_mind_session_leaves_the_real_hand_written_folder_untouched
 
 
 def test_sessions2_is_graded_from_its_own_items_with_keyword_stems(realdata):
-    from memdir.evals.realdata import sessions2_specs
+    from memdir.evals.realdata_specs import sessions2_specs
 
     specs = sessions2_specs(realdata)
     assert len(specs) == 15 and sum(len(s.expect) for s in specs.values()) == 44
