@@ -103,11 +103,11 @@ _FOR_PURPOSE = re.compile(r"\b(?:for|as)\s+(?:an?\s+|the\s+)?(?:example|examples
 # "okay can u see <repo url> the current version is this C:\\...": what the user says of it is kept (set 12).
 _SAYS_WHAT_IT_IS = re.compile(r"\b(?:is|are|was|were|lives?|holds?|has|have|(?:it|that|this)['’]s|"
                               r"es|c['’]est|é|ist|это)(?!\w)", re.I)  # ... and in the languages _LOOK_NOW reads
-# "Open <url>: the latency dashboard for the API": a colon right after the link, then a label that opens as a thing
-# does (an article or "our", then two words or more), says what it is too; "Open <url>: we need to fix it" goes on
-# with the request, and "can u see <url>: the repo" names nothing the link does not.
-_LABEL_AFTER_COLON = re.compile(r"^\s*:\s*(?:the|an?|our|my|your|their|el|la|los|las|una?|nuestr[oa]s?|o|os|as|uma?|"
-                                r"noss[oa]s?|le|les|une|notre|nos|der|die|das|eine?|unser[e]?|nasz[aey]?|наш[аие]?)\s+\S+\s+\w",
+# "Open <url>: the latency dashboard for the API": a colon (or a comma or dash) right after the link, then a label that
+# opens as a thing does (an article or "our", then two words or more), says what it is too; "Open <url>: we need to
+# fix it" goes on with the request, and "can u see <url>: the repo" names nothing the link does not.
+_LABEL_AFTER_COLON = re.compile(r"^\s*[:,\-–—]\s*(?:the|an?|our|my|your|their|el|la|los|las|una?|nuestr[oa]s?|o|os|"
+                                r"as|uma?|noss[oa]s?|le|les|une|notre|nos|der|die|das|eine?|unser[e]?|nasz[aey]?|наш[аие]?)\s+\S+\s+\w",
                                 re.I)
 
 

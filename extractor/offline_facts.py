@@ -244,9 +244,10 @@ def stated_fact(sentence: str) -> tuple[str, str, str] | None:
 
 
 # --- pointers into external systems ---------------------------------------------------------------------------------
-# "Https://...": a sentence's first word is capitalised. A link never ends in a colon: "Open <url>: the latency
-# dashboard" puts a label after it, and a colon the link goes on from (a port, "wiki/Help:Contents") stays in.
-URL = re.compile(r"https?://[^\s)>\]\"']*[^\s)>\]\"':]", re.I)
+# "Https://...": a sentence's first word is capitalised. A link never ends in a colon, comma, full stop, semicolon,
+# "!" or "?": "Open <url>: the latency dashboard" and "Open <url>, the latency dashboard" put a label after it, and
+# "see <url>." ends the sentence. One the link goes on from (a port, "wiki/Help:Contents", "v1.2/") stays in.
+URL = re.compile(r"https?://[^\s)>\]\"']*[^\s)>\]\"':,.;!?]", re.I)
 TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
 _CHANNEL = re.compile(r"(?:^|\s)(#[a-z0-9][a-z0-9_-]{2,})\b")
 REFERENCE_HINT = re.compile(

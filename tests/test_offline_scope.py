@@ -170,6 +170,8 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     "Open https://grafana.acme.dev/d/abc - we need to fix it",
     "Open https://grafana.acme.dev/d/abc: we need to fix it",
     "Open https://grafana.acme.dev/d/abc: fix the latency panel",
+    "Open https://grafana.acme.dev/d/abc, fix the latency panel",
+    "Open https://grafana.acme.dev/d/abc - fix the latency panel",
     "Open http://localhost:3000/d/abc and fix the latency panel",
     "Alright can u see https://github.com/acme/logistics-map: the repo",  # a label that names only the link's kind
     # which things, not what the user works with (set 16)
@@ -217,6 +219,10 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
     "Open https://grafana.acme.dev/d/abc: the latency dashboard for the API.",
     "Open http://localhost:3000/d/abc: our latency dashboard",
     "Mira https://grafana.acme.dev/d/api: el panel de latencia de la API.",
+    # ... or a comma or a dash (mend25's leftover)
+    "Open https://grafana.acme.dev/d/abc, the latency dashboard for the API.",
+    "Open https://grafana.acme.dev/d/abc - the latency dashboard for the API",
+    "Open https://grafana.acme.dev/d/abc — our latency dashboard",
 ])
 def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike
@@ -231,6 +237,11 @@ def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     ("Open http://localhost:3000 now", "http://localhost:3000"),
     ("Open https://grafana.acme.dev:8443/d/abc now", "https://grafana.acme.dev:8443/d/abc"),
     ("See https://en.wikipedia.org/wiki/Help:Contents for the rules", "https://en.wikipedia.org/wiki/Help:Contents"),
+    # nor in the punctuation that ends its clause or sentence, unless more of the link follows
+    ("Open https://grafana.acme.dev/d/abc, the latency dashboard", "https://grafana.acme.dev/d/abc"),
+    ("The runbook is at https://wiki.acme.dev/ops/runbook.", "https://wiki.acme.dev/ops/runbook"),
+    ("Is it https://acme.dev/a?", "https://acme.dev/a"),
+    ("See https://acme.dev/v1.2/docs?q=a,b; then stop", "https://acme.dev/v1.2/docs?q=a,b"),
 ])
 def test_a_colon_ends_a_link_only_when_nothing_of_the_link_follows(text, link):
     """mend25: the colon after "Open <url>:" was read as the link's last character, so the label after it was not
