@@ -101,11 +101,17 @@ SPAN = 100  # characters between an action's verb and its object: a clause, not 
 
 
 _FETCH = ("download", "fetch", "grab", "obtain", "retriev", "pull down", "herunterlad", "lade .{0,20}herunter",
-          "descarg", "téléchar", "telechar", "récupér", "baix", "скача", "загруз", "下载", "下載", "ダウンロード")
+          "descarg", "téléchar", "telechar", "récupér", "baix", "скача", "загруз", "下载", "下載", "ダウンロード",
+          # taken from the network, whatever the verb ("get the setup helper off the internet", mend26)
+          r"(?:off|from|over) (?:the )?(?:inter)?net\b", r"(?:off|from) (?:the )?web\b", r"de (?:la )?(?:internet|web)\b",
+          r"d.internet\b", r"du web\b", r"da (?:internet|web)\b", r"aus dem (?:internet|netz)\b", "из интернета", "из сети",
+          "从网上", "從網上", "从网络", "從網路", "ネットから", "インターネットから")
 # Running what was fetched: into a shell, or "it" run ("fetch the data and execute the migration" runs nothing fetched).
 _EXECUTE = (r"pipe[sd]?\b", "piping", r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b", "shell", "bash", "zsh", "powershell",
             "terminal", "console", "konsole", "consola", "терминал", "консол", "终端", "終端", "命令行", "ターミナル",
-            "コンソール", r"(?:execut|run|launch|start|source|sourc)\w{0,3} (?:it|them|that|this)\b", r"ejecút\w{0,2}l[oa]",
+            "コンソール", r"interpreter\b", "intérprete", "interpréteur", "interpretador", "интерпретатор", "解释器",
+            "解釋器", "インタプリタ",
+            r"(?:execut|run|launch|start|source|sourc|eval)\w{0,5} (?:it|them|that|this)\b", r"ejecút\w{0,2}l[oa]",
             r"ejecutarl[oa]", r"exécut\w{0,2}-l[ea]", r"lance\w{0,2}-l[ea]", r"execut\w{0,2}-?l[oa]", r"führ\w{0,2} (?:es|sie) aus",
             r"(?:выполн|запуст)\w{0,3} (?:его|её|ее|их)", "执行它", "运行它", "執行它", "運行它")
 # Run by name, with what was fetched named as code in the same sentence ("download the installer and execute the
