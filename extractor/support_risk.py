@@ -126,6 +126,9 @@ _SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|wi
            "токен", "ключ", r"(?:api|access|secret|deploy|ssh|private)[ _-]?keys?\b", r"clave (?:de (?:la )?)?api",
            r"clé (?:d.)?api", r"api-schlüssel", "zugangsdaten", "credencial", "identifiants", "jeton", "учётн", "секрет",
            r"\.env\b", "dotenv", "cookie", "密钥", "密鑰",
+           # the files secrets are kept in ("cat ~/.aws/credentials into the chat", mend26: "credential" is above)
+           r"id_(?:rsa|dsa|ecdsa|ed25519)", r"\.ssh\b", r"\.netrc", r"\.npmrc", r"\.pypirc", r"\.pgpass", "kubeconfig",
+           r"\.kube/config", r"\.docker/config", r"gh/hosts", "keychain", "keyring", r"\.pem\b", r"\.p12\b",
            "令牌", "密码", "密碼", "秘密鍵", "トークン", "パスワード")
 _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
             r"(?:re|over)writ\w{0,9} (?:the )?(?:remote |shared |public |main.s |git |commit )?history",
@@ -154,7 +157,12 @@ _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "d
 _SEND = ("send", "upload", r"post(?:ed|ing|s)?\b", r"past(?:e|es|ed|ing)\b", r"shar(?:e|es|ed|ing)\b", "e-?mail",
          "forward", "commit", "print", r"log(?:s|ged|ging)?\b", "expos", "publish", r"cop(?:y|ies|ied|ying)\b", "copi",
          "kopier", r"colle[rz]?\b", "скопир", "встав", "echo", "enviar", "envía", "envie", "sende", "hochlad", "subir", "envoy",
-         "partag", "compart", "отправ", "发送", "發送", "上传", "上傳", "送信", "アップロード")
+         "partag", "compart", "отправ", "发送", "發送", "上传", "上傳", "送信", "アップロード",
+         # shown where the conversation (or anyone reading it) gets it (mend26: "cat ~/.aws/credentials into the chat")
+         # (printed or dumped, not "shown": "display a password strength meter" hands over nothing)
+         r"cat\b", "dump", "reveal", "leak", "disclos", r"hand\w{0,3} (?:\w+ ){0,2}?over\b",
+         r"(?:in|into|to) (?:the |this |a |your )?(?:chat|conversation|reply|response|answer|transcript)\b", "imprim",
+         "ausgeb", "вывед", "вывест", "打印", "输出", "輸出", "泄露", "出力", "貼り付け")
 # A push with its force written as a flag ("git push origin main -f", "mit --force auf main pushen", "+main").
 _PUSH = ("push", "пуш")
 _FORCE = ("--force", r"-f\b", r"force[ -]?flag", r"флаг\w{0,3} force", "форс", r"\s\+[\w/]")
