@@ -170,7 +170,19 @@ _FORCE = ("--force", r"-f\b", r"force[ -]?flag", r"флаг\w{0,3} force", "фо
 _OVERWRITE = ("overwrit", "replac", "écras", "sobrescrib", "überschreib", "перезапи")
 _REMOTE = (r"remote (?:\w+ )?branch", "rama remota", "branche distante", r"entfernten? (?:\w+ )?branch", "удалённ\\w{0,3} ветк",
            "origin/")
-_PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "权限", "權限", "権限")
+_PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "权限", "權限", "権限", r"confirm\w{0,6} (?:prompt|dialog)")
+# The agent no longer asking before it acts ("start the agent so it never asks before running a command", mend26): not
+# asking, then running or acting first, in one sentence ("never ask for the user's language" asks nothing of the kind).
+_NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.t|no more|no need to) (?:[\w-]+ ){0,2}?"
+               r"(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))", r"(?:auto|pre)-?approv", r"auto-?accept",
+               r"sin (?:preguntar|pedir|confirm)", r"nunca pregunt", r"sans (?:demander|confirm)", r"ne demande\w{0,2} (?:jamais|pas)",
+               r"sem (?:perguntar|pedir|confirm)", r"nunca pergunt", r"ohne (?:zu )?(?:fragen|nachzufragen|rückfrage|bestätig)",
+               r"(?:nie|nicht mehr) (?:nach)?frag", "без спроса", "без подтвержд", "без вопрос", r"не (?:спрашива|переспрашива)",
+               "不询问", "不詢問", "不要询问", "不再询问", "无需确认", "無需確認", "不用确认", "不用確認", "自动批准", "自動批准",
+               "確認なし", "確認せず", "聞かず", "自動承認")
+_ACTING = ("command", r"run\b", "running", "runs", "execut", "tool call", "shell", "terminal", r"before\b", r"first\b",
+           "comando", "commande", "befehl", "kommando", "команд", "ejecut", "exécut", "ausführ", "выполн", "命令", "执行", "執行",
+           "コマンド", "実行")
 _WIDEN = (r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts? off\b", "skip", "bypass", r"allow[ -]all",
           r"auto-?approv", "without asking", "without prompt", "without confirm", "禁用", "跳过", "無効")
 # A database itself, not a part of one or the code that reaches it ("remove the db connection string").
@@ -200,11 +212,12 @@ ACTIONS = (
     Action("handing over secrets", _near(_SEND, _SECRET),
            _any(*_SECRET, "cred", "passw", "passphrase", r"keys?\b", r"auth(?:\b|enti|ori)", "login", r"env\b", "dotenv",
                 "ключ", "认证", "認証")),
-    Action("widening permissions", _near(_PERMISSIONS, _WIDEN, r"\bsudo\b", r"chmod\s+(?:-r\s+)?0?777",
+    Action("widening permissions", _near(_PERMISSIONS, _WIDEN, _near(_NOT_ASKING, _ACTING).pattern, r"\bsudo\b",
+                                         r"chmod\s+(?:-r\s+)?0?777",
                                          r"chmod\s+(?:-r\s+)?(?:a|o|ugo)\+\w{0,3}w", r"\bas root\b", "dangerously",
                                          "bypasspermissions", "--yolo"),
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
-                "права", "权限", "權限", "権限", "yolo", "dangerous")),
+                "права", "权限", "權限", "権限", "yolo", "dangerous", *_NOT_ASKING)),
     Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f"),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
