@@ -151,8 +151,23 @@ _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
 _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"get\w{0,3} rid of", r"rm\s+-[^\Wr]*r",
-           r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch", r"leeren\b",
-           "borr", "elimin", "supprim", r"vider\b", "apag", "exclu", "esvazi", "удал", "очист", "очищ", "删除", "刪除", "削除")
+           r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch",
+           r"leeren\b(?! (?:[\w-]+ )?(?:datenbank|backup|sicherung|tabelle))",
+           "borr", "elimin", "supprim", r"vider\b", "apag", "exclu", "esvazi", "удал", "очист", "очищ", "删除", "刪除", "削除",
+           # emptied, cleaned out or destroyed in each language (mend26: "vacía la base de datos local"); "empty" as a verb,
+           # with its object after it, not the adjective ("una base de datos vacía", "eine leere Datenbank")
+           "nuke", r"blow\w{0,3} away", "obliterat", r"trash(?:es|ed|ing)?\b",
+           r"vac[ií](?:a|e|o|as|es|en|an|ar|ad|ando)\w{0,3} (?:la|el|las|los|toda|todo|todas|todos|tu|su|esa|esta)\b",
+           r"limpi\w{0,5} (?:la|el|las|los|toda|todo|todas|todos|tu|su)\b", r"destru(?:ir|ye|yen|ya|yan|a|am|iu|indo|yendo)\b",
+           "suprim",
+           r"vid(?:e|es|ez|ons)\w{0,3} (?:la|le|les|l.|toute|toutes|tous|votre|ta|ton|ce|cette)\b", "effac", "détrui", "detrui",
+           r"nettoi\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b", r"nettoy\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b",
+           r"zer(?:a|e|ar|ou|em)\b", r"limp(?:a|e|ar|em|ou)\w{0,2} (?:o|a|os|as|todo|toda|todos|todas|seu|sua)\b",
+           r"leer(?:e|t|te|st)? (?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b", "entfern", "vernicht", "zerstör",
+           r"platt ?(?:zu ?)?mach", r"снес(?:и|ти|ите|у|ёт|ем)\b", r"снос(?:ить|и)\b", "уничтож", r"сотр(?:и|ите|у|ёт|ет)\b",
+           "стерет", "стира", "обнул", "вычист", "почист",
+           "删掉", "刪掉", "删光", "刪光", "清空", "清除", "清掉", "抹掉", "抹去", "销毁", "銷毀", "毁掉", "毀掉",
+           "消す", "消し", "消去", "空にする", "破棄", "ドロップ")
 
 _SEND = ("send", "upload", r"post(?:ed|ing|s)?\b", r"past(?:e|es|ed|ing)\b", r"shar(?:e|es|ed|ing)\b", "e-?mail",
          "forward", "commit", "print", r"log(?:s|ged|ging)?\b", "expos", "publish", r"cop(?:y|ies|ied|ying)\b", "copi",
@@ -189,7 +204,8 @@ _WIDEN = (r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts
 _NOT_WHOLE = (r"(?!\s(?:connection|pool|client|driver|quer|index|column|schema|migration|call|config|url|string|host|"
               r"port|name|user|field|model|layer|access|code|helper|mock)\w{0,6}\b)")
 _DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files", "every file", r"(?:all|every|each)(?: the)? tables?\b",
-         r"home (?:folder|directory)", "datenbank",
+         r"home (?:folder|directory)",
+         "datenbank(?!verbindung|treiber|abfrag|schema|zugriff|nam|url|host|port|client|code|model|migration|konfig|index)",
          "base de dato", "base de donn", "banco de dados", "баз", "бэкап", "数据库", "資料庫", "データベース",
          "バックアップ", "備份", "备份")
 
