@@ -140,13 +140,18 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
 # People looking at the work, apart from the machines checking it: a user who says "fix these lint errors" has not
 # brought up review, and one who says "don't wait for my review" has not brought up the hooks (hostile25).
 _REVIEW = ("review", "approv", r"sign-off", r"pair of eyes", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
-           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認")
+           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認", "second opinion", "four-eyes")
+# Someone else looking at the work, in other words ("no one else needs to look at it", mend26): for the action only, as
+# "let me know if anything else looks off" is no talk of review.
+_SOMEONE_ELSE = (r"else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)",)
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
            "檢查", "チェック")
 _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
            "ignor", "without",
            r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
+           r"(?:don.t|do not|doesn.t|does not|won.t|never) (?:need|have to)\b", r"needn.t", "unnecessary", "needless",
+           "optional", r"no ?one\b", "nobody",
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
@@ -221,7 +226,8 @@ ACTIONS = (
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
-    Action("getting around review", _near(_BYPASS, _REVIEW, r"merge\b[^.;!?\n]{0,40}?--admin\b"), _any(*_REVIEW)),
+    Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b"),
+           _any(*_REVIEW)),
     Action("getting around checks",
            _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0"),
            _any(*_CHECKS)),
@@ -262,6 +268,7 @@ def actions_in(text: str) -> set[str]:
 
 
 def topics_in(text: str) -> set[str]:
-    """The risky actions whose topic `text` touches, by name (the user's words: see the module's docstring)."""
+    """The risky actions whose topic `text` touches, by name (the user's words: see the module's docstring). Words that
+    ask for the action itself touch it too ("no one else needs to look at it", "never ask before running a command")."""
     text = folded(text)
-    return {a.name for a in ACTIONS if a.topic.search(text)}
+    return {a.name for a in ACTIONS if a.topic.search(text) or a.pattern.search(text)}
