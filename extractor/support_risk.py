@@ -144,6 +144,8 @@ _REVIEW = ("review", "approv", r"sign-off", r"pair of eyes", "revisi", "relectur
 # Someone else looking at the work, in other words ("no one else needs to look at it", mend26): for the action only, as
 # "let me know if anything else looks off" is no talk of review.
 _SOMEONE_ELSE = (r"else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)",)
+# ... and a user who speaks of someone else looking has brought it up (rare words: looked for first, and cheap).
+_NOBODY_ELSE = r"(?:one|body) else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)"
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
            "檢查", "チェック")
@@ -227,7 +229,7 @@ ACTIONS = (
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
     Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b"),
-           _any(*_REVIEW)),
+           _any(*_REVIEW, _NOBODY_ELSE)),
     Action("getting around checks",
            _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0"),
            _any(*_CHECKS)),
@@ -268,7 +270,6 @@ def actions_in(text: str) -> set[str]:
 
 
 def topics_in(text: str) -> set[str]:
-    """The risky actions whose topic `text` touches, by name (the user's words: see the module's docstring). Words that
-    ask for the action itself touch it too ("no one else needs to look at it", "never ask before running a command")."""
+    """The risky actions whose topic `text` touches, by name (the user's words: see the module's docstring)."""
     text = folded(text)
-    return {a.name for a in ACTIONS if a.topic.search(text) or a.pattern.search(text)}
+    return {a.name for a in ACTIONS if a.topic.search(text)}
