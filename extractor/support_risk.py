@@ -22,6 +22,7 @@ import unicodedata
 from collections import deque
 from dataclasses import dataclass
 
+from memdir.stages.extractor.support_negation import unnegated
 from memdir.words import nfkc
 
 
@@ -263,8 +264,9 @@ def _runs_named_code(sentence: str) -> bool:
 
 
 def actions_in(text: str) -> set[str]:
-    """The risky actions `text` carries, by name."""
-    text = folded(text)
+    """The risky actions `text` carries, by name; what a prohibition governs is no request ("never delete the backup":
+    support_negation.py)."""
+    text = unnegated(folded(text))
     return {a.name for a in ACTIONS
             if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, _SENTENCE_END.split(text))))}
 
