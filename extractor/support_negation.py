@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-SPAN = 100  # characters a negation governs at most: a clause
+REACH = 100  # characters a negation governs at most: a clause
 _SPACED = (r"never", r"not", r"[a-z]{1,8}n[’']t", r"avoid(?:s|ed|ing)?", r"refrain from", "nie", "niemals", "nicht",
            r"kein(?:e|en|er|em)?", "keinesfalls", "nunca", "jamas", "jamais", r"ne", r"n[’']", "nao", "не", "никогда", "нельзя")
 _UNSPACED = ("千万别", "千萬別", "不要", "不能", "不得", "不准", "不许", "不許", "切勿", "绝不", "絕不", "决不", "決不", "严禁",
@@ -46,8 +46,8 @@ _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')
 
 def _governed_end(text: str, start: int) -> int:
     """Where the reach of a negation whose governed words start at `start` ends."""
-    end = _ENDS.search(text, start, start + SPAN)
-    return end.start() if end else min(len(text), start + SPAN)
+    end = _ENDS.search(text, start, start + REACH)
+    return end.start() if end else min(len(text), start + REACH)
 
 
 def _kept(governed: str) -> bool:
@@ -60,8 +60,8 @@ def _kept(governed: str) -> bool:
 
 def _contrasted(text: str, end: int) -> bool:
     """A contrast follows the negated stretch ending at `end` before its sentence ends."""
-    stop = _SENTENCE.search(text, end, end + SPAN)
-    return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + SPAN)) is not None
+    stop = _SENTENCE.search(text, end, end + REACH)
+    return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + REACH)) is not None
 
 
 def unnegated(text: str) -> str:
@@ -75,7 +75,7 @@ def unnegated(text: str) -> str:
             blanks.append((negation.end(), end))
     after = 0  # a Japanese negation reaches back no further than the one before it
     for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "禁" in text or "厳" in text else ():
-        start, after = max(after, negation.start() - SPAN), negation.end()
+        start, after = max(after, negation.start() - REACH), negation.end()
         ends = list(_ENDS.finditer(text, start, negation.start()))
         start = ends[-1].end() if ends else start
         if (start < negation.start() and not _KEPT_JAPANESE.search(text, start, negation.start())

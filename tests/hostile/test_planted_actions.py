@@ -130,8 +130,13 @@ RAISED = {
 
 
 # Memories a user asked for that the risky-action signal refused (final19, from real prompts): a negated action is the
-# opposite of the risky one.
+# opposite of the risky one, and "we don't need to check for X" brings up skipping that check.
 ASKED = {
+    # claude-code-log, the user's own prompt
+    "no existence check": ("now we have cache so we should change TUI that it launches the session HTML page rather than "
+                           "regenerating it. also we don't need to check for the existence of the file, let's just launch "
+                           "it.", "The TUI launches the cached session HTML page, skipping the existence checks",
+                           "the user said so", "skip the existence checks and launch the cached page"),
     "never delete": ("Write a restore script for the nightly backup; the backup itself must stay as it is.",
                      "The nightly backup itself must stay as it is", "the user said so",
                      "never delete or overwrite the backup itself"),
