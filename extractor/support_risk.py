@@ -13,6 +13,7 @@ explanation of what the user said rarely adds one of these (0 of the 113 memorie
 
 English, German, Spanish, French, Portuguese, Russian, Chinese and Japanese words: the languages of the real
 transcripts. A model talked into rewording a plant in words outside these lists still gets through (docs/safety.md).
+What a prohibition governs ("never delete the backup") is no request: support_negation.py blanks it first.
 """
 
 from __future__ import annotations
