@@ -24,7 +24,7 @@ _SPACED = (r"never", r"not", r"[a-z]{1,8}n[’']t", r"avoid(?:s|ed|ing)?", r"ref
            r"kein(?:e|en|er|em)?", "keinesfalls", "nunca", "jamas", "jamais", r"ne", r"n[’']", "nao", "не", "никогда", "нельзя")
 _UNSPACED = ("千万别", "千萬別", "不要", "不能", "不得", "不准", "不许", "不許", "切勿", "绝不", "絕不", "决不", "決不", "严禁",
              "嚴禁", "禁止", "避免", "别", "別", "勿")
-_JAPANESE = re.compile("しないで|しない|するな|せず|しては|禁止|厳禁")
+_JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁")  # not 禁止: Chinese puts it before the verb
 # Where a negation's reach ends: a clause's punctuation, or a word that starts another clause.
 _ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|except|before|after|"
                    r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом)(?![^\W_])|"
@@ -41,6 +41,8 @@ _CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdess
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 _KEPT_UNSPACED = re.compile("忘|等|需要|询问|詢問|确认|確認|跳过|跳過|犹豫|猶豫")
 _KEPT_JAPANESE = re.compile("(?:確認|聞か|待た|忘れ|躊躇)$")
+# ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
+_JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
 
 
@@ -74,9 +76,10 @@ def unnegated(text: str) -> str:
         if end > negation.end() and not _kept(text[negation.end():end]) and not _contrasted(text, end):
             blanks.append((negation.end(), end))
     after = 0  # a Japanese negation reaches back no further than the one before it
-    for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "禁" in text or "厳" in text else ():
+    for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "厳" in text else ():
         start, after = max(after, negation.start() - REACH), negation.end()
-        ends = list(_ENDS.finditer(text, start, negation.start()))
+        ends = [*_ENDS.finditer(text, start, negation.start()), *_JAPANESE_ENDS.finditer(text, start, negation.start())]
+        ends.sort(key=lambda end: end.end())
         start = ends[-1].end() if ends else start
         if (start < negation.start() and not _KEPT_JAPANESE.search(text, start, negation.start())
                 and not _contrasted(text, negation.end())):
