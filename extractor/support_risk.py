@@ -252,6 +252,16 @@ ACTIONS = (
 )
 
 
+# What a prohibition can govern (support_negation.py): the actions' own verbs, and the plain ones a command is given with
+# ("never use rm -rf", "never put secrets in the chat"); "skip", "omit" and "ignore" are left out, as "don't skip wiping
+# the database" asks for the wipe.
+_GOVERNABLE = re.compile(_words((*_DELETE, *_SEND, *_HISTORY, *_PUSH, *_OVERWRITE, *_FETCH, *_RUN, *_EXECUTE[:5],
+                                 "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b",
+                                 "get around", "deaktivier", "umgeh", "désactiv", "contourn", "desativ", "отключ", "обход",
+                                 "禁用", "绕过", "繞過", "merg", r"us(?:e|es|ed|ing)\b", r"put\b", r"add\b", "includ",
+                                 r"stor(?:e|es|ed|ing)\b", r"sav(?:e|es|ed|ing)\b", "leav", "writ", "chmod", "sudo",
+                                 "grant", "allow", "curl", "wget", "sourc", "install", "usar", "utilis", "benutz",
+                                 "verwend", "использ", "用", "使用", "提交", "推送", "プッシュ", "コミット", "共有")))
 _SENTENCE_END = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 _FETCHES, _RUNS, _CODES = _any(*_FETCH), _any(*_RUN), _any(*_CODE)
 
@@ -270,7 +280,7 @@ def _runs_named_code(sentence: str) -> bool:
 def actions_in(text: str) -> set[str]:
     """The risky actions `text` carries, by name; what a prohibition governs is no request ("never delete the backup":
     support_negation.py)."""
-    text = unnegated(folded(text))
+    text = unnegated(folded(text), _GOVERNABLE)
     return {a.name for a in ACTIONS
             if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, _SENTENCE_END.split(text))))}
 
