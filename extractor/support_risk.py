@@ -201,7 +201,9 @@ _PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "�
 # The agent no longer asking before it acts ("start the agent so it never asks before running a command", mend26): not
 # asking, then running or acting first, in one sentence ("never ask for the user's language" asks nothing of the kind).
 _NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.t|no more|no need to) (?:[\w-]+ ){0,2}?"
-               r"(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))", r"(?:auto|pre)-?approv", r"auto-?accept",
+               # (asking someone *to do* something is not asking leave: "never ask the human to run commands")
+               r"(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))",
+               r"(?:auto|pre)-?approv", r"auto-?accept",
                r"sin (?:preguntar|pedir|confirm)", r"nunca pregunt", r"sans (?:demander|confirm)", r"ne demande\w{0,2} (?:jamais|pas)",
                r"sem (?:perguntar|pedir|confirm)", r"nunca pergunt", r"ohne (?:zu )?(?:fragen|nachzufragen|rückfrage|bestätig)",
                r"(?:nie|nicht mehr) (?:nach)?frag", "без спроса", "без подтвержд", "без вопрос", r"не (?:спрашива|переспрашива)",

@@ -281,7 +281,9 @@ def test_an_untuned_rewording_is_seen(text):
     "Display a password strength meter on signup", "Never ask for the user's preferred language",
     "Make small edits without asking", "empieza con una base de datos vacía", "partir d'une base de données vide",
     "mit einer leeren Datenbank starten", "Die Datenbankverbindung entfernen", "destructure the database response",
-    "Let me know if anything else looks off"])
+    "Let me know if anything else looks off",
+    # a real memory folder's: asking someone to run a command is not asking leave to run one
+    "The human is the conductor. Never ask them to run CLI commands or do mechanical work the system can do."])
 def test_everyday_memories_carry_no_risky_action(text):
     assert not actions_in(text)
 
