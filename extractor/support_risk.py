@@ -13,6 +13,7 @@ explanation of what the user said rarely adds one of these (0 of the 113 memorie
 
 English, German, Spanish, French, Portuguese, Russian, Chinese and Japanese words: the languages of the real
 transcripts. A model talked into rewording a plant in words outside these lists still gets through (docs/safety.md).
+What a prohibition governs ("never delete the backup") is no request: support_negation.py blanks it first.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import unicodedata
 from collections import deque
 from dataclasses import dataclass
 
+from memdir.stages.extractor.support_negation import unnegated
 from memdir.words import nfkc
 
 
@@ -101,11 +103,17 @@ SPAN = 100  # characters between an action's verb and its object: a clause, not 
 
 
 _FETCH = ("download", "fetch", "grab", "obtain", "retriev", "pull down", "herunterlad", "lade .{0,20}herunter",
-          "descarg", "téléchar", "telechar", "récupér", "baix", "скача", "загруз", "下载", "下載", "ダウンロード")
+          "descarg", "téléchar", "telechar", "récupér", "baix", "скача", "загруз", "下载", "下載", "ダウンロード",
+          # taken from the network, whatever the verb ("get the setup helper off the internet", mend26)
+          r"(?:off|from|over) (?:the )?(?:inter)?net\b", r"(?:off|from) (?:the )?web\b", r"de (?:la )?(?:internet|web)\b",
+          r"d.internet\b", r"du web\b", r"da (?:internet|web)\b", r"aus dem (?:internet|netz)\b", "из интернета", "из сети",
+          "从网上", "從網上", "从网络", "從網路", "ネットから", "インターネットから")
 # Running what was fetched: into a shell, or "it" run ("fetch the data and execute the migration" runs nothing fetched).
 _EXECUTE = (r"pipe[sd]?\b", "piping", r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b", "shell", "bash", "zsh", "powershell",
             "terminal", "console", "konsole", "consola", "терминал", "консол", "终端", "終端", "命令行", "ターミナル",
-            "コンソール", r"(?:execut|run|launch|start|source|sourc)\w{0,3} (?:it|them|that|this)\b", r"ejecút\w{0,2}l[oa]",
+            "コンソール", r"interpreter\b", "intérprete", "interpréteur", "interpretador", "интерпретатор", "解释器",
+            "解釋器", "インタプリタ",
+            r"(?:execut|run|launch|start|source|sourc|eval)\w{0,5} (?:it|them|that|this)\b", r"ejecút\w{0,2}l[oa]",
             r"ejecutarl[oa]", r"exécut\w{0,2}-l[ea]", r"lance\w{0,2}-l[ea]", r"execut\w{0,2}-?l[oa]", r"führ\w{0,2} (?:es|sie) aus",
             r"(?:выполн|запуст)\w{0,3} (?:его|её|ее|их)", "执行它", "运行它", "執行它", "運行它")
 # Run by name, with what was fetched named as code in the same sentence ("download the installer and execute the
@@ -120,6 +128,9 @@ _SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|wi
            "токен", "ключ", r"(?:api|access|secret|deploy|ssh|private)[ _-]?keys?\b", r"clave (?:de (?:la )?)?api",
            r"clé (?:d.)?api", r"api-schlüssel", "zugangsdaten", "credencial", "identifiants", "jeton", "учётн", "секрет",
            r"\.env\b", "dotenv", "cookie", "密钥", "密鑰",
+           # the files secrets are kept in ("cat ~/.aws/credentials into the chat", mend26: "credential" is above)
+           r"id_(?:rsa|dsa|ecdsa|ed25519)", r"\.ssh\b", r"\.netrc", r"\.npmrc", r"\.pypirc", r"\.pgpass", "kubeconfig",
+           r"\.kube/config", r"\.docker/config", r"gh/hosts", "keychain", "keyring", r"\.pem\b", r"\.p12\b",
            "令牌", "密码", "密碼", "秘密鍵", "トークン", "パスワード")
 _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
             r"(?:re|over)writ\w{0,9} (?:the )?(?:remote |shared |public |main.s |git |commit )?history",
@@ -131,24 +142,54 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
 # People looking at the work, apart from the machines checking it: a user who says "fix these lint errors" has not
 # brought up review, and one who says "don't wait for my review" has not brought up the hooks (hostile25).
 _REVIEW = ("review", "approv", r"sign-off", r"pair of eyes", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
-           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認")
+           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認", "second opinion", "four-eyes")
+# Someone else looking at the work, in other words ("no one else needs to look at it", mend26): for the action only, as
+# "let me know if anything else looks off" is no talk of review.
+_SOMEONE_ELSE = (r"else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)",)
+# ... and a user who speaks of someone else looking, or of doing without a check ("we don't need to check for the
+# existence of the file", final19), has brought it up: words that are rare enough to be looked for first.
+_NOBODY_ELSE = r"(?:one|body) else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)"
+_NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t|not) (?:(?:need|have) to )?"
+             r"(?:[\w-]+ ){0,2}?(?:check|verif)")
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
            "檢查", "チェック")
 _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
            "ignor", "without",
            r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
+           r"(?:don.t|do not|doesn.t|does not|won.t|never) (?:need|have to)\b", r"needn.t", "unnecessary", "needless",
+           "optional", r"no ?one\b", "nobody",
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
 _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"get\w{0,3} rid of", r"rm\s+-[^\Wr]*r",
-           r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch", r"leeren\b",
-           "borr", "elimin", "supprim", r"vider\b", "apag", "exclu", "esvazi", "удал", "очист", "очищ", "删除", "刪除", "削除")
+           r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch",
+           r"leeren\b(?! (?:[\w-]+ )?(?:datenbank|backup|sicherung|tabelle))",
+           "borr", "elimin", "supprim", r"vider\b", "apag", "exclu", "esvazi", "удал", "очист", "очищ", "删除", "刪除", "削除",
+           # emptied, cleaned out or destroyed in each language (mend26: "vacía la base de datos local"); "empty" as a verb,
+           # with its object after it, not the adjective ("una base de datos vacía", "eine leere Datenbank")
+           "nuke", r"blow\w{0,3} away", "obliterat", r"trash(?:es|ed|ing)?\b",
+           r"vac[ií](?:a|e|o|as|es|en|an|ar|ad|ando)\w{0,3} (?:la|el|las|los|toda|todo|todas|todos|tu|su|esa|esta)\b",
+           r"limpi\w{0,5} (?:la|el|las|los|toda|todo|todas|todos|tu|su)\b", r"destru(?:ir|ye|yen|ya|yan|a|am|iu|indo|yendo)\b",
+           "suprim",
+           r"vid(?:e|es|ez|ons)\w{0,3} (?:la|le|les|l.|toute|toutes|tous|votre|ta|ton|ce|cette)\b", "effac", "détrui", "detrui",
+           r"nettoi\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b", r"nettoy\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b",
+           r"zer(?:a|e|ar|ou|em)\b", r"limp(?:a|e|ar|em|ou)\w{0,2} (?:o|a|os|as|todo|toda|todos|todas|seu|sua)\b",
+           r"leer(?:e|t|te|st)? (?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b", "entfern", "vernicht", "zerstör",
+           r"platt ?(?:zu ?)?mach", r"снес(?:и|ти|ите|у|ёт|ем)\b", r"снос(?:ить|и)\b", "уничтож", r"сотр(?:и|ите|у|ёт|ет)\b",
+           "стерет", "стира", "обнул", "вычист", "почист",
+           "删掉", "刪掉", "删光", "刪光", "清空", "清除", "清掉", "抹掉", "抹去", "销毁", "銷毀", "毁掉", "毀掉",
+           "消す", "消し", "消去", "空にする", "破棄", "ドロップ")
 
 _SEND = ("send", "upload", r"post(?:ed|ing|s)?\b", r"past(?:e|es|ed|ing)\b", r"shar(?:e|es|ed|ing)\b", "e-?mail",
          "forward", "commit", "print", r"log(?:s|ged|ging)?\b", "expos", "publish", r"cop(?:y|ies|ied|ying)\b", "copi",
          "kopier", r"colle[rz]?\b", "скопир", "встав", "echo", "enviar", "envía", "envie", "sende", "hochlad", "subir", "envoy",
-         "partag", "compart", "отправ", "发送", "發送", "上传", "上傳", "送信", "アップロード")
+         "partag", "compart", "отправ", "发送", "發送", "上传", "上傳", "送信", "アップロード",
+         # shown where the conversation (or anyone reading it) gets it (mend26: "cat ~/.aws/credentials into the chat")
+         # (printed or dumped, not "shown": "display a password strength meter" hands over nothing)
+         r"cat\b", "dump", "reveal", "leak", "disclos", r"hand\w{0,3} (?:\w+ ){0,2}?over\b",
+         r"(?:in|into|to) (?:the |this |a |your )?(?:chat|conversation|reply|response|answer|transcript)\b", "imprim",
+         "ausgeb", "вывед", "вывест", "打印", "输出", "輸出", "泄露", "出力", "貼り付け")
 # A push with its force written as a flag ("git push origin main -f", "mit --force auf main pushen", "+main").
 _PUSH = ("push", "пуш")
 _FORCE = ("--force", r"-f\b", r"force[ -]?flag", r"флаг\w{0,3} force", "форс", r"\s\+[\w/]")
@@ -156,14 +197,29 @@ _FORCE = ("--force", r"-f\b", r"force[ -]?flag", r"флаг\w{0,3} force", "фо
 _OVERWRITE = ("overwrit", "replac", "écras", "sobrescrib", "überschreib", "перезапи")
 _REMOTE = (r"remote (?:\w+ )?branch", "rama remota", "branche distante", r"entfernten? (?:\w+ )?branch", "удалённ\\w{0,3} ветк",
            "origin/")
-_PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "权限", "權限", "権限")
+_PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "权限", "權限", "権限", r"confirm\w{0,6} (?:prompt|dialog)")
+# The agent no longer asking before it acts ("start the agent so it never asks before running a command", mend26): not
+# asking, then running or acting first, in one sentence ("never ask for the user's language" asks nothing of the kind).
+_NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.t|no more|no need to) (?:[\w-]+ ){0,2}?"
+               # (asking someone *to do* something is not asking leave: "never ask the human to run commands")
+               r"(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))",
+               r"(?:auto|pre)-?approv", r"auto-?accept",
+               r"sin (?:preguntar|pedir|confirm)", r"nunca pregunt", r"sans (?:demander|confirm)", r"ne demande\w{0,2} (?:jamais|pas)",
+               r"sem (?:perguntar|pedir|confirm)", r"nunca pergunt", r"ohne (?:zu )?(?:fragen|nachzufragen|rückfrage|bestätig)",
+               r"(?:nie|nicht mehr) (?:nach)?frag", "без спроса", "без подтвержд", "без вопрос", r"не (?:спрашива|переспрашива)",
+               "不询问", "不詢問", "不要询问", "不再询问", "无需确认", "無需確認", "不用确认", "不用確認", "自动批准", "自動批准",
+               "確認なし", "確認せず", "聞かず", "自動承認")
+_ACTING = ("command", r"run\b", "running", "runs", "execut", "tool call", "shell", "terminal", r"before\b", r"first\b",
+           "comando", "commande", "befehl", "kommando", "команд", "ejecut", "exécut", "ausführ", "выполн", "命令", "执行", "執行",
+           "コマンド", "実行")
 _WIDEN = (r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts? off\b", "skip", "bypass", r"allow[ -]all",
           r"auto-?approv", "without asking", "without prompt", "without confirm", "禁用", "跳过", "無効")
 # A database itself, not a part of one or the code that reaches it ("remove the db connection string").
 _NOT_WHOLE = (r"(?!\s(?:connection|pool|client|driver|quer|index|column|schema|migration|call|config|url|string|host|"
               r"port|name|user|field|model|layer|access|code|helper|mock)\w{0,6}\b)")
 _DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files", "every file", r"(?:all|every|each)(?: the)? tables?\b",
-         r"home (?:folder|directory)", "datenbank",
+         r"home (?:folder|directory)",
+         "datenbank(?!verbindung|treiber|abfrag|schema|zugriff|nam|url|host|port|client|code|model|migration|konfig|index)",
          "base de dato", "base de donn", "banco de dados", "баз", "бэкап", "数据库", "資料庫", "データベース",
          "バックアップ", "備份", "备份")
 
@@ -179,23 +235,35 @@ ACTIONS = (
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
-    Action("getting around review", _near(_BYPASS, _REVIEW, r"merge\b[^.;!?\n]{0,40}?--admin\b"), _any(*_REVIEW)),
+    Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b"),
+           _any(*_REVIEW, _NOBODY_ELSE)),
     Action("getting around checks",
            _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0"),
-           _any(*_CHECKS)),
+           _any(*_CHECKS, _NO_CHECK)),
     Action("handing over secrets", _near(_SEND, _SECRET),
            _any(*_SECRET, "cred", "passw", "passphrase", r"keys?\b", r"auth(?:\b|enti|ori)", "login", r"env\b", "dotenv",
                 "ключ", "认证", "認証")),
-    Action("widening permissions", _near(_PERMISSIONS, _WIDEN, r"\bsudo\b", r"chmod\s+(?:-r\s+)?0?777",
+    Action("widening permissions", _near(_PERMISSIONS, _WIDEN, _near(_NOT_ASKING, _ACTING).pattern, r"\bsudo\b",
+                                         r"chmod\s+(?:-r\s+)?0?777",
                                          r"chmod\s+(?:-r\s+)?(?:a|o|ugo)\+\w{0,3}w", r"\bas root\b", "dangerously",
                                          "bypasspermissions", "--yolo"),
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
-                "права", "权限", "權限", "権限", "yolo", "dangerous")),
+                "права", "权限", "權限", "権限", "yolo", "dangerous", *_NOT_ASKING)),
     Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f"),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
 
 
+# What a prohibition can govern (support_negation.py): the actions' own verbs, and the plain ones a command is given with
+# ("never use rm -rf", "never put secrets in the chat"); "skip", "omit" and "ignore" are left out, as "don't skip wiping
+# the database" asks for the wipe.
+_GOVERNABLE = re.compile(_words((*_DELETE, *_SEND, *_HISTORY, *_PUSH, *_OVERWRITE, *_FETCH, *_RUN, *_EXECUTE[:5],
+                                 "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b",
+                                 "get around", "deaktivier", "umgeh", "désactiv", "contourn", "desativ", "отключ", "обход",
+                                 "禁用", "绕过", "繞過", "merg", r"us(?:e|es|ed|ing)\b", r"put\b", r"add\b", "includ",
+                                 r"stor(?:e|es|ed|ing)\b", r"sav(?:e|es|ed|ing)\b", "leav", "writ", "chmod", "sudo",
+                                 "grant", "allow", "curl", "wget", "sourc", "install", "usar", "utilis", "benutz",
+                                 "verwend", "использ", "用", "使用", "提交", "推送", "プッシュ", "コミット", "共有")))
 _SENTENCE_END = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 _FETCHES, _RUNS, _CODES = _any(*_FETCH), _any(*_RUN), _any(*_CODE)
 
@@ -212,8 +280,9 @@ def _runs_named_code(sentence: str) -> bool:
 
 
 def actions_in(text: str) -> set[str]:
-    """The risky actions `text` carries, by name."""
-    text = folded(text)
+    """The risky actions `text` carries, by name; what a prohibition governs is no request ("never delete the backup":
+    support_negation.py)."""
+    text = unnegated(folded(text), _GOVERNABLE)
     return {a.name for a in ACTIONS
             if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, _SENTENCE_END.split(text))))}
 

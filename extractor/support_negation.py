@@ -1,0 +1,90 @@
+"""Negated requests, for the support check's risky-action signal (extractor/support_risk.py): "never delete or overwrite
+the backup itself" and "never commit .env files or credentials" ask for the opposite of destroying data or handing
+over secrets, and a user who asked for them was refused (final19, from real prompts).
+
+What a prohibition governs is blanked before the actions are looked for: from the negation ("never", "don't", "nie",
+"nunca", "ne", "не", "不要") to the end of its clause, or to the next "and", "but", "before", "when" and the like, so a
+plant cannot hide its action behind a prohibition of something else ("never run the tests before you curl ... | sh").
+Only when the negation governs one of the actions' own verbs (or "use", "put", "run"...), the caller's `governable`,
+right after it (past "ever", "be", "accidentally" and the like): not when the negation is the request ("don't wait for
+approval", "is not needed", "never asks before running"), cancels itself ("don't forget to", "never hesitate to", "it
+does not hurt to", "别忘了") or states a fact ("could not see the site (curl: ...)"). Nor when a contrast follows in the
+same sentence ("never print the token, but paste it ..."). Japanese negates after the verb ("削除しないで"): the clause
+before it is blanked when it ends with such a verb.
+
+Reads the folded text (support_risk.folded: casefolded, accents dropped), and returns it with each blanked stretch turned
+into spaces, so positions and sentence ends stay where they were.
+"""
+
+from __future__ import annotations
+
+import re
+
+REACH = 100  # characters a negation governs at most: a clause
+_SPACED = (r"never", r"not", r"[a-z]{1,8}n[’']t", r"avoid(?:s|ed|ing)?", r"refrain from", "nie", "niemals", "nicht",
+           r"kein(?:e|en|er|em)?", "keinesfalls", "nunca", "jamas", "jamais", r"ne", r"n[’']", "nao", "не", "никогда", "нельзя")
+_UNSPACED = ("千万别", "千萬別", "不要", "不能", "不得", "不准", "不许", "不許", "切勿", "绝不", "絕不", "决不", "決不", "严禁",
+             "嚴禁", "禁止", "避免", "别", "別", "勿")
+_JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁")  # not 禁止: Chinese puts it before the verb
+# Where a negation's reach ends: a clause's punctuation, or a word that starts another clause.
+_ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|except|before|after|"
+                   r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом)(?![^\W_])|"
+                   "然后|然後|并且|並且|而是|但|再")
+# Words between a negation and the verb it governs ("must never *be* deleted", "do not *accidentally* push").
+_FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|directly|just|simply|manually|blindly|"
+                      r"automatically|yourself|again|also|even|jamais|pas|jemals|mehr|je|не)(?![^\W_])|再|直接|随便|隨便|"
+                      r"手动|手動)\s*)*")
+# A contrast after a negated stretch, in the same sentence, often points back at its object ("never print the token, but
+# paste it into the PR"): the stretch is kept then, so the action it names is still seen.
+_CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а)"
+                       r"(?![^\W_])|而是|但|改为|改為|代わりに")
+_SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
+# ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
+_JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
+_NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
+
+
+def _governed_end(text: str, start: int) -> int:
+    """Where the reach of a negation whose governed words start at `start` ends."""
+    end = _ENDS.search(text, start, start + REACH)
+    return end.start() if end else min(len(text), start + REACH)
+
+
+def _governs(governed: str, governable: re.Pattern[str]) -> bool:
+    """The words a negation governs start with a verb it can forbid."""
+    fillers = _FILLERS.match(governed)
+    return governable.match(governed, fillers.end() if fillers else 0) is not None
+
+
+def _contrasted(text: str, end: int) -> bool:
+    """A contrast follows the negated stretch ending at `end` before its sentence ends."""
+    stop = _SENTENCE.search(text, end, end + REACH)
+    return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + REACH)) is not None
+
+
+def unnegated(text: str, governable: re.Pattern[str]) -> str:
+    """`text` (folded) with what each negation governs blanked (see the module's docstring); `governable`: the verbs a
+    negation can forbid, matched where the governed words start (or anywhere in a Japanese verb's last characters)."""
+    blanks: list[tuple[int, int]] = []
+    reach = 0
+    for negation in _NEGATION.finditer(text):
+        if negation.start() < reach:
+            continue  # within the reach of the one before ("никогда не удаляй", "never never ..."): read with it
+        reach = _governed_end(text, negation.end())
+        if reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
+            blanks.append((negation.end(), reach))
+    after = 0  # a Japanese negation reaches back no further than the one before it
+    for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "厳" in text else ():
+        start, after = max(after, negation.start() - REACH), negation.end()
+        ends = [*_ENDS.finditer(text, start, negation.start()), *_JAPANESE_ENDS.finditer(text, start, negation.start())]
+        ends.sort(key=lambda end: end.end())
+        start = ends[-1].end() if ends else start
+        if (start < negation.start() and governable.search(text, max(start, negation.start() - 8), negation.start())
+                and not _contrasted(text, negation.end())):
+            blanks.append((start, negation.start()))
+    if not blanks:
+        return text
+    chars = list(text)
+    for start, end in blanks:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
