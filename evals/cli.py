@@ -24,6 +24,10 @@ def run_realdata(args) -> int:
     if root is None:
         print(f"memdir eval: {missing_reason()}", file=sys.stderr)
         return 2
+    if args.into and not args.data:
+        print("memdir eval: --into works with --data only (the suite's own no-loss check uses a real folder already)",
+              file=sys.stderr)
+        return 2
     requested = args.engine or "auto"
     # Its own folder before anything (a miss) is written; gone again if the run fails before writing anything.
     with (own_run_folder(Path(args.out), f"realdata-{requested}") as out, prompt_variant(args.variant),
@@ -33,7 +37,8 @@ def run_realdata(args) -> int:
         try:
             settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
             if args.data:
-                report = run_folder(root, engine=engine, settings=settings, loop=loop, only=args.session)
+                report = run_folder(root, engine=engine, settings=settings, loop=loop, only=args.session,
+                                    into=Path(args.into) if args.into else None)
             else:
                 report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
                                    with_no_loss=not args.skip_no_loss, loop=loop)
@@ -141,6 +146,9 @@ def add_parser(sub, command) -> None:
     r.add_argument("--data", metavar="DIR",
                    help="realdata: grade the *.jsonl of an outside folder from its items.json (the sessions2 format) "
                         "instead of the shared data, reported as held out")
+    r.add_argument("--into", metavar="FOLDER",
+                   help="realdata --data: extract each session into a copy of this memory folder (not an empty one); "
+                        "only memories the run wrote or changed are graded")
     r.add_argument("--model", help="extraction/agent model")
     r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
     r.add_argument("--judge-model", help="model for rubric grading")

@@ -39,15 +39,19 @@ NO_LOSS_PREFIX = "no-loss/"  # the model loop's name for the no-loss check's ext
 
 
 def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=None,
-               only: Sequence[str] | None = None) -> dict:
+               only: Sequence[str] | None = None, into: Path | None = None) -> dict:
     """`--data DIR`: every `*.jsonl` of an outside folder graded from its items.json, reported as held out (a folder
     kept apart from tuning, such as a fresh set of sessions no rule was written against). No no-loss check.
-    `only`: --session patterns, matched against `<folder name>/<file stem>` keys."""
+    `only`: --session patterns, matched against `<folder name>/<file stem>` keys. `into` (--into): each session is
+    extracted into a copy of that memory folder instead of an empty one, so the model meets memories to read and
+    update; only what the run wrote or changed is graded."""
     from memdir.config import Settings
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)
     if not (folder / "items.json").is_file():
         raise EvalError(f"--data {folder}: no items.json (the sessions2/items.json format) beside the transcripts")
+    if into is not None and not into.is_dir():
+        raise EvalError(f"--into {into}: not a folder; pass a memory folder (e.g. shared/realdata/{NO_LOSS_FOLDER})")
     specs = items_specs(folder)
     if only is not None:
         unmatched = [p for p in only if not any(fnmatch.fnmatchcase(k, p) for k in specs)]
@@ -60,12 +64,32 @@ def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=Non
         transcript = folder / (key.split("/", 1)[1] + ".jsonl")
         with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
             memory_dir = Path(tmp) / "memory"
+            before = copied_into(into, memory_dir) if into is not None else {}
             result = _extract(transcript, memory_dir, engine, settings, loop, key)
-            graded = grade_session(spec, saved_memories(memory_dir))
+            written = written_since(memory_dir, before)
+            graded = grade_session(spec, written)
         graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect,
-                      status=result.status, reason=result.reason, model_calls=result.turns)
+                      status=result.status, reason=result.reason, model_calls=result.turns,
+                      updated=sum(1 for m in written if m["file"] in before))
         _fold(part, graded)
     return {"engine": engine, "root": str(folder), "tuning": _figures(_empty()), "held_out": _figures(part)}
+
+
+def copied_into(source: Path, memory_dir: Path) -> dict[str, bytes | None]:
+    """`source` copied to `memory_dir` (links copied as links, never followed out of it); each file's bytes, by path."""
+    shutil.copytree(source, memory_dir, symlinks=True)
+    return {str(p.relative_to(memory_dir)): _bytes(memory_dir, str(p.relative_to(memory_dir)))
+            for p in memory_dir.rglob("*.md") if p.is_file() and not p.is_symlink()}
+
+
+def written_since(memory_dir: Path, before: dict[str, bytes | None]) -> list[dict]:
+    """The memories of `memory_dir` that are new, or whose bytes differ from `before` (`copied_into`'s)."""
+    return [m for m in saved_memories(memory_dir) if before.get(m["file"]) != _bytes(memory_dir, m["file"])]
+
+
+def _bytes(memory_dir: Path, rel: str) -> bytes | None:
+    path = memory_dir / rel
+    return None if path.is_symlink() or not path.is_file() else path.read_bytes()
 
 
 def session_key(root: Path, transcript: Path) -> str:
@@ -244,7 +268,8 @@ def _empty() -> dict:
 def _fold(part: dict, graded: dict) -> None:
     part["sessions"].append(graded["session"])
     part["per_session"].append({k: graded[k] for k in ("session", "status", "reason", "model_calls", "expected", "found",
-                                                       "saved", "missed", "memories")})
+                                                       "saved", "missed", "memories") if k in graded}
+                               | {"updated": graded.get("updated", 0)})
     for key in ("expected", "found", "saved", "found_any_type", "saved_right_any_type"):
         part[key] += graded[key]
     part["unmatched"] += [{**m, "session": graded["session"]} for m in graded["unmatched"]]
@@ -281,8 +306,9 @@ def render(report: dict) -> str:
         ]
         for one in p["per_session"]:
             why = f" ({one['reason']})" if one["reason"] else ""
-            lines.append(f"  {one['session']}: {one['status']}, {one['model_calls']} model calls, {one['saved']} saved, "
-                         f"{one['found']} of {one['expected']} found{why}")
+            updates = f" ({one['updated']} of them existing files updated)" if one.get("updated") else ""
+            lines.append(f"  {one['session']}: {one['status']}, {one['model_calls']} model calls, {one['saved']} saved"
+                         f"{updates}, {one['found']} of {one['expected']} found{why}")
         for what in p["missed"]:
             lines.append(f"  missed: {what}")
         for m in p["unmatched"]:

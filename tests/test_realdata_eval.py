@@ -224,3 +224,57 @@ def test_grader_ignores_accents_on_latin_letters_only(substring):
     assert not found(["йод"], "иод")  # й is not и
     if not substring:  # still a whole word where the keywords are words, not stems
         assert not found(["unico"], "unicorn")
+
+
+def test_sessions_extracted_into_a_real_folder_are_graded_on_what_they_wrote(tmp_path, cli):
+    """--into: each session starts from a copy of a memory folder (relay18 found no blind-set session ever met a
+    memory to read or update); the memories already there are never counted as saved or found, and the folder itself
+    is only read."""
+    import json
+
+    from memdir.evals.realdata import run_folder
+    from memdir.model import Memory
+    from memdir.store import MemoryStore
+
+    folder, existing = tmp_path / "fresh", tmp_path / "existing"
+    folder.mkdir()
+    store = MemoryStore(existing)
+    store.save(Memory(name="staging db", description="The staging database is shared with QA", type="project",
+                      body="The staging database is shared with QA."))
+    _session(folder / "pnpm.jsonl", "Use pnpm instead of npm here.")
+    _session(folder / "question.jsonl", "How are git submodules defined?")
+    (folder / "items.json").write_text(json.dumps([
+        {"file": "pnpm.jsonl", "type": "feedback", "text": "use pnpm", "quote": "Use pnpm", "keywords": ["pnpm"]},
+        {"file": "question.jsonl", "type": "project", "text": "staging db", "quote": "x", "keywords": ["staging"]},
+    ]), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in existing.rglob("*") if p.is_file()}
+    held_out = run_folder(folder, engine="offline", into=existing)["held_out"]
+    assert (held_out["expected"], held_out["found"], held_out["saved"]) == (2, 1, 1)  # the staging memory: not saved
+    assert {p.name: p.read_bytes() for p in existing.rglob("*") if p.is_file()} == before
+    code, _, err = cli("eval", "run", "--suite", "realdata", "--engine", "offline", "--into", str(existing),
+                       "--out", str(tmp_path / "runs"))
+    assert code == 2 and "--into works with --data only" in err
+    code, _, err = cli("eval", "run", "--suite", "realdata", "--engine", "offline", "--data", str(folder),
+                       "--into", str(tmp_path / "nowhere"), "--out", str(tmp_path / "runs"))
+    assert code == 1 and err.strip().endswith("not a folder; pass a memory folder (e.g. shared/realdata/"
+                                              "memory-folders/application-pipeline)")
+
+
+def test_a_memory_updated_in_the_copy_counts_as_written_and_the_untouched_ones_do_not(tmp_path):
+    from memdir.evals.realdata import copied_into, written_since
+    from memdir.model import Memory
+    from memdir.store import MemoryStore
+
+    source = tmp_path / "source"
+    store = MemoryStore(source)
+    for name in ("alpha", "beta"):
+        store.save(Memory(name=name, description=f"{name} fact", type="project", body=f"The {name} fact."))
+    copy = tmp_path / "copy"
+    before = copied_into(source, copy)
+    assert written_since(copy, before) == []
+    copy_store = MemoryStore(copy)
+    changed = copy_store.load("project_alpha.md")
+    changed.body = "The alpha fact, now with its reason."
+    copy_store.save(changed, rel_path="project_alpha.md")
+    copy_store.save(Memory(name="gamma", description="gamma fact", type="project", body="The gamma fact."))
+    assert sorted(m["file"] for m in written_since(copy, before)) == ["project_alpha.md", "project_gamma.md"]
