@@ -75,9 +75,18 @@ def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=Non
     return {"engine": engine, "root": str(folder), "tuning": _figures(_empty()), "held_out": _figures(part)}
 
 
+def writable_copy(source: Path, folder: Path) -> None:
+    """`source` copied to `folder`, links as links (never followed out of it), and writable by its owner: the shared
+    data is read-only, and a copy keeps its modes (the folder itself too, where nobody but root could then write)."""
+    shutil.copytree(source, folder, symlinks=True)
+    for p in (folder, *folder.rglob("*")):
+        if not p.is_symlink():
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+
 def copied_into(source: Path, memory_dir: Path) -> dict[str, bytes | None]:
-    """`source` copied to `memory_dir` (links copied as links, never followed out of it); each file's bytes, by path."""
-    shutil.copytree(source, memory_dir, symlinks=True)
+    """`source` copied to `memory_dir` (`writable_copy`); each file's bytes, by path."""
+    writable_copy(source, memory_dir)
     return {str(p.relative_to(memory_dir)): _bytes(memory_dir, str(p.relative_to(memory_dir)))
             for p in memory_dir.rglob("*.md") if p.is_file() and not p.is_symlink()}
 
@@ -201,9 +210,7 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings, loop=
     source = root / NO_LOSS_FOLDER
     with tempfile.TemporaryDirectory(prefix="memdir-noloss-") as tmp:
         folder = Path(tmp) / "memory"
-        shutil.copytree(source, folder)
-        for p in folder.rglob("*"):
-            p.chmod(0o755 if p.is_dir() else 0o644)  # the shared copy is read-only
+        writable_copy(source, folder)
         before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
         reported: dict[str, list[str]] = {}
         for transcript in sessions:

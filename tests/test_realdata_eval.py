@@ -278,3 +278,27 @@ def test_a_memory_updated_in_the_copy_counts_as_written_and_the_untouched_ones_d
     copy_store.save(changed, rel_path="project_alpha.md")
     copy_store.save(Memory(name="gamma", description="gamma fact", type="project", body="The gamma fact."))
     assert sorted(m["file"] for m in written_since(copy, before)) == ["project_alpha.md", "project_gamma.md"]
+
+
+def test_a_read_only_folder_is_copied_writable_and_left_as_it_was(tmp_path):
+    """The shared data is read-only, and a copy keeps its modes: the copied folder itself stayed r-x, where only
+    root could write a new memory (CI runs as root, so nothing had failed)."""
+    import stat
+
+    from memdir.evals.realdata import copied_into
+
+    source = tmp_path / "shared"
+    (source / "team").mkdir(parents=True)
+    (source / "team" / "project_a.md").write_text("---\nname: a\ndescription: a\ntype: project\n---\n\nA.\n")
+    (source / "project_b.md").write_text("---\nname: b\ndescription: b\ntype: project\n---\n\nB.\n")
+    for p in (*source.rglob("*.md"), source / "team", source):
+        p.chmod(0o444 if p.is_file() else 0o555)
+    try:
+        copy = tmp_path / "copy"
+        copied_into(source, copy)
+        for p in (copy, copy / "team", copy / "project_b.md", copy / "team" / "project_a.md"):
+            assert p.stat().st_mode & stat.S_IWUSR, p
+        assert not (source / "team").stat().st_mode & stat.S_IWUSR and not source.stat().st_mode & stat.S_IWUSR
+    finally:
+        for p in (source, source / "team"):
+            p.chmod(0o755)
