@@ -9,8 +9,9 @@ Only when the negation governs one of the actions' own verbs (or "use", "put", "
 right after it (past "ever", "be", "accidentally" and the like): not when the negation is the request ("don't wait for
 approval", "is not needed", "never asks before running"), cancels itself ("don't forget to", "never hesitate to", "it
 does not hurt to", "别忘了") or states a fact ("could not see the site (curl: ...)"). Nor when a contrast follows in the
-same sentence ("never print the token, but paste it ..."). Japanese negates after the verb ("削除しないで"): the clause
-before it is blanked when it ends with such a verb.
+same sentence ("never print the token, but paste it ..."). A negation and a "without" in its reach cancel ("never run
+the tests without wiping the database"): the two words are blanked, the rest is read as it is. Japanese negates after
+the verb ("削除しないで"): the clause before it is blanked when it ends with such a verb.
 
 Reads the folded text (support_risk.folded: casefolded, accents dropped), and returns it with each blanked stretch turned
 into spaces, so positions and sentence ends stay where they were.
@@ -39,6 +40,9 @@ _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|dire
 _CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а)"
                        r"(?![^\W_])|而是|但|改为|改為|代わりに")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
+# "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
+# désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
+_WITHOUT = re.compile(r"(?<![^\W_])(?:without|sans|sin|ohne|sem|без)(?![^\W_])")
 # ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
 _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
@@ -71,7 +75,9 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         if negation.start() < reach:
             continue  # within the reach of the one before ("никогда не удаляй", "never never ..."): read with it
         reach = _governed_end(text, negation.end())
-        if reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
+        if without := _WITHOUT.search(text, negation.end(), reach):
+            blanks += [negation.span(), without.span()]
+        elif reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
             blanks.append((negation.end(), reach))
     after = 0  # a Japanese negation reaches back no further than the one before it
     for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "厳" in text else ():
