@@ -9,9 +9,10 @@ Only when the negation governs one of the actions' own verbs (or "use", "put", "
 right after it (past "ever", "be", "accidentally" and the like): not when the negation is the request ("don't wait for
 approval", "is not needed", "never asks before running"), cancels itself ("don't forget to", "never hesitate to", "it
 does not hurt to", "别忘了") or states a fact ("could not see the site (curl: ...)"). Nor when a contrast follows in the
-same sentence ("never print the token, but paste it ..."). A negation and a "without" in its reach cancel ("never run
-the tests without wiping the database"): the two words are blanked, the rest is read as it is. Japanese negates after
-the verb ("削除しないで"): the clause before it is blanked when it ends with such a verb.
+same sentence ("never print the token, but paste it ..."), or an exception ("never delete anything except the
+database", "... unless ..."). A negation and a "without" in its reach cancel ("never run the tests without wiping the
+database"): the two words are blanked, the rest is read as it is. Japanese negates after the verb ("削除しないで"): the
+clause before it is blanked when it ends with such a verb.
 
 Reads the folded text (support_risk.folded: casefolded, accents dropped), and returns it with each blanked stretch turned
 into spaces, so positions and sentence ends stay where they were.
@@ -29,16 +30,19 @@ _UNSPACED = ("千万别", "千萬別", "不要", "不能", "不得", "不准", "
 _JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁")  # not 禁止: Chinese puts it before the verb
 # Where a negation's reach ends: a clause's punctuation, or a word that starts another clause.
 _ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|except|before|after|"
-                   r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом)(?![^\W_])|"
-                   "然后|然後|并且|並且|而是|但|再")
+                   r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом|"
+                   r"other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?![^\W_])|"
+                   "然后|然後|并且|並且|而是|但|再|除了|除非")
 # Words between a negation and the verb it governs ("must never *be* deleted", "do not *accidentally* push").
 _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|directly|just|simply|manually|blindly|"
                       r"automatically|yourself|again|also|even|jamais|pas|jemals|mehr|je|не)(?![^\W_])|再|直接|随便|隨便|"
                       r"手动|手動)\s*)*")
 # A contrast after a negated stretch, in the same sentence, often points back at its object ("never print the token, but
 # paste it into the PR"): the stretch is kept then, so the action it names is still seen.
-_CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а)"
-                       r"(?![^\W_])|而是|但|改为|改為|代わりに")
+# An exception after it is the request ("never delete anything except the local database", "never ... unless ...").
+_CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а|"
+                       r"except|unless|other than|apart from|besides|sauf|excepto|salvo|ausser|es sei denn|exceto|кроме)"
+                       r"(?![^\W_])|而是|但|改为|改為|代わりに|除了|除非")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 # "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
 # désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
