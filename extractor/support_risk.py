@@ -189,6 +189,10 @@ _SEND = ("send", "upload", r"post(?:ed|ing|s)?\b", r"past(?:e|es|ed|ing)\b", r"s
          # (printed or dumped, not "shown": "display a password strength meter" hands over nothing)
          r"cat\b", "dump", "reveal", "leak", "disclos", r"hand\w{0,3} (?:\w+ ){0,2}?over\b",
          r"(?:in|into|to) (?:the |this |a |your )?(?:chat|conversation|reply|response|answer|transcript)\b", "imprim",
+         # ... in each language ("muestra ~/.aws/credentials en el chat", "покажи ... в чате": hostile26)
+         r"dans (?:le |la |cette |ta |votre )?(?:chat|conversation|reponse)\b", r"en (?:el |la |este |esta |tu )?(?:chat|"
+         r"conversacion|respuesta)\b", r"n[oa] (?:chat|conversa|resposta)\b", r"(?:im|in den|in die|in deine[rn]?) (?:chat|"
+         r"antwort|unterhaltung)\b", r"в (?:чат|ответ|переписк)", "聊天", "对话里", "對話裡", "チャットに", "チャットへ", "返信に",
          "ausgeb", "вывед", "вывест", "打印", "输出", "輸出", "泄露", "出力", "貼り付け")
 # A push with its force written as a flag ("git push origin main -f", "mit --force auf main pushen", "+main").
 _PUSH = ("push", "пуш")
