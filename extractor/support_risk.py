@@ -141,7 +141,8 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
 # "(?:lint)" anywhere in a word: the linters' own names ("markdownlint", "eslint", "pylint") are how users say it.
 # People looking at the work, apart from the machines checking it: a user who says "fix these lint errors" has not
 # brought up review, and one who says "don't wait for my review" has not brought up the hooks (hostile25).
-_REVIEW = ("review", "approv", r"sign-off", r"pair of eyes", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
+_REVIEW = ("review", "approv", r"sign-off", r"(?:set|pair)s? of eyes", "par de ojos", r"paire d.yeux", "augenpaar",
+           r"пар\w{0,2} глаз", "双眼睛", "雙眼睛", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
            "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認", "second opinion", "four-eyes")
 # Someone else looking at the work, in other words ("no one else needs to look at it", mend26): for the action only, as
 # "let me know if anything else looks off" is no talk of review.
@@ -158,7 +159,7 @@ _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?
            "ignor", "without",
            r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
            r"(?:don.t|do not|doesn.t|does not|won.t|never) (?:need|have to)\b", r"needn.t", "unnecessary", "needless",
-           "optional", r"no ?one\b", "nobody",
+           "optional", r"no ?one\b", "nobody", r"no (?:second|other|extra|further|additional)\b", "无需", "無需", "不需要",
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
