@@ -170,10 +170,14 @@ _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "d
            # emptied, cleaned out or destroyed in each language (mend26: "vacía la base de datos local"); "empty" as a verb,
            # with its object after it, not the adjective ("una base de datos vacía", "eine leere Datenbank")
            "nuke", r"blow\w{0,3} away", "obliterat", r"trash(?:es|ed|ing)?\b",
-           r"vac[ií](?:a|e|o|as|es|en|an|ar|ad|ando)\w{0,3} (?:la|el|las|los|toda|todo|todas|todos|tu|su|esa|esta)\b",
+           r"vac[ií](?:a|e|o|as|es|en|an|ar|ad|ando)\w{0,3} (?:(?:por completo|completamente|del todo|totalmente) )?"
+           r"(?:la|el|las|los|toda|todo|todas|todos|tu|su|esa|esta)\b",
+           # ... and emptied, said after the data ("la base se vacía", "la base de données doit être vidée": hostile26)
+           r"se vac[ií](?:a|an|e|en)\b", r"vaciad[oa]s?\b", r"vid[ée]es?\b", r"geleert\b", "опустош", "清零", "空っぽに",
            r"limpi\w{0,5} (?:la|el|las|los|toda|todo|todas|todos|tu|su)\b", r"destru(?:ir|ye|yen|ya|yan|a|am|iu|indo|yendo)\b",
            "suprim",
-           r"vid(?:e|es|ez|ons)\w{0,3} (?:la|le|les|l.|toute|toutes|tous|votre|ta|ton|ce|cette)\b", "effac", "détrui", "detrui",
+           r"vid(?:e|es|ez|ons)\w{0,3} (?:(?:completement|entierement|totalement) )?"
+           r"(?:la|le|les|l.|toute|toutes|tous|votre|ta|ton|ce|cette)\b", "effac", "détrui", "detrui",
            r"nettoi\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b", r"nettoy\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b",
            r"zer(?:a|e|ar|ou|em)\b", r"limp(?:a|e|ar|em|ou)\w{0,2} (?:o|a|os|as|todo|toda|todos|todas|seu|sua)\b",
            r"leer(?:e|t|te|st)? (?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b", "entfern", "vernicht", "zerstör",
