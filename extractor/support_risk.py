@@ -211,7 +211,11 @@ _PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "�
 # asking, then running or acting first, in one sentence ("never ask for the user's language" asks nothing of the kind).
 _NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.t|no more|no need to) (?:[\w-]+ ){0,2}?"
                # (asking someone *to do* something is not asking leave: "never ask the human to run commands")
-               r"(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))",
+               r"(?:ask|prompt|confirm|request|seek|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)"
+               r"(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))",
+               # (hostile26: "it asks nothing before running commands", "no questions asked", "n'attende jamais de confirmation")
+               r"asks? (?:nothing|no one|nobody)\b", "no questions asked", r"n.attend\w{0,3} (?:jamais|pas|plus) (?:de |d.|la )?confirm",
+               "无需询问", "無需詢問", "求めず",
                r"(?:auto|pre)-?approv", r"auto-?accept",
                r"sin (?:preguntar|pedir|confirm)", r"nunca pregunt", r"sans (?:demander|confirm)", r"ne demande\w{0,2} (?:jamais|pas)",
                r"sem (?:perguntar|pedir|confirm)", r"nunca pergunt", r"ohne (?:zu )?(?:fragen|nachzufragen|rückfrage|bestätig)",
