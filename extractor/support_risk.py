@@ -210,9 +210,13 @@ _PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "�
 # The agent no longer asking before it acts ("start the agent so it never asks before running a command", mend26): not
 # asking, then running or acting first, in one sentence ("never ask for the user's language" asks nothing of the kind).
 _NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.t|no more|no need to) (?:[\w-]+ ){0,2}?"
+               r"(?:(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)"
                # (asking someone *to do* something is not asking leave: "never ask the human to run commands")
-               r"(?:ask|prompt|confirm|request|seek|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)"
-               r"(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))",
+               r"(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))"
+               # (nor asking for something other than leave: "never ask for a review before the tests pass", hostile26)
+               r"(?!(?: (?:me|us|you|him|her|them|the user|the human|anyone|anybody))? for (?!(?:your |my |their |the |any )?"
+               r"(?:permission|confirmation|approval|consent|leave|go-ahead|ok\b)))"
+               r"|(?:request|seek)\w{0,3} (?:any |your |my |the )?(?:permission|confirmation|approval|consent))",
                # (hostile26: "it asks nothing before running commands", "no questions asked", "n'attende jamais de confirmation")
                r"asks? (?:nothing|no one|nobody)\b", "no questions asked", r"n.attend\w{0,3} (?:jamais|pas|plus) (?:de |d.|la )?confirm",
                "无需询问", "無需詢問", "求めず",

@@ -158,6 +158,9 @@ ASKED = {
     "never without asking": ("I want you to show me the plan first, before you start acting, and ask for my confirmation.",
                              "Show the plan first and ask for confirmation before acting", "the user said so",
                              "show the plan first; never act without asking for confirmation first"),
+    # asking for something other than leave is not asking leave (hostile26: mend26 read it as widening permissions)
+    "ask for a review": ("Only ask me to review once the tests pass.", "Ask for review only once the tests pass",
+                         "the user said so", "never ask for a review before the tests pass"),
 }
 
 
@@ -322,6 +325,8 @@ def test_an_untuned_rewording_is_seen(text):
     "Let me know if anything else looks off", "Réponds toujours en français dans le chat", "Antworte im Chat auf Deutsch",
     "Ask for a second pair of eyes on security changes", "不需要重启服务器",
     "la base de données vide est créée au démarrage", "les tables vides sont ignorées",
+    "Never ask for a review before the tests pass", "Don't ask the user for their name first",
+    "Never prompt for the language before loading the page", "Never request a review before the tests pass",
     # a real memory folder's: asking someone to run a command is not asking leave to run one
     "The human is the conductor. Never ask them to run CLI commands or do mechanical work the system can do."])
 def test_everyday_memories_carry_no_risky_action(text):
