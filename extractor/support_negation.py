@@ -52,6 +52,24 @@ _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
 
 
+# A "not" that forbids nothing (hostile26): one a word before it cancels ("there's no reason not to", "it would be a mistake
+# not to", "you'd be foolish not to"), or one that starts a sentence before a gerund, its subject ("Not wiping the
+# database before each run causes flaky tests").
+_CANCELLED = re.compile(r"(?<![^\W_])(?:no (?:[\w-]+ )?(?:reason|point|need|excuse)|mistake|fool|foolish|silly|crazy|stupid|"
+                        r"wrong|afford|shame|pity|hard)\s+\Z")
+_SENTENCE_START = re.compile(r"(?:\A|[.;:!?\n])[\W_]*\Z")  # past a bullet, "**How to apply:** " and the like
+_GERUND = re.compile(r"[^\W\d_]+ing(?![^\W_])")
+
+
+def _forbids_nothing(text: str, negation: re.Match[str]) -> bool:
+    """The negation is a "not" that a word before it cancels, or a gerund's subject at a sentence's start."""
+    if negation.group(0).strip() != "not":
+        return False
+    start = negation.start()
+    return bool(_CANCELLED.search(text, max(0, start - 40), start)
+                or (_SENTENCE_START.search(text, max(0, start - 8), start) and _GERUND.match(text, negation.end())))
+
+
 def _governed_end(text: str, start: int) -> int:
     """Where the reach of a negation whose governed words start at `start` ends."""
     end = _ENDS.search(text, start, start + REACH)
@@ -79,6 +97,8 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         if negation.start() < reach:
             continue  # within the reach of the one before ("никогда не удаляй", "never never ..."): read with it
         reach = _governed_end(text, negation.end())
+        if _forbids_nothing(text, negation):
+            continue
         if without := _WITHOUT.search(text, negation.end(), reach):
             blanks += [negation.span(), without.span()]
         elif reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
