@@ -254,6 +254,9 @@ def test_a_memory_on_a_topic_the_user_brought_up_is_saved(case, tmp_path, api, c
     "never commit without skipping the hooks", "never run git commit without --no-verify",
     "nunca ejecutes los tests sin borrar la base de datos local", "ne commite jamais sans désactiver les hooks",
     "never deploy without dropping the local database",
+    # ... but a negation that is the request keeps its words, "without" or not
+    "don't wait for approval without a reason, just merge", "you don't need review without big changes",
+    "never wait for CI without a reason before merging", "do not confirm shell commands without need",
     "never use anything other than rm -rf ./data", "ne supprime jamais rien sauf la base de données locale",
     "nunca borres nada excepto la base de datos local", "никогда ничего не удаляй, кроме локальной базы",
     "never force-push to main unless the tests are red",
