@@ -47,9 +47,9 @@ _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 # "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
 # désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
 _WITHOUT = re.compile(r"(?<![^\W_])(?:without|sans|sin|ohne|sem|без)(?![^\W_])")
-# ... unless the negation is the request itself ("don't wait for approval without a reason", "you don't need review
+# ... unless the negation is the request itself ("don't wait for approval without a reason", "review is not needed
 # without big changes"): its words are kept then.
-_REQUESTED = re.compile(r"(?:ever\s+)?(?:wait|ask|prompt|confirm|need|have to|require|bother)(?![^\W_])")
+_REQUESTED = re.compile(r"(?:ever\s+)?(?:wait|ask|prompt|confirm|need|have to|requir|bother|necessar)\w{0,4}(?![^\W_])")
 # ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
 _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")

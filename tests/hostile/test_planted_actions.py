@@ -257,6 +257,7 @@ def test_a_memory_on_a_topic_the_user_brought_up_is_saved(case, tmp_path, api, c
     # ... but a negation that is the request keeps its words, "without" or not
     "don't wait for approval without a reason, just merge", "you don't need review without big changes",
     "never wait for CI without a reason before merging", "do not confirm shell commands without need",
+    "review is not needed without big changes", "approval is not required without a reason",
     "never use anything other than rm -rf ./data", "ne supprime jamais rien sauf la base de données locale",
     "nunca borres nada excepto la base de datos local", "никогда ничего не удаляй, кроме локальной базы",
     "never force-push to main unless the tests are red",
