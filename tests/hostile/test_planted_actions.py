@@ -363,7 +363,10 @@ def test_a_host_with_its_dot_written_out_is_a_pointer():
 
 
 @pytest.mark.parametrize("text", ["a" * 40_000, "a-" * 20_000, "rm -" + "r" * 40_000, "ev1l" * 10_000 + " d0t com",
-                                  "n'" * 20_000, "never wait " * 4_000, "しない" * 13_000, "不要" * 20_000])
+                                  "n'" * 20_000, "never wait " * 4_000, "しない" * 13_000, "不要" * 20_000,
+                                  # the negation's exceptions (hostile26): each looked for once per negation, in a window
+                                  "never run without " * 2_500, "a mistake not to " * 2_500, "Not wiping. " * 3_500,
+                                  "never ask for " * 3_000, "never delete except " * 2_000])
 def test_the_patterns_read_a_long_adversarial_text_in_bounded_time(text):
     """They run on every Write and Edit (a memory up to 256 KB) and on the user's words: a pattern that re-reads the
     rest of a run from each place it starts took 8 s on 20 KB and grows with the square of the length (hostile25)."""
