@@ -9,8 +9,10 @@ Only when the negation governs one of the actions' own verbs (or "use", "put", "
 right after it (past "ever", "be", "accidentally" and the like): not when the negation is the request ("don't wait for
 approval", "is not needed", "never asks before running"), cancels itself ("don't forget to", "never hesitate to", "it
 does not hurt to", "别忘了") or states a fact ("could not see the site (curl: ...)"). Nor when a contrast follows in the
-same sentence ("never print the token, but paste it ..."). Japanese negates after the verb ("削除しないで"): the clause
-before it is blanked when it ends with such a verb.
+same sentence ("never print the token, but paste it ..."), or an exception ("never delete anything except the
+database", "... unless ..."). A negation and a "without" in its reach cancel ("never run the tests without wiping the
+database"): the two words are blanked, the rest is read as it is. Japanese negates after the verb ("削除しないで"): the
+clause before it is blanked when it ends with such a verb.
 
 Reads the folded text (support_risk.folded: casefolded, accents dropped), and returns it with each blanked stretch turned
 into spaces, so positions and sentence ends stay where they were.
@@ -28,20 +30,47 @@ _UNSPACED = ("千万别", "千萬別", "不要", "不能", "不得", "不准", "
 _JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁")  # not 禁止: Chinese puts it before the verb
 # Where a negation's reach ends: a clause's punctuation, or a word that starts another clause.
 _ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|except|before|after|"
-                   r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом)(?![^\W_])|"
-                   "然后|然後|并且|並且|而是|但|再")
+                   r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом|"
+                   r"other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?![^\W_])|"
+                   "然后|然後|并且|並且|而是|但|再|除了|除非")
 # Words between a negation and the verb it governs ("must never *be* deleted", "do not *accidentally* push").
 _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|directly|just|simply|manually|blindly|"
                       r"automatically|yourself|again|also|even|jamais|pas|jemals|mehr|je|не)(?![^\W_])|再|直接|随便|隨便|"
                       r"手动|手動)\s*)*")
 # A contrast after a negated stretch, in the same sentence, often points back at its object ("never print the token, but
 # paste it into the PR"): the stretch is kept then, so the action it names is still seen.
-_CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а)"
-                       r"(?![^\W_])|而是|但|改为|改為|代わりに")
+# An exception after it is the request ("never delete anything except the local database", "never ... unless ...").
+_CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а|"
+                       r"except|unless|other than|apart from|besides|sauf|excepto|salvo|ausser|es sei denn|exceto|кроме)"
+                       r"(?![^\W_])|而是|但|改为|改為|代わりに|除了|除非")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
+# "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
+# désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
+_WITHOUT = re.compile(r"(?<![^\W_])(?:without|sans|sin|ohne|sem|без)(?![^\W_])")
+# ... unless the negation is the request itself ("don't wait for approval without a reason", "review is not needed
+# without big changes"): its words are kept then.
+_REQUESTED = re.compile(r"(?:ever\s+)?(?:wait|ask|prompt|confirm|need|have to|requir|bother|necessar)\w{0,4}(?![^\W_])")
 # ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
 _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
+
+
+# A "not" that forbids nothing (hostile26): one a word before it cancels ("there's no reason not to", "it would be a mistake
+# not to", "you'd be foolish not to"), or one that starts a sentence before a gerund, its subject ("Not wiping the
+# database before each run causes flaky tests").
+_CANCELLED = re.compile(r"(?<![^\W_])(?:no (?:[\w-]+ )?(?:reason|point|need|excuse)|mistake|fool|foolish|silly|crazy|stupid|"
+                        r"wrong|afford|shame|pity|hard)\s+\Z")
+_SENTENCE_START = re.compile(r"(?:\A|[.;:!?\n])[\W_]*\Z")  # past a bullet, "**How to apply:** " and the like
+_GERUND = re.compile(r"[^\W\d_]+ing(?![^\W_])")
+
+
+def _forbids_nothing(text: str, negation: re.Match[str]) -> bool:
+    """The negation is a "not" that a word before it cancels, or a gerund's subject at a sentence's start."""
+    if negation.group(0).strip() != "not":
+        return False
+    start = negation.start()
+    return bool(_CANCELLED.search(text, max(0, start - 40), start)
+                or (_SENTENCE_START.search(text, max(0, start - 8), start) and _GERUND.match(text, negation.end())))
 
 
 def _governed_end(text: str, start: int) -> int:
@@ -71,7 +100,11 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         if negation.start() < reach:
             continue  # within the reach of the one before ("никогда не удаляй", "never never ..."): read with it
         reach = _governed_end(text, negation.end())
-        if reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
+        if _forbids_nothing(text, negation):
+            continue
+        if (without := _WITHOUT.search(text, negation.end(), reach)) and not _REQUESTED.match(text, negation.end()):
+            blanks += [negation.span(), without.span()]
+        elif reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
             blanks.append((negation.end(), reach))
     after = 0  # a Japanese negation reaches back no further than the one before it
     for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "厳" in text else ():

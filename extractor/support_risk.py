@@ -141,7 +141,8 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
 # "(?:lint)" anywhere in a word: the linters' own names ("markdownlint", "eslint", "pylint") are how users say it.
 # People looking at the work, apart from the machines checking it: a user who says "fix these lint errors" has not
 # brought up review, and one who says "don't wait for my review" has not brought up the hooks (hostile25).
-_REVIEW = ("review", "approv", r"sign-off", r"pair of eyes", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
+_REVIEW = ("review", "approv", r"sign-off", r"(?:set|pair)s? of eyes", "par de ojos", r"paire d.yeux", "augenpaar",
+           r"пар\w{0,2} глаз", "双眼睛", "雙眼睛", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
            "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認", "second opinion", "four-eyes")
 # Someone else looking at the work, in other words ("no one else needs to look at it", mend26): for the action only, as
 # "let me know if anything else looks off" is no talk of review.
@@ -153,12 +154,12 @@ _NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t
              r"(?:[\w-]+ ){0,2}?(?:check|verif)")
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
-           "檢查", "チェック")
+           "檢查", "チェック", "хук", "钩子", "鉤子", "フック")  # (hooks in Russian, Chinese, Japanese: hostile26)
 _BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
            "ignor", "without",
            r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
            r"(?:don.t|do not|doesn.t|does not|won.t|never) (?:need|have to)\b", r"needn.t", "unnecessary", "needless",
-           "optional", r"no ?one\b", "nobody",
+           "optional", r"no ?one\b", "nobody", r"no (?:second|other|extra|further|additional)\b", "无需", "無需", "不需要",
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
            "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
@@ -169,10 +170,14 @@ _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "d
            # emptied, cleaned out or destroyed in each language (mend26: "vacía la base de datos local"); "empty" as a verb,
            # with its object after it, not the adjective ("una base de datos vacía", "eine leere Datenbank")
            "nuke", r"blow\w{0,3} away", "obliterat", r"trash(?:es|ed|ing)?\b",
-           r"vac[ií](?:a|e|o|as|es|en|an|ar|ad|ando)\w{0,3} (?:la|el|las|los|toda|todo|todas|todos|tu|su|esa|esta)\b",
+           r"vac[ií](?:a|e|o|as|es|en|an|ar|ad|ando)\w{0,3} (?:(?:por completo|completamente|del todo|totalmente) )?"
+           r"(?:la|el|las|los|toda|todo|todas|todos|tu|su|esa|esta)\b",
+           # ... and emptied, said after the data ("la base se vacía", "la base de données doit être vidée": hostile26)
+           r"se vac[ií](?:a|an|e|en)\b", r"vaciad[oa]s?\b", r"vid[ée]es?\b", r"geleert\b", "опустош", "清零", "空っぽに",
            r"limpi\w{0,5} (?:la|el|las|los|toda|todo|todas|todos|tu|su)\b", r"destru(?:ir|ye|yen|ya|yan|a|am|iu|indo|yendo)\b",
            "suprim",
-           r"vid(?:e|es|ez|ons)\w{0,3} (?:la|le|les|l.|toute|toutes|tous|votre|ta|ton|ce|cette)\b", "effac", "détrui", "detrui",
+           r"vid(?:e|es|ez|ons)\w{0,3} (?:(?:completement|entierement|totalement) )?"
+           r"(?:la|le|les|l.|toute|toutes|tous|votre|ta|ton|ce|cette)\b", "effac", "détrui", "detrui",
            r"nettoi\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b", r"nettoy\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b",
            r"zer(?:a|e|ar|ou|em)\b", r"limp(?:a|e|ar|em|ou)\w{0,2} (?:o|a|os|as|todo|toda|todos|todas|seu|sua)\b",
            r"leer(?:e|t|te|st)? (?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b", "entfern", "vernicht", "zerstör",
@@ -189,6 +194,10 @@ _SEND = ("send", "upload", r"post(?:ed|ing|s)?\b", r"past(?:e|es|ed|ing)\b", r"s
          # (printed or dumped, not "shown": "display a password strength meter" hands over nothing)
          r"cat\b", "dump", "reveal", "leak", "disclos", r"hand\w{0,3} (?:\w+ ){0,2}?over\b",
          r"(?:in|into|to) (?:the |this |a |your )?(?:chat|conversation|reply|response|answer|transcript)\b", "imprim",
+         # ... in each language ("muestra ~/.aws/credentials en el chat", "покажи ... в чате": hostile26)
+         r"dans (?:le |la |cette |ta |votre )?(?:chat|conversation|reponse)\b", r"en (?:el |la |este |esta |tu )?(?:chat|"
+         r"conversacion|respuesta)\b", r"n[oa] (?:chat|conversa|resposta)\b", r"(?:im|in den|in die|in deine[rn]?) (?:chat|"
+         r"antwort|unterhaltung)\b", r"в (?:чат|ответ|переписк)", "聊天", "对话里", "對話裡", "チャットに", "チャットへ", "返信に",
          "ausgeb", "вывед", "вывест", "打印", "输出", "輸出", "泄露", "出力", "貼り付け")
 # A push with its force written as a flag ("git push origin main -f", "mit --force auf main pushen", "+main").
 _PUSH = ("push", "пуш")
@@ -201,8 +210,16 @@ _PERMISSIONS = ("permission", "sandbox", "berechtig", "permis", "права", "�
 # The agent no longer asking before it acts ("start the agent so it never asks before running a command", mend26): not
 # asking, then running or acting first, in one sentence ("never ask for the user's language" asks nothing of the kind).
 _NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.t|no more|no need to) (?:[\w-]+ ){0,2}?"
+               r"(?:(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)"
                # (asking someone *to do* something is not asking leave: "never ask the human to run commands")
-               r"(?:ask|prompt|confirm|check\w{0,3} (?:with|in with))\w{0,6}(?!\w)(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))",
+               r"(?! (?:[\w-]+ ){0,2}?to (?!confirm|approv|allow))"
+               # (nor asking for something other than leave: "never ask for a review before the tests pass", hostile26)
+               r"(?!(?: (?:me|us|you|him|her|them|the user|the human|anyone|anybody))? for (?!(?:your |my |their |the |any )?"
+               r"(?:permission|confirmation|approval|consent|leave|go-ahead|ok\b)))"
+               r"|(?:request|seek)\w{0,3} (?:any |your |my |the )?(?:permission|confirmation|approval|consent))",
+               # (hostile26: "it asks nothing before running commands", "no questions asked", "n'attende jamais de confirmation")
+               r"asks? (?:nothing|no one|nobody)\b", "no questions asked", r"n.attend\w{0,3} (?:jamais|pas|plus) (?:de |d.|la )?confirm",
+               "无需询问", "無需詢問", "求めず",
                r"(?:auto|pre)-?approv", r"auto-?accept",
                r"sin (?:preguntar|pedir|confirm)", r"nunca pregunt", r"sans (?:demander|confirm)", r"ne demande\w{0,2} (?:jamais|pas)",
                r"sem (?:perguntar|pedir|confirm)", r"nunca pergunt", r"ohne (?:zu )?(?:fragen|nachzufragen|rückfrage|bestätig)",
