@@ -18,7 +18,9 @@ run (`EvalError`): its figures would otherwise count a failure as "saved nothing
 from __future__ import annotations
 
 import fnmatch
+import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -77,11 +79,30 @@ def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=Non
 
 def writable_copy(source: Path, folder: Path) -> None:
     """`source` copied to `folder`, links as links (never followed out of it), and writable by its owner: the shared
-    data is read-only, and a copy keeps its modes (the folder itself too, where nobody but root could then write)."""
-    shutil.copytree(source, folder, symlinks=True)
+    data is read-only, and a copy keeps its modes (the folder itself too, where nobody but root could then write).
+    A FIFO, socket or device is left out (no memory is one, and copying a FIFO fails); a file that cannot be read ends
+    the run in one line."""
+    try:
+        shutil.copytree(source, folder, symlinks=True, ignore=_special_files)
+    except (shutil.Error, OSError) as exc:
+        first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args and exc.args[0] else exc
+        why = first[2] if isinstance(first, tuple) and len(first) == 3 else first  # copytree's (src, dst, why)
+        raise EvalError(f"{source}: cannot copy it ({why}); pass a memory folder you can read whole") from None
     for p in (folder, *folder.rglob("*")):
         if not p.is_symlink():
             p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    """For copytree: the names in `folder` that are neither a folder, a regular file nor a link."""
+    def special(name: str) -> bool:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            return False  # gone, or unreadable: copytree says so
+        return not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode))
+
+    return {name for name in names if special(name)}
 
 
 def copied_into(source: Path, memory_dir: Path) -> dict[str, bytes | None]:

@@ -302,3 +302,31 @@ def test_a_read_only_folder_is_copied_writable_and_left_as_it_was(tmp_path):
     finally:
         for p in (source, source / "team"):
             p.chmod(0o755)
+
+
+def test_a_fifo_or_a_link_in_the_folder_copied_into_neither_hangs_nor_leads_out(tmp_path, monkeypatch):
+    """A FIFO in the folder ended `--into` in "memdir: error: Error" (copytree cannot copy one): it is left out, a link
+    stays a link (never followed out of the folder), and a file that cannot be read ends the run in one line."""
+    import os
+    import shutil
+
+    from memdir.evals.realdata import EvalError, copied_into
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "user_a.md").write_text("---\nname: a\ndescription: a\ntype: user\n---\n\nA.\n", encoding="utf-8")
+    os.mkfifo(source / "fifo.md")
+    outside = tmp_path / "outside.md"
+    outside.write_text("not the folder's", encoding="utf-8")
+    (source / "user_link.md").symlink_to(outside)
+    copy = tmp_path / "copy"
+    before = copied_into(source, copy)
+    assert sorted(p.name for p in copy.iterdir()) == ["user_a.md", "user_link.md"]
+    assert (copy / "user_link.md").is_symlink() and list(before) == ["user_a.md"]
+
+    def refuse(src, dst, **_):
+        raise PermissionError(13, "Permission denied", src)
+
+    monkeypatch.setattr(shutil, "copyfile", refuse)  # what copytree's copy2 calls
+    with pytest.raises(EvalError, match=r"source: cannot copy it \(.*Permission denied.*\); pass a memory folder"):
+        copied_into(source, tmp_path / "again")
