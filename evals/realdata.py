@@ -108,7 +108,7 @@ def _special_files(folder: str, names: list[str]) -> set[str]:
 def copied_into(source: Path, memory_dir: Path) -> dict[str, bytes | None]:
     """`source` copied to `memory_dir` (`writable_copy`); each file's bytes, by path."""
     writable_copy(source, memory_dir)
-    return {str(p.relative_to(memory_dir)): _bytes(memory_dir, str(p.relative_to(memory_dir)))
+    return {p.relative_to(memory_dir).as_posix(): _bytes(memory_dir, p.relative_to(memory_dir).as_posix())
             for p in memory_dir.rglob("*.md") if p.is_file() and not p.is_symlink()}
 
 
@@ -232,7 +232,9 @@ def no_loss_check(root: Path, sessions: list[Path], engine: str, settings, loop=
     with tempfile.TemporaryDirectory(prefix="memdir-noloss-") as tmp:
         folder = Path(tmp) / "memory"
         writable_copy(source, folder)
-        before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        # (a link in the copy is never read: what it points at is outside the folder, and no memory)
+        before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+                  if p.is_file() and not p.is_symlink()}
         reported: dict[str, list[str]] = {}
         for transcript in sessions:
             result = _extract(transcript, folder, engine, settings, loop, NO_LOSS_PREFIX + session_key(root, transcript))
