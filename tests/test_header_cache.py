@@ -19,15 +19,15 @@ from memdir.scan import scan
 from memdir.stages.recall import api, manifest, older_words, rank_index
 from memdir.stages.recall.older_words import WordIndex
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
-from tests.realdata_prompts import sampled_prompts
+from tests.realdata_prompts import SIZES, sampled_prompts
 
 NOW = time.time()
 HEADERS = Path(header_cache.CACHE_FILE)
 WORDS = Path(older_words.CACHE_FILE)
 
 
-def _prompts() -> list[str]:
-    return sampled_prompts()
+def _prompts(size: int | None = None) -> list[str]:
+    return sampled_prompts(size) if size else sampled_prompts()
 
 
 def _answers(folder: Path, prompts: list[str], disk: bool) -> list[tuple[list[str], str, list[str]]]:
@@ -89,12 +89,13 @@ def no_rank_index(monkeypatch):
     monkeypatch.setattr(rank_index, "save", lambda *args, **kwargs: None)
 
 
-def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
+@pytest.mark.parametrize("size", SIZES)
+def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders, size):
     real, built = folders
-    every = _prompts()
-    assert len(every) >= 20
+    every = _prompts(size)
+    assert len(every) == size
     for folder in (real, built):
-        expected = _answers(folder, every, disk=False)
+        expected = _uncached_answers(folder, every)
         assert any(selected for selected, _, _ in expected)
         assert not (folder / HEADERS).exists()
         assert _answers(folder, every[:1], disk=True) == expected[:1]  # cold: writes them
@@ -105,10 +106,11 @@ def test_recall_is_the_same_with_the_disk_caches_cold_and_warm(folders):
     assert any(len(pool) > manifest.NEWEST for _, _, pool in _answers(built, every, disk=False))  # older matches
 
 
-def test_a_few_older_memories_are_searched_without_the_words_on_disk(folders, monkeypatch):
+@pytest.mark.parametrize("size", SIZES)
+def test_a_few_older_memories_are_searched_without_the_words_on_disk(folders, monkeypatch, size):
     _, built = folders
-    every = _prompts()
-    expected = _answers(built, every, disk=False)
+    every = _prompts(size)
+    expected = _uncached_answers(built, every)
     monkeypatch.setattr(manifest, "WORD_INDEX_MIN_OLDER", 200)  # as shipped: 60 older memories are searched directly
     assert _answers(built, every, disk=True) == expected
     assert not (built / WORDS).exists()
@@ -318,7 +320,7 @@ def test_a_planted_or_broken_word_index_gives_the_same_answers(folders, no_rank_
 def test_a_folder_or_symlink_at_the_cache_paths_is_neither_read_nor_replaced(folders, tmp_path):
     _, built = folders
     prompts = _prompts()[:3]
-    expected = _answers(built, prompts, disk=False)
+    expected = _uncached_answers(built, prompts)
     (built / HEADERS).parent.mkdir(parents=True, exist_ok=True)
     (built / HEADERS).mkdir()
     elsewhere = tmp_path / "elsewhere"

@@ -16,7 +16,7 @@ from memdir.scan import scan
 from memdir.stages.recall import api, manifest, rank_index, token_cache
 from memdir.stages.recall.indexed_corpus import IndexedCorpus
 from memdir.stages.recall.lexical import Ranker, document_tokens
-from tests.realdata_prompts import sampled_prompts
+from tests.realdata_prompts import SIZES, sampled_prompts
 
 INDEX = Path(rank_index.INDEX_FILE)
 NOW = time.time()
@@ -25,8 +25,8 @@ EXTRA_PROMPTS = ["how do I run the databse migraton", "what did Alice say about 
                  "install the dependencies", "the capital of Portugal", "résumé für die Bewerbung 日本語"]
 
 
-def _prompts() -> list[str]:
-    return sampled_prompts() + EXTRA_PROMPTS
+def _prompts(size: int | None = None) -> list[str]:
+    return (sampled_prompts(size) if size else sampled_prompts()) + EXTRA_PROMPTS
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +70,10 @@ def _corpus(tmp_path: Path, indexed: list, pool: list):
     return corpus
 
 
-def test_every_pool_ranks_as_on_its_own_tokens(built, tmp_path):
+@pytest.mark.parametrize("size", SIZES)
+def test_every_pool_ranks_as_on_its_own_tokens(built, tmp_path, size):
     fields, docs = built
-    prompts = _prompts()
+    prompts = _prompts(size)
     base = list(range(200))
     rng = random.Random(7)
     surfaced = [i for i in base if rng.random() > 0.2]  # memories surfaced earlier in the session leave the pool
@@ -80,8 +81,11 @@ def test_every_pool_ranks_as_on_its_own_tokens(built, tmp_path):
     pools = {"same": base, "masked": surfaced, "extra": older, "reordered": rng.sample(base, len(base)),
              "copied text": [*base, base[3]]}
     assert sum(1 for i in base if i not in surfaced) > 20 and len(set(older) - set(base)) == 50
+    # One index of the base pool (its tokens as built) that every pool's corpus is read from.
+    rank_index.save(tmp_path, [token_cache.digest(fields[i]) for i in base], [b""] * len(base), [docs[i] for i in base])
     for name, pool in pools.items():
-        corpus = _corpus(tmp_path, [fields[i] for i in base], [fields[i] for i in pool])
+        corpus = _for(tmp_path, [fields[i] for i in pool])
+        assert isinstance(corpus, IndexedCorpus)
         assert (name == "masked") == bool(corpus.masked) or name in ("extra", "copied text"), name
         _same([fields[i] for i in pool], [docs[i] for i in pool], corpus, prompts)
     assert any(Ranker([fields[i] for i in base], [docs[i] for i in base]).rank(p) for p in prompts)
@@ -127,12 +131,13 @@ def test_typo_candidates_of_a_masked_pool_are_its_own_table_s_for_every_prefix(b
         assert typo.corrections(prompt) == own.corrections(prompt), prompt
 
 
-def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata, monkeypatch):
+@pytest.mark.parametrize("size", SIZES)
+def test_recall_is_the_same_with_and_without_the_index(built, tmp_path, realdata, monkeypatch, size):
     from benchmarks import realistic
 
     folder = tmp_path / "real"
     shutil.copytree(realdata / realistic.REAL_FOLDER, folder)
-    prompts = _prompts()
+    prompts = _prompts(size)
 
     def answers(indexed: bool) -> list[tuple[list[str], str]]:
         manifest._rankers.clear()

@@ -11,6 +11,7 @@ from memdir.scan import scan  # noqa: E402
 from memdir.stages.recall import manifest, server_answer, server_rank  # noqa: E402
 from memdir.stages.recall.lexical import Ranker, char_grams, document_tokens, meaning_tokens  # noqa: E402
 from memdir.stages.recall.server_rank import ServerCorpus  # noqa: E402
+from tests.realdata_prompts import SIZES, sampled_prompts  # noqa: E402
 from tests.test_dense import CountingEngine  # noqa: E402  (the same bag-of-words stand-in for e5)
 
 TOPICS = ["Kafka consumers lag behind during the nightly batch", "Deploys go out on Tuesdays through the release train",
@@ -83,14 +84,16 @@ def test_pools_that_share_their_newest_memories_count_as_counted_afresh(monkeypa
             _same(plain, served, query)
 
 
-def test_the_real_prompts_rank_to_the_bit_on_a_real_folder(realdata, tmp_path):
+@pytest.mark.parametrize("size", SIZES)
+def test_the_real_prompts_rank_to_the_bit_on_a_real_folder(realdata, tmp_path, size):
+    """The shared sample of real prompts (tests/realdata_prompts.py; a larger one with --slow)."""
     from benchmarks import realistic
 
     root = realistic.build(tmp_path / "memory", 250, source_folder=realdata / realistic.REAL_FOLDER)
     fields = [manifest.fields_of(h) for h in scan(root).headers]
     tokens = [document_tokens(*f) for f in fields]
     plain, served = Ranker(fields, tokens), Ranker(fields, corpus=ServerCorpus(tokens))
-    for query in [realistic.REAL_PROMPT, *realistic.real_prompts()]:
+    for query in [realistic.REAL_PROMPT, *sampled_prompts(size)]:
         _same(plain, served, query)
 
 

@@ -10,6 +10,7 @@ import pytest
 from memdir.scan import scan
 from memdir.stages.recall import server, server_answer
 from memdir.stages.recall.server_watch import FolderView, _inotify
+from tests.realdata_prompts import SAMPLE, sampled_prompts
 
 
 def _memory(root, rel: str, description: str, mtime: float | None = None) -> None:
@@ -118,7 +119,7 @@ def test_the_servers_answers_are_the_plain_recalls_on_the_real_prompts(realdata,
     on a 600-memory folder built from the real one (400 older memories go through the index), every real
     prompt of benchmarks/realdata_recall.yaml gets the plain scan's candidates, in the same order, and so
     the same memories (checked whole on two prompts with --slow: a recall over 250 real-sized memories takes
-    a second)."""
+    a second). The default run asks the shared sample of them (tests/realdata_prompts.py), --slow every one."""
     pytest.importorskip("numpy")
     from benchmarks import realistic
     from benchmarks.realdata_labels import load_labels
@@ -128,10 +129,11 @@ def test_the_servers_answers_are_the_plain_recalls_on_the_real_prompts(realdata,
     from memdir.stages.recall.server_watch import FolderViews
 
     root = realistic.build(tmp_path / "memory", 600, source_folder=realdata / realistic.REAL_FOLDER)
-    prompts = list(dict.fromkeys(case.prompt for case in load_labels().cases))
-    assert len(prompts) >= 20
+    prompts = list(dict.fromkeys(case.prompt for case in load_labels().cases)) if slow else sampled_prompts()
+    assert len(prompts) >= (100 if slow else SAMPLE)
     monkeypatch.setattr(manifest, "_index", None)
-    plain = [[h.rel_path for h in manifest.candidates(scan(root).headers, p)] for p in prompts]
+    headers = scan(root).headers
+    plain = [[h.rel_path for h in manifest.candidates(headers, p)] for p in prompts]
     whole: dict[str, list[str]] = {}  # the first two prompts that recall something: the comparison means something
     for prompt in prompts if slow else []:  # (most recall nothing on words alone: issue 21)
         picked = [h.rel_path for h in recall(root, prompt, engine="offline", record=False).selected]

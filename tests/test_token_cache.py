@@ -20,14 +20,14 @@ from memdir.stages.recall import api, manifest, rank_index, token_cache
 from memdir.stages.recall.bm25 import BM25, GramBM25
 from memdir.stages.recall.lexical import _word_grams, char_grams, document_tokens
 from tests.hook_runs import prompt_hook, same_size_same_mtime_edit
-from tests.realdata_prompts import sampled_prompts
+from tests.realdata_prompts import SIZES, sampled_prompts
 
 NOW = time.time()
 CACHE = Path(token_cache.CACHE_FILE)
 
 
-def _realdata_prompts() -> list[str]:
-    return sampled_prompts()
+def _realdata_prompts(size: int | None = None) -> list[str]:
+    return sampled_prompts(size) if size else sampled_prompts()
 
 
 def _fresh(memory_dir, fields, fill=False):
@@ -62,10 +62,11 @@ def folders(realdata, tmp_path):
     return real, built
 
 
-def test_recall_is_the_same_cold_warm_and_uncached(folders, monkeypatch):
-    every = _realdata_prompts()
-    assert len(every) >= 20
-    for folder, prompts in zip(folders, (every, every[:8]), strict=True):  # the built folder: one set's prompts
+@pytest.mark.parametrize("size", SIZES)
+def test_recall_is_the_same_cold_warm_and_uncached(folders, monkeypatch, size):
+    every = _realdata_prompts(size)
+    assert len(every) == size
+    for folder, prompts in zip(folders, (every, every[: size // 3]), strict=True):  # the built folder: one set's prompts
         expected = _answers(folder, prompts, monkeypatch, cached=False)
         assert any(selected for selected, _ in expected)  # the comparison is not of empty answers
         assert not (folder / CACHE).exists()
