@@ -24,9 +24,10 @@ def run_realdata(args) -> int:
     if root is None:
         print(f"memdir eval: {missing_reason()}", file=sys.stderr)
         return 2
-    if args.into and not args.data:
-        print("memdir eval: --into works with --data only (the suite's own no-loss check uses a real folder already)",
-              file=sys.stderr)
+    if (args.into or args.chain) and not args.data:
+        flag = "--into" if args.into else "--chain"
+        print(f"memdir eval: {flag} works with --data only (the suite's sessions are graded one by one, each from an "
+              "empty folder)", file=sys.stderr)
         return 2
     requested = args.engine or "auto"
     # Its own folder before anything (a miss) is written; gone again if the run fails before writing anything.
@@ -38,7 +39,7 @@ def run_realdata(args) -> int:
             settings = Settings.from_env().with_overrides(engine=engine, extract_model=args.model)
             if args.data:
                 report = run_folder(root, engine=engine, settings=settings, loop=loop, only=args.session,
-                                    into=Path(args.into) if args.into else None)
+                                    into=Path(args.into) if args.into else None, chain=args.chain)
             else:
                 report = run_suite(root, engine=engine, settings=settings, only=_sessions_to_run(args, loop),
                                    with_no_loss=not args.skip_no_loss, loop=loop)
@@ -149,6 +150,9 @@ def add_parser(sub, command) -> None:
     r.add_argument("--into", metavar="FOLDER",
                    help="realdata --data: extract each session into a copy of this memory folder (not an empty one); "
                         "only memories the run wrote or changed are graded")
+    r.add_argument("--chain", action="store_true",
+                   help="realdata --data: the sessions of one project run oldest first into one memory folder, as a "
+                        "returning user's would; each is graded on what it wrote or changed")
     r.add_argument("--model", help="extraction/agent model")
     r.add_argument("--recall-model", help="recall selector model (default: --model or $MEMDIR_RECALL_MODEL)")
     r.add_argument("--judge-model", help="model for rubric grading")

@@ -41,12 +41,15 @@ NO_LOSS_PREFIX = "no-loss/"  # the model loop's name for the no-loss check's ext
 
 
 def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=None,
-               only: Sequence[str] | None = None, into: Path | None = None) -> dict:
+               only: Sequence[str] | None = None, into: Path | None = None, chain: bool = False) -> dict:
     """`--data DIR`: every `*.jsonl` of an outside folder graded from its items.json, reported as held out (a folder
     kept apart from tuning, such as a fresh set of sessions no rule was written against). No no-loss check.
     `only`: --session patterns, matched against `<folder name>/<file stem>` keys. `into` (--into): each session is
     extracted into a copy of that memory folder instead of an empty one, so the model meets memories to read and
-    update; only what the run wrote or changed is graded."""
+    update; only what the run wrote or changed is graded. `chain` (--chain): the sessions of one project (the folder
+    they ran in) are extracted one after another, oldest first, into one memory folder, as the Stop hook does for a
+    user who comes back: a later session meets what the earlier ones saved. Each is graded on what it wrote or
+    changed."""
     from memdir.config import Settings
 
     settings = settings or Settings.from_env().with_overrides(engine=engine)
@@ -62,18 +65,20 @@ def run_folder(folder: Path, *, engine: str = "offline", settings=None, loop=Non
                             f"{next(iter(specs), folder.name + '/<file stem>')} (shell patterns allowed)")
         specs = {k: v for k, v in specs.items() if any(fnmatch.fnmatchcase(k, p) for p in only)}
     part = _empty()
-    for key, spec in specs.items():
-        transcript = folder / (key.split("/", 1)[1] + ".jsonl")
+    transcripts = {key: folder / (key.split("/", 1)[1] + ".jsonl") for key in specs}
+    for group in project_chains(transcripts) if chain else [[key] for key in specs]:
         with tempfile.TemporaryDirectory(prefix="memdir-realdata-") as tmp:
             memory_dir = Path(tmp) / "memory"
             before = copied_into(into, memory_dir) if into is not None else {}
-            result = _extract(transcript, memory_dir, engine, settings, loop, key)
-            written = written_since(memory_dir, before)
-            graded = grade_session(spec, written)
-        graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not spec.expect,
-                      status=result.status, reason=result.reason, model_calls=result.turns,
-                      updated=sum(1 for m in written if m["file"] in before))
-        _fold(part, graded)
+            for key in group:
+                result = _extract(transcripts[key], memory_dir, engine, settings, loop, key)
+                written = written_since(memory_dir, before)
+                graded = grade_session(specs[key], written)
+                graded.update(session=key, prompts_seen=result.prompts_seen, nothing_session=not specs[key].expect,
+                              status=result.status, reason=result.reason, model_calls=result.turns,
+                              updated=sum(1 for m in written if m["file"] in before))
+                _fold(part, graded)
+                before = folder_bytes(memory_dir)
     return {"engine": engine, "root": str(folder), "tuning": _figures(_empty()), "held_out": _figures(part)}
 
 
@@ -108,8 +113,29 @@ def _special_files(folder: str, names: list[str]) -> set[str]:
 def copied_into(source: Path, memory_dir: Path) -> dict[str, bytes | None]:
     """`source` copied to `memory_dir` (`writable_copy`); each file's bytes, by path."""
     writable_copy(source, memory_dir)
+    return folder_bytes(memory_dir)
+
+
+def folder_bytes(memory_dir: Path) -> dict[str, bytes | None]:
+    """Each memory file's bytes, by path (links left out): what a next session is graded against."""
+    if not memory_dir.is_dir():
+        return {}
     return {p.relative_to(memory_dir).as_posix(): _bytes(memory_dir, p.relative_to(memory_dir).as_posix())
             for p in memory_dir.rglob("*.md") if p.is_file() and not p.is_symlink()}
+
+
+def project_chains(transcripts: dict[str, Path]) -> list[list[str]]:
+    """The session keys grouped by the folder each session ran in (its transcript's first `cwd`; a session that
+    names none is alone), each group oldest first (by its last message), groups in the order their first key came."""
+    from datetime import datetime
+
+    from memdir.transcript import read_transcript
+
+    groups: dict[str, list[tuple[datetime, str]]] = {}
+    for key, path in transcripts.items():
+        cwd = read_transcript(path).cwd
+        groups.setdefault(f"cwd:{cwd}" if cwd else f"key:{key}", []).append((session_time(path), key))
+    return [[key for _, key in sorted(group, key=lambda pair: pair[0])] for group in groups.values()]
 
 
 def written_since(memory_dir: Path, before: dict[str, bytes | None]) -> list[dict]:

@@ -87,14 +87,14 @@ def test_sessions2_is_graded_from_its_own_items_with_keyword_stems(realdata):
     assert not loyalty.matches({"type": "user", "text": "Её проекты — развитие программы лояльности."})
 
 
-def _session(path, *prompts):
+def _session(path, *prompts, cwd="/repo", day="2026-03-02"):
     import json
 
     lines, parent = [], None
     for i, text in enumerate(prompts):
         uuid = f"{path.stem}-{i}"
         lines.append(json.dumps({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": path.stem,
-                                 "cwd": "/repo", "timestamp": f"2026-03-02T10:0{i}:00Z", "isSidechain": False,
+                                 "cwd": cwd, "timestamp": f"{day}T10:0{i}:00Z", "isSidechain": False,
                                  "message": {"role": "user", "content": text}}))
         parent = uuid
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -330,3 +330,30 @@ def test_a_fifo_or_a_link_in_the_folder_copied_into_neither_hangs_nor_leads_out(
     monkeypatch.setattr(shutil, "copyfile", refuse)  # what copytree's copy2 calls
     with pytest.raises(EvalError, match=r"source: cannot copy it \(.*Permission denied.*\); pass a memory folder"):
         copied_into(source, tmp_path / "again")
+
+
+def test_chained_sessions_of_one_project_meet_what_the_earlier_ones_saved(tmp_path, cli):
+    """--chain: a project's sessions run oldest first into one folder (relay19: no session of a blind set had ever
+    met another's memories); what an earlier session saved is not counted again for a later one, and sessions of
+    other projects start from an empty folder."""
+    import json
+
+    from memdir.evals.realdata import project_chains, run_folder
+
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    _session(folder / "b-later.jsonl", "Use pnpm instead of npm here.", day="2026-03-05")
+    _session(folder / "a-first.jsonl", "Use pnpm instead of npm here.", day="2026-03-01")
+    _session(folder / "elsewhere.jsonl", "Use pnpm instead of npm here.", cwd="/other", day="2026-03-09")
+    (folder / "items.json").write_text(json.dumps([
+        {"file": name, "type": "feedback", "text": "use pnpm", "quote": "Use pnpm", "keywords": ["pnpm"]}
+        for name in ("b-later.jsonl", "a-first.jsonl", "elsewhere.jsonl")]), encoding="utf-8")
+    keys = {f"fresh/{stem}": folder / f"{stem}.jsonl" for stem in ("b-later", "a-first", "elsewhere")}
+    assert project_chains(keys) == [["fresh/a-first", "fresh/b-later"], ["fresh/elsewhere"]]
+    alone = run_folder(folder, engine="offline")["held_out"]
+    chained = run_folder(folder, engine="offline", chain=True)["held_out"]
+    assert (alone["expected"], alone["found"], alone["saved"]) == (3, 3, 3)
+    assert (chained["expected"], chained["found"], chained["saved"]) == (3, 2, 2)  # the later session: already saved
+    code, _, err = cli("eval", "run", "--suite", "realdata", "--engine", "offline", "--chain",
+                       "--out", str(tmp_path / "runs"))
+    assert code == 2 and "--chain works with --data only" in err
