@@ -231,7 +231,7 @@ def sentence_drafts(sentence: str, messages: list[Message], index: int) -> list[
         rule, why = split_rationale(sentence.rstrip(" .!"))
         drafts.append(Draft("project", rule, why, kind="deadline"))
     documentation = facts.documentation_link(sentence)
-    if not drafts and (facts.points_somewhere(sentence) or documentation) and (
+    if not drafts and (facts.points_somewhere(sentence) or documentation) and not facts.handed_over_for_contents(sentence) and (
             not handed_over_to_look(sentence) or _FOR_PURPOSE.search(sentence) or documentation):
         drafts.append(Draft("reference", sentence.rstrip(" .!"), kind="pointer"))
     return drafts

@@ -297,6 +297,23 @@ def documentation_link(sentence: str) -> bool:
     return any(_DOC_URL.match(url) and not _ASSET_URL.search(url) for url in URL.findall(sentence))
 
 
+# "Summarise <docs url>", "<url> の要約をしてください", "translate this page <url>": a page handed over for its contents
+# now, even a documentation page, which is otherwise where to look again (set 19: two AWS pages to summarise); and "add
+# this mcp <url>", "install this plugin <url>": a tool to set up now, which its config will show. Verbs, not nouns:
+# "the summary of incidents lives in <url>" is a pointer.
+_FOR_CONTENTS_NOW = re.compile(
+    r"\b(?:summari[sz]e|tl;?dr|translate|résume[zr]?|tradui[st]|resum(?:e|a|ir)|traduz(?:a|ir)?|traduc(?:e|ir)|"
+    r"fass\w* (?:\w+ )?zusammen|übersetze?|перескажи|резюмируй|переведи|кратко изложи)\b"
+    r"|(?:要約|翻訳)(?:を)?(?:して|し|お願い)|まとめて(?:ください|くれ|ほしい)|(?:总结|總結|概括|翻译|翻譯)(?:一下|下|这|這|成)"
+    r"|帮我(?:总结|概括|翻译)|요약해|번역해"
+    r"|^(?:(?:now|and|then|also|please|pls|ok(?:ay)?)[,!.]?\s+)*(?:add|install|set up|setup|configure|enable|connect)\s+"
+    r"(?:this|that|these|the following)\b", re.I)
+
+
+def handed_over_for_contents(sentence: str) -> bool:
+    return bool(_FOR_CONTENTS_NOW.search(sentence))
+
+
 def points_somewhere(sentence: str) -> bool:
     """A link (not to one work item, nor an asset) or a ticket key, named with a system or a channel: a pointer to
     keep. What names the system is a word of the sentence or the link's host, never its path (".../dashboard-icons/

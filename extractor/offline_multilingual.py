@@ -91,7 +91,8 @@ def sentence_drafts(sentence: str, language: str) -> list[Draft]:
         return [Draft(uses, clean.lstrip("-*• "), kind="tools" if uses == "user" else "stack")]
     if clause := user.switching_clause(sentence):
         return [Draft("user", clause[:1].upper() + clause[1:], kind="switching")]
-    if (lang.external_link(sentence) or facts.where_to_look(sentence)
-            or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence))):
+    if ((lang.external_link(sentence) or facts.where_to_look(sentence)
+            or (lang.points_to_location(sentence) and not _TASK_VERB.match(sentence)))
+            and not facts.handed_over_for_contents(sentence)):
         return [Draft("reference", clean, kind="pointer")]
     return []

@@ -174,6 +174,14 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     "Open https://grafana.acme.dev/d/abc - fix the latency panel",
     "Open http://localhost:3000/d/abc and fix the latency panel",
     "Alright can u see https://github.com/acme/logistics-map: the repo",  # a label that names only the link's kind
+    # a page handed over for its contents now, documentation or not, or a tool to set up now (set 19)
+    "Summarize https://docs.example.com/guide/deploy-checklist for me.",
+    "https://docs.example.com/ja/guide/ops.html の内容を要約してください",
+    "帮我总结一下 https://docs.example.com/zh/guide/ops",
+    "Please translate https://wiki.acme.dev/onboarding into Spanish.",
+    "Resume https://docs.example.com/pt/guia em tópicos.",
+    "Now also add this mcp https://github.com/acme/mcp-charts",
+    "Install this plugin https://github.com/acme/vim-foo please.",
     # which things, not what the user works with (set 16)
     "ok and let's delete the shortcuts that I don't use now. list every one of them and I'll tell you",
     "Supprime les raccourcis que je n'utilise pas.",
@@ -223,6 +231,9 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
     "Open https://grafana.acme.dev/d/abc, the latency dashboard for the API.",
     "Open https://grafana.acme.dev/d/abc - the latency dashboard for the API",
     "Open https://grafana.acme.dev/d/abc — our latency dashboard",
+    # a summary or a plugin named as the thing the link holds, not asked for now
+    "The summary of every incident lives in https://acme.atlassian.net/wiki/spaces/OPS",
+    "Read https://docs.stripe.com/api/charges and fix the syntax.",  # documentation: where to look again
 ])
 def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike
