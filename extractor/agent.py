@@ -18,7 +18,7 @@ from memdir.record import Record, field
 from memdir.scan import scan
 from memdir.stages.extractor import decision_tool
 from memdir.stages.extractor.excerpt import excerpt_messages
-from memdir.stages.extractor.platform_paths import session_at_home, session_folder
+from memdir.stages.extractor.platform_paths import session_at_home, session_folder, session_system_folder
 from memdir.stages.extractor.tools import TOOL_SCHEMAS, WRITE_TOOLS, Toolbox
 from memdir.transcript import Message
 
@@ -88,7 +88,8 @@ def build_request(
     else:
         excerpt = excerpt_messages(messages)
         intro = render("extract_user.j2", manifest=manifest(existing, times=own_times(existing)), count=len(excerpt),
-                       part=part, folder=session_folder(messages), at_home=session_at_home(messages))
+                       part=part, folder=session_folder(messages), at_home=session_at_home(messages),
+                       system_folder=session_system_folder(messages))
         transcript = render("extract_transcript.j2", messages=excerpt)
     cache = ephemeral(cache_ttl)
     first: list[dict[str, object]] = [{"type": "text", "text": intro}]

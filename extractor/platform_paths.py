@@ -93,14 +93,37 @@ def folder_name(cwd: str | None) -> str | None:
 def session_folder(messages) -> str | None:
     """The folder the session works in (its latest message's `cwd`), by name as the request shows it: a model
     reading only the messages could not tell which project "the project" is (found by a model reading the
-    requests)."""
-    return next((folder_name(m.cwd) for m in reversed(messages) if m.cwd), None)
+    requests). None for a system folder (session_system_folder), which is no project's."""
+    cwd = _latest_cwd(messages)
+    return None if cwd is None or _SYSTEM.match(_slashed(cwd)) else folder_name(cwd)
+
+
+def session_system_folder(messages) -> str | None:
+    """The system folder the session works in (`C:/WINDOWS/system32`, `/`, `/tmp`), by name, or None: the request
+    called it "the project this memory folder belongs to" (relay19 and relay19b, a session started from
+    system32)."""
+    cwd = _latest_cwd(messages)
+    if cwd is None or not _SYSTEM.match(_slashed(cwd)):
+        return None
+    return folder_name(cwd) or _slashed(cwd).rstrip("/") + "/"
+
+
+def _latest_cwd(messages) -> str | None:
+    return next((m.cwd for m in reversed(messages) if m.cwd), None)
+
+
+def _slashed(cwd: str) -> str:
+    return cwd.replace("\\", "/").rstrip("/") or "/"
+
+
+# Folders no project lives in: Windows' own folder and those below it, the file system's root, the temporary folder.
+_SYSTEM = re.compile(r"^(?:(?:[A-Za-z]:|/mnt/[A-Za-z])/Windows(?:/.*)?|[A-Za-z]:|/|(?:/private)?/(?:var/)?tmp)$", re.I)
 
 
 def session_at_home(messages) -> bool:
     """Whether the session works in the user's home folder (its latest `cwd`), which folder_name leaves unnamed: the
     request then says so, as a model reading it found no folder line and could not tell why (relay16)."""
-    cwd = next((m.cwd for m in reversed(messages) if m.cwd), None)
+    cwd = _latest_cwd(messages)
     return bool(cwd and _HOME.match(cwd.rstrip("\\/").replace("\\", "/")))
 
 

@@ -132,6 +132,19 @@ def test_a_session_in_the_home_folder_is_said_to_be_there_without_naming_it(tmp_
     assert line not in _intro(tmp_path, ["/home/ana/code/shop"]) and line not in _intro(tmp_path, [None])
 
 
+def test_a_session_in_a_system_folder_is_not_told_it_is_a_project(tmp_path):
+    """relay19 and relay19b: a session started from C:\\WINDOWS\\system32 was told it worked in "the project this
+    memory folder belongs to". Windows' own folder, a drive's or the file system's root and the temporary folder
+    are said to be system folders; a project inside the temporary folder is still a project."""
+    line = "The session works in a system folder (`{}`), not in a project's"
+    for cwd, shown in (("C:/WINDOWS/system32", "C:/WINDOWS/system32"), (r"C:\Windows", "C:/Windows"), ("/", "/"),
+                       ("D:\\", "D:/"), ("/tmp", "/tmp"), ("/mnt/c/Windows/System32", "…/Windows/System32")):
+        intro = _intro(tmp_path, [cwd])
+        assert line.format(shown) in intro and "the project this memory folder belongs to" not in intro, cwd
+    assert "a system folder" not in _intro(tmp_path, ["/tmp/scratch-shop"])
+    assert "a system folder" not in _intro(tmp_path, ["/home/ana"]) and "a system folder" not in _intro(tmp_path, [None])
+
+
 def test_a_generic_folder_is_named_with_its_parent(tmp_path):
     """relay12: "The session works in the folder `bin`" named only the last part of `C:\\Users\\x\\.local\\bin`,
     which told the model nothing (a Polish session there set up the user's own tools). The parent is named too,
