@@ -1,0 +1,74 @@
+"""A home folder that is a git repository (dotfiles) and a project in it with no repository of its own.
+
+Claude Code keys the memory folder by the home's repository (the first `.git` above the folder it starts in), so
+memdir shares that folder; but the project is the folder itself (memdir.locate.home_repository, one rule): `memdir
+sync` names it across machines, and the MCP server's decision tools read its journal, as the hooks and the CLI do.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memdir import constants as C, locate, syncconfig
+from memdir.entry.cli import main
+
+MEMORY = "---\nname: deploy\ndescription: how we ship\ntype: project\n---\nShip on Fridays.\n"
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def dotfiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """(home, project, memory folder): the home a git repository with its own remote, the project a folder in it
+    with none, the memory folder where Claude Code keeps the project's memory (keyed by the home)."""
+    home = (tmp_path / "home").resolve()
+    app = home / "code" / "app"
+    app.mkdir(parents=True)
+    _git(home, "init", "-q")
+    _git(home, "remote", "add", "origin", "git@github.com:me/dotfiles.git")
+    monkeypatch.setenv("HOME", str(home))
+    memory = Path(locate.resolve(str(app)).path)
+    assert memory.parent.name == locate.sanitize(str(home))  # Claude Code's folder: the home keys it
+    return home, app, memory
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+
+
+def test_sync_names_the_project_not_the_home_and_never_touches_the_homes_repository(
+        dotfiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`memdir sync` took the home as the project: it read the home's `.git/config` and pushed the project's
+    memory to the branch of the user's dotfiles remote (`memdir/github.com-me-dotfiles-...`), while the Stop
+    worker's background sync took the project itself and failed at every session ('has no git remote')."""
+    from memdir.gitsync import background_sync
+    from memdir.paths import project_root
+
+    home, app, memory = dotfiles
+    memory.mkdir(parents=True)
+    (memory / "deploy.md").write_text(MEMORY)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    read: list[Path] = []
+    real_remote = syncconfig.project_remote
+    monkeypatch.setattr(syncconfig, "project_remote", lambda root: read.append(Path(root)) or real_remote(root))
+    home_git = _files(home / ".git")
+    cli = ["--cwd", str(app), "sync", "--remote", str(remote)]
+
+    assert main(cli) == 1
+    err = capsys.readouterr().err
+    assert str(app) in err and "--project NAME" in err and err.count("\n") == 1
+    assert not (memory / C.STATE_DIRNAME).exists()  # nothing changed
+    assert main([*cli, "--project", "app"]) == 0
+    assert "pushed" in capsys.readouterr().out
+    branches = subprocess.run(["git", "--git-dir", str(remote), "for-each-ref", "--format=%(refname)"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    assert branches == [f"refs/heads/{syncconfig.branch_for('app')}"]
+    monkeypatch.setenv(syncconfig.AUTO_SYNC_ENV, "1")
+    assert "nothing to push" in str(background_sync(memory, project_root(app)))  # the worker: the same branch
+    assert home not in read and _files(home / ".git") == home_git
