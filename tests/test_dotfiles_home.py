@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from memdir import constants as C, locate, syncconfig
@@ -72,3 +73,43 @@ def test_sync_names_the_project_not_the_home_and_never_touches_the_homes_reposit
     monkeypatch.setenv(syncconfig.AUTO_SYNC_ENV, "1")
     assert "nothing to push" in str(background_sync(memory, project_root(app)))  # the worker: the same branch
     assert home not in read and _files(home / ".git") == home_git
+
+
+@pytest.mark.parametrize("opt_in", ["environment", "folder config"])
+def test_the_mcp_decision_tools_read_the_journal_the_cli_and_hooks_write(
+        dotfiles, opt_in: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """With OrchestKit's layout on, `memdir remember` and the prompt hook use the project's
+    `.claude/memory/decisions.jsonl`; `memdir mcp` took the home as the project and read `~/.claude/memory/`
+    (opted in by the environment) or, as the memory folder lies inside the home, ignored the folder's
+    `orchestkit_compat` and read the memory folder's own journal: recent_decisions said 'No decisions recorded
+    yet'. It also warned '<home> is not a project' though Claude Code started it in the project."""
+    from memdir.entry import mcp_server
+
+    home, app, memory = dotfiles
+    if opt_in == "environment":
+        monkeypatch.setenv(C.ORCHESTKIT_COMPAT_ENV, "1")
+    else:
+        syncconfig.save_config(memory, {C.ORCHESTKIT_COMPAT_KEY: True})
+    assert main(["--cwd", str(app), "remember", "We chose Postgres over MySQL because one database is simpler",
+                 "--success"]) == 0
+    assert (app / C.ORCHESTKIT_DECISIONS_DIR / C.DECISIONS_JOURNAL).is_file()
+    served: dict[str, object] = {}
+    monkeypatch.setattr(mcp_server, "serve", lambda folder, **kw: served.update(folder=folder, **kw))
+    monkeypatch.setenv(C.PROJECT_DIR_ENV, str(app))  # as Claude Code starts an MCP server
+    capsys.readouterr()
+
+    assert main(["mcp"]) == 0
+    assert "not a project" not in capsys.readouterr().err
+    server = mcp_server.build_server(served["folder"], project=served["project"])
+    answer = anyio.run(server.call_tool, "recent_decisions", {})
+    assert "We chose Postgres over MySQL" in str(answer)
+    assert not (home / ".claude" / "memory").exists()
+
+
+def test_mcp_started_in_the_home_itself_still_warns(dotfiles, monkeypatch, capsys) -> None:
+    from memdir.entry import mcp_server
+
+    home, _, _ = dotfiles
+    monkeypatch.setattr(mcp_server, "serve", lambda folder, **kw: None)
+    assert main(["--cwd", str(home), "mcp"]) == 0
+    assert f"{home} is not a project" in capsys.readouterr().err

@@ -12,12 +12,12 @@ if TYPE_CHECKING:
 
 def memory_dir_of(args):
     """The Resolution for a command: --dir, else --agent/--scope, else the normal chain."""
-    from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
+    from memdir.paths import Resolution, agent_memory_dir, resolve_memory_dir, validate_configured_path
 
     if getattr(args, "dir", None) is not None:  # `--dir ""` is an error, not the default folder
         return _a_folder(Resolution(validate_configured_path(_from_cwd(args.dir, args), "--dir"), "--dir flag", None))
     if getattr(args, "agent", None):
-        root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
+        root = project_of(args)
         path = agent_memory_dir(args.agent, args.scope or "project", root)
         if args.scope in (None, "project", "local"):
             # Inside a repository (which may be hostile): no symlink from the repo root down.
