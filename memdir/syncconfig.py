@@ -71,11 +71,16 @@ def project_id(project_root: Path | None, configured: str | None = None) -> str:
     if configured:
         return configured
     url = project_remote(project_root) if project_root else None
-    if not url:
-        where = project_root or "this memory folder"
-        raise SyncError(f"{where} has no git remote to identify the project across machines; add one "
-                        "(git remote add origin URL) or name it: memdir sync --project NAME")
-    return normalize_remote_url(url)
+    if url:
+        return normalize_remote_url(url)
+    if project_root is None or not os.path.lexists(Path(project_root) / ".git"):
+        # Not `git remote add` there: in a folder with no repository of its own (a project in a dotfiles home) it
+        # would add the remote to the repository above it, the home's.
+        raise SyncError(f"{project_root or 'this memory folder'} has no git repository of its own, so no git remote "
+                        "to identify the project across machines; name it: memdir sync --project NAME (the same "
+                        "name on each machine)")
+    raise SyncError(f"{project_root} has no git remote to identify the project across machines; add one "
+                    "(git remote add origin URL) or name it: memdir sync --project NAME")
 
 
 def branch_for(project: str, *, team: bool = False) -> str:

@@ -64,6 +64,7 @@ def test_sync_names_the_project_not_the_home_and_never_touches_the_homes_reposit
     assert main(cli) == 1
     err = capsys.readouterr().err
     assert str(app) in err and "--project NAME" in err and err.count("\n") == 1
+    assert "git remote add" not in err  # run in the project, it would add a remote to the home's repository
     assert not (memory / C.STATE_DIRNAME).exists()  # nothing changed
     assert main([*cli, "--project", "app"]) == 0
     assert "pushed" in capsys.readouterr().out
