@@ -114,3 +114,22 @@ def test_mcp_started_in_the_home_itself_still_warns(dotfiles, monkeypatch, capsy
     monkeypatch.setattr(mcp_server, "serve", lambda folder, **kw: None)
     assert main(["--cwd", str(home), "mcp"]) == 0
     assert f"{home} is not a project" in capsys.readouterr().err
+
+
+def test_in_a_subfolder_of_a_repository_sync_and_mcp_take_the_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other case of a folder without `.git`: a subfolder of an ordinary repository (no dotfiles home). The
+    repository is the project for sync (its remote names it) and for the decision tools, as it keys the folder."""
+    from memdir import gitsync
+    from memdir.entry import mcp_server
+
+    repo = (tmp_path / "repo").resolve()
+    sub = repo / "src" / "pkg"
+    sub.mkdir(parents=True)
+    _git(repo, "init", "-q")
+    taken: dict[str, object] = {}
+    monkeypatch.setattr(gitsync, "sync", lambda folder, root, **kw: taken.update(sync=root) or gitsync.SyncResult("u", "b"))
+    monkeypatch.setattr(mcp_server, "serve", lambda folder, **kw: taken.update(mcp=kw["project"]))
+    assert main(["--cwd", str(sub), "sync"]) == 0
+    assert main(["--cwd", str(sub), "mcp"]) == 0
+    assert taken == {"sync": repo, "mcp": repo} and locate.resolve(str(sub)).project_root == str(repo)
