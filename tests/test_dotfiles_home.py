@@ -133,3 +133,24 @@ def test_in_a_subfolder_of_a_repository_sync_and_mcp_take_the_repository(
     assert main(["--cwd", str(sub), "sync"]) == 0
     assert main(["--cwd", str(sub), "mcp"]) == 0
     assert taken == {"sync": repo, "mcp": repo} and locate.resolve(str(sub)).project_root == str(repo)
+
+
+@pytest.mark.parametrize("dotfiles_repository", [True, False])
+def test_in_the_home_itself_the_memory_folders_own_config_still_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        dotfiles_repository: bool) -> None:
+    """Started in the home folder (a dotfiles repository or no repository), the project is the home and the
+    memory folder (~/.claude/projects/...) lies inside it. The folder's `orchestkit_compat` was ignored there as a
+    file a cloned repository could have planted, while its `sync_remote` counted: one rule, two answers. A folder
+    under the user's own config home came from no repository; both now read it."""
+    home = (tmp_path / "home").resolve()
+    home.mkdir()
+    if dotfiles_repository:
+        _git(home, "init", "-q")
+    monkeypatch.setenv("HOME", str(home))
+    memory = Path(locate.resolve(str(home)).path)
+    syncconfig.save_config(memory, {C.ORCHESTKIT_COMPAT_KEY: True, syncconfig.PROJECT_KEY: "home"})
+    assert syncconfig.configured(memory, home, syncconfig.PROJECT_KEY) == "home"
+    assert main(["--cwd", str(home), "remember", "We chose Postgres over MySQL because one database is simpler",
+                 "--success"]) == 0
+    assert str(home / C.ORCHESTKIT_DECISIONS_DIR / C.DECISIONS_JOURNAL) in capsys.readouterr().out
