@@ -131,9 +131,18 @@ def orchestkit_config_files(memory_dir: str | None, project_root: str | None = N
                             env: Mapping[str, str] | None = None) -> list[str]:
     """The config files that may hold `orchestkit_compat`, most specific first."""
     candidates = [join(config_home(env), "memdir", C.MEMDIR_CONFIG_NAME)]
-    if memory_dir is not None and not _inside(memory_dir, project_root):
+    if memory_dir is not None and folder_config_counts(memory_dir, project_root, env):
         candidates.insert(0, os.path.join(clean(memory_dir), C.STATE_DIRNAME, C.MEMDIR_CONFIG_NAME))
     return candidates
+
+
+def folder_config_counts(memory_dir: str, project_root: str | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether `<memory>/.memdir/config.json` may choose for the user (OrchestKit's layout, the sync remote).
+    Not in a memory folder inside the project's repository: a cloned repository must not opt itself in or aim
+    sync at a remote of its choosing. A folder under the user's own config home (~/.claude/projects/...) came
+    from no repository, though, even when memdir runs in a folder above it (the home, a dotfiles repository
+    or none): its config was ignored there for OrchestKit's layout and read for sync."""
+    return not _inside(memory_dir, project_root) or _inside(memory_dir, config_home(env))
 
 
 def _inside(path: str, folder: str | None) -> bool:

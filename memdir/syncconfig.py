@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memdir import constants as C, gitrepo, safefs, safefs_write
+from memdir.enablement import folder_config_counts
 from memdir.errors import MemdirError
 from memdir.paths import config_home, config_value
 
@@ -71,11 +72,16 @@ def project_id(project_root: Path | None, configured: str | None = None) -> str:
     if configured:
         return configured
     url = project_remote(project_root) if project_root else None
-    if not url:
-        where = project_root or "this memory folder"
-        raise SyncError(f"{where} has no git remote to identify the project across machines; add one "
-                        "(git remote add origin URL) or name it: memdir sync --project NAME")
-    return normalize_remote_url(url)
+    if url:
+        return normalize_remote_url(url)
+    if project_root is None or not os.path.lexists(Path(project_root) / ".git"):
+        # Not `git remote add` there: in a folder with no repository of its own (a project in a dotfiles home) it
+        # would add the remote to the repository above it, the home's.
+        raise SyncError(f"{project_root or 'this memory folder'} has no git repository of its own, so no git remote "
+                        "to identify the project across machines; name it: memdir sync --project NAME (the same "
+                        "name on each machine)")
+    raise SyncError(f"{project_root} has no git remote to identify the project across machines; add one "
+                    "(git remote add origin URL) or name it: memdir sync --project NAME")
 
 
 def branch_for(project: str, *, team: bool = False) -> str:
@@ -97,16 +103,12 @@ def check_remote_url(url: str) -> str:
 
 # --- memdir's config ------------------------------------------------------------------------------
 def config_files(memory_dir: Path, project_root: Path | None, env: Mapping[str, str] | None = None) -> list[Path]:
-    """The folder's config, then the user's. A folder config inside the project's repository is ignored:
-    a cloned repository must never aim memory at a remote of its choosing."""
+    """The folder's config, then the user's. A folder config inside the project's repository is ignored
+    (memdir.enablement.folder_config_counts): a cloned repository must never aim memory at a remote of its choosing."""
     files = [config_home(env) / "memdir" / C.MEMDIR_CONFIG_NAME]
-    folder = Path(memory_dir) / _FOLDER_CONFIG
-    real = Path(os.path.realpath(memory_dir))
-    # A folder under the user's own config home (~/.claude/projects/...) came from no repository, even
-    # when memdir runs from a folder above it (the home folder, whose "project root" is itself).
-    inside = (project_root is not None and real.is_relative_to(os.path.realpath(project_root))
-              and not real.is_relative_to(os.path.realpath(config_home(env))))
-    return files if inside else [folder, *files]
+    root = None if project_root is None else os.fspath(project_root)
+    counts = folder_config_counts(os.fspath(memory_dir), root, env)
+    return [Path(memory_dir) / _FOLDER_CONFIG, *files] if counts else files
 
 
 def configured(memory_dir: Path, project_root: Path | None, key: str) -> object:

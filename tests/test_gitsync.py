@@ -189,8 +189,12 @@ def test_a_project_without_a_remote_needs_a_name(tmp_path: Path, remote: Path) -
     memory = tmp_path / "memory"
     memory.mkdir()
     (memory / "a.md").write_text("a\n")
-    with pytest.raises(syncconfig.SyncError, match="no git remote"):
+    with pytest.raises(syncconfig.SyncError, match="no git remote") as no_repository:
         gitsync.sync(memory, tmp_path, remote=str(remote))
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    with pytest.raises(syncconfig.SyncError, match="no git remote") as no_remote:
+        gitsync.sync(memory, tmp_path / "repo", remote=str(remote))
+    assert "git remote add" in str(no_remote.value) and "git remote add" not in str(no_repository.value)
     assert gitsync.sync(memory, tmp_path, remote=str(remote), project="notes").pushed
 
 

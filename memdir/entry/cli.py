@@ -15,6 +15,7 @@ from memdir.entry.cli_support import (
     coexistence_of,
     memory_dir_of,
     print_json,
+    project_of,
     project_root_of,
     store_of,
     warn_ignored_configs,
@@ -200,18 +201,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import os
 
     from memdir.entry.mcp_server import serve
-    from memdir.paths import project_root
 
     if not args.cwd and os.environ.get(C.PROJECT_DIR_ENV):
         args.cwd = os.environ[C.PROJECT_DIR_ENV]  # Claude Code names the project it started us for
     resolution = memory_dir_of(args)
-    root = resolution.path
-    print(f"memdir mcp: serving {root}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
-    if resolution.project_root in (Path(Path.cwd().anchor), Path.home()):  # e.g. Claude Desktop starts us in /
-        print(f"memdir mcp: warning: {resolution.project_root} is not a project; pass --cwd PROJECT or --dir FOLDER",
-              file=sys.stderr)
-    # The decision tools read the journal and graph of the project we were started for (also with --dir).
-    serve(root, team=args.team, project=resolution.project_root or project_root(Path(args.cwd or Path.cwd())))
+    # The decision tools read the journal and graph of the project we were started for (also with --dir): in a
+    # dotfiles home, the project's own folder, as the hooks and the CLI read them, not the home keying the folder.
+    project = project_of(args)
+    print(f"memdir mcp: serving {resolution.path}{' (team memory)' if args.team else ''} over stdio", file=sys.stderr)
+    if resolution.project_root is not None and project in (Path(project.anchor), Path.home().resolve()):
+        print(f"memdir mcp: warning: {project} is not a project; pass --cwd PROJECT or --dir FOLDER",
+              file=sys.stderr)  # e.g. Claude Desktop starts us in /
+    serve(resolution.path, team=args.team, project=project)
     return 0
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.entry.cli_support import memory_dir_of, print_json
+from memdir.entry.cli_support import memory_dir_of, print_json, project_of
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from memdir.decisions import Scope
 
 
-def _project_root(args: argparse.Namespace) -> Path:
-    from memdir.paths import project_root
-
-    return project_root(Path(args.cwd) if args.cwd else Path.cwd())
 
 
 def _compat(args: argparse.Namespace, memory_dir: Path, root: Path) -> bool:
@@ -32,7 +28,7 @@ def _compat(args: argparse.Namespace, memory_dir: Path, root: Path) -> bool:
 def _decisions_folder(args: argparse.Namespace) -> Path:
     from memdir.paths import decisions_dir
 
-    memory_dir, root = memory_dir_of(args).path, _project_root(args)
+    memory_dir, root = memory_dir_of(args).path, project_of(args)
     return decisions_dir(memory_dir, root, compat=_compat(args, memory_dir, root))
 
 
@@ -50,7 +46,7 @@ def remember_decision(args: argparse.Namespace) -> int:
     memory_dir = memory_dir_of(args).path
     write_mode.check_writable(memory_dir)  # read-only: nothing recorded anywhere, in one line
     outcome_flag = "success" if args.success else "failed" if args.failed else None
-    root = _project_root(args)
+    root = project_of(args)
     scope: Scope = "global" if args.is_global else "team" if args.team else "user"
     captured = capture_explicit(args.text, outcome=outcome_flag, scope=scope,
                                 project=root.name)
@@ -105,7 +101,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from memdir.tier_status import tier_status
 
-    memory_dir, root = memory_dir_of(args).path, _project_root(args)
+    memory_dir, root = memory_dir_of(args).path, project_of(args)
     tiers = tier_status(root, memory_dir, compat=_compat(args, memory_dir, root))
     if args.json:
         print_json([t.as_dict() for t in tiers])
@@ -123,7 +119,7 @@ def doctor_findings(args: argparse.Namespace) -> list:
     from memdir.doctor import Finding
     from memdir.paths import config_value, orchestkit_config_files, orchestkit_journal
 
-    memory_dir, root = memory_dir_of(args).path, _project_root(args)
+    memory_dir, root = memory_dir_of(args).path, project_of(args)
     findings = []
     for config_file in orchestkit_config_files(memory_dir, root):
         value = config_value(config_file, C.ORCHESTKIT_COMPAT_KEY)

@@ -12,12 +12,12 @@ if TYPE_CHECKING:
 
 def memory_dir_of(args):
     """The Resolution for a command: --dir, else --agent/--scope, else the normal chain."""
-    from memdir.paths import Resolution, agent_memory_dir, project_root, resolve_memory_dir, validate_configured_path
+    from memdir.paths import Resolution, agent_memory_dir, resolve_memory_dir, validate_configured_path
 
     if getattr(args, "dir", None) is not None:  # `--dir ""` is an error, not the default folder
         return _a_folder(Resolution(validate_configured_path(_from_cwd(args.dir, args), "--dir"), "--dir flag", None))
     if getattr(args, "agent", None):
-        root = project_root(Path(args.cwd) if args.cwd else Path.cwd())
+        root = project_of(args)
         path = agent_memory_dir(args.agent, args.scope or "project", root)
         if args.scope in (None, "project", "local"):
             # Inside a repository (which may be hostile): no symlink from the repo root down.
@@ -81,6 +81,15 @@ def warn_ignored_configs(memory_dir: Path | None) -> None:
 
     for finding in config_findings(memory_dir):
         print(f"memdir: warning: {inert.one_line(finding.path)}: {inert.one_line(finding.message)}", file=sys.stderr)
+
+def project_of(args: argparse.Namespace) -> Path:
+    """The project a command works for: the git root of --cwd or the current folder, or that folder itself where
+    it has no repository of its own (memdir.locate.project_root: a home folder's dotfiles repository is not its
+    project, though Claude Code keys the memory folder by it)."""
+    from memdir.paths import project_root
+
+    return project_root(Path(args.cwd) if getattr(args, "cwd", None) else Path.cwd())
+
 
 def project_root_of(args: argparse.Namespace) -> str:
     """The project a command checks against: --project, else the git root of --cwd or the current folder."""

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from memdir.entry.cli_support import memory_dir_of
+from memdir.entry.cli_support import memory_dir_of, project_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,10 +13,9 @@ if TYPE_CHECKING:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     from memdir import gitsync, syncconfig
-    from memdir.paths import project_root
 
     resolution = memory_dir_of(args)
-    root = resolution.project_root or project_root(Path(args.cwd) if args.cwd else Path.cwd())
+    root = project_of(args)  # not the root that keys the folder: in a dotfiles home that is the home's repository
     try:
         if args.auto is not None:
             syncconfig.save_config(resolution.path, {syncconfig.AUTO_KEY: args.auto == "on"})
