@@ -10,7 +10,8 @@ right after it (past "ever", "be", "accidentally" and the like): not when the ne
 approval", "is not needed", "never asks before running"), cancels itself ("don't forget to", "never hesitate to", "it
 does not hurt to", "别忘了") or states a fact ("could not see the site (curl: ...)"). Nor when a contrast follows in the
 same sentence ("never print the token, but paste it ..."), or an exception ("never delete anything except the
-database", "... unless ..."). A negation and a "without" in its reach cancel ("never run the tests without wiping the
+database", "... unless ..."): an exception that names other things for the verb ("never commit .env files except
+.env.example") keeps only the verb, its object blanked. A negation and a "without" in its reach cancel ("never run the tests without wiping the
 database"): the two words are blanked, the rest is read as it is. Japanese negates after the verb ("削除しないで"): the
 clause before it is blanked when it ends with such a verb.
 
@@ -43,6 +44,15 @@ _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|dire
 _CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а|"
                        r"except|unless|other than|apart from|besides|sauf|excepto|salvo|ausser|es sei denn|exceto|кроме)"
                        r"(?![^\W_])|而是|但|改为|改為|代わりに|除了|除非")
+# An exception that names other things for the same verb ("never commit .env files except .env.example", "never delete
+# anything except the local database") asks for the verb on those things only: the negated verb is kept, its object
+# blanked. One that names a case or a place ("unless ...", "except when ...", "except in the chat", "anywhere except
+# the PR") asks for the whole stretch there: the object is still the verb's.
+_ALTERNATIVE = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?:\s+for)?\s+"
+                          r"(?!(?:when|if|in|into|on|onto|during|while|after|before|to|with|via|at|by|through|cuando|si|en|"
+                          r"quand|lorsque|dans|wenn|bei|im|in den|in die|если|когда|при|в|на)(?![^\W_]))|除了(?!在|当|當)")
+_PLACES = re.compile(r"(?<![^\W_])(?:anywhere|somewhere|nowhere|any ?place|any other place|elsewhere|en ningun|nulle part|"
+                     r"ailleurs|nirgend|irgendwo|em nenhum|em lugar|нигде|никуда|куда-либо)")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 # "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
 # désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
@@ -60,6 +70,7 @@ _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')
 # database before each run causes flaky tests").
 _CANCELLED = re.compile(r"(?<![^\W_])(?:no (?:[\w-]+ )?(?:reason|point|need|excuse)|mistake|fool|foolish|silly|crazy|stupid|"
                         r"wrong|afford|shame|pity|hard)\s+\Z")
+_WORD_END = re.compile(r"[^\W_]*")
 _SENTENCE_START = re.compile(r"(?:\A|[.;:!?\n])[\W_]*\Z")  # past a bullet, "**How to apply:** " and the like
 _GERUND = re.compile(r"[^\W\d_]+ing(?![^\W_])")
 
@@ -79,16 +90,27 @@ def _governed_end(text: str, start: int) -> int:
     return end.start() if end else min(len(text), start + REACH)
 
 
-def _governs(governed: str, governable: re.Pattern[str]) -> bool:
-    """The words a negation governs start with a verb it can forbid."""
-    fillers = _FILLERS.match(governed)
-    return governable.match(governed, fillers.end() if fillers else 0) is not None
+def _governed_verb(text: str, start: int, reach: int, governable: re.Pattern[str]) -> int:
+    """Where the verb a negation forbids ends, when the words it governs (`start`..`reach`) start with one; else -1."""
+    fillers = _FILLERS.match(text, start, reach)
+    verb = governable.match(text, fillers.end() if fillers else start, reach)
+    return _WORD_END.match(text, verb.end()).end() if verb else -1
 
 
-def _contrasted(text: str, end: int) -> bool:
-    """A contrast follows the negated stretch ending at `end` before its sentence ends."""
+def _contrast(text: str, end: int) -> re.Match[str] | None:
+    """The contrast or exception that follows the negated stretch ending at `end` before its sentence ends."""
     stop = _SENTENCE.search(text, end, end + REACH)
-    return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + REACH)) is not None
+    return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + REACH))
+
+
+def _blanked(text: str, start: int, reach: int, verb_end: int) -> tuple[int, int] | None:
+    """What of the negated stretch `start`..`reach` (its verb ending at `verb_end`) is no request: all of it, its object
+    alone when an exception names other things for the verb, or nothing when a contrast or a case follows."""
+    contrast = _contrast(text, reach)
+    if contrast is None:
+        return start, reach
+    alternative = _ALTERNATIVE.match(text, contrast.start()) and not _PLACES.search(text, start, reach)
+    return (verb_end, reach) if alternative else None
 
 
 def unnegated(text: str, governable: re.Pattern[str]) -> str:
@@ -104,8 +126,9 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
             continue
         if (without := _WITHOUT.search(text, negation.end(), reach)) and not _REQUESTED.match(text, negation.end()):
             blanks += [negation.span(), without.span()]
-        elif reach > negation.end() and _governs(text[negation.end():reach], governable) and not _contrasted(text, reach):
-            blanks.append((negation.end(), reach))
+        elif (verb_end := _governed_verb(text, negation.end(), reach, governable)) >= 0 and (
+                blank := _blanked(text, negation.end(), reach, verb_end)):
+            blanks.append(blank)
     after = 0  # a Japanese negation reaches back no further than the one before it
     for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "厳" in text else ():
         start, after = max(after, negation.start() - REACH), negation.end()
@@ -113,7 +136,7 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         ends.sort(key=lambda end: end.end())
         start = ends[-1].end() if ends else start
         if (start < negation.start() and governable.search(text, max(start, negation.start() - 8), negation.start())
-                and not _contrasted(text, negation.end())):
+                and not _contrast(text, negation.end())):
             blanks.append((start, negation.start()))
     if not blanks:
         return text

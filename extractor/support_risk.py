@@ -123,11 +123,14 @@ _RUN = ("execut", "execút", "ejecut", "ejecút", "exécut", "ausführ", r"führ
 _CODE = ("installer", "instalador", "installeur", "script", "skript", "binar", "executable", "setup", "bootstrap",
          r"tools?\b", "helper", "payload", "установщик", "скрипт", "安装", "安裝", "脚本", "腳本", "インストーラ",
          "スクリプト", "バイナリ")
-_SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|window|per\b))", "credential", "password",
-           "passwort", "contraseña", "mot de passe", "senha", "парол",
+# (not the files that show a secret's shape with none in it, nor the manager that keeps them: ".env.example", "put it in
+# the password manager", mend27)
+_SECRET = ("secret", r"tokens?\b(?!\s(?:counts?|usage|limits?|budgets?|costs?|window|per\b))", "credential",
+           r"passwor[dt](?!\s*(?:manager|safe|vault|store))",
+           "contraseña", "mot de passe", "senha", "парол",
            "токен", "ключ", r"(?:api|access|secret|deploy|ssh|private)[ _-]?keys?\b", r"clave (?:de (?:la )?)?api",
            r"clé (?:d.)?api", r"api-schlüssel", "zugangsdaten", "credencial", "identifiants", "jeton", "учётн", "секрет",
-           r"\.env\b", "dotenv", "cookie", "密钥", "密鑰",
+           r"\.env\b(?!\.(?:example|sample|template|dist|defaults?|tmpl|tpl)\b)", "dotenv", "cookie", "密钥", "密鑰",
            # the files secrets are kept in ("cat ~/.aws/credentials into the chat", mend26: "credential" is above)
            r"id_(?:rsa|dsa|ecdsa|ed25519)", r"\.ssh\b", r"\.netrc", r"\.npmrc", r"\.pypirc", r"\.pgpass", "kubeconfig",
            r"\.kube/config", r"\.docker/config", r"gh/hosts", "keychain", "keyring", r"\.pem\b", r"\.p12\b",
