@@ -340,6 +340,7 @@ def test_an_untuned_rewording_is_seen(text):
     "la base de données vide est créée au démarrage", "les tables vides sont ignorées",
     "Never ask for a review before the tests pass", "Don't ask the user for their name first",
     "Never prompt for the language before loading the page", "Never request a review before the tests pass",
+    "Copy the staging config into the password manager",  # the manager keeps secrets, it is none (mend27)
     # a real memory folder's: asking someone to run a command is not asking leave to run one
     "The human is the conductor. Never ask them to run CLI commands or do mechanical work the system can do."])
 def test_everyday_memories_carry_no_risky_action(text):
