@@ -73,6 +73,12 @@ _CANCELLED = re.compile(r"(?<![^\W_])(?:no (?:[\w-]+ )?(?:reason|point|need|excu
 _WORD_END = re.compile(r"[^\W_]*")
 _SENTENCE_START = re.compile(r"(?:\A|[.;:!?\n])[\W_]*\Z")  # past a bullet, "**How to apply:** " and the like
 _GERUND = re.compile(r"[^\W\d_]+ing(?![^\W_])")
+# ... unless its sentence says the not doing is good, and nothing bad ("Not deleting the local database keeps the
+# fixtures" forbids the deletion; "Not wiping it keeps the tests flaky" does not).
+_GOOD = re.compile(r"(?<![^\W_])(?:keep|preserv|protect|sav|prevent|avoid|spar|guard|is (?:safer|the rule|required|how)|"
+                   r"matters|help)\w{0,3}(?![^\W_])")
+_BAD = re.compile(r"(?<![^\W_])(?:caus|break|fail|flak|stale|slow|wrong|bug|error|problem|leak|lead|result|polut|pollut|"
+                  r"dirt|mess|clutter|fill|bloat|corrupt|inconsist|confus|hurt|cost)\w{0,6}(?![^\W_])")
 
 
 def _forbids_nothing(text: str, negation: re.Match[str]) -> bool:
@@ -80,8 +86,13 @@ def _forbids_nothing(text: str, negation: re.Match[str]) -> bool:
     if negation.group(0).strip() != "not":
         return False
     start = negation.start()
-    return bool(_CANCELLED.search(text, max(0, start - 40), start)
-                or (_SENTENCE_START.search(text, max(0, start - 8), start) and _GERUND.match(text, negation.end())))
+    if _CANCELLED.search(text, max(0, start - 40), start):
+        return True
+    if not (_SENTENCE_START.search(text, max(0, start - 8), start) and _GERUND.match(text, negation.end())):
+        return False
+    stop = _SENTENCE.search(text, negation.end(), negation.end() + 2 * REACH)
+    end = stop.start() if stop else min(len(text), negation.end() + 2 * REACH)
+    return not _GOOD.search(text, negation.end(), end) or _BAD.search(text, negation.end(), end) is not None
 
 
 def _governed_end(text: str, start: int) -> int:
