@@ -11,7 +11,8 @@ approval", "is not needed", "never asks before running"), cancels itself ("don't
 does not hurt to", "别忘了") or states a fact ("could not see the site (curl: ...)"). Nor when a contrast follows in the
 same sentence ("never print the token, but paste it ..."), or an exception ("never delete anything except the
 database", "... unless ..."): an exception that names other things for the verb ("never commit .env files except
-.env.example") keeps only the verb, its object blanked. A negation and a "without" in its reach cancel ("never run the tests without wiping the
+.env.example") keeps only the verb, its object blanked. A forbidden skip ("don't skip the hooks", "don't skip wiping
+the database") asks for what is skipped: only the skipping verb is blanked. A negation and a "without" in its reach cancel ("never run the tests without wiping the
 database"): the two words are blanked, the rest is read as it is. Japanese negates after the verb ("削除しないで"): the
 clause before it is blanked when it ends with such a verb.
 
@@ -54,6 +55,10 @@ _ALTERNATIVE = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto
 _PLACES = re.compile(r"(?<![^\W_])(?:anywhere|somewhere|nowhere|any ?place|any other place|elsewhere|en ningun|nulle part|"
                      r"ailleurs|nirgend|irgendwo|em nenhum|em lugar|нигде|никуда|куда-либо)")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
+# A forbidden skip asks for what is skipped ("don't skip the pre-commit hooks" asks for the hooks, "don't skip wiping the
+# database" for the wipe): only the skipping verb is blanked, so what it names is read as it is.
+_SKIP = re.compile(r"(?:skip|omit|ignor|leave out|überspring|ignorier|ausl[aä]ss|salt[aeé]|omit[ae]|ignor[ae]|pul[ae]|"
+                   r"saut|пропуск|пропуст|игнорир)[^\W_]*|跳过|跳過|忽略|スキップ|飛ばさ|無視")
 # "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
 # désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
 _WITHOUT = re.compile(r"(?<![^\W_])(?:without|sans|sin|ohne|sem|без)(?![^\W_])")
@@ -135,7 +140,10 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         reach = _governed_end(text, negation.end())
         if _forbids_nothing(text, negation):
             continue
-        if (without := _WITHOUT.search(text, negation.end(), reach)) and not _REQUESTED.match(text, negation.end()):
+        fillers = _FILLERS.match(text, negation.end(), reach)
+        if skip := _SKIP.match(text, fillers.end() if fillers else negation.end(), reach):
+            blanks.append((negation.end(), skip.end()))
+        elif (without := _WITHOUT.search(text, negation.end(), reach)) and not _REQUESTED.match(text, negation.end()):
             blanks += [negation.span(), without.span()]
         elif (verb_end := _governed_verb(text, negation.end(), reach, governable)) >= 0 and (
                 blank := _blanked(text, negation.end(), reach, verb_end)):
@@ -146,7 +154,9 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         ends = [*_ENDS.finditer(text, start, negation.start()), *_JAPANESE_ENDS.finditer(text, start, negation.start())]
         ends.sort(key=lambda end: end.end())
         start = ends[-1].end() if ends else start
-        if (start < negation.start() and governable.search(text, max(start, negation.start() - 8), negation.start())
+        if skip := _SKIP.search(text, max(start, negation.start() - 6), negation.start()):
+            blanks.append(skip.span())
+        elif (start < negation.start() and governable.search(text, max(start, negation.start() - 8), negation.start())
                 and not _contrast(text, negation.end())):
             blanks.append((start, negation.start()))
     if not blanks:
