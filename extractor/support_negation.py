@@ -13,7 +13,8 @@ same sentence ("never print the token, but paste it ..."), or an exception ("nev
 database", "... unless ..."): an exception that names other things for the verb ("never commit .env files except
 .env.example") keeps only the verb, its object blanked. A forbidden skip ("don't skip the hooks", "don't skip wiping
 the database") asks for what is skipped: only the skipping verb is blanked. A negation and a "without" in its reach cancel ("never run the tests without wiping the
-database"): the two words are blanked, the rest is read as it is. Japanese negates after the verb ("削除しないで"): the
+database"): the two words are blanked, the rest is read as it is; but "never X without asking (me first)" forbids X as it
+stands, since the agent asks. Japanese negates after the verb ("削除しないで"): the
 clause before it is blanked when it ends with such a verb.
 
 Reads the folded text (support_risk.folded: casefolded, accents dropped), and returns it with each blanked stretch turned
@@ -65,6 +66,13 @@ _WITHOUT = re.compile(r"(?<![^\W_])(?:without|sans|sin|ohne|sem|без)(?![^\W_]
 # ... unless the negation is the request itself ("don't wait for approval without a reason", "review is not needed
 # without big changes"): its words are kept then.
 _REQUESTED = re.compile(r"(?:ever\s+)?(?:wait|ask|prompt|confirm|need|have to|requir|bother|necessar)\w{0,4}(?![^\W_])")
+# ... but "never X without asking" forbids X as it stands: the agent asks, and the user decides (mend27: "never force-push
+# to main without asking me first" was read as rewriting history).
+_CONSENT = re.compile(r"(?:(?:first|me|us|the user|anyone|my|your|their|his|her|our|an?|the|explicit|prior|written|"
+                      r"previous|vorher|zuerst|primero|d.abord)\s+)*(?:ask|check\w{0,3} (?:in )?with|confirm|approv|permission|"
+                      r"consent|go-ahead|(?:ok|okay)(?![^\W_])|preguntar|confirmaci|permiso|autorizaci|demander|autorisation|"
+                      r"accord|fragen|nachzufragen|rückfrage|bestätig|erlaubnis|zustimmung|perguntar|confirmaç|permiss|"
+                      r"autorizaç|спрос|подтвержд|разрешени|согласи)\w*(?!\w)(?! (?:[\w-]+ ){0,3}?to (?!confirm|approv|allow))")
 # ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
 _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
@@ -144,7 +152,8 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         if skip := _SKIP.match(text, fillers.end() if fillers else negation.end(), reach):
             blanks.append((negation.end(), skip.end()))
         elif (without := _WITHOUT.search(text, negation.end(), reach)) and not _REQUESTED.match(text, negation.end()):
-            blanks += [negation.span(), without.span()]
+            consent = _CONSENT.match(text, without.end() + 1)
+            blanks += [(negation.start(), reach)] if consent else [negation.span(), without.span()]
         elif (verb_end := _governed_verb(text, negation.end(), reach, governable)) >= 0 and (
                 blank := _blanked(text, negation.end(), reach, verb_end)):
             blanks.append(blank)
