@@ -12,10 +12,12 @@ does not hurt to", "别忘了") or states a fact ("could not see the site (curl:
 same sentence ("never print the token, but paste it ..."), or an exception ("never delete anything except the
 database", "... unless ..."): an exception that names other things for the verb ("never commit .env files except
 .env.example") keeps only the verb, its object blanked. A forbidden skip ("don't skip the hooks", "don't skip wiping
-the database") asks for what is skipped: only the skipping verb is blanked. A negation and a "without" in its reach cancel ("never run the tests without wiping the
-database"): the two words are blanked, the rest is read as it is; but "never X without asking (me first)" forbids X as it
-stands, since the agent asks. Japanese negates after the verb ("削除しないで"): the
-clause before it is blanked when it ends with such a verb.
+the database") asks for what is skipped: only the skipping verb is blanked. A negation and a "without" in its reach
+cancel ("never run the tests without wiping the database"): the two words are blanked, the rest is read as it is; but
+"never X without asking (me first)" forbids X as it stands, since the agent asks. Japanese negates after the verb
+("削除しないで", "貼らないで"): the clause before it is blanked when it ends with such a verb; German often does too
+("lösche die Datenbank nicht", "pushe niemals mit --force"): a clause that starts with such a verb and holds the
+negation is blanked. Spanish and Portuguese "no" before a verb is a negation like "never".
 
 Reads the folded text (support_risk.folded: casefolded, accents dropped), and returns it with each blanked stretch turned
 into spaces, so positions and sentence ends stay where they were.
@@ -24,21 +26,31 @@ into spaces, so positions and sentence ends stay where they were.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 REACH = 100  # characters a negation governs at most: a clause
 _SPACED = (r"never", r"not", r"[a-z]{1,8}n[’']t", r"avoid(?:s|ed|ing)?", r"refrain from", "nie", "niemals", "nicht",
-           r"kein(?:e|en|er|em)?", "keinesfalls", "nunca", "jamas", "jamais", r"ne", r"n[’']", "nao", "не", "никогда", "нельзя")
+           r"kein(?:e|en|er|em)?", "keinesfalls", "nunca", "jamas", "jamais", r"ne", r"n[’']", "nao", "не", "никогда", "нельзя",
+           # Spanish and Portuguese "no", English "no" before a verb ("no borres la base", "no force-pushing to main")
+           "no")
 _UNSPACED = ("千万别", "千萬別", "不要", "不能", "不得", "不准", "不许", "不許", "切勿", "绝不", "絕不", "决不", "決不", "严禁",
              "嚴禁", "禁止", "避免", "别", "別", "勿")
-_JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁")  # not 禁止: Chinese puts it before the verb
+# German puts the negation after the verb it forbids ("lösche die Datenbank nicht", "pushe niemals mit --force").
+_GERMAN = re.compile(r"(?<![^\W_])(?:nicht|nie|niemals|keinesfalls|kein(?:e|en|er|em)?)(?![^\W_])")
+# (not 禁止: Chinese puts it before the verb; any verb's "not" too: "貼らないで", "消さないこと", "押さないように", mend27)
+_JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁|(?<=[ぁ-ゖ])ない(?:で|こと|ように)|ません")
 # Where a negation's reach ends: a clause's punctuation, or a word that starts another clause.
 _ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|except|before|after|"
                    r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом|"
+                   r"wenn|falls|weil|dass|bevor|nachdem|sofern|solange|sobald|"
                    r"other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?![^\W_])|"
                    "然后|然後|并且|並且|而是|但|再|除了|除非")
 # Words between a negation and the verb it governs ("must never *be* deleted", "do not *accidentally* push").
 _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|directly|just|simply|manually|blindly|"
-                      r"automatically|yourself|again|also|even|jamais|pas|jemals|mehr|je|не)(?![^\W_])|再|直接|随便|隨便|"
+                      r"automatically|yourself|again|also|even|jamais|pas|jemals|mehr|je|не|please|bitte|more|longer|"
+                      # "do" and its articles ("don't do any force pushes", "no hagas force push", "ne fais pas de ...")
+                      r"do|does|make|hagas|haga|hagan|hacer|facas|faca|facam|fazer|fais|faites|faire|делаи|делаите|"
+                      r"a|an|any|de|du|un|una|uno|um|uma)(?![^\W_])|再|直接|随便|隨便|"
                       r"手动|手動)\s*)*")
 # A contrast after a negated stretch, in the same sentence, often points back at its object ("never print the token, but
 # paste it into the PR"): the stretch is kept then, so the action it names is still seen.
@@ -58,7 +70,7 @@ _PLACES = re.compile(r"(?<![^\W_])(?:anywhere|somewhere|nowhere|any ?place|any o
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 # A forbidden skip asks for what is skipped ("don't skip the pre-commit hooks" asks for the hooks, "don't skip wiping the
 # database" for the wipe): only the skipping verb is blanked, so what it names is read as it is.
-_SKIP = re.compile(r"(?:skip|omit|ignor|leave out|überspring|ignorier|ausl[aä]ss|salt[aeé]|omit[ae]|ignor[ae]|pul[ae]|"
+_SKIP = re.compile(r"(?:skip|omit|ignor|leave out|uberspring|ignorier|auslass|salt[ae]|omit[ae]|ignor[ae]|pul[ae]|"
                    r"saut|пропуск|пропуст|игнорир)[^\W_]*|跳过|跳過|忽略|スキップ|飛ばさ|無視")
 # "Never X without Y" allows X, with Y ("never run the tests without wiping the database first", "ne commite jamais sans
 # désactiver les hooks"): the negation and the "without" cancel, so both words are blanked and the rest is read as it is.
@@ -71,8 +83,8 @@ _REQUESTED = re.compile(r"(?:ever\s+)?(?:wait|ask|prompt|confirm|need|have to|re
 _CONSENT = re.compile(r"(?:(?:first|me|us|the user|anyone|my|your|their|his|her|our|an?|the|explicit|prior|written|"
                       r"previous|vorher|zuerst|primero|d.abord)\s+)*(?:ask|check\w{0,3} (?:in )?with|confirm|approv|permission|"
                       r"consent|go-ahead|(?:ok|okay)(?![^\W_])|preguntar|confirmaci|permiso|autorizaci|demander|autorisation|"
-                      r"accord|fragen|nachzufragen|rückfrage|bestätig|erlaubnis|zustimmung|perguntar|confirmaç|permiss|"
-                      r"autorizaç|спрос|подтвержд|разрешени|согласи)\w*(?!\w)(?! (?:[\w-]+ ){0,3}?to (?!confirm|approv|allow))")
+                      r"accord|fragen|nachzufragen|ruckfrage|bestatig|erlaubnis|zustimmung|perguntar|confirmac|permiss|"
+                      r"autorizac|спрос|подтвержд|разрешени|согласи)\w*(?!\w)(?! (?:[\w-]+ ){0,3}?to (?!confirm|approv|allow))")
 # ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
 _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
@@ -84,6 +96,7 @@ _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')
 _CANCELLED = re.compile(r"(?<![^\W_])(?:no (?:[\w-]+ )?(?:reason|point|need|excuse)|mistake|fool|foolish|silly|crazy|stupid|"
                         r"wrong|afford|shame|pity|hard)\s+\Z")
 _WORD_END = re.compile(r"[^\W_]*")
+_CLAUSE_START = re.compile(r"[\W_]*")
 _SENTENCE_START = re.compile(r"(?:\A|[.;:!?\n])[\W_]*\Z")  # past a bullet, "**How to apply:** " and the like
 _GERUND = re.compile(r"[^\W\d_]+ing(?![^\W_])")
 # ... unless its sentence says the not doing is good, and nothing bad ("Not deleting the local database keeps the
@@ -114,11 +127,17 @@ def _governed_end(text: str, start: int) -> int:
     return end.start() if end else min(len(text), start + REACH)
 
 
+def _past(pattern: re.Pattern[str], text: str, pos: int, end: int) -> int:
+    """Where a run `pattern` matches (one that may be empty) ends, from `pos`."""
+    match = pattern.match(text, pos, end)
+    return match.end() if match else pos
+
+
 def _governed_verb(text: str, start: int, reach: int, governable: re.Pattern[str]) -> int:
     """Where the verb a negation forbids ends, when the words it governs (`start`..`reach`) start with one; else -1."""
     fillers = _FILLERS.match(text, start, reach)
     verb = governable.match(text, fillers.end() if fillers else start, reach)
-    return _WORD_END.match(text, verb.end()).end() if verb else -1
+    return _past(_WORD_END, text, verb.end(), len(text)) if verb else -1
 
 
 def _contrast(text: str, end: int) -> re.Match[str] | None:
@@ -135,6 +154,25 @@ def _blanked(text: str, start: int, reach: int, verb_end: int) -> tuple[int, int
         return start, reach
     alternative = _ALTERNATIVE.match(text, contrast.start()) and not _PLACES.search(text, start, reach)
     return (verb_end, reach) if alternative else None
+
+
+def _german_blanks(text: str, governable: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The clauses a German negation after their verb forbids: each that starts with a verb a negation can forbid and
+    holds "nicht", "nie", "niemals" or "kein...", with no contrast after it ("lösche sie nicht, sondern leere sie")."""
+    blanks: list[tuple[int, int]] = []
+    for negation in _GERMAN.finditer(text) if "ni" in text or "kein" in text else ():
+        if blanks and negation.start() < blanks[-1][1]:
+            continue
+        lo = max(0, negation.start() - REACH)
+        ends = deque(_ENDS.finditer(text, lo, negation.start()), maxlen=1)
+        start = _past(_CLAUSE_START, text, ends[0].end() if ends else lo, negation.start())
+        verb = _past(_FILLERS, text, start, negation.start())
+        reach = _governed_end(text, negation.end())
+        if skip := _SKIP.match(text, verb, negation.start()):
+            blanks.append(skip.span())  # "überspringe nie die Hooks" asks for the hooks, as "don't skip" does
+        elif governable.match(text, verb, negation.start()) and not _contrast(text, reach):
+            blanks.append((start, reach))
+    return blanks
 
 
 def unnegated(text: str, governable: re.Pattern[str]) -> str:
@@ -157,8 +195,9 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         elif (verb_end := _governed_verb(text, negation.end(), reach, governable)) >= 0 and (
                 blank := _blanked(text, negation.end(), reach, verb_end)):
             blanks.append(blank)
+    blanks += _german_blanks(text, governable)
     after = 0  # a Japanese negation reaches back no further than the one before it
-    for negation in _JAPANESE.finditer(text) if "し" in text or "せ" in text or "厳" in text else ():
+    for negation in _JAPANESE.finditer(text) if any(c in text for c in "しせ厳なま") else ():
         start, after = max(after, negation.start() - REACH), negation.end()
         ends = [*_ENDS.finditer(text, start, negation.start()), *_JAPANESE_ENDS.finditer(text, start, negation.start())]
         ends.sort(key=lambda end: end.end())

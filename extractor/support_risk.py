@@ -308,14 +308,15 @@ _REMOTE_REF = re.compile(r"(?<![\w/-])(?:origin|upstream)/[\w.-]|@\{u(?:pstream)
 
 def _without_resets_to_remote(text: str) -> str:
     """`text` with each hard reset whose sentence names a remote-tracking branch blanked."""
-    out = text
+    chars: list[str] = []
     for reset in _RESET.finditer(text) if "reset --hard" in text else ():
-        ends = [*_SENTENCE_END.finditer(text, max(0, reset.start() - SPAN), reset.start())]
+        ends = deque(_SENTENCE_END.finditer(text, max(0, reset.start() - SPAN), reset.start()), maxlen=1)
         after = _SENTENCE_END.search(text, reset.end(), reset.end() + SPAN)
-        if _REMOTE_REF.search(text, ends[-1].end() if ends else max(0, reset.start() - SPAN),
+        if _REMOTE_REF.search(text, ends[0].end() if ends else max(0, reset.start() - SPAN),
                               after.start() if after else reset.end() + SPAN):
-            out = out[:reset.start()] + " " * len(reset.group(0)) + out[reset.end():]
-    return out
+            chars = chars or list(text)
+            chars[reset.start():reset.end()] = " " * (reset.end() - reset.start())
+    return "".join(chars) if chars else text
 
 
 def actions_in(text: str) -> set[str]:
