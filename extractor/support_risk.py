@@ -153,6 +153,14 @@ _SOMEONE_ELSE = (r"else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opin
 # ... and a user who speaks of someone else looking, or of doing without a check ("we don't need to check for the
 # existence of the file", final19), has brought it up: words that are rare enough to be looked for first.
 _NOBODY_ELSE = r"(?:one|body) else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)"
+# ... and nobody reading the work itself ("nobody has to read the diff before it goes in", mend27): said of people, not of
+# doing without ("skip the lock file when you read the diff" is no talk of review).
+_NOBODY = (r"no ?one\b", "nobody", "no-one", r"no (?:human|person|people|reviewer|teammate|colleague|maintainer)s?\b",
+           r"without (?:any|some)(?:one|body)\b", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b",
+           "unnecessary", "needless", r"(?:don.t|do not|doesn.t|does not|needn.t|won.t) (?:need|have) to\b")
+_THE_WORK = (r"(?:read|look\w{0,3} (?:at|over)|go\w{0,3} over|check|inspect|see|approv|sign\w{0,3} off)\w{0,3} (?:on )?"
+             r"(?:[\w-]+ ){0,2}?(?:diffs?|patch|patches|changes?|prs?|pull requests?|merge requests?|mrs?|code|commits?)\b",)
+_NOBODY_READS = _near(_NOBODY, _THE_WORK).pattern
 _NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t|not) (?:(?:need|have) to )?"
              r"(?:[\w-]+ ){0,2}?(?:check|verif)")
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
@@ -255,8 +263,9 @@ ACTIONS = (
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
-    Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b"),
-           _any(*_REVIEW, _NOBODY_ELSE)),
+    Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b",
+                                          _NOBODY_READS),
+           _any(*_REVIEW, _NOBODY_ELSE, _NOBODY_READS)),
     Action("getting around checks",
            _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0"),
            _any(*_CHECKS, _NO_CHECK)),
