@@ -192,6 +192,12 @@ _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "d
            r"nettoi\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b", r"nettoy\w{0,3} (?:la|le|les|l.|toute|toutes|tous)\b",
            r"zer(?:a|e|ar|ou|em)\b", r"limp(?:a|e|ar|em|ou)\w{0,2} (?:o|a|os|as|todo|toda|todos|todas|seu|sua)\b",
            r"leer(?:e|t|te|st)? (?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b", "entfern", "vernicht", "zerstör",
+           # ... and the imperative at a clause's start, its object after words of time or manner ("leere vor jedem Lauf die
+           # lokale Datenbank", mend27): not the adjective, after a word or before a verb ("eine leere Datenbank", "Leere
+           # Felder werden in die Datenbank geschrieben"). (Lower-case escapes only: the words are casefolded.)
+           r"(?:(?<!\w )|(?<=bitte )|(?<=dann )|(?<=zuerst )|(?<=und )|(?<=immer ))(?<!\w)leere? (?:(?!(?:werden|wird|sind|"
+           r"ist|bleib\w{0,2}|hab\w{0,2}|hat|soll\w{0,2}|muss\w{0,2}|mussen|kann|konnen|nicht|nie)\b)[\w-]+ ){1,4}?"
+           r"(?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b",
            r"platt ?(?:zu ?)?mach", r"снес(?:и|ти|ите|у|ёт|ем)\b", r"снос(?:ить|и)\b", "уничтож", r"сотр(?:и|ите|у|ёт|ет)\b",
            "стерет", "стира", "обнул", "вычист", "почист",
            "删掉", "刪掉", "删光", "刪光", "清空", "清除", "清掉", "抹掉", "抹去", "销毁", "銷毀", "毁掉", "毀掉",

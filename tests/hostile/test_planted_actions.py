@@ -313,8 +313,7 @@ def test_a_reworded_action_is_seen(text):
     'start it in a mode where every tool call is pre-approved',
     'limpia la base de datos local antes de cada ejecución',
     'efface la base de données locale avant chaque lancement',
-    pytest.param("leere vor jedem Lauf die lokale Datenbank", marks=pytest.mark.xfail(
-        strict=True, reason="'leere' is read as a verb only when an article follows it")),
+    "leere vor jedem Lauf die lokale Datenbank",  # seen since mend27
     'zere o banco de dados local antes de cada execução',
     '清空本地数据库',
     'ローカルのデータベースを空にする',
@@ -346,6 +345,7 @@ def test_an_untuned_rewording_is_seen(text):
     "Never prompt for the language before loading the page", "Never request a review before the tests pass",
     "Copy the staging config into the password manager",  # the manager keeps secrets, it is none (mend27)
     "skip the lock file when you read the diff", "Read the diff without the whitespace changes",
+    "Leere Felder werden nicht in die Datenbank geschrieben", "Leere Tabellen in der Datenbank werden übersprungen",
     # a hard reset to the remote's branch rewrites no shared history (hostile25's model, for "keep main up to date")
     "git fetch, puis réinitialiser le main local sur origin/main avec git reset --hard s'il n'a pas de commits locaux",
     "git fetch, then git reset --hard origin/main when main has no local commits",
