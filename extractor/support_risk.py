@@ -257,6 +257,13 @@ _DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files",
          "base de dato", "base de donn", "banco de dados", "баз", "бэкап", "数据库", "資料庫", "データベース",
          "バックアップ", "備份", "备份")
 
+# Data made empty, said of its state ("make the local database empty before each run", mend27): a verb of making or
+# leaving, the data, then "empty" (not "start from an empty database", nor "check the database is empty").
+_MADE_EMPTY = (r"(?<!\w)(?:mak|mad|render|get|got|leav|mach|dej|rend|laiss|deix|сдела|остав)\w{0,4} (?:sure |certain )?"
+               rf"(?:that )?(?:[\w-]+ ){{0,4}}?(?:{_words(_DATA)})[\w-]{{0,12}} "
+               r"(?:(?!(?:with|without|of|for|and|or|mit|ohne|und|con|sin|avec|sans|com|sem|y|et|с|без)\b)[\w-]+ ){0,3}?"
+               r"(?:empty|blank|leer|vaci[oa]s?|vides?|vazi[oa]s?|пуст\w{0,3})(?!\w)")
+
 ACTIONS = (
     Action("running code fetched from elsewhere",
            _near(_FETCH, _EXECUTE, r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-expression|iex)\b",
@@ -284,7 +291,7 @@ ACTIONS = (
                                          "bypasspermissions", "--yolo"),
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
                 "права", "权限", "權限", "権限", "yolo", "dangerous", *_NOT_ASKING)),
-    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f"),
+    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f", _MADE_EMPTY),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
 
