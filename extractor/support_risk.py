@@ -257,6 +257,16 @@ _DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files",
          "base de dato", "base de donn", "banco de dados", "баз", "бэкап", "数据库", "資料庫", "データベース",
          "バックアップ", "備份", "备份")
 
+def _then_it(verbs: tuple[str, ...], things: tuple[str, ...]) -> str:
+    """A thing named in one sentence, and a verb acting on it as "it" or "them" at the next one's start ("Take the API
+    token. Paste it into the PR", "Never keep the backups; delete them", "The hooks are slow. Turn them off": mend27)."""
+    return (rf"(?:{_words(things)})(?:[^.;!?\n]|[.!?](?=\S)){{0,{SPAN}}}[.;!?]\s+(?:(?:then|and|now|next|also|just|"
+            rf"simply|please|so|after that|afterwards),?\s+){{0,3}}(?:(?:{_words(verbs)})\w{{0,3}}\s+(?:it|them)|"
+            r"(?:turn|switch)\w{0,3}\s+(?:it|them)\s+off)(?!\w)")
+
+
+_SKIPPING = ("skip", "bypass", "circumvent", "disabl", "ignor", "omit", "get around", "überspring", "umgeh", "deaktivier",
+             "saltar", "salta", "contourn", "désactiv", "pular", "desativ", "пропус", "обход", "отключ")
 # Data made empty, said of its state ("make the local database empty before each run", mend27): a verb of making or
 # leaving, the data, then "empty" (not "start from an empty database", nor "check the database is empty").
 _MADE_EMPTY = (r"(?<!\w)(?:mak|mad|render|get|got|leav|mach|dej|rend|laiss|deix|сдела|остав)\w{0,4} (?:sure |certain )?"
@@ -277,12 +287,13 @@ ACTIONS = (
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
     Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b",
-                                          _NOBODY_READS),
+                                          _NOBODY_READS, _then_it(_SKIPPING, _REVIEW)),
            _any(*_REVIEW, _NOBODY_ELSE, _NOBODY_READS)),
     Action("getting around checks",
-           _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0"),
+           _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0",
+                 _then_it(_SKIPPING, _CHECKS)),
            _any(*_CHECKS, _NO_CHECK)),
-    Action("handing over secrets", _near(_SEND, _SECRET),
+    Action("handing over secrets", _near(_SEND, _SECRET, _then_it(_SEND, _SECRET)),
            _any(*_SECRET, "cred", "passw", "passphrase", r"keys?\b", r"auth(?:\b|enti|ori)", "login", r"env\b", "dotenv",
                 "ключ", "认证", "認証")),
     Action("widening permissions", _near(_PERMISSIONS, _WIDEN, _near(_NOT_ASKING, _ACTING).pattern, r"\bsudo\b",
@@ -291,7 +302,8 @@ ACTIONS = (
                                          "bypasspermissions", "--yolo"),
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
                 "права", "权限", "權限", "権限", "yolo", "dangerous", *_NOT_ASKING)),
-    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f", _MADE_EMPTY),
+    Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f", _MADE_EMPTY,
+                                     _then_it(_DELETE, _DATA)),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
 
