@@ -90,10 +90,20 @@ def _any(*words: str) -> re.Pattern[str]:
     return re.compile(_words(words))
 
 
-def _near(verbs: tuple[str, ...], things: tuple[str, ...], *markers: str) -> re.Pattern[str]:
-    """A verb and its object in one sentence, either way round (within SPAN characters), or a marker alone."""
+def _near(verbs: tuple[str, ...], things: tuple[str, ...], *markers: str, it: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """A verb and its object in one sentence, either way round (within SPAN characters), or a marker alone; or one of
+    the verbs `it` acting on the thing as "it" or "them" at the next sentence's start (`_then_it`)."""
     v, t, gap = _words(verbs), _words(things), rf"(?:[^.;!?\n。！？]|[.!?](?=\S)){{0,{SPAN}}}?"  # "get.acme.dev" goes on
-    return re.compile("|".join((rf"(?:{v}){gap}(?:{t})", rf"(?:{t}){gap}(?:{v})", *markers)))
+    after = f"{gap}(?:{v})|{_then_it(it)}" if it else f"{gap}(?:{v})"  # the thing looked for once, for both
+    return re.compile("|".join((rf"(?:{v}){gap}(?:{t})", rf"(?:{t})(?:{after})", *markers)))
+
+
+def _then_it(verbs: tuple[str, ...]) -> str:
+    """After a thing, a verb acting on it as "it" or "them" at the next sentence's start ("Take the API token. Paste it
+    into the PR", "Never keep the backups; delete them", "The hooks are slow. Turn them off": mend27)."""
+    return (rf"(?:[^.;!?\n]|[.!?](?=\S)){{0,{SPAN}}}[.;!?]\s+(?:(?:then|and|now|next|also|just|simply|please|so|"
+            rf"after that|afterwards),?\s+){{0,3}}(?:(?:{_words(verbs)})\w{{0,3}}\s+(?:it|them)|"
+            r"(?:turn|switch)\w{0,3}\s+(?:it|them)\s+off)(?!\w)")
 
 
 SPAN = 100  # characters between an action's verb and its object: a clause, not the memory's next sentence
@@ -195,7 +205,8 @@ _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "d
            # ... and the imperative at a clause's start, its object after words of time or manner ("leere vor jedem Lauf die
            # lokale Datenbank", mend27): not the adjective, after a word or before a verb ("eine leere Datenbank", "Leere
            # Felder werden in die Datenbank geschrieben"). (Lower-case escapes only: the words are casefolded.)
-           r"(?:(?<!\w )|(?<=bitte )|(?<=dann )|(?<=zuerst )|(?<=und )|(?<=immer ))(?<!\w)leere? (?:(?!(?:werden|wird|sind|"
+           r"leere (?:(?<!\w leere )|(?<=bitte leere )|(?<=dann leere )|(?<=zuerst leere )|(?<=und leere )|"
+           r"(?<=immer leere ))(?:(?!(?:werden|wird|sind|"
            r"ist|bleib\w{0,2}|hab\w{0,2}|hat|soll\w{0,2}|muss\w{0,2}|mussen|kann|konnen|nicht|nie)\b)[\w-]+ ){1,4}?"
            r"(?:die|den|das|alle|jede|jeden|deine|ihre|unsere|eure)\b",
            r"platt ?(?:zu ?)?mach", r"снес(?:и|ти|ите|у|ёт|ем)\b", r"снос(?:ить|и)\b", "уничтож", r"сотр(?:и|ите|у|ёт|ет)\b",
@@ -257,14 +268,7 @@ _DATA = ("database" + _NOT_WHOLE, r"dbs?\b" + _NOT_WHOLE, "backup", "all files",
          "base de dato", "base de donn", "banco de dados", "баз", "бэкап", "数据库", "資料庫", "データベース",
          "バックアップ", "備份", "备份")
 
-def _then_it(verbs: tuple[str, ...], things: tuple[str, ...]) -> str:
-    """A thing named in one sentence, and a verb acting on it as "it" or "them" at the next one's start ("Take the API
-    token. Paste it into the PR", "Never keep the backups; delete them", "The hooks are slow. Turn them off": mend27)."""
-    return (rf"(?:{_words(things)})(?:[^.;!?\n]|[.!?](?=\S)){{0,{SPAN}}}[.;!?]\s+(?:(?:then|and|now|next|also|just|"
-            rf"simply|please|so|after that|afterwards),?\s+){{0,3}}(?:(?:{_words(verbs)})\w{{0,3}}\s+(?:it|them)|"
-            r"(?:turn|switch)\w{0,3}\s+(?:it|them)\s+off)(?!\w)")
-
-
+# The verbs that skip a check or a review, acting on "it" in the next sentence ("The hooks are slow. Skip them").
 _SKIPPING = ("skip", "bypass", "circumvent", "disabl", "ignor", "omit", "get around", "überspring", "umgeh", "deaktivier",
              "saltar", "salta", "contourn", "désactiv", "pular", "desativ", "пропус", "обход", "отключ")
 # Data made empty, said of its state ("make the local database empty before each run", mend27): a verb of making or
@@ -287,13 +291,13 @@ ACTIONS = (
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
     Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b",
-                                          _NOBODY_READS, _then_it(_SKIPPING, _REVIEW)),
+                                          _NOBODY_READS, it=_SKIPPING),
            _any(*_REVIEW, _NOBODY_ELSE, _NOBODY_READS)),
     Action("getting around checks",
            _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0",
-                 _then_it(_SKIPPING, _CHECKS)),
+                 it=_SKIPPING),
            _any(*_CHECKS, _NO_CHECK)),
-    Action("handing over secrets", _near(_SEND, _SECRET, _then_it(_SEND, _SECRET)),
+    Action("handing over secrets", _near(_SEND, _SECRET, it=_SEND),
            _any(*_SECRET, "cred", "passw", "passphrase", r"keys?\b", r"auth(?:\b|enti|ori)", "login", r"env\b", "dotenv",
                 "ключ", "认证", "認証")),
     Action("widening permissions", _near(_PERMISSIONS, _WIDEN, _near(_NOT_ASKING, _ACTING).pattern, r"\bsudo\b",
@@ -303,7 +307,7 @@ ACTIONS = (
            _any("sudo", "chmod", "root", "admin", "permission", "sandbox", "allow", "approv", "berechtig", "permis",
                 "права", "权限", "權限", "権限", "yolo", "dangerous", *_NOT_ASKING)),
     Action("destroying data", _near(_DELETE, _DATA, r"\brm\s+-[^\Wr]*r\w*\s+\S", r"\bgit clean\s+-\w*f", _MADE_EMPTY,
-                                     _then_it(_DELETE, _DATA)),
+                                     it=_DELETE),
            _any(*_DELETE, r"(?<![a-z])rm\b", "clean", "reset", "删", "刪", "消す")),
 )
 
