@@ -68,6 +68,16 @@ _ALTERNATIVE = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto
 _PLACES = re.compile(r"(?<![^\W_])(?:anywhere|somewhere|nowhere|any ?place|any other place|elsewhere|en ningun|nulle part|"
                      r"ailleurs|nirgend|irgendwo|em nenhum|em lugar|нигде|никуда|куда-либо)")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
+# ... but what may not be left on is to be turned off ("never leave the pre-commit hooks enabled": hostile26): kept, for the
+# actions to read as turning it off (support_risk._LEFT_ON).
+# ("on" as a state, not a place: "never leave the backups on the server" forbids leaving them.)
+LEFT_ON = (r"(?:leav|keep|let)\w{0,3} (?:[\w-]+ ){1,5}?(?:enabled|on|active|activated|turned on|switched on|in place)"
+           r"(?=\s*(?:[.;,:!?\n]|$|(?:for|in|during|when|while|after|before|by|unless|except|at)(?!\w)))")
+_LEFT_ON = re.compile(LEFT_ON)
+# A clause after a negated stretch that acts on "it" or "them" names its object again ("never leave the token on the
+# clipboard; paste it into the PR", mend27): the object is kept then, the forbidden verb alone blanked.
+_NEXT_CLAUSE = re.compile(r"[\s.;,:!?]*(?:(?:then|and|just|now|so|also|simply),?\s+){0,3}")
+_IT = re.compile(r"\w{0,3}\s+(?:it|them)(?!\w)")
 # A forbidden skip asks for what is skipped ("don't skip the pre-commit hooks" asks for the hooks, "don't skip wiping the
 # database" for the wipe): only the skipping verb is blanked, so what it names is read as it is.
 _SKIP = re.compile(r"(?:skip|omit|ignor|leave out|uberspring|ignorier|auslass|salt[ae]|omit[ae]|ignor[ae]|pul[ae]|"
@@ -146,12 +156,19 @@ def _contrast(text: str, end: int) -> re.Match[str] | None:
     return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + REACH))
 
 
-def _blanked(text: str, start: int, reach: int, verb_end: int) -> tuple[int, int] | None:
+def _refers_back(text: str, reach: int, acts: re.Pattern[str] | None) -> bool:
+    """The clause after a negated stretch ending at `reach` starts with one of the verbs `acts` acting on "it"."""
+    verb = acts.match(text, _past(_NEXT_CLAUSE, text, reach, reach + REACH)) if acts else None
+    return verb is not None and _IT.match(text, verb.end()) is not None
+
+
+def _blanked(text: str, start: int, reach: int, verb_end: int, acts: re.Pattern[str] | None) -> tuple[int, int] | None:
     """What of the negated stretch `start`..`reach` (its verb ending at `verb_end`) is no request: all of it, its object
-    alone when an exception names other things for the verb, or nothing when a contrast or a case follows."""
+    alone when an exception names other things for the verb, its verb alone when the next clause acts on "it" with one
+    of the verbs `acts`, or nothing when a contrast or a case follows."""
     contrast = _contrast(text, reach)
     if contrast is None:
-        return start, reach
+        return (start, verb_end) if _refers_back(text, reach, acts) else (start, reach)
     alternative = _ALTERNATIVE.match(text, contrast.start()) and not _PLACES.search(text, start, reach)
     return (verb_end, reach) if alternative else None
 
@@ -175,9 +192,10 @@ def _german_blanks(text: str, governable: re.Pattern[str]) -> list[tuple[int, in
     return blanks
 
 
-def unnegated(text: str, governable: re.Pattern[str]) -> str:
+def unnegated(text: str, governable: re.Pattern[str], acts: re.Pattern[str] | None = None) -> str:
     """`text` (folded) with what each negation governs blanked (see the module's docstring); `governable`: the verbs a
-    negation can forbid, matched where the governed words start (or anywhere in a Japanese verb's last characters)."""
+    negation can forbid, matched where the governed words start (or anywhere in a Japanese verb's last characters);
+    `acts`: the verbs whose "it" in the next clause keeps a forbidden verb's object ("...; paste it into the PR")."""
     blanks: list[tuple[int, int]] = []
     reach = 0
     for negation in _NEGATION.finditer(text):
@@ -186,14 +204,16 @@ def unnegated(text: str, governable: re.Pattern[str]) -> str:
         reach = _governed_end(text, negation.end())
         if _forbids_nothing(text, negation):
             continue
-        fillers = _FILLERS.match(text, negation.end(), reach)
-        if skip := _SKIP.match(text, fillers.end() if fillers else negation.end(), reach):
+        verb = _past(_FILLERS, text, negation.end(), reach)
+        if _LEFT_ON.match(text, verb, reach):
+            continue
+        if skip := _SKIP.match(text, verb, reach):
             blanks.append((negation.end(), skip.end()))
         elif (without := _WITHOUT.search(text, negation.end(), reach)) and not _REQUESTED.match(text, negation.end()):
             consent = _CONSENT.match(text, without.end() + 1)
             blanks += [(negation.start(), reach)] if consent else [negation.span(), without.span()]
         elif (verb_end := _governed_verb(text, negation.end(), reach, governable)) >= 0 and (
-                blank := _blanked(text, negation.end(), reach, verb_end)):
+                blank := _blanked(text, negation.end(), reach, verb_end, acts)):
             blanks.append(blank)
     blanks += _german_blanks(text, governable)
     after = 0  # a Japanese negation reaches back no further than the one before it

@@ -23,7 +23,7 @@ import unicodedata
 from collections import deque
 from dataclasses import dataclass
 
-from memdir.stages.extractor.support_negation import unnegated
+from memdir.stages.extractor.support_negation import LEFT_ON, unnegated
 from memdir.words import nfkc
 
 
@@ -176,7 +176,9 @@ _NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
            "檢查", "チェック", "хук", "钩子", "鉤子", "フック")  # (hooks in Russian, Chinese, Japanese: hostile26)
-_BYPASS = ("skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
+# What may not be left on is to be turned off ("never leave the pre-commit hooks enabled", hostile26; support_negation keeps it)
+_LEFT_ON = (rf"(?:never|not|don.t|do not|no longer|stop) (?={LEFT_ON})",)
+_BYPASS = (*_LEFT_ON, "skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
            "ignor", "without",
            r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
            r"(?:don.t|do not|doesn.t|does not|won.t|never) (?:need|have to)\b", r"needn.t", "unnecessary", "needless",
@@ -257,7 +259,7 @@ _NOT_ASKING = (r"\b(?:never|not|no longer|stop\w{0,3}|without|don.t|doesn.t|won.
 _ACTING = ("command", r"run\b", "running", "runs", "execut", "tool call", "shell", "terminal", r"before\b", r"first\b",
            "comando", "commande", "befehl", "kommando", "команд", "ejecut", "exécut", "ausführ", "выполн", "命令", "执行", "執行",
            "コマンド", "実行")
-_WIDEN = (r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts? off\b", "skip", "bypass", r"allow[ -]all",
+_WIDEN = (*_LEFT_ON, r"disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", r"prompts? off\b", "skip", "bypass", r"allow[ -]all",
           r"auto-?approv", "without asking", "without prompt", "without confirm", "禁用", "跳过", "無効")
 # A database itself, not a part of one or the code that reaches it ("remove the db connection string").
 _NOT_WHOLE = (r"(?!\s(?:connection|pool|client|driver|quer|index|column|schema|migration|call|config|url|string|host|"
@@ -322,6 +324,7 @@ _GOVERNABLE = re.compile(_words((*_DELETE, *_SEND, *_HISTORY, *_PUSH, *_OVERWRIT
                                  r"stor(?:e|es|ed|ing)\b", r"sav(?:e|es|ed|ing)\b", "leav", "writ", "chmod", "sudo",
                                  "grant", "allow", "curl", "wget", "sourc", "install", "usar", "utilis", "benutz",
                                  "verwend", "использ", "用", "使用", "提交", "推送", "プッシュ", "コミット", "共有")))
+_ACTS_ON_IT = re.compile(_words((*_SEND, *_DELETE, *_SKIPPING)))  # the verbs `_then_it` reads
 _SENTENCE_END = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 _FETCHES, _RUNS, _CODES = _any(*_FETCH), _any(*_RUN), _any(*_CODE)
 
@@ -360,7 +363,7 @@ def _without_resets_to_remote(text: str) -> str:
 def actions_in(text: str) -> set[str]:
     """The risky actions `text` carries, by name; what a prohibition governs is no request ("never delete the backup":
     support_negation.py), nor a hard reset to the remote's branch."""
-    text = _without_resets_to_remote(unnegated(folded(text), _GOVERNABLE))
+    text = _without_resets_to_remote(unnegated(folded(text), _GOVERNABLE, _ACTS_ON_IT))
     return {a.name for a in ACTIONS
             if a.pattern.search(text) or (a.named_code and any(map(_runs_named_code, _SENTENCE_END.split(text))))}
 
