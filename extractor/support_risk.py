@@ -170,7 +170,7 @@ _NOBODY = (r"no ?one\b", "nobody", "no-one", r"no (?:human|person|people|reviewe
            "unnecessary", "needless", r"(?:don.t|do not|doesn.t|does not|needn.t|won.t) (?:need|have) to\b")
 _THE_WORK = (r"(?:read|look\w{0,3} (?:at|over)|go\w{0,3} over|check|inspect|see|approv|sign\w{0,3} off)\w{0,3} (?:on )?"
              r"(?:[\w-]+ ){0,2}?(?:diffs?|patch|patches|changes?|prs?|pull requests?|merge requests?|mrs?|code|commits?)\b",)
-_NOBODY_READS = _near(_NOBODY, _THE_WORK).pattern
+_NOBODY_READS = rf"(?:{_words(_NOBODY)})(?:[^.;!?\n]|[.!?](?=\S)){{0,60}}?(?:{_words(_THE_WORK)})"  # (nobody first)
 _NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t|not) (?:(?:need|have) to )?"
              r"(?:[\w-]+ ){0,2}?(?:check|verif)")
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
