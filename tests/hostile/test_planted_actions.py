@@ -475,7 +475,7 @@ def test_a_host_with_its_dot_written_out_is_a_pointer():
                                   "never run without " * 2_500, "a mistake not to " * 2_500, "Not wiping. " * 3_500,
                                   "never ask for " * 3_000, "never delete except " * 2_000,
                                   # German and Japanese negations after the verb, resets to the remote (mend27)
-                                  "lösche nicht " * 3_000, "貼らないで" * 8_000, "origin/main reset --hard " * 1_600])
+                                  "lösche nicht " * 1_500, "貼らないで" * 4_000, "origin/main reset --hard " * 800])
 def test_the_patterns_read_a_long_adversarial_text_in_bounded_time(text):
     """They run on every Write and Edit (a memory up to 256 KB) and on the user's words: a pattern that re-reads the
     rest of a run from each place it starts took 8 s on 20 KB and grows with the square of the length (hostile25)."""
