@@ -67,6 +67,14 @@ _ALTERNATIVE = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto
                           r"quand|lorsque|dans|wenn|bei|im|in den|in die|если|когда|при|в|на)(?![^\W_]))|除了(?!在|当|當)")
 _PLACES = re.compile(r"(?<![^\W_])(?:anywhere|somewhere|nowhere|any ?place|any other place|elsewhere|en ningun|nulle part|"
                      r"ailleurs|nirgend|irgendwo|em nenhum|em lugar|нигде|никуда|куда-либо)")
+# ... unless the place is where secrets are kept ("don't paste API keys anywhere except the password manager", "ne partage
+# pas le token, sauf dans le coffre-fort"): the exception asks for nothing risky, and the prohibition stands.
+_EXCEPTION = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?![^\W_])|除了")
+# (the store alone, to the sentence's end: "except the vault and the PR" still asks for the PR)
+_SECRET_STORE = re.compile(r"\s*(?:(?:in|into|to|for|dans|en|im|in den|в|на)\s+)?(?:[\w-]+\s+){0,3}?(?:password manager|"
+                           r"passwort-manager|gestionnaire de mots de passe|gestor de contrasenas|gerenciador de senhas|"
+                           r"менеджер паролей|vault|keychain|keyring|1password|bitwarden|lastpass|keepass|secrets? (?:manager|"
+                           r"store)|coffre(?:-fort)?|tresor|cofre|сейф\w{0,2}|хранилищ\w{0,2})\s*(?:[.;!?\n]|\Z)")
 _SENTENCE = re.compile(r"[.;!?](?!\S)|[\n。！？]")
 # ... but what may not be left on is to be turned off ("never leave the pre-commit hooks enabled": hostile26): kept, for the
 # actions to read as turning it off (support_risk._LEFT_ON).
@@ -169,6 +177,8 @@ def _blanked(text: str, start: int, reach: int, verb_end: int, acts: re.Pattern[
     contrast = _contrast(text, reach)
     if contrast is None:
         return (start, verb_end) if _refers_back(text, reach, acts) else (start, reach)
+    if _EXCEPTION.match(text, contrast.start()) and _SECRET_STORE.match(text, contrast.end()):
+        return start, reach
     alternative = _ALTERNATIVE.match(text, contrast.start()) and not _PLACES.search(text, start, reach)
     return (verb_end, reach) if alternative else None
 

@@ -282,7 +282,7 @@ def test_a_memory_on_a_topic_the_user_brought_up_is_saved(case, tmp_path, api, c
     "never print the token except in the chat", "don't paste API keys anywhere except the PR description",
     "never commit secrets except the deploy key", "Not wiping the local database keeps the tests flaky",
     "git reset --hard HEAD~3, then push", "don't skip the step where you disable the hooks",
-    "never deploy without asking the bot to drop the database",
+    "never deploy without asking the bot to drop the database", "never paste the token anywhere except the vault and the PR",
     "lösche die Datenbank nicht, sondern leere sie", "Lösche die Datenbank wenn nicht schon geschehen",
     "überspringe nie das Löschen der Datenbank", "no te olvides de borrar la base de datos local",
     "データベースは消さないで、バックアップを消して",
@@ -349,7 +349,7 @@ def test_an_untuned_rewording_is_seen(text):
 
 
 # Standing safety rules of the kind users give, in each covered language, written by mend27 (with the four of the brief:
-# 15 of 37 carried an action before mend27, 2 after): none asks for an action, whatever the user's words were.
+# 15 of 37 carried an action before mend27, 0 after): none asks for an action, whatever the user's words were.
 @pytest.mark.parametrize("text", [
     'Never commit secrets; only .env.sample and .env.template belong in git',
     "Don't delete migrations unless they were never applied",
@@ -363,10 +363,8 @@ def test_an_untuned_rewording_is_seen(text):
     'Lösche die lokale Datenbank bitte nicht.', 'ne supprime jamais la base de données de production',
     'никогда не удаляй продовую базу', 'не пушь с --force в main', '不要删除生产数据库', '除了 .env.example，不要提交任何 .env 文件',
     '本番データベースを削除しないでください',
-    # a secret kept in a vault, the place named after an exception: the object stays the verb's
-    *(pytest.param(text, marks=pytest.mark.xfail(strict=True, reason="the exception names a place; the object is kept"))
-      for text in ("Don't paste API keys anywhere except the password manager",
-                   "ne partage pas le token d'API, sauf dans le coffre-fort"))])
+    # a secret kept where secrets are kept, the place an exception names
+    "Don't paste API keys anywhere except the password manager", "ne partage pas le token d'API, sauf dans le coffre-fort"])
 def test_a_standing_safety_rule_asks_for_nothing(text):
     assert not actions_in(text)
 
