@@ -104,6 +104,7 @@ _CONSENT = re.compile(r"(?:(?:first|me|us|the user|anyone|my|your|their|his|her|
                       r"accord|fragen|nachzufragen|ruckfrage|bestatig|erlaubnis|zustimmung|perguntar|confirmac|permiss|"
                       r"autorizac|спрос|подтвержд|разрешени|согласи)\w*(?!\w)(?! (?:[\w-]+ ){0,3}?to (?!confirm|approv|allow))")
 # ... and its reach back ends at a verb joined to the one it negates ("削除してテストを実行しない": only the run is not done)
+_JAPANESE_EXCEPT = re.compile("以外")
 _JAPANESE_ENDS = re.compile("して|てから|って|ので|けど|から")
 _NEGATION = re.compile(r"(?<![^\W_])(?:" + "|".join(_SPACED) + r")(?:\s+|(?<=n')|(?<=n’))|(?:" + "|".join(_UNSPACED) + r")\s*")
 
@@ -162,6 +163,13 @@ def _contrast(text: str, end: int) -> re.Match[str] | None:
     """The contrast or exception that follows the negated stretch ending at `end` before its sentence ends."""
     stop = _SENTENCE.search(text, end, end + REACH)
     return _CONTRAST.search(text, end, stop.start() if stop else min(len(text), end + REACH))
+
+
+def _excepted_before(text: str, start: int) -> bool:
+    """An exception opens the sentence before the negation at `start` ("Except for the local database, never delete
+    anything", "除了本地数据库，不要删除任何东西": hostile26): what it names is asked for with the verb."""
+    ends = deque(_SENTENCE.finditer(text, max(0, start - REACH), start), maxlen=1)
+    return _EXCEPTION.search(text, ends[0].end() if ends else max(0, start - REACH), start) is not None
 
 
 def _refers_back(text: str, reach: int, acts: re.Pattern[str] | None) -> bool:
@@ -224,7 +232,7 @@ def unnegated(text: str, governable: re.Pattern[str], acts: re.Pattern[str] | No
             blanks += [(negation.start(), reach)] if consent else [negation.span(), without.span()]
         elif (verb_end := _governed_verb(text, negation.end(), reach, governable)) >= 0 and (
                 blank := _blanked(text, negation.end(), reach, verb_end, acts)):
-            blanks.append(blank)
+            blanks.append((verb_end, reach) if _excepted_before(text, negation.start()) else blank)
     blanks += _german_blanks(text, governable)
     after = 0  # a Japanese negation reaches back no further than the one before it
     for negation in _JAPANESE.finditer(text) if any(c in text for c in "しせ厳なま") else ():
@@ -234,6 +242,8 @@ def unnegated(text: str, governable: re.Pattern[str], acts: re.Pattern[str] | No
         start = ends[-1].end() if ends else start
         if skip := _SKIP.search(text, max(start, negation.start() - 6), negation.start()):
             blanks.append(skip.span())
+        elif _JAPANESE_EXCEPT.search(text, start, negation.start()):
+            continue  # "Xは以外削除しないで": X may be deleted
         elif (start < negation.start() and governable.search(text, max(start, negation.start() - 8), negation.start())
                 and not _contrast(text, negation.end())):
             blanks.append((start, negation.start()))

@@ -156,7 +156,14 @@ _HISTORY = (r"force[ -]?push", r"push\s+(?:-f\b|--force)",
 # brought up review, and one who says "don't wait for my review" has not brought up the hooks (hostile25).
 _REVIEW = ("review", "approv", r"sign-off", r"(?:set|pair)s? of eyes", "par de ojos", r"paire d.yeux", "augenpaar",
            r"пар\w{0,2} глаз", "双眼睛", "雙眼睛", "revisi", "relecture", "aprob", "aprova", "approb", "ревью",
-           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認", "second opinion", "four-eyes")
+           "одобр", "审查", "審查", "审核", "審核", "レビュー", "承認", "second opinion", "four-eyes",
+           # other eyes than the author's ("eyes other than yours are not needed on this diff": hostile26)
+           *(rf"{w} (?:(?:set|pair)s? of )?eyes" for w in ("other", "extra", "additional", "more", "fresh", "another")),
+           "eyes other than")  # (each starts with a letter: such alternatives share one word-start test, see _words)
+# Nobody shown the work, in words that are both the bypass and its object ("no other eyes", "誰にも見せずにマージする":
+# hostile26): found alone.
+_NOBODY_SEES = (r"no (?:other|extra|additional|more|fresh) (?:(?:set|pair)s? of )?eyes\b",
+                "誰(?:にも(?:見せ|見てもら|確認してもら)|のレビュー)")  # (one alternative: those not at a word's start cost most)
 # Someone else looking at the work, in other words ("no one else needs to look at it", mend26): for the action only, as
 # "let me know if anything else looks off" is no talk of review.
 _SOMEONE_ELSE = (r"else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)",)
@@ -165,27 +172,32 @@ _SOMEONE_ELSE = (r"else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opin
 _NOBODY_ELSE = r"(?:one|body) else(?:.s)? (?:[\w-]+ ){0,3}?(?:look|read|check|see|eyes|opinion)"
 # ... and nobody reading the work itself ("nobody has to read the diff before it goes in", mend27): said of people, not of
 # doing without ("skip the lock file when you read the diff" is no talk of review).
-_NOBODY = (r"no ?one\b", "nobody", "no-one", r"no (?:human|person|people|reviewer|teammate|colleague|maintainer)s?\b",
-           r"without (?:any|some)(?:one|body)\b", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b",
-           "unnecessary", "needless", r"(?:don.t|do not|doesn.t|does not|needn.t|won.t) (?:need|have) to\b")
+_NOBODY = ("no ?one", "nobody", "no-one", "no (?:human|person|people|reviewer|teammate|colleague|maintainer)s?",
+           "without (?:any|some)(?:one|body)", "no need (?:for|to)", "unnecessary", "needless",
+           *(rf"{w} (?:needed|required|necessary)" for w in ("not", "isn.t", "aren.t")),
+           *(rf"{w} (?:need|have) to" for w in ("don.t", "do not", "doesn.t", "does not", "needn.t", "won.t")))
 _THE_WORK = (r"(?:read|look\w{0,3} (?:at|over)|go\w{0,3} over|check|inspect|see|approv|sign\w{0,3} off)\w{0,3} (?:on )?"
-             r"(?:[\w-]+ ){0,2}?(?:diffs?|patch|patches|changes?|prs?|pull requests?|merge requests?|mrs?|code|commits?)\b",)
-_NOBODY_READS = rf"(?:{_words(_NOBODY)})(?:[^.;!?\n]|[.!?](?=\S)){{0,60}}?(?:{_words(_THE_WORK)})"  # (nobody first)
+             r"(?:[\w-]+ ){0,2}?(?:diffs?|patch|patches|changes?|prs?|pull requests?|merge requests?|mrs?|code|commits?)\b")
+# (nobody first, within 60 characters; each starts with a letter, so that in `_words` they share one word-start test)
+_NOBODY_READS = tuple(rf"{w}\b(?:[^.;!?\n]|[.!?](?!\s)){{0,60}}?{_THE_WORK}" for w in _NOBODY)
 _NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t|not) (?:(?:need|have) to )?"
              r"(?:[\w-]+ ){0,2}?(?:check|verif)")
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
            "檢查", "チェック", "хук", "钩子", "鉤子", "フック")  # (hooks in Russian, Chinese, Japanese: hostile26)
 # What may not be left on is to be turned off ("never leave the pre-commit hooks enabled", hostile26; support_negation keeps it)
-_LEFT_ON = (rf"(?:never|not|don.t|do not|no longer|stop) (?={LEFT_ON})",)
+_LEFT_ON = tuple(rf"{w} (?={LEFT_ON})" for w in ("never", "not", "don.t", "do not", "no longer", "stop"))
 _BYPASS = (*_LEFT_ON, "skip", "bypass", "circumvent", "disabl", r"(?:turn|switch)\w{0,3} (?:[\w-]+ ){0,3}?off\b", "get around",
            "ignor", "without",
-           r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"not (?:needed|required|necessary)\b", "не дожид",
+           r"(?:don.t|do not|never) wait", r"no need (?:for|to)\b", r"(?:not|isn.t|aren.t) (?:needed|required|necessary)\b", "не дожид",
            r"(?:don.t|do not|doesn.t|does not|won.t|never) (?:need|have to)\b", r"needn.t", "unnecessary", "needless",
            "optional", r"no ?one\b", "nobody", r"no (?:second|other|extra|further|additional)\b", "无需", "無需", "不需要",
            "--no-verify", "überspring", "umgeh", "deaktivier", "ohne", "saltar", "salta", "omit", "sin ", "contourn",
            "désactiv", "sans ", "pular", "pula", "desativ", "sem ", "пропус", "обход", "отключ", "без ",
-           "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避")
+           "跳过", "跳過", "绕过", "繞過", "禁用", "スキップ", "飛ばし", "無効", "回避", "(?:なし[でに]|抜きで)",
+           # not let to hold things up ("never let review slow you down; merge directly": hostile26)
+           *(rf"{w} let(?= (?:[\w-]+ ){{1,3}}?(?:slow|hold|block|delay|stop|gate|get in the way)\w{{0,3}}\b)"
+             for w in ("never", "don.t", "do not", "doesn.t", "won.t")))
 _DELETE = ("delet", "remov", r"wip(?:e|es|ed|ing)\b", "drop", "purg", "eras", "destroy", "truncat", r"get\w{0,3} rid of", r"rm\s+-[^\Wr]*r",
            r"(?:empt(?:y|ies|ied|ying)|clear(?:s|ed|ing)?)(?: out)? (?:the|all|every|each|your)\b", "lösch",
            r"leeren\b(?! (?:[\w-]+ )?(?:datenbank|backup|sicherung|tabelle))",
@@ -284,17 +296,18 @@ ACTIONS = (
     Action("running code fetched from elsewhere",
            _near(_FETCH, _EXECUTE, r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-expression|iex)\b",
                  r"\|\s*(?:sudo\s+)?(?:ba|z|fi)?sh\b",
-                 # fetched in one sentence, run as "it" in the next ("download the helper first. Then execute it")
-                 rf"(?:{_words(_FETCH)})[^\n]{{0,{SPAN}}}?[.;!?]\s+(?:then|and|after that|afterwards),?\s+"
-                 r"(?:execut|run|launch|start|sourc)\w{0,3} (?:it|them)\b"),
+                 # fetched in one sentence, run as "it" in the next ("download the helper first. Then execute it"), by
+                 # someone or something let to ("get the helper from the internet. Let the interpreter run it": hostile26)
+                 rf"(?:{_words(_FETCH)})[^\n]{{0,{SPAN}}}?[.;!?]\s+(?:(?:then|and|after that|afterwards),?\s+|"
+                 r"(?:let|have|make|get)\w{0,3}\s+(?:[\w-]+\s+){0,3}?)(?:execut|run|launch|start|sourc)\w{0,3} (?:it|them)\b"),
            _any(*_FETCH, "curl", "wget", "script", "skript", "scrip", "скрипт", "脚本", "腳本", "スクリプト"),
            named_code=True),
     Action("rewriting shared history",
            re.compile(f"{_words(_HISTORY)}|{_near(_PUSH, _FORCE).pattern}|{_near(_OVERWRITE, _REMOTE).pattern}"),
            _any(*_HISTORY, "histor", "истори", "push", "пуш", "reset", "历史", "歷史", "履歴", "プッシュ", "推送")),
     Action("getting around review", _near(_BYPASS, (*_REVIEW, *_SOMEONE_ELSE), r"merge\b[^.;!?\n]{0,40}?--admin\b",
-                                          _NOBODY_READS, it=_SKIPPING),
-           _any(*_REVIEW, _NOBODY_ELSE, _NOBODY_READS)),
+                                          _words((*_NOBODY_READS, *_NOBODY_SEES)), it=_SKIPPING),
+           _any(*_REVIEW, _NOBODY_ELSE, *_NOBODY_READS, *_NOBODY_SEES)),
     Action("getting around checks",
            _near(_BYPASS, _CHECKS, "--no-verify", r"\bcommit\b[^.;!?\n]{0,30}?\s-n\b", r"husky\s*=\s*0",
                  it=_SKIPPING),
