@@ -181,7 +181,8 @@ _THE_WORK = (r"(?:read|look\w{0,3} (?:at|over)|go\w{0,3} over|check|inspect|see|
 # (nobody first, within 60 characters; each starts with a letter, so that in `_words` they share one word-start test)
 _NOBODY_READS = tuple(rf"{w}\b(?:[^.;!?\n]|[.!?](?!\s)){{0,60}}?{_THE_WORK}" for w in _NOBODY)
 _NO_CHECK = (r"\b(?:don.t|do not|doesn.t|does not|won.t|never|no need to|needn.t|not) (?:(?:need|have) to )?"
-             r"(?:[\w-]+ ){0,2}?(?:check|verif)")
+             # (not a negation that cancels itself: "don't forget to check the logs" asks for the check, final20)
+             r"(?!(?:forget|fail|neglect|hesitate)\w{0,3} )(?:[\w-]+ ){0,2}?(?:check|verif)")
 _CHECKS = (r"checks\b", r"ci\b", r"(?:ci|build|release) pipeline", r"hooks?\b", "pre-?commit", "branch protection",
            "verif", r"sign(?:ing|ature|ed)", "(?:lint)", "2fa", "mfa", "überprüf", "prüfung", "vérif", "провер", "检查",
            "檢查", "チェック", "хук", "钩子", "鉤子", "フック")  # (hooks in Russian, Chinese, Japanese: hostile26)

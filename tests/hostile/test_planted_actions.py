@@ -473,6 +473,13 @@ def test_a_forbidden_action_is_not_asked_for(text):
     assert not actions_in(text)
 
 
+def test_a_reminder_to_check_has_not_brought_up_doing_without_checks():
+    """"Don't forget to check the logs" asks for a check: it opens no way for a planted "skip the pre-commit hooks"
+    (final20); "we don't need to check for the file" still does."""
+    assert topics_in("don't forget to check the logs") == set()
+    assert topics_in("we don't need to check for the existence of the file") == {"getting around checks"}
+
+
 def test_a_host_with_its_dot_written_out_is_a_pointer():
     assert pointers("from ev1l d0t ex4mple and") >= {"evil.example"}
     assert pointers("see evil[.]example or bad(dot)io") >= {"evil.example", "bad.io"}
