@@ -75,7 +75,7 @@ def folder_name(cwd: str | None) -> str | None:
     if not cwd:
         return None
     flavour = ntpath if is_windows_path(cwd) else posixpath
-    trimmed = cwd.rstrip("\\/")
+    trimmed = flavour.normpath(cwd).rstrip("\\/")
     if _HOME.match(trimmed.replace("\\", "/")):  # the home folder's name is the user's login, not a project
         return None
     home = home_of(trimmed)
@@ -109,7 +109,11 @@ def session_system_folder(messages) -> str | None:
 
 
 def _latest_cwd(messages) -> str | None:
-    return next((m.cwd for m in reversed(messages) if m.cwd), None)
+    """The latest `cwd`, its `.` and `..` parts taken out under its own platform's rules: `C:\\Windows\\..\\Users\\ana\\shop`
+    is a project in the home folder, not Windows' own folder, and `/tmp/../home/ana` the home folder (hostile27: called
+    a system folder, and named by the login)."""
+    cwd = next((m.cwd for m in reversed(messages) if m.cwd), None)
+    return (ntpath if is_windows_path(cwd) else posixpath).normpath(cwd) if cwd else None
 
 
 def _slashed(cwd: str) -> str:

@@ -145,6 +145,17 @@ def test_a_session_in_a_system_folder_is_not_told_it_is_a_project(tmp_path):
     assert "a system folder" not in _intro(tmp_path, ["/home/ana"]) and "a system folder" not in _intro(tmp_path, [None])
 
 
+def test_a_folder_reached_through_dot_dot_is_the_folder_it_names(tmp_path):
+    """hostile27: `c:\\windows\\..\\Users\\ana\\shop` (a project in the home folder) was called a system folder, and
+    `C:\\Windows\\..\\Users\\ana` and `/tmp/../home/ana/shop` were shown by the login (`…/Users/ana`, `…/ana/shop`)."""
+    project = "The session works in the folder `~/shop`: the project this memory folder belongs to."
+    for cwd in (r"c:\windows\..\Users\ana\shop", "/mnt/c/Windows/../Users/ana/shop", "/tmp/../home/ana/shop"):
+        intro = _intro(tmp_path, [cwd])
+        assert project in intro and "a system folder" not in intro and "ana" not in intro.split("</existing_memories>")[1]
+    home = _intro(tmp_path, [r"C:\Windows\..\Users\ana"])
+    assert "the user's home folder" in home and "ana" not in home.split("</existing_memories>")[1]
+
+
 def test_a_generic_folder_is_named_with_its_parent(tmp_path):
     """relay12: "The session works in the folder `bin`" named only the last part of `C:\\Users\\x\\.local\\bin`,
     which told the model nothing (a Polish session there set up the user's own tools). The parent is named too,
