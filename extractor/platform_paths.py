@@ -111,8 +111,9 @@ def session_system_folder(messages) -> str | None:
 def _latest_cwd(messages) -> str | None:
     """The latest `cwd`, its `.` and `..` parts taken out under its own platform's rules: `C:\\Windows\\..\\Users\\ana\\shop`
     is a project in the home folder, not Windows' own folder, and `/tmp/../home/ana` the home folder (hostile27: called
-    a system folder, and named by the login)."""
-    cwd = next((m.cwd for m in reversed(messages) if m.cwd), None)
+    a system folder, and named by the login). Only the characters a folder's name is shown with (`_shown`): a line
+    break in it made the system-folder line two (`/\\n` was shown as "`/` newline "/`")."""
+    cwd = "".join(ch for ch in next((m.cwd for m in reversed(messages) if m.cwd), "") if _shown(ch))
     return (ntpath if is_windows_path(cwd) else posixpath).normpath(cwd) if cwd else None
 
 

@@ -221,3 +221,11 @@ def test_the_language_rule_keeps_the_why_and_how_labels_as_written(tmp_path):
     result = Toolbox(tmp_path / "memory").run("Write", {"file_path": str(tmp_path / "memory" / "feedback_x.md"),
                                                         "content": translated})
     assert result.is_error and "**Why:**" in result.content  # why the labels must stay as written
+
+
+def test_a_line_break_in_a_system_folder_s_name_leaves_its_line_one_line(tmp_path):
+    """hostile27: `/\\n` matched the system-folder pattern (`$` matches before a last newline), and the name shown for a
+    folder with no last part kept the line break: "(`/` newline `/`)"."""
+    for cwd, shown in (("/\n", "/"), ("C:\\Windows\\..\n", "C:/"), ("/tmp\r\n", "/tmp")):
+        intro = _intro(tmp_path, [cwd])
+        assert f"The session works in a system folder (`{shown}`), not in a project's: this memory folder" in intro, cwd
