@@ -121,8 +121,9 @@ def _slashed(cwd: str) -> str:
     return cwd.replace("\\", "/").rstrip("/") or "/"
 
 
-# Folders no project lives in: Windows' own folder and those below it, the file system's root, the temporary folder.
-_SYSTEM = re.compile(r"^(?:(?:[A-Za-z]:|/mnt/[A-Za-z])/Windows(?:/.*)?|[A-Za-z]:|/|(?:/private)?/(?:var/)?tmp)$", re.I)
+# Folders no project lives in: Windows' own folder and those below it, the file system's or a drive's root (`C:`, and
+# `/mnt/c` as WSL shows it: hostile27), the temporary folder.
+_SYSTEM = re.compile(r"^(?:(?:[A-Za-z]:|/mnt/[A-Za-z])(?:/Windows(?:/.*)?)?|/|(?:/private)?/(?:var/)?tmp)$", re.I)
 
 
 def session_at_home(messages) -> bool:

@@ -138,7 +138,8 @@ def test_a_session_in_a_system_folder_is_not_told_it_is_a_project(tmp_path):
     are said to be system folders; a project inside the temporary folder is still a project."""
     line = "The session works in a system folder (`{}`), not in a project's"
     for cwd, shown in (("C:/WINDOWS/system32", "C:/WINDOWS/system32"), (r"C:\Windows", "C:/Windows"), ("/", "/"),
-                       ("D:\\", "D:/"), ("/tmp", "/tmp"), ("/mnt/c/Windows/System32", "…/Windows/System32")):
+                       ("D:\\", "D:/"), ("/tmp", "/tmp"), ("/mnt/c/Windows/System32", "…/Windows/System32"),
+                       ("/mnt/d/", "/mnt/d")):  # a drive's root as WSL shows it (hostile27: called a project)
         intro = _intro(tmp_path, [cwd])
         assert line.format(shown) in intro and "the project this memory folder belongs to" not in intro, cwd
     assert "a system folder" not in _intro(tmp_path, ["/tmp/scratch-shop"])
