@@ -134,8 +134,19 @@ def project_chains(transcripts: dict[str, Path]) -> list[list[str]]:
     groups: dict[str, list[tuple[datetime, str]]] = {}
     for key, path in transcripts.items():
         cwd = read_transcript(path).cwd
-        groups.setdefault(f"cwd:{cwd}" if cwd else f"key:{key}", []).append((session_time(path), key))
+        groups.setdefault(f"cwd:{_spelled_once(cwd)}" if cwd else f"key:{key}", []).append((session_time(path), key))
     return [[key for _, key in sorted(group, key=lambda pair: pair[0])] for group in groups.values()]
+
+
+def _spelled_once(cwd: str) -> str:
+    """A session's folder as memdir keys its memory folder (memdir.locate: the real path, in NFC), as far as a transcript
+    from another machine tells: `/repo/`, `/repo/./` and `/repo` are one folder, and so are `C:\\Users\\x\\repo` and
+    `c:/Users/x/repo/` (Windows' names are case-insensitive). hostile27: each spelling was a chain of its own."""
+    from memdir.locate import clean, nfc
+    from memdir.stages.extractor.platform_paths import is_windows_path
+
+    spelled = clean(nfc(cwd).replace("\\", "/") if is_windows_path(cwd) else nfc(cwd))
+    return spelled.casefold() if is_windows_path(cwd) else spelled
 
 
 def written_since(memory_dir: Path, before: dict[str, bytes | None]) -> list[dict]:

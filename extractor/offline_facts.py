@@ -299,19 +299,37 @@ def documentation_link(sentence: str) -> bool:
 
 # "Summarise <docs url>", "<url> の要約をしてください", "translate this page <url>": a page handed over for its contents
 # now, even a documentation page, which is otherwise where to look again (set 19: two AWS pages to summarise); and "add
-# this mcp <url>", "install this plugin <url>": a tool to set up now, which its config will show. Verbs, not nouns:
-# "the summary of incidents lives in <url>" is a pointer.
+# this mcp <url>", "install this plugin <url>": a tool to set up now, which its config will show. A request: the verb
+# opens the sentence (after "now", "please", "can you" ...) and takes the link or "this", "the" ... as its object, or is
+# said in a form that asks. Not the words of a link ("https://cloud.google.com/translate/docs"), nor a verb that tells
+# what is done ("we translate strings in <url>", "要約した資料は <url>", "翻译成英文的文档在 <url>"), nor a noun ("TLDR of
+# the design lives at <url>", "Resume parsing is documented at <url>"), nor a tool named in a label ("Add this: the
+# dashboard is <url>"): real pointers the first version dropped (hostile27).
+_LINK = "\ue000"  # what the sentence is read with in place of each link
+_ASKING = (r"^[\s\-*•>\"'“„«(]*(?:\ue000\s*[-:,–—]*\s*)?(?:(?:now|and|then|also|ok(?:ay)?|so|hey|first|let'?s|let us|"
+           r"please|pls|plz|kindly|can you|could you|would you|will you|i need you to|i want you to|help me|por favor|puedes|"
+           r"podrías|pode|podes|poderia|peux-tu|pourrais-tu|pouvez-vous|merci de|bitte|пожалуйста|можешь)[,!.]?\s+)*")
+_OBJECT = (r"\s*(?:(?:briefly|quickly|kurz|кратко|brièvement|rapidement|rapidamente)\s+)?(?:\ue000|(?:this|that|these|"
+           r"those|it|the|an?|me|ça|ce|cette|cet|ces|les?|la|l'|esto|esta|este|eso|esa|ese|el|los|las|isso|isto|essa|esse|"
+           r"os?|as?|das|die|den|dieses?|diesen|es|mir|это|эту|этот|эти|мне)\b|[\s.!?]*$)")
 _FOR_CONTENTS_NOW = re.compile(
-    r"\b(?:summari[sz]e|tl;?dr|translate|résume[zr]?|tradui[st]|resum(?:e|a|ir)|traduz(?:a|ir)?|traduc(?:e|ir)|"
-    r"fass\w* (?:\w+ )?zusammen|übersetze?|перескажи|резюмируй|переведи|кратко изложи)\b"
-    r"|(?:要約|翻訳)(?:を)?(?:して|し|お願い)|まとめて(?:ください|くれ|ほしい)|(?:总结|總結|概括|翻译|翻譯)(?:一下|下|这|這|成)"
-    r"|帮我(?:总结|概括|翻译)|요약해|번역해"
-    r"|^(?:(?:now|and|then|also|please|pls|ok(?:ay)?)[,!.]?\s+)*(?:add|install|set up|setup|configure|enable|connect)\s+"
-    r"(?:this|that|these|the following)\b", re.I)
+    _ASKING + r"(?:(?:summari[sz]e|translate|résume[zr]?|tradui[st]|traduire|resum(?:e|a|ir)|traduz(?:a|ir)?|traduc(?:e|ir)|"
+    r"übersetze?|перескажи|резюмируй|переведи|кратко изложи|sum up)\b" + _OBJECT + r"|fass\w*\b(?=.*\bzusammen\b)"
+    r"|(?:give me|get me|i need|i want|i'd like|fais(?:-moi)?|hazme|haz|faz|faça|сделай|mach mir)\s+"
+    r"(?:(?:a|an|me|un|una|um|uma|eine?n?)\s+)?(?:(?:quick|short|brief|petit|court|rápido|breve|kurze?n?)\s+)?"
+    r"(?:summary|tl;?dr|résumé|resumen|resumo|zusammenfassung|краткое содержание|translation|traduction|traducción|"
+    r"tradução|übersetzung)\b|tl;?dr:?(?:\s+(?:this|that|it|pls|please|for me)\b|[\s.!?]*$|\s*\ue000)"
+    r"|(?:add|install|set up|setup|configure|enable|connect)\s+(?:this|that|these|the following)\s+(?:[\w.-]+\s+)?"
+    r"(?:mcps?|plugins?|extensions?|packages?|librar(?:y|ies)|dependenc(?:y|ies)|skills?|tools?|integrations?|servers?|"
+    r"add-?ons?|apps?|themes?)\s*[:\-–—]?\s*\ue000)"
+    r"|(?:要約|翻訳)を?(?:して(?:ください|下さい|くれ|ほしい|欲しい|もらえ|いただけ|頂け|[。！!？?\s]|$)|しろ|しなさい|お願い)"
+    r"|まとめて(?:ください|下さい|くれ|ほしい|欲しい)|(?:帮我|幫我|请|請|给我|給我)(?:总结|總結|概括|翻译|翻譯)"
+    r"|(?:总结|總結|概括|翻译|翻譯)(?:一下|下(?![来來])|(?:这|這)(?:篇|个|個|页|頁|份|些))|把.{0,80}?(?:翻译|翻譯)成"
+    r"|(?:요약|번역)해\s*(?:줘|주세요|줄래|봐)", re.I)
 
 
 def handed_over_for_contents(sentence: str) -> bool:
-    return bool(_FOR_CONTENTS_NOW.search(sentence))
+    return bool(_FOR_CONTENTS_NOW.search(URL.sub(_LINK, sentence).strip()))
 
 
 def points_somewhere(sentence: str) -> bool:

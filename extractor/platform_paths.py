@@ -75,7 +75,7 @@ def folder_name(cwd: str | None) -> str | None:
     if not cwd:
         return None
     flavour = ntpath if is_windows_path(cwd) else posixpath
-    trimmed = cwd.rstrip("\\/")
+    trimmed = flavour.normpath(cwd).rstrip("\\/")
     if _HOME.match(trimmed.replace("\\", "/")):  # the home folder's name is the user's login, not a project
         return None
     home = home_of(trimmed)
@@ -109,15 +109,21 @@ def session_system_folder(messages) -> str | None:
 
 
 def _latest_cwd(messages) -> str | None:
-    return next((m.cwd for m in reversed(messages) if m.cwd), None)
+    """The latest `cwd`, its `.` and `..` parts taken out under its own platform's rules: `C:\\Windows\\..\\Users\\ana\\shop`
+    is a project in the home folder, not Windows' own folder, and `/tmp/../home/ana` the home folder (hostile27: called
+    a system folder, and named by the login). Only the characters a folder's name is shown with (`_shown`): a line
+    break in it made the system-folder line two (`/\\n` was shown as "`/` newline "/`")."""
+    cwd = "".join(ch for ch in next((m.cwd for m in reversed(messages) if m.cwd), "") if _shown(ch))
+    return (ntpath if is_windows_path(cwd) else posixpath).normpath(cwd) if cwd else None
 
 
 def _slashed(cwd: str) -> str:
     return cwd.replace("\\", "/").rstrip("/") or "/"
 
 
-# Folders no project lives in: Windows' own folder and those below it, the file system's root, the temporary folder.
-_SYSTEM = re.compile(r"^(?:(?:[A-Za-z]:|/mnt/[A-Za-z])/Windows(?:/.*)?|[A-Za-z]:|/|(?:/private)?/(?:var/)?tmp)$", re.I)
+# Folders no project lives in: Windows' own folder and those below it, the file system's or a drive's root (`C:`, and
+# `/mnt/c` as WSL shows it: hostile27), the temporary folder.
+_SYSTEM = re.compile(r"^(?:(?:[A-Za-z]:|/mnt/[A-Za-z])(?:/Windows(?:/.*)?)?|/|(?:/private)?/(?:var/)?tmp)$", re.I)
 
 
 def session_at_home(messages) -> bool:

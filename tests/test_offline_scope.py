@@ -182,6 +182,12 @@ def test_a_repository_announced_before_the_session_moves_there_is_kept():
     "Resume https://docs.example.com/pt/guia em tópicos.",
     "Now also add this mcp https://github.com/acme/mcp-charts",
     "Install this plugin https://github.com/acme/vim-foo please.",
+    # ... said as a noun after "give me", or in the other covered languages' ways of asking (hostile27)
+    "Give me a summary of https://docs.aws.amazon.com/lambda/latest/dg/welcome.html",
+    "Faz um resumo de https://docs.example.com/pt/guia",
+    "Fasse https://docs.example.com/de/anleitung kurz zusammen",
+    "Сделай краткое содержание https://docs.example.com/ru/guide",
+    "Let's add this mcp https://github.com/acme/mcp-charts",
     # which things, not what the user works with (set 16)
     "ok and let's delete the shortcuts that I don't use now. list every one of them and I'll tell you",
     "Supprime les raccourcis que je n'utilise pas.",
@@ -234,6 +240,18 @@ def test_its_lasting_counterpart_is_kept(rule, kind):
     # a summary or a plugin named as the thing the link holds, not asked for now
     "The summary of every incident lives in https://acme.atlassian.net/wiki/spaces/OPS",
     "Read https://docs.stripe.com/api/charges and fix the syntax.",  # documentation: where to look again
+    # hostile27: the verb inside the link, a verb telling what is done, a noun, a tool named in a label
+    "Docs for the translate API: https://cloud.google.com/translate/docs",
+    "The runbook is at https://wiki.acme.dev/Summarize/runbook",
+    "We summarize incidents in https://acme.atlassian.net/wiki/spaces/OPS",
+    "Summarize each incident in https://acme.atlassian.net/wiki/spaces/OPS after it is closed.",
+    "TLDR of the design lives at https://wiki.acme.dev/design",
+    "Resume parsing is documented at https://docs.acme.dev/parsing",
+    "Add this: the staging dashboard is https://grafana.acme.dev/d/staging",
+    "Enable these tools only from https://wiki.acme.dev/tools, the approved list.",
+    "要約した資料は https://docs.acme.jp/summary にあります",
+    "翻译成英文的文档在 https://wiki.acme.cn/en",
+    "总结这周事故的看板在 https://grafana.acme.cn/d/weekly",
 ])
 def test_a_link_handed_over_with_what_it_is_for_is_kept(pointer):
     """A link handed over with what it is for ("for an example of …") says where to look next time, unlike

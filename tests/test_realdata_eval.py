@@ -357,3 +357,16 @@ def test_chained_sessions_of_one_project_meet_what_the_earlier_ones_saved(tmp_pa
     code, _, err = cli("eval", "run", "--suite", "realdata", "--engine", "offline", "--chain",
                        "--out", str(tmp_path / "runs"))
     assert code == 2 and "--chain works with --data only" in err
+
+
+def test_one_folder_spelled_two_ways_is_one_chain(tmp_path):
+    """hostile27: `/repo` and `/repo/`, `C:\\Users\\x\\repo` and `c:/Users/x/repo/` were chains of their own, so a
+    returning user's later session met an empty folder; memdir keys them to one memory folder each."""
+    from memdir.evals.realdata import project_chains
+
+    spellings = {"a": "/repo", "b": "/repo/", "c": "/repo/./", "d": "C:\\Users\\x\\repo", "e": "c:/Users/x/repo/",
+                 "f": "/Repo"}  # a POSIX name's case is its own
+    for day, (stem, cwd) in enumerate(spellings.items(), start=1):
+        _session(tmp_path / f"{stem}.jsonl", "Use pnpm instead of npm here.", cwd=cwd, day=f"2026-03-0{day}")
+    chains = project_chains({f"fresh/{stem}": tmp_path / f"{stem}.jsonl" for stem in spellings})
+    assert chains == [["fresh/a", "fresh/b", "fresh/c"], ["fresh/d", "fresh/e"], ["fresh/f"]]

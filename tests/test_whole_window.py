@@ -138,11 +138,23 @@ def test_a_session_in_a_system_folder_is_not_told_it_is_a_project(tmp_path):
     are said to be system folders; a project inside the temporary folder is still a project."""
     line = "The session works in a system folder (`{}`), not in a project's"
     for cwd, shown in (("C:/WINDOWS/system32", "C:/WINDOWS/system32"), (r"C:\Windows", "C:/Windows"), ("/", "/"),
-                       ("D:\\", "D:/"), ("/tmp", "/tmp"), ("/mnt/c/Windows/System32", "…/Windows/System32")):
+                       ("D:\\", "D:/"), ("/tmp", "/tmp"), ("/mnt/c/Windows/System32", "…/Windows/System32"),
+                       ("/mnt/d/", "/mnt/d")):  # a drive's root as WSL shows it (hostile27: called a project)
         intro = _intro(tmp_path, [cwd])
         assert line.format(shown) in intro and "the project this memory folder belongs to" not in intro, cwd
     assert "a system folder" not in _intro(tmp_path, ["/tmp/scratch-shop"])
     assert "a system folder" not in _intro(tmp_path, ["/home/ana"]) and "a system folder" not in _intro(tmp_path, [None])
+
+
+def test_a_folder_reached_through_dot_dot_is_the_folder_it_names(tmp_path):
+    """hostile27: `c:\\windows\\..\\Users\\ana\\shop` (a project in the home folder) was called a system folder, and
+    `C:\\Windows\\..\\Users\\ana` and `/tmp/../home/ana/shop` were shown by the login (`…/Users/ana`, `…/ana/shop`)."""
+    project = "The session works in the folder `~/shop`: the project this memory folder belongs to."
+    for cwd in (r"c:\windows\..\Users\ana\shop", "/mnt/c/Windows/../Users/ana/shop", "/tmp/../home/ana/shop"):
+        intro = _intro(tmp_path, [cwd])
+        assert project in intro and "a system folder" not in intro and "ana" not in intro.split("</existing_memories>")[1]
+    home = _intro(tmp_path, [r"C:\Windows\..\Users\ana"])
+    assert "the user's home folder" in home and "ana" not in home.split("</existing_memories>")[1]
 
 
 def test_a_generic_folder_is_named_with_its_parent(tmp_path):
@@ -210,3 +222,11 @@ def test_the_language_rule_keeps_the_why_and_how_labels_as_written(tmp_path):
     result = Toolbox(tmp_path / "memory").run("Write", {"file_path": str(tmp_path / "memory" / "feedback_x.md"),
                                                         "content": translated})
     assert result.is_error and "**Why:**" in result.content  # why the labels must stay as written
+
+
+def test_a_line_break_in_a_system_folder_s_name_leaves_its_line_one_line(tmp_path):
+    """hostile27: `/\\n` matched the system-folder pattern (`$` matches before a last newline), and the name shown for a
+    folder with no last part kept the line break: "(`/` newline `/`)"."""
+    for cwd, shown in (("/\n", "/"), ("C:\\Windows\\..\n", "C:/"), ("/tmp\r\n", "/tmp")):
+        intro = _intro(tmp_path, [cwd])
+        assert f"The session works in a system folder (`{shown}`), not in a project's: this memory folder" in intro, cwd
