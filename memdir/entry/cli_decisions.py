@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from memdir.decisions import Scope
 
 
-
-
 def _compat(args: argparse.Namespace, memory_dir: Path, root: Path) -> bool:
     """OrchestKit's layout for this command: the --orchestkit-compat flag, else the user's setting."""
     from memdir.paths import orchestkit_compat

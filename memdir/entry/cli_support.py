@@ -82,6 +82,7 @@ def warn_ignored_configs(memory_dir: Path | None) -> None:
     for finding in config_findings(memory_dir):
         print(f"memdir: warning: {inert.one_line(finding.path)}: {inert.one_line(finding.message)}", file=sys.stderr)
 
+
 def project_of(args: argparse.Namespace) -> Path:
     """The project a command works for: the git root of --cwd or the current folder, or that folder itself where
     it has no repository of its own (memdir.locate.project_root: a home folder's dotfiles repository is not its
