@@ -133,8 +133,9 @@ def project_chains(transcripts: dict[str, Path]) -> list[list[str]]:
 
     groups: dict[str, list[tuple[datetime, str]]] = {}
     for key, path in transcripts.items():
-        cwd = read_transcript(path).cwd
-        groups.setdefault(f"cwd:{_spelled_once(cwd)}" if cwd else f"key:{key}", []).append((session_time(path), key))
+        read = read_transcript(path)  # once: its cwd and its last message's time (session_time reads it again)
+        group = f"cwd:{_spelled_once(read.cwd)}" if read.cwd else f"key:{key}"
+        groups.setdefault(group, []).append((last_time(read.messages), key))
     return [[key for _, key in sorted(group, key=lambda pair: pair[0])] for group in groups.values()]
 
 
