@@ -40,10 +40,11 @@ _GERMAN = re.compile(r"(?<![^\W_])(?:nicht|nie|niemals|keinesfalls|kein(?:e|en|e
 # (not 禁止: Chinese puts it before the verb; any verb's "not" too: "貼らないで", "消さないこと", "押さないように", mend27)
 _JAPANESE = re.compile("しないで|しない|するな|せず|しては|厳禁|(?<=[ぁ-ゖ])ない(?:で|こと|ように)|ません")
 # Where a negation's reach ends: a clause's punctuation, or a word that starts another clause.
-_ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|except|before|after|"
+# The words that open an exception ("never delete anything except ..."), in the languages the signal reads.
+_EXCEPT_WORDS = r"except|other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме"
+_ENDS = re.compile(r"[.;:!?,](?!\S)|[\n。！？；：，、]|(?<![^\W_])(?:and|then|but|instead|rather|unless|otherwise|before|after|"
                    r"when|while|once|until|if|because|since|so|y|e|et|und|aber|dann|pero|mais|mas|и|а|но|потом|"
-                   r"wenn|falls|weil|dass|bevor|nachdem|sofern|solange|sobald|"
-                   r"other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?![^\W_])|"
+                   r"wenn|falls|weil|dass|bevor|nachdem|sofern|solange|sobald|" + _EXCEPT_WORDS + r")(?![^\W_])|"
                    "然后|然後|并且|並且|而是|但|再|除了|除非")
 # Words between a negation and the verb it governs ("must never *be* deleted", "do not *accidentally* push").
 _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|directly|just|simply|manually|blindly|"
@@ -56,20 +57,20 @@ _FILLERS = re.compile(r"(?:(?:(?:ever|be|been|being|get|got|to|accidentally|dire
 # paste it into the PR"): the stretch is kept then, so the action it names is still seen.
 # An exception after it is the request ("never delete anything except the local database", "never ... unless ...").
 _CONTRAST = re.compile(r"(?<![^\W_])(?:but|instead|rather|aber|sondern|stattdessen|pero|sino|mais|plut[oô]t|porem|но|а|"
-                       r"except|unless|other than|apart from|besides|sauf|excepto|salvo|ausser|es sei denn|exceto|кроме)"
+                       r"unless|es sei denn|" + _EXCEPT_WORDS + r")"
                        r"(?![^\W_])|而是|但|改为|改為|代わりに|除了|除非")
 # An exception that names other things for the same verb ("never commit .env files except .env.example", "never delete
 # anything except the local database") asks for the verb on those things only: the negated verb is kept, its object
 # blanked. One that names a case or a place ("unless ...", "except when ...", "except in the chat", "anywhere except
 # the PR") asks for the whole stretch there: the object is still the verb's.
-_ALTERNATIVE = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?:\s+for)?\s+"
+_ALTERNATIVE = re.compile(r"(?:" + _EXCEPT_WORDS + r")(?:\s+for)?\s+"
                           r"(?!(?:when|if|in|into|on|onto|during|while|after|before|to|with|via|at|by|through|cuando|si|en|"
                           r"quand|lorsque|dans|wenn|bei|im|in den|in die|если|когда|при|в|на)(?![^\W_]))|除了(?!在|当|當)")
 _PLACES = re.compile(r"(?<![^\W_])(?:anywhere|somewhere|nowhere|any ?place|any other place|elsewhere|en ningun|nulle part|"
                      r"ailleurs|nirgend|irgendwo|em nenhum|em lugar|нигде|никуда|куда-либо)")
 # ... unless the place is where secrets are kept ("don't paste API keys anywhere except the password manager", "ne partage
 # pas le token, sauf dans le coffre-fort"): the exception asks for nothing risky, and the prohibition stands.
-_EXCEPTION = re.compile(r"(?:except|other than|apart from|besides|sauf|excepto|salvo|ausser|exceto|кроме)(?![^\W_])|除了")
+_EXCEPTION = re.compile(r"(?:" + _EXCEPT_WORDS + r")(?![^\W_])|除了")
 # (the store alone, to the sentence's end: "except the vault and the PR" still asks for the PR)
 _SECRET_STORE = re.compile(r"\s*(?:(?:in|into|to|for|dans|en|im|in den|в|на)\s+)?(?:[\w-]+\s+){0,3}?(?:password manager|"
                            r"passwort-manager|gestionnaire de mots de passe|gestor de contrasenas|gerenciador de senhas|"
